@@ -1,0 +1,83 @@
+/* The binary reference backend: private declarations. Plain host memory;
+ * every kernel computes in (at least) the precision of its dtype, f16/bf16 via
+ * f32, and is written to be obviously correct first. */
+#ifndef BPB_BINARY_H
+#define BPB_BINARY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <backplane/plugin.h>
+
+/* One device: the host. */
+typedef struct bpb_dev {
+    const bp_host_api *host;
+} bpb_dev;
+
+/* Report an error detail through the host and return code. */
+bp_status bpb_fail(void *dev, bp_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static inline char *bpb_base(const bp_view *v) { return (char *)v->buffer + v->offset; }
+
+static inline int64_t bpb_numel(const bp_view *v)
+{
+    int64_t n = 1;
+    for (int32_t k = 0; k < v->rank; k++)
+        n *= v->shape[k];
+    return n;
+}
+
+/* Walks up to BPB_ITER_MAX views that share views[0]'s shape, in row-major
+ * order, as runs along the innermost (collapsed) axis:
+ *
+ *     bpb_iter it; int64_t pos[BPB_ITER_MAX];
+ *     bpb_iter_init(&it, 2, (const bp_view *[]){x, out});
+ *     while (bpb_iter_next(&it, pos))
+ *         for (int64_t i = 0; i < it.inner; i++)
+ *             ... x element pos[0] + i * it.inner_stride[0] ...
+ *
+ * Positions and strides are in elements (multiply by the dtype size). Size-1
+ * axes are dropped and axes that are contiguous for every view are merged,
+ * so dense views run as one long loop. */
+#define BPB_ITER_MAX 4
+typedef struct bpb_iter {
+    int n;
+    int32_t rank;                               /* collapsed rank, >= 1 */
+    int64_t shape[BP_MAX_RANK];
+    int64_t strides[BPB_ITER_MAX][BP_MAX_RANK];
+    int64_t idx[BP_MAX_RANK];
+    int64_t inner;                              /* run length */
+    int64_t inner_stride[BPB_ITER_MAX];
+    bool started, done;
+} bpb_iter;
+
+void bpb_iter_init(bpb_iter *it, int n, const bp_view *const *views);
+bool bpb_iter_next(bpb_iter *it, int64_t *pos);
+
+/* Element load/store as double (exact for every dtype but i64 beyond 2^53)
+ * and with the cast rules of DESIGN.md (NaN -> 0, saturate, bool is != 0). */
+double bpb_load_f64(bp_dtype dt, const char *p);
+void bpb_store_f64(bp_dtype dt, char *p, double v);
+int64_t bpb_load_i64(bp_dtype dt, const char *p);   /* ints and bool exact */
+void bpb_store_i64(bp_dtype dt, char *p, int64_t v); /* ints saturate */
+
+/* ---- kernels: the plugin entries (see plugin.h for each contract) ---- */
+/* elementwise.c, cast.c, creation.c */
+bp_status bpb_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out);
+bp_status bpb_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out);
+bp_status bpb_where(void *dev, const bp_view *cond, const bp_view *a, const bp_view *b,
+                    const bp_view *out);
+bp_status bpb_copy(void *dev, bp_op op, const bp_view *src, const bp_view *out);
+bp_status bpb_fill(void *dev, const bp_view *out, const void *value);
+bp_status bpb_arange(void *dev, double start, double step, const bp_view *out);
+bp_status bpb_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, double p0, double p1,
+                     const bp_view *out);
+/* reduce.c, softmax.c, matmul.c, gather.c */
+bp_status bpb_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out);
+bp_status bpb_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out);
+bp_status bpb_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_view *out);
+bp_status bpb_gather(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
+                     const bp_view *out);
+
+#endif

@@ -1,0 +1,83 @@
+/* GATHER (ONNX Gather): out[pre, j..., post] = x[pre, indices[j...], post].
+ *
+ * out's leading axis + indices.rank axes (the "head") are walked with three
+ * views of the same shape: out, x (stride 0 on the index axes) and indices
+ * (stride 0 on the pre axes). Each head position then copies one block of
+ * x's trailing axes, moved as raw elements of the dtype's size. */
+#include <string.h>
+
+#include "binary.h"
+
+static int64_t load_index(bp_dtype dt, const char *p)
+{
+    return dt == BP_I32 ? *(const int32_t *)p : *(const int64_t *)p;
+}
+
+#define COPY_RUN(T)                                                   \
+    for (int64_t i = 0; i < n; i++)                                   \
+        ((T *)dst)[i * sd] = ((const T *)src)[i * ss]
+
+static void copy_run(size_t esz, char *dst, int64_t sd, const char *src, int64_t ss, int64_t n)
+{
+    switch (esz) {
+    case 1: COPY_RUN(uint8_t); break;
+    case 2: COPY_RUN(uint16_t); break;
+    case 4: COPY_RUN(uint32_t); break;
+    default: COPY_RUN(uint64_t); break;
+    }
+}
+
+bp_status bpb_gather(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
+                     const bp_view *out)
+{
+    (void)dev;
+    if (bpb_numel(out) == 0)
+        return BP_OK;
+    int32_t ir = indices->rank, head = axis + ir;
+    int64_t dim = x->shape[axis], xstep = x->strides[axis];
+    size_t esz = bp_dtype_size(x->dtype), isz = bp_dtype_size(indices->dtype);
+
+    bp_view hv[3] = {*out, *x, *indices};
+    for (int v = 0; v < 3; v++) {
+        hv[v].rank = head;
+        for (int32_t k = 0; k < head; k++) {
+            hv[v].shape[k] = out->shape[k];
+            bool pre = k < axis;
+            hv[v].strides[k] = v == 0 ? out->strides[k]
+                               : v == 1 ? (pre ? x->strides[k] : 0)
+                                        : (pre ? 0 : indices->strides[k - axis]);
+        }
+    }
+    /* the trailing block: x's axes after `axis`, out's after the head */
+    bp_view tv[2] = {*out, *x};
+    int32_t tail = x->rank - axis - 1;
+    for (int v = 0; v < 2; v++) {
+        tv[v].rank = tail;
+        for (int32_t k = 0; k < tail; k++) {
+            tv[v].shape[k] = x->shape[axis + 1 + k];
+            tv[v].strides[k] = v == 0 ? out->strides[head + k] : x->strides[axis + 1 + k];
+        }
+    }
+    bpb_iter tail0;
+    bpb_iter_init(&tail0, 2, (const bp_view *[]){&tv[0], &tv[1]});
+
+    bpb_iter it;
+    int64_t pos[3];
+    bpb_iter_init(&it, 3, (const bp_view *[]){&hv[0], &hv[1], &hv[2]});
+    while (bpb_iter_next(&it, pos))
+        for (int64_t h = 0; h < it.inner; h++) {
+            int64_t idx = load_index(indices->dtype,
+                                     bpb_base(indices) + (pos[2] + h * it.inner_stride[2]) * (int64_t)isz);
+            if (idx < 0)
+                idx += dim;
+            char *dst = bpb_base(out) + (pos[0] + h * it.inner_stride[0]) * (int64_t)esz;
+            const char *src =
+                bpb_base(x) + (pos[1] + h * it.inner_stride[1] + idx * xstep) * (int64_t)esz;
+            bpb_iter t = tail0;
+            int64_t tp[2];
+            while (bpb_iter_next(&t, tp))
+                copy_run(esz, dst + tp[0] * (int64_t)esz, t.inner_stride[0],
+                         src + tp[1] * (int64_t)esz, t.inner_stride[1], t.inner);
+        }
+    return BP_OK;
+}

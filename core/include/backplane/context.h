@@ -1,0 +1,115 @@
+/* backplane: contexts and backends.
+ *
+ * A bp_context owns the configuration, the loaded plugins and their backends.
+ * There is no global state: two contexts never see each other. A context and
+ * its backends may be used from several threads at once. */
+#ifndef BACKPLANE_CONTEXT_H
+#define BACKPLANE_CONTEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dtype.h"
+#include "export.h"
+#include "opcodes.h"
+#include "plugin.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bp_context bp_context;
+typedef struct bp_backend bp_backend; /* one device of one plugin, owned by its context */
+
+/* Create a context from an ini file. With path NULL the layers are, first
+ * found wins: $BP_CONFIG, $XDG_CONFIG_HOME/backplane/backplane.ini (or
+ * ~/.config/...), /etc/backplane/backplane.ini, built-in defaults. Then
+ * $BP_DEFAULT_BACKEND and $BP_LOG_LEVEL override. Plugins are discovered and
+ * loaded; one that fails is recorded (see bp_context_plugin) and skipped.
+ * Errors: BP_ERR_CONFIG (file, line, key in bp_last_error), BP_ERR_IO (file
+ * named but unreadable), BP_ERR_OUT_OF_MEMORY. */
+BP_API bp_status bp_context_create(const char *config_path, bp_context **out);
+
+/* Release the caller's hold on the context. If tensors are still alive, a
+ * warning gives their count, bytes and backends, and the context lives on
+ * until the last of them is released (so no tensor ever dangles). NULL is a
+ * no-op. */
+BP_API void bp_context_destroy(bp_context *ctx);
+
+/* The first backend of the default_backend preference list that opens; each
+ * one skipped is logged with its reason. BP_ERR_NOT_FOUND lists them all. */
+BP_API bp_status bp_backend_default(bp_context *ctx, bp_backend **out);
+
+/* A backend by name: "binary", "cuda:1" (no index means device 0). Opens the
+ * plugin on first use. BP_ERR_NOT_FOUND or the plugin's reason if unavailable. */
+BP_API bp_status bp_backend_get(bp_context *ctx, const char *name, bp_backend **out);
+
+/* "binary:0" etc. Valid while the context lives. */
+BP_API const char *bp_backend_name(const bp_backend *backend);
+/* Plugin name only: "binary". */
+BP_API const char *bp_backend_plugin_name(const bp_backend *backend);
+
+/* Whether the backend implements op for inputs of dtype (no error is set). */
+BP_API bool bp_backend_supports(const bp_backend *backend, bp_op op, bp_dtype dtype);
+
+/* Wait for all work queued on the backend. */
+BP_API bp_status bp_backend_synchronize(bp_backend *backend);
+
+/* Device memory use; BP_ERR_UNSUPPORTED_OP if the plugin cannot tell. */
+BP_API bp_status bp_backend_memory_info(bp_backend *backend, bp_memory_info *out);
+
+/* Device name and detail, as the plugin reports them. */
+BP_API bp_status bp_backend_device_info(bp_backend *backend, bp_device_info *out);
+
+/* ---- introspection (used by `backplane info`) ------------------------- */
+
+/* The context's effective log level. */
+BP_API bp_log_level bp_context_log_level(const bp_context *ctx);
+
+/* One plugin the loader found, loaded or not. */
+typedef struct bp_plugin_record {
+    const char *name;        /* backend name, or the file's stem if unloadable */
+    const char *path;        /* the file that was (or failed to be) loaded */
+    const char *version;     /* "" if not loaded */
+    bool loaded;             /* dlopen + entry + ABI checks passed */
+    bool opened;             /* open() succeeded (tried on first use or by info) */
+    bp_status status;        /* why not, if !loaded or open failed */
+    const char *message;     /* the full reason ("" if none) */
+    uint32_t abi_major, abi_minor;
+    int32_t device_count;    /* -1 if not opened */
+} bp_plugin_record;
+
+/* Number of plugin records; record i (valid while the context lives). */
+BP_API size_t bp_context_plugin_count(const bp_context *ctx);
+BP_API bp_status bp_context_plugin(bp_context *ctx, size_t i, bp_plugin_record *out);
+
+/* Try to open plugin i now (idempotent); the record then tells the outcome. */
+BP_API bp_status bp_context_plugin_open(bp_context *ctx, size_t i);
+
+/* One effective setting and where it came from. */
+typedef struct bp_setting {
+    const char *section;     /* "backplane" or "backend.NAME" */
+    const char *key;
+    const char *value;
+    const char *origin;      /* "default", "env BP_LOG_LEVEL", "/path/file.ini:12" */
+} bp_setting;
+
+BP_API size_t bp_context_setting_count(const bp_context *ctx);
+BP_API bp_status bp_context_setting(const bp_context *ctx, size_t i, bp_setting *out);
+
+/* The config file that was read, or NULL if built-in defaults were used. */
+BP_API const char *bp_context_config_path(const bp_context *ctx);
+
+/* How the default backend was chosen (one line per candidate), or "" before
+ * bp_backend_default was called. */
+BP_API const char *bp_context_default_reason(const bp_context *ctx);
+
+/* Library version, e.g. "0.1.0". */
+BP_API const char *bp_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,139 @@
+/* backplane: element types, and the host-side conversions every backend and
+ * user shares (header-only, so plugins need not link libbackplane). */
+#ifndef BACKPLANE_DTYPE_H
+#define BACKPLANE_DTYPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The most dimensions a tensor may have. Rank 0 (a scalar) is allowed. */
+#define BP_MAX_RANK 8
+
+/* Values are part of the ABI: only appended. */
+#define BP_DTYPE_LIST(X)             \
+    X(BP_BOOL, 0, "bool", 1)         \
+    X(BP_U8, 1, "u8", 1)             \
+    X(BP_I8, 2, "i8", 1)             \
+    X(BP_I32, 3, "i32", 4)           \
+    X(BP_I64, 4, "i64", 8)           \
+    X(BP_F16, 5, "f16", 2)           \
+    X(BP_BF16, 6, "bf16", 2)         \
+    X(BP_F32, 7, "f32", 4)           \
+    X(BP_F64, 8, "f64", 8)
+
+typedef enum bp_dtype {
+#define BP__DTYPE_ENUM(name, value, str, size) name = value,
+    BP_DTYPE_LIST(BP__DTYPE_ENUM)
+#undef BP__DTYPE_ENUM
+} bp_dtype;
+
+#define BP_DTYPE_COUNT 9
+
+static inline bool bp_dtype_valid(int dt) { return dt >= 0 && dt < BP_DTYPE_COUNT; }
+
+/* Bytes per element; 0 for an invalid value. */
+static inline size_t bp_dtype_size(bp_dtype dt)
+{
+    switch (dt) {
+#define BP__DTYPE_SIZE(name, value, str, size) case name: return size;
+        BP_DTYPE_LIST(BP__DTYPE_SIZE)
+#undef BP__DTYPE_SIZE
+    }
+    return 0;
+}
+
+/* "f32" etc.; "?" for an invalid value. */
+static inline const char *bp_dtype_name(bp_dtype dt)
+{
+    switch (dt) {
+#define BP__DTYPE_NAME(name, value, str, size) case name: return str;
+        BP_DTYPE_LIST(BP__DTYPE_NAME)
+#undef BP__DTYPE_NAME
+    }
+    return "?";
+}
+
+static inline bool bp_dtype_is_float(bp_dtype dt)
+{
+    return dt == BP_F16 || dt == BP_BF16 || dt == BP_F32 || dt == BP_F64;
+}
+static inline bool bp_dtype_is_int(bp_dtype dt)
+{
+    return dt == BP_U8 || dt == BP_I8 || dt == BP_I32 || dt == BP_I64;
+}
+static inline bool bp_dtype_is_signed(bp_dtype dt)
+{
+    return dt == BP_I8 || dt == BP_I32 || dt == BP_I64 || bp_dtype_is_float(dt);
+}
+
+/* ---- f16 / bf16 <-> f32, round to nearest even, NaN stays NaN ---------- */
+
+static inline uint32_t bp__f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float bp__bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+static inline float bp_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    if (exp == 0x1f) /* inf or NaN */
+        return bp__bits_f32(sign | 0x7f800000u | (man << 13));
+    if (exp == 0) {
+        if (man == 0)
+            return bp__bits_f32(sign);
+        /* subnormal: value = man * 2^-24, exact in f32 */
+        float v = (float)man * 5.9604644775390625e-8f;
+        return sign ? -v : v;
+    }
+    return bp__bits_f32(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+static inline uint16_t bp_f32_to_f16(float f)
+{
+    uint32_t u = bp__f32_bits(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t exp = (u >> 23) & 0xffu, man = u & 0x7fffffu;
+    if (exp == 0xff) /* inf or NaN (keep it a quiet NaN) */
+        return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0u));
+    int32_t e = (int32_t)exp - 127 + 15;
+    if (e >= 0x1f)
+        return (uint16_t)(sign | 0x7c00u); /* overflow to infinity */
+    if (e <= 0) {
+        /* subnormal or zero in f16 */
+        if (e < -10)
+            return sign;
+        man |= 0x800000u;
+        uint32_t shift = (uint32_t)(14 - e);
+        uint32_t half = man >> shift;
+        uint32_t rem = man & ((1u << shift) - 1u), mid = 1u << (shift - 1u);
+        if (rem > mid || (rem == mid && (half & 1u)))
+            half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = ((uint32_t)e << 10) | (man >> 13);
+    uint32_t rem = man & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (half & 1u)))
+        half++; /* may carry into the exponent, up to infinity: correct */
+    return (uint16_t)(sign | half);
+}
+
+static inline float bp_bf16_to_f32(uint16_t b) { return bp__bits_f32((uint32_t)b << 16); }
+
+static inline uint16_t bp_f32_to_bf16(float f)
+{
+    uint32_t u = bp__f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,195 @@
+/* backplane: the whole plugin ABI. A backend plugin includes only this header.
+ *
+ * A plugin is a shared object exporting one symbol,
+ *
+ *     BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);
+ *
+ * returning a descriptor that lives as long as the object stays loaded. A
+ * plugin never links libbackplane: what it needs from the core (logging, its
+ * own [backend.NAME] configuration keys, error detail) comes in bp_host_api.
+ *
+ * Versioning (see the PJRT C API and sqlite3_io_methods): every struct that
+ * crosses the boundary starts with uint32_t struct_size. Members are only
+ * ever appended, with a minor bump. The loader refuses a different major or a
+ * descriptor smaller than the v1.0 layout; the core calls an appended member
+ * only when struct_size covers it and the pointer is non-NULL.
+ *
+ * What the core guarantees before any op entry is called, so a plugin need not
+ * check: every view's dtype is valid and one the op accepts (and that
+ * supports() accepted), shapes agree (operands are presented already broadcast
+ * to the output's shape, stride 0 on broadcast dimensions), axes and indices
+ * are in range, every buffer was allocated by this same device, outputs are
+ * freshly allocated and never alias inputs, element counts and byte sizes do
+ * not overflow. Views may have zero elements; the entry must then succeed
+ * without touching memory.
+ *
+ * Threads: entries may be called from several threads at once, on the same
+ * device, for different outputs. A plugin guards any state it shares.
+ *
+ * Errors: an entry returns a bp_status; for anything but BP_OK it should call
+ * host->set_error() first with what went wrong (the core adds the backend and
+ * op names). A plugin never aborts, never exits and never writes to stdout. */
+#ifndef BACKPLANE_PLUGIN_H
+#define BACKPLANE_PLUGIN_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dtype.h"
+#include "export.h"
+#include "opcodes.h"
+#include "philox.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BP_ABI_MAJOR 1
+#define BP_ABI_MINOR 0
+
+typedef enum bp_log_level {
+    BP_LOG_DEBUG = 0,
+    BP_LOG_INFO = 1,
+    BP_LOG_WARN = 2,
+    BP_LOG_ERROR = 3,
+    BP_LOG_OFF = 4
+} bp_log_level;
+
+/* A strided window onto one backend buffer. Element (i0, ..., i_{r-1}) is at
+ * byte  offset + (sum_k i_k * strides[k]) * dtype_size  of buffer. */
+typedef struct bp_view {
+    uint32_t struct_size;          /* sizeof(bp_view) as the core knows it */
+    void *buffer;                  /* a handle from this device's alloc() */
+    int64_t offset;                /* byte offset of element (0, ..., 0) */
+    bp_dtype dtype;                /* element type */
+    int32_t rank;                  /* 0 .. BP_MAX_RANK; 0 is one element */
+    int64_t shape[BP_MAX_RANK];    /* extents, >= 0 */
+    int64_t strides[BP_MAX_RANK];  /* in elements; 0 broadcasts; may be negative */
+} bp_view;
+
+/* One key a plugin accepts in its [backend.NAME] section. */
+typedef struct bp_config_key {
+    const char *name;              /* key, e.g. "threads"; NULL ends the list */
+    const char *help;              /* one line for `backplane info` and docs */
+    const char *default_value;     /* (optional) shown when the key is unset */
+} bp_config_key;
+
+/* What the core offers a plugin. Valid from open() until close() returns. */
+typedef struct bp_host_api {
+    uint32_t struct_size;
+    uint32_t abi_major, abi_minor; /* the core's ABI version */
+    void *host;                    /* pass back as the first argument below */
+    /* Log at a level; dropped below the configured level. No trailing newline. */
+    void (*log)(void *host, bp_log_level level, const char *fmt, ...);
+    /* Value of `key` in this plugin's [backend.NAME] section, or NULL if unset. */
+    const char *(*config_get)(void *host, const char *key);
+    /* Report a bad value for `key`: the core names the file and line. Returns
+     * BP_ERR_CONFIG for the plugin to return from open(). */
+    bp_status (*config_error)(void *host, const char *key, const char *fmt, ...);
+    /* Set the detail for the error the current entry is about to return. */
+    void (*set_error)(void *host, const char *fmt, ...);
+} bp_host_api;
+
+typedef struct bp_device_info {
+    uint32_t struct_size;
+    char name[128];                /* human name, e.g. "NVIDIA H100 80GB HBM3" */
+    char detail[512];              /* one line: capability, versions, threads... */
+    bool host_addressable;         /* buffers are plain host memory (see host_ptr) */
+} bp_device_info;
+
+typedef struct bp_memory_info {
+    uint32_t struct_size;
+    uint64_t used;                 /* bytes held by live buffers */
+    uint64_t reserved;             /* bytes held by the plugin's pool/cache */
+    uint64_t device_free;          /* bytes free on the device (0 if unknown) */
+    uint64_t device_total;         /* bytes on the device (0 if unknown) */
+} bp_memory_info;
+
+/* The descriptor. `dev` below is a handle from device_open(). */
+typedef struct bp_plugin {
+    uint32_t struct_size;          /* sizeof(bp_plugin) as the plugin was built */
+    uint32_t abi_major;            /* BP_ABI_MAJOR the plugin was built against */
+    uint32_t abi_minor;            /* BP_ABI_MINOR the plugin was built against */
+    const char *name;              /* backend name: [a-z0-9_]+, e.g. "binary" */
+    const char *version;           /* the plugin's own version, e.g. "0.1.0" */
+    const char *description;       /* one line */
+    const bp_config_key *config_keys; /* (optional) keys of [backend.NAME], NULL-terminated */
+
+    /* -- lifecycle -- */
+    /* Read config, find devices. On failure set_error() says why (shown by
+     * `backplane info` and when the preference list skips this backend). */
+    bp_status (*open)(const bp_host_api *host, void **state);
+    void (*close)(void *state);                       /* after every device_close */
+    int32_t (*device_count)(void *state);             /* devices exposed, >= 0 */
+    bp_status (*device_info)(void *state, int32_t index, bp_device_info *info);
+    bp_status (*device_open)(void *state, int32_t index, void **dev);
+    void (*device_close)(void *dev);                  /* after every buffer is freed */
+
+    /* -- buffers (owned by the backend; the core keeps metadata/refcounts) -- */
+    bp_status (*alloc)(void *dev, size_t bytes, void **buffer); /* bytes may be 0 */
+    void (*free)(void *dev, void *buffer);
+    /* Host -> buffer. May return before the copy ends only if src may be reused. */
+    bp_status (*write)(void *dev, void *buffer, size_t offset, const void *src, size_t bytes);
+    /* Buffer -> host; waits for pending work on the buffer (synchronises). */
+    bp_status (*read)(void *dev, const void *buffer, size_t offset, void *dst, size_t bytes);
+    void *(*host_ptr)(void *dev, void *buffer);       /* (optional) host address if host-addressable */
+    bp_status (*synchronize)(void *dev);              /* (optional) wait for all queued work */
+    bp_status (*memory_info)(void *dev, bp_memory_info *info); /* (optional) */
+
+    /* -- ops (each optional: NULL means every op of the family is unsupported) -- */
+    /* (optional) false if the op is unsupported for this input dtype; NULL:
+     * every op whose family entry is non-NULL is supported for every dtype the
+     * core accepts. For CAST it is asked for both the source and the target. */
+    bool (*supports)(void *dev, bp_op op, bp_dtype dtype);
+    /* UNARY: out[i] = f(x[i]); x and out have the same shape. */
+    bp_status (*unary)(void *dev, bp_op op, const bp_view *x, const bp_view *out);
+    /* BINARY: out[i] = f(a[i], b[i]); a, b broadcast to out's shape. */
+    bp_status (*binary)(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out);
+    /* WHERE: out[i] = cond[i] ? a[i] : b[i]; all broadcast to out's shape. */
+    bp_status (*where)(void *dev, const bp_view *cond, const bp_view *a, const bp_view *b,
+                       const bp_view *out);
+    /* REDUCE: x's last n_reduce axes are reduced (the core moves them there);
+     * out has x's leading rank - n_reduce axes. n_reduce >= 0; a reduction over
+     * zero elements gives the identity (sum 0, prod 1, max/min/argmax/argmin
+     * are refused by the core, mean NaN, logsumexp -inf). ARGMAX/ARGMIN give
+     * the row-major index within the reduced axes (i64), first on ties, a NaN
+     * wins over any number. out's dtype is x's (i64 for ARG*). Floats
+     * accumulate in f64, integers in 64 bits (wrapping, never UB). */
+    bp_status (*reduce)(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out);
+    /* MATMUL: a [..., M, K] x b [..., K, N] -> out [..., M, N]; a, b, out have
+     * the same rank >= 2 and batch dims already broadcast (stride 0). */
+    bp_status (*matmul)(void *dev, const bp_view *a, const bp_view *b, const bp_view *out);
+    /* MOVEMENT: out[i] = convert(src[i]) over out's shape; src has the same
+     * shape, any strides. dtypes differ only when op is CAST (see the cast
+     * rules in DESIGN.md: NaN -> 0, saturate, f -> bool is x != 0). */
+    bp_status (*copy)(void *dev, bp_op op, const bp_view *src, const bp_view *out);
+    /* GATHER: out = x.take(indices, axis) (ONNX Gather). indices is i32 or i64
+     * and already checked to lie in [-dim, dim); negative ones count from the
+     * end. out shape = x[:axis] + indices + x[axis+1:]. */
+    bp_status (*gather)(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
+                        const bp_view *out);
+    /* SOFTMAX / LOG_SOFTMAX over the last axis of x (the core moves it there);
+     * out has x's shape. Numerically stable (subtract the max). */
+    bp_status (*softmax)(void *dev, bp_op op, const bp_view *x, const bp_view *out);
+    /* FILL: every element of out (any strides) = *value, one element of out's dtype. */
+    bp_status (*fill)(void *dev, const bp_view *out, const void *value);
+    /* ARANGE: out is rank 1; out[i] = start + i * step in double, then cast. */
+    bp_status (*arange)(void *dev, double start, double step, const bp_view *out);
+    /* RANDOM_UNIFORM (p0 = low, p1 = high) / RANDOM_NORMAL (p0 = mean,
+     * p1 = stddev), exactly as philox.h defines; out is a float dtype. */
+    bp_status (*random)(void *dev, bp_op op, uint64_t seed, uint64_t offset, double p0, double p1,
+                        const bp_view *out);
+    /* Members above are valid for ABI 1.0. */
+} bp_plugin;
+
+/* The one symbol a plugin exports. */
+typedef const bp_plugin *(*bp_plugin_entry_fn)(void);
+#define BP_PLUGIN_ENTRY_SYMBOL "bp_plugin_entry"
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,75 @@
+/* backplane: tensors.
+ *
+ * A tensor is an immutable, reference-counted, dense row-major array on one
+ * backend. Every function that makes a tensor returns it with one reference
+ * owned by the caller, to be dropped with bp_tensor_release. Functions that
+ * take tensors never take ownership. */
+#ifndef BACKPLANE_TENSOR_H
+#define BACKPLANE_TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context.h"
+#include "dtype.h"
+#include "export.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bp_tensor bp_tensor;
+
+/* A new tensor on backend holding a copy of `data` (row-major, dtype
+ * elements; NULL allowed only when the shape has zero elements). rank 0..8;
+ * shape entries >= 0. Errors: BP_ERR_SHAPE (bad rank/extent, size overflow),
+ * BP_ERR_DTYPE, BP_ERR_INVALID_ARGUMENT, BP_ERR_OUT_OF_MEMORY, backend errors. */
+BP_API bp_status bp_tensor_from_host(bp_backend *backend, bp_dtype dtype, int32_t rank,
+                                     const int64_t *shape, const void *data, bp_tensor **out);
+
+/* Copy the tensor's elements (row-major) to dst, which holds dst_bytes bytes;
+ * dst_bytes must be at least bp_tensor_nbytes(t). Waits for pending work.
+ * Errors: BP_ERR_INVALID_ARGUMENT (too small, NULL, transferred), backend errors. */
+BP_API bp_status bp_tensor_to_host(const bp_tensor *t, void *dst, size_t dst_bytes);
+
+/* Add / drop one reference. Release frees at zero; NULL is a no-op. */
+BP_API void bp_tensor_retain(bp_tensor *t);
+BP_API void bp_tensor_release(bp_tensor *t);
+
+/* Metadata (no error: a NULL t gives 0 / NULL). */
+BP_API bp_dtype bp_tensor_dtype(const bp_tensor *t);
+BP_API int32_t bp_tensor_rank(const bp_tensor *t);
+BP_API const int64_t *bp_tensor_shape(const bp_tensor *t); /* rank entries */
+BP_API int64_t bp_tensor_numel(const bp_tensor *t);
+BP_API size_t bp_tensor_nbytes(const bp_tensor *t);
+BP_API bp_backend *bp_tensor_backend(const bp_tensor *t);
+/* False once bp_backend_transfer gave the tensor's data away. */
+BP_API bool bp_tensor_is_valid(const bp_tensor *t);
+
+/* The value of a one-element tensor (any rank), converted. Synchronises.
+ * BP_ERR_SHAPE if t does not have exactly one element. */
+BP_API bp_status bp_item_f64(const bp_tensor *t, double *out);
+BP_API bp_status bp_item_i64(const bp_tensor *t, int64_t *out);
+BP_API bp_status bp_item_bool(const bp_tensor *t, bool *out);
+
+/* Metadata-only views sharing t's data. reshape: one entry may be -1.
+ * squeeze: n_axes == 0 (axes NULL) drops every size-1 axis, else exactly
+ * those, which must have size 1. unsqueeze: inserts a size-1 axis at `axis`
+ * of the result (-rank-1 <= axis <= rank). */
+BP_API bp_status bp_reshape(const bp_tensor *t, int32_t rank, const int64_t *shape, bp_tensor **out);
+BP_API bp_status bp_squeeze(const bp_tensor *t, int32_t n_axes, const int32_t *axes, bp_tensor **out);
+BP_API bp_status bp_unsqueeze(const bp_tensor *t, int32_t axis, bp_tensor **out);
+
+/* An equal tensor on backend `to` (always a copy, even to the same backend). */
+BP_API bp_status bp_backend_copy(const bp_tensor *t, bp_backend *to, bp_tensor **out);
+
+/* Like bp_backend_copy, then t gives its data away: t (and no other handle
+ * sharing its data) may no longer be read; it must still be released. */
+BP_API bp_status bp_backend_transfer(bp_tensor *t, bp_backend *to, bp_tensor **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

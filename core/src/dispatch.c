@@ -1,0 +1,214 @@
+/* The checks every op shares before it reaches a backend, and the views the
+ * backend receives. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+bp_status bp__check_out(const char *fn, bp_tensor **out)
+{
+    if (!out)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: the out pointer is NULL", fn);
+    *out = NULL;
+    return BP_OK;
+}
+
+bp_status bp__check_input(const char *fn, const char *arg, const bp_tensor *t)
+{
+    if (!t)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, arg);
+    if (atomic_load(&t->storage->given_away))
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: %s was given away by bp_backend_transfer and holds no data; use the "
+                         "tensor that bp_backend_transfer returned (and release this one)",
+                         fn, arg);
+    return BP_OK;
+}
+
+bp_status bp__check_same_backend(const char *fn, size_t n, const bp_tensor *const *ts,
+                                 const char *const *args)
+{
+    const bp_backend *first = bp__backend_of(ts[0]);
+    for (size_t i = 1; i < n; i++) {
+        const bp_backend *b = bp__backend_of(ts[i]);
+        if (b != first)
+            return bp__error(BP_ERR_BACKEND_MISMATCH,
+                             "%s: %s is on backend %s but %s is on backend %s; tensors never "
+                             "move implicitly. Copy one explicitly, e.g. "
+                             "bp_backend_copy(%s, <%s backend>, &%s_copy)",
+                             fn, args[0], first->name, args[i], b->name, args[i], first->name,
+                             args[i]);
+    }
+    return BP_OK;
+}
+
+static void bp__format_shape(int32_t rank, const int64_t *shape, char *buf, size_t cap)
+{
+    size_t used = (size_t)snprintf(buf, cap, "(");
+    for (int32_t k = 0; k < rank && used < cap; k++)
+        used += (size_t)snprintf(buf + used, cap - used, k ? ", %lld" : "%lld", (long long)shape[k]);
+    if (used < cap)
+        snprintf(buf + used, cap - used, rank == 1 ? ",)" : ")");
+}
+
+bp_status bp__broadcast_shapes(const char *fn, int32_t ra, const int64_t *sa, int32_t rb,
+                               const int64_t *sb, int32_t *rank, int64_t *shape)
+{
+    int32_t r = ra > rb ? ra : rb;
+    for (int32_t k = 0; k < r; k++) {
+        int64_t da = k < r - ra ? 1 : sa[k - (r - ra)];
+        int64_t db = k < r - rb ? 1 : sb[k - (r - rb)];
+        if (da != db && da != 1 && db != 1) {
+            char a[160], b[160];
+            bp__format_shape(ra, sa, a, sizeof a);
+            bp__format_shape(rb, sb, b, sizeof b);
+            return bp__error(BP_ERR_SHAPE,
+                             "%s: shapes %s and %s do not broadcast (axis %d: %lld vs %lld)", fn,
+                             a, b, k, (long long)da, (long long)db);
+        }
+        shape[k] = da == 1 ? db : da;
+    }
+    *rank = r;
+    return BP_OK;
+}
+
+bp_status bp__normalize_axis(const char *fn, int32_t axis, int32_t rank, int32_t *out)
+{
+    if (axis < -rank || axis >= rank || rank == 0)
+        return bp__error(BP_ERR_SHAPE, "%s: axis %d is out of range for rank %d (valid: %d..%d)",
+                         fn, axis, rank, -rank, rank - 1);
+    *out = axis < 0 ? axis + rank : axis;
+    return BP_OK;
+}
+
+void bp__view_dense(const bp_tensor *t, bp_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->struct_size = sizeof *v;
+    v->buffer = t->storage->buffer;
+    v->offset = t->offset;
+    v->dtype = t->dtype;
+    v->rank = t->rank;
+    int64_t stride = 1;
+    for (int32_t k = t->rank - 1; k >= 0; k--) {
+        v->shape[k] = t->shape[k];
+        v->strides[k] = stride;
+        stride *= t->shape[k];
+    }
+}
+
+void bp__view_broadcast(const bp_tensor *t, int32_t rank, const int64_t *shape, bp_view *v)
+{
+    bp_view dense;
+    bp__view_dense(t, &dense);
+    *v = dense;
+    v->rank = rank;
+    int32_t lead = rank - t->rank;
+    for (int32_t k = 0; k < rank; k++) {
+        v->shape[k] = shape[k];
+        bool own = k >= lead && t->shape[k - lead] == shape[k] && shape[k] != 1;
+        v->strides[k] = own ? dense.strides[k - lead] : 0;
+    }
+}
+
+void bp__view_permute(bp_view *v, const int32_t *perm)
+{
+    int64_t shape[BP_MAX_RANK], strides[BP_MAX_RANK];
+    for (int32_t k = 0; k < v->rank; k++) {
+        shape[k] = v->shape[perm[k]];
+        strides[k] = v->strides[perm[k]];
+    }
+    memcpy(v->shape, shape, sizeof shape);
+    memcpy(v->strides, strides, sizeof strides);
+}
+
+bp_status bp__require_op(const bp_backend *b, bp_op op, bp_dtype dtype, bool has_entry)
+{
+    if (has_entry && (!BP__HAS(b->vt, supports) || b->vt->supports(b->dev, op, dtype)))
+        return BP_OK;
+    return bp__error(BP_ERR_UNSUPPORTED_OP,
+                     "backend %s does not support %s for %s%s; run it on a backend that does "
+                     "(bp_backend_copy the inputs there) or bp_cast to a supported dtype",
+                     b->name, bp_op_name(op), bp_dtype_name(dtype),
+                     has_entry ? "" : " (the plugin has no entry for this op family)");
+}
+
+void bp__before_call(void) { bp__plugin_detail_clear(); }
+
+bp_status bp__backend_failed(const bp_backend *b, bp_op op, bp_status st)
+{
+    if (st == BP_OK)
+        st = BP_ERR_BACKEND;
+    const char *detail = bp__plugin_detail();
+    return bp__error(st, "backend %s failed in %s: %s", b->name, bp_op_name(op),
+                     *detail ? detail : bp_status_message(st));
+}
+
+/* ---- scalars, with the cast rules (NaN -> 0, saturate, bool is != 0) ---- */
+
+static int64_t bp__sat_i64(double v, double lo, double hi)
+{
+    if (isnan(v))
+        return 0;
+    if (v <= lo)
+        return (int64_t)lo;
+    if (v >= hi)
+        return (int64_t)hi;
+    return (int64_t)v; /* truncates toward zero */
+}
+
+void bp__scalar_from_double(bp_dtype dtype, double v, void *dst)
+{
+    switch (dtype) {
+    case BP_BOOL: { uint8_t x = v != 0.0; memcpy(dst, &x, 1); break; }
+    case BP_U8: { uint8_t x = (uint8_t)bp__sat_i64(v, 0, 255); memcpy(dst, &x, 1); break; }
+    case BP_I8: { int8_t x = (int8_t)bp__sat_i64(v, -128, 127); memcpy(dst, &x, 1); break; }
+    case BP_I32: {
+        int32_t x = (int32_t)bp__sat_i64(v, -2147483648.0, 2147483647.0);
+        memcpy(dst, &x, 4);
+        break;
+    }
+    case BP_I64: {
+        /* 2^63 is not an int64: anything at or above it saturates. */
+        int64_t x = isnan(v) ? 0 : v >= 9223372036854775808.0 ? INT64_MAX
+                  : v <= -9223372036854775808.0 ? INT64_MIN : (int64_t)v;
+        memcpy(dst, &x, 8);
+        break;
+    }
+    case BP_F16: { uint16_t x = bp_f32_to_f16((float)v); memcpy(dst, &x, 2); break; }
+    case BP_BF16: { uint16_t x = bp_f32_to_bf16((float)v); memcpy(dst, &x, 2); break; }
+    case BP_F32: { float x = (float)v; memcpy(dst, &x, 4); break; }
+    case BP_F64: memcpy(dst, &v, 8); break;
+    }
+}
+
+double bp__scalar_to_double(bp_dtype dtype, const void *src)
+{
+    switch (dtype) {
+    case BP_BOOL: return *(const uint8_t *)src != 0;
+    case BP_U8: return *(const uint8_t *)src;
+    case BP_I8: return *(const int8_t *)src;
+    case BP_I32: { int32_t x; memcpy(&x, src, 4); return x; }
+    case BP_I64: { int64_t x; memcpy(&x, src, 8); return (double)x; }
+    case BP_F16: { uint16_t x; memcpy(&x, src, 2); return bp_f16_to_f32(x); }
+    case BP_BF16: { uint16_t x; memcpy(&x, src, 2); return bp_bf16_to_f32(x); }
+    case BP_F32: { float x; memcpy(&x, src, 4); return x; }
+    case BP_F64: { double x; memcpy(&x, src, 8); return x; }
+    }
+    return 0.0;
+}
+
+int64_t bp__scalar_to_i64(bp_dtype dtype, const void *src)
+{
+    if (dtype == BP_I64) {
+        int64_t x;
+        memcpy(&x, src, 8);
+        return x;
+    }
+    unsigned char tmp[8];
+    bp__scalar_from_double(BP_I64, bp__scalar_to_double(dtype, src), tmp);
+    int64_t x;
+    memcpy(&x, tmp, 8);
+    return x;
+}

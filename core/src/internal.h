@@ -1,0 +1,206 @@
+/* backplane core: private declarations shared between core/src files.
+ * Nothing here is API. Cross-file internals are named bp__. */
+#ifndef BP_INTERNAL_H
+#define BP_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "backplane/backplane.h"
+#include "backplane/plugin.h"
+
+#if defined(__GNUC__)
+#define BP__PRINTF(fmt_idx, args_idx) __attribute__((format(printf, fmt_idx, args_idx)))
+#else
+#define BP__PRINTF(fmt_idx, args_idx)
+#endif
+
+/* Evaluate a bp_status expression; return it from the caller if not BP_OK. */
+#define BP__TRY(expr)                   \
+    do {                                \
+        bp_status bp__st_ = (expr);     \
+        if (bp__st_ != BP_OK)           \
+            return bp__st_;             \
+    } while (0)
+
+/* True if the plugin's descriptor is large enough to hold `member` and the
+ * member is set: the only way the core ever calls an optional entry. */
+#define BP__HAS(desc, member)                                                          \
+    ((desc)->struct_size >= offsetof(bp_plugin, member) + sizeof((desc)->member) && \
+     (desc)->member != NULL)
+
+/* ---- errors (error.c) ---------------------------------------------------- */
+/* Set this thread's last error to the formatted message; return code. */
+bp_status bp__error(bp_status code, const char *fmt, ...) BP__PRINTF(2, 3);
+/* The detail a plugin set with host->set_error during the current call ("" if
+ * none); bp__plugin_detail_clear() before each plugin call. */
+const char *bp__plugin_detail(void);
+void bp__plugin_detail_clear(void);
+void bp__plugin_detail_set(const char *fmt, va_list ap);
+
+/* ---- logging (log.c) ----------------------------------------------------- */
+void bp__log(const bp_context *ctx, bp_log_level level, const char *fmt, ...) BP__PRINTF(3, 4);
+void bp__vlog(const bp_context *ctx, bp_log_level level, const char *prefix, const char *fmt,
+              va_list ap);
+/* "debug" | "info" | "warn" | "error" | "off" (case-insensitive). */
+bool bp__log_level_parse(const char *s, bp_log_level *out);
+const char *bp__log_level_name(bp_log_level level);
+
+/* ---- configuration (config.c) -------------------------------------------- */
+typedef struct bp__setting {
+    char *section;  /* "backplane" or "backend.NAME" */
+    char *key;
+    char *value;
+    char *origin;   /* "default", "env BP_LOG_LEVEL", "FILE:LINE" */
+    char *file;     /* file it came from, NULL for defaults/env */
+    int line;       /* line in file, 0 if none */
+} bp__setting;
+
+typedef struct bp__config {
+    char *path;           /* file that was read, NULL for built-in defaults */
+    bp__setting *items;   /* effective settings, one per (section, key) */
+    size_t count, cap;
+} bp__config;
+
+/* Load layered config (see bp_context_create). explicit_path may be NULL.
+ * Validates [backplane] keys and values; [backend.NAME] keys are validated
+ * later against each plugin's declared keys (bp__config_check_backend). */
+bp_status bp__config_load(const char *explicit_path, bp__config *cfg);
+void bp__config_free(bp__config *cfg);
+const bp__setting *bp__config_find(const bp__config *cfg, const char *section, const char *key);
+const char *bp__config_get(const bp__config *cfg, const char *section, const char *key);
+/* BP_ERR_CONFIG naming file, line and key for a key in [backend.NAME] that the
+ * plugin does not declare. keys may be NULL (no keys accepted). */
+bp_status bp__config_check_backend(const bp__config *cfg, const char *name,
+                                   const bp_config_key *keys);
+/* Comma-separated list helper: split `list` into trimmed, non-empty items.
+ * Calls fn(item, user) for each; stops and returns fn's status if not BP_OK. */
+bp_status bp__list_foreach(const char *list, bp_status (*fn)(const char *item, void *user),
+                           void *user);
+
+/* ---- plugins (loader.c) --------------------------------------------------- */
+typedef struct bp__plugin {
+    bp_context *ctx;
+    char *name;             /* descriptor name, or file stem if not loaded */
+    char *path;             /* file */
+    void *dl;               /* dlopen handle, NULL if not loaded */
+    const bp_plugin *vt;    /* descriptor, NULL if not loaded */
+    bool loaded;            /* passed every load-time check */
+    bool open_tried, opened;
+    bp_status status;       /* why not loaded / not opened */
+    char *message;          /* the reason, "" if none */
+    void *state;            /* from vt->open */
+    int32_t device_count;   /* -1 until opened */
+    bp_host_api host;       /* host->host points back to this struct */
+} bp__plugin;
+
+/* Find and dlopen every plugin (beside libbackplane, plugin_path,
+ * $BP_PLUGIN_PATH). Failures are recorded in ctx->plugins, never fatal. */
+bp_status bp__loader_discover(bp_context *ctx);
+/* Call vt->open once (ctx->lock held by caller). */
+bp_status bp__plugin_open(bp__plugin *p);
+/* close + dlclose everything (backends must be closed first). */
+void bp__loader_unload_all(bp_context *ctx);
+/* Load one file as a plugin record (used for names given by path). */
+bp_status bp__loader_add_file(bp_context *ctx, const char *path, bp__plugin **out);
+
+/* ---- context and backends (context.c) ------------------------------------ */
+struct bp_backend {
+    bp_context *ctx;
+    bp__plugin *plugin;
+    const bp_plugin *vt;
+    void *dev;                   /* from vt->device_open */
+    int32_t index;
+    bool host_addressable;
+    char name[96];               /* "binary:0" */
+    atomic_llong live_tensors;   /* storages alive on this backend */
+    atomic_llong live_bytes;
+};
+
+struct bp_context {
+    atomic_long refs;            /* the caller's 1 + one per live storage */
+    atomic_bool destroyed;       /* bp_context_destroy was called */
+    pthread_mutex_t lock;        /* guards plugins' open state and backends */
+    bp__config config;
+    bp_log_level log_level;
+    bp__plugin **plugins;
+    size_t n_plugins;
+    bp_backend **backends;
+    size_t n_backends;
+    char *default_reason;        /* how bp_backend_default chose */
+    bp_backend *default_backend; /* cached winner */
+};
+
+void bp__context_retain(bp_context *ctx);
+void bp__context_release(bp_context *ctx); /* frees when refs reach 0 */
+
+/* ---- tensors (tensor.c) --------------------------------------------------- */
+typedef struct bp__storage {
+    atomic_long refs;
+    bp_backend *backend;
+    void *buffer;                /* NULL once given away by transfer */
+    size_t bytes;
+    atomic_bool given_away;
+} bp__storage;
+
+struct bp_tensor {
+    atomic_long refs;
+    bp__storage *storage;
+    int64_t offset;              /* byte offset into storage (always 0 today) */
+    bp_dtype dtype;
+    int32_t rank;
+    int64_t shape[BP_MAX_RANK];
+    int64_t numel;
+    size_t nbytes;
+};
+
+/* Check a shape: rank 0..8, extents >= 0, numel * dtype size fits size_t and
+ * int64. fn names the public call for the message. */
+bp_status bp__shape_check(const char *fn, bp_dtype dtype, int32_t rank, const int64_t *shape,
+                          int64_t *numel, size_t *nbytes);
+/* A fresh tensor (uninitialised contents) on backend. */
+bp_status bp__tensor_new(const char *fn, bp_backend *backend, bp_dtype dtype, int32_t rank,
+                         const int64_t *shape, bp_tensor **out);
+/* A new handle sharing t's storage with another shape (same numel). */
+bp_status bp__tensor_alias(const bp_tensor *t, int32_t rank, const int64_t *shape, bp_tensor **out);
+static inline bp_backend *bp__backend_of(const bp_tensor *t) { return t->storage->backend; }
+
+/* ---- dispatch helpers (dispatch.c) ---------------------------------------- */
+/* NULL tensor or one given away by transfer: BP_ERR_INVALID_ARGUMENT naming
+ * fn and arg. */
+bp_status bp__check_input(const char *fn, const char *arg, const bp_tensor *t);
+/* NULL out pointer: BP_ERR_INVALID_ARGUMENT. Also sets *out = NULL. */
+bp_status bp__check_out(const char *fn, bp_tensor **out);
+/* All of ts on one backend, else BP_ERR_BACKEND_MISMATCH naming fn, the two
+ * arguments and backends, and the bp_backend_copy call that fixes it. */
+bp_status bp__check_same_backend(const char *fn, size_t n, const bp_tensor *const *ts,
+                                 const char *const *args);
+/* NumPy broadcasting of two shapes; BP_ERR_SHAPE naming both. */
+bp_status bp__broadcast_shapes(const char *fn, int32_t ra, const int64_t *sa, int32_t rb,
+                               const int64_t *sb, int32_t *rank, int64_t *shape);
+/* axis in [-rank, rank) -> [0, rank); BP_ERR_SHAPE otherwise. */
+bp_status bp__normalize_axis(const char *fn, int32_t axis, int32_t rank, int32_t *out);
+/* Dense row-major view of t. */
+void bp__view_dense(const bp_tensor *t, bp_view *v);
+/* View of t broadcast to (rank, shape): t's shape must broadcast to it. */
+void bp__view_broadcast(const bp_tensor *t, int32_t rank, const int64_t *shape, bp_view *v);
+/* Permute a view's axes in place: new axis k is old axis perm[k]. */
+void bp__view_permute(bp_view *v, const int32_t *perm);
+/* BP_ERR_UNSUPPORTED_OP naming backend, op and dtype, if the family entry is
+ * NULL (has_entry false) or supports(op, dtype) is false. */
+bp_status bp__require_op(const bp_backend *b, bp_op op, bp_dtype dtype, bool has_entry);
+/* Before calling a plugin op entry. */
+void bp__before_call(void);
+/* After a plugin entry returned st != BP_OK: error naming backend and op,
+ * with the plugin's detail. Returns st (or BP_ERR_BACKEND if st is BP_OK-ish). */
+bp_status bp__backend_failed(const bp_backend *b, bp_op op, bp_status st);
+/* Convert a double to one element of dtype with the cast rules (NaN -> 0,
+ * saturate, f16/bf16 rounding); writes bp_dtype_size(dtype) bytes. */
+void bp__scalar_from_double(bp_dtype dtype, double value, void *dst);
+/* Read one element of dtype as double / int64 (exact for ints). */
+double bp__scalar_to_double(bp_dtype dtype, const void *src);
+int64_t bp__scalar_to_i64(bp_dtype dtype, const void *src);
+
+#endif

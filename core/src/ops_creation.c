@@ -1,0 +1,203 @@
+/* backplane core: creation ops (CREATION and RANDOM families).
+ *
+ * full / zeros / ones / eye use the plugin's fill entry (eye fills a strided
+ * diagonal view), arange its arange entry, random_* its random entry. */
+#include <math.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+static bp_status check_backend(const char *fn, const bp_backend *b)
+{
+    if (b == NULL)
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: backend is NULL; get one with bp_backend_default or "
+                         "bp_backend_get",
+                         fn);
+    return BP_OK;
+}
+
+static bp_status check_dtype_valid(const char *fn, bp_dtype dtype)
+{
+    if (!bp_dtype_valid((int)dtype))
+        return bp__error(BP_ERR_DTYPE,
+                         "%s: %d is not a dtype; pass one of BP_BOOL, BP_U8, BP_I8, BP_I32, "
+                         "BP_I64, BP_F16, BP_BF16, BP_F32, BP_F64",
+                         fn, (int)dtype);
+    return BP_OK;
+}
+
+/* Set every element of v to value (converted to v's dtype). */
+static bp_status fill_view(const bp_backend *be, const bp_view *v, double value)
+{
+    unsigned char scalar[16];
+    bp__scalar_from_double(v->dtype, value, scalar);
+    bp__before_call();
+    bp_status st = be->vt->fill(be->dev, v, scalar);
+    return st == BP_OK ? BP_OK : bp__backend_failed(be, BP_OP_FILL, st);
+}
+
+/* Hand res back through out, or release it if st failed. */
+static bp_status finish(bp_tensor *res, bp_status st, bp_tensor **out)
+{
+    if (st != BP_OK) {
+        bp_tensor_release(res);
+        return st;
+    }
+    *out = res;
+    return BP_OK;
+}
+
+static bp_status full_impl(const char *fn, bp_backend *b, bp_dtype dtype, int32_t rank,
+                           const int64_t *shape, double value, bp_tensor **out)
+{
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(check_backend(fn, b));
+    BP__TRY(check_dtype_valid(fn, dtype));
+    BP__TRY(bp__shape_check(fn, dtype, rank, shape, NULL, NULL));
+    BP__TRY(bp__require_op(b, BP_OP_FILL, dtype, BP__HAS(b->vt, fill)));
+
+    bp_tensor *res = NULL;
+    BP__TRY(bp__tensor_new(fn, b, dtype, rank, shape, &res));
+    bp_view v;
+    bp__view_dense(res, &v);
+    return finish(res, fill_view(b, &v, value), out);
+}
+
+bp_status bp_full(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape, double value,
+                  bp_tensor **out)
+{
+    return full_impl("bp_full", b, dtype, rank, shape, value, out);
+}
+
+bp_status bp_zeros(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
+                   bp_tensor **out)
+{
+    return full_impl("bp_zeros", b, dtype, rank, shape, 0.0, out);
+}
+
+bp_status bp_ones(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
+                  bp_tensor **out)
+{
+    return full_impl("bp_ones", b, dtype, rank, shape, 1.0, out);
+}
+
+bp_status bp_arange(bp_backend *b, bp_dtype dtype, double start, double stop, double step,
+                    bp_tensor **out)
+{
+    static const char fn[] = "bp_arange";
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(check_backend(fn, b));
+    BP__TRY(check_dtype_valid(fn, dtype));
+    if (dtype == BP_BOOL)
+        return bp__error(BP_ERR_DTYPE,
+                         "%s: dtype is bool but arange makes numeric dtypes; make it in a "
+                         "numeric dtype and compare or bp_cast it",
+                         fn);
+    if (!isfinite(start) || !isfinite(stop) || !isfinite(step))
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: start %g, stop %g and step %g must all be finite", fn, start,
+                         stop, step);
+    if (step == 0.0)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: step is 0; pass a nonzero step", fn);
+    double q = ceil((stop - start) / step);
+    if (!isfinite(q) || !(q < 9223372036854775808.0)) /* 2^63: must fit int64 */
+        return bp__error(BP_ERR_SHAPE,
+                         "%s: [%g, %g) by %g has too many elements to fit int64; use a larger "
+                         "step",
+                         fn, start, stop, step);
+    int64_t n = q > 0 ? (int64_t)q : 0;
+    BP__TRY(bp__shape_check(fn, dtype, 1, &n, NULL, NULL));
+    BP__TRY(bp__require_op(b, BP_OP_ARANGE, dtype, BP__HAS(b->vt, arange)));
+
+    bp_tensor *res = NULL;
+    BP__TRY(bp__tensor_new(fn, b, dtype, 1, &n, &res));
+    bp_view v;
+    bp__view_dense(res, &v);
+    bp__before_call();
+    bp_status st = b->vt->arange(b->dev, start, step, &v);
+    return finish(res, st == BP_OK ? BP_OK : bp__backend_failed(b, BP_OP_ARANGE, st), out);
+}
+
+bp_status bp_eye(bp_backend *b, bp_dtype dtype, int64_t rows, int64_t cols, bp_tensor **out)
+{
+    static const char fn[] = "bp_eye";
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(check_backend(fn, b));
+    BP__TRY(check_dtype_valid(fn, dtype));
+    if (rows < 0 || cols < 0)
+        return bp__error(BP_ERR_SHAPE, "%s: rows %lld and cols %lld must both be >= 0", fn,
+                         (long long)rows, (long long)cols);
+    int64_t shape[2] = {rows, cols};
+    BP__TRY(bp__shape_check(fn, dtype, 2, shape, NULL, NULL));
+    BP__TRY(bp__require_op(b, BP_OP_FILL, dtype, BP__HAS(b->vt, fill)));
+
+    bp_tensor *res = NULL;
+    BP__TRY(bp__tensor_new(fn, b, dtype, 2, shape, &res));
+    bp_view all, diag;
+    bp__view_dense(res, &all);
+    bp_status st = fill_view(b, &all, 0.0);
+    if (st == BP_OK) {
+        /* The diagonal as a rank-1 view: element i at i * (cols + 1). When it
+         * has two or more elements, rows >= 2 and rows * cols fits, so cols + 1
+         * does too. */
+        int64_t n = rows < cols ? rows : cols;
+        diag = all;
+        diag.rank = 1;
+        diag.shape[0] = n;
+        diag.strides[0] = n > 1 ? cols + 1 : 1;
+        st = fill_view(b, &diag, 1.0);
+    }
+    return finish(res, st, out);
+}
+
+static bp_status random_impl(const char *fn, bp_op op, bp_backend *b, bp_dtype dtype,
+                             int32_t rank, const int64_t *shape, uint64_t seed, uint64_t offset,
+                             double p0, double p1, bp_tensor **out)
+{
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(check_backend(fn, b));
+    BP__TRY(check_dtype_valid(fn, dtype));
+    if (!bp_dtype_is_float(dtype))
+        return bp__error(BP_ERR_DTYPE,
+                         "%s: dtype is %s but random numbers come in float dtypes (f16, bf16, "
+                         "f32, f64); draw floats and bp_cast them",
+                         fn, bp_dtype_name(dtype));
+    bool uniform = op == BP_OP_RANDOM_UNIFORM;
+    const char *n0 = uniform ? "low" : "mean", *n1 = uniform ? "high" : "stddev";
+    if (!isfinite(p0) || !isfinite(p1))
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: %s %g and %s %g must both be finite", fn,
+                         n0, p0, n1, p1);
+    if (uniform && p0 > p1)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: low %g is above high %g; swap them", fn,
+                         p0, p1);
+    if (!uniform && p1 < 0)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: stddev %g is negative; it must be >= 0",
+                         fn, p1);
+    BP__TRY(bp__shape_check(fn, dtype, rank, shape, NULL, NULL));
+    BP__TRY(bp__require_op(b, op, dtype, BP__HAS(b->vt, random)));
+
+    bp_tensor *res = NULL;
+    BP__TRY(bp__tensor_new(fn, b, dtype, rank, shape, &res));
+    bp_view v;
+    bp__view_dense(res, &v);
+    bp__before_call();
+    bp_status st = b->vt->random(b->dev, op, seed, offset, p0, p1, &v);
+    return finish(res, st == BP_OK ? BP_OK : bp__backend_failed(b, op, st), out);
+}
+
+bp_status bp_random_uniform(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
+                            uint64_t seed, uint64_t offset, double low, double high,
+                            bp_tensor **out)
+{
+    return random_impl("bp_random_uniform", BP_OP_RANDOM_UNIFORM, b, dtype, rank, shape, seed,
+                       offset, low, high, out);
+}
+
+bp_status bp_random_normal(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
+                           uint64_t seed, uint64_t offset, double mean, double stddev,
+                           bp_tensor **out)
+{
+    return random_impl("bp_random_normal", BP_OP_RANDOM_NORMAL, b, dtype, rank, shape, seed,
+                       offset, mean, stddev, out);
+}

@@ -1,0 +1,149 @@
+/* backplane core: matmul (MATMUL family), NumPy semantics.
+ *
+ * The plugin only ever sees a [..., M, K] x b [..., K, N] -> out [..., M, N]
+ * with one rank >= 2 for all three and the batch dimensions already broadcast
+ * (stride 0). Promotion of 1-D operands and dropping the promoted axis again
+ * happen here. */
+#include <stdio.h>
+
+#include "internal.h"
+
+#define SHAPE_STR_CAP 200
+
+/* "(2, 3)", "(3,)", "()": the notation of the core's other messages. */
+static const char *shape_str(char *buf, int32_t rank, const int64_t *shape)
+{
+    size_t n = (size_t)snprintf(buf, SHAPE_STR_CAP, "(");
+    for (int32_t k = 0; k < rank && n < SHAPE_STR_CAP; k++)
+        n += (size_t)snprintf(buf + n, SHAPE_STR_CAP - n, "%s%lld", k ? ", " : "",
+                              (long long)shape[k]);
+    if (n < SHAPE_STR_CAP)
+        snprintf(buf + n, SHAPE_STR_CAP - n, rank == 1 ? ",)" : ")");
+    return buf;
+}
+
+/* Give v (a dense view of a tensor of `rank`, `shape`, in row-major order)
+ * that geometry, right-aligned onto (out_rank, out_shape): missing leading
+ * axes and size-1 axes that out extends get stride 0. */
+static void view_broadcast_as(bp_view *v, int32_t rank, const int64_t *shape, int32_t out_rank,
+                              const int64_t *out_shape)
+{
+    int64_t strides[BP_MAX_RANK], stride = 1;
+    for (int32_t k = rank - 1; k >= 0; k--) {
+        strides[k] = stride;
+        stride *= shape[k] > 0 ? shape[k] : 1;
+    }
+    v->rank = out_rank;
+    for (int32_t k = out_rank - 1, j = rank - 1; k >= 0; k--, j--) {
+        v->shape[k] = out_shape[k];
+        v->strides[k] = (j >= 0 && shape[j] == out_shape[k]) ? strides[j] : 0;
+    }
+}
+
+bp_status bp_matmul(const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
+{
+    static const char fn[] = "bp_matmul";
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(bp__check_input(fn, "a", a));
+    BP__TRY(bp__check_input(fn, "b", b));
+    BP__TRY(bp__check_same_backend(fn, 2, (const bp_tensor *const[]){a, b},
+                                   (const char *const[]){"a", "b"}));
+    if (a->dtype != b->dtype)
+        return bp__error(BP_ERR_DTYPE,
+                         "%s: a is %s but b is %s; operands must share a dtype: convert one "
+                         "with bp_cast first",
+                         fn, bp_dtype_name(a->dtype), bp_dtype_name(b->dtype));
+    if (a->dtype == BP_BOOL)
+        return bp__error(BP_ERR_DTYPE,
+                         "%s: a and b are bool but matmul accepts numeric dtypes (u8, i8, i32, "
+                         "i64, f16, bf16, f32, f64); convert them with bp_cast first",
+                         fn);
+
+    char sa[SHAPE_STR_CAP], sb[SHAPE_STR_CAP];
+    if (a->rank == 0 || b->rank == 0)
+        return bp__error(BP_ERR_SHAPE,
+                         "%s: %s is a scalar (shape ()); matmul needs rank >= 1 operands, use "
+                         "bp_mul to scale by a scalar",
+                         fn, a->rank == 0 ? "a" : "b");
+
+    /* Promote: a [K] -> [1, K], b [K] -> [K, 1]. */
+    int64_t pa[BP_MAX_RANK], pb[BP_MAX_RANK];
+    int32_t ra = a->rank, rb = b->rank;
+    bool a_vec = ra == 1, b_vec = rb == 1;
+    for (int32_t k = 0; k < ra; k++)
+        pa[k + a_vec] = a->shape[k];
+    for (int32_t k = 0; k < rb; k++)
+        pb[k] = b->shape[k];
+    if (a_vec) {
+        pa[0] = 1;
+        ra = 2;
+    }
+    if (b_vec) {
+        pb[1] = 1;
+        rb = 2;
+    }
+    int64_t M = pa[ra - 2], K = pa[ra - 1], N = pb[rb - 1];
+    if (pb[rb - 2] != K)
+        return bp__error(BP_ERR_SHAPE,
+                         "%s: inner dimensions differ: a %s has %lld columns but b %s has %lld "
+                         "rows; transpose or reshape one operand",
+                         fn, shape_str(sa, a->rank, a->shape), (long long)K,
+                         shape_str(sb, b->rank, b->shape), (long long)pb[rb - 2]);
+
+    int32_t batch_rank = 0;
+    int64_t shape[BP_MAX_RANK];
+    if (bp__broadcast_shapes(fn, ra - 2, pa, rb - 2, pb, &batch_rank, shape) != BP_OK)
+        return bp__error(BP_ERR_SHAPE,
+                         "%s: batch dimensions of a %s and b %s do not broadcast (NumPy rules: "
+                         "each pair equal or one of them 1)",
+                         fn, shape_str(sa, a->rank, a->shape), shape_str(sb, b->rank, b->shape));
+    int32_t rank = batch_rank + 2;
+    shape[batch_rank] = M;
+    shape[batch_rank + 1] = N;
+
+    bp_backend *be = bp__backend_of(a);
+    BP__TRY(bp__require_op(be, BP_OP_MATMUL, a->dtype, BP__HAS(be->vt, matmul)));
+
+    bp_tensor *full = NULL;
+    BP__TRY(bp__tensor_new(fn, be, a->dtype, rank, shape, &full));
+    int64_t a_target[BP_MAX_RANK], b_target[BP_MAX_RANK];
+    for (int32_t k = 0; k < batch_rank; k++)
+        a_target[k] = b_target[k] = shape[k];
+    a_target[batch_rank] = M;
+    a_target[batch_rank + 1] = K;
+    b_target[batch_rank] = K;
+    b_target[batch_rank + 1] = N;
+    bp_view va, vb, vo;
+    bp__view_dense(a, &va);
+    view_broadcast_as(&va, ra, pa, rank, a_target);
+    bp__view_dense(b, &vb);
+    view_broadcast_as(&vb, rb, pb, rank, b_target);
+    bp__view_dense(full, &vo);
+    bp__before_call();
+    bp_status st = be->vt->matmul(be->dev, &va, &vb, &vo);
+    if (st != BP_OK) {
+        bp_tensor_release(full);
+        return bp__backend_failed(be, BP_OP_MATMUL, st);
+    }
+    if (!a_vec && !b_vec) {
+        *out = full;
+        return BP_OK;
+    }
+
+    /* Drop the promoted axes: M if a was 1-D, N if b was. */
+    int64_t final_shape[BP_MAX_RANK];
+    int32_t final_rank = batch_rank;
+    for (int32_t k = 0; k < batch_rank; k++)
+        final_shape[k] = shape[k];
+    if (!a_vec)
+        final_shape[final_rank++] = M;
+    if (!b_vec)
+        final_shape[final_rank++] = N;
+    bp_tensor *res = NULL;
+    st = bp__tensor_alias(full, final_rank, final_shape, &res);
+    bp_tensor_release(full);
+    if (st != BP_OK)
+        return st;
+    *out = res;
+    return BP_OK;
+}

@@ -1,0 +1,419 @@
+/* backplane core: movement ops (MOVEMENT and GATHER families).
+ *
+ * transpose, slice, concat, broadcast_to, pad and cast are all one plugin
+ * entry, `copy`: the core computes a strided source view onto the input's
+ * storage and a (possibly strided) destination view onto the fresh output;
+ * the op code only tells the plugin which public call it serves. gather has
+ * its own entry; the core checks every index first. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define SHAPE_STR_CAP 200
+
+/* "(2, 3)", "(3,)", "()": the notation of the core's other messages. */
+static const char *shape_str(char *buf, int32_t rank, const int64_t *shape)
+{
+    size_t n = (size_t)snprintf(buf, SHAPE_STR_CAP, "(");
+    for (int32_t k = 0; k < rank && n < SHAPE_STR_CAP; k++)
+        n += (size_t)snprintf(buf + n, SHAPE_STR_CAP - n, "%s%lld", k ? ", " : "",
+                              (long long)shape[k]);
+    if (n < SHAPE_STR_CAP)
+        snprintf(buf + n, SHAPE_STR_CAP - n, rank == 1 ? ",)" : ")");
+    return buf;
+}
+
+/* One call of the plugin's copy entry; failure is reported, not released. */
+static bp_status call_copy(const bp_backend *be, bp_op op, const bp_view *src, const bp_view *dst)
+{
+    bp__before_call();
+    bp_status st = be->vt->copy(be->dev, op, src, dst);
+    return st == BP_OK ? BP_OK : bp__backend_failed(be, op, st);
+}
+
+/* A fresh dense (rank, shape) tensor of dtype filled from src (same shape). */
+static bp_status copy_into_new(const char *fn, bp_backend *be, bp_op op, const bp_view *src,
+                               bp_dtype dtype, int32_t rank, const int64_t *shape,
+                               bp_tensor **out)
+{
+    bp_tensor *res = NULL;
+    BP__TRY(bp__tensor_new(fn, be, dtype, rank, shape, &res));
+    bp_view vo;
+    bp__view_dense(res, &vo);
+    bp_status st = call_copy(be, op, src, &vo);
+    if (st != BP_OK) {
+        bp_tensor_release(res);
+        return st;
+    }
+    *out = res;
+    return BP_OK;
+}
+
+/* Move v's start by `elems` elements (bytes computed from its dtype). */
+static void view_advance(bp_view *v, int64_t elems)
+{
+    v->offset += elems * (int64_t)bp_dtype_size(v->dtype);
+}
+
+/* ---- transpose ----------------------------------------------------------- */
+
+bp_status bp_transpose(const bp_tensor *x, const int32_t *perm, bp_tensor **out)
+{
+    static const char fn[] = "bp_transpose";
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(bp__check_input(fn, "x", x));
+
+    int32_t p[BP_MAX_RANK];
+    bool seen[BP_MAX_RANK] = {false};
+    for (int32_t k = 0; k < x->rank; k++) {
+        BP__TRY(bp__normalize_axis(fn, perm ? perm[k] : x->rank - 1 - k, x->rank, &p[k]));
+        if (seen[p[k]])
+            return bp__error(BP_ERR_SHAPE,
+                             "%s: perm is not a permutation: axis %d appears twice (perm[%d]); "
+                             "list each of 0..%d once, or pass NULL to reverse the axes",
+                             fn, (int)p[k], (int)k, (int)x->rank - 1);
+        seen[p[k]] = true;
+    }
+
+    bp_backend *be = bp__backend_of(x);
+    BP__TRY(bp__require_op(be, BP_OP_TRANSPOSE, x->dtype, BP__HAS(be->vt, copy)));
+    bp_view src;
+    bp__view_dense(x, &src);
+    bp__view_permute(&src, p);
+    return copy_into_new(fn, be, BP_OP_TRANSPOSE, &src, x->dtype, src.rank, src.shape, out);
+}
+
+/* ---- slice ----------------------------------------------------------------- */
+
+/* Python's slice.indices clamping of one bound. */
+static int64_t slice_clamp(int64_t i, int64_t len, bool backward)
+{
+    if (i < 0) {
+        i += len;
+        if (i < 0)
+            i = backward ? -1 : 0;
+    } else if (i >= len) {
+        i = backward ? len - 1 : len;
+    }
+    return i;
+}
+
+bp_status bp_slice(const bp_tensor *x, const int64_t *starts, const int64_t *stops,
+                   const int64_t *steps, bp_tensor **out)
+{
+    static const char fn[] = "bp_slice";
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(bp__check_input(fn, "x", x));
+    if (x->rank > 0 && starts == NULL)
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: starts is NULL; pass one start per axis of x (%d values)", fn,
+                         (int)x->rank);
+
+    int64_t start[BP_MAX_RANK], step[BP_MAX_RANK], len[BP_MAX_RANK];
+    bool empty = false;
+    for (int32_t k = 0; k < x->rank; k++) {
+        int64_t dim = x->shape[k], s = steps ? steps[k] : 1;
+        if (s == 0)
+            return bp__error(BP_ERR_INVALID_ARGUMENT,
+                             "%s: steps[%d] is 0; a step must be nonzero (negative steps walk "
+                             "backwards)",
+                             fn, (int)k);
+        bool backward = s < 0;
+        int64_t b = slice_clamp(starts[k], dim, backward);
+        int64_t e = stops ? slice_clamp(stops[k], dim, backward) : (backward ? -1 : dim);
+        int64_t n = 0;
+        if (!backward && e > b)
+            n = (e - b - 1) / s + 1;
+        else if (backward && b > e)
+            n = (int64_t)((uint64_t)(b - e - 1) / ((uint64_t)0 - (uint64_t)s) + 1);
+        start[k] = b;
+        step[k] = s;
+        len[k] = n;
+        empty = empty || n == 0;
+    }
+
+    bp_backend *be = bp__backend_of(x);
+    BP__TRY(bp__require_op(be, BP_OP_SLICE, x->dtype, BP__HAS(be->vt, copy)));
+    bp_view src;
+    bp__view_dense(x, &src);
+    for (int32_t k = 0; k < x->rank; k++) {
+        if (!empty) /* every start is then in range */
+            view_advance(&src, start[k] * src.strides[k]);
+        if (len[k] > 1) /* |step| < dim here, so the product fits */
+            src.strides[k] *= step[k];
+        src.shape[k] = len[k];
+    }
+    return copy_into_new(fn, be, BP_OP_SLICE, &src, x->dtype, x->rank, len, out);
+}
+
+/* ---- concat ---------------------------------------------------------------- */
+
+bp_status bp_concat(int32_t n, const bp_tensor *const *xs, int32_t axis, bp_tensor **out)
+{
+    static const char fn[] = "bp_concat";
+    BP__TRY(bp__check_out(fn, out));
+    if (n <= 0 || xs == NULL)
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: nothing to join (n = %d, xs %s); pass n >= 1 tensors", fn, (int)n,
+                         xs ? "set" : "NULL");
+    char name[32], s0[SHAPE_STR_CAP], si[SHAPE_STR_CAP];
+    for (int32_t i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "xs[%d]", (int)i);
+        BP__TRY(bp__check_input(fn, name, xs[i]));
+    }
+    for (int32_t i = 1; i < n; i++) {
+        snprintf(name, sizeof name, "xs[%d]", (int)i);
+        BP__TRY(bp__check_same_backend(fn, 2, (const bp_tensor *const[]){xs[0], xs[i]},
+                                       (const char *const[]){"xs[0]", name}));
+    }
+    const bp_tensor *x0 = xs[0];
+    for (int32_t i = 1; i < n; i++)
+        if (xs[i]->dtype != x0->dtype)
+            return bp__error(BP_ERR_DTYPE,
+                             "%s: xs[0] is %s but xs[%d] is %s; every tensor must share a "
+                             "dtype: convert with bp_cast first",
+                             fn, bp_dtype_name(x0->dtype), (int)i, bp_dtype_name(xs[i]->dtype));
+    int32_t ax = 0;
+    BP__TRY(bp__normalize_axis(fn, axis, x0->rank, &ax));
+    int64_t shape[BP_MAX_RANK];
+    for (int32_t k = 0; k < x0->rank; k++)
+        shape[k] = x0->shape[k];
+    for (int32_t i = 1; i < n; i++) {
+        const bp_tensor *xi = xs[i];
+        bool ok = xi->rank == x0->rank;
+        for (int32_t k = 0; ok && k < x0->rank; k++)
+            ok = k == ax || xi->shape[k] == x0->shape[k];
+        if (!ok)
+            return bp__error(BP_ERR_SHAPE,
+                             "%s: xs[0] has shape %s but xs[%d] has shape %s; all must have "
+                             "the same rank and equal extents except along axis %d",
+                             fn, shape_str(s0, x0->rank, x0->shape), (int)i,
+                             shape_str(si, xi->rank, xi->shape), (int)ax);
+        if (xi->shape[ax] > INT64_MAX - shape[ax])
+            return bp__error(BP_ERR_SHAPE, "%s: the joined extent along axis %d overflows int64",
+                             fn, (int)ax);
+        shape[ax] += xi->shape[ax];
+    }
+
+    bp_backend *be = bp__backend_of(x0);
+    BP__TRY(bp__require_op(be, BP_OP_CONCAT, x0->dtype, BP__HAS(be->vt, copy)));
+    bp_tensor *res = NULL;
+    BP__TRY(bp__tensor_new(fn, be, x0->dtype, x0->rank, shape, &res));
+    bp_view dst;
+    bp__view_dense(res, &dst);
+    int64_t axis_stride = dst.strides[ax];
+    for (int32_t i = 0; i < n; i++) {
+        bp_view src, part = dst;
+        bp__view_dense(xs[i], &src);
+        part.shape[ax] = xs[i]->shape[ax];
+        bp_status st = call_copy(be, BP_OP_CONCAT, &src, &part);
+        if (st != BP_OK) {
+            bp_tensor_release(res);
+            return st;
+        }
+        view_advance(&dst, xs[i]->shape[ax] * axis_stride);
+    }
+    *out = res;
+    return BP_OK;
+}
+
+/* ---- broadcast_to ---------------------------------------------------------- */
+
+bp_status bp_broadcast_to(const bp_tensor *x, int32_t rank, const int64_t *shape, bp_tensor **out)
+{
+    static const char fn[] = "bp_broadcast_to";
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(bp__check_input(fn, "x", x));
+    BP__TRY(bp__shape_check(fn, x->dtype, rank, shape, NULL, NULL));
+    bool ok = rank >= x->rank;
+    for (int32_t j = x->rank - 1, k = rank - 1; ok && j >= 0; j--, k--)
+        ok = x->shape[j] == 1 || x->shape[j] == shape[k];
+    if (!ok) {
+        char sx[SHAPE_STR_CAP], st[SHAPE_STR_CAP];
+        return bp__error(BP_ERR_SHAPE,
+                         "%s: x of shape %s cannot broadcast to %s (NumPy rules: the target "
+                         "has at least x's rank, and each of x's trailing extents is 1 or "
+                         "equal to the target's)",
+                         fn, shape_str(sx, x->rank, x->shape), shape_str(st, rank, shape));
+    }
+
+    bp_backend *be = bp__backend_of(x);
+    BP__TRY(bp__require_op(be, BP_OP_BROADCAST_TO, x->dtype, BP__HAS(be->vt, copy)));
+    bp_view src;
+    bp__view_broadcast(x, rank, shape, &src);
+    return copy_into_new(fn, be, BP_OP_BROADCAST_TO, &src, x->dtype, rank, shape, out);
+}
+
+/* ---- pad ------------------------------------------------------------------- */
+
+bp_status bp_pad(const bp_tensor *x, const int64_t *before, const int64_t *after, double value,
+                 bp_tensor **out)
+{
+    static const char fn[] = "bp_pad";
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(bp__check_input(fn, "x", x));
+    if (x->rank > 0 && (before == NULL || after == NULL))
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: %s is NULL; pass one count per axis of x (%d values, 0 for no "
+                         "padding)",
+                         fn, before == NULL ? "before" : "after", (int)x->rank);
+    int64_t shape[BP_MAX_RANK];
+    for (int32_t k = 0; k < x->rank; k++) {
+        if (before[k] < 0 || after[k] < 0)
+            return bp__error(BP_ERR_INVALID_ARGUMENT,
+                             "%s: %s[%d] is %lld; padding counts must be >= 0 (use bp_slice "
+                             "to crop)",
+                             fn, before[k] < 0 ? "before" : "after", (int)k,
+                             (long long)(before[k] < 0 ? before[k] : after[k]));
+        if (before[k] > INT64_MAX - x->shape[k] || after[k] > INT64_MAX - x->shape[k] - before[k])
+            return bp__error(BP_ERR_SHAPE, "%s: the padded extent of axis %d overflows int64",
+                             fn, (int)k);
+        shape[k] = before[k] + x->shape[k] + after[k];
+    }
+    BP__TRY(bp__shape_check(fn, x->dtype, x->rank, shape, NULL, NULL));
+
+    bp_backend *be = bp__backend_of(x);
+    BP__TRY(bp__require_op(be, BP_OP_FILL, x->dtype, BP__HAS(be->vt, fill)));
+    BP__TRY(bp__require_op(be, BP_OP_PAD, x->dtype, BP__HAS(be->vt, copy)));
+
+    bp_tensor *res = NULL;
+    BP__TRY(bp__tensor_new(fn, be, x->dtype, x->rank, shape, &res));
+    bp_view src, dst;
+    bp__view_dense(x, &src);
+    bp__view_dense(res, &dst);
+    unsigned char scalar[16];
+    bp__scalar_from_double(x->dtype, value, scalar);
+    bp__before_call();
+    bp_status st = be->vt->fill(be->dev, &dst, scalar);
+    if (st != BP_OK) {
+        bp_tensor_release(res);
+        return bp__backend_failed(be, BP_OP_FILL, st);
+    }
+    bool empty = x->numel == 0;
+    for (int32_t k = 0; k < x->rank; k++) {
+        if (!empty)
+            view_advance(&dst, before[k] * dst.strides[k]);
+        dst.shape[k] = x->shape[k];
+    }
+    st = call_copy(be, BP_OP_PAD, &src, &dst);
+    if (st != BP_OK) {
+        bp_tensor_release(res);
+        return st;
+    }
+    *out = res;
+    return BP_OK;
+}
+
+/* ---- gather ---------------------------------------------------------------- */
+
+/* Read the indices to the host and check each lies in [-dim, dim). */
+static bp_status gather_check_indices(const char *fn, const bp_backend *be,
+                                      const bp_tensor *indices, int64_t dim, int32_t axis)
+{
+    if (indices->numel == 0)
+        return BP_OK;
+    void *host = malloc(indices->nbytes);
+    if (host == NULL)
+        return bp__error(BP_ERR_OUT_OF_MEMORY,
+                         "%s: cannot allocate %zu bytes of host memory to check the indices", fn,
+                         indices->nbytes);
+    bp__before_call();
+    bp_status st = be->vt->read(be->dev, indices->storage->buffer, (size_t)indices->offset, host,
+                                indices->nbytes);
+    if (st != BP_OK) {
+        free(host);
+        return bp__backend_failed(be, BP_OP_GATHER, st);
+    }
+    size_t esize = bp_dtype_size(indices->dtype);
+    for (int64_t i = 0; i < indices->numel; i++) {
+        int64_t v = bp__scalar_to_i64(indices->dtype, (const unsigned char *)host + (size_t)i * esize);
+        if (v < -dim || v >= dim) {
+            free(host);
+            return bp__error(BP_ERR_INVALID_ARGUMENT,
+                             "%s: indices[%lld] (flat position) is %lld, out of range for axis "
+                             "%d of extent %lld; indices must lie in [%lld, %lld)",
+                             fn, (long long)i, (long long)v, (int)axis, (long long)dim,
+                             (long long)-dim, (long long)dim);
+        }
+    }
+    free(host);
+    return BP_OK;
+}
+
+bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t axis, bp_tensor **out)
+{
+    static const char fn[] = "bp_gather";
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(bp__check_input(fn, "x", x));
+    BP__TRY(bp__check_input(fn, "indices", indices));
+    BP__TRY(bp__check_same_backend(fn, 2, (const bp_tensor *const[]){x, indices},
+                                   (const char *const[]){"x", "indices"}));
+    if (indices->dtype != BP_I32 && indices->dtype != BP_I64)
+        return bp__error(BP_ERR_DTYPE,
+                         "%s: indices is %s but must be i32 or i64; convert it with bp_cast "
+                         "first",
+                         fn, bp_dtype_name(indices->dtype));
+    int32_t ax = 0;
+    BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
+    int32_t rank = x->rank - 1 + indices->rank;
+    if (rank > BP_MAX_RANK) {
+        char sx[SHAPE_STR_CAP], si[SHAPE_STR_CAP];
+        return bp__error(BP_ERR_SHAPE,
+                         "%s: x %s gathered with indices %s would have rank %d, above the "
+                         "maximum %d; reshape the indices first",
+                         fn, shape_str(sx, x->rank, x->shape),
+                         shape_str(si, indices->rank, indices->shape), (int)rank, BP_MAX_RANK);
+    }
+    int64_t shape[BP_MAX_RANK];
+    int32_t r = 0;
+    for (int32_t k = 0; k < ax; k++)
+        shape[r++] = x->shape[k];
+    for (int32_t k = 0; k < indices->rank; k++)
+        shape[r++] = indices->shape[k];
+    for (int32_t k = ax + 1; k < x->rank; k++)
+        shape[r++] = x->shape[k];
+
+    bp_backend *be = bp__backend_of(x);
+    BP__TRY(bp__require_op(be, BP_OP_GATHER, x->dtype, BP__HAS(be->vt, gather)));
+    BP__TRY(gather_check_indices(fn, be, indices, x->shape[ax], ax));
+
+    bp_tensor *res = NULL;
+    BP__TRY(bp__tensor_new(fn, be, x->dtype, rank, shape, &res));
+    bp_view vx, vi, vo;
+    bp__view_dense(x, &vx);
+    bp__view_dense(indices, &vi);
+    bp__view_dense(res, &vo);
+    bp__before_call();
+    bp_status st = be->vt->gather(be->dev, &vx, &vi, ax, &vo);
+    if (st != BP_OK) {
+        bp_tensor_release(res);
+        return bp__backend_failed(be, BP_OP_GATHER, st);
+    }
+    *out = res;
+    return BP_OK;
+}
+
+/* ---- cast ------------------------------------------------------------------ */
+
+bp_status bp_cast(const bp_tensor *x, bp_dtype dtype, bp_tensor **out)
+{
+    static const char fn[] = "bp_cast";
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(bp__check_input(fn, "x", x));
+    if (!bp_dtype_valid((int)dtype))
+        return bp__error(BP_ERR_DTYPE,
+                         "%s: %d is not a dtype; pass one of BP_BOOL, BP_U8, BP_I8, BP_I32, "
+                         "BP_I64, BP_F16, BP_BF16, BP_F32, BP_F64",
+                         fn, (int)dtype);
+
+    bp_backend *be = bp__backend_of(x);
+    bool has = BP__HAS(be->vt, copy);
+    bp_op op = dtype == x->dtype ? BP_OP_COPY : BP_OP_CAST;
+    BP__TRY(bp__require_op(be, op, x->dtype, has));
+    if (op == BP_OP_CAST)
+        BP__TRY(bp__require_op(be, op, dtype, has));
+    bp_view src;
+    bp__view_dense(x, &src);
+    return copy_into_new(fn, be, op, &src, dtype, x->rank, x->shape, out);
+}

@@ -1,0 +1,203 @@
+/* backplane core: reductions (REDUCE family) and softmax (SOFTMAX family).
+ *
+ * The core resolves the axes and hands the plugin a view of x permuted so
+ * that the kept axes come first and the reduced ones last; the plugin reduces
+ * the trailing n_reduce axes. Softmax likewise moves its axis last. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* "bp_sum" for BP_OP_SUM: the public call named in messages. */
+static const char *op_fn(bp_op op, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "bp_%s", bp_op_name(op));
+    return buf;
+}
+
+/* Row-major strides for (rank, shape), replacing v's geometry (same buffer). */
+static void view_set_dense(bp_view *v, int32_t rank, const int64_t *shape)
+{
+    int64_t stride = 1;
+    v->rank = rank;
+    for (int32_t k = rank - 1; k >= 0; k--) {
+        v->shape[k] = shape[k];
+        v->strides[k] = stride;
+        stride *= shape[k] > 0 ? shape[k] : 1;
+    }
+}
+
+static bp_status fail_call(bp_tensor *res, const bp_backend *be, bp_op op, bp_status st)
+{
+    bp_tensor_release(res);
+    return bp__backend_failed(be, op, st);
+}
+
+/* Resolve axes into reduced[k] flags. n_axes == 0: every axis. */
+static bp_status resolve_axes(const char *fn, const bp_tensor *x, int32_t n_axes,
+                              const int32_t *axes, bool reduced[BP_MAX_RANK])
+{
+    memset(reduced, 0, BP_MAX_RANK * sizeof reduced[0]);
+    if (n_axes < 0 || (n_axes > 0 && axes == NULL))
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: n_axes is %d with axes %s; pass n_axes = 0 (and axes = NULL) to "
+                         "reduce every axis, or n_axes > 0 entries in axes",
+                         fn, (int)n_axes, axes ? "set" : "NULL");
+    if (n_axes == 0) {
+        for (int32_t k = 0; k < x->rank; k++)
+            reduced[k] = true;
+        return BP_OK;
+    }
+    for (int32_t i = 0; i < n_axes; i++) {
+        int32_t ax = 0;
+        BP__TRY(bp__normalize_axis(fn, axes[i], x->rank, &ax));
+        if (reduced[ax])
+            return bp__error(BP_ERR_SHAPE,
+                             "%s: axis %d (given as axes[%d] = %d) appears twice; list each "
+                             "axis once",
+                             fn, (int)ax, (int)i, (int)axes[i]);
+        reduced[ax] = true;
+    }
+    return BP_OK;
+}
+
+static bool reduce_needs_float(bp_op op) { return op == BP_OP_MEAN || op == BP_OP_LOGSUMEXP; }
+
+static bool reduce_has_identity(bp_op op)
+{
+    return !(op == BP_OP_MAX || op == BP_OP_MIN || op == BP_OP_ARGMAX || op == BP_OP_ARGMIN);
+}
+
+bp_status bp_reduce(bp_op op, const bp_tensor *x, int32_t n_axes, const int32_t *axes,
+                    bool keepdims, bp_tensor **out)
+{
+    BP__TRY(bp__check_out("bp_reduce", out));
+    if ((unsigned)op >= (unsigned)BP_OP_COUNT || bp_op_family_of(op) != BP_FAMILY_REDUCE)
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "bp_reduce: op %d (%s) is not a reduction; pass one of BP_OP_SUM, "
+                         "PROD, MEAN, MAX, MIN, ARGMAX, ARGMIN, LOGSUMEXP",
+                         (int)op, bp_op_name(op));
+    char fn[48];
+    op_fn(op, fn, sizeof fn);
+    BP__TRY(bp__check_input(fn, "x", x));
+
+    if (reduce_needs_float(op) && !bp_dtype_is_float(x->dtype))
+        return bp__error(BP_ERR_DTYPE,
+                         "%s: x is %s but %s accepts float dtypes (f16, bf16, f32, f64); "
+                         "convert it with bp_cast first",
+                         fn, bp_dtype_name(x->dtype), bp_op_name(op));
+    if (x->dtype == BP_BOOL)
+        return bp__error(BP_ERR_DTYPE,
+                         "%s: x is bool but %s accepts numeric dtypes (not bool); convert it "
+                         "with bp_cast first (e.g. to i64 to count true values)",
+                         fn, bp_op_name(op));
+
+    bool reduced[BP_MAX_RANK];
+    BP__TRY(resolve_axes(fn, x, n_axes, axes, reduced));
+
+    /* perm: kept axes first, then reduced, each in order. */
+    int32_t perm[BP_MAX_RANK], n_kept = 0, n_reduce = 0, out_rank = 0;
+    int64_t kept_shape[BP_MAX_RANK], out_shape[BP_MAX_RANK];
+    int64_t kept_count = 1, reduce_count = 1;
+    for (int32_t k = 0; k < x->rank; k++) {
+        if (!reduced[k]) {
+            perm[n_kept] = k;
+            kept_shape[n_kept++] = x->shape[k];
+            kept_count *= x->shape[k];
+            out_shape[out_rank++] = x->shape[k];
+        } else {
+            reduce_count *= x->shape[k];
+            if (keepdims)
+                out_shape[out_rank++] = 1;
+        }
+    }
+    for (int32_t k = 0; k < x->rank; k++)
+        if (reduced[k])
+            perm[n_kept + n_reduce++] = k;
+
+    /* NumPy: refused only when some output element would reduce nothing. */
+    if (!reduce_has_identity(op) && reduce_count == 0 && kept_count > 0)
+        return bp__error(BP_ERR_SHAPE,
+                         "%s: zero-size reduction has no identity (x has %lld elements along "
+                         "the reduced axes); reduce over non-empty axes or use bp_sum",
+                         fn, (long long)reduce_count);
+
+    bp_backend *be = bp__backend_of(x);
+    BP__TRY(bp__require_op(be, op, x->dtype, BP__HAS(be->vt, reduce)));
+
+    bp_dtype out_dtype = (op == BP_OP_ARGMAX || op == BP_OP_ARGMIN) ? BP_I64 : x->dtype;
+    bp_tensor *res = NULL;
+    BP__TRY(bp__tensor_new(fn, be, out_dtype, out_rank, out_shape, &res));
+    bp_view vx, vo;
+    bp__view_dense(x, &vx);
+    bp__view_permute(&vx, perm);
+    bp__view_dense(res, &vo);
+    view_set_dense(&vo, n_kept, kept_shape); /* the size-1 keepdims axes are dropped */
+    bp__before_call();
+    bp_status st = be->vt->reduce(be->dev, op, &vx, n_reduce, &vo);
+    if (st != BP_OK)
+        return fail_call(res, be, op, st);
+    *out = res;
+    return BP_OK;
+}
+
+static bp_status softmax_impl(bp_op op, const bp_tensor *x, int32_t axis, bp_tensor **out)
+{
+    char fn[48];
+    op_fn(op, fn, sizeof fn);
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(bp__check_input(fn, "x", x));
+    if (!bp_dtype_is_float(x->dtype))
+        return bp__error(BP_ERR_DTYPE,
+                         "%s: x is %s but %s accepts float dtypes (f16, bf16, f32, f64); "
+                         "convert it with bp_cast first",
+                         fn, bp_dtype_name(x->dtype), bp_op_name(op));
+    int32_t ax = 0;
+    BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
+
+    bp_backend *be = bp__backend_of(x);
+    BP__TRY(bp__require_op(be, op, x->dtype, BP__HAS(be->vt, softmax)));
+
+    int32_t perm[BP_MAX_RANK], n = 0;
+    for (int32_t k = 0; k < x->rank; k++)
+        if (k != ax)
+            perm[n++] = k;
+    perm[n] = ax;
+
+    bp_tensor *res = NULL;
+    BP__TRY(bp__tensor_new(fn, be, x->dtype, x->rank, x->shape, &res));
+    bp_view vx, vo;
+    bp__view_dense(x, &vx);
+    bp__view_permute(&vx, perm);
+    bp__view_dense(res, &vo);
+    bp__view_permute(&vo, perm);
+    bp__before_call();
+    bp_status st = be->vt->softmax(be->dev, op, &vx, &vo);
+    if (st != BP_OK)
+        return fail_call(res, be, op, st);
+    *out = res;
+    return BP_OK;
+}
+
+/* bp_sum ... bp_logsumexp and bp_softmax / bp_log_softmax, from the op list. */
+#define BP__DEF_OP(NAME, name, FAMILY) BP__DEF_OP_##FAMILY(NAME, name)
+#define BP__DEF_OP_REDUCE(NAME, name)                                                       \
+    BP_API bp_status bp_##name(const bp_tensor *x, int32_t n_axes, const int32_t *axes,    \
+                               bool keepdims, bp_tensor **out)                             \
+    {                                                                                       \
+        return bp_reduce(BP_OP_##NAME, x, n_axes, axes, keepdims, out);                     \
+    }
+#define BP__DEF_OP_SOFTMAX(NAME, name)                                             \
+    BP_API bp_status bp_##name(const bp_tensor *x, int32_t axis, bp_tensor **out) \
+    {                                                                              \
+        return softmax_impl(BP_OP_##NAME, x, axis, out);                           \
+    }
+#define BP__DEF_OP_UNARY(NAME, name)
+#define BP__DEF_OP_BINARY(NAME, name)
+#define BP__DEF_OP_WHERE(NAME, name)
+#define BP__DEF_OP_MATMUL(NAME, name)
+#define BP__DEF_OP_MOVEMENT(NAME, name)
+#define BP__DEF_OP_GATHER(NAME, name)
+#define BP__DEF_OP_CREATION(NAME, name)
+#define BP__DEF_OP_RANDOM(NAME, name)
+BP_OP_LIST(BP__DEF_OP)

@@ -1,0 +1,312 @@
+/* Tensors: lifetime, shapes, host I/O, metadata-only views. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+bp_status bp__shape_check(const char *fn, bp_dtype dtype, int32_t rank, const int64_t *shape,
+                          int64_t *numel, size_t *nbytes)
+{
+    if (!bp_dtype_valid((int)dtype))
+        return bp__error(BP_ERR_DTYPE, "%s: %d is not a bp_dtype", fn, (int)dtype);
+    if (rank < 0 || rank > BP_MAX_RANK)
+        return bp__error(BP_ERR_SHAPE, "%s: rank %d is outside 0..%d", fn, rank, BP_MAX_RANK);
+    if (rank > 0 && !shape)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: shape is NULL for rank %d", fn, rank);
+    /* Overflow-safe: no product may exceed INT64_MAX / elem size (and SIZE_MAX). */
+    const int64_t elem = (int64_t)bp_dtype_size(dtype);
+    int64_t limit = INT64_MAX / elem;
+    if ((uint64_t)limit > SIZE_MAX / (uint64_t)elem)
+        limit = (int64_t)(SIZE_MAX / (uint64_t)elem);
+    int64_t n = 1;
+    bool empty = false;
+    for (int32_t k = 0; k < rank; k++) {
+        if (shape[k] < 0)
+            return bp__error(BP_ERR_SHAPE, "%s: extent %lld of axis %d is negative", fn,
+                             (long long)shape[k], k);
+        if (shape[k] == 0)
+            empty = true;
+    }
+    for (int32_t k = 0; k < rank && !empty; k++) {
+        if (n > limit / shape[k])
+            return bp__error(BP_ERR_SHAPE, "%s: shape is too large (element count overflows)", fn);
+        n *= shape[k];
+    }
+    if (empty)
+        n = 0;
+    if (numel)
+        *numel = n;
+    if (nbytes)
+        *nbytes = (size_t)n * (size_t)elem;
+    return BP_OK;
+}
+
+static void bp__storage_release(bp__storage *s)
+{
+    if (atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    bp_backend *b = s->backend;
+    if (s->buffer)
+        b->vt->free(b->dev, s->buffer);
+    atomic_fetch_sub(&b->live_tensors, 1);
+    atomic_fetch_sub(&b->live_bytes, (long long)s->bytes);
+    bp_context *ctx = b->ctx;
+    free(s);
+    bp__context_release(ctx);
+}
+
+bp_status bp__tensor_new(const char *fn, bp_backend *b, bp_dtype dtype, int32_t rank,
+                         const int64_t *shape, bp_tensor **out)
+{
+    *out = NULL;
+    if (!b)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: backend is NULL", fn);
+    int64_t numel;
+    size_t nbytes;
+    BP__TRY(bp__shape_check(fn, dtype, rank, shape, &numel, &nbytes));
+    bp_tensor *t = calloc(1, sizeof *t);
+    bp__storage *s = calloc(1, sizeof *s);
+    if (!t || !s) {
+        free(t);
+        free(s);
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    bp__before_call();
+    bp_status st = b->vt->alloc(b->dev, nbytes, &s->buffer);
+    if (st != BP_OK || !s->buffer) {
+        free(t);
+        free(s);
+        if (st == BP_OK)
+            st = BP_ERR_BACKEND;
+        return bp__error(st, "%s: backend %s could not allocate %zu bytes: %s", fn, b->name,
+                         nbytes, *bp__plugin_detail() ? bp__plugin_detail() : bp_status_message(st));
+    }
+    atomic_init(&s->refs, 1);
+    atomic_init(&s->given_away, false);
+    s->backend = b;
+    s->bytes = nbytes;
+    atomic_fetch_add(&b->live_tensors, 1);
+    atomic_fetch_add(&b->live_bytes, (long long)nbytes);
+    bp__context_retain(b->ctx);
+    atomic_init(&t->refs, 1);
+    t->storage = s;
+    t->dtype = dtype;
+    t->rank = rank;
+    for (int32_t k = 0; k < rank; k++)
+        t->shape[k] = shape[k];
+    t->numel = numel;
+    t->nbytes = nbytes;
+    *out = t;
+    return BP_OK;
+}
+
+bp_status bp__tensor_alias(const bp_tensor *src, int32_t rank, const int64_t *shape, bp_tensor **out)
+{
+    *out = NULL;
+    bp_tensor *t = calloc(1, sizeof *t);
+    if (!t)
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "out of memory creating a tensor view");
+    atomic_init(&t->refs, 1);
+    atomic_fetch_add(&src->storage->refs, 1);
+    t->storage = src->storage;
+    t->offset = src->offset;
+    t->dtype = src->dtype;
+    t->rank = rank;
+    for (int32_t k = 0; k < rank; k++)
+        t->shape[k] = shape[k];
+    t->numel = src->numel;
+    t->nbytes = src->nbytes;
+    *out = t;
+    return BP_OK;
+}
+
+bp_status bp_tensor_from_host(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
+                              const void *data, bp_tensor **out)
+{
+    static const char fn[] = "bp_tensor_from_host";
+    BP__TRY(bp__check_out(fn, out));
+    bp_tensor *t;
+    BP__TRY(bp__tensor_new(fn, b, dtype, rank, shape, &t));
+    if (t->nbytes > 0) {
+        if (!data) {
+            bp_tensor_release(t);
+            return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: data is NULL for %lld elements", fn,
+                             (long long)t->numel);
+        }
+        bp__before_call();
+        bp_status st = b->vt->write(b->dev, t->storage->buffer, 0, data, t->nbytes);
+        if (st != BP_OK) {
+            bp_tensor_release(t);
+            return bp__backend_failed(b, BP_OP_COPY, st);
+        }
+    }
+    *out = t;
+    return BP_OK;
+}
+
+bp_status bp_tensor_to_host(const bp_tensor *t, void *dst, size_t dst_bytes)
+{
+    static const char fn[] = "bp_tensor_to_host";
+    BP__TRY(bp__check_input(fn, "t", t));
+    if (dst_bytes < t->nbytes)
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: destination holds %zu bytes but the tensor needs %zu", fn, dst_bytes,
+                         t->nbytes);
+    if (t->nbytes == 0)
+        return BP_OK;
+    if (!dst)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: dst is NULL", fn);
+    bp_backend *b = bp__backend_of(t);
+    bp__before_call();
+    bp_status st = b->vt->read(b->dev, t->storage->buffer, (size_t)t->offset, dst, t->nbytes);
+    return st == BP_OK ? BP_OK : bp__backend_failed(b, BP_OP_COPY, st);
+}
+
+void bp_tensor_retain(bp_tensor *t)
+{
+    if (t)
+        atomic_fetch_add(&t->refs, 1);
+}
+
+void bp_tensor_release(bp_tensor *t)
+{
+    if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
+        return;
+    bp__storage_release(t->storage);
+    free(t);
+}
+
+bp_dtype bp_tensor_dtype(const bp_tensor *t) { return t ? t->dtype : BP_BOOL; }
+int32_t bp_tensor_rank(const bp_tensor *t) { return t ? t->rank : 0; }
+const int64_t *bp_tensor_shape(const bp_tensor *t) { return t ? t->shape : NULL; }
+int64_t bp_tensor_numel(const bp_tensor *t) { return t ? t->numel : 0; }
+size_t bp_tensor_nbytes(const bp_tensor *t) { return t ? t->nbytes : 0; }
+bp_backend *bp_tensor_backend(const bp_tensor *t) { return t ? t->storage->backend : NULL; }
+
+bool bp_tensor_is_valid(const bp_tensor *t)
+{
+    return t && !atomic_load(&t->storage->given_away);
+}
+
+/* ---- items ---------------------------------------------------------------- */
+
+static bp_status bp__item(const char *fn, const bp_tensor *t, void *elem)
+{
+    BP__TRY(bp__check_input(fn, "t", t));
+    if (t->numel != 1)
+        return bp__error(BP_ERR_SHAPE, "%s: the tensor has %lld elements, not exactly 1", fn,
+                         (long long)t->numel);
+    return bp_tensor_to_host(t, elem, bp_dtype_size(t->dtype));
+}
+
+bp_status bp_item_f64(const bp_tensor *t, double *out)
+{
+    unsigned char elem[8];
+    if (!out)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_item_f64: out is NULL");
+    BP__TRY(bp__item("bp_item_f64", t, elem));
+    *out = bp__scalar_to_double(t->dtype, elem);
+    return BP_OK;
+}
+
+bp_status bp_item_i64(const bp_tensor *t, int64_t *out)
+{
+    unsigned char elem[8];
+    if (!out)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_item_i64: out is NULL");
+    BP__TRY(bp__item("bp_item_i64", t, elem));
+    *out = bp__scalar_to_i64(t->dtype, elem);
+    return BP_OK;
+}
+
+bp_status bp_item_bool(const bp_tensor *t, bool *out)
+{
+    unsigned char elem[8];
+    if (!out)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_item_bool: out is NULL");
+    BP__TRY(bp__item("bp_item_bool", t, elem));
+    double v = bp__scalar_to_double(t->dtype, elem);
+    *out = v != 0.0; /* NaN is true, as a cast to bool */
+    return BP_OK;
+}
+
+/* ---- metadata-only views -------------------------------------------------- */
+
+bp_status bp_reshape(const bp_tensor *t, int32_t rank, const int64_t *shape, bp_tensor **out)
+{
+    static const char fn[] = "bp_reshape";
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(bp__check_input(fn, "t", t));
+    if (rank < 0 || rank > BP_MAX_RANK || (rank > 0 && !shape))
+        return bp__error(BP_ERR_SHAPE, "%s: rank %d (shape %s) is invalid", fn, rank,
+                         shape ? "given" : "NULL");
+    int64_t dims[BP_MAX_RANK], known = 1;
+    int32_t infer = -1;
+    for (int32_t k = 0; k < rank; k++) {
+        dims[k] = shape[k];
+        if (shape[k] == -1) {
+            if (infer >= 0)
+                return bp__error(BP_ERR_SHAPE, "%s: more than one -1 in the new shape", fn);
+            infer = k;
+        } else if (shape[k] < 0) {
+            return bp__error(BP_ERR_SHAPE, "%s: extent %lld of axis %d is negative", fn,
+                             (long long)shape[k], k);
+        } else {
+            if (shape[k] != 0 && known > INT64_MAX / shape[k])
+                return bp__error(BP_ERR_SHAPE, "%s: new shape overflows", fn);
+            known *= shape[k];
+        }
+    }
+    if (infer >= 0) {
+        if (known == 0 || t->numel % known != 0)
+            return bp__error(BP_ERR_SHAPE, "%s: cannot infer the -1 extent: %lld elements do "
+                             "not divide by %lld", fn, (long long)t->numel, (long long)known);
+        dims[infer] = t->numel / known;
+        known = t->numel;
+    }
+    if (known != t->numel)
+        return bp__error(BP_ERR_SHAPE, "%s: the new shape has %lld elements, the tensor %lld", fn,
+                         (long long)known, (long long)t->numel);
+    return bp__tensor_alias(t, rank, dims, out);
+}
+
+bp_status bp_squeeze(const bp_tensor *t, int32_t n_axes, const int32_t *axes, bp_tensor **out)
+{
+    static const char fn[] = "bp_squeeze";
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(bp__check_input(fn, "t", t));
+    bool drop[BP_MAX_RANK] = {false};
+    if (n_axes < 0 || (n_axes > 0 && !axes))
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: %d axes given with axes %s", fn, n_axes,
+                         axes ? "set" : "NULL");
+    for (int32_t i = 0; i < n_axes; i++) {
+        int32_t a;
+        BP__TRY(bp__normalize_axis(fn, axes[i], t->rank, &a));
+        if (t->shape[a] != 1)
+            return bp__error(BP_ERR_SHAPE, "%s: axis %d has extent %lld, not 1", fn, axes[i],
+                             (long long)t->shape[a]);
+        drop[a] = true;
+    }
+    int64_t dims[BP_MAX_RANK];
+    int32_t r = 0;
+    for (int32_t k = 0; k < t->rank; k++)
+        if (!(n_axes == 0 ? t->shape[k] == 1 : drop[k]))
+            dims[r++] = t->shape[k];
+    return bp__tensor_alias(t, r, dims, out);
+}
+
+bp_status bp_unsqueeze(const bp_tensor *t, int32_t axis, bp_tensor **out)
+{
+    static const char fn[] = "bp_unsqueeze";
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(bp__check_input(fn, "t", t));
+    if (t->rank >= BP_MAX_RANK)
+        return bp__error(BP_ERR_SHAPE, "%s: the result would exceed rank %d", fn, BP_MAX_RANK);
+    int32_t a;
+    BP__TRY(bp__normalize_axis(fn, axis, t->rank + 1, &a));
+    int64_t dims[BP_MAX_RANK];
+    for (int32_t k = 0, j = 0; k <= t->rank; k++)
+        dims[k] = k == a ? 1 : t->shape[j++];
+    return bp__tensor_alias(t, t->rank + 1, dims, out);
+}

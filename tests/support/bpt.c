@@ -1,0 +1,24 @@
+#include "bpt.h"
+
+bp_context *bpt_context(void)
+{
+    bp_context *ctx = NULL;
+    bp_status st = bp_context_create(NULL, &ctx);
+    cr_assert_eq(st, BP_OK, "bp_context_create: %s: %s", bp_status_string(st), bp_last_error());
+    cr_assert_not_null(ctx);
+    return ctx;
+}
+
+size_t bpt_backends(bp_context *ctx, bp_backend **out, size_t max)
+{
+    size_t n = 0, count = bp_context_plugin_count(ctx);
+    for (size_t i = 0; i < count && n < max; i++) {
+        bp_plugin_record rec;
+        if (bp_context_plugin(ctx, i, &rec) != BP_OK || !rec.loaded)
+            continue;
+        bp_backend *be = NULL;
+        if (bp_backend_get(ctx, rec.name, &be) == BP_OK)
+            out[n++] = be;
+    }
+    return n;
+}

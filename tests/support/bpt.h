@@ -1,0 +1,42 @@
+/* Test support shared by every suite. */
+#ifndef BPT_H
+#define BPT_H
+
+#include <criterion/criterion.h>
+#include <stddef.h>
+
+#include <backplane/backplane.h>
+
+/* A context with built-in defaults (the ctest environment clears every
+ * BP_* variable and points HOME/XDG at empty directories). Fails the test
+ * if creation fails. */
+bp_context *bpt_context(void);
+
+/* Every backend of ctx whose plugin opens (device 0 of each), in plugin
+ * order; at most max. The binary backend is always among them. */
+size_t bpt_backends(bp_context *ctx, bp_backend **out, size_t max);
+
+/* Run `body` once per backend: for (each) { bp_backend *be = ...; body }. */
+#define BPT_FOR_EACH_BACKEND(ctx, be)                                          \
+    bp_backend *bpt_list_[16];                                                 \
+    size_t bpt_n_ = bpt_backends((ctx), bpt_list_, 16);                        \
+    for (size_t bpt_i_ = 0; bpt_i_ < bpt_n_ && ((be) = bpt_list_[bpt_i_], 1); bpt_i_++)
+
+/* Assert a call returned BP_OK, printing bp_last_error() if not. */
+#define BPT_OK(call)                                                           \
+    do {                                                                       \
+        bp_status bpt_st_ = (call);                                            \
+        cr_assert_eq(bpt_st_, BP_OK, "%s -> %s: %s", #call,                    \
+                     bp_status_string(bpt_st_), bp_last_error());              \
+    } while (0)
+
+/* Assert a call failed with exactly `code`. */
+#define BPT_FAILS(code, call)                                                  \
+    do {                                                                       \
+        bp_status bpt_st_ = (call);                                            \
+        cr_assert_eq(bpt_st_, (code), "%s -> %s (wanted %s): %s", #call,       \
+                     bp_status_string(bpt_st_), bp_status_string(code),        \
+                     bp_last_error());                                         \
+    } while (0)
+
+#endif

@@ -1,0 +1,300 @@
+/* Core tensor behaviour: lifetime, shapes, explicit backend moves, errors,
+ * threads, and the library's silence on stdout. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpt.h" /* before criterion/redirect.h, which needs criterion.h first */
+
+#include <criterion/redirect.h>
+
+static bp_context *ctx;
+static bp_backend *cpu, *other; /* binary, and crashy: a second, non-host-addressable backend */
+
+static void setup(void)
+{
+    setenv("BP_PLUGIN_PATH", BPT_PLUGIN_DIR, 1);
+    setenv("BP_LOG_LEVEL", "error", 1);
+    ctx = bpt_context();
+    BPT_OK(bp_backend_get(ctx, "binary", &cpu));
+    BPT_OK(bp_backend_get(ctx, "crashy", &other));
+}
+static void teardown(void) { bp_context_destroy(ctx); }
+
+TestSuite(tensor, .init = setup, .fini = teardown);
+
+static bp_tensor *f32(bp_backend *be, int32_t rank, const int64_t *shape, const float *data)
+{
+    bp_tensor *t = NULL;
+    BPT_OK(bp_tensor_from_host(be, BP_F32, rank, shape, data, &t));
+    return t;
+}
+
+Test(tensor, round_trips_host_data_exactly)
+{
+    float in[6] = {1.5f, -2, 3e-38f, 4, 5, 6}, out[6] = {0};
+    bp_tensor *t = f32(cpu, 2, (int64_t[]){2, 3}, in);
+    cr_assert_eq(bp_tensor_rank(t), 2);
+    cr_assert_eq(bp_tensor_numel(t), 6);
+    cr_assert_eq(bp_tensor_nbytes(t), sizeof in);
+    BPT_OK(bp_tensor_to_host(t, out, sizeof out));
+    cr_assert_arr_eq(in, out, sizeof in);
+    bp_tensor_release(t);
+}
+
+Test(tensor, to_host_refuses_a_too_small_destination)
+{
+    float out[2];
+    bp_tensor *t = f32(cpu, 1, (int64_t[]){3}, (float[]){1, 2, 3});
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_tensor_to_host(t, out, sizeof out));
+    bp_tensor_release(t);
+}
+
+Test(tensor, shapes_are_checked_for_rank_negative_extents_and_overflow)
+{
+    bp_tensor *t = NULL;
+    int64_t big[3] = {INT64_MAX / 2, 4, 4};
+    BPT_FAILS(BP_ERR_SHAPE, bp_tensor_from_host(cpu, BP_F32, 3, big, NULL, &t));
+    cr_assert_null(t);
+    BPT_FAILS(BP_ERR_SHAPE, bp_tensor_from_host(cpu, BP_F32, 1, (int64_t[]){-1}, NULL, &t));
+    int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    BPT_FAILS(BP_ERR_SHAPE, bp_tensor_from_host(cpu, BP_F32, 9, nine, (float[]){1}, &t));
+    BPT_FAILS(BP_ERR_DTYPE, bp_tensor_from_host(cpu, (bp_dtype)42, 0, NULL, (float[]){1}, &t));
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_tensor_from_host(cpu, BP_F32, 1, (int64_t[]){2}, NULL, &t));
+}
+
+Test(tensor, empty_and_rank0_tensors_are_valid)
+{
+    bp_tensor *e = NULL, *s = NULL;
+    BPT_OK(bp_tensor_from_host(cpu, BP_F64, 2, (int64_t[]){0, 5}, NULL, &e));
+    cr_assert_eq(bp_tensor_numel(e), 0);
+    BPT_OK(bp_tensor_from_host(cpu, BP_F64, 0, NULL, (double[]){2.5}, &s));
+    double v = 0;
+    BPT_OK(bp_item_f64(s, &v));
+    cr_assert_eq(v, 2.5);
+    BPT_FAILS(BP_ERR_SHAPE, bp_item_f64(e, &v));
+    bp_tensor_release(e);
+    bp_tensor_release(s);
+}
+
+Test(tensor, item_accepts_any_tensor_with_exactly_one_element)
+{
+    bp_tensor *t = NULL, *four = NULL;
+    BPT_OK(bp_tensor_from_host(cpu, BP_I64, 3, (int64_t[]){1, 1, 1}, (int64_t[]){INT64_MIN}, &t));
+    int64_t i = 0;
+    BPT_OK(bp_item_i64(t, &i));
+    cr_assert_eq(i, INT64_MIN);
+    four = f32(cpu, 2, (int64_t[]){2, 2}, (float[]){1, 2, 3, 4});
+    double d;
+    BPT_FAILS(BP_ERR_SHAPE, bp_item_f64(four, &d));
+    cr_assert(strstr(bp_last_error(), "4 elements"), "%s", bp_last_error());
+    bp_tensor_release(t);
+    bp_tensor_release(four);
+}
+
+Test(tensor, reshape_with_one_inferred_extent_shares_the_data)
+{
+    float in[6] = {1, 2, 3, 4, 5, 6}, out[6];
+    bp_tensor *t = f32(cpu, 2, (int64_t[]){2, 3}, in), *r = NULL;
+    BPT_OK(bp_reshape(t, 3, (int64_t[]){3, -1, 1}, &r));
+    cr_assert_eq(bp_tensor_shape(r)[1], 2);
+    BPT_OK(bp_tensor_to_host(r, out, sizeof out));
+    cr_assert_arr_eq(in, out, sizeof in);
+    bp_tensor *bad = NULL;
+    BPT_FAILS(BP_ERR_SHAPE, bp_reshape(t, 2, (int64_t[]){-1, -1}, &bad));
+    BPT_FAILS(BP_ERR_SHAPE, bp_reshape(t, 2, (int64_t[]){4, -1}, &bad));
+    BPT_FAILS(BP_ERR_SHAPE, bp_reshape(t, 1, (int64_t[]){7}, &bad));
+    bp_tensor_release(t); /* the view keeps the data alive */
+    BPT_OK(bp_tensor_to_host(r, out, sizeof out));
+    cr_assert_arr_eq(in, out, sizeof in);
+    bp_tensor_release(r);
+}
+
+Test(tensor, squeeze_and_unsqueeze_change_only_metadata)
+{
+    bp_tensor *t = f32(cpu, 3, (int64_t[]){1, 3, 1}, (float[]){1, 2, 3}), *s = NULL, *u = NULL;
+    BPT_OK(bp_squeeze(t, 0, NULL, &s));
+    cr_assert_eq(bp_tensor_rank(s), 1);
+    BPT_OK(bp_unsqueeze(s, -1, &u));
+    cr_assert_eq(bp_tensor_rank(u), 2);
+    cr_assert_eq(bp_tensor_shape(u)[0], 3);
+    cr_assert_eq(bp_tensor_shape(u)[1], 1);
+    bp_tensor *bad = NULL;
+    BPT_FAILS(BP_ERR_SHAPE, bp_squeeze(t, 1, (int32_t[]){1}, &bad));
+    BPT_FAILS(BP_ERR_SHAPE, bp_unsqueeze(s, 3, &bad));
+    bp_tensor_release(t);
+    bp_tensor_release(s);
+    bp_tensor_release(u);
+}
+
+Test(tensor, mixing_backends_is_an_error_naming_both_and_the_fix)
+{
+    bp_tensor *a = f32(cpu, 1, (int64_t[]){2}, (float[]){1, 2});
+    bp_tensor *b = f32(other, 1, (int64_t[]){2}, (float[]){3, 4});
+    bp_tensor *c = NULL;
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_add(a, b, &c));
+    cr_assert_null(c);
+    const char *e = bp_last_error();
+    cr_assert(strstr(e, "binary:0") && strstr(e, "crashy:0") && strstr(e, "bp_backend_copy"), "%s", e);
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_add(b, a, &c));
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_matmul(a, b, &c));
+    bp_tensor *cond = NULL;
+    BPT_OK(bp_tensor_from_host(other, BP_BOOL, 1, (int64_t[]){2}, (uint8_t[]){1, 0}, &cond));
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_where(cond, a, a, &c));
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_concat(2, (const bp_tensor *[]){a, b}, 0, &c));
+    bp_tensor_release(a);
+    bp_tensor_release(b);
+    bp_tensor_release(cond);
+}
+
+Test(tensor, backend_copy_round_trips_exactly_between_backends)
+{
+    double in[5] = {1.0 / 3, -0.0, 1e300, -5e-324, 42}, out[5];
+    bp_tensor *a = NULL, *b = NULL, *c = NULL;
+    BPT_OK(bp_tensor_from_host(cpu, BP_F64, 1, (int64_t[]){5}, in, &a));
+    BPT_OK(bp_backend_copy(a, other, &b));
+    cr_assert_eq(bp_tensor_backend(b), other);
+    BPT_OK(bp_backend_copy(b, cpu, &c));
+    BPT_OK(bp_tensor_to_host(c, out, sizeof out));
+    cr_assert_arr_eq(in, out, sizeof in);
+    bp_tensor_release(a);
+    bp_tensor_release(b);
+    bp_tensor_release(c);
+}
+
+Test(tensor, backend_copy_stages_through_host_between_two_device_backends)
+{
+    int32_t in[3] = {INT32_MIN, 0, INT32_MAX}, out[3];
+    bp_tensor *a = NULL, *b = NULL, *c = NULL;
+    BPT_OK(bp_tensor_from_host(other, BP_I32, 1, (int64_t[]){3}, in, &a));
+    BPT_OK(bp_backend_copy(a, other, &b)); /* neither side host-addressable, no copy entry: staged */
+    BPT_OK(bp_backend_copy(b, cpu, &c));
+    BPT_OK(bp_tensor_to_host(c, out, sizeof out));
+    cr_assert_arr_eq(in, out, sizeof in);
+    bp_tensor_release(a);
+    bp_tensor_release(b);
+    bp_tensor_release(c);
+}
+
+Test(tensor, a_tensor_used_after_transfer_gives_a_clear_error)
+{
+    float in[2] = {1, 2}, out[2];
+    bp_tensor *a = f32(cpu, 1, (int64_t[]){2}, in), *view = NULL, *moved = NULL, *c = NULL;
+    BPT_OK(bp_reshape(a, 2, (int64_t[]){1, 2}, &view));
+    BPT_OK(bp_backend_transfer(a, other, &moved));
+    cr_assert_not(bp_tensor_is_valid(a));
+    cr_assert_not(bp_tensor_is_valid(view));
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_tensor_to_host(a, out, sizeof out));
+    cr_assert(strstr(bp_last_error(), "bp_backend_transfer"), "%s", bp_last_error());
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_neg(view, &c));
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_backend_transfer(a, cpu, &c));
+    BPT_OK(bp_tensor_to_host(moved, out, sizeof out));
+    cr_assert_arr_eq(in, out, sizeof in);
+    bp_tensor_release(a);
+    bp_tensor_release(view);
+    bp_tensor_release(moved);
+}
+
+Test(tensor, unsupported_op_names_backend_op_and_dtype)
+{
+    bp_tensor *a = f32(other, 1, (int64_t[]){2}, (float[]){1, 2}), *c = NULL;
+    BPT_FAILS(BP_ERR_UNSUPPORTED_OP, bp_add(a, a, &c));
+    const char *e = bp_last_error();
+    cr_assert(strstr(e, "crashy:0") && strstr(e, "add") && strstr(e, "f32"), "%s", e);
+    cr_assert_not(bp_backend_supports(other, BP_OP_ADD, BP_F32));
+    cr_assert(bp_backend_supports(cpu, BP_OP_ADD, BP_F32));
+    bp_tensor_release(a);
+}
+
+Test(tensor, status_names_come_from_one_list)
+{
+    cr_assert_str_eq(bp_status_string(BP_OK), "BP_OK");
+    cr_assert_str_eq(bp_status_string(BP_ERR_BACKEND_MISMATCH), "BP_ERR_BACKEND_MISMATCH");
+    cr_assert_str_eq(bp_status_string((bp_status)999), "BP_UNKNOWN_STATUS");
+    cr_assert_str_eq(bp_status_message(BP_ERR_SHAPE), "incompatible or invalid shape");
+}
+
+static void *worker(void *arg)
+{
+    bp_backend *be = arg;
+    for (int i = 0; i < 200; i++) {
+        bp_tensor *a = NULL, *b = NULL, *bad = NULL;
+        float v = (float)i;
+        if (bp_tensor_from_host(be, BP_F32, 0, NULL, &v, &a) != BP_OK)
+            return "from_host failed";
+        if (bp_add(a, a, &b) != BP_OK)
+            return "add failed";
+        double d;
+        if (bp_item_f64(b, &d) != BP_OK || d != 2.0 * i)
+            return "wrong sum";
+        /* each thread's error stays its own */
+        if (bp_reshape(a, 1, (int64_t[]){2}, &bad) != BP_ERR_SHAPE || !strstr(bp_last_error(), "bp_reshape"))
+            return "error message crossed threads";
+        bp_tensor_release(a);
+        bp_tensor_release(b);
+    }
+    return NULL;
+}
+
+Test(tensor, one_context_serves_several_threads_with_per_thread_errors)
+{
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(pthread_create(&th[i], NULL, worker, cpu), 0);
+    for (int i = 0; i < 4; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        cr_assert_null(r, "thread %d: %s", i, (const char *)r);
+    }
+}
+
+Test(tensor, two_contexts_do_not_share_backends)
+{
+    bp_context *ctx2 = bpt_context();
+    bp_backend *cpu2 = NULL;
+    BPT_OK(bp_backend_get(ctx2, "binary", &cpu2));
+    cr_assert_neq(cpu, cpu2);
+    bp_tensor *a = f32(cpu, 1, (int64_t[]){1}, (float[]){1}), *b = f32(cpu2, 1, (int64_t[]){1}, (float[]){1}), *c = NULL;
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_add(a, b, &c));
+    bp_tensor_release(a);
+    bp_tensor_release(b);
+    bp_context_destroy(ctx2);
+}
+
+Test(tensor_lifetime, destroy_with_live_tensors_warns_and_keeps_them_usable, .init = cr_redirect_stderr)
+{
+    bp_context *c = bpt_context();
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_get(c, "binary", &be));
+    bp_tensor *t = NULL;
+    BPT_OK(bp_tensor_from_host(be, BP_F32, 1, (int64_t[]){4}, (float[]){1, 2, 3, 4}, &t));
+    bp_context_destroy(c);
+    float out[4];
+    BPT_OK(bp_tensor_to_host(t, out, sizeof out)); /* still valid */
+    cr_assert_eq(out[3], 4.0f);
+    bp_tensor_release(t); /* the last release frees the context */
+    fflush(stderr);
+    cr_assert_stderr_eq_str(
+        "backplane: warn: bp_context_destroy: 1 tensor buffer(s) still alive, 16 bytes "
+        "[binary:0: 1 (16 bytes)]; the context stays until the last is released with "
+        "bp_tensor_release\n");
+}
+
+Test(tensor_lifetime, the_library_writes_nothing_to_stdout, .init = cr_redirect_stdout)
+{
+    setenv("BP_LOG_LEVEL", "debug", 1);
+    setenv("BP_PLUGIN_PATH", BPT_PLUGIN_DIR, 1);
+    bp_context *c = bpt_context();
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_default(c, &be));
+    bp_tensor *t = NULL, *u = NULL;
+    BPT_OK(bp_tensor_from_host(be, BP_F32, 1, (int64_t[]){2}, (float[]){1, 2}, &t));
+    BPT_OK(bp_exp(t, &u));
+    bp_backend_get(c, "open_fails", &be);
+    bp_tensor_release(t);
+    bp_tensor_release(u);
+    bp_context_destroy(c);
+    fflush(stdout);
+    cr_assert_stdout_eq_str("");
+}

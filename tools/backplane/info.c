@@ -1,0 +1,465 @@
+/* backplane info: what the library sees: version, configuration and where
+ * each setting came from, every plugin (loaded or rejected, and why), each
+ * opened plugin's devices, and the default backend. --json gives the same as
+ * one JSON object. */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const CMD = "info";
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: backplane info [--config FILE] [--json]\n"
+            "\n"
+            "Show the library version and plugin ABI, the configuration file used and\n"
+            "where every setting came from, every plugin found (loaded or rejected, and\n"
+            "why), the devices of each plugin that opens, and the default backend.\n"
+            "\n"
+            "options:\n"
+            "  --config FILE  read FILE instead of the layered defaults\n"
+            "                 ($BP_CONFIG, $XDG_CONFIG_HOME/backplane/backplane.ini,\n"
+            "                 /etc/backplane/backplane.ini, built-in defaults)\n"
+            "  --json         print one JSON object instead of text\n"
+            "  -h, --help     show this help and exit\n"
+            "\n"
+            "Exit status: 0 on success (even if some plugin failed: the report says\n"
+            "why), 1 if the configuration cannot be read, 2 for a usage error.\n");
+}
+
+/* Everything is gathered first, then printed as text or JSON. Strings from
+ * bp_last_error() are copied (it is overwritten by the next failure); record
+ * and setting strings stay valid while the context lives. */
+typedef struct device_entry {
+    char backend[160];         /* "binary:0", the name passed to bp_backend_get */
+    bp_status get_status;      /* bp_backend_get */
+    char *get_error;
+    const char *lib_name;      /* bp_backend_name() once opened */
+    bp_status info_status;     /* bp_backend_device_info */
+    char *info_error;
+    bp_device_info info;
+    bp_status mem_status;      /* bp_backend_memory_info; UNSUPPORTED_OP: not reported */
+    char *mem_error;
+    bp_memory_info mem;
+} device_entry;
+
+typedef struct plugin_entry {
+    bp_plugin_record rec;
+    bp_status rec_status;      /* bp_context_plugin */
+    char *rec_error;
+    int32_t n_devices;
+    device_entry *devices;
+} plugin_entry;
+
+typedef struct report {
+    const char *config_path;
+    bp_log_level log_level;
+    size_t n_settings;
+    bp_setting *settings;
+    size_t n_plugins;
+    plugin_entry *plugins;
+    bp_status default_status;
+    char *default_error;
+    const char *default_name;
+    const char *default_reason;
+} report;
+
+static char *dup_str(const char *s)
+{
+    if (!s)
+        s = "";
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static const char *log_level_name(bp_log_level level)
+{
+    switch (level) {
+    case BP_LOG_DEBUG: return "debug";
+    case BP_LOG_INFO: return "info";
+    case BP_LOG_WARN: return "warn";
+    case BP_LOG_ERROR: return "error";
+    case BP_LOG_OFF: return "off";
+    }
+    return "?";
+}
+
+static void report_free(report *r)
+{
+    free(r->settings);
+    for (size_t i = 0; i < r->n_plugins; i++) {
+        plugin_entry *p = &r->plugins[i];
+        free(p->rec_error);
+        for (int32_t d = 0; d < p->n_devices; d++) {
+            free(p->devices[d].get_error);
+            free(p->devices[d].info_error);
+            free(p->devices[d].mem_error);
+        }
+        free(p->devices);
+    }
+    free(r->plugins);
+    free(r->default_error);
+}
+
+static void gather_device(bp_context *ctx, const char *plugin, int32_t index, device_entry *d)
+{
+    bp_backend *be = NULL;
+    snprintf(d->backend, sizeof d->backend, "%s:%d", plugin, (int)index);
+    d->info_status = d->mem_status = BP_ERR_NOT_FOUND;
+    d->get_status = bp_backend_get(ctx, d->backend, &be);
+    if (d->get_status != BP_OK) {
+        d->get_error = dup_str(bp_last_error());
+        return;
+    }
+    d->lib_name = bp_backend_name(be);
+    d->info.struct_size = sizeof d->info;
+    d->info_status = bp_backend_device_info(be, &d->info);
+    if (d->info_status != BP_OK)
+        d->info_error = dup_str(bp_last_error());
+    d->mem.struct_size = sizeof d->mem;
+    d->mem_status = bp_backend_memory_info(be, &d->mem);
+    if (d->mem_status != BP_OK && d->mem_status != BP_ERR_UNSUPPORTED_OP)
+        d->mem_error = dup_str(bp_last_error());
+}
+
+/* Returns BP_OK or BP_ERR_OUT_OF_MEMORY (host allocation); every library
+ * failure is recorded in the report instead. */
+static bp_status gather(bp_context *ctx, report *r)
+{
+    r->config_path = bp_context_config_path(ctx);
+    r->log_level = bp_context_log_level(ctx);
+
+    r->n_settings = bp_context_setting_count(ctx);
+    if (r->n_settings) {
+        r->settings = calloc(r->n_settings, sizeof *r->settings);
+        if (!r->settings)
+            return BP_ERR_OUT_OF_MEMORY;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < r->n_settings; i++) {
+        bp_status st = bp_context_setting(ctx, i, &r->settings[kept]);
+        if (st == BP_OK)
+            kept++;
+        else
+            cli_fail(CMD, "bp_context_setting", st); /* reported, not fatal */
+    }
+    r->n_settings = kept;
+
+    r->n_plugins = bp_context_plugin_count(ctx);
+    if (r->n_plugins) {
+        r->plugins = calloc(r->n_plugins, sizeof *r->plugins);
+        if (!r->plugins)
+            return BP_ERR_OUT_OF_MEMORY;
+    }
+    for (size_t i = 0; i < r->n_plugins; i++) {
+        plugin_entry *p = &r->plugins[i];
+        p->rec_status = bp_context_plugin(ctx, i, &p->rec);
+        if (p->rec_status != BP_OK) {
+            p->rec_error = dup_str(bp_last_error());
+            continue;
+        }
+        if (!p->rec.loaded)
+            continue;
+        /* The outcome (opened, device_count, or why not) lands in the record,
+         * so the status itself needs no separate report. */
+        (void)bp_context_plugin_open(ctx, i);
+        p->rec_status = bp_context_plugin(ctx, i, &p->rec);
+        if (p->rec_status != BP_OK) {
+            p->rec_error = dup_str(bp_last_error());
+            continue;
+        }
+        if (!p->rec.opened || p->rec.device_count <= 0)
+            continue;
+        p->devices = calloc((size_t)p->rec.device_count, sizeof *p->devices);
+        if (!p->devices)
+            return BP_ERR_OUT_OF_MEMORY;
+        p->n_devices = p->rec.device_count;
+        for (int32_t d = 0; d < p->n_devices; d++)
+            gather_device(ctx, p->rec.name, d, &p->devices[d]);
+    }
+
+    bp_backend *def = NULL;
+    r->default_status = bp_backend_default(ctx, &def);
+    if (r->default_status == BP_OK)
+        r->default_name = bp_backend_name(def);
+    else
+        r->default_error = dup_str(bp_last_error());
+    r->default_reason = bp_context_default_reason(ctx);
+    return BP_OK;
+}
+
+/* ---- text ----------------------------------------------------------------- */
+
+static void print_text(const report *r)
+{
+    char b1[32], b2[32], b3[32], b4[32];
+    printf("backplane %s (plugin ABI %d.%d)\n", bp_version(), BP_ABI_MAJOR, BP_ABI_MINOR);
+    printf("config:    %s\n", r->config_path ? r->config_path : "built-in defaults");
+    printf("log level: %s\n", log_level_name(r->log_level));
+
+    printf("\nsettings (%zu):\n", r->n_settings);
+    int width = 0;
+    for (size_t i = 0; i < r->n_settings; i++) {
+        const bp_setting *s = &r->settings[i];
+        int w = (int)(strlen(s->section) + strlen(s->key) + strlen(s->value) + 6);
+        if (!s->value[0])
+            w += 2; /* shown as "" */
+        if (w > width)
+            width = w;
+    }
+    if (width > 56)
+        width = 56;
+    for (size_t i = 0; i < r->n_settings; i++) {
+        const bp_setting *s = &r->settings[i];
+        const char *value = s->value[0] ? s->value : "\"\"";
+        int w = (int)(strlen(s->section) + strlen(s->key) + strlen(value) + 6);
+        printf("  [%s] %s = %s%*s  (%s)\n", s->section, s->key, value,
+               w < width ? width - w : 0, "", s->origin);
+    }
+
+    printf("\nplugins (%zu):\n", r->n_plugins);
+    if (r->n_plugins == 0)
+        printf("  none found\n");
+    for (size_t i = 0; i < r->n_plugins; i++) {
+        const plugin_entry *p = &r->plugins[i];
+        if (p->rec_status != BP_OK) {
+            printf("  #%zu: record unavailable: %s: %s\n", i, bp_status_string(p->rec_status),
+                   p->rec_error ? p->rec_error : "");
+            continue;
+        }
+        const bp_plugin_record *rec = &p->rec;
+        printf("  %s", rec->name);
+        if (rec->version && rec->version[0])
+            printf(" %s", rec->version);
+        if (rec->loaded)
+            printf(" (ABI %u.%u)", (unsigned)rec->abi_major, (unsigned)rec->abi_minor);
+        if (!rec->loaded)
+            printf(": rejected");
+        else if (!rec->opened)
+            printf(": loaded, failed to open");
+        else
+            printf(": loaded, opened, %d device%s", (int)rec->device_count,
+                   rec->device_count == 1 ? "" : "s");
+        printf("\n    file:   %s\n", rec->path ? rec->path : "?");
+        if (!rec->loaded || !rec->opened) {
+            printf("    reason: %s\n", bp_status_string(rec->status));
+            cli_print_block(stdout, rec->message, "      ");
+        }
+        for (int32_t d = 0; d < p->n_devices; d++) {
+            const device_entry *dv = &p->devices[d];
+            printf("    device %s", dv->backend);
+            if (dv->get_status != BP_OK) {
+                printf(": unavailable (%s)\n", bp_status_string(dv->get_status));
+                cli_print_block(stdout, dv->get_error, "      ");
+                continue;
+            }
+            if (dv->info_status == BP_OK) {
+                printf(": %s%s\n", dv->info.name,
+                       dv->info.host_addressable ? " (host-addressable)" : "");
+                if (dv->info.detail[0])
+                    printf("      %s\n", dv->info.detail);
+            } else {
+                printf(": device info failed: %s: %s\n", bp_status_string(dv->info_status),
+                       dv->info_error ? dv->info_error : "");
+            }
+            if (dv->mem_status == BP_OK) {
+                printf("      memory: %s in use, %s reserved",
+                       cli_format_bytes(dv->mem.used, b1, sizeof b1),
+                       cli_format_bytes(dv->mem.reserved, b2, sizeof b2));
+                if (dv->mem.device_total)
+                    printf(", %s free of %s", cli_format_bytes(dv->mem.device_free, b3, sizeof b3),
+                           cli_format_bytes(dv->mem.device_total, b4, sizeof b4));
+                printf("\n");
+            } else if (dv->mem_status == BP_ERR_UNSUPPORTED_OP) {
+                printf("      memory: not reported by this backend\n");
+            } else {
+                printf("      memory: %s: %s\n", bp_status_string(dv->mem_status),
+                       dv->mem_error ? dv->mem_error : "");
+            }
+        }
+    }
+
+    printf("\ndefault backend: ");
+    if (r->default_status == BP_OK) {
+        printf("%s\n", r->default_name ? r->default_name : "?");
+        cli_print_block(stdout, r->default_reason, "  ");
+    } else {
+        /* The error already carries the reason for each candidate. */
+        printf("none (%s)\n", bp_status_string(r->default_status));
+        cli_print_block(stdout, r->default_error, "  ");
+        if (r->default_reason && r->default_error && !strstr(r->default_error, r->default_reason))
+            cli_print_block(stdout, r->default_reason, "  ");
+    }
+}
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+static void json_status(const char *key, bp_status st, const char *error)
+{
+    printf("\"%s\": ", key);
+    cli_json_string(stdout, bp_status_string(st));
+    if (st != BP_OK) {
+        printf(", \"%s_error\": ", key);
+        cli_json_string(stdout, error ? error : "");
+    }
+}
+
+static void print_json(const report *r)
+{
+    printf("{\n  \"version\": ");
+    cli_json_string(stdout, bp_version());
+    printf(",\n  \"abi\": {\"major\": %d, \"minor\": %d}", BP_ABI_MAJOR, BP_ABI_MINOR);
+    printf(",\n  \"config\": ");
+    cli_json_string(stdout, r->config_path); /* null: built-in defaults */
+    printf(",\n  \"log_level\": ");
+    cli_json_string(stdout, log_level_name(r->log_level));
+
+    printf(",\n  \"settings\": [");
+    for (size_t i = 0; i < r->n_settings; i++) {
+        const bp_setting *s = &r->settings[i];
+        printf("%s\n    {\"section\": ", i ? "," : "");
+        cli_json_string(stdout, s->section);
+        printf(", \"key\": ");
+        cli_json_string(stdout, s->key);
+        printf(", \"value\": ");
+        cli_json_string(stdout, s->value);
+        printf(", \"origin\": ");
+        cli_json_string(stdout, s->origin);
+        printf("}");
+    }
+    printf("%s]", r->n_settings ? "\n  " : "");
+
+    printf(",\n  \"plugins\": [");
+    for (size_t i = 0; i < r->n_plugins; i++) {
+        const plugin_entry *p = &r->plugins[i];
+        const bp_plugin_record *rec = &p->rec;
+        printf("%s\n    {", i ? "," : "");
+        if (p->rec_status != BP_OK) {
+            json_status("record", p->rec_status, p->rec_error);
+            printf("}");
+            continue;
+        }
+        printf("\"name\": ");
+        cli_json_string(stdout, rec->name);
+        printf(", \"path\": ");
+        cli_json_string(stdout, rec->path);
+        printf(", \"version\": ");
+        cli_json_string(stdout, rec->version);
+        printf(",\n     \"loaded\": %s, \"opened\": %s", rec->loaded ? "true" : "false",
+               rec->opened ? "true" : "false");
+        printf(", \"status\": ");
+        cli_json_string(stdout, bp_status_string(rec->status));
+        printf(", \"message\": ");
+        cli_json_string(stdout, rec->message ? rec->message : "");
+        printf(",\n     \"abi\": {\"major\": %u, \"minor\": %u}, \"device_count\": %d",
+               (unsigned)rec->abi_major, (unsigned)rec->abi_minor, (int)rec->device_count);
+        printf(",\n     \"devices\": [");
+        for (int32_t d = 0; d < p->n_devices; d++) {
+            const device_entry *dv = &p->devices[d];
+            printf("%s\n       {\"backend\": ", d ? "," : "");
+            cli_json_string(stdout, dv->backend);
+            printf(", ");
+            json_status("status", dv->get_status, dv->get_error);
+            if (dv->get_status == BP_OK) {
+                printf(",\n        \"info\": ");
+                if (dv->info_status == BP_OK) {
+                    printf("{\"name\": ");
+                    cli_json_string(stdout, dv->info.name);
+                    printf(", \"detail\": ");
+                    cli_json_string(stdout, dv->info.detail);
+                    printf(", \"host_addressable\": %s}",
+                           dv->info.host_addressable ? "true" : "false");
+                } else {
+                    printf("null, ");
+                    json_status("info_status", dv->info_status, dv->info_error);
+                }
+                printf(",\n        \"memory\": ");
+                if (dv->mem_status == BP_OK) {
+                    printf("{\"used\": %" PRIu64 ", \"reserved\": %" PRIu64
+                           ", \"device_free\": %" PRIu64 ", \"device_total\": %" PRIu64 "}",
+                           dv->mem.used, dv->mem.reserved, dv->mem.device_free,
+                           dv->mem.device_total);
+                } else {
+                    printf("null, ");
+                    json_status("memory_status", dv->mem_status,
+                                dv->mem_error ? dv->mem_error : "not reported by this backend");
+                }
+            }
+            printf("}");
+        }
+        printf("%s]}", p->n_devices ? "\n     " : "");
+    }
+    printf("%s]", r->n_plugins ? "\n  " : "");
+
+    printf(",\n  \"default_backend\": ");
+    if (r->default_status == BP_OK) {
+        printf("{\"name\": ");
+        cli_json_string(stdout, r->default_name);
+        printf(", \"status\": \"BP_OK\"}");
+    } else {
+        printf("{\"name\": null, ");
+        json_status("status", r->default_status, r->default_error);
+        printf("}");
+    }
+    printf(",\n  \"default_reason\": ");
+    cli_json_string(stdout, r->default_reason ? r->default_reason : "");
+    printf("\n}\n");
+}
+
+int cli_info(int argc, char **argv)
+{
+    const char *config = NULL;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        int m;
+        if (cli_is_help(arg)) {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        } else if ((m = cli_option_value(CMD, argc, argv, &i, "--config", &config)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+        } else if (strcmp(arg, "--json") == 0) {
+            json = true;
+        } else if (arg[0] == '-') {
+            return cli_usage_error(CMD, "unknown option '%s'", arg);
+        } else {
+            return cli_usage_error(CMD, "unexpected argument '%s'", arg);
+        }
+    }
+
+    bp_context *ctx = NULL;
+    bp_status st = bp_context_create(config, &ctx);
+    if (st != BP_OK) {
+        const char *detail = bp_last_error();
+        fprintf(stderr, "backplane info: cannot create the context%s%s: %s\n",
+                config ? " from " : "", config ? config : "", bp_status_string(st));
+        cli_print_block(stderr, detail, "  ");
+        return CLI_EXIT_FAILURE;
+    }
+
+    report r;
+    memset(&r, 0, sizeof r);
+    int rc = CLI_EXIT_OK;
+    st = gather(ctx, &r);
+    if (st != BP_OK) {
+        rc = cli_error(CMD, "out of memory");
+    } else {
+        if (json)
+            print_json(&r);
+        else
+            print_text(&r);
+        fflush(stdout);
+        if (ferror(stdout))
+            rc = cli_error(CMD, "cannot write to standard output");
+    }
+    report_free(&r);
+    bp_context_destroy(ctx);
+    return rc;
+}
