@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bpt.h"
@@ -45,9 +46,18 @@ static void cleanup(void)
         rmdir(dirs[i]);
     if (tmpdir[0])
         rmdir(tmpdir);
+    n_files = n_dirs = 0;
+    tmpdir[0] = '\0';
 }
 
 TestSuite(config, .init = isolate, .fini = cleanup);
+
+/* cr_skip_test leaves without running .fini: clean up first. */
+#define SKIP(...)              \
+    do {                       \
+        cleanup();             \
+        cr_skip_test(__VA_ARGS__); \
+    } while (0)
 
 static const char *track_dir(const char *path)
 {
@@ -147,7 +157,7 @@ static bool system_config_present(void)
 Test(config, config_without_file_uses_builtin_defaults)
 {
     if (system_config_present())
-        cr_skip_test("%s exists on this machine", SYSTEM_CONFIG);
+        SKIP("%s exists on this machine", SYSTEM_CONFIG);
     bp_context *ctx = NULL;
     BPT_OK(bp_context_create(NULL, &ctx));
     cr_assert_null(bp_context_config_path(ctx));
@@ -185,7 +195,7 @@ Test(config, config_env_overrides_file)
 Test(config, config_env_overrides_defaults_without_file)
 {
     if (system_config_present())
-        cr_skip_test("%s exists on this machine", SYSTEM_CONFIG);
+        SKIP("%s exists on this machine", SYSTEM_CONFIG);
     setenv("BP_LOG_LEVEL", "  Info ", 1); /* trimmed, case-insensitive */
     bp_context *ctx = NULL;
     BPT_OK(bp_context_create(NULL, &ctx));
@@ -198,7 +208,7 @@ Test(config, config_env_overrides_defaults_without_file)
 Test(config, config_empty_env_value_counts_as_unset)
 {
     if (system_config_present())
-        cr_skip_test("%s exists on this machine", SYSTEM_CONFIG);
+        SKIP("%s exists on this machine", SYSTEM_CONFIG);
     setenv("BP_CONFIG", "", 1);
     setenv("BP_LOG_LEVEL", "", 1);
     setenv("BP_DEFAULT_BACKEND", "", 1);
@@ -431,26 +441,68 @@ Test(config, config_directory_as_file_is_io_error)
     assert_create_fails(BP_ERR_IO, tmpdir, tmpdir, "directory", NULL);
 }
 
+/* Expect bp_context_create(path) (path may be NULL) to fail with BP_ERR_IO
+ * naming want, the file that cannot be read. As root (which reads mode-000 files), the check
+ * runs in a child that drops to uid/gid 65534 first; skipped if that fails. */
+static void assert_unreadable_is_io_error(const char *path, const char *want)
+{
+    if (access(want, R_OK) != 0) {
+        assert_create_fails(BP_ERR_IO, path, want, strerror(EACCES), NULL);
+        return;
+    }
+    if (geteuid() != 0)
+        SKIP("this user can read a mode-000 file");
+    cr_assert_eq(chmod(tmpdir, 0755), 0); /* let the unprivileged child reach it */
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0 || access(want, R_OK) == 0)
+            _exit(77);
+        bp_context *ctx = NULL;
+        bp_status st = bp_context_create(path, &ctx);
+        const char *msg = bp_last_error();
+        bool ok = st == BP_ERR_IO && !ctx && strstr(msg, want) && strstr(msg, strerror(EACCES));
+        if (!ok)
+            fprintf(stderr, "got %s: %s\n", bp_status_string(st), msg);
+        _exit(ok ? 0 : 1);
+    }
+    int ws = 0;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    cr_assert(WIFEXITED(ws), "child died (status %d)", ws);
+    if (WEXITSTATUS(ws) == 77)
+        SKIP("cannot drop root privileges to test an unreadable file");
+    cr_assert_eq(WEXITSTATUS(ws), 0, "unreadable %s was not BP_ERR_IO naming it (see stderr)",
+                 want);
+}
+
 Test(config, config_unreadable_file_is_io_error)
 {
     const char *path = write_ini("[backplane]\nlog_level = warn\n");
     cr_assert_eq(chmod(path, 0), 0, "chmod: %s", strerror(errno));
-    if (access(path, R_OK) == 0)
-        cr_skip_test("running with privileges that read a mode-000 file (root?)");
-    assert_create_fails(BP_ERR_IO, path, path, strerror(EACCES), NULL);
+    assert_unreadable_is_io_error(path, path);
 }
 
 Test(config, config_unreadable_user_file_is_io_error)
 {
+    /* The user's file is optional, but one that exists and cannot be read
+     * is an error, not silently skipped. */
     char dir[256], path[300];
     snprintf(dir, sizeof dir, "%s/backplane", tmpdir);
     track_dir(dir);
+    cr_assert_eq(chmod(dir, 0755), 0);
     snprintf(path, sizeof path, "%s/backplane.ini", dir);
     write_file_at(path, "[backplane]\n");
     cr_assert_eq(chmod(path, 0), 0, "chmod: %s", strerror(errno));
-    if (access(path, R_OK) == 0)
-        cr_skip_test("running with privileges that read a mode-000 file (root?)");
-    assert_create_fails(BP_ERR_IO, NULL, path, NULL);
+    assert_unreadable_is_io_error(NULL, path);
+}
+
+Test(config, config_read_failure_is_io_error)
+{
+    /* /proc/self/mem opens but reading offset 0 fails (EIO). */
+    if (access("/proc/self/mem", F_OK) != 0)
+        SKIP("no /proc/self/mem");
+    assert_create_fails(BP_ERR_IO, "/proc/self/mem", "/proc/self/mem", NULL);
 }
 
 Test(config, config_bad_env_value_names_variable)

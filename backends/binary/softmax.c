@@ -31,31 +31,32 @@ static void load_row(bp_dtype dt, const char *p, int64_t stride, int64_t n, doub
     }
 }
 
-/* out[i] = buf[i] * scale + shift */
+/* out[i] = (buf[i] - sub) * mul + add: LOG_SOFTMAX subtracts the max first,
+ * since x + (-max - log(sum)) would cancel catastrophically for large x */
 static void store_row(bp_dtype dt, char *p, int64_t stride, int64_t n, const double *buf,
-                      double scale, double shift)
+                      double sub, double mul, double add)
 {
     switch (dt) {
     case BP_F16:
         for (int64_t i = 0; i < n; i++)
-            ((uint16_t *)p)[i * stride] = bp_f32_to_f16((float)(buf[i] * scale + shift));
+            ((uint16_t *)p)[i * stride] = bp_f32_to_f16((float)((buf[i] - sub) * mul + add));
         break;
     case BP_BF16:
         for (int64_t i = 0; i < n; i++)
-            ((uint16_t *)p)[i * stride] = bp_f32_to_bf16((float)(buf[i] * scale + shift));
+            ((uint16_t *)p)[i * stride] = bp_f32_to_bf16((float)((buf[i] - sub) * mul + add));
         break;
     case BP_F32:
         for (int64_t i = 0; i < n; i++)
-            ((float *)p)[i * stride] = (float)(buf[i] * scale + shift);
+            ((float *)p)[i * stride] = (float)((buf[i] - sub) * mul + add);
         break;
     default:
         for (int64_t i = 0; i < n; i++)
-            ((double *)p)[i * stride] = buf[i] * scale + shift;
+            ((double *)p)[i * stride] = (buf[i] - sub) * mul + add;
         break;
     }
 }
 
-static void softmax_row(bp_op op, double *buf, int64_t n, double *scale, double *shift)
+static void softmax_row(bp_op op, double *buf, int64_t n, double *sub, double *mul, double *add)
 {
     double m = -INFINITY;
     bool nan = false;
@@ -67,11 +68,11 @@ static void softmax_row(bp_op op, double *buf, int64_t n, double *scale, double 
     if (op == BP_OP_SOFTMAX) {
         for (int64_t i = 0; i < n; i++)
             s += buf[i] = exp(buf[i] - m);
-        *scale = 1.0 / s, *shift = 0.0;
+        *sub = 0.0, *mul = 1.0 / s, *add = 0.0;
     } else {
         for (int64_t i = 0; i < n; i++)
             s += exp(buf[i] - m);
-        *scale = 1.0, *shift = -m - log(s);
+        *sub = m, *mul = 1.0, *add = -log(s);
     }
 }
 
@@ -97,12 +98,12 @@ bp_status bpb_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out)
     bpb_iter_init(&it, 2, (const bp_view *[]){&rows[0], &rows[1]});
     while (bpb_iter_next(&it, pos))
         for (int64_t i = 0; i < it.inner; i++) {
-            double scale, shift;
+            double sub, mul, add;
             load_row(x->dtype, bpb_base(x) + (pos[0] + i * it.inner_stride[0]) * (int64_t)xsz, sx,
                      n, buf);
-            softmax_row(op, buf, n, &scale, &shift);
+            softmax_row(op, buf, n, &sub, &mul, &add);
             store_row(out->dtype, bpb_base(out) + (pos[1] + i * it.inner_stride[1]) * (int64_t)osz,
-                      so, n, buf, scale, shift);
+                      so, n, buf, sub, mul, add);
         }
     free(buf);
     return BP_OK;

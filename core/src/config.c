@@ -430,8 +430,8 @@ static char *cfg_reader(char *str, int num, void *stream)
             p->error_line = p->line + 1;
         } else if (ferror(p->fp)) {
             char eb[128];
-            p->status = bp__error(BP_ERR_IO, "cannot read config file '%s' after line %d: %s",
-                                  p->file, p->line, cfg_errtext(err ? err : EIO, eb, sizeof eb));
+            p->status = bp__error(BP_ERR_IO, "cannot read config file '%s' (line %d): %s",
+                                  p->file, p->line + 1, cfg_errtext(err ? err : EIO, eb, sizeof eb));
             p->error_line = p->line + 1;
         }
         return NULL;
@@ -619,8 +619,8 @@ static bp_status cfg_load_env(bp__config *cfg)
         bp_status st = cfg_check_value(cfg_env[i].key, value, why, sizeof why);
         if (st == BP_ERR_CONFIG)
             bp__error(BP_ERR_CONFIG,
-                      "environment variable %s='%.*s' is a bad value for %s: %s (unset it or fix "
-                      "it)",
+                      "environment variable %s='%.*s' is not a valid %s: %s; fix or unset the "
+                      "variable",
                       cfg_env[i].var, CFG_SNIPPET, raw, cfg_env[i].key, why);
         if (st == BP_OK)
             st = cfg_set(cfg, CFG_MAIN_SECTION, cfg_env[i].key, value, cfg_env[i].origin, NULL, 0);

@@ -130,9 +130,10 @@ bp_status bp_tensor_from_host(bp_backend *b, bp_dtype dtype, int32_t rank, const
     BP__TRY(bp__tensor_new(fn, b, dtype, rank, shape, &t));
     if (t->nbytes > 0) {
         if (!data) {
+            long long numel = (long long)t->numel;
             bp_tensor_release(t);
             return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: data is NULL for %lld elements", fn,
-                             (long long)t->numel);
+                             numel);
         }
         bp__before_call();
         bp_status st = b->vt->write(b->dev, t->storage->buffer, 0, data, t->nbytes);
