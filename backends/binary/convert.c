@@ -57,8 +57,8 @@ void bpb_store_f64(bp_dtype dt, char *p, double v)
         memcpy(p, &r, 8);
         return;
     }
-    case BP_F16: { uint16_t r = bp_f32_to_f16((float)v); memcpy(p, &r, 2); return; }
-    case BP_BF16: { uint16_t r = bp_f32_to_bf16((float)v); memcpy(p, &r, 2); return; }
+    case BP_F16: { uint16_t r = bp_f64_to_f16((double)v); memcpy(p, &r, 2); return; }
+    case BP_BF16: { uint16_t r = bp_f64_to_bf16((double)v); memcpy(p, &r, 2); return; }
     case BP_F32: { float r = (float)v; memcpy(p, &r, 4); return; }
     case BP_F64: memcpy(p, &v, 8); return;
     }
@@ -89,8 +89,8 @@ void bpb_store_i64(bp_dtype dt, char *p, int64_t v)
     case BP_I64: memcpy(p, &v, 8); return;
     /* int -> float rounds once, directly (not through double, which could
      * round twice for f32) */
-    case BP_F16: { uint16_t r = bp_f32_to_f16((float)v); memcpy(p, &r, 2); return; }
-    case BP_BF16: { uint16_t r = bp_f32_to_bf16((float)v); memcpy(p, &r, 2); return; }
+    case BP_F16: { uint16_t r = bp_f64_to_f16((double)v); memcpy(p, &r, 2); return; }
+    case BP_BF16: { uint16_t r = bp_f64_to_bf16((double)v); memcpy(p, &r, 2); return; }
     case BP_F32: { float r = (float)v; memcpy(p, &r, 4); return; }
     case BP_F64: { double r = (double)v; memcpy(p, &r, 8); return; }
     }

@@ -15,8 +15,8 @@
 #define NZ(v) ((v) != 0)
 #define F16_F(v) bp_f16_to_f32(v)
 #define BF16_F(v) bp_bf16_to_f32(v)
-#define F_F16(v) bp_f32_to_f16((float)(v))
-#define F_BF16(v) bp_f32_to_bf16((float)(v))
+#define F_F16(v) bp_f64_to_f16((double)(v)) /* one rounding from float or double */
+#define F_BF16(v) bp_f64_to_bf16((double)(v))
 #define TO_F32(v) ((float)(v))
 #define TO_F64(v) ((double)(v))
 
@@ -75,6 +75,35 @@
                 const CT p = LD(pa_[0]);                                                \
                 for (int64_t i_ = 0; i_ < n_; i_++) {                                   \
                     CT q = LD(pb_[i_]);                                                 \
+                    o_[i_] = SD(EXPR);                                                  \
+                }                                                                       \
+            } else {                                                                    \
+                for (int64_t i_ = 0; i_ < n_; i_++) {                                   \
+                    CT p = LD(pa_[i_ * sa_]), q = LD(pb_[i_ * sb_]);                    \
+                    o_[i_ * so_] = SD(EXPR);                                            \
+                }                                                                       \
+            }                                                                           \
+        }                                                                               \
+    } while (0)
+
+/* The same with only the dense fast path: for dtypes and ops that do not
+ * vectorize anyway (f16/bf16 conversions, libm calls, bytes), which keeps the
+ * amount of generated code (and the compile time) down. */
+#define BIN_LOOP_S(ST, CT, LD, OT, SD, EXPR)                                            \
+    do {                                                                                \
+        bpb_iter it_;                                                                   \
+        int64_t pos_[3];                                                                \
+        bpb_iter_init(&it_, 3, (const bp_view *[]){out, a, b});                         \
+        OT *ob_ = (OT *)bpb_base(out);                                                  \
+        const ST *ab_ = (const ST *)bpb_base(a), *bb_ = (const ST *)bpb_base(b);        \
+        while (bpb_iter_next(&it_, pos_)) {                                             \
+            OT *restrict o_ = ob_ + pos_[0];                                            \
+            const ST *restrict pa_ = ab_ + pos_[1], *restrict pb_ = bb_ + pos_[2];      \
+            int64_t n_ = it_.inner, so_ = it_.inner_stride[0];                          \
+            int64_t sa_ = it_.inner_stride[1], sb_ = it_.inner_stride[2];               \
+            if (so_ == 1 && sa_ == 1 && sb_ == 1) {                                     \
+                for (int64_t i_ = 0; i_ < n_; i_++) {                                   \
+                    CT p = LD(pa_[i_]), q = LD(pb_[i_]);                                \
                     o_[i_] = SD(EXPR);                                                  \
                 }                                                                       \
             } else {                                                                    \
@@ -161,6 +190,23 @@ static inline double mod_f(double a, double b)
     return r;
 }
 
+/* The same in float: f32/f16/bf16 round r + b once, in float, like NumPy. */
+static inline float mod_ff(float a, float b)
+{
+    float r = fmodf(a, b);
+    if (b == 0.0f)
+        return r;
+    if (r != 0.0f) {
+        if ((r < 0.0f) != (b < 0.0f))
+            r += b;
+    } else {
+        r = copysignf(0.0f, b);
+    }
+    return r;
+}
+
+#define MOD_F(p, q) _Generic((p), float: mod_ff, default: mod_f)(p, q)
+
 static inline double sigmoid_f(double v) { return 1.0 / (1.0 + exp(-v)); }
 static inline double gelu_f(double v) { return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440)); }
 static inline double sign_f(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : v; } /* keeps NaN, +-0 */
@@ -195,6 +241,8 @@ static inline double relu_f(double v) { return (v > 0 || v != v) ? v : 0.0; }   
     }                                                                                   \
     break
 
+/* "v < (T)1 && v != 0" is v < 0, spelled so that it is not an always-false
+ * comparison (-Wtype-limits) when T is uint8_t. */
 #define I_NEG(S, T) UN_LOOP(T, T, ID, T, ID, neg_##S(v))
 #define I_ABS(S, T) UN_LOOP(T, T, ID, T, ID, (v < (T)1 && v != 0) ? neg_##S(v) : v)
 #define I_SIGN(S, T) UN_LOOP(T, T, ID, T, ID, (T)((v > 0) - (v < (T)1 && v != 0)))
@@ -255,27 +303,28 @@ bp_status bpb_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 
 /* Arithmetic on every numeric dtype. FEXPR computes in CT (float for
  * f16/bf16/f32, double for f64); IFN is the integer helper's stem. */
-#define NUMERIC_BIN(FEXPR, IFN)                                                         \
+#define NUMERIC_BIN_L(LOOP, FEXPR, IFN)                                                 \
     switch (dt) {                                                                       \
-    case BP_F64: BIN_LOOP(double, double, ID, double, ID, FEXPR); return BP_OK;        \
-    case BP_F32: BIN_LOOP(float, float, ID, float, ID, FEXPR); return BP_OK;           \
-    case BP_F16: BIN_LOOP(uint16_t, float, F16_F, uint16_t, F_F16, FEXPR); return BP_OK; \
-    case BP_BF16: BIN_LOOP(uint16_t, float, BF16_F, uint16_t, F_BF16, FEXPR); return BP_OK; \
-    case BP_I64: BIN_LOOP(int64_t, int64_t, ID, int64_t, ID, IFN##_i64(p, q)); return BP_OK; \
-    case BP_I32: BIN_LOOP(int32_t, int32_t, ID, int32_t, ID, IFN##_i32(p, q)); return BP_OK; \
-    case BP_I8: BIN_LOOP(int8_t, int8_t, ID, int8_t, ID, IFN##_i8(p, q)); return BP_OK;   \
-    case BP_U8: BIN_LOOP(uint8_t, uint8_t, ID, uint8_t, ID, IFN##_u8(p, q)); return BP_OK; \
+    case BP_F64: LOOP(double, double, ID, double, ID, FEXPR); return BP_OK;            \
+    case BP_F32: LOOP(float, float, ID, float, ID, FEXPR); return BP_OK;                \
+    case BP_F16: BIN_LOOP_S(uint16_t, float, F16_F, uint16_t, F_F16, FEXPR); return BP_OK; \
+    case BP_BF16: BIN_LOOP_S(uint16_t, float, BF16_F, uint16_t, F_BF16, FEXPR); return BP_OK; \
+    case BP_I64: LOOP(int64_t, int64_t, ID, int64_t, ID, IFN##_i64(p, q)); return BP_OK; \
+    case BP_I32: LOOP(int32_t, int32_t, ID, int32_t, ID, IFN##_i32(p, q)); return BP_OK; \
+    case BP_I8: BIN_LOOP_S(int8_t, int8_t, ID, int8_t, ID, IFN##_i8(p, q)); return BP_OK;   \
+    case BP_U8: BIN_LOOP_S(uint8_t, uint8_t, ID, uint8_t, ID, IFN##_u8(p, q)); return BP_OK; \
     default: break;                                                                     \
     }                                                                                   \
     break
+#define NUMERIC_BIN(FEXPR, IFN) NUMERIC_BIN_L(BIN_LOOP, FEXPR, IFN)
 
 /* As NUMERIC_BIN, but floats compute in double and round once. */
 #define NUMERIC_BIN_D(FEXPR, IFN)                                                       \
     switch (dt) {                                                                       \
-    case BP_F32: BIN_LOOP(float, double, TO_F64, float, TO_F32, FEXPR); return BP_OK;  \
-    case BP_F16: BIN_LOOP(uint16_t, double, F16_F, uint16_t, F_F16, FEXPR); return BP_OK; \
-    case BP_BF16: BIN_LOOP(uint16_t, double, BF16_F, uint16_t, F_BF16, FEXPR); return BP_OK; \
-    default: NUMERIC_BIN(FEXPR, IFN);                                                   \
+    case BP_F32: BIN_LOOP_S(float, double, TO_F64, float, TO_F32, FEXPR); return BP_OK;  \
+    case BP_F16: BIN_LOOP_S(uint16_t, double, F16_F, uint16_t, F_F16, FEXPR); return BP_OK; \
+    case BP_BF16: BIN_LOOP_S(uint16_t, double, BF16_F, uint16_t, F_BF16, FEXPR); return BP_OK; \
+    default: NUMERIC_BIN_L(BIN_LOOP_S, FEXPR, IFN);                                     \
     }                                                                                   \
     break
 
@@ -283,13 +332,13 @@ bp_status bpb_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
  * type, bool compares as 0/1, f16/bf16 exactly as float. */
 #define COMPARE_BIN(OPR)                                                                \
     switch (dt) {                                                                       \
-    case BP_BOOL: BIN_LOOP(uint8_t, int, NZ, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
-    case BP_U8: BIN_LOOP(uint8_t, uint8_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
-    case BP_I8: BIN_LOOP(int8_t, int8_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_BOOL: BIN_LOOP_S(uint8_t, int, NZ, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_U8: BIN_LOOP_S(uint8_t, uint8_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_I8: BIN_LOOP_S(int8_t, int8_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
     case BP_I32: BIN_LOOP(int32_t, int32_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
     case BP_I64: BIN_LOOP(int64_t, int64_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
-    case BP_F16: BIN_LOOP(uint16_t, float, F16_F, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
-    case BP_BF16: BIN_LOOP(uint16_t, float, BF16_F, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_F16: BIN_LOOP_S(uint16_t, float, F16_F, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_BF16: BIN_LOOP_S(uint16_t, float, BF16_F, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
     case BP_F32: BIN_LOOP(float, float, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
     case BP_F64: BIN_LOOP(double, double, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
     }                                                                                   \
@@ -298,7 +347,7 @@ bp_status bpb_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 #define LOGICAL_BIN(EXPR)                                                               \
     if (dt != BP_BOOL)                                                                  \
         break;                                                                          \
-    BIN_LOOP(uint8_t, int, NZ, uint8_t, ID, (uint8_t)(EXPR));                           \
+    BIN_LOOP_S(uint8_t, int, NZ, uint8_t, ID, (uint8_t)(EXPR));                           \
     return BP_OK
 
 /* NaN-propagating maximum/minimum (NumPy): a NaN on either side wins. */
@@ -324,7 +373,7 @@ bp_status bpb_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, co
     case BP_OP_MAXIMUM: NUMERIC_BIN(F_MAX(p, q), max);
     case BP_OP_MINIMUM: NUMERIC_BIN(F_MIN(p, q), min);
     case BP_OP_POW: NUMERIC_BIN_D(pow(p, q), pow);
-    case BP_OP_MOD: NUMERIC_BIN_D(mod_f(p, q), mod);
+    case BP_OP_MOD: NUMERIC_BIN_L(BIN_LOOP_S, MOD_F(p, q), mod);
     case BP_OP_EQ: COMPARE_BIN(==);
     case BP_OP_NE: COMPARE_BIN(!=);
     case BP_OP_LT: COMPARE_BIN(<);

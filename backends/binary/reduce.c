@@ -285,6 +285,58 @@ static void reduce_one(const rctx *c, const char *x, char *out)
     store(c, &a, out);
 }
 
+/* Column mode: when consecutive outputs are adjacent in x (reducing a leading
+ * axis of a row-major tensor), walking one output at a time would stride
+ * through memory. Instead a block of up to CHUNK outputs advances together:
+ * each reduced position contributes one contiguous row to CHUNK accumulators.
+ * Only for the ops that combine elementwise (not ARG*, not LOGSUMEXP). */
+static void reduce_block(const rctx *c, const char *x, int64_t n, char *out, int64_t ostride,
+                         size_t osz)
+{
+    double v[CHUNK], fbuf[CHUNK];
+    int64_t w[CHUNK], ibuf[CHUNK]; /* integers: the sum/product bits, or the extreme */
+    bool nan[CHUNK];
+    bp_op op = c->op;
+    bool is_float = bp_dtype_is_float(c->dt);
+    double v0 = op == BP_OP_PROD ? 1 : op == BP_OP_MAX ? -INFINITY : op == BP_OP_MIN ? INFINITY : 0;
+    int64_t w0 = op == BP_OP_PROD ? 1 : op == BP_OP_MAX ? INT64_MIN : op == BP_OP_MIN ? INT64_MAX : 0;
+    for (int64_t j = 0; j < n; j++)
+        v[j] = v0, w[j] = w0, nan[j] = false;
+    bpb_iter it = c->rit;
+    int64_t pos[1], seen = 0;
+    while (bpb_iter_next(&it, pos))
+        for (int64_t r = 0; r < it.inner; r++, seen++) {
+            const char *q = x + (pos[0] + r * it.inner_stride[0]) * (int64_t)c->esz;
+            if (is_float) {
+                load_f(c->dt, q, 1, n, fbuf);
+                if (op == BP_OP_SUM || op == BP_OP_MEAN)
+                    for (int64_t j = 0; j < n; j++) v[j] += fbuf[j];
+                else if (op == BP_OP_PROD)
+                    for (int64_t j = 0; j < n; j++) v[j] *= fbuf[j];
+                else if (op == BP_OP_MAX)
+                    for (int64_t j = 0; j < n; j++)
+                        v[j] = fbuf[j] > v[j] ? fbuf[j] : v[j], nan[j] |= fbuf[j] != fbuf[j];
+                else
+                    for (int64_t j = 0; j < n; j++)
+                        v[j] = fbuf[j] < v[j] ? fbuf[j] : v[j], nan[j] |= fbuf[j] != fbuf[j];
+            } else {
+                load_i(c->dt, q, 1, n, ibuf);
+                if (op == BP_OP_SUM)
+                    for (int64_t j = 0; j < n; j++) w[j] = (int64_t)((uint64_t)w[j] + (uint64_t)ibuf[j]);
+                else if (op == BP_OP_PROD)
+                    for (int64_t j = 0; j < n; j++) w[j] = (int64_t)((uint64_t)w[j] * (uint64_t)ibuf[j]);
+                else if (op == BP_OP_MAX)
+                    for (int64_t j = 0; j < n; j++) w[j] = ibuf[j] > w[j] ? ibuf[j] : w[j];
+                else
+                    for (int64_t j = 0; j < n; j++) w[j] = ibuf[j] < w[j] ? ibuf[j] : w[j];
+            }
+        }
+    for (int64_t j = 0; j < n; j++) {
+        acc a = {.v = v[j], .u = (uint64_t)w[j], .best = w[j], .seen = seen, .nan = nan[j]};
+        store(c, &a, out + j * ostride * (int64_t)osz);
+    }
+}
+
 bp_status bpb_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
 {
     if (bpb_numel(out) == 0)
@@ -306,10 +358,18 @@ bp_status bpb_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, co
     int64_t pos[2];
     bpb_iter_init(&it, 2, (const bp_view *[]){&xo, out});
     size_t osz = bp_dtype_size(out->dtype);
-    while (bpb_iter_next(&it, pos))
-        for (int64_t i = 0; i < it.inner; i++)
+    bool column = it.inner_stride[0] == 1 && c.rit.inner_stride[0] != 1 && !c.rit.done &&
+                  op != BP_OP_ARGMAX && op != BP_OP_ARGMIN && op != BP_OP_LOGSUMEXP;
+    while (bpb_iter_next(&it, pos)) {
+        for (int64_t i = 0; column && i < it.inner; i += CHUNK)
+            reduce_block(&c, bpb_base(x) + (pos[0] + i) * (int64_t)c.esz,
+                         it.inner - i < CHUNK ? it.inner - i : CHUNK,
+                         bpb_base(out) + (pos[1] + i * it.inner_stride[1]) * (int64_t)osz,
+                         it.inner_stride[1], osz);
+        for (int64_t i = 0; !column && i < it.inner; i++)
             reduce_one(&c, bpb_base(x) + (pos[0] + i * it.inner_stride[0]) * (int64_t)c.esz,
                        bpb_base(out) + (pos[1] + i * it.inner_stride[1]) * (int64_t)osz);
+    }
     (void)dev;
     return BP_OK;
 }

@@ -39,11 +39,11 @@ static void store_row(bp_dtype dt, char *p, int64_t stride, int64_t n, const dou
     switch (dt) {
     case BP_F16:
         for (int64_t i = 0; i < n; i++)
-            ((uint16_t *)p)[i * stride] = bp_f32_to_f16((float)((buf[i] - sub) * mul + add));
+            ((uint16_t *)p)[i * stride] = bp_f64_to_f16((buf[i] - sub) * mul + add);
         break;
     case BP_BF16:
         for (int64_t i = 0; i < n; i++)
-            ((uint16_t *)p)[i * stride] = bp_f32_to_bf16((float)((buf[i] - sub) * mul + add));
+            ((uint16_t *)p)[i * stride] = bp_f64_to_bf16((buf[i] - sub) * mul + add);
         break;
     case BP_F32:
         for (int64_t i = 0; i < n; i++)

@@ -176,8 +176,8 @@ void bp__scalar_from_double(bp_dtype dtype, double v, void *dst)
         memcpy(dst, &x, 8);
         break;
     }
-    case BP_F16: { uint16_t x = bp_f32_to_f16((float)v); memcpy(dst, &x, 2); break; }
-    case BP_BF16: { uint16_t x = bp_f32_to_bf16((float)v); memcpy(dst, &x, 2); break; }
+    case BP_F16: { uint16_t x = bp_f64_to_f16(v); memcpy(dst, &x, 2); break; }
+    case BP_BF16: { uint16_t x = bp_f64_to_bf16(v); memcpy(dst, &x, 2); break; }
     case BP_F32: { float x = (float)v; memcpy(dst, &x, 4); break; }
     case BP_F64: memcpy(dst, &v, 8); break;
     }

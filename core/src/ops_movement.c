@@ -86,16 +86,19 @@ bp_status bp_transpose(const bp_tensor *x, const int32_t *perm, bp_tensor **out)
 
 /* ---- slice ----------------------------------------------------------------- */
 
-/* Python's slice.indices clamping of one bound. */
-static int64_t slice_clamp(int64_t i, int64_t len, bool backward)
+/* ONNX Slice: a negative bound counts from the end, then clamps into [lo, hi]
+ * (hi last, so an empty axis stays empty). Starts clamp into [0, dim] going
+ * forward and [0, dim - 1] going backward; stops into [0, dim] and
+ * [-1, dim - 1]. Unlike Python's slice.indices, a backward start before the
+ * front selects index 0. */
+static int64_t slice_clamp(int64_t i, int64_t dim, int64_t lo, int64_t hi)
 {
-    if (i < 0) {
-        i += len;
-        if (i < 0)
-            i = backward ? -1 : 0;
-    } else if (i >= len) {
-        i = backward ? len - 1 : len;
-    }
+    if (i < 0)
+        i += dim;
+    if (i < lo)
+        i = lo;
+    if (i > hi)
+        i = hi;
     return i;
 }
 
@@ -120,8 +123,9 @@ bp_status bp_slice(const bp_tensor *x, const int64_t *starts, const int64_t *sto
                              "backwards)",
                              fn, (int)k);
         bool backward = s < 0;
-        int64_t b = slice_clamp(starts[k], dim, backward);
-        int64_t e = stops ? slice_clamp(stops[k], dim, backward) : (backward ? -1 : dim);
+        int64_t b = slice_clamp(starts[k], dim, 0, backward ? dim - 1 : dim);
+        int64_t e = !stops ? (backward ? -1 : dim)
+                           : slice_clamp(stops[k], dim, backward ? -1 : 0, backward ? dim - 1 : dim);
         int64_t n = 0;
         if (!backward && e > b)
             n = (e - b - 1) / s + 1;

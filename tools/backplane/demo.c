@@ -33,7 +33,11 @@ enum {
     SCRATCH_MAX = 64,
 };
 #define DEFAULT_LR 0.1
-#define CENTRE_RANGE 3.0 /* centres uniform in [-3, 3]^d, noise stddev 1 */
+/* Class c's centre: CENTRE_SEPARATION on axis c plus a uniform jitter in
+ * [-CENTRE_JITTER, CENTRE_JITTER] on every axis; the noise has stddev 1. The
+ * fixed part keeps every pair of classes apart whatever the seed. */
+#define CENTRE_SEPARATION 4.0
+#define CENTRE_JITTER 1.5
 
 /* Disjoint stream positions of the counter-based generator, one per use. */
 #define OFF_CENTRES ((uint64_t)0)
@@ -148,9 +152,14 @@ static bp_status make_data(bp_backend *be, uint64_t seed, dataset *ds, scratch *
         return st;
     }
 
-    bp_tensor *centres, *per_point, *noise, *classes, *label_col, *hit;
-    OP(centres, bp_random_uniform(be, BP_F32, 2, (const int64_t[]){N_CLASSES, N_FEATURES}, seed,
-                                  OFF_CENTRES, -CENTRE_RANGE, CENTRE_RANGE, &centres));
+    bp_tensor *jitter, *axes, *separation, *spread, *centres, *per_point, *noise, *classes,
+        *label_col, *hit;
+    OP(jitter, bp_random_uniform(be, BP_F32, 2, (const int64_t[]){N_CLASSES, N_FEATURES}, seed,
+                                 OFF_CENTRES, -CENTRE_JITTER, CENTRE_JITTER, &jitter));
+    OP(axes, bp_eye(be, BP_F32, N_CLASSES, N_FEATURES, &axes));
+    OP(separation, bp_full(be, BP_F32, 0, NULL, CENTRE_SEPARATION, &separation));
+    OP(spread, bp_mul(axes, separation, &spread));
+    OP(centres, bp_add(spread, jitter, &centres)); /* (C, D) */
     OP(per_point, bp_gather(centres, ds->labels, 0, &per_point)); /* (N, D) */
     OP(noise, bp_random_normal(be, BP_F32, 2, (const int64_t[]){N_SAMPLES, N_FEATURES}, seed,
                                OFF_NOISE, 0.0, 1.0, &noise));
@@ -340,7 +349,7 @@ static int train(bp_backend *be, const options *o, dataset *ds, model *m, consts
     bp_device_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
-    const char *device = "";
+    const char *device = ""; /* decoration only: a failure just leaves it out */
     if (bp_backend_device_info(be, &info) == BP_OK && info.name[0])
         device = info.name;
     printf("backplane demo: %d-class Gaussian blobs, %d samples x %d features (seed %" PRIu64
@@ -406,9 +415,9 @@ static int train(bp_backend *be, const options *o, dataset *ds, model *m, consts
     sc_clear(sc);
 
     printf("\nfinal: loss %.4f, accuracy %.1f%% (chance %.1f%%), %.3f ms/step over %" PRId64
-           " steps on %s\n",
+           " step%s on %s\n",
            loss, 100.0 * acc, 100.0 / N_CLASSES, 1e3 * train_s / (double)o->steps, o->steps,
-           bp_backend_name(be));
+           o->steps == 1 ? "" : "s", bp_backend_name(be));
     return CLI_EXIT_OK;
 }
 

@@ -10,6 +10,11 @@
 
 static const char *const CMD = "info";
 
+/* The environment variables the library reads, shown when set. */
+static const char *const ENV_VARS[] = {"BP_CONFIG", "BP_DEFAULT_BACKEND", "BP_LOG_LEVEL",
+                                       "BP_PLUGIN_PATH", "XDG_CONFIG_HOME"};
+#define N_ENV_VARS (sizeof ENV_VARS / sizeof ENV_VARS[0])
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -202,6 +207,11 @@ static void print_text(const report *r)
     printf("backplane %s (plugin ABI %d.%d)\n", bp_version(), BP_ABI_MAJOR, BP_ABI_MINOR);
     printf("config:    %s\n", r->config_path ? r->config_path : "built-in defaults");
     printf("log level: %s\n", log_level_name(r->log_level));
+    for (size_t i = 0; i < N_ENV_VARS; i++) {
+        const char *v = getenv(ENV_VARS[i]);
+        if (v)
+            printf("env:       %s=%s\n", ENV_VARS[i], v);
+    }
 
     printf("\nsettings (%zu):\n", r->n_settings);
     int width = 0;
@@ -319,6 +329,19 @@ static void print_json(const report *r)
     cli_json_string(stdout, r->config_path); /* null: built-in defaults */
     printf(",\n  \"log_level\": ");
     cli_json_string(stdout, log_level_name(r->log_level));
+    printf(",\n  \"environment\": {");
+    bool first = true;
+    for (size_t i = 0; i < N_ENV_VARS; i++) {
+        const char *v = getenv(ENV_VARS[i]);
+        if (!v)
+            continue;
+        printf("%s", first ? "" : ", ");
+        first = false;
+        cli_json_string(stdout, ENV_VARS[i]);
+        printf(": ");
+        cli_json_string(stdout, v);
+    }
+    printf("}");
 
     printf(",\n  \"settings\": [");
     for (size_t i = 0; i < r->n_settings; i++) {

@@ -5,11 +5,22 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* Shared by host code and CUDA kernels (the cuda plugin compiles these for
+ * the device too, so every backend rounds and draws identically). */
+#ifndef BP_HOST_DEVICE
+#if defined(__CUDACC__)
+#define BP_HOST_DEVICE __host__ __device__
+#else
+#define BP_HOST_DEVICE
+#endif
 #endif
 
 /* The most dimensions a tensor may have. Rank 0 (a scalar) is allowed. */
@@ -35,10 +46,10 @@ typedef enum bp_dtype {
 
 #define BP_DTYPE_COUNT 9
 
-static inline bool bp_dtype_valid(int dt) { return dt >= 0 && dt < BP_DTYPE_COUNT; }
+BP_HOST_DEVICE static inline bool bp_dtype_valid(int dt) { return dt >= 0 && dt < BP_DTYPE_COUNT; }
 
 /* Bytes per element; 0 for an invalid value. */
-static inline size_t bp_dtype_size(bp_dtype dt)
+BP_HOST_DEVICE static inline size_t bp_dtype_size(bp_dtype dt)
 {
     switch (dt) {
 #define BP__DTYPE_SIZE(name, value, str, size) case name: return size;
@@ -49,7 +60,7 @@ static inline size_t bp_dtype_size(bp_dtype dt)
 }
 
 /* "f32" etc.; "?" for an invalid value. */
-static inline const char *bp_dtype_name(bp_dtype dt)
+BP_HOST_DEVICE static inline const char *bp_dtype_name(bp_dtype dt)
 {
     switch (dt) {
 #define BP__DTYPE_NAME(name, value, str, size) case name: return str;
@@ -59,25 +70,25 @@ static inline const char *bp_dtype_name(bp_dtype dt)
     return "?";
 }
 
-static inline bool bp_dtype_is_float(bp_dtype dt)
+BP_HOST_DEVICE static inline bool bp_dtype_is_float(bp_dtype dt)
 {
     return dt == BP_F16 || dt == BP_BF16 || dt == BP_F32 || dt == BP_F64;
 }
-static inline bool bp_dtype_is_int(bp_dtype dt)
+BP_HOST_DEVICE static inline bool bp_dtype_is_int(bp_dtype dt)
 {
     return dt == BP_U8 || dt == BP_I8 || dt == BP_I32 || dt == BP_I64;
 }
-static inline bool bp_dtype_is_signed(bp_dtype dt)
+BP_HOST_DEVICE static inline bool bp_dtype_is_signed(bp_dtype dt)
 {
     return dt == BP_I8 || dt == BP_I32 || dt == BP_I64 || bp_dtype_is_float(dt);
 }
 
 /* ---- f16 / bf16 <-> f32, round to nearest even, NaN stays NaN ---------- */
 
-static inline uint32_t bp__f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static inline float bp__bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+BP_HOST_DEVICE static inline uint32_t bp__f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+BP_HOST_DEVICE static inline float bp__bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
-static inline float bp_f16_to_f32(uint16_t h)
+BP_HOST_DEVICE static inline float bp_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
@@ -93,7 +104,7 @@ static inline float bp_f16_to_f32(uint16_t h)
     return bp__bits_f32(sign | ((exp + 112u) << 23) | (man << 13));
 }
 
-static inline uint16_t bp_f32_to_f16(float f)
+BP_HOST_DEVICE static inline uint16_t bp_f32_to_f16(float f)
 {
     uint32_t u = bp__f32_bits(f);
     uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
@@ -122,15 +133,42 @@ static inline uint16_t bp_f32_to_f16(float f)
     return (uint16_t)(sign | half);
 }
 
-static inline float bp_bf16_to_f32(uint16_t b) { return bp__bits_f32((uint32_t)b << 16); }
+BP_HOST_DEVICE static inline float bp_bf16_to_f32(uint16_t b) { return bp__bits_f32((uint32_t)b << 16); }
 
-static inline uint16_t bp_f32_to_bf16(float f)
+BP_HOST_DEVICE static inline uint16_t bp_f32_to_bf16(float f)
 {
     uint32_t u = bp__f32_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u)
         return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
     u += 0x7fffu + ((u >> 16) & 1u);
     return (uint16_t)(u >> 16);
+}
+
+/* ---- f64 -> f16 / bf16, rounded once ------------------------------------ */
+
+/* f64 -> f32 rounding to odd: truncate, then set the last bit if anything was
+ * lost. Rounding that to a format with at least two fewer significand bits
+ * (f16: 11, bf16: 8, f32: 24) gives the correctly rounded result, which
+ * going through a plain (float) cast does not (it rounds twice). */
+BP_HOST_DEVICE static inline float bp__f64_to_f32_odd(double d)
+{
+    float f = (float)d;
+    if ((double)f == d || d != d)
+        return f;
+    uint32_t u = bp__f32_bits(f);
+    if (fabs((double)f) > fabs(d))
+        u -= 1u; /* step the magnitude back toward zero: truncation */
+    return bp__bits_f32(u | 1u);
+}
+
+BP_HOST_DEVICE static inline uint16_t bp_f64_to_f16(double d)
+{
+    return bp_f32_to_f16(bp__f64_to_f32_odd(d));
+}
+
+BP_HOST_DEVICE static inline uint16_t bp_f64_to_bf16(double d)
+{
+    return bp_f32_to_bf16(bp__f64_to_f32_odd(d));
 }
 
 #ifdef __cplusplus

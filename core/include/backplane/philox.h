@@ -23,7 +23,17 @@
 extern "C" {
 #endif
 
-static inline void bp_philox4x32_10(uint64_t seed, uint64_t block, uint32_t out[4])
+/* Shared by host code and CUDA kernels (the cuda plugin compiles these for
+ * the device too, so every backend rounds and draws identically). */
+#ifndef BP_HOST_DEVICE
+#if defined(__CUDACC__)
+#define BP_HOST_DEVICE __host__ __device__
+#else
+#define BP_HOST_DEVICE
+#endif
+#endif
+
+BP_HOST_DEVICE static inline void bp_philox4x32_10(uint64_t seed, uint64_t block, uint32_t out[4])
 {
     uint32_t c0 = (uint32_t)block, c1 = (uint32_t)(block >> 32), c2 = 0, c3 = 0;
     uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
@@ -40,14 +50,14 @@ static inline void bp_philox4x32_10(uint64_t seed, uint64_t block, uint32_t out[
     out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
 }
 
-static inline double bp_philox_uniform01(uint64_t seed, uint64_t position)
+BP_HOST_DEVICE static inline double bp_philox_uniform01(uint64_t seed, uint64_t position)
 {
     uint32_t w[4];
     bp_philox4x32_10(seed, position / 4u, w);
     return (double)(w[position % 4u] >> 8) * (1.0 / 16777216.0);
 }
 
-static inline double bp_philox_normal01(uint64_t seed, uint64_t position)
+BP_HOST_DEVICE static inline double bp_philox_normal01(uint64_t seed, uint64_t position)
 {
     uint32_t w[4];
     bp_philox4x32_10(seed, position, w);

@@ -1,0 +1,358 @@
+/* Creation ops (full, zeros, ones, arange, eye) and the counter-based random
+ * generators: every dtype, every backend, against an oracle computed here. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bpt.h"
+#include "oracle.h"
+
+Test(creation, full_zeros_and_ones_for_every_dtype)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < 9; d++) {
+            bp_dtype dt = orc_all_dtypes[d];
+            int64_t s[2] = {2, 3};
+            bp_tensor *f = NULL, *z = NULL, *o = NULL;
+            BPT_OK(bp_full(be, dt, 2, s, -2.75, &f));
+            BPT_OK(bp_zeros(be, dt, 2, s, &z));
+            BPT_OK(bp_ones(be, dt, 2, s, &o));
+            double wf[6], wz[6] = {0}, wo[6];
+            for (int i = 0; i < 6; i++) {
+                wf[i] = -2.75; /* rounded to dt by the cast rules in orc_expect */
+                wo[i] = 1;
+            }
+            orc_expect("full(-2.75)", f, dt, 2, s, wf, orc_exact());
+            orc_expect("zeros", z, dt, 2, s, wz, orc_exact());
+            orc_expect("ones", o, dt, 2, s, wo, orc_exact());
+            bp_tensor_release(f);
+            bp_tensor_release(z);
+            bp_tensor_release(o);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(creation, full_converts_the_value_with_the_cast_rules)
+{
+    struct { bp_dtype dt; double v; double want; } c[] = {
+        {BP_I32, NAN, 0},          {BP_U8, 300.0, 255},         {BP_I32, -1e30, INT32_MIN},
+        {BP_BOOL, 0.5, 1},         {BP_BOOL, -0.0, 0},          {BP_BOOL, NAN, 1},
+        {BP_I8, -1000, -128},      {BP_U8, -3.5, 0},            {BP_I32, -7.9, -7},
+        {BP_F16, 1 + 0x1p-11, 1},  {BP_F16, 1e6, INFINITY},     {BP_BF16, 1 + 0x1p-8, 1},
+        {BP_F32, NAN, NAN},        {BP_F64, -INFINITY, -INFINITY},
+    };
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+            int64_t n = 2;
+            bp_tensor *t = NULL;
+            BPT_OK(bp_full(be, c[k].dt, 1, &n, c[k].v, &t));
+            char what[64];
+            snprintf(what, sizeof what, "full(%g)", c[k].v);
+            orc_expect(what, t, c[k].dt, 1, &n, (double[]){c[k].want, c[k].want}, orc_exact());
+            bp_tensor_release(t);
+        }
+        /* i64 extremes, exact */
+        bp_tensor *t = NULL;
+        BPT_OK(bp_full(be, BP_I64, 0, NULL, 1e30, &t));
+        orc_expect_i64("full(1e30) i64", t, BP_I64, 0, NULL, (int64_t[]){INT64_MAX});
+        bp_tensor_release(t);
+        BPT_OK(bp_full(be, BP_I64, 0, NULL, -0x1p63, &t));
+        orc_expect_i64("full(-2^63) i64", t, BP_I64, 0, NULL, (int64_t[]){INT64_MIN});
+        bp_tensor_release(t);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(creation, full_rounds_a_double_value_once_to_f16)
+{
+    /* 1 + 2^-11 + 2^-40: the nearest f16 is 1 + 2^-10 (via f32 it would be 1) */
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *t = NULL;
+        BPT_OK(bp_full(be, BP_F16, 0, NULL, 1 + 0x1p-11 + 0x1p-40, &t));
+        orc_expect("full f16", t, BP_F16, 0, NULL, (double[]){1 + 0x1p-10}, orc_exact());
+        bp_tensor_release(t);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(creation, full_of_empty_and_rank_zero_shapes)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        int64_t s[3] = {3, 0, 2};
+        bp_tensor *e = NULL, *r = NULL;
+        BPT_OK(bp_full(be, BP_F32, 3, s, 1.0, &e));
+        orc_expect_meta("full (3,0,2)", e, BP_F32, 3, s);
+        BPT_OK(bp_zeros(be, BP_I64, 0, NULL, &r));
+        orc_expect("zeros ()", r, BP_I64, 0, NULL, (double[]){0}, orc_exact());
+        bp_tensor_release(e);
+        bp_tensor_release(r);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* ---- arange ----------------------------------------------------------------------- */
+
+static void check_arange(bp_dtype dt, double start, double stop, double step, int64_t n)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    double want[256];
+    cr_assert(n <= 256);
+    int64_t count = (int64_t)ceil((stop - start) / step);
+    if (count < 0)
+        count = 0;
+    cr_assert_eq(count, n, "oracle self-check: arange(%g, %g, %g) has %lld elements", start,
+                 stop, step, (long long)count);
+    for (int64_t i = 0; i < n; i++)
+        want[i] = start + (double)i * step;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        if (!orc_supports(be, BP_OP_ARANGE, dt))
+            continue;
+        bp_tensor *t = NULL;
+        BPT_OK(bp_arange(be, dt, start, stop, step, &t));
+        char what[96];
+        snprintf(what, sizeof what, "arange(%g, %g, %g)", start, stop, step);
+        orc_expect(what, t, dt, 1, &n, want, orc_exact());
+        bp_tensor_release(t);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(creation, arange_counts_up_for_every_numeric_dtype)
+{
+    for (int d = 0; d < 8; d++)
+        check_arange(orc_numeric_dtypes[d], 0, 5, 1, 5);
+    check_arange(BP_F32, 1, 2, 0.25, 4);
+    check_arange(BP_F64, -3, 3.5, 1.5, 5);
+    check_arange(BP_I64, -10, 10, 3, 7);
+}
+
+Test(creation, arange_with_a_negative_step_counts_down)
+{
+    check_arange(BP_F32, 5, 0, -1.5, 4); /* 5 3.5 2 0.5 */
+    check_arange(BP_I32, 10, -3, -4, 4); /* 10 6 2 -2 */
+    check_arange(BP_F16, 1, -1, -0.5, 4);
+}
+
+Test(creation, arange_that_never_starts_is_empty)
+{
+    check_arange(BP_F32, 5, 0, 1, 0);
+    check_arange(BP_I32, 0, 5, -1, 0);
+    check_arange(BP_F64, 3, 3, 1, 0);
+}
+
+Test(creation, arange_with_a_fractional_span_rounds_the_count_up)
+{
+    check_arange(BP_F64, 0, 1, 0.3, 4); /* 0 0.3 0.6 0.9 */
+    check_arange(BP_I64, 0, 10, 4, 3);  /* 0 4 8 */
+}
+
+/* ---- eye -------------------------------------------------------------------------- */
+
+Test(creation, eye_puts_ones_on_the_main_diagonal_for_every_dtype)
+{
+    int64_t dims[][2] = {{3, 3}, {2, 4}, {4, 2}, {1, 1}, {0, 3}};
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < 9; d++) {
+            bp_dtype dt = orc_all_dtypes[d];
+            for (size_t k = 0; k < sizeof dims / sizeof dims[0]; k++) {
+                int64_t r = dims[k][0], c = dims[k][1];
+                double want[16];
+                for (int64_t i = 0; i < r; i++)
+                    for (int64_t j = 0; j < c; j++)
+                        want[i * c + j] = i == j;
+                bp_tensor *t = NULL;
+                BPT_OK(bp_eye(be, dt, r, c, &t));
+                char what[64];
+                snprintf(what, sizeof what, "eye(%lld, %lld)", (long long)r, (long long)c);
+                orc_expect(what, t, dt, 2, dims[k], want, orc_exact());
+                bp_tensor_release(t);
+            }
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+/* ---- random ------------------------------------------------------------------------ */
+
+static double *draw(bp_backend *be, bool normal, bp_dtype dt, int64_t n, uint64_t seed,
+                    uint64_t offset, double p0, double p1)
+{
+    bp_tensor *t = NULL;
+    if (normal)
+        BPT_OK(bp_random_normal(be, dt, 1, &n, seed, offset, p0, p1, &t));
+    else
+        BPT_OK(bp_random_uniform(be, dt, 1, &n, seed, offset, p0, p1, &t));
+    orc_expect_meta(normal ? "random_normal" : "random_uniform", t, dt, 1, &n);
+    double *v = orc_read(t);
+    bp_tensor_release(t);
+    return v;
+}
+
+Test(creation, random_with_the_same_key_gives_identical_values)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < 4; d++) {
+            bp_dtype dt = orc_float_dtypes[d];
+            for (int normal = 0; normal < 2; normal++) {
+                double *a = draw(be, normal, dt, 1000, 1234, 77, 0, 1);
+                double *b = draw(be, normal, dt, 1000, 1234, 77, 0, 1);
+                double *c = draw(be, normal, dt, 1000, 1235, 77, 0, 1);
+                int same_c = 0;
+                for (int i = 0; i < 1000; i++) {
+                    cr_assert_eq(a[i], b[i], "%s [%s] on %s: draw %d differs between equal keys",
+                                 normal ? "normal" : "uniform", bp_dtype_name(dt),
+                                 bp_backend_name(be), i);
+                    same_c += a[i] == c[i];
+                }
+                cr_expect(same_c < 100, "another seed gave %d equal values of 1000", same_c);
+                free(a);
+                free(b);
+                free(c);
+            }
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(creation, random_offset_shifts_the_stream)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int normal = 0; normal < 2; normal++) {
+            for (int k = 1; k <= 7; k += 2) { /* includes offsets not on a block of 4 */
+                double *longer = draw(be, normal, BP_F64, 64 + k, 99, 0, -2, 3);
+                double *shifted = draw(be, normal, BP_F64, 64, 99, (uint64_t)k, -2, 3);
+                for (int i = 0; i < 64; i++)
+                    cr_assert_eq(shifted[i], longer[i + k],
+                                 "%s on %s: offset %d element %d is %.17g, the longer draw has %.17g",
+                                 normal ? "normal" : "uniform", bp_backend_name(be), k, i,
+                                 shifted[i], longer[i + k]);
+                free(longer);
+                free(shifted);
+            }
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(creation, random_values_follow_the_philox_spec)
+{
+    /* philox.h: element i uses stream position offset + i; the double value is
+     * rounded to the dtype. Oracle: an independent Philox4x32-10 in oracle.c. */
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    enum { N = 257 };
+    double wu[N], wn[N];
+    uint64_t seed = 0xDEADBEEFCAFEull, off = 5;
+    for (int i = 0; i < N; i++) {
+        wu[i] = -1.5 + (4.0 - -1.5) * orc_philox_uniform01(seed, off + (uint64_t)i);
+        wn[i] = 0.25 + 2.0 * orc_philox_normal01(seed, off + (uint64_t)i);
+    }
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < 4; d++) {
+            bp_dtype dt = orc_float_dtypes[d];
+            int64_t n = N;
+            bp_tensor *u = NULL, *g = NULL;
+            BPT_OK(bp_random_uniform(be, dt, 1, &n, seed, off, -1.5, 4.0, &u));
+            BPT_OK(bp_random_normal(be, dt, 1, &n, seed, off, 0.25, 2.0, &g));
+            orc_tol tu = orc_exact(), tn = orc_math(dt);
+            if (dt == BP_F64)
+                tu = (orc_tol){1e-15, 0, 0};
+            if (dt == BP_F16 || dt == BP_BF16)
+                tu.half_ulps = 1; /* double rounding of the affine map is allowed */
+            orc_expect("random_uniform", u, dt, 1, &n, wu, tu);
+            orc_expect("random_normal", g, dt, 1, &n, wn, tn);
+            bp_tensor_release(u);
+            bp_tensor_release(g);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(creation, random_uniform_stays_in_low_high)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    enum { N = 100000 };
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        struct { bp_dtype dt; double lo, hi; } c[] = {
+            {BP_F64, -3, 7}, {BP_F32, 0, 1}, {BP_F32, -1, 1}, {BP_F64, 0, 1e-3},
+        };
+        for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+            double *v = draw(be, false, c[k].dt, N, 2024, 0, c[k].lo, c[k].hi);
+            double mn = INFINITY, mx = -INFINITY, sum = 0;
+            for (int i = 0; i < N; i++) {
+                cr_assert(v[i] >= c[k].lo && v[i] < c[k].hi,
+                          "uniform [%s] on %s: element %d = %.17g outside [%g, %g)",
+                          bp_dtype_name(c[k].dt), bp_backend_name(be), i, v[i], c[k].lo, c[k].hi);
+                mn = fmin(mn, v[i]);
+                mx = fmax(mx, v[i]);
+                sum += v[i];
+            }
+            double w = c[k].hi - c[k].lo;
+            cr_expect(mn < c[k].lo + 1e-3 * w && mx > c[k].hi - 1e-3 * w,
+                      "uniform does not cover the range: [%g, %g]", mn, mx);
+            cr_expect(fabs(sum / N - (c[k].lo + c[k].hi) / 2) < 0.01 * w, "uniform mean %g", sum / N);
+            free(v);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(creation, random_normal_has_the_requested_mean_and_stddev)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    enum { N = 100000 };
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 2; d < 4; d++) {
+            bp_dtype dt = orc_float_dtypes[d];
+            double *v = draw(be, true, dt, N, 31337, 1000, 10.0, 2.0);
+            double s = 0, s2 = 0;
+            for (int i = 0; i < N; i++)
+                s += v[i];
+            double mean = s / N;
+            for (int i = 0; i < N; i++)
+                s2 += (v[i] - mean) * (v[i] - mean);
+            double sd = sqrt(s2 / (N - 1));
+            cr_expect(fabs(mean - 10.0) < 0.01 * 10.0, "normal [%s] on %s: mean %g, wanted 10",
+                      bp_dtype_name(dt), bp_backend_name(be), mean);
+            cr_expect(fabs(sd - 2.0) < 0.01 * 2.0, "normal [%s] on %s: stddev %g, wanted 2",
+                      bp_dtype_name(dt), bp_backend_name(be), sd);
+            free(v);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(creation, random_of_an_empty_shape_is_empty)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        int64_t s[2] = {0, 4};
+        bp_tensor *u = NULL, *g = NULL;
+        BPT_OK(bp_random_uniform(be, BP_F32, 2, s, 1, 0, 0, 1, &u));
+        BPT_OK(bp_random_normal(be, BP_F64, 2, s, 1, 0, 0, 1, &g));
+        orc_expect_meta("random_uniform (0,4)", u, BP_F32, 2, s);
+        orc_expect_meta("random_normal (0,4)", g, BP_F64, 2, s);
+        bp_tensor_release(u);
+        bp_tensor_release(g);
+    }
+    bp_context_destroy(ctx);
+}

@@ -1,0 +1,798 @@
+/* Movement ops (transpose, slice, concat, broadcast_to, pad, gather), cast,
+ * and the metadata-only views (reshape, squeeze, unsqueeze) and item reads:
+ * every dtype, every backend, exact against an oracle computed here. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpt.h"
+#include "oracle.h"
+
+/* Distinct values that survive every dtype (bool sees parity). */
+static double val_for(bp_dtype dt, int64_t i)
+{
+    if (dt == BP_BOOL)
+        return (double)(i % 2);
+    if (dt == BP_U8 || dt == BP_I8)
+        return (double)(i % 100);
+    return (double)i - 7.0 + (bp_dtype_is_float(dt) ? 0.5 : 0.0);
+}
+
+static bp_tensor *iota(bp_backend *be, bp_dtype dt, int32_t rank, const int64_t *shape, double *vals)
+{
+    int64_t n = orc_numel(rank, shape);
+    for (int64_t i = 0; i < n; i++)
+        vals[i] = orc_round(dt, val_for(dt, i));
+    return orc_tensor(be, dt, rank, shape, vals);
+}
+
+/* ---- transpose ------------------------------------------------------------------ */
+
+static void transpose_oracle(int32_t rank, const int64_t *shape, const int32_t *perm,
+                             const double *x, int64_t *oshape, double *y)
+{
+    int32_t p[8];
+    for (int32_t k = 0; k < rank; k++) {
+        p[k] = perm ? perm[k] : rank - 1 - k;
+        oshape[k] = shape[p[k]];
+    }
+    int64_t n = orc_numel(rank, shape), oi[8], ii[8];
+    for (int64_t o = 0; o < n; o++) {
+        orc_unravel(rank, oshape, o, oi);
+        for (int32_t k = 0; k < rank; k++)
+            ii[p[k]] = oi[k];
+        y[o] = x[orc_ravel(rank, shape, ii)];
+    }
+}
+
+static void check_transpose(int32_t rank, const int64_t *shape, const int32_t *perm)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < 9; d++) {
+            bp_dtype dt = orc_all_dtypes[d];
+            double x[64], want[64];
+            int64_t os[8];
+            bp_tensor *t = iota(be, dt, rank, shape, x), *o = NULL;
+            transpose_oracle(rank, shape, perm, x, os, want);
+            BPT_OK(bp_transpose(t, perm, &o));
+            orc_expect(perm ? "transpose(perm)" : "transpose(NULL)", o, dt, rank, os, want,
+                       orc_exact());
+            bp_tensor_release(t);
+            bp_tensor_release(o);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(movement, transpose_applies_the_permutation_for_every_dtype)
+{
+    check_transpose(3, (int64_t[]){2, 3, 4}, (int32_t[]){1, 2, 0});
+    check_transpose(3, (int64_t[]){2, 3, 4}, (int32_t[]){2, 0, 1});
+    check_transpose(2, (int64_t[]){3, 5}, (int32_t[]){0, 1});
+}
+
+Test(movement, transpose_with_null_perm_reverses_the_axes)
+{
+    check_transpose(3, (int64_t[]){2, 3, 4}, NULL);
+    check_transpose(4, (int64_t[]){2, 1, 3, 2}, NULL);
+    check_transpose(1, (int64_t[]){5}, NULL);
+    check_transpose(0, NULL, NULL);
+}
+
+Test(movement, transpose_of_an_empty_tensor_permutes_the_shape)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        int64_t s[3] = {2, 0, 3}, os[3] = {3, 2, 0};
+        bp_tensor *t = orc_tensor(be, BP_F32, 3, s, NULL), *o = NULL;
+        BPT_OK(bp_transpose(t, (int32_t[]){2, 0, 1}, &o));
+        orc_expect_meta("transpose of (2,0,3)", o, BP_F32, 3, os);
+        bp_tensor_release(t);
+        bp_tensor_release(o);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* ---- slice (ONNX semantics) -------------------------------------------------------------- */
+
+static int64_t clampi(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static void slice_oracle(int32_t rank, const int64_t *shape, const int64_t *starts,
+                         const int64_t *stops, const int64_t *steps, const double *x,
+                         int64_t *oshape, double *y)
+{
+    int64_t st[8], sp[8];
+    for (int32_t k = 0; k < rank; k++) {
+        int64_t d = shape[k], step = steps ? steps[k] : 1;
+        int64_t s = starts[k], e;
+        if (stops)
+            e = stops[k];
+        else
+            e = step > 0 ? d : INT64_MIN;
+        if (s < 0)
+            s += d;
+        if (e < 0)
+            e = e < INT64_MIN + d ? INT64_MIN : e + d;
+        if (step > 0) {
+            s = clampi(s, 0, d);
+            e = clampi(e, 0, d);
+            oshape[k] = e > s ? (e - s + step - 1) / step : 0;
+        } else {
+            s = clampi(s, 0, d - 1);
+            e = clampi(e, -1, d - 1);
+            oshape[k] = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+        }
+        st[k] = s;
+        sp[k] = step;
+    }
+    int64_t n = orc_numel(rank, oshape), oi[8], ii[8];
+    for (int64_t o = 0; o < n; o++) {
+        orc_unravel(rank, oshape, o, oi);
+        for (int32_t k = 0; k < rank; k++)
+            ii[k] = st[k] + oi[k] * sp[k];
+        y[o] = x[orc_ravel(rank, shape, ii)];
+    }
+}
+
+static void check_slice(const char *what, const int64_t *starts, const int64_t *stops,
+                        const int64_t *steps, const int64_t *expect_shape)
+{
+    int64_t shape[2] = {4, 5};
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < 9; d++) {
+            bp_dtype dt = orc_all_dtypes[d];
+            double x[20], want[20];
+            int64_t os[2];
+            bp_tensor *t = iota(be, dt, 2, shape, x), *o = NULL;
+            slice_oracle(2, shape, starts, stops, steps, x, os, want);
+            cr_assert(os[0] == expect_shape[0] && os[1] == expect_shape[1],
+                      "oracle self-check for %s: (%lld,%lld)", what, (long long)os[0],
+                      (long long)os[1]);
+            BPT_OK(bp_slice(t, starts, stops, steps, &o));
+            orc_expect(what, o, dt, 2, os, want, orc_exact());
+            bp_tensor_release(t);
+            bp_tensor_release(o);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(movement, slice_with_negative_starts_and_clamped_stops)
+{
+    check_slice("slice [1:3, -2:100]", (int64_t[]){1, -2}, (int64_t[]){3, 100}, NULL,
+                (int64_t[]){2, 2});
+    check_slice("slice [-100:-1, 0:-3]", (int64_t[]){-100, 0}, (int64_t[]){-1, -3}, NULL,
+                (int64_t[]){3, 2});
+}
+
+Test(movement, slice_with_negative_steps_reaches_the_front_with_int64_min)
+{
+    check_slice("slice [-1:MIN:-1, 4:0:-2]", (int64_t[]){-1, 4}, (int64_t[]){INT64_MIN, 0},
+                (int64_t[]){-1, -2}, (int64_t[]){4, 2});
+    check_slice("slice [100:MIN:-3, 3:MIN:-1]", (int64_t[]){100, 3},
+                (int64_t[]){INT64_MIN, INT64_MIN}, (int64_t[]){-3, -1}, (int64_t[]){2, 4});
+}
+
+Test(movement, slice_with_negative_step_clamps_a_start_before_the_front_to_zero)
+{
+    /* ONNX: the adjusted start (-100 + 5) clamps into [0, dim - 1] for negative
+     * steps, so one element (index 0) is selected (NumPy would select none). */
+    check_slice("slice [0:4, -100:MIN:-1]", (int64_t[]){0, -100}, (int64_t[]){4, INT64_MIN},
+                (int64_t[]){1, -1}, (int64_t[]){4, 1});
+}
+
+Test(movement, slice_with_steps_greater_than_one)
+{
+    check_slice("slice [0:4:3, 1:5:2]", (int64_t[]){0, 1}, (int64_t[]){4, 5}, (int64_t[]){3, 2},
+                (int64_t[]){2, 2});
+}
+
+Test(movement, slice_with_null_stops_runs_to_the_end_in_the_step_direction)
+{
+    check_slice("slice [2::-1, 3::2]", (int64_t[]){2, 3}, NULL, (int64_t[]){-1, 2},
+                (int64_t[]){3, 1});
+    check_slice("slice [1:, -3:]", (int64_t[]){1, -3}, NULL, NULL, (int64_t[]){3, 3});
+}
+
+Test(movement, slice_that_selects_nothing_is_empty)
+{
+    check_slice("slice [2:1, 0:5]", (int64_t[]){2, 0}, (int64_t[]){1, 5}, NULL, (int64_t[]){0, 5});
+    check_slice("slice [0:4, 1:3:-1]", (int64_t[]){0, 1}, (int64_t[]){4, 3}, (int64_t[]){1, -1},
+                (int64_t[]){4, 0});
+}
+
+/* ---- concat ----------------------------------------------------------------------------- */
+
+Test(movement, concat_of_three_tensors_on_a_middle_axis)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < 9; d++) {
+            bp_dtype dt = orc_all_dtypes[d];
+            int64_t s0[3] = {2, 1, 3}, s1[3] = {2, 2, 3}, s2[3] = {2, 3, 3}, so[3] = {2, 6, 3};
+            double x0[6], x1[12], x2[18], want[36];
+            bp_tensor *t[3] = {iota(be, dt, 3, s0, x0), iota(be, dt, 3, s1, x1),
+                               iota(be, dt, 3, s2, x2)};
+            for (int i = 0; i < 12; i++) /* make the parts distinguishable */
+                x1[i] = orc_round(dt, val_for(dt, i + 30));
+            bp_tensor_release(t[1]);
+            t[1] = orc_tensor(be, dt, 3, s1, x1);
+            for (int i = 0; i < 2; i++)
+                for (int j = 0; j < 6; j++)
+                    for (int k = 0; k < 3; k++) {
+                        double v = j < 1   ? x0[(i * 1 + j) * 3 + k]
+                                   : j < 3 ? x1[(i * 2 + j - 1) * 3 + k]
+                                           : x2[(i * 3 + j - 3) * 3 + k];
+                        want[(i * 6 + j) * 3 + k] = v;
+                    }
+            bp_tensor *o = NULL;
+            BPT_OK(bp_concat(3, (const bp_tensor *const *)t, 1, &o));
+            orc_expect("concat axis 1", o, dt, 3, so, want, orc_exact());
+            for (int i = 0; i < 3; i++)
+                bp_tensor_release(t[i]);
+            bp_tensor_release(o);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(movement, concat_skips_empty_parts_and_accepts_one_tensor)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        int64_t sa[2] = {2, 2}, se[2] = {0, 2}, so[2] = {4, 2};
+        bp_tensor *a = orc_tensor(be, BP_I32, 2, sa, (double[]){1, 2, 3, 4});
+        bp_tensor *e = orc_tensor(be, BP_I32, 2, se, NULL), *o = NULL, *one = NULL;
+        const bp_tensor *parts[3] = {a, e, a};
+        BPT_OK(bp_concat(3, parts, 0, &o));
+        orc_expect("concat with an empty part", o, BP_I32, 2, so,
+                   (double[]){1, 2, 3, 4, 1, 2, 3, 4}, orc_exact());
+        BPT_OK(bp_concat(1, parts, 1, &one));
+        orc_expect("concat of one", one, BP_I32, 2, sa, (double[]){1, 2, 3, 4}, orc_exact());
+        bp_tensor_release(a);
+        bp_tensor_release(e);
+        bp_tensor_release(o);
+        bp_tensor_release(one);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* ---- broadcast_to ------------------------------------------------------------------------ */
+
+static void check_broadcast(int32_t ri, const int64_t *si, int32_t ro, const int64_t *so)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < 9; d++) {
+            bp_dtype dt = orc_all_dtypes[d];
+            double x[64], want[64];
+            bp_tensor *t = iota(be, dt, ri, si, x), *o = NULL;
+            int64_t n = orc_numel(ro, so);
+            for (int64_t i = 0; i < n; i++)
+                want[i] = x[orc_bcast_index(ro, so, i, ri, si)];
+            BPT_OK(bp_broadcast_to(t, ro, so, &o));
+            orc_expect("broadcast_to", o, dt, ro, so, want, orc_exact());
+            bp_tensor_release(t);
+            bp_tensor_release(o);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(movement, broadcast_to_follows_numpy)
+{
+    check_broadcast(2, (int64_t[]){3, 1}, 3, (int64_t[]){2, 3, 4});
+    check_broadcast(0, NULL, 2, (int64_t[]){2, 2});
+    check_broadcast(1, (int64_t[]){1}, 1, (int64_t[]){0});
+    check_broadcast(2, (int64_t[]){2, 3}, 2, (int64_t[]){2, 3});
+    check_broadcast(3, (int64_t[]){1, 4, 1}, 4, (int64_t[]){2, 3, 4, 2});
+}
+
+/* ---- pad ----------------------------------------------------------------------------------- */
+
+Test(movement, pad_adds_constant_borders_for_every_dtype)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < 9; d++) {
+            bp_dtype dt = orc_all_dtypes[d];
+            int64_t s[2] = {2, 3}, so[2] = {3, 6};
+            int64_t before[2] = {1, 0}, after[2] = {0, 3};
+            double x[6], want[18], pv = dt == BP_BOOL ? 1 : dt == BP_U8 ? 7 : -4;
+            bp_tensor *t = iota(be, dt, 2, s, x), *o = NULL;
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 6; j++)
+                    want[i * 6 + j] = (i >= 1 && j < 3) ? x[(i - 1) * 3 + j] : pv;
+            BPT_OK(bp_pad(t, before, after, pv, &o));
+            orc_expect("pad", o, dt, 2, so, want, orc_exact());
+            bp_tensor_release(t);
+            bp_tensor_release(o);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(movement, pad_of_an_empty_tensor_is_all_padding)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        int64_t s[2] = {0, 2}, so[2] = {2, 3};
+        bp_tensor *t = orc_tensor(be, BP_F32, 2, s, NULL), *o = NULL;
+        BPT_OK(bp_pad(t, (int64_t[]){1, 0}, (int64_t[]){1, 1}, NAN, &o));
+        orc_expect("pad (0,2)", o, BP_F32, 2, so, (double[]){NAN, NAN, NAN, NAN, NAN, NAN},
+                   orc_exact());
+        bp_tensor_release(t);
+        bp_tensor_release(o);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* ---- gather (ONNX) --------------------------------------------------------------------------- */
+
+static void check_gather(bp_dtype idx_dt, int32_t axis, int32_t ri, const int64_t *si,
+                         const int64_t *idx)
+{
+    int64_t xs[2] = {3, 4};
+    int64_t ni = orc_numel(ri, si);
+    int64_t os[8];
+    int32_t ro = 0;
+    for (int32_t k = 0; k < axis; k++)
+        os[ro++] = xs[k];
+    for (int32_t k = 0; k < ri; k++)
+        os[ro++] = si[k];
+    for (int32_t k = axis + 1; k < 2; k++)
+        os[ro++] = xs[k];
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < 9; d++) {
+            bp_dtype dt = orc_all_dtypes[d];
+            double x[12], want[64];
+            bp_tensor *t = iota(be, dt, 2, xs, x), *o = NULL;
+            bp_tensor *it = orc_tensor_i64(be, idx_dt, ri, si, idx);
+            int64_t n = orc_numel(ro, os);
+            for (int64_t i = 0; i < n; i++) {
+                int64_t oi[8];
+                orc_unravel(ro, os, i, oi);
+                int64_t j = orc_ravel(ri, si, oi + axis); /* position in indices */
+                int64_t g = idx[j] < 0 ? idx[j] + xs[axis] : idx[j];
+                int64_t r = axis == 0 ? g : oi[0], c = axis == 0 ? oi[ro - 1] : g;
+                want[i] = x[r * 4 + c];
+            }
+            BPT_OK(bp_gather(t, it, axis, &o));
+            char what[64];
+            snprintf(what, sizeof what, "gather axis %d, %s indices", axis, bp_dtype_name(idx_dt));
+            orc_expect(what, o, dt, ro, os, want, orc_exact());
+            bp_tensor_release(t);
+            bp_tensor_release(it);
+            bp_tensor_release(o);
+        }
+    }
+    bp_context_destroy(ctx);
+    (void)ni;
+}
+
+Test(movement, gather_with_negative_i32_indices_on_axis_0)
+{
+    check_gather(BP_I32, 0, 1, (int64_t[]){4}, (int64_t[]){2, -1, 0, -3});
+}
+
+Test(movement, gather_with_i64_index_matrix_on_axis_1)
+{
+    check_gather(BP_I64, 1, 2, (int64_t[]){2, 2}, (int64_t[]){-4, 3, 1, -1});
+}
+
+Test(movement, gather_with_a_rank_zero_index_drops_the_axis)
+{
+    check_gather(BP_I64, 0, 0, NULL, (int64_t[]){-2});
+    check_gather(BP_I32, 1, 0, NULL, (int64_t[]){3});
+}
+
+Test(movement, gather_with_empty_indices_is_empty)
+{
+    check_gather(BP_I32, 1, 1, (int64_t[]){0}, (int64_t[]){0});
+}
+
+/* ---- cast ---------------------------------------------------------------------------------- */
+
+/* Source values for a dtype: edge values for integers, specials and
+ * fractions for floats (within every float type's range). */
+static int src_values(bp_dtype dt, double *fv, int64_t *iv)
+{
+    if (dt == BP_BOOL) {
+        iv[0] = 0;
+        iv[1] = 1;
+        return 2;
+    }
+    if (bp_dtype_is_int(dt)) {
+        int64_t cand[] = {INT64_MIN, INT32_MIN, -129, -128, -1, 0, 1, 2, 127, 128, 255, 256,
+                          300, 65504, 65520, INT32_MAX, (1LL << 53) + 1, INT64_MAX - 1, INT64_MAX};
+        int n = 0;
+        for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
+            int64_t v = orc_int_of_i64(dt, cand[i]);
+            bool dup = false;
+            for (int j = 0; j < n; j++)
+                dup = dup || iv[j] == v;
+            if (!dup)
+                iv[n++] = v;
+        }
+        return n;
+    }
+    static const double f[] = {0, -0.0, 1, -1, 0.5, -0.5, 1.5, -1.5, 2.7, -2.7, 127.9, 128.5,
+                               -128.9, -129.5, 255.5, 256, 300, -300, 1000.75, 65504, -65504,
+                               1 + 0x1p-11, 1 + 0x3p-11, 1 + 0x1p-8, NAN, INFINITY, -INFINITY};
+    int n = (int)(sizeof f / sizeof f[0]);
+    for (int i = 0; i < n; i++)
+        fv[i] = orc_round(dt, f[i]); /* what the source tensor holds */
+    return n;
+}
+
+Test(movement, cast_between_every_pair_of_dtypes_follows_the_cast_rules)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int s = 0; s < 9; s++) {
+            bp_dtype src = orc_all_dtypes[s];
+            if (!orc_supports(be, BP_OP_CAST, src))
+                continue;
+            double fv[64];
+            int64_t iv[64];
+            int64_t n = src_values(src, fv, iv);
+            bool fsrc = bp_dtype_is_float(src);
+            bp_tensor *t = fsrc ? orc_tensor(be, src, 1, &n, fv) : orc_tensor_i64(be, src, 1, &n, iv);
+            for (int d = 0; d < 9; d++) {
+                bp_dtype dst = orc_all_dtypes[d];
+                bp_tensor *o = NULL;
+                BPT_OK(bp_cast(t, dst, &o));
+                char what[64];
+                snprintf(what, sizeof what, "cast %s -> %s", bp_dtype_name(src), bp_dtype_name(dst));
+                if (bp_dtype_is_float(dst)) {
+                    double want[64];
+                    for (int64_t i = 0; i < n; i++)
+                        want[i] = fsrc ? fv[i] : (double)iv[i];
+                    orc_expect(what, o, dst, 1, &n, want, orc_exact());
+                } else {
+                    int64_t want[64];
+                    for (int64_t i = 0; i < n; i++)
+                        want[i] = fsrc ? orc_int_of_f64(dst, fv[i]) : orc_int_of_i64(dst, iv[i]);
+                    orc_expect_i64(what, o, dst, 1, &n, want);
+                }
+                bp_tensor_release(o);
+            }
+            bp_tensor_release(t);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+/* One float -> dst case per row. */
+typedef struct fcase { bp_dtype src, dst; double in; int64_t want_i; double want_f; } fcase;
+
+static void run_fcases(const char *name, const fcase *c, size_t n)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (size_t k = 0; k < n; k++) {
+            bp_tensor *t = orc_scalar(be, c[k].src, c[k].in), *o = NULL;
+            BPT_OK(bp_cast(t, c[k].dst, &o));
+            char what[96];
+            snprintf(what, sizeof what, "%s: cast %s %.17g -> %s", name, bp_dtype_name(c[k].src),
+                     c[k].in, bp_dtype_name(c[k].dst));
+            if (bp_dtype_is_float(c[k].dst))
+                orc_expect(what, o, c[k].dst, 0, NULL, &c[k].want_f, orc_exact());
+            else
+                orc_expect_i64(what, o, c[k].dst, 0, NULL, &c[k].want_i);
+            bp_tensor_release(t);
+            bp_tensor_release(o);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(movement, cast_nan_gives_zero_for_integers_and_true_for_bool)
+{
+    static const fcase c[] = {
+        {BP_F32, BP_I32, NAN, 0, 0}, {BP_F64, BP_I64, NAN, 0, 0}, {BP_F16, BP_U8, NAN, 0, 0},
+        {BP_BF16, BP_I8, NAN, 0, 0}, {BP_F32, BP_BOOL, NAN, 1, 0},
+    };
+    run_fcases("NaN", c, sizeof c / sizeof c[0]);
+}
+
+Test(movement, cast_saturates_out_of_range_floats)
+{
+    static const fcase c[] = {
+        {BP_F32, BP_U8, 300.0, 255, 0},         {BP_F64, BP_I32, -1e30, INT32_MIN, 0},
+        {BP_F64, BP_I32, 1e30, INT32_MAX, 0},   {BP_F32, BP_I64, 1e30, INT64_MAX, 0},
+        {BP_F32, BP_I64, -1e30, INT64_MIN, 0},  {BP_F64, BP_I64, 0x1p63, INT64_MAX, 0},
+        {BP_F64, BP_I64, -0x1p63, INT64_MIN, 0}, {BP_F32, BP_U8, -1.0, 0, 0},
+        {BP_F32, BP_I32, INFINITY, INT32_MAX, 0}, {BP_F16, BP_I8, -INFINITY, -128, 0},
+        {BP_F64, BP_I8, 200.7, 127, 0},         {BP_F64, BP_I32, 2147483647.9, INT32_MAX, 0},
+        {BP_F64, BP_I32, -2147483648.9, INT32_MIN, 0},
+    };
+    run_fcases("saturation", c, sizeof c / sizeof c[0]);
+}
+
+Test(movement, cast_float_to_int_truncates_toward_zero)
+{
+    static const fcase c[] = {
+        {BP_F32, BP_I32, 2.7, 2, 0},   {BP_F32, BP_I32, -2.7, -2, 0}, {BP_F64, BP_I64, -0.9, 0, 0},
+        {BP_F16, BP_I8, -1.5, -1, 0},  {BP_BF16, BP_U8, 3.5, 3, 0},   {BP_F64, BP_U8, -0.5, 0, 0},
+    };
+    run_fcases("truncation", c, sizeof c / sizeof c[0]);
+}
+
+Test(movement, cast_float_to_bool_is_nonzero)
+{
+    static const fcase c[] = {
+        {BP_F32, BP_BOOL, 0.0, 0, 0},  {BP_F32, BP_BOOL, -0.0, 0, 0}, {BP_F64, BP_BOOL, 1e-300, 1, 0},
+        {BP_F16, BP_BOOL, -2, 1, 0},   {BP_BF16, BP_BOOL, 0.1, 1, 0}, {BP_F32, BP_BOOL, -INFINITY, 1, 0},
+    };
+    run_fcases("float -> bool", c, sizeof c / sizeof c[0]);
+}
+
+Test(movement, cast_rounds_to_nearest_even_in_f16_and_bf16)
+{
+    static const fcase c[] = {
+        {BP_F32, BP_F16, 1 + 0x1p-11, 0, 1},           {BP_F32, BP_F16, 1 + 0x3p-11, 0, 1 + 0x1p-9},
+        {BP_F64, BP_F16, 1 + 0x1p-11, 0, 1},           {BP_F32, BP_BF16, 1 + 0x1p-8, 0, 1},
+        {BP_F32, BP_BF16, 1 + 0x3p-8, 0, 1 + 0x1p-6},  {BP_F32, BP_F16, 65519, 0, 65504},
+        {BP_F32, BP_F16, 65520, 0, INFINITY},          {BP_F32, BP_F16, 0x1p-25, 0, 0},
+        {BP_F32, BP_F16, 0x3p-25, 0, 0x1p-23},         {BP_I32, BP_F16, 2049, 0, 2048},
+        {BP_I32, BP_F16, 2051, 0, 2052},               {BP_F64, BP_F32, 1 + 0x1p-24, 0, 1},
+    };
+    run_fcases("round to nearest even", c, sizeof c / sizeof c[0]);
+}
+
+Test(movement, cast_f64_to_f16_rounds_once)
+{
+    /* 1 + 2^-11 + 2^-40 is above the tie: nearest f16 is 1 + 2^-10. Rounding
+     * through f32 first would land on the tie 1 + 2^-11 and then on 1. */
+    static const fcase c[] = {
+        {BP_F64, BP_F16, 1 + 0x1p-11 + 0x1p-40, 0, 1 + 0x1p-10},
+        {BP_F64, BP_F16, -(1 + 0x1p-11 + 0x1p-40), 0, -(1 + 0x1p-10)},
+    };
+    run_fcases("single rounding", c, sizeof c / sizeof c[0]);
+}
+
+Test(movement, cast_f64_to_bf16_rounds_once)
+{
+    static const fcase c[] = {
+        {BP_F64, BP_BF16, 1 + 0x1p-8 + 0x1p-40, 0, 1 + 0x1p-7},
+    };
+    run_fcases("single rounding", c, sizeof c / sizeof c[0]);
+}
+
+Test(movement, cast_float_overflow_to_a_narrower_float_is_infinite)
+{
+    static const fcase c[] = {
+        {BP_F64, BP_F32, 1e300, 0, INFINITY}, {BP_F64, BP_F32, -1e300, 0, -INFINITY},
+        {BP_F32, BP_F16, 1e5, 0, INFINITY},   {BP_F64, BP_BF16, -1e39, 0, -INFINITY},
+    };
+    run_fcases("overflow", c, sizeof c / sizeof c[0]);
+}
+
+Test(movement, cast_integer_narrowing_saturates)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        struct { bp_dtype src, dst; int64_t in, want; } c[] = {
+            {BP_I32, BP_U8, 300, 255},       {BP_I32, BP_U8, -1, 0},
+            {BP_I64, BP_I32, 1LL << 40, INT32_MAX}, {BP_I64, BP_I32, INT64_MIN, INT32_MIN},
+            {BP_I32, BP_I8, -200, -128},     {BP_U8, BP_I8, 255, 127},
+            {BP_I8, BP_U8, -5, 0},           {BP_I64, BP_U8, INT64_MAX, 255},
+            {BP_I32, BP_BOOL, -7, 1},        {BP_I64, BP_BOOL, 0, 0},
+        };
+        for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+            bp_tensor *t = orc_tensor_i64(be, c[k].src, 0, NULL, &c[k].in), *o = NULL;
+            BPT_OK(bp_cast(t, c[k].dst, &o));
+            char what[96];
+            snprintf(what, sizeof what, "cast %s %lld -> %s", bp_dtype_name(c[k].src),
+                     (long long)c[k].in, bp_dtype_name(c[k].dst));
+            orc_expect_i64(what, o, c[k].dst, 0, NULL, &c[k].want);
+            bp_tensor_release(t);
+            bp_tensor_release(o);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(movement, cast_keeps_shape_including_empty_and_rank_zero)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        int64_t s[3] = {2, 0, 5};
+        bp_tensor *t = orc_tensor(be, BP_F32, 3, s, NULL), *o = NULL;
+        BPT_OK(bp_cast(t, BP_I64, &o));
+        orc_expect_meta("cast of (2,0,5)", o, BP_I64, 3, s);
+        bp_tensor_release(t);
+        bp_tensor_release(o);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* ---- reshape / squeeze / unsqueeze / item ------------------------------------------------------ */
+
+Test(movement, reshape_infers_the_minus_one_extent_and_keeps_the_values)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < 9; d++) {
+            bp_dtype dt = orc_all_dtypes[d];
+            int64_t s[3] = {2, 3, 4}, want_s[2] = {4, 6}, empty_s[2] = {0, 3};
+            double x[24];
+            bp_tensor *t = iota(be, dt, 3, s, x), *o = NULL, *e = NULL, *e2 = NULL;
+            BPT_OK(bp_reshape(t, 2, (int64_t[]){4, -1}, &o));
+            orc_expect("reshape (4,-1)", o, dt, 2, want_s, x, orc_exact());
+            e = orc_tensor(be, dt, 2, empty_s, NULL);
+            BPT_OK(bp_reshape(e, 3, (int64_t[]){3, 0, 5}, &e2));
+            orc_expect_meta("reshape (0,3) -> (3,0,5)", e2, dt, 3, (int64_t[]){3, 0, 5});
+            bp_tensor_release(t);
+            bp_tensor_release(o);
+            bp_tensor_release(e);
+            bp_tensor_release(e2);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(movement, squeeze_and_unsqueeze_change_only_the_shape)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        int64_t s[4] = {1, 3, 1, 2};
+        double x[6];
+        bp_tensor *t = iota(be, BP_F64, 4, s, x), *a = NULL, *b = NULL, *c = NULL, *u = NULL,
+                  *v = NULL, *w = NULL;
+        BPT_OK(bp_squeeze(t, 0, NULL, &a));
+        orc_expect("squeeze all", a, BP_F64, 2, (int64_t[]){3, 2}, x, orc_exact());
+        BPT_OK(bp_squeeze(t, 1, (int32_t[]){0}, &b));
+        orc_expect("squeeze {0}", b, BP_F64, 3, (int64_t[]){3, 1, 2}, x, orc_exact());
+        BPT_OK(bp_squeeze(t, 1, (int32_t[]){-2}, &c));
+        orc_expect("squeeze {-2}", c, BP_F64, 3, (int64_t[]){1, 3, 2}, x, orc_exact());
+        BPT_OK(bp_unsqueeze(a, 0, &u));
+        orc_expect("unsqueeze 0", u, BP_F64, 3, (int64_t[]){1, 3, 2}, x, orc_exact());
+        BPT_OK(bp_unsqueeze(a, -1, &v));
+        orc_expect("unsqueeze -1", v, BP_F64, 3, (int64_t[]){3, 2, 1}, x, orc_exact());
+        BPT_OK(bp_unsqueeze(a, 2, &w));
+        orc_expect("unsqueeze 2 (= rank)", w, BP_F64, 3, (int64_t[]){3, 2, 1}, x, orc_exact());
+        cr_expect_eq(bp_tensor_backend(a), bp_tensor_backend(t));
+        bp_tensor *tr = NULL;
+        /* the views stay usable after the original is released */
+        bp_tensor_release(t);
+        BPT_OK(bp_transpose(a, NULL, &tr));
+        orc_expect("transpose of a squeezed view", tr, BP_F64, 2, (int64_t[]){2, 3},
+                   (double[]){x[0], x[2], x[4], x[1], x[3], x[5]}, orc_exact());
+        bp_tensor_release(a);
+        bp_tensor_release(b);
+        bp_tensor_release(c);
+        bp_tensor_release(u);
+        bp_tensor_release(v);
+        bp_tensor_release(w);
+        bp_tensor_release(tr);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(movement, unsqueeze_of_a_scalar_gives_shape_one)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *t = orc_scalar(be, BP_I32, 42), *u = NULL, *s = NULL;
+        BPT_OK(bp_unsqueeze(t, 0, &u));
+        int64_t one = 1;
+        orc_expect("unsqueeze scalar", u, BP_I32, 1, &one, (double[]){42}, orc_exact());
+        BPT_OK(bp_squeeze(u, 0, NULL, &s));
+        orc_expect("squeeze back", s, BP_I32, 0, NULL, (double[]){42}, orc_exact());
+        bp_tensor_release(t);
+        bp_tensor_release(u);
+        bp_tensor_release(s);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(movement, item_reads_any_one_element_tensor)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        int64_t s[3] = {1, 1, 1};
+        bp_tensor *t = orc_tensor(be, BP_F32, 3, s, (double[]){-2.5}), *r0 = orc_scalar(be, BP_F16, 3);
+        int64_t big = INT64_MIN + 3;
+        bp_tensor *ti = orc_tensor_i64(be, BP_I64, 3, s, &big);
+        bp_tensor *tb = orc_tensor(be, BP_BOOL, 3, s, (double[]){1});
+        double f = 0;
+        int64_t i = 0;
+        bool b = false;
+        BPT_OK(bp_item_f64(t, &f));
+        cr_expect_eq(f, -2.5, "item_f64 of (1,1,1) on %s gave %g", bp_backend_name(be), f);
+        BPT_OK(bp_item_f64(r0, &f));
+        cr_expect_eq(f, 3.0);
+        BPT_OK(bp_item_i64(ti, &i));
+        cr_expect_eq(i, INT64_MIN + 3, "item_i64 must be exact beyond 2^53");
+        BPT_OK(bp_item_bool(tb, &b));
+        cr_expect(b);
+        bp_tensor_release(t);
+        bp_tensor_release(r0);
+        bp_tensor_release(ti);
+        bp_tensor_release(tb);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(movement, item_of_four_elements_is_a_shape_error)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        int64_t s[2] = {2, 2}, z = 0;
+        bp_tensor *t = orc_tensor(be, BP_F32, 2, s, (double[]){1, 2, 3, 4});
+        bp_tensor *e = orc_tensor(be, BP_F32, 1, &z, NULL);
+        double f;
+        int64_t i;
+        bool b;
+        BPT_FAILS(BP_ERR_SHAPE, bp_item_f64(t, &f));
+        cr_expect_neq(bp_last_error()[0], '\0', "no message for item_f64 on 4 elements");
+        BPT_FAILS(BP_ERR_SHAPE, bp_item_i64(t, &i));
+        BPT_FAILS(BP_ERR_SHAPE, bp_item_bool(t, &b));
+        BPT_FAILS(BP_ERR_SHAPE, bp_item_f64(e, &f));
+        bp_tensor_release(t);
+        bp_tensor_release(e);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(movement, f16_and_bf16_are_stored_as_native_16_bit_values)
+{
+    /* inputs built with the public converters of dtype.h, read back raw */
+    float vals[4] = {1.0f, -2.5f, 65504.0f, 0.1f};
+    uint16_t h[4], b[4], got[4];
+    for (int i = 0; i < 4; i++) {
+        h[i] = bp_f32_to_f16(vals[i]);
+        b[i] = bp_f32_to_bf16(vals[i]);
+    }
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        int64_t n = 4;
+        bp_tensor *th = NULL, *tb = NULL, *sum = NULL;
+        BPT_OK(bp_tensor_from_host(be, BP_F16, 1, &n, h, &th));
+        BPT_OK(bp_tensor_from_host(be, BP_BF16, 1, &n, b, &tb));
+        cr_expect_eq(bp_tensor_nbytes(th), 8u);
+        cr_expect_eq(bp_tensor_nbytes(tb), 8u);
+        BPT_OK(bp_tensor_to_host(th, got, sizeof got));
+        cr_expect(memcmp(got, h, sizeof h) == 0, "f16 bits changed on %s", bp_backend_name(be));
+        BPT_OK(bp_tensor_to_host(tb, got, sizeof got));
+        cr_expect(memcmp(got, b, sizeof b) == 0, "bf16 bits changed on %s", bp_backend_name(be));
+        /* x + x in f16: exact doubling, except 65504 + 65504 -> inf */
+        BPT_OK(bp_add(th, th, &sum));
+        BPT_OK(bp_tensor_to_host(sum, got, sizeof got));
+        for (int i = 0; i < 4; i++) {
+            float want = bp_f16_to_f32(h[i]) * 2.0f;
+            cr_expect_eq(got[i], bp_f32_to_f16(want), "f16 %g + itself on %s: bits %04x, wanted %04x",
+                         (double)bp_f16_to_f32(h[i]), bp_backend_name(be), got[i],
+                         bp_f32_to_f16(want));
+        }
+        bp_tensor_release(th);
+        bp_tensor_release(tb);
+        bp_tensor_release(sum);
+    }
+    bp_context_destroy(ctx);
+}
