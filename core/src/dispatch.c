@@ -34,22 +34,24 @@ bp_status bp__check_same_backend(const char *fn, size_t n, const bp_tensor *cons
         const bp_backend *b = bp__backend_of(ts[i]);
         if (b != first)
             return bp__error(BP_ERR_BACKEND_MISMATCH,
-                             "%s: %s is on backend %s but %s is on backend %s; tensors never "
+                             "%s: %s is on backend %s but %s is on backend %s%s; tensors never "
                              "move implicitly. Copy one explicitly, e.g. "
-                             "bp_backend_copy(%s, <%s backend>, &%s_copy)",
-                             fn, args[0], first->name, args[i], b->name, args[i], first->name,
-                             args[i]);
+                             "bp_backend_copy(<the %s tensor>, <backend %s>, &copy)",
+                             fn, args[0], first->name, args[i], b->name,
+                             b->ctx != first->ctx ? " of another bp_context" : "", args[i],
+                             first->name);
     }
     return BP_OK;
 }
 
-static void bp__format_shape(int32_t rank, const int64_t *shape, char *buf, size_t cap)
+const char *bp__format_shape(int32_t rank, const int64_t *shape, char *buf, size_t cap)
 {
     size_t used = (size_t)snprintf(buf, cap, "(");
     for (int32_t k = 0; k < rank && used < cap; k++)
         used += (size_t)snprintf(buf + used, cap - used, k ? ", %lld" : "%lld", (long long)shape[k]);
     if (used < cap)
         snprintf(buf + used, cap - used, rank == 1 ? ",)" : ")");
+    return buf;
 }
 
 bp_status bp__broadcast_shapes(const char *fn, int32_t ra, const int64_t *sa, int32_t rb,

@@ -180,6 +180,8 @@ bp_status bp__check_same_backend(const char *fn, size_t n, const bp_tensor *cons
 /* NumPy broadcasting of two shapes; BP_ERR_SHAPE naming both. */
 bp_status bp__broadcast_shapes(const char *fn, int32_t ra, const int64_t *sa, int32_t rb,
                                const int64_t *sb, int32_t *rank, int64_t *shape);
+/* "(2, 3)", "(3,)", "()" into buf; returns buf. */
+const char *bp__format_shape(int32_t rank, const int64_t *shape, char *buf, size_t cap);
 /* axis in [-rank, rank) -> [0, rank); BP_ERR_SHAPE otherwise. */
 bp_status bp__normalize_axis(const char *fn, int32_t axis, int32_t rank, int32_t *out);
 /* Dense row-major view of t. */

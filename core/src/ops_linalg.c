@@ -13,13 +13,7 @@
 /* "(2, 3)", "(3,)", "()": the notation of the core's other messages. */
 static const char *shape_str(char *buf, int32_t rank, const int64_t *shape)
 {
-    size_t n = (size_t)snprintf(buf, SHAPE_STR_CAP, "(");
-    for (int32_t k = 0; k < rank && n < SHAPE_STR_CAP; k++)
-        n += (size_t)snprintf(buf + n, SHAPE_STR_CAP - n, "%s%lld", k ? ", " : "",
-                              (long long)shape[k]);
-    if (n < SHAPE_STR_CAP)
-        snprintf(buf + n, SHAPE_STR_CAP - n, rank == 1 ? ",)" : ")");
-    return buf;
+    return bp__format_shape(rank, shape, buf, SHAPE_STR_CAP);
 }
 
 /* Give v (a dense view of a tensor of `rank`, `shape`, in row-major order)
