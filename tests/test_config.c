@@ -322,7 +322,7 @@ Test(config, config_comments_blank_lines_and_inline_comments_are_accepted)
 
 Test(config, config_example_file_loads)
 {
-    const char *path = BPT_DATA_DIR "/../../conf/backplane.ini";
+    const char *path = BPT_SOURCE_DIR "/conf/backplane.ini";
     bp_context *ctx = NULL;
     BPT_OK(bp_context_create(path, &ctx));
     cr_assert_str_eq(bp_context_config_path(ctx), path);
