@@ -433,8 +433,7 @@ bp_status bp__plugin_open(bp__plugin *p)
     const char *detail = bp__plugin_detail();
     if (st == BP_ERR_CONFIG && !*detail)
         detail = bp_last_error(); /* from config_error */
-    char *msg = bp__aprintf("%s (%s)", *detail ? detail : "open() failed without a reason",
-                            bp_status_string(st));
+    char *msg = bp__aprintf("%s", *detail ? detail : "open() failed without a reason");
     free(p->message);
     p->message = msg ? msg : bp__strdup("");
     p->status = st;
