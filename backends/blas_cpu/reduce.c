@@ -1,0 +1,453 @@
+/* Reductions over the trailing n_reduce axes of x: the binary backend's
+ * algorithm (same order of accumulation per output, so the same bits), with
+ * the outputs split across threads, and a sum of a few long dense runs split
+ * within each run instead (partial sums per thread, added in order).
+ *
+ * Each output element walks its reduced elements in row-major order (so a
+ * running count is the ARG* index), one run of the innermost collapsed axis at
+ * a time. A run is converted into a small double (or int64) buffer by one
+ * typed loop and consumed by one loop per op, so nothing switches on the
+ * dtype per element; f32/f64 sums skip the buffer altogether. Floats
+ * accumulate in double, integers in uint64_t (wrapping, never UB). */
+#include <math.h>
+#include <stdlib.h>
+
+#include <omp.h>
+
+#include "blas_cpu.h"
+#include "vmath.h"
+
+#define CHUNK 256
+
+/* Running state of one output element. For floats `v` is the sum, product,
+ * extreme or (LOGSUMEXP) the running max, with `s` the sum of exp(x - v). */
+typedef struct acc {
+    double v, s;
+    uint64_t u;          /* integer sum / product */
+    int64_t best;        /* integer extreme */
+    int64_t idx, seen;   /* ARG* winner, elements consumed so far */
+    bool nan, pinf;
+} acc;
+
+typedef struct rctx {
+    bp_op op;
+    bp_dtype dt;
+    size_t esz;
+    bpc_iter rit;        /* over the reduced axes; copied per output */
+    bool one_run;        /* the reduced axes collapse to a single run */
+} rctx;
+
+/* Eight independent accumulators: vectorisable without -ffast-math, and
+ * summing in eight interleaved partial sums is also a little more accurate. */
+#define SUM_RUN(p, n, stride)                                             \
+    do {                                                                  \
+        double part[8] = {0};                                             \
+        int64_t i = 0;                                                    \
+        if (stride == 1)                                                  \
+            for (; i + 8 <= n; i += 8)                                    \
+                for (int j = 0; j < 8; j++)                               \
+                    part[j] += (double)p[i + j];                          \
+        for (; i < n; i++)                                                \
+            part[i & 7] += (double)p[i * stride];                         \
+        sum = ((part[0] + part[1]) + (part[2] + part[3])) +               \
+              ((part[4] + part[5]) + (part[6] + part[7]));                \
+    } while (0)
+
+static double sum_f32(const float *p, int64_t n, int64_t stride)
+{
+    double sum;
+    SUM_RUN(p, n, stride);
+    return sum;
+}
+
+static double sum_f64(const double *p, int64_t n, int64_t stride)
+{
+    double sum;
+    SUM_RUN(p, n, stride);
+    return sum;
+}
+
+static void load_f(bp_dtype dt, const char *p, int64_t stride, int64_t n, double *out)
+{
+    switch (dt) {
+    case BP_F16:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = bp_f16_to_f32(((const uint16_t *)p)[i * stride]);
+        break;
+    case BP_BF16:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = bp_bf16_to_f32(((const uint16_t *)p)[i * stride]);
+        break;
+    case BP_F32:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = ((const float *)p)[i * stride];
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = ((const double *)p)[i * stride];
+        break;
+    }
+}
+
+static void load_i(bp_dtype dt, const char *p, int64_t stride, int64_t n, int64_t *out)
+{
+    switch (dt) {
+    case BP_U8:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = ((const uint8_t *)p)[i * stride];
+        break;
+    case BP_I8:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = ((const int8_t *)p)[i * stride];
+        break;
+    case BP_I32:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = ((const int32_t *)p)[i * stride];
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = ((const int64_t *)p)[i * stride];
+        break;
+    }
+}
+
+static void feed_f(bp_op op, acc *a, const double *x, int64_t n)
+{
+    switch (op) {
+    case BP_OP_SUM:
+    case BP_OP_MEAN:
+        a->v += sum_f64(x, n, 1);
+        break;
+    case BP_OP_PROD:
+        for (int64_t i = 0; i < n; i++)
+            a->v *= x[i];
+        break;
+    case BP_OP_MAX:
+    case BP_OP_MIN: {
+        double m = a->v;
+        bool nan = false;
+        if (op == BP_OP_MAX)
+            for (int64_t i = 0; i < n; i++)
+                m = x[i] > m ? x[i] : m, nan |= x[i] != x[i];
+        else
+            for (int64_t i = 0; i < n; i++)
+                m = x[i] < m ? x[i] : m, nan |= x[i] != x[i];
+        a->v = m;
+        a->nan |= nan;
+        break;
+    }
+    case BP_OP_ARGMAX:
+    case BP_OP_ARGMIN:
+        /* a NaN wins over any number, and the first NaN stays */
+        for (int64_t i = 0; i < n && !a->nan; i++) {
+            double v = x[i];
+            bool better = op == BP_OP_ARGMAX ? v > a->v : v < a->v;
+            if (a->seen + i == 0 || better || v != v)
+                a->v = v, a->idx = a->seen + i, a->nan = v != v;
+        }
+        break;
+    default: { /* LOGSUMEXP, one pass: rescale the running sum per chunk */
+        double m = -INFINITY;
+        for (int64_t i = 0; i < n; i++) {
+            if (x[i] != x[i])
+                a->nan = true;
+            else if (x[i] > m)
+                m = x[i];
+        }
+        if (m == INFINITY)
+            a->pinf = true;
+        if (a->nan || a->pinf || m == -INFINITY)
+            break;
+        double s = 0;
+        for (int64_t i = 0; i < n; i++)
+            s += exp(x[i] - m);
+        if (m > a->v)
+            a->s = a->s * exp(a->v - m) + s, a->v = m;
+        else
+            a->s += s * exp(m - a->v);
+        break;
+    }
+    }
+    a->seen += n;
+}
+
+static void feed_i(bp_op op, acc *a, const int64_t *x, int64_t n)
+{
+    uint64_t u = a->u;
+    int64_t m = a->best;
+    switch (op) {
+    case BP_OP_SUM:
+        for (int64_t i = 0; i < n; i++)
+            u += (uint64_t)x[i];
+        break;
+    case BP_OP_PROD:
+        for (int64_t i = 0; i < n; i++)
+            u *= (uint64_t)x[i];
+        break;
+    case BP_OP_MAX:
+        for (int64_t i = 0; i < n; i++)
+            m = x[i] > m ? x[i] : m;
+        break;
+    case BP_OP_MIN:
+        for (int64_t i = 0; i < n; i++)
+            m = x[i] < m ? x[i] : m;
+        break;
+    default: /* ARGMAX, ARGMIN: strict comparison keeps the first on ties */
+        for (int64_t i = 0; i < n; i++) {
+            bool better = op == BP_OP_ARGMAX ? x[i] > m : x[i] < m;
+            if (a->seen + i == 0 || better)
+                m = x[i], a->idx = a->seen + i;
+        }
+        break;
+    }
+    a->u = u;
+    a->best = m;
+    a->seen += n;
+}
+
+static void feed_run(const rctx *c, acc *a, const char *p, int64_t n, int64_t stride)
+{
+    bool is_float = bp_dtype_is_float(c->dt);
+    if (is_float && (c->op == BP_OP_SUM || c->op == BP_OP_MEAN) &&
+        (c->dt == BP_F32 || c->dt == BP_F64)) {
+        /* the vectorised sums associate exactly as SUM_RUN does */
+        if (stride == 1)
+            a->v += c->dt == BP_F32 ? bpc_vsum_f32((const float *)p, n)
+                                    : bpc_vsum_f64((const double *)p, n);
+        else
+            a->v += c->dt == BP_F32 ? sum_f32((const float *)p, n, stride)
+                                    : sum_f64((const double *)p, n, stride);
+        a->seen += n;
+        return;
+    }
+    double fbuf[CHUNK];
+    int64_t ibuf[CHUNK];
+    for (int64_t i = 0; i < n; i += CHUNK) {
+        int64_t len = n - i < CHUNK ? n - i : CHUNK;
+        const char *q = p + i * stride * (int64_t)c->esz;
+        if (is_float) {
+            load_f(c->dt, q, stride, len, fbuf);
+            feed_f(c->op, a, fbuf, len);
+        } else {
+            load_i(c->dt, q, stride, len, ibuf);
+            feed_i(c->op, a, ibuf, len);
+        }
+    }
+}
+
+static int64_t low_bits_signed(uint64_t u, int bits)
+{
+    uint64_t sign = (uint64_t)1 << (bits - 1);
+    u &= bits == 64 ? ~(uint64_t)0 : (sign << 1) - 1;
+    return (u & sign) ? (int64_t)(u - sign) - (int64_t)(sign - 1) - 1 : (int64_t)u;
+}
+
+static void store(const rctx *c, const acc *a, char *p)
+{
+    bp_op op = c->op;
+    if (op == BP_OP_ARGMAX || op == BP_OP_ARGMIN) {
+        *(int64_t *)p = a->idx;
+        return;
+    }
+    if (bp_dtype_is_float(c->dt)) {
+        double r = a->v;
+        if (op == BP_OP_MEAN)
+            r = a->v / (double)a->seen; /* 0/0: NaN for an empty mean */
+        else if ((op == BP_OP_MAX || op == BP_OP_MIN) && a->nan)
+            r = NAN;
+        else if (op == BP_OP_LOGSUMEXP)
+            r = a->nan ? NAN : a->pinf ? INFINITY : a->s == 0 ? -INFINITY : a->v + log(a->s);
+        switch (c->dt) {
+        case BP_F32: *(float *)p = (float)r; break;
+        case BP_F64: *(double *)p = r; break;
+        default: bpc_store_f64(c->dt, p, r); break;
+        }
+        return;
+    }
+    /* integers keep the low bits (wrapping), like C unsigned arithmetic */
+    uint64_t u = op == BP_OP_SUM || op == BP_OP_PROD ? a->u : (uint64_t)a->best;
+    switch (c->dt) {
+    case BP_U8: *(uint8_t *)p = (uint8_t)u; break;
+    case BP_I8: *(int8_t *)p = (int8_t)low_bits_signed(u, 8); break;
+    case BP_I32: *(int32_t *)p = (int32_t)low_bits_signed(u, 32); break;
+    default: *(int64_t *)p = low_bits_signed(u, 64); break;
+    }
+}
+
+static void reduce_one(const rctx *c, const char *x, char *out)
+{
+    acc a = {.v = 0, .s = 0, .u = 0, .best = 0};
+    switch (c->op) {
+    case BP_OP_PROD: a.v = 1, a.u = 1; break;
+    case BP_OP_MAX: a.v = -INFINITY, a.best = INT64_MIN; break;
+    case BP_OP_MIN: a.v = INFINITY, a.best = INT64_MAX; break;
+    case BP_OP_LOGSUMEXP: a.v = -INFINITY; break;
+    default: break;
+    }
+    if (c->one_run) {
+        if (!c->rit.empty)
+            feed_run(c, &a, x, c->rit.inner, c->rit.inner_stride[0]);
+    } else {
+        bpc_cursor it;
+        int64_t pos[1], n;
+        bpc_cursor_from(&it, &c->rit, 0, INT64_MAX);
+        while (bpc_cursor_next(&it, pos, &n))
+            feed_run(c, &a, x + pos[0] * (int64_t)c->esz, n, it.it.inner_stride[0]);
+    }
+    store(c, &a, out);
+}
+
+/* Column mode: when consecutive outputs are adjacent in x (reducing a leading
+ * axis of a row-major tensor), walking one output at a time would stride
+ * through memory. Instead a block of up to CHUNK outputs advances together:
+ * each reduced position contributes one contiguous row to CHUNK accumulators.
+ * Only for the ops that combine elementwise (not ARG*, not LOGSUMEXP). */
+static void reduce_block(const rctx *c, const char *x, int64_t n, char *out, int64_t ostride,
+                         size_t osz)
+{
+    double v[CHUNK], fbuf[CHUNK];
+    int64_t w[CHUNK], ibuf[CHUNK]; /* integers: the sum/product bits, or the extreme */
+    bool nan[CHUNK];
+    bp_op op = c->op;
+    bool is_float = bp_dtype_is_float(c->dt);
+    double v0 = op == BP_OP_PROD ? 1 : op == BP_OP_MAX ? -INFINITY : op == BP_OP_MIN ? INFINITY : 0;
+    int64_t w0 = op == BP_OP_PROD ? 1 : op == BP_OP_MAX ? INT64_MIN : op == BP_OP_MIN ? INT64_MAX : 0;
+    for (int64_t j = 0; j < n; j++)
+        v[j] = v0, w[j] = w0, nan[j] = false;
+    bpc_cursor it;
+    int64_t pos[1], len, seen = 0;
+    bpc_cursor_from(&it, &c->rit, 0, INT64_MAX);
+    while (bpc_cursor_next(&it, pos, &len))
+        for (int64_t r = 0; r < len; r++, seen++) {
+            const char *q = x + (pos[0] + r * it.it.inner_stride[0]) * (int64_t)c->esz;
+            if (is_float) {
+                load_f(c->dt, q, 1, n, fbuf);
+                if (op == BP_OP_SUM || op == BP_OP_MEAN)
+                    for (int64_t j = 0; j < n; j++) v[j] += fbuf[j];
+                else if (op == BP_OP_PROD)
+                    for (int64_t j = 0; j < n; j++) v[j] *= fbuf[j];
+                else if (op == BP_OP_MAX)
+                    for (int64_t j = 0; j < n; j++)
+                        v[j] = fbuf[j] > v[j] ? fbuf[j] : v[j], nan[j] |= fbuf[j] != fbuf[j];
+                else
+                    for (int64_t j = 0; j < n; j++)
+                        v[j] = fbuf[j] < v[j] ? fbuf[j] : v[j], nan[j] |= fbuf[j] != fbuf[j];
+            } else {
+                load_i(c->dt, q, 1, n, ibuf);
+                if (op == BP_OP_SUM)
+                    for (int64_t j = 0; j < n; j++) w[j] = (int64_t)((uint64_t)w[j] + (uint64_t)ibuf[j]);
+                else if (op == BP_OP_PROD)
+                    for (int64_t j = 0; j < n; j++) w[j] = (int64_t)((uint64_t)w[j] * (uint64_t)ibuf[j]);
+                else if (op == BP_OP_MAX)
+                    for (int64_t j = 0; j < n; j++) w[j] = ibuf[j] > w[j] ? ibuf[j] : w[j];
+                else
+                    for (int64_t j = 0; j < n; j++) w[j] = ibuf[j] < w[j] ? ibuf[j] : w[j];
+            }
+        }
+    for (int64_t j = 0; j < n; j++) {
+        acc a = {.v = v[j], .u = (uint64_t)w[j], .best = w[j], .seen = seen, .nan = nan[j]};
+        store(c, &a, out + j * ostride * (int64_t)osz);
+    }
+}
+
+typedef struct red_job {
+    rctx c;
+    const bp_view *x, *out;
+    bp_view xo;            /* x's kept axes, walked alongside out */
+    bpc_iter oit;          /* over (xo, out) */
+    bool column;
+    size_t osz;
+} red_job;
+
+/* Outputs [lo, hi) in row-major order. */
+static void reduce_outputs(void *p, int64_t lo, int64_t hi)
+{
+    const red_job *j = p;
+    const rctx *c = &j->c;
+    bpc_cursor it;
+    int64_t pos[2], len;
+    bpc_cursor_from(&it, &j->oit, lo, hi);
+    int64_t sx = it.it.inner_stride[0], so = it.it.inner_stride[1];
+    while (bpc_cursor_next(&it, pos, &len)) {
+        for (int64_t i = 0; j->column && i < len; i += CHUNK)
+            reduce_block(c, bpc_base(j->x) + (pos[0] + i) * (int64_t)c->esz,
+                         len - i < CHUNK ? len - i : CHUNK,
+                         bpc_base(j->out) + (pos[1] + i * so) * (int64_t)j->osz, so, j->osz);
+        for (int64_t i = 0; !j->column && i < len; i++)
+            reduce_one(c, bpc_base(j->x) + (pos[0] + i * sx) * (int64_t)c->esz,
+                       bpc_base(j->out) + (pos[1] + i * so) * (int64_t)j->osz);
+    }
+}
+
+/* One long dense f32/f64 run summed by the whole team: each thread sums its
+ * slice (8 lanes each, as alone), then the partials are added in thread
+ * order, so the result is deterministic for a given thread count and differs
+ * from the serial sum only by the rounding of a different association. */
+static double split_sum(const bpc_dev *dev, bp_dtype dt, const char *p, int64_t n)
+{
+    double part[BPC_MAX_TEAM] = {0};
+    int team = bpc_team(dev, n, BPC_GRAIN_LIGHT);
+    if (team > BPC_MAX_TEAM)
+        team = BPC_MAX_TEAM;
+#pragma omp parallel num_threads(team)
+    {
+        int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+        int64_t q = n / nt / 8 * 8;
+        int64_t lo = q * t, hi = t + 1 == nt ? n : lo + q;
+        part[t] = dt == BP_F32 ? bpc_vsum_f32((const float *)p + lo, hi - lo)
+                               : bpc_vsum_f64((const double *)p + lo, hi - lo);
+    }
+    double s = 0;
+    for (int t = 0; t < team; t++)
+        s += part[t];
+    return s;
+}
+
+bp_status bpc_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
+{
+    const bpc_dev *d = dev;
+    int64_t nout = bpc_numel(out);
+    if (nout == 0)
+        return BP_OK;
+    red_job j = {.x = x, .out = out, .osz = bp_dtype_size(out->dtype)};
+    rctx *c = &j.c;
+    *c = (rctx){.op = op, .dt = x->dtype, .esz = bp_dtype_size(x->dtype)};
+    int32_t keep = x->rank - n_reduce;
+
+    bp_view red = *x; /* the reduced axes alone */
+    red.rank = n_reduce;
+    for (int32_t k = 0; k < n_reduce; k++)
+        red.shape[k] = x->shape[keep + k], red.strides[k] = x->strides[keep + k];
+    bpc_iter_init(&c->rit, 1, (const bp_view *[]){&red});
+    c->one_run = c->rit.rank == 1;
+    int64_t per_out = c->rit.empty ? 0 : bpc_numel(&red);
+
+    j.xo = *out;
+    for (int32_t k = 0; k < keep; k++)
+        j.xo.strides[k] = x->strides[k];
+    bpc_iter_init(&j.oit, 2, (const bp_view *[]){&j.xo, out});
+    j.column = j.oit.inner_stride[0] == 1 && c->rit.inner_stride[0] != 1 && !c->rit.empty &&
+               op != BP_OP_ARGMAX && op != BP_OP_ARGMIN && op != BP_OP_LOGSUMEXP;
+
+    /* fewer outputs than threads, each a long dense f32/f64 sum: split the runs */
+    bool dense_sum = (op == BP_OP_SUM || op == BP_OP_MEAN) && (c->dt == BP_F32 || c->dt == BP_F64) &&
+                     c->one_run && c->rit.inner_stride[0] == 1;
+    if (dense_sum && nout < d->threads && bpc_team(d, per_out, BPC_GRAIN_LIGHT) > 1) {
+        bpc_cursor it;
+        int64_t pos[2], len;
+        bpc_cursor_from(&it, &j.oit, 0, nout);
+        while (bpc_cursor_next(&it, pos, &len))
+            for (int64_t i = 0; i < len; i++) {
+                const char *px = bpc_base(x) + (pos[0] + i * it.it.inner_stride[0]) * (int64_t)c->esz;
+                acc a = {.v = split_sum(d, c->dt, px, per_out), .seen = per_out};
+                store(c, &a, bpc_base(out) + (pos[1] + i * it.it.inner_stride[1]) * (int64_t)j.osz);
+            }
+        return BP_OK;
+    }
+    /* otherwise whole outputs per thread; the grain counts outputs */
+    int64_t work = per_out > 0 ? per_out : 1;
+    int64_t grain = (bp_dtype_is_float(c->dt) && op == BP_OP_LOGSUMEXP ? BPC_GRAIN_HEAVY
+                                                                        : BPC_GRAIN_LIGHT) / work;
+    bpc_parallel(d, nout, grain > 1 ? grain : 1, reduce_outputs, &j);
+    return BP_OK;
+}

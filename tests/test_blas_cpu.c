@@ -1,0 +1,328 @@
+/* The blas_cpu backend against the binary reference: tensors of the two never
+ * mix, copies between them are exact, its [backend.blas_cpu] keys are honoured
+ * or refused, and sizes past its threading threshold still agree with the
+ * reference (bit for bit where the op is exact, closely for sums/matmul).
+ * Every test is skipped when the plugin was not built (no OpenBLAS). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpt.h"
+#include "oracle.h"
+
+/* The two backends of a default context, or skip the test. */
+static bp_context *two_backends(bp_backend **bin, bp_backend **blas)
+{
+    bp_context *ctx = bpt_context();
+    BPT_OK(bp_backend_get(ctx, "binary", bin));
+    if (bp_backend_get(ctx, "blas_cpu", blas) != BP_OK) {
+        bp_context_destroy(ctx);
+        cr_skip_test("the blas_cpu plugin is not available: %s", bp_last_error());
+    }
+    return ctx;
+}
+
+static const char *write_ini(char *path, const char *text)
+{
+    strcpy(path, "/tmp/bpt_blas_XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0, "mkstemp: %s", strerror(errno));
+    FILE *f = fdopen(fd, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* Deterministic values of every kind: negatives, fractions, big and small. */
+static void fill_values(double *v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        v[i] = (double)((i * 7919) % 2001 - 1000) / 37.0;
+}
+
+static bp_tensor *make(bp_backend *be, bp_dtype dt, int32_t rank, const int64_t *shape)
+{
+    int64_t n = orc_numel(rank, shape);
+    double *v = malloc((size_t)n * sizeof *v);
+    fill_values(v, n);
+    bp_tensor *t = orc_tensor(be, dt, rank, shape, v);
+    free(v);
+    return t;
+}
+
+/* Bytes of t, malloc'd. */
+static void *bytes_of(const bp_tensor *t)
+{
+    size_t nb = bp_tensor_nbytes(t);
+    void *p = malloc(nb ? nb : 1);
+    BPT_OK(bp_tensor_to_host(t, p, nb));
+    return p;
+}
+
+static void expect_same_bytes(const char *what, const bp_tensor *a, const bp_tensor *b)
+{
+    cr_assert_eq(bp_tensor_nbytes(a), bp_tensor_nbytes(b), "%s: sizes differ", what);
+    void *pa = bytes_of(a), *pb = bytes_of(b);
+    cr_expect_eq(memcmp(pa, pb, bp_tensor_nbytes(a)), 0, "%s: blas_cpu differs from binary", what);
+    free(pa);
+    free(pb);
+}
+
+/* max |a - b| / max |b| over f32 tensors */
+static double rel_diff_f32(const bp_tensor *a, const bp_tensor *b)
+{
+    int64_t n = bp_tensor_numel(a);
+    float *pa = bytes_of(a), *pb = bytes_of(b);
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)pa[i] - (double)pb[i]);
+        num = d > num ? d : num;
+        den = fabs((double)pb[i]) > den ? fabs((double)pb[i]) : den;
+    }
+    free(pa);
+    free(pb);
+    return den > 0 ? num / den : num;
+}
+
+Test(blas_cpu, add_refuses_a_binary_tensor_and_a_blas_cpu_tensor)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    bp_tensor *a = make(bin, BP_F32, 1, (int64_t[]){4}), *b = make(blas, BP_F32, 1, (int64_t[]){4});
+    bp_tensor *c = NULL;
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_add(a, b, &c));
+    cr_expect_null(c);
+    cr_expect(strstr(bp_last_error(), "bp_backend_copy") != NULL, "no remedy in: %s", bp_last_error());
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_matmul(b, a, &c));
+    bp_tensor_release(a);
+    bp_tensor_release(b);
+    bp_context_destroy(ctx);
+}
+
+Test(blas_cpu, backend_copy_round_trips_every_dtype_exactly)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    for (int d = 0; d < ORC_N(orc_all_dtypes); d++) {
+        bp_dtype dt = orc_all_dtypes[d];
+        bp_tensor *a = make(bin, dt, 2, (int64_t[]){3, 5}), *b = NULL, *back = NULL;
+        BPT_OK(bp_backend_copy(a, blas, &b));
+        cr_expect_eq(bp_tensor_backend(b), blas);
+        BPT_OK(bp_backend_copy(b, bin, &back));
+        expect_same_bytes(bp_dtype_name(dt), a, back);
+        expect_same_bytes(bp_dtype_name(dt), a, b);
+        bp_tensor_release(a);
+        bp_tensor_release(b);
+        bp_tensor_release(back);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(blas_cpu, threads_key_is_honoured)
+{
+    char path[64];
+    write_ini(path, "[backend.blas_cpu]\nthreads = 1\ncache_mb = 0\n");
+    bp_context *ctx = NULL;
+    BPT_OK(bp_context_create(path, &ctx));
+    bp_backend *blas = NULL;
+    if (bp_backend_get(ctx, "blas_cpu", &blas) != BP_OK) {
+        bp_context_destroy(ctx);
+        unlink(path);
+        cr_skip_test("the blas_cpu plugin is not available");
+    }
+    bp_device_info info = {.struct_size = sizeof info};
+    BPT_OK(bp_backend_device_info(blas, &info));
+    cr_expect(strstr(info.detail, "1 threads") != NULL, "detail: %s", info.detail);
+    cr_expect(strstr(info.detail, "OpenBLAS") != NULL, "detail: %s", info.detail);
+    /* single-threaded, the big add still works */
+    bp_tensor *a = make(blas, BP_F32, 1, (int64_t[]){1 << 18}), *c = NULL;
+    BPT_OK(bp_add(a, a, &c));
+    bp_tensor_release(a);
+    bp_tensor_release(c);
+    bp_context_destroy(ctx);
+    unlink(path);
+}
+
+Test(blas_cpu, bad_threads_values_are_config_errors)
+{
+    static const char *const bad[] = {"0", "-2", "many", "4x", "", "100000"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char path[64], text[128];
+        snprintf(text, sizeof text, "[backend.blas_cpu]\nthreads = %s\n", bad[i]);
+        write_ini(path, text);
+        bp_context *ctx = NULL;
+        bp_status st = bp_context_create(path, &ctx);
+        if (st == BP_OK) { /* the plugin reads its keys when it opens */
+            bp_backend *blas = NULL;
+            st = bp_backend_get(ctx, "blas_cpu", &blas);
+            if (st == BP_ERR_NOT_FOUND || st == BP_ERR_PLUGIN) {
+                bp_context_destroy(ctx);
+                unlink(path);
+                cr_skip_test("the blas_cpu plugin is not available");
+            }
+        }
+        cr_expect_eq(st, BP_ERR_CONFIG, "threads = '%s' gave %s: %s", bad[i], bp_status_string(st),
+                     bp_last_error());
+        cr_expect(strstr(bp_last_error(), "threads") != NULL, "message: %s", bp_last_error());
+        if (ctx)
+            bp_context_destroy(ctx);
+        unlink(path);
+    }
+}
+
+/* Sizes past the threading threshold (and an odd length, so the slices do
+ * not divide evenly): blas_cpu must give the reference's bits for exact ops. */
+Test(blas_cpu, large_add_and_casts_match_the_reference_bit_for_bit)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    const int64_t shape[2] = {513, 1031};
+    static const bp_dtype dts[] = {BP_F32, BP_F64, BP_I32, BP_I8, BP_F16, BP_BF16};
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+        bp_tensor *a0 = make(bin, dts[d], 2, shape), *a1 = NULL, *b1 = NULL;
+        bp_tensor *b0 = make(bin, dts[d], 1, (int64_t[]){1031}); /* broadcast along rows */
+        BPT_OK(bp_backend_copy(a0, blas, &a1));
+        BPT_OK(bp_backend_copy(b0, blas, &b1));
+        bp_tensor *r0 = NULL, *r1 = NULL;
+        BPT_OK(bp_add(a0, b0, &r0));
+        BPT_OK(bp_add(a1, b1, &r1));
+        expect_same_bytes("add", r0, r1);
+        bp_tensor_release(r0);
+        bp_tensor_release(r1);
+        for (size_t e = 0; e < sizeof dts / sizeof dts[0]; e++) {
+            if (e == d)
+                continue;
+            BPT_OK(bp_cast(a0, dts[e], &r0));
+            BPT_OK(bp_cast(a1, dts[e], &r1));
+            expect_same_bytes("cast", r0, r1);
+            bp_tensor_release(r0);
+            bp_tensor_release(r1);
+        }
+        bp_tensor_release(a0);
+        bp_tensor_release(b0);
+        bp_tensor_release(a1);
+        bp_tensor_release(b1);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(blas_cpu, large_exp_random_and_where_match_the_reference)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    const int64_t shape[1] = {300001};
+    bp_tensor *a0 = make(bin, BP_F32, 1, shape), *a1 = NULL, *r0 = NULL, *r1 = NULL;
+    BPT_OK(bp_backend_copy(a0, blas, &a1));
+    BPT_OK(bp_exp(a0, &r0));
+    BPT_OK(bp_exp(a1, &r1));
+    /* a vectorised exp: within one f32 ulp of libm's, element by element */
+    float *e0 = bytes_of(r0), *e1 = bytes_of(r1);
+    int64_t off = 0;
+    for (int64_t i = 0; i < shape[0]; i++)
+        off += fabs((double)e1[i] - (double)e0[i]) > 0x1p-23 * fabs((double)e0[i]);
+    cr_expect_eq(off, 0, "exp: %lld elements more than 1 ulp from the reference", (long long)off);
+    free(e0), free(e1);
+    bp_tensor_release(r0);
+    bp_tensor_release(r1);
+    /* the random streams are positions, whoever draws them */
+    BPT_OK(bp_random_normal(bin, BP_F32, 1, shape, 7, 11, 0.5, 2.0, &r0));
+    BPT_OK(bp_random_normal(blas, BP_F32, 1, shape, 7, 11, 0.5, 2.0, &r1));
+    expect_same_bytes("random_normal", r0, r1);
+    bp_tensor_release(r0);
+    bp_tensor_release(r1);
+    bp_tensor_release(a0);
+    bp_tensor_release(a1);
+    bp_context_destroy(ctx);
+}
+
+Test(blas_cpu, large_sum_softmax_and_matmul_agree_closely)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    const int64_t shape[2] = {777, 1029};
+    bp_tensor *a0 = make(bin, BP_F32, 2, shape), *a1 = NULL, *r0 = NULL, *r1 = NULL;
+    BPT_OK(bp_backend_copy(a0, blas, &a1));
+
+    BPT_OK(bp_sum(a0, 0, NULL, false, &r0)); /* all axes: one output */
+    BPT_OK(bp_sum(a1, 0, NULL, false, &r1));
+    cr_expect_leq(rel_diff_f32(r1, r0), 1e-6, "sum of all");
+    bp_tensor_release(r0);
+    bp_tensor_release(r1);
+    BPT_OK(bp_sum(a0, 1, (int32_t[]){0}, false, &r0)); /* columns */
+    BPT_OK(bp_sum(a1, 1, (int32_t[]){0}, false, &r1));
+    expect_same_bytes("sum over axis 0", r0, r1);
+    bp_tensor_release(r0);
+    bp_tensor_release(r1);
+    BPT_OK(bp_softmax(a0, -1, &r0));
+    BPT_OK(bp_softmax(a1, -1, &r1));
+    cr_expect_leq(rel_diff_f32(r1, r0), 1e-6, "softmax");
+    bp_tensor_release(r0);
+    bp_tensor_release(r1);
+
+    bp_tensor *t0 = NULL, *t1 = NULL;
+    BPT_OK(bp_transpose(a0, NULL, &t0));
+    BPT_OK(bp_transpose(a1, NULL, &t1));
+    BPT_OK(bp_matmul(a0, t0, &r0));
+    BPT_OK(bp_matmul(a1, t1, &r1));
+    cr_expect_leq(rel_diff_f32(r1, r0), 1e-5, "matmul");
+    bp_tensor_release(r0);
+    bp_tensor_release(r1);
+    bp_tensor_release(t0);
+    bp_tensor_release(t1);
+    bp_tensor_release(a0);
+    bp_tensor_release(a1);
+    bp_context_destroy(ctx);
+}
+
+Test(blas_cpu, batched_and_integer_matmul_match_the_reference)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    /* a batch against one shared b (one gemm of batch * M rows) */
+    bp_tensor *a0 = make(bin, BP_F64, 3, (int64_t[]){5, 7, 9}), *b0 = make(bin, BP_F64, 2, (int64_t[]){9, 4});
+    bp_tensor *a1 = NULL, *b1 = NULL, *r0 = NULL, *r1 = NULL;
+    BPT_OK(bp_backend_copy(a0, blas, &a1));
+    BPT_OK(bp_backend_copy(b0, blas, &b1));
+    BPT_OK(bp_matmul(a0, b0, &r0));
+    BPT_OK(bp_matmul(a1, b1, &r1));
+    double *p0 = bytes_of(r0), *p1 = bytes_of(r1);
+    for (int64_t i = 0; i < 5 * 7 * 4; i++)
+        cr_expect_leq(fabs(p0[i] - p1[i]), 1e-12 * (1 + fabs(p0[i])), "element %lld", (long long)i);
+    free(p0), free(p1);
+    bp_tensor_release(r0), bp_tensor_release(r1);
+    bp_tensor_release(a0), bp_tensor_release(b0), bp_tensor_release(a1), bp_tensor_release(b1);
+    /* integers wrap identically, rows split across threads */
+    a0 = make(bin, BP_I32, 2, (int64_t[]){300, 200});
+    b0 = make(bin, BP_I32, 2, (int64_t[]){200, 250});
+    BPT_OK(bp_backend_copy(a0, blas, &a1));
+    BPT_OK(bp_backend_copy(b0, blas, &b1));
+    BPT_OK(bp_matmul(a0, b0, &r0));
+    BPT_OK(bp_matmul(a1, b1, &r1));
+    expect_same_bytes("i32 matmul", r0, r1);
+    bp_tensor_release(r0), bp_tensor_release(r1);
+    bp_tensor_release(a0), bp_tensor_release(b0), bp_tensor_release(a1), bp_tensor_release(b1);
+    bp_context_destroy(ctx);
+}
+
+Test(blas_cpu, freed_buffers_are_cached_and_reused)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    bp_tensor *a = make(blas, BP_F32, 1, (int64_t[]){1 << 20}), *c = NULL;
+    BPT_OK(bp_add(a, a, &c));
+    bp_tensor_release(c);
+    bp_memory_info m1 = {.struct_size = sizeof m1}, m2 = {.struct_size = sizeof m2};
+    BPT_OK(bp_backend_memory_info(blas, &m1));
+    cr_expect_geq(m1.reserved, (uint64_t)4 << 20, "the freed output is kept: %llu",
+                  (unsigned long long)m1.reserved);
+    BPT_OK(bp_add(a, a, &c)); /* takes it back */
+    BPT_OK(bp_backend_memory_info(blas, &m2));
+    cr_expect_lt(m2.reserved, m1.reserved);
+    bp_tensor_release(c);
+    bp_tensor_release(a);
+    bp_context_destroy(ctx);
+}
