@@ -2,20 +2,23 @@
 # ctest entry "install": install the build into a temporary prefix, then build
 # and run a consumer with find_package(backplane) and with pkg-config.
 set -euo pipefail
-build=$1 src=$(cd "$(dirname "$0")" && pwd)
+build=$1 sanitize=${2:-OFF} src=$(cd "$(dirname "$0")" && pwd)
+# A sanitized libbackplane needs a sanitized consumer (the ASan runtime first).
+san=""
+[ "$sanitize" = ON ] && san="-fsanitize=address,undefined"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 want="binary:0 14 32 32 77"
 
-cmake -S "$src" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake -S "$src" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_C_FLAGS="$san" >/dev/null
 cmake --build "$tmp/cmake" >/dev/null
 got=$("$tmp/cmake/consumer")
 [ "$got" = "$want" ] || { echo "find_package consumer printed '$got', wanted '$want'"; exit 1; }
 
 libdir=$(dirname "$(find "$tmp/prefix" -name backplane.pc)")
 export PKG_CONFIG_PATH=$libdir
-cc -std=c11 $(pkg-config --cflags backplane) "$src/consumer.c" -o "$tmp/pc-consumer" \
+cc -std=c11 $san $(pkg-config --cflags backplane) "$src/consumer.c" -o "$tmp/pc-consumer" \
    $(pkg-config --libs backplane) -Wl,-rpath,"$(pkg-config --variable=libdir backplane)"
 got=$("$tmp/pc-consumer")
 [ "$got" = "$want" ] || { echo "pkg-config consumer printed '$got', wanted '$want'"; exit 1; }

@@ -4,6 +4,8 @@
  * define it in tools/backplane/NAME.c (tools/CMakeLists.txt picks up every
  * .c here) and add one row to `commands` below. */
 #include "cli.h"
+#include "bench.h"
+#include "cuda_check.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +31,9 @@ typedef struct cli_command {
 static const cli_command commands[] = {
     {"info", cli_info, "show the version, configuration, plugins, devices and default backend"},
     {"demo", cli_demo, "train a small MLP on synthetic data with the library's ops"},
+    {"bench", bp_cli_bench, "time ops per backend (median of repetitions; no pass/fail)"},
+    {"cuda-check", bp_cli_cuda_check,
+     "would this build's cuda plugin run on a GPU of compute capability X.Y? (no GPU needed)"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

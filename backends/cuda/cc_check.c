@@ -1,0 +1,440 @@
+/* The compute-capability decision (see cc_check.h for the rules). Plain C11:
+ * built into the static library bp_cuda_cc even where CUDA is absent. */
+#include "cc_check.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Recorded by backends/cuda/CMakeLists.txt; empty when CUDA is not built. */
+#ifndef BPCU_BUILD_SASS
+#define BPCU_BUILD_SASS ""
+#endif
+#ifndef BPCU_BUILD_PTX
+#define BPCU_BUILD_PTX ""
+#endif
+#ifndef BPCU_BUILD_CMAKE_ARCHS
+#define BPCU_BUILD_CMAKE_ARCHS ""
+#endif
+#ifndef BPCU_BUILD_RUNTIME
+#define BPCU_BUILD_RUNTIME 0
+#endif
+
+const char *bpcu_build_sass(void) { return BPCU_BUILD_SASS; }
+const char *bpcu_build_ptx(void) { return BPCU_BUILD_PTX; }
+const char *bpcu_build_cmake_archs(void) { return BPCU_BUILD_CMAKE_ARCHS; }
+int bpcu_build_runtime_version(void) { return BPCU_BUILD_RUNTIME; }
+
+const char *bpcu_verdict_name(bpcu_verdict v)
+{
+    switch (v) {
+    case BPCU_NATIVE: return "native";
+    case BPCU_JIT: return "jit";
+    case BPCU_FORCED: return "forced";
+    case BPCU_UNSUPPORTED: return "unsupported";
+    }
+    return "unsupported";
+}
+
+/* ---- formatting ---------------------------------------------------------- */
+
+static const char *suffix_str(bpcu_arch_suffix s)
+{
+    return s == BPCU_ARCH_A ? "a" : s == BPCU_ARCH_F ? "f" : "";
+}
+
+static void arch_name(const bpcu_arch *a, const char *prefix, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s%d%s", prefix, a->major * 10 + a->minor, suffix_str(a->suffix));
+}
+
+const char *bpcu_format_arch_list(const bpcu_arch_list *l, char *buf, size_t size)
+{
+    if (size == 0)
+        return buf;
+    buf[0] = '\0';
+    if (!l || l->count == 0) {
+        snprintf(buf, size, "none");
+        return buf;
+    }
+    size_t len = 0;
+    for (int i = 0; i < l->count && len < size; i++) {
+        int n = snprintf(buf + len, size - len, "%s%d%s", i ? "," : "",
+                         l->arch[i].major * 10 + l->arch[i].minor, suffix_str(l->arch[i].suffix));
+        if (n < 0)
+            break;
+        len += (size_t)n;
+    }
+    return buf;
+}
+
+const char *bpcu_format_version(int version, char *buf, size_t size)
+{
+    if (version <= 0)
+        snprintf(buf, size, "none");
+    else
+        snprintf(buf, size, "%d.%d", version / 1000, (version % 1000) / 10);
+    return buf;
+}
+
+static void setf(char *dst, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void setf(char *dst, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dst, size, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- the rules ----------------------------------------------------------- */
+
+static int cc_cmp(int amaj, int amin, int bmaj, int bmin)
+{
+    if (amaj != bmaj)
+        return amaj < bmaj ? -1 : 1;
+    return amin < bmin ? -1 : amin > bmin ? 1 : 0;
+}
+
+static bool sass_runs(const bpcu_arch *a, int maj, int min)
+{
+    if (a->suffix == BPCU_ARCH_A)
+        return a->major == maj && a->minor == min;
+    return a->major == maj && min >= a->minor; /* plain and f: the same major */
+}
+
+static bool ptx_runs(const bpcu_arch *a, int maj, int min)
+{
+    if (a->suffix == BPCU_ARCH_A)
+        return a->major == maj && a->minor == min;
+    if (a->suffix == BPCU_ARCH_F)
+        return a->major == maj && min >= a->minor;
+    return cc_cmp(maj, min, a->major, a->minor) >= 0;
+}
+
+/* The best image of l that runs (the highest; on a tie the most specific),
+ * or NULL. */
+static const bpcu_arch *best(const bpcu_arch_list *l, int maj, int min,
+                             bool (*runs)(const bpcu_arch *, int, int))
+{
+    const bpcu_arch *b = NULL;
+    for (int i = 0; l && i < l->count; i++) {
+        const bpcu_arch *a = &l->arch[i];
+        if (!runs(a, maj, min))
+            continue;
+        int c = b ? cc_cmp(a->major, a->minor, b->major, b->minor) : 1;
+        if (c > 0 || (c == 0 && a->suffix == BPCU_ARCH_A) ||
+            (c == 0 && a->suffix == BPCU_ARCH_F && b->suffix == BPCU_ARCH_PLAIN))
+            b = a;
+    }
+    return b;
+}
+
+static bool cc_listed(const bpcu_cc_list *l, int maj, int min)
+{
+    for (int i = 0; l && i < l->count; i++)
+        if (l->cc[i].major == maj && l->cc[i].minor == min)
+            return true;
+    return false;
+}
+
+/* Why no image fits: the most telling of the reasons, into buf. */
+static void explain_no_image(const bpcu_cc_input *in, const char *lists, char *buf, size_t size)
+{
+    int maj = in->cc_major, min = in->cc_minor;
+    bool any = false, older = true;
+    const bpcu_arch_list *ls[2] = {in->sass, in->ptx};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; ls[k] && i < ls[k]->count; i++) {
+            any = true;
+            if (cc_cmp(maj, min, ls[k]->arch[i].major, ls[k]->arch[i].minor) >= 0)
+                older = false;
+        }
+    if (!any) {
+        setf(buf, size, "this build has no kernel images at all (%s)", lists);
+        return;
+    }
+    if (older) {
+        setf(buf, size, "compute capability %d.%d is older than every image in this build (%s)",
+             maj, min, lists);
+        return;
+    }
+    /* an `a` image of the same major but another minor? */
+    for (int i = 0; in->sass && i < in->sass->count; i++) {
+        const bpcu_arch *a = &in->sass->arch[i];
+        if (a->suffix == BPCU_ARCH_A && a->major == maj && a->minor != min) {
+            char n[16];
+            arch_name(a, "sm_", n, sizeof n);
+            setf(buf, size,
+                 "no image in this build runs on %d.%d (%s): %s runs only on exactly %d.%d",
+                 maj, min, lists, n, a->major, a->minor);
+            return;
+        }
+    }
+    bool newer_major = true;
+    for (int i = 0; in->sass && i < in->sass->count; i++)
+        if (in->sass->arch[i].major >= maj)
+            newer_major = false;
+    if (newer_major)
+        setf(buf, size,
+             "no image in this build runs on %d.%d (%s): real code runs only within its own "
+             "major version and there is no PTX that %d.%d can JIT-compile",
+             maj, min, lists, maj, min);
+    else
+        setf(buf, size, "no image in this build runs on %d.%d (%s)", maj, min, lists);
+}
+
+bpcu_verdict bpcu_cc_decide(const bpcu_cc_input *in, bpcu_decision *out)
+{
+    int maj = in->cc_major, min = in->cc_minor, xy = maj * 10 + min;
+    char sass_s[160], ptx_s[160], lists[360], drv_s[16], rt_s[16];
+    bpcu_format_arch_list(in->sass, sass_s, sizeof sass_s);
+    bpcu_format_arch_list(in->ptx, ptx_s, sizeof ptx_s);
+    snprintf(lists, sizeof lists, "real code: %s; PTX: %s", sass_s, ptx_s);
+    bpcu_format_version(in->driver_version, drv_s, sizeof drv_s);
+    bpcu_format_version(in->runtime_version, rt_s, sizeof rt_s);
+    memset(out, 0, sizeof *out);
+    out->verdict = BPCU_UNSUPPORTED;
+
+    if (cc_listed(in->deny, maj, min)) {
+        setf(out->reason, sizeof out->reason,
+             "compute capability %d.%d is denied by config (deny_cc)", maj, min);
+        setf(out->remedy, sizeof out->remedy,
+             "remove %d.%d from deny_cc in [backend.cuda], or choose another backend", maj, min);
+        return out->verdict;
+    }
+    if (in->driver_version <= 0) {
+        setf(out->reason, sizeof out->reason, "no CUDA driver found");
+        if (in->runtime_version > 0)
+            setf(out->remedy, sizeof out->remedy,
+                 "install the NVIDIA driver (one supporting CUDA >= %s, driver version >= %d), "
+                 "or choose another backend", rt_s, in->runtime_version);
+        else
+            setf(out->remedy, sizeof out->remedy,
+                 "install the NVIDIA driver, or choose another backend");
+        return out->verdict;
+    }
+    if (in->runtime_version > 0 && in->driver_version / 1000 < in->runtime_version / 1000) {
+        setf(out->reason, sizeof out->reason,
+             "the driver supports CUDA %s (%d) but this build's runtime is CUDA %s (%d): a "
+             "driver whose major version is older than the runtime's cannot run anything",
+             drv_s, in->driver_version, rt_s, in->runtime_version);
+        setf(out->remedy, sizeof out->remedy,
+             "update the NVIDIA driver to one supporting CUDA >= %s (driver version >= %d), "
+             "rebuild with a CUDA %d toolkit, or choose another backend",
+             rt_s, in->runtime_version, in->driver_version / 1000);
+        return out->verdict;
+    }
+
+    const bpcu_arch *s = best(in->sass, maj, min, sass_runs);
+    if (s) {
+        char n[16];
+        arch_name(s, "sm_", n, sizeof n);
+        out->verdict = BPCU_NATIVE;
+        snprintf(out->image, sizeof out->image, "%s", n);
+        if (s->major == maj && s->minor == min)
+            setf(out->reason, sizeof out->reason, "real code %s in this build matches %d.%d", n,
+                 maj, min);
+        else
+            setf(out->reason, sizeof out->reason,
+                 "real code %s in this build runs on %d.%d (same major, newer minor)", n, maj, min);
+        return out->verdict;
+    }
+
+    const bpcu_arch *p = best(in->ptx, maj, min, ptx_runs);
+    if (p) {
+        char n[20];
+        arch_name(p, "compute_", n, sizeof n);
+        if (!in->allow_ptx_jit) {
+            setf(out->reason, sizeof out->reason,
+                 "no real code for %d.%d in this build (%s); only PTX %s fits and PTX-JIT is "
+                 "disabled by config (allow_ptx_jit = false)", maj, min, lists, n);
+            setf(out->remedy, sizeof out->remedy,
+                 "set allow_ptx_jit = true in [backend.cuda], or rebuild with "
+                 "CMAKE_CUDA_ARCHITECTURES including %d-real", xy);
+            return out->verdict;
+        }
+        if (in->runtime_version > 0 && in->driver_version < in->runtime_version) {
+            setf(out->reason, sizeof out->reason,
+                 "no real code for %d.%d in this build (%s); its PTX %s was made by CUDA %s "
+                 "(%d), newer than the driver's CUDA %s (%d), which cannot JIT-compile it",
+                 maj, min, lists, n, rt_s, in->runtime_version, drv_s, in->driver_version);
+            setf(out->remedy, sizeof out->remedy,
+                 "update the NVIDIA driver to one supporting CUDA >= %s (driver version >= %d), "
+                 "or rebuild with CMAKE_CUDA_ARCHITECTURES including %d-real",
+                 rt_s, in->runtime_version, xy);
+            return out->verdict;
+        }
+        out->verdict = BPCU_JIT;
+        snprintf(out->image, sizeof out->image, "%s", n);
+        setf(out->reason, sizeof out->reason,
+             "no real code for %d.%d in this build (%s); the driver JIT-compiles PTX %s at first "
+             "use (slower start)", maj, min, lists, n);
+        setf(out->remedy, sizeof out->remedy,
+             "rebuild with CMAKE_CUDA_ARCHITECTURES including %d-real for native code", xy);
+        return out->verdict;
+    }
+
+    char why[360];
+    explain_no_image(in, lists, why, sizeof why);
+    setf(out->remedy, sizeof out->remedy,
+         "rebuild with CMAKE_CUDA_ARCHITECTURES including %d-real (or PTX it can JIT-compile, "
+         "e.g. %d), or choose another backend", xy, xy);
+    if (cc_listed(in->allow, maj, min)) {
+        out->verdict = BPCU_FORCED;
+        setf(out->reason, sizeof out->reason,
+             "warning: forced by config (allow_cc lists %d.%d) although %s; kernels may fail with "
+             "'no kernel image is available'", maj, min, why);
+        return out->verdict;
+    }
+    snprintf(out->reason, sizeof out->reason, "%s", why);
+    return out->verdict;
+}
+
+/* ---- parsers ------------------------------------------------------------- */
+
+/* The next comma-separated entry of *s, trimmed, into tok; false at the end. */
+static bool next_entry(const char **s, char *tok, size_t size, bool *too_long)
+{
+    const char *p = *s;
+    if (!*p)
+        return false;
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    *s = end ? end + 1 : p + len;
+    while (len && isspace((unsigned char)*p))
+        p++, len--;
+    while (len && isspace((unsigned char)p[len - 1]))
+        len--;
+    *too_long = len >= size;
+    if (*too_long)
+        len = size - 1;
+    memcpy(tok, p, len);
+    tok[len] = '\0';
+    return true;
+}
+
+static bool blank(const char *s)
+{
+    for (; *s; s++)
+        if (!isspace((unsigned char)*s))
+            return false;
+    return true;
+}
+
+static bool fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fail(char *err, size_t size, const char *fmt, ...)
+{
+    if (err && size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, size, fmt, ap);
+        va_end(ap);
+    }
+    return false;
+}
+
+static bool parse_arch(const char *t, bpcu_arch *a)
+{
+    size_t n = 0;
+    while (isdigit((unsigned char)t[n]))
+        n++;
+    if (n < 2 || n > 3 || t[0] == '0')
+        return false;
+    int v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = v * 10 + (t[i] - '0');
+    a->major = v / 10;
+    a->minor = v % 10;
+    a->suffix = BPCU_ARCH_PLAIN;
+    if (t[n] == 'a' && t[n + 1] == '\0')
+        a->suffix = BPCU_ARCH_A;
+    else if (t[n] == 'f' && t[n + 1] == '\0')
+        a->suffix = BPCU_ARCH_F;
+    else if (t[n] != '\0')
+        return false;
+    return true;
+}
+
+bool bpcu_parse_arch_list(const char *s, bpcu_arch_list *out, char *err, size_t err_size)
+{
+    out->count = 0;
+    if (!s || blank(s))
+        return true;
+    const char *p = s;
+    char tok[32];
+    bool too_long;
+    while (next_entry(&p, tok, sizeof tok, &too_long)) {
+        if (tok[0] == '\0')
+            return fail(err, err_size, "empty entry in architecture list \"%s\"", s);
+        if (too_long || !parse_arch(tok, &out->arch[out->count < BPCU_CC_MAX ? out->count : 0]))
+            return fail(err, err_size,
+                        "bad architecture '%s' in \"%s\": expected a number as in sm_XY with an "
+                        "optional a or f suffix, e.g. 80, 90a, 100f, 120", tok, s);
+        if (out->count == BPCU_CC_MAX)
+            return fail(err, err_size, "too many architectures in \"%s\" (at most %d)", s,
+                        BPCU_CC_MAX);
+        out->count++;
+        if (*p == '\0' && p > s && p[-1] == ',')
+            return fail(err, err_size, "empty entry in architecture list \"%s\"", s);
+    }
+    return true;
+}
+
+bool bpcu_parse_cc(const char *s, bpcu_cc *out, char *err, size_t err_size)
+{
+    const char *p = s ? s : "";
+    while (isspace((unsigned char)*p))
+        p++;
+    int maj = 0, min = 0;
+    size_t nd = 0;
+    while (isdigit((unsigned char)p[nd]) && nd < 3)
+        maj = maj * 10 + (p[nd] - '0'), nd++;
+    bool ok = nd > 0 && maj > 0 && p[nd] == '.' && isdigit((unsigned char)p[nd + 1]);
+    if (ok) {
+        min = p[nd + 1] - '0';
+        const char *q = p + nd + 2;
+        while (isspace((unsigned char)*q))
+            q++;
+        ok = *q == '\0';
+    }
+    if (!ok)
+        return fail(err, err_size,
+                    "bad compute capability '%s': expected MAJOR.MINOR such as 8.6 or 12.0", s ? s : "");
+    out->major = maj;
+    out->minor = min;
+    return true;
+}
+
+bool bpcu_parse_cc_list(const char *s, bpcu_cc_list *out, char *err, size_t err_size)
+{
+    out->count = 0;
+    if (!s || blank(s))
+        return true;
+    /* commas or blanks separate entries */
+    const char *p = s;
+    while (*p) {
+        while (*p == ',' || isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        char tok[32];
+        size_t len = 0;
+        while (p[len] && p[len] != ',' && !isspace((unsigned char)p[len]))
+            len++;
+        if (len >= sizeof tok)
+            return fail(err, err_size, "bad compute capability in \"%s\": entry too long", s);
+        memcpy(tok, p, len);
+        tok[len] = '\0';
+        p += len;
+        if (out->count == BPCU_CC_MAX)
+            return fail(err, err_size, "too many compute capabilities in \"%s\" (at most %d)", s,
+                        BPCU_CC_MAX);
+        char e[160];
+        if (!bpcu_parse_cc(tok, &out->cc[out->count], e, sizeof e))
+            return fail(err, err_size, "%s in \"%s\"", e, s);
+        out->count++;
+    }
+    return true;
+}

@@ -1,0 +1,381 @@
+/* Unary, binary and where kernels over strided, broadcast views.
+ *
+ * One kernel per (storage type, functor); the op is a runtime switch inside
+ * the functor, uniform across the grid, which keeps the number of kernels
+ * (and the build time, multiplied by every architecture) small. The
+ * arithmetic is the binary backend's (backends/binary/elementwise.c). */
+#include <math.h>
+
+#include "bpcu.h"
+
+/* ---- the loops ------------------------------------------------------------ */
+
+template <class IT, class OT, class Fn>
+__global__ void bpcu_k_unary(bpcu_ix ix, const IT *x, OT *out, Fn fn)
+{
+    int64_t off[2];
+    BPCU_FOR(i, ix.n) {
+        bpcu_offsets<2>(ix, i, off);
+        out[off[0]] = fn(x[off[1]]);
+    }
+}
+
+template <class IT, class OT, class Fn>
+__global__ void bpcu_k_binary(bpcu_ix ix, const IT *a, const IT *b, OT *out, Fn fn)
+{
+    int64_t off[3];
+    BPCU_FOR(i, ix.n) {
+        bpcu_offsets<3>(ix, i, off);
+        out[off[0]] = fn(a[off[1]], b[off[2]]);
+    }
+}
+
+template <class T>
+__global__ void bpcu_k_where(bpcu_ix ix, const uint8_t *c, const T *a, const T *b, T *out,
+                             bool norm)
+{
+    int64_t off[4];
+    BPCU_FOR(i, ix.n) {
+        bpcu_offsets<4>(ix, i, off);
+        T v = c[off[1]] ? a[off[2]] : b[off[3]];
+        out[off[0]] = norm ? (T)(v != 0) : v;
+    }
+}
+
+/* ---- integer helpers: wrap, never trap ------------------------------------- */
+
+template <class T> struct bpcu_int;
+#define BPCU_INT(T, UT)                                                                 \
+    template <> struct bpcu_int<T> {                                                    \
+        typedef UT U;                                                                   \
+    };
+BPCU_INT(int8_t, uint32_t)
+BPCU_INT(int32_t, uint32_t)
+BPCU_INT(int64_t, uint64_t)
+BPCU_INT(uint8_t, uint32_t)
+
+template <class T> static __device__ __forceinline__ T i_neg(T a)
+{
+    typedef typename bpcu_int<T>::U U;
+    return (T)((U)0 - (U)a);
+}
+
+/* v < 0, without a pointless-comparison warning for unsigned T */
+template <class T> static __device__ __forceinline__ bool i_negative(T v)
+{
+    if constexpr (std::is_signed<T>::value)
+        return v < 0;
+    else
+        return false;
+}
+
+template <class T> static __device__ __forceinline__ T i_div(T a, T b)
+{
+    if (b == 0)
+        return 0;
+    if (std::is_signed<T>::value && b == (T)-1) /* TMIN / -1 overflows: wrap */
+        return i_neg(a);
+    return (T)(a / b);
+}
+
+template <class T> static __device__ __forceinline__ T i_mod(T a, T b)
+{
+    if (b == 0 || (std::is_signed<T>::value && b == (T)-1))
+        return 0;
+    T r = (T)(a % b);
+    return (r != 0 && (i_negative(r) != i_negative(b))) ? (T)(r + b) : r;
+}
+
+template <class T> static __device__ __forceinline__ T i_pow(T a, T e)
+{
+    typedef typename bpcu_int<T>::U U;
+    if (i_negative(e))
+        return a == 1 ? (T)1 : a == (T)-1 ? ((e & 1) ? (T)-1 : (T)1) : (T)0;
+    U r = 1, x = (U)a;
+    for (; e > 0; e >>= 1) {
+        if (e & 1)
+            r = (U)(r * x);
+        x = (U)(x * x);
+    }
+    return (T)r;
+}
+
+/* ---- float helpers ------------------------------------------------------------ */
+
+static __device__ __forceinline__ double f_mod(double a, double b)
+{
+    double r = fmod(a, b);
+    if (b == 0.0)
+        return r;
+    if (r != 0.0) {
+        if ((r < 0.0) != (b < 0.0))
+            r += b;
+    } else {
+        r = copysign(0.0, b);
+    }
+    return r;
+}
+
+/* ---- functors -------------------------------------------------------------- */
+
+template <class S> struct bpcu_un_float {
+    bp_op op;
+    __device__ S operator()(S x) const
+    {
+        typedef bpcu_ft<S> F;
+        typedef typename F::C C;
+        C v = F::ld(x);
+        double d = (double)v;
+        switch (op) {
+        case BP_OP_NEG: return F::st(-v);
+        case BP_OP_ABS: return F::st((C)fabs(v));
+        case BP_OP_SIGN: return F::st(v > 0 ? (C)1 : v < 0 ? (C)-1 : v);
+        case BP_OP_RELU: return F::st((v > 0 || v != v) ? v : (C)0);
+        case BP_OP_EXP: return F::std_(exp(d));
+        case BP_OP_LOG: return F::std_(log(d));
+        case BP_OP_SQRT: return F::std_(sqrt(d));
+        case BP_OP_RSQRT: return F::std_(1.0 / sqrt(d));
+        case BP_OP_RECIPROCAL: return F::std_(1.0 / d);
+        case BP_OP_SIN: return F::std_(sin(d));
+        case BP_OP_COS: return F::std_(cos(d));
+        case BP_OP_TAN: return F::std_(tan(d));
+        case BP_OP_TANH: return F::std_(tanh(d));
+        case BP_OP_SIGMOID: return F::std_(1.0 / (1.0 + exp(-d)));
+        case BP_OP_GELU: return F::std_(0.5 * d * (1.0 + erf(d * 0.70710678118654752440)));
+        case BP_OP_ERF: return F::std_(erf(d));
+        case BP_OP_FLOOR: return F::std_(floor(d));
+        case BP_OP_CEIL: return F::std_(ceil(d));
+        case BP_OP_ROUND: return F::std_(rint(d)); /* half to even */
+        default: return F::st(v);
+        }
+    }
+};
+
+template <class S> struct bpcu_un_classify {
+    bool isnan_;
+    __device__ uint8_t operator()(S x) const
+    {
+        typename bpcu_ft<S>::C v = bpcu_ft<S>::ld(x);
+        return isnan_ ? (uint8_t)(v != v) : (uint8_t)(isinf(v) != 0);
+    }
+};
+
+template <class T> struct bpcu_un_int {
+    bp_op op;
+    __device__ T operator()(T v) const
+    {
+        switch (op) {
+        case BP_OP_NEG: return i_neg(v);
+        case BP_OP_ABS: return (v < (T)1 && v != 0) ? i_neg(v) : v;
+        case BP_OP_SIGN: return (T)((v > 0) - (v < (T)1 && v != 0));
+        case BP_OP_RELU: return v > 0 ? v : (T)0;
+        default: return v;
+        }
+    }
+};
+
+struct bpcu_un_not {
+    __device__ uint8_t operator()(uint8_t v) const { return (uint8_t)(v == 0); }
+};
+
+template <class S> struct bpcu_bin_float {
+    bp_op op;
+    __device__ S operator()(S x, S y) const
+    {
+        typedef bpcu_ft<S> F;
+        typedef typename F::C C;
+        C p = F::ld(x), q = F::ld(y);
+        switch (op) {
+        case BP_OP_ADD: return F::st(p + q);
+        case BP_OP_SUB: return F::st(p - q);
+        case BP_OP_MUL: return F::st(p * q);
+        case BP_OP_DIV: return F::st(p / q);
+        case BP_OP_MAXIMUM: return F::st((p > q || p != p) ? p : q);
+        case BP_OP_MINIMUM: return F::st((p < q || p != p) ? p : q);
+        case BP_OP_POW: return F::std_(pow((double)p, (double)q));
+        case BP_OP_MOD: return F::std_(f_mod((double)p, (double)q));
+        default: return F::st(p);
+        }
+    }
+};
+
+template <class T> struct bpcu_bin_int {
+    bp_op op;
+    __device__ T operator()(T p, T q) const
+    {
+        typedef typename bpcu_int<T>::U U;
+        switch (op) {
+        case BP_OP_ADD: return (T)((U)p + (U)q);
+        case BP_OP_SUB: return (T)((U)p - (U)q);
+        case BP_OP_MUL: return (T)((U)p * (U)q);
+        case BP_OP_DIV: return i_div(p, q);
+        case BP_OP_MAXIMUM: return p > q ? p : q;
+        case BP_OP_MINIMUM: return p < q ? p : q;
+        case BP_OP_POW: return i_pow(p, q);
+        case BP_OP_MOD: return i_mod(p, q);
+        default: return p;
+        }
+    }
+};
+
+/* Comparisons in C (f32 for f16/bf16; integers in their own type; bool as
+ * 0/1 through the integer path with bpcu_ld_cmp). */
+template <class S> struct bpcu_cmp_val {
+    static __device__ __forceinline__ S get(S v) { return v; }
+};
+template <> struct bpcu_cmp_val<bpcu_h16> {
+    static __device__ __forceinline__ float get(bpcu_h16 v) { return bp_f16_to_f32(v.v); }
+};
+template <> struct bpcu_cmp_val<bpcu_b16> {
+    static __device__ __forceinline__ float get(bpcu_b16 v) { return bp_bf16_to_f32(v.v); }
+};
+
+template <class S> struct bpcu_bin_cmp {
+    bp_op op;
+    bool as_bool; /* bool operands compare as (x != 0) */
+    __device__ uint8_t operator()(S x, S y) const
+    {
+        auto p = bpcu_cmp_val<S>::get(x);
+        auto q = bpcu_cmp_val<S>::get(y);
+        if (as_bool)
+            p = (p != 0), q = (q != 0);
+        switch (op) {
+        case BP_OP_EQ: return (uint8_t)(p == q);
+        case BP_OP_NE: return (uint8_t)(p != q);
+        case BP_OP_LT: return (uint8_t)(p < q);
+        case BP_OP_LE: return (uint8_t)(p <= q);
+        case BP_OP_GT: return (uint8_t)(p > q);
+        default: return (uint8_t)(p >= q);
+        }
+    }
+};
+
+struct bpcu_bin_logical {
+    bp_op op;
+    __device__ uint8_t operator()(uint8_t x, uint8_t y) const
+    {
+        bool p = x != 0, q = y != 0;
+        switch (op) {
+        case BP_OP_LOGICAL_AND: return (uint8_t)(p && q);
+        case BP_OP_LOGICAL_OR: return (uint8_t)(p || q);
+        default: return (uint8_t)(p != q);
+        }
+    }
+};
+
+/* ---- launchers --------------------------------------------------------------- */
+
+template <class IT, class OT, class Fn>
+static bp_status launch_unary(bpcu_device *d, const bp_view *x, const bp_view *out, Fn fn)
+{
+    const bp_view *vs[2] = {out, x};
+    bpcu_ix ix = bpcu_collapse(2, vs);
+    if (ix.n == 0)
+        return BP_OK;
+    bpcu_k_unary<IT, OT, Fn><<<bpcu_blocks(ix.n), BPCU_THREADS, 0, d->stream>>>(
+        ix, (const IT *)bpcu_ptr(x), (OT *)bpcu_ptr(out), fn);
+    return bpcu_check_launch(d, "unary kernel");
+}
+
+template <class IT, class OT, class Fn>
+static bp_status launch_binary(bpcu_device *d, const bp_view *a, const bp_view *b,
+                               const bp_view *out, Fn fn)
+{
+    const bp_view *vs[3] = {out, a, b};
+    bpcu_ix ix = bpcu_collapse(3, vs);
+    if (ix.n == 0)
+        return BP_OK;
+    bpcu_k_binary<IT, OT, Fn><<<bpcu_blocks(ix.n), BPCU_THREADS, 0, d->stream>>>(
+        ix, (const IT *)bpcu_ptr(a), (const IT *)bpcu_ptr(b), (OT *)bpcu_ptr(out), fn);
+    return bpcu_check_launch(d, "binary kernel");
+}
+
+static bool is_float_math(bp_op op)
+{
+    return op != BP_OP_NEG && op != BP_OP_ABS && op != BP_OP_SIGN && op != BP_OP_RELU;
+}
+
+bp_status bpcu_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
+{
+    bpcu_device *d = (bpcu_device *)dev;
+    bp_status st = bpcu_enter(d);
+    if (st != BP_OK)
+        return st;
+    bp_dtype dt = x->dtype;
+    if (op == BP_OP_ISNAN || op == BP_OP_ISINF) {
+        BPCU_DISPATCH_FLOAT(dt, return (launch_unary<T, uint8_t>(d, x, out,
+                                        bpcu_un_classify<T>{op == BP_OP_ISNAN})));
+    } else if (op == BP_OP_LOGICAL_NOT) {
+        if (dt == BP_BOOL)
+            return launch_unary<uint8_t, uint8_t>(d, x, out, bpcu_un_not{});
+    } else if (bp_dtype_is_float(dt)) {
+        BPCU_DISPATCH_FLOAT(dt, return (launch_unary<T, T>(d, x, out, bpcu_un_float<T>{op})));
+    } else if (bp_dtype_is_int(dt) && !is_float_math(op)) {
+        BPCU_DISPATCH_INT(dt, return (launch_unary<T, T>(d, x, out, bpcu_un_int<T>{op})));
+    }
+    return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: unary op %s not implemented for %s",
+                     bp_op_name(op), bp_dtype_name(dt));
+}
+
+bp_status bpcu_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out)
+{
+    bpcu_device *d = (bpcu_device *)dev;
+    bp_status st = bpcu_enter(d);
+    if (st != BP_OK)
+        return st;
+    bp_dtype dt = a->dtype;
+    switch (op) {
+    case BP_OP_ADD: case BP_OP_SUB: case BP_OP_MUL: case BP_OP_DIV:
+    case BP_OP_POW: case BP_OP_MAXIMUM: case BP_OP_MINIMUM: case BP_OP_MOD:
+        if (bp_dtype_is_float(dt))
+            BPCU_DISPATCH_FLOAT(dt, return (launch_binary<T, T>(d, a, b, out, bpcu_bin_float<T>{op})));
+        BPCU_DISPATCH_INT(dt, return (launch_binary<T, T>(d, a, b, out, bpcu_bin_int<T>{op})));
+        break;
+    case BP_OP_EQ: case BP_OP_NE: case BP_OP_LT: case BP_OP_LE: case BP_OP_GT: case BP_OP_GE:
+        if (dt == BP_BOOL)
+            return launch_binary<uint8_t, uint8_t>(d, a, b, out, bpcu_bin_cmp<uint8_t>{op, true});
+        BPCU_DISPATCH_FLOAT(dt, return (launch_binary<T, uint8_t>(d, a, b, out, bpcu_bin_cmp<T>{op, false})));
+        BPCU_DISPATCH_INT(dt, return (launch_binary<T, uint8_t>(d, a, b, out, bpcu_bin_cmp<T>{op, false})));
+        break;
+    case BP_OP_LOGICAL_AND: case BP_OP_LOGICAL_OR: case BP_OP_LOGICAL_XOR:
+        if (dt == BP_BOOL)
+            return launch_binary<uint8_t, uint8_t>(d, a, b, out, bpcu_bin_logical{op});
+        break;
+    default:
+        break;
+    }
+    return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: binary op %s not implemented for %s",
+                     bp_op_name(op), bp_dtype_name(dt));
+}
+
+template <class T>
+static bp_status launch_where(bpcu_device *d, const bp_view *cond, const bp_view *a,
+                              const bp_view *b, const bp_view *out, bool norm)
+{
+    const bp_view *vs[4] = {out, cond, a, b};
+    bpcu_ix ix = bpcu_collapse(4, vs);
+    if (ix.n == 0)
+        return BP_OK;
+    bpcu_k_where<T><<<bpcu_blocks(ix.n), BPCU_THREADS, 0, d->stream>>>(
+        ix, (const uint8_t *)bpcu_ptr(cond), (const T *)bpcu_ptr(a), (const T *)bpcu_ptr(b),
+        (T *)bpcu_ptr(out), norm);
+    return bpcu_check_launch(d, "where kernel");
+}
+
+bp_status bpcu_where(void *dev, const bp_view *cond, const bp_view *a, const bp_view *b,
+                     const bp_view *out)
+{
+    bpcu_device *d = (bpcu_device *)dev;
+    bp_status st = bpcu_enter(d);
+    if (st != BP_OK)
+        return st;
+    switch (bp_dtype_size(out->dtype)) {
+    case 1: return launch_where<uint8_t>(d, cond, a, b, out, out->dtype == BP_BOOL);
+    case 2: return launch_where<uint16_t>(d, cond, a, b, out, false);
+    case 4: return launch_where<uint32_t>(d, cond, a, b, out, false);
+    case 8: return launch_where<uint64_t>(d, cond, a, b, out, false);
+    default: break;
+    }
+    return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: where not implemented for %s",
+                     bp_dtype_name(out->dtype));
+}
