@@ -298,3 +298,47 @@ Test(tensor_lifetime, the_library_writes_nothing_to_stdout, .init = cr_redirect_
     fflush(stdout);
     cr_assert_stdout_eq_str("");
 }
+
+Test(tensor_guards, guards_stay_intact_through_ops_on_the_binary_backend)
+{
+    bp_context *c = bpt_context();
+    BPT_OK(bp_context_set_debug_guards(c, 64));
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_get(c, "binary", &be));
+    float in[6] = {1, -2, 3, -4, 5, -6}, out[6];
+    bp_tensor *a = NULL, *t = NULL, *m = NULL, *s = NULL;
+    BPT_OK(bp_tensor_from_host(be, BP_F32, 2, (int64_t[]){2, 3}, in, &a));
+    BPT_OK(bp_transpose(a, NULL, &t));
+    BPT_OK(bp_matmul(a, t, &m));
+    BPT_OK(bp_sum(a, 1, (int32_t[]){1}, false, &s));
+    BPT_OK(bp_tensor_to_host(a, out, sizeof out)); /* reads skip the guards */
+    cr_assert_arr_eq(in, out, sizeof in);
+    bp_tensor *all[] = {a, t, m, s};
+    for (int i = 0; i < 4; i++) {
+        BPT_OK(bp_tensor_check_guards(all[i]));
+        bp_tensor_release(all[i]);
+    }
+    bp_context_destroy(c);
+}
+
+Test(tensor_guards, a_backend_writing_past_its_output_is_caught)
+{
+    setenv("BP_PLUGIN_PATH", BPT_PLUGIN_DIR, 1);
+    bp_context *c = bpt_context();
+    BPT_OK(bp_context_set_debug_guards(c, 16));
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_get(c, "overrun", &be));
+    bp_tensor *a = NULL, *n = NULL;
+    BPT_OK(bp_tensor_from_host(be, BP_F32, 1, (int64_t[]){3}, (float[]){1, 2, 3}, &a));
+    BPT_OK(bp_neg(a, &n));
+    BPT_OK(bp_tensor_check_guards(a));
+    BPT_FAILS(BP_ERR_BACKEND, bp_tensor_check_guards(n));
+    const char *e = bp_last_error();
+    cr_assert(strstr(e, "overrun:0") && strstr(e, "past the end"), "%s", e);
+    float out[3];
+    BPT_OK(bp_tensor_to_host(n, out, sizeof out));
+    cr_assert(out[0] == -1 && out[1] == -2 && out[2] == -3);
+    bp_tensor_release(a);
+    bp_tensor_release(n);
+    bp_context_destroy(c);
+}

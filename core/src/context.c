@@ -45,6 +45,7 @@ bp_status bp_context_create(const char *config_path, bp_context **out)
     }
     atomic_init(&ctx->refs, 1);
     atomic_init(&ctx->destroyed, false);
+    atomic_init(&ctx->guard_bytes, 0);
     ctx->log_level = BP_LOG_WARN;
     bp_status st = bp__config_load(config_path, &ctx->config);
     if (st == BP_OK) {

@@ -131,6 +131,7 @@ struct bp_context {
     size_t n_backends;
     char *default_reason;        /* how bp_backend_default chose */
     bp_backend *default_backend; /* cached winner */
+    atomic_size_t guard_bytes;   /* bp_context_set_debug_guards */
 };
 
 void bp__context_retain(bp_context *ctx);
@@ -141,14 +142,15 @@ typedef struct bp__storage {
     atomic_long refs;
     bp_backend *backend;
     void *buffer;                /* NULL once given away by transfer */
-    size_t bytes;
+    size_t bytes;                /* payload, without guards */
+    size_t guard;                /* guard bytes on each side of the payload */
     atomic_bool given_away;
 } bp__storage;
 
 struct bp_tensor {
     atomic_long refs;
     bp__storage *storage;
-    int64_t offset;              /* byte offset into storage (always 0 today) */
+    int64_t offset;              /* byte offset into storage (the guard size) */
     bp_dtype dtype;
     int32_t rank;
     int64_t shape[BP_MAX_RANK];

@@ -42,6 +42,79 @@ bp_status bp__shape_check(const char *fn, bp_dtype dtype, int32_t rank, const in
     return BP_OK;
 }
 
+/* ---- guard bytes (bp_context_set_debug_guards) ---------------------------- */
+
+static void bp__guard_pattern(unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(0xA5u ^ (i * 29u)); /* no run of one byte value */
+}
+
+/* Fill the guard regions before and after a payload of nbytes. */
+static bp_status bp__guards_write(bp_backend *b, void *buffer, size_t guard, size_t nbytes)
+{
+    unsigned char *pat = malloc(guard);
+    if (!pat)
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "out of memory for guard bytes");
+    bp__guard_pattern(pat, guard);
+    bp__before_call();
+    bp_status st = b->vt->write(b->dev, buffer, 0, pat, guard);
+    if (st == BP_OK)
+        st = b->vt->write(b->dev, buffer, guard + nbytes, pat, guard);
+    free(pat);
+    return st == BP_OK ? BP_OK : bp__backend_failed(b, BP_OP_COPY, st);
+}
+
+bp_status bp_context_set_debug_guards(bp_context *ctx, size_t bytes)
+{
+    if (!ctx || bytes > ((size_t)1 << 20))
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "bp_context_set_debug_guards: ctx is NULL or %zu bytes is over 1 MiB", bytes);
+    atomic_store(&ctx->guard_bytes, bytes);
+    return BP_OK;
+}
+
+bp_status bp_tensor_check_guards(const bp_tensor *t)
+{
+    static const char fn[] = "bp_tensor_check_guards";
+    BP__TRY(bp__check_input(fn, "t", t));
+    const bp__storage *s = t->storage;
+    size_t g = s->guard;
+    if (g == 0)
+        return BP_OK;
+    unsigned char *want = malloc(g), *got = malloc(2 * g);
+    if (!want || !got) {
+        free(want);
+        free(got);
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    bp__guard_pattern(want, g);
+    bp_backend *b = s->backend;
+    bp__before_call();
+    bp_status st = b->vt->read(b->dev, s->buffer, 0, got, g);
+    if (st == BP_OK)
+        st = b->vt->read(b->dev, s->buffer, g + t->nbytes, got + g, g);
+    if (st != BP_OK) {
+        free(want);
+        free(got);
+        return bp__backend_failed(b, BP_OP_COPY, st);
+    }
+    for (size_t i = 0; i < 2 * g && st == BP_OK; i++) {
+        if (got[i] == want[i % g])
+            continue;
+        bool after = i >= g;
+        st = bp__error(BP_ERR_BACKEND,
+                       "%s: backend %s wrote %s the tensor's %zu bytes: the guard byte %zu "
+                       "byte(s) %s was changed to 0x%02x (expected 0x%02x)",
+                       fn, b->name, after ? "past the end of" : "before the start of", t->nbytes,
+                       after ? i - g + 1 : g - i, after ? "after the end" : "before the start",
+                       got[i], want[i % g]);
+    }
+    free(want);
+    free(got);
+    return st;
+}
+
 static void bp__storage_release(bp__storage *s)
 {
     if (atomic_fetch_sub(&s->refs, 1) != 1)
@@ -72,8 +145,14 @@ bp_status bp__tensor_new(const char *fn, bp_backend *b, bp_dtype dtype, int32_t 
         free(s);
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     }
+    size_t guard = atomic_load(&b->ctx->guard_bytes);
+    if (nbytes > SIZE_MAX - 2 * guard) {
+        free(t);
+        free(s);
+        return bp__error(BP_ERR_SHAPE, "%s: %zu bytes plus guards overflow", fn, nbytes);
+    }
     bp__before_call();
-    bp_status st = b->vt->alloc(b->dev, nbytes, &s->buffer);
+    bp_status st = b->vt->alloc(b->dev, nbytes + 2 * guard, &s->buffer);
     if (st != BP_OK || !s->buffer) {
         free(t);
         free(s);
@@ -82,6 +161,14 @@ bp_status bp__tensor_new(const char *fn, bp_backend *b, bp_dtype dtype, int32_t 
         return bp__error(st, "%s: backend %s could not allocate %zu bytes: %s", fn, b->name,
                          nbytes, *bp__plugin_detail() ? bp__plugin_detail() : bp_status_message(st));
     }
+    if (guard > 0 && (st = bp__guards_write(b, s->buffer, guard, nbytes)) != BP_OK) {
+        b->vt->free(b->dev, s->buffer);
+        free(t);
+        free(s);
+        return st;
+    }
+    t->offset = (int64_t)guard;
+    s->guard = guard;
     atomic_init(&s->refs, 1);
     atomic_init(&s->given_away, false);
     s->backend = b;
@@ -136,7 +223,7 @@ bp_status bp_tensor_from_host(bp_backend *b, bp_dtype dtype, int32_t rank, const
                              numel);
         }
         bp__before_call();
-        bp_status st = b->vt->write(b->dev, t->storage->buffer, 0, data, t->nbytes);
+        bp_status st = b->vt->write(b->dev, t->storage->buffer, (size_t)t->offset, data, t->nbytes);
         if (st != BP_OK) {
             bp_tensor_release(t);
             return bp__backend_failed(b, BP_OP_COPY, st);

@@ -26,11 +26,11 @@ static bp_status bp__copy_to(const char *fn, const bp_tensor *t, bp_backend *to,
             st = bp__backend_failed(to, BP_OP_COPY, st);
     } else if (from->host_addressable) {
         const char *src = (const char *)from->vt->host_ptr(from->dev, t->storage->buffer);
-        st = to->vt->write(to->dev, o->storage->buffer, 0, src + t->offset, n);
+        st = to->vt->write(to->dev, o->storage->buffer, (size_t)o->offset, src + t->offset, n);
         if (st != BP_OK)
             st = bp__backend_failed(to, BP_OP_COPY, st);
     } else if (to->host_addressable) {
-        char *dst = to->vt->host_ptr(to->dev, o->storage->buffer);
+        char *dst = (char *)to->vt->host_ptr(to->dev, o->storage->buffer) + o->offset;
         st = from->vt->read(from->dev, t->storage->buffer, (size_t)t->offset, dst, n);
         if (st != BP_OK)
             st = bp__backend_failed(from, BP_OP_COPY, st);
@@ -44,7 +44,7 @@ static bp_status bp__copy_to(const char *fn, const bp_tensor *t, bp_backend *to,
                 st = bp__backend_failed(from, BP_OP_COPY, st);
             if (st == BP_OK) {
                 bp__before_call();
-                st = to->vt->write(to->dev, o->storage->buffer, 0, stage, n);
+                st = to->vt->write(to->dev, o->storage->buffer, (size_t)o->offset, stage, n);
                 if (st != BP_OK)
                     st = bp__backend_failed(to, BP_OP_COPY, st);
             }

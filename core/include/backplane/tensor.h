@@ -69,6 +69,18 @@ BP_API bp_status bp_backend_copy(const bp_tensor *t, bp_backend *to, bp_tensor *
  * sharing its data) may no longer be read; it must still be released. */
 BP_API bp_status bp_backend_transfer(bp_tensor *t, bp_backend *to, bp_tensor **out);
 
+/* ---- testing plugins ------------------------------------------------------ */
+
+/* Surround every tensor buffer the context allocates from now on with `bytes`
+ * (<= 1 MiB) of a known pattern on each side; bp_tensor_check_guards then
+ * tells whether a backend wrote outside a tensor. For plugin testing (the
+ * conformance suite uses it); 0 turns it off. */
+BP_API bp_status bp_context_set_debug_guards(bp_context *ctx, size_t bytes);
+
+/* BP_ERR_BACKEND naming the backend and the first damaged guard byte if the
+ * pattern around t's buffer changed; BP_OK if intact or t has no guards. */
+BP_API bp_status bp_tensor_check_guards(const bp_tensor *t);
+
 #ifdef __cplusplus
 }
 #endif
