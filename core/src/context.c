@@ -406,6 +406,7 @@ bp_status bp_context_plugin(bp_context *ctx, size_t i, bp_plugin_record *out)
     out->abi_major = p->loaded ? p->vt->abi_major : 0;
     out->abi_minor = p->loaded ? p->vt->abi_minor : 0;
     out->device_count = p->opened ? p->device_count : -1;
+    out->config_keys = p->loaded ? p->vt->config_keys : NULL;
     pthread_mutex_unlock(&ctx->lock);
     return BP_OK;
 }

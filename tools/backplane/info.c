@@ -257,6 +257,9 @@ static void print_text(const report *r)
             printf(": loaded, opened, %d device%s", (int)rec->device_count,
                    rec->device_count == 1 ? "" : "s");
         printf("\n    file:   %s\n", rec->path ? rec->path : "?");
+        for (const bp_config_key *k = rec->config_keys; k && k->name; k++)
+            printf("    key [backend.%s] %s: %s (default: %s)\n", rec->name, k->name,
+                   k->help ? k->help : "", k->default_value ? k->default_value : "unset");
         if (!rec->loaded || !rec->opened) {
             printf("    reason: %s\n", bp_status_string(rec->status));
             cli_print_block(stdout, rec->message, "      ");
@@ -382,6 +385,17 @@ static void print_json(const report *r)
         cli_json_string(stdout, rec->message ? rec->message : "");
         printf(",\n     \"abi\": {\"major\": %u, \"minor\": %u}, \"device_count\": %d",
                (unsigned)rec->abi_major, (unsigned)rec->abi_minor, (int)rec->device_count);
+        printf(",\n     \"config_keys\": [");
+        for (const bp_config_key *k = rec->config_keys; k && k->name; k++) {
+            printf("%s{\"name\": ", k == rec->config_keys ? "" : ", ");
+            cli_json_string(stdout, k->name);
+            printf(", \"help\": ");
+            cli_json_string(stdout, k->help ? k->help : "");
+            printf(", \"default\": ");
+            cli_json_string(stdout, k->default_value ? k->default_value : "");
+            printf("}");
+        }
+        printf("]");
         printf(",\n     \"devices\": [");
         for (int32_t d = 0; d < p->n_devices; d++) {
             const device_entry *dv = &p->devices[d];

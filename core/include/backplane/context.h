@@ -79,6 +79,7 @@ typedef struct bp_plugin_record {
     const char *message;     /* the full reason ("" if none) */
     uint32_t abi_major, abi_minor;
     int32_t device_count;    /* -1 if not opened */
+    const bp_config_key *config_keys; /* the [backend.NAME] keys it accepts, NULL-terminated; NULL if none or not loaded */
 } bp_plugin_record;
 
 /* Number of plugin records; record i (valid while the context lives). */

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# ctest entry "cli": the backplane command line as a user meets it.
+# usage: run.sh PATH/TO/backplane
+set -u
+bp=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+# check NAME WANT_EXIT CMD...: runs CMD with stdout/stderr captured in $tmp.
+check() {
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then
+    return 0
+  fi
+  echo "not ok - $name: exit $got, wanted $want"; sed 's/^/    stderr: /' "$tmp/err" | head -5
+  fail=$((fail + 1))
+  return 1
+}
+ok() { echo "ok - $1"; pass=$((pass + 1)); }
+bad() { echo "not ok - $1"; fail=$((fail + 1)); }
+stdout_has() { grep -q -- "$1" "$tmp/out"; }
+stderr_has() { grep -q -- "$1" "$tmp/err"; }
+stderr_empty() { [ ! -s "$tmp/err" ]; }
+stdout_empty() { [ ! -s "$tmp/out" ]; }
+
+check help_lists_every_command 0 "$bp" --help &&
+  { stdout_has info && stdout_has demo && stdout_has bench && stdout_has cuda-check && stderr_empty &&
+    ok help_lists_every_command || bad "help_lists_every_command: missing a command or wrote to stderr"; }
+
+for cmd in info demo bench cuda-check; do
+  check "${cmd}_has_help" 0 "$bp" "$cmd" --help &&
+    { stdout_has usage && stderr_empty && ok "${cmd}_has_help" || bad "${cmd}_has_help: no usage on stdout"; }
+done
+
+check unknown_command_is_a_usage_error_on_stderr 2 "$bp" frobnicate &&
+  { stdout_empty && stderr_has frobnicate && ok unknown_command_is_a_usage_error_on_stderr ||
+    bad "unknown_command_is_a_usage_error_on_stderr: output on stdout or command not named"; }
+
+check unknown_option_is_a_usage_error 2 "$bp" info --colour && ok unknown_option_is_a_usage_error
+
+check version_names_library_and_abi 0 "$bp" --version &&
+  { stdout_has "plugin ABI" && ok version_names_library_and_abi || bad "version_names_library_and_abi"; }
+
+check info_json_is_valid_json 0 "$bp" info --json &&
+  { python3 -m json.tool "$tmp/out" >/dev/null && ok info_json_is_valid_json || bad "info_json_is_valid_json: does not parse"; }
+
+check info_shows_plugins_and_default_backend 0 "$bp" info &&
+  { stdout_has "bp_binary.so" && stdout_has "default backend: binary:0" &&
+    ok info_shows_plugins_and_default_backend || bad "info_shows_plugins_and_default_backend"; }
+
+printf '[backplane]\nlog_level = loud\n' >"$tmp/bad.ini"
+check bad_config_fails_naming_file_line_and_key 1 "$bp" info --config "$tmp/bad.ini" &&
+  { stderr_has "$tmp/bad.ini:2" && stderr_has log_level && ok bad_config_fails_naming_file_line_and_key ||
+    bad "bad_config_fails_naming_file_line_and_key: $(head -c 300 "$tmp/err")"; }
+
+check demo_learns_well_above_chance 0 "$bp" demo --steps 150 &&
+  { acc=$(sed -n 's/^final: .*accuracy \([0-9.]*\)%.*/\1/p' "$tmp/out")
+    if [ -n "$acc" ] && awk "BEGIN{exit !($acc > 90)}" && stderr_empty; then ok "demo_learns_well_above_chance ($acc%)";
+    else bad "demo_learns_well_above_chance: accuracy '$acc', stderr: $(head -c 200 "$tmp/err")"; fi; }
+
+check demo_on_an_unknown_backend_fails_with_the_reason 1 "$bp" demo --backend nosuch &&
+  { stderr_has nosuch && ok demo_on_an_unknown_backend_fails_with_the_reason ||
+    bad demo_on_an_unknown_backend_fails_with_the_reason; }
+
+check demo_rejects_a_bad_step_count 2 "$bp" demo --steps -3 && ok demo_rejects_a_bad_step_count
+
+v="--driver 13000 --runtime 13000"
+check cuda_check_native_for_a_built_architecture 0 "$bp" cuda-check --cc 9.0 --sass 80,90 --ptx 90 $v &&
+  { stdout_has "^native" && ok cuda_check_native_for_a_built_architecture || bad cuda_check_native_for_a_built_architecture; }
+check cuda_check_jit_from_ptx_on_a_newer_major 0 "$bp" cuda-check --cc 12.0 --sass 90 --ptx 90 $v &&
+  { stdout_has "^jit" && ok cuda_check_jit_from_ptx_on_a_newer_major || bad cuda_check_jit_from_ptx_on_a_newer_major; }
+check cuda_check_unsupported_names_the_rebuild_remedy 1 "$bp" cuda-check --cc 12.0 --sass 90a --ptx "" $v &&
+  { stdout_has "^unsupported" && stdout_has CMAKE_CUDA_ARCHITECTURES &&
+    ok cuda_check_unsupported_names_the_rebuild_remedy || bad cuda_check_unsupported_names_the_rebuild_remedy; }
+check cuda_check_without_a_driver_is_unsupported 1 "$bp" cuda-check --cc 9.0 --sass 90 --ptx "" --driver 0 --runtime 13000 &&
+  { stdout_has "no CUDA driver" && ok cuda_check_without_a_driver_is_unsupported || bad cuda_check_without_a_driver_is_unsupported; }
+check cuda_check_rejects_a_malformed_cc 2 "$bp" cuda-check --cc nine && ok cuda_check_rejects_a_malformed_cc
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
