@@ -140,8 +140,9 @@ struct bpcu_h16 { uint16_t v; };
 struct bpcu_b16 { uint16_t v; };
 
 /* Float storage S: compute type C (f32 for f16/bf16/f32, f64 for f64), load,
- * store of a C, and store of a double (rounded once through f32, as the
- * binary backend's (float) cast then bp_f32_to_f16). */
+ * store of a C, and store of a double rounded once to S (f16/bf16 through
+ * bp_f64_to_f16/bf16, as the binary backend's F_F16 / bpb_store_f64: a plain
+ * (float) cast first would round twice). */
 template <class S> struct bpcu_ft;
 template <> struct bpcu_ft<float> {
     typedef float C;
@@ -159,13 +160,13 @@ template <> struct bpcu_ft<bpcu_h16> {
     typedef float C;
     static __device__ __forceinline__ float ld(bpcu_h16 x) { return bp_f16_to_f32(x.v); }
     static __device__ __forceinline__ bpcu_h16 st(float c) { return bpcu_h16{bp_f32_to_f16(c)}; }
-    static __device__ __forceinline__ bpcu_h16 std_(double d) { return st((float)d); }
+    static __device__ __forceinline__ bpcu_h16 std_(double d) { return bpcu_h16{bp_f64_to_f16(d)}; }
 };
 template <> struct bpcu_ft<bpcu_b16> {
     typedef float C;
     static __device__ __forceinline__ float ld(bpcu_b16 x) { return bp_bf16_to_f32(x.v); }
     static __device__ __forceinline__ bpcu_b16 st(float c) { return bpcu_b16{bp_f32_to_bf16(c)}; }
-    static __device__ __forceinline__ bpcu_b16 std_(double d) { return st((float)d); }
+    static __device__ __forceinline__ bpcu_b16 std_(double d) { return bpcu_b16{bp_f64_to_bf16(d)}; }
 };
 
 /* Calls F::template run<T>(args...) with the storage type of dt. */
@@ -234,8 +235,9 @@ static __device__ inline void bpcu_st_f64(bp_dtype dt, char *p, double v)
         *(int64_t *)p = bpcu_sat(v, -9223372036854775808.0, 9223372036854775808.0, INT64_MIN,
                                  INT64_MAX);
         return;
-    case BP_F16: *(uint16_t *)p = bp_f32_to_f16((float)v); return;
-    case BP_BF16: *(uint16_t *)p = bp_f32_to_bf16((float)v); return;
+    /* rounded once from double, as bpb_store_f64 */
+    case BP_F16: *(uint16_t *)p = bp_f64_to_f16(v); return;
+    case BP_BF16: *(uint16_t *)p = bp_f64_to_bf16(v); return;
     case BP_F32: *(float *)p = (float)v; return;
     case BP_F64: *(double *)p = v; return;
     }
@@ -263,9 +265,10 @@ static __device__ inline void bpcu_st_i64(bp_dtype dt, char *p, int64_t v)
     case BP_I8: *(int8_t *)p = (int8_t)bpcu_clamp(v, -128, 127); return;
     case BP_I32: *(int32_t *)p = (int32_t)bpcu_clamp(v, INT32_MIN, INT32_MAX); return;
     case BP_I64: *(int64_t *)p = v; return;
-    /* int -> float rounds once, directly */
-    case BP_F16: *(uint16_t *)p = bp_f32_to_f16((float)v); return;
-    case BP_BF16: *(uint16_t *)p = bp_f32_to_bf16((float)v); return;
+    /* int -> float as bpb_store_i64: f32/f64 round once, directly; f16/bf16
+     * go through double, as the binary backend does */
+    case BP_F16: *(uint16_t *)p = bp_f64_to_f16((double)v); return;
+    case BP_BF16: *(uint16_t *)p = bp_f64_to_bf16((double)v); return;
     case BP_F32: *(float *)p = (float)v; return;
     case BP_F64: *(double *)p = (double)v; return;
     }

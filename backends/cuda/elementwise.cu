@@ -102,16 +102,18 @@ template <class T> static __device__ __forceinline__ T i_pow(T a, T e)
 
 /* ---- float helpers ------------------------------------------------------------ */
 
-static __device__ __forceinline__ double f_mod(double a, double b)
+/* Python/NumPy modulo in the compute type C, as the binary backend's
+ * mod_ff (f16/bf16/f32: r + b rounds in float) and mod_f (f64). */
+template <class C> static __device__ __forceinline__ C f_mod(C a, C b)
 {
-    double r = fmod(a, b);
-    if (b == 0.0)
+    C r = fmod(a, b);
+    if (b == (C)0)
         return r;
-    if (r != 0.0) {
-        if ((r < 0.0) != (b < 0.0))
+    if (r != (C)0) {
+        if ((r < (C)0) != (b < (C)0))
             r += b;
     } else {
-        r = copysign(0.0, b);
+        r = copysign((C)0, b);
     }
     return r;
 }
@@ -193,7 +195,7 @@ template <class S> struct bpcu_bin_float {
         case BP_OP_MAXIMUM: return F::st((p > q || p != p) ? p : q);
         case BP_OP_MINIMUM: return F::st((p < q || p != p) ? p : q);
         case BP_OP_POW: return F::std_(pow((double)p, (double)q));
-        case BP_OP_MOD: return F::std_(f_mod((double)p, (double)q));
+        case BP_OP_MOD: return F::st(f_mod<C>(p, q));
         default: return F::st(p);
         }
     }

@@ -76,6 +76,11 @@ bp_status bpcu_check_launch(bpcu_device *d, const char *what)
 
 bp_status bpcu_enter(bpcu_device *d)
 {
+    /* Drop a stale, non-sticky error that an earlier unrelated runtime call of
+     * this thread left behind, so that bpcu_check_launch after this entry's
+     * launches reports only their errors (a sticky error of earlier queued
+     * work cannot be cleared and still surfaces at the next call). */
+    (void)cudaGetLastError();
     cudaError_t e = cudaSetDevice(d->ordinal);
     if (e != cudaSuccess)
         return bpcu_fail(d, BP_ERR_BACKEND, "cuda: cannot select device %d: %s", d->ordinal,
@@ -209,8 +214,9 @@ static bp_status read_config(const bp_host_api *h, bpcu_config *c)
 
 __global__ void bpcu_k_probe(int *p) { *p = 0x62706375; /* "bpcu" */ }
 
-/* Launch the probe on ordinal; "" on success, else why into buf. */
-static void probe(int ordinal, const bpcu_decision *dec, char *buf, size_t size)
+/* Launch the probe on ordinal; "" on success, else why into buf. Returns
+ * the CUDA error (cudaSuccess also when the kernel wrote a wrong value). */
+static cudaError_t probe(int ordinal, const bpcu_decision *dec, char *buf, size_t size)
 {
     buf[0] = '\0';
     int *p = NULL, v = 0;
@@ -240,6 +246,20 @@ static void probe(int ordinal, const bpcu_decision *dec, char *buf, size_t size)
         snprintf(buf, size, "the probe kernel ran but wrote a wrong value (0x%x)", (unsigned)v);
     }
     cudaGetLastError(); /* clear a non-sticky error before the next device */
+    return e;
+}
+
+/* The remedy for a device whose probe failed with e. */
+static void probe_remedy(cudaError_t e, int xy, char *buf, size_t size)
+{
+    if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidKernelImage ||
+        e == cudaErrorInvalidPtx || e == cudaErrorUnsupportedPtxVersion ||
+        e == cudaErrorJitCompilerNotFound || e == cudaSuccess)
+        snprintf(buf, size, "rebuild with CMAKE_CUDA_ARCHITECTURES including %d-real (or update "
+                 "the driver if only PTX fits), or choose another backend", xy);
+    else
+        snprintf(buf, size, "check the device with nvidia-smi (busy in exclusive-process mode, "
+                 "out of memory, or in an error state), or choose another backend");
 }
 
 /* ---- lifecycle ------------------------------------------------------------------ */
@@ -328,13 +348,14 @@ static bp_status cuda_open(const bp_host_api *host, void **state)
     s->memory_fraction = cfg.memory_fraction;
     s->tf32 = cfg.tf32;
     char refused[2048] = "";
-    int nrefused = 0;
+    int nrefused = 0, nwanted = 0;
     for (int ord = 0; ord < n; ord++) {
         bool wanted = cfg.all_devices;
         for (int i = 0; i < cfg.ndev; i++)
             wanted = wanted || cfg.devices[i] == ord;
         if (!wanted)
             continue;
+        nwanted++;
         bpcu_devrec *r = &s->dev[s->count];
         memset(r, 0, sizeof *r);
         r->ordinal = ord;
@@ -365,21 +386,28 @@ static bp_status cuda_open(const bp_host_api *host, void **state)
             host->log(host->host, BP_LOG_WARN, "device %d (%s, %d.%d): %s: %s; remedy: %s", ord,
                       r->name, p.major, p.minor, bpcu_verdict_name(r->dec.verdict), r->dec.reason,
                       r->dec.remedy);
-        char why[512];
-        probe(ord, &r->dec, why, sizeof why);
+        char why[512], remedy[256];
+        cudaError_t pe = probe(ord, &r->dec, why, sizeof why);
         if (why[0]) {
-            int xy = p.major * 10 + p.minor;
-            host->log(host->host, BP_LOG_WARN, "device %d (%s, %d.%d) refused: %s", ord, r->name,
-                      p.major, p.minor, why);
-            append(refused, sizeof refused, "\n  device %d (%s, %d.%d): %s; remedy: rebuild with "
-                   "CMAKE_CUDA_ARCHITECTURES including %d-real, or choose another backend", ord,
-                   r->name, p.major, p.minor, why, xy);
+            probe_remedy(pe, p.major * 10 + p.minor, remedy, sizeof remedy);
+            host->log(host->host, BP_LOG_WARN, "device %d (%s, %d.%d) refused: %s; remedy: %s",
+                      ord, r->name, p.major, p.minor, why, remedy);
+            append(refused, sizeof refused, "\n  device %d (%s, %d.%d): %s; remedy: %s", ord,
+                   r->name, p.major, p.minor, why, remedy);
             nrefused++;
             continue;
         }
         host->log(host->host, BP_LOG_INFO, "device %d (%s, %d.%d): %s, %s", ord, r->name, p.major,
                   p.minor, bpcu_verdict_name(r->dec.verdict), r->dec.reason);
         s->count++;
+    }
+    if (nwanted == 0) {
+        host->set_error(host->host, "no CUDA device: [backend.cuda] devices = %s names none of "
+                        "this machine's %d CUDA device%s (0..%d); remedy: list existing device "
+                        "numbers or \"all\", or choose another backend",
+                        host->config_get(host->host, "devices"), n, n == 1 ? "" : "s", n - 1);
+        free(s);
+        return BP_ERR_UNSUPPORTED_DEVICE;
     }
     if (s->count == 0) {
         char rl[128], pl[128];
@@ -503,7 +531,12 @@ static bp_status cuda_device_open(void *state, int32_t index, void **dev)
     if (bs == CUBLAS_STATUS_SUCCESS)
         bs = cublasSetStream(d->blas, d->stream);
     if (bs == CUBLAS_STATUS_SUCCESS)
-        bs = cublasSetMathMode(d->blas, d->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+        /* f16/bf16 outputs: split-K partial sums must stay in the f32
+         * accumulator (by default cuBLAS may reduce them in the 16-bit output
+         * type, rounding more than once) */
+        bs = cublasSetMathMode(d->blas, (cublasMath_t)((d->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                : CUBLAS_DEFAULT_MATH) |
+                                                       CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
     if (bs != CUBLAS_STATUS_SUCCESS) {
         s->host->set_error(s->host->host, "cuda: cuBLAS on device %d: %s", d->ordinal,
                            cublasGetStatusString(bs));
