@@ -1,0 +1,199 @@
+/* backplane conform: the cross-backend conformance suite (see conform.c).
+ *
+ * The suite is split by concern:
+ *   conform_cases.c   the one table of cases (op x dtype x shape x data)
+ *   conform_oracle.c  host arrays, the cast rules and the double oracle
+ *   conform_tol.c     the tolerance file (embedded at build time) and comparison
+ *   conform_exec.c    running one case in the worker against the backend
+ *   conform_run.c     worker processes, the result pipe, crash/timeout isolation
+ *   conform_report.c  JSON lines, the summary, the Markdown matrices
+ *   conform.c         the command line */
+#ifndef BACKPLANE_CONFORM_H
+#define BACKPLANE_CONFORM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <backplane/backplane.h>
+
+/* `backplane conform ...`; argv[0] is "conform". Returns a CLI_EXIT_* code,
+ * or CONFORM_EXIT_SKIP when the backend's device is not available here. */
+int bp_cli_conform(int argc, char **argv);
+
+#define CONFORM_EXIT_SKIP 77
+
+/* ---- status of one case --------------------------------------------------- */
+typedef enum cf_status { CF_PASS, CF_FAIL, CF_UNSUPPORTED, CF_CRASH, CF_TIMEOUT } cf_status;
+const char *cf_status_name(cf_status s); /* "PASS", "FAIL", ... */
+
+/* ---- host arrays ---------------------------------------------------------- */
+/* Values of one tensor on the host: floats as doubles in f, integers and bools
+ * exactly in i (only the one matching dt is allocated). */
+typedef struct cf_array {
+    bp_dtype dt;
+    int32_t rank;
+    int64_t shape[BP_MAX_RANK];
+    int64_t n;
+    double *f;
+    int64_t *i;
+} cf_array;
+
+bool cf_array_init(cf_array *a, bp_dtype dt, int32_t rank, const int64_t *shape);
+void cf_array_free(cf_array *a);
+double cf_get_f(const cf_array *a, int64_t k);   /* any dtype, as a double */
+int64_t cf_get_i(const cf_array *a, int64_t k);  /* any dtype, cast rules for floats */
+void cf_set_f(cf_array *a, int64_t k, double v); /* with the cast rules for ints */
+void cf_set_i(cf_array *a, int64_t k, int64_t v);
+int64_t cf_numel(int32_t rank, const int64_t *shape);
+
+/* The cast rules of ops.h, in plain C (no library arithmetic). */
+double cf_round(bp_dtype dt, double v);          /* v stored in float dt, as a double */
+int64_t cf_int_of_f64(bp_dtype dt, double v);    /* float -> int/bool */
+int64_t cf_int_of_i64(bp_dtype dt, int64_t v);   /* int -> int/bool, saturating */
+int64_t cf_wrap(bp_dtype dt, int64_t v);         /* modular reduction */
+int64_t cf_int_min(bp_dtype dt);
+int64_t cf_int_max(bp_dtype dt);
+double cf_ulp(bp_dtype dt, double v);            /* spacing of dt's values at |v| */
+double cf_eps(bp_dtype dt);                      /* machine epsilon of a float dtype */
+
+/* Raw bytes (dtype elements, row-major) <-> host array. */
+void cf_encode(const cf_array *a, void *raw);
+void cf_decode(cf_array *a, const void *raw);
+
+/* ---- the case table --------------------------------------------------------- */
+enum {
+    CF_MAX_OPERANDS = 3,
+    CF_OP_CONTRACT_ABI = 1000, /* pseudo op codes for the contract rows */
+    CF_OP_CONTRACT_ROUNDTRIP,
+    CF_OP_CONTRACT_SUPPORTS,
+    CF_OP_CONTRACT_STDOUT
+};
+
+/* How the inputs are filled. */
+typedef enum cf_data { CF_RANDOM, CF_SPECIAL, CF_RANGE } cf_data;
+
+typedef struct cf_case {
+    int op;                       /* a bp_op, or a CF_OP_CONTRACT_* */
+    const char *name;             /* "add", "contract.abi" */
+    bp_dtype dtype;               /* the input dtype (the row of the matrix) */
+    bp_dtype dtype2;              /* cast target; gather index dtype; where cond is bool */
+    int n_in;                     /* operands */
+    int32_t rank[CF_MAX_OPERANDS];
+    int64_t shape[CF_MAX_OPERANDS][BP_MAX_RANK];
+    cf_data data;
+    double lo[CF_MAX_OPERANDS], hi[CF_MAX_OPERANDS]; /* range of random data */
+    int variant;                  /* op-specific parameters (axes, perm, slice...) */
+    uint64_t seed;
+    char label[96];               /* shape as printed: "(2,1),(1,3)" */
+} cf_case;
+
+/* Every case, in a fixed order. *out is malloc'd. */
+size_t cf_cases_build(cf_case **out);
+/* Whether the case's name matches any of the fnmatch patterns (none: all). */
+bool cf_case_selected(const cf_case *c, const char *const *patterns, size_t n_patterns);
+
+/* ---- tolerances ------------------------------------------------------------- */
+typedef enum cf_tol_kind { CF_TOL_EXACT, CF_TOL_ULP, CF_TOL_NORM } cf_tol_kind;
+
+typedef struct cf_tol {
+    cf_tol_kind kind;
+    double value;   /* ULP: ulps; NORM: c in c * K * eps */
+    double atol;    /* ULP only: absolute slack (cancellation near zero) */
+    int line;       /* line in the tolerance file (0: the built-in default) */
+    const char *reason;
+} cf_tol;
+
+/* Parse the tolerance text (the embedded file unless text is given); returns
+ * false with a message naming the line. */
+bool cf_tol_load(const char *text, const char *origin, char *err, size_t err_size);
+/* The first entry matching op name and dtype (tf32: the backend computes f32
+ * matmuls in TF32, so `when=tf32` entries apply). Exact if none matches. */
+cf_tol cf_tol_find(const char *op, bp_dtype dt, bool tf32);
+/* The embedded tolerance file (generated at build time). */
+extern const char cf_tolerance_text[];
+
+/* Compare got with want (unrounded oracle values for floats). scale (NORM
+ * only, may be NULL) gives each element's magnitude of terms; k is the inner
+ * dimension. Fills max_error / tolerance and a message naming the first
+ * offending element on failure. */
+bool cf_compare(const cf_array *got, const cf_array *want, const double *scale, int64_t k,
+                cf_tol tol, bool tf32, double *max_error, double *tolerance, int64_t *first_bad,
+                char *msg, size_t msg_size);
+
+/* ---- oracle ------------------------------------------------------------------ */
+/* Compute the expected output of case c from its inputs (already decoded from
+ * what the backend holds). want is initialised here; scale (NORM ops) is
+ * malloc'd or NULL; *k the inner dimension. Returns false if the case is not
+ * something the oracle knows (a bug in the table). */
+bool cf_oracle(const cf_case *c, const cf_array *in, int n_in, cf_array *want, double **scale,
+               int64_t *k);
+
+/* Parameters shared by the runner and the oracle. */
+void cf_reduce_axes(const cf_case *c, int32_t *n_axes, int32_t *axes, bool *keepdims);
+const int32_t *cf_transpose_perm(const cf_case *c); /* NULL: reverse */
+void cf_slice_params(const cf_case *c, int64_t *starts, int64_t *stops, int64_t *steps,
+                     bool *has_stops);
+void cf_pad_params(const cf_case *c, int64_t *before, int64_t *after, double *value);
+int32_t cf_axis_param(const cf_case *c); /* concat / gather / softmax axis */
+void cf_arange_params(const cf_case *c, double *start, double *stop, double *step);
+double cf_fill_value(const cf_case *c);
+void cf_broadcast_target(const cf_case *c, int32_t *rank, int64_t *shape);
+
+/* ---- results ------------------------------------------------------------------ */
+typedef struct cf_result {
+    int index;            /* case index in the table (-1: synthesized) */
+    cf_status status;
+    double max_error, tolerance;
+    bool supports_mismatch;
+    char op[48], dtype[16], shape[96];
+    char message[600];
+} cf_result;
+
+/* Run one case in the worker (ctx/backend opened there). */
+typedef struct cf_worker_env {
+    bp_context *ctx;
+    bp_backend *be;
+    const char *plugin_path; /* the plugin file, for contract.abi */
+    bool tf32;
+} cf_worker_env;
+void cf_exec_case(const cf_worker_env *env, const cf_case *c, cf_result *r);
+
+/* ---- the run ------------------------------------------------------------------ */
+typedef struct cf_options {
+    const char *backend;      /* --backend NAME */
+    const char *plugin;       /* --plugin PATH */
+    const char *config;       /* --config FILE */
+    double timeout;           /* per case, seconds */
+    bool quiet_progress;
+    bool row_supports;        /* add the contract.supports row (parent-side) */
+    bool row_stdout;          /* add the contract.stdout row (parent-side) */
+} cf_options;
+
+typedef struct cf_run {
+    cf_result *results;
+    size_t n_results;
+    char backend_name[64];
+    char plugin_version[64];
+    bool opened;
+    int open_status;          /* bp_status when the backend could not be opened */
+    char open_message[1024];
+} cf_run;
+
+/* Run the selected cases (indices into cases) in worker processes. */
+bool cf_run_cases(const cf_options *opt, const cf_case *cases, const int *selected, size_t n_sel,
+                  cf_run *run);
+
+/* ---- reporting ------------------------------------------------------------------ */
+void cf_write_json_line(FILE *f, const cf_run *run, const cf_result *r);
+/* One line per FAIL / CRASH / TIMEOUT, the per-op summary and the totals. */
+void cf_print_report(FILE *f, const cf_run *run);
+/* Totals; returns true when nothing failed or crashed. */
+bool cf_totals(const cf_run *run, size_t *pass, size_t *fail, size_t *unsup, size_t *crash);
+/* The op x dtype matrix of one run, as Markdown. */
+bool cf_write_matrix(const char *path, const cf_run *run);
+/* The op x dtype x backend table from JSON-lines files (comma-separated). */
+bool cf_write_matrix_from(const char *path, const char *json_files, char *err, size_t err_size);
+
+#endif
