@@ -326,3 +326,88 @@ Test(blas_cpu, freed_buffers_are_cached_and_reused)
     bp_tensor_release(a);
     bp_context_destroy(ctx);
 }
+
+/* blas_cpu threads by cutting views into slabs for the reference kernels:
+ * every family, cut along a leading, an inner or an index axis, must give
+ * the reference's bits. */
+Test(blas_cpu, slabs_of_every_family_match_the_reference_bit_for_bit)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    bp_tensor *x0 = make(bin, BP_F32, 3, (int64_t[]){1, 3, 70001}), *x1 = NULL;
+    bp_tensor *y0 = make(bin, BP_F32, 1, (int64_t[]){70001}), *y1 = NULL;
+    BPT_OK(bp_backend_copy(x0, blas, &x1));
+    BPT_OK(bp_backend_copy(y0, blas, &y1));
+    bp_tensor *c0 = NULL, *c1 = NULL, *r0 = NULL, *r1 = NULL;
+    BPT_OK(bp_gt(x0, y0, &c0)); /* cut along axis 1: axis 0 has extent 1 */
+    BPT_OK(bp_gt(x1, y1, &c1));
+    expect_same_bytes("gt", c0, c1);
+    BPT_OK(bp_where(c0, x0, y0, &r0));
+    BPT_OK(bp_where(c1, x1, y1, &r1));
+    expect_same_bytes("where", r0, r1);
+    bp_tensor_release(r0), bp_tensor_release(r1), bp_tensor_release(c0), bp_tensor_release(c1);
+    BPT_OK(bp_transpose(x0, NULL, &r0)); /* a strided copy */
+    BPT_OK(bp_transpose(x1, NULL, &r1));
+    expect_same_bytes("transpose", r0, r1);
+    bp_tensor_release(r0), bp_tensor_release(r1);
+    BPT_OK(bp_log_softmax(x0, -1, &r0)); /* rows to the reference */
+    BPT_OK(bp_log_softmax(x1, -1, &r1));
+    expect_same_bytes("log_softmax", r0, r1);
+    bp_tensor_release(r0), bp_tensor_release(r1);
+    bp_tensor_release(x0), bp_tensor_release(x1), bp_tensor_release(y0), bp_tensor_release(y1);
+
+    /* reductions cut over their outputs: rows, columns, arg* */
+    x0 = make(bin, BP_F64, 2, (int64_t[]){513, 1031});
+    BPT_OK(bp_backend_copy(x0, blas, &x1));
+    static const bp_op red[] = {BP_OP_MAX, BP_OP_ARGMAX, BP_OP_LOGSUMEXP, BP_OP_SUM, BP_OP_PROD};
+    for (size_t i = 0; i < sizeof red / sizeof red[0]; i++)
+        for (int32_t ax = 0; ax < 2; ax++) {
+            BPT_OK(bp_reduce(red[i], x0, 1, &ax, false, &r0));
+            BPT_OK(bp_reduce(red[i], x1, 1, &ax, false, &r1));
+            expect_same_bytes(bp_op_name(red[i]), r0, r1);
+            bp_tensor_release(r0), bp_tensor_release(r1);
+        }
+    BPT_OK(bp_softmax(x0, 0, &r0)); /* f64: the reference kernel on slabs */
+    BPT_OK(bp_softmax(x1, 0, &r1));
+    expect_same_bytes("softmax f64", r0, r1);
+    bp_tensor_release(r0), bp_tensor_release(r1);
+
+    /* gather cut along x's leading axis, and along the index axis */
+    int64_t idx[97];
+    for (int i = 0; i < 97; i++)
+        idx[i] = (i * 37) % 513 - (i % 3 == 0 ? 513 : 0);
+    bp_tensor *i0 = orc_tensor_i64(bin, BP_I64, 1, (int64_t[]){97}, idx), *i1 = NULL;
+    BPT_OK(bp_backend_copy(i0, blas, &i1));
+    for (int32_t ax = 0; ax < 2; ax++) {
+        BPT_OK(bp_gather(x0, i0, ax, &r0));
+        BPT_OK(bp_gather(x1, i1, ax, &r1));
+        expect_same_bytes("gather", r0, r1);
+        bp_tensor_release(r0), bp_tensor_release(r1);
+    }
+    bp_tensor_release(i0), bp_tensor_release(i1), bp_tensor_release(x0), bp_tensor_release(x1);
+
+    /* random: slabs are row-major ranges even behind a size-1 axis, and with
+     * an uneven leading axis */
+    static const int64_t rshape[2][3] = {{1, 5, 30011}, {3, 40001, 1}};
+    for (int s = 0; s < 2; s++) {
+        BPT_OK(bp_random_uniform(bin, BP_F32, 3, rshape[s], 3, 99, -1.0, 1.0, &r0));
+        BPT_OK(bp_random_uniform(blas, BP_F32, 3, rshape[s], 3, 99, -1.0, 1.0, &r1));
+        expect_same_bytes("random_uniform", r0, r1);
+        bp_tensor_release(r0), bp_tensor_release(r1);
+    }
+
+    /* f16 and batched integer matmul run the reference kernel on row slabs */
+    static const bp_dtype mdt[] = {BP_F16, BP_I32};
+    for (int d = 0; d < 2; d++) {
+        bp_tensor *a0 = make(bin, mdt[d], 3, (int64_t[]){3, 100, 120});
+        bp_tensor *b0 = make(bin, mdt[d], 2, (int64_t[]){120, 90}), *a1 = NULL, *b1 = NULL;
+        BPT_OK(bp_backend_copy(a0, blas, &a1));
+        BPT_OK(bp_backend_copy(b0, blas, &b1));
+        BPT_OK(bp_matmul(a0, b0, &r0));
+        BPT_OK(bp_matmul(a1, b1, &r1));
+        expect_same_bytes(bp_dtype_name(mdt[d]), r0, r1);
+        bp_tensor_release(r0), bp_tensor_release(r1);
+        bp_tensor_release(a0), bp_tensor_release(b0), bp_tensor_release(a1), bp_tensor_release(b1);
+    }
+    bp_context_destroy(ctx);
+}

@@ -62,6 +62,14 @@ void bpb_store_f64(bp_dtype dt, char *p, double v);
 int64_t bpb_load_i64(bp_dtype dt, const char *p);   /* ints and bool exact */
 void bpb_store_i64(bp_dtype dt, char *p, int64_t v); /* ints saturate */
 
+/* ---- host memory: host_memory.c (plain host buffers, synchronous ops) ---- */
+bp_status bpb_write(void *dev, void *buffer, size_t offset, const void *src, size_t bytes);
+bp_status bpb_read(void *dev, const void *buffer, size_t offset, void *dst, size_t bytes);
+void *bpb_host_ptr(void *dev, void *buffer);
+bp_status bpb_synchronize(void *dev);
+/* device_total / device_free of memory_info: the machine's RAM (0 if unknown). */
+void bpb_system_memory(bp_memory_info *info);
+
 /* ---- kernels: the plugin entries (see plugin.h for each contract) ---- */
 /* elementwise.c, cast.c, creation.c */
 bp_status bpb_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out);

@@ -1,15 +1,10 @@
 /* The binary backend's descriptor, lifecycle and buffers. One device: the
  * host. Buffers are plain 64-byte aligned heap memory, so the core can read
  * them directly (host_addressable). */
-#define _DEFAULT_SOURCE /* sysconf's _SC_PHYS_PAGES, when the libc has it */
-
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#endif
 
 #include "binary.h"
 
@@ -26,20 +21,6 @@ typedef struct bpb_device {
     bpb_dev base;
     atomic_uint_fast64_t used;
 } bpb_device;
-
-bp_status bpb_fail(void *dev, bp_status code, const char *fmt, ...)
-{
-    const bp_host_api *host = dev ? ((bpb_dev *)dev)->host : NULL;
-    if (host && host->set_error) {
-        char msg[512];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        host->set_error(host->host, "%s", msg);
-    }
-    return code;
-}
 
 /* ---- lifecycle ---------------------------------------------------------- */
 
@@ -126,39 +107,12 @@ static void bin_free(void *dev, void *buffer)
     free(block);
 }
 
-static bp_status bin_write(void *dev, void *buffer, size_t offset, const void *src, size_t bytes)
-{
-    if (bytes)
-        memcpy((char *)buffer + offset, src, bytes);
-    return BP_OK;
-}
-
-static bp_status bin_read(void *dev, const void *buffer, size_t offset, void *dst, size_t bytes)
-{
-    if (bytes)
-        memcpy(dst, (const char *)buffer + offset, bytes);
-    return BP_OK;
-}
-
-static void *bin_host_ptr(void *dev, void *buffer) { return buffer; }
-
-static bp_status bin_synchronize(void *dev) { return BP_OK; } /* every op is synchronous */
-
 static bp_status bin_memory_info(void *dev, bp_memory_info *info)
 {
     bpb_device *d = dev;
     info->used = (uint64_t)atomic_load(&d->used);
     info->reserved = 0;
-    info->device_free = 0;
-    info->device_total = 0;
-#if defined(_SC_PHYS_PAGES) && defined(_SC_AVPHYS_PAGES) && defined(_SC_PAGESIZE)
-    long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES);
-    long page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && avail >= 0 && page > 0) {
-        info->device_total = (uint64_t)pages * (uint64_t)page;
-        info->device_free = (uint64_t)avail * (uint64_t)page;
-    }
-#endif
+    bpb_system_memory(info);
     return BP_OK;
 }
 
@@ -180,10 +134,10 @@ static const bp_plugin bin_plugin = {
     .device_close = bin_device_close,
     .alloc = bin_alloc,
     .free = bin_free,
-    .write = bin_write,
-    .read = bin_read,
-    .host_ptr = bin_host_ptr,
-    .synchronize = bin_synchronize,
+    .write = bpb_write,
+    .read = bpb_read,
+    .host_ptr = bpb_host_ptr,
+    .synchronize = bpb_synchronize,
     .memory_info = bin_memory_info,
     .supports = NULL, /* every op the core accepts, for every dtype it accepts */
     .unary = bpb_unary,

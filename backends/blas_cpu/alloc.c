@@ -7,9 +7,17 @@
  * handed out again. Classes are 4 per power of two (a block is at most 25%
  * larger than asked for); the lists hold at most `limit` bytes in total
  * ([backend.blas_cpu] cache_mb), beyond which a freed block really goes back
- * to the system. One mutex guards the lists: entries may run on any thread. */
+ * to the system. One mutex guards the lists: entries may run on any thread.
+ *
+ * Blocks of BPC_HUGE_MIN bytes or more are their own 2 MiB-aligned mappings
+ * with madvise(MADV_HUGEPAGE): where transparent huge pages are in "madvise"
+ * mode (Debian's default) this is the only way to get them, and NumPy does
+ * the same for its big arrays. A 64 MiB operand then costs 32 TLB entries
+ * instead of 16384, and a first touch 32 faults instead of 16384. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "blas_cpu.h"
 
@@ -18,10 +26,49 @@
 #define BPC_ALIGN ((size_t)64)
 typedef struct block_header {
     size_t bytes;   /* requested size, for memory_info */
+    size_t map_len; /* length of its own mapping, 0 if from aligned_alloc */
     int cls;        /* size class, -1 when too big to cache */
     void *next;     /* free-list link while cached */
 } block_header;
 _Static_assert(sizeof(block_header) <= 64, "the header must fit one alignment unit");
+
+#define BPC_HUGE ((size_t)2 << 20)
+#define BPC_HUGE_MIN ((size_t)4 << 20)
+
+/* total bytes, 64-byte aligned, header included */
+static block_header *block_get(size_t total)
+{
+    if (total < BPC_HUGE_MIN) {
+        block_header *h = aligned_alloc(BPC_ALIGN, total);
+        if (h)
+            h->map_len = 0;
+        return h;
+    }
+    size_t len = (total + BPC_HUGE - 1) & ~(BPC_HUGE - 1);
+    char *p = mmap(NULL, len + BPC_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    /* keep the 2 MiB-aligned len bytes, give back the rest */
+    char *a = (char *)(((uintptr_t)p + BPC_HUGE - 1) & ~(uintptr_t)(BPC_HUGE - 1));
+    if (a > p)
+        munmap(p, (size_t)(a - p));
+    if (a + len < p + len + BPC_HUGE)
+        munmap(a + len, (size_t)(p + len + BPC_HUGE - (a + len)));
+#ifdef MADV_HUGEPAGE
+    madvise(a, len, MADV_HUGEPAGE); /* advice only: a refusal changes nothing */
+#endif
+    block_header *h = (block_header *)a;
+    h->map_len = len;
+    return h;
+}
+
+static void block_put(block_header *h)
+{
+    if (h->map_len)
+        munmap(h, h->map_len);
+    else
+        free(h);
+}
 
 /* Class of a request and the capacity that class allocates. */
 static int size_class(size_t bytes, size_t *cap)
@@ -55,7 +102,7 @@ void bpc_cache_drain(bpc_cache *c)
         while (c->head[i]) {
             block_header *h = c->head[i];
             c->head[i] = h->next;
-            free(h);
+            block_put(h);
         }
     c->cached = 0;
     pthread_mutex_unlock(&c->lock);
@@ -75,7 +122,7 @@ bp_status bpc_alloc(void *dev, size_t bytes, void **buffer)
 {
     bpc_dev *d = dev;
     if (bytes > SIZE_MAX / 2)
-        return bpc_fail(dev, BP_ERR_OUT_OF_MEMORY, "blas_cpu: cannot allocate %zu bytes", bytes);
+        return bpb_fail(dev, BP_ERR_OUT_OF_MEMORY, "blas_cpu: cannot allocate %zu bytes", bytes);
     size_t cap;
     int cls = size_class(bytes, &cap);
     block_header *h = NULL;
@@ -92,14 +139,14 @@ bp_status bpc_alloc(void *dev, size_t bytes, void **buffer)
     if (!h) {
         /* cap is a multiple of 16 only; aligned_alloc wants one of 64 */
         cap_total = BPC_ALIGN + ((cap + BPC_ALIGN - 1) & ~(BPC_ALIGN - 1));
-        h = aligned_alloc(BPC_ALIGN, cap_total);
+        h = block_get(cap_total);
         if (!h) {
             /* the cache may be what fills memory: give it back and retry once */
             bpc_cache_drain(&d->cache);
-            h = aligned_alloc(BPC_ALIGN, cap_total);
+            h = block_get(cap_total);
         }
         if (!h)
-            return bpc_fail(dev, BP_ERR_OUT_OF_MEMORY, "blas_cpu: cannot allocate %zu bytes",
+            return bpb_fail(dev, BP_ERR_OUT_OF_MEMORY, "blas_cpu: cannot allocate %zu bytes",
                             bytes);
     }
     h->bytes = bytes;
@@ -130,5 +177,5 @@ void bpc_free(void *dev, void *buffer)
         if (keep)
             return;
     }
-    free(h);
+    block_put(h);
 }

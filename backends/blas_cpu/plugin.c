@@ -6,7 +6,7 @@
 #include <cblas.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,24 +24,10 @@ typedef struct bpc_state {
 } bpc_state;
 
 static const bp_config_key bpc_keys[] = {
-    {"threads", "threads for OpenBLAS and the OpenMP kernels (1..1024)", "all cores"},
+    {"threads", "threads for OpenBLAS and the kernel pool (1..1024)", "all cores"},
     {"cache_mb", "MiB of freed buffers kept for reuse (0 turns the cache off)", "1024"},
     {NULL, NULL, NULL},
 };
-
-bp_status bpc_fail(void *dev, bp_status code, const char *fmt, ...)
-{
-    const bp_host_api *host = dev ? ((bpc_dev *)dev)->host : NULL;
-    if (host && host->set_error) {
-        char msg[512];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        host->set_error(host->host, "%s", msg);
-    }
-    return code;
-}
 
 /* A whole decimal number in [lo, hi], nothing else on the line. */
 static bool parse_int(const char *s, long lo, long hi, long *out)
@@ -55,14 +41,12 @@ static bool parse_int(const char *s, long lo, long hi, long *out)
     return true;
 }
 
-/* The core dlcloses this plugin at bp_context_destroy, which would also
- * unmap libgomp (nothing else in a typical process uses it) while its idle
- * pool threads still wait inside its code, and would drop the memory its
- * constructor allocated (which LeakSanitizer then reports as a leak from an
- * unknown module). Pin libgomp, and OpenBLAS, whose per-load start-up of
- * buffers and threads would otherwise repeat for every context, for the life
- * of the process, as soon as the plugin is loaded (a context may load the
- * plugin without ever opening it). */
+/* The core dlcloses this plugin at bp_context_destroy. Pin OpenBLAS, whose
+ * per-load start-up of buffers and threads would otherwise repeat for every
+ * context (and whose idle threads would be left inside unmapped code), for
+ * the life of the process, as soon as the plugin is loaded (a context may
+ * load the plugin without ever opening it). The kernel pool's own threads
+ * are joined at device_close, before any unload. */
 static void pin_library(void *symbol)
 {
     Dl_info info;
@@ -73,17 +57,23 @@ static void pin_library(void *symbol)
     }
 }
 
-__attribute__((constructor)) static void pin_runtimes(void)
+__attribute__((constructor)) static void pin_runtimes(void) { pin_library((void *)openblas_get_config); }
+
+/* Cores this process may run on. */
+static long available_cores(void)
 {
-    pin_library((void *)omp_get_num_procs);
-    pin_library((void *)openblas_get_config);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
 }
 
 /* ---- lifecycle ---------------------------------------------------------- */
 
 static bp_status bpc_open(const bp_host_api *host, void **state)
 {
-    long threads = omp_get_num_procs(), cache_mb = BPC_DEFAULT_CACHE_MB;
+    long threads = available_cores(), cache_mb = BPC_DEFAULT_CACHE_MB;
     const char *v = host->config_get(host->host, "threads");
     if (v && !parse_int(v, 1, BPC_MAX_THREADS, &threads))
         return host->config_error(host->host, "threads", "expected a whole number from 1 to %d",
@@ -121,7 +111,7 @@ static bp_status bpc_device_info(void *state, int32_t index, bp_device_info *inf
              st->threads == 1 ? "" : "s");
     const char *cfg = openblas_get_config();
     snprintf(info->detail, sizeof info->detail,
-             "%s; %d threads (OpenBLAS and OpenMP); buffer cache up to %llu MiB",
+             "%s; %d threads (OpenBLAS and the kernel pool); buffer cache up to %llu MiB",
              cfg ? cfg : "OpenBLAS (unknown build)", st->threads,
              (unsigned long long)(st->cache_limit >> 20));
     info->host_addressable = true;
@@ -140,9 +130,14 @@ static bp_status bpc_device_open(void *state, int32_t index, void **dev)
         st->host->set_error(st->host->host, "blas_cpu: out of memory opening the device");
         return BP_ERR_OUT_OF_MEMORY;
     }
-    d->host = st->host;
+    d->base.host = st->host;
     d->threads = st->threads;
     d->used = 0;
+    if (bpc_pool_create(d->threads - 1, &d->pool) != BP_OK) {
+        free(d);
+        st->host->set_error(st->host->host, "blas_cpu: out of memory opening the device");
+        return BP_ERR_OUT_OF_MEMORY;
+    }
     bpc_cache_init(&d->cache, st->cache_limit);
     *dev = d;
     return BP_OK;
@@ -151,30 +146,13 @@ static bp_status bpc_device_open(void *state, int32_t index, void **dev)
 static void bpc_device_close(void *dev)
 {
     bpc_dev *d = dev;
+    bpc_pool_destroy(d->pool);
     bpc_cache_drain(&d->cache);
     pthread_mutex_destroy(&d->cache.lock);
     free(d);
 }
 
 /* ---- buffers ------------------------------------------------------------ */
-
-static bp_status bpc_write(void *dev, void *buffer, size_t offset, const void *src, size_t bytes)
-{
-    if (bytes)
-        memcpy((char *)buffer + offset, src, bytes);
-    return BP_OK;
-}
-
-static bp_status bpc_read(void *dev, const void *buffer, size_t offset, void *dst, size_t bytes)
-{
-    if (bytes)
-        memcpy(dst, (const char *)buffer + offset, bytes);
-    return BP_OK;
-}
-
-static void *bpc_host_ptr(void *dev, void *buffer) { return buffer; }
-
-static bp_status bpc_synchronize(void *dev) { return BP_OK; } /* every op is synchronous */
 
 static bp_status bpc_memory_info(void *dev, bp_memory_info *info)
 {
@@ -183,14 +161,7 @@ static bp_status bpc_memory_info(void *dev, bp_memory_info *info)
     pthread_mutex_lock(&d->cache.lock);
     info->reserved = d->cache.cached;
     pthread_mutex_unlock(&d->cache.lock);
-    info->device_free = 0;
-    info->device_total = 0;
-    long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES);
-    long page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && avail >= 0 && page > 0) {
-        info->device_total = (uint64_t)pages * (uint64_t)page;
-        info->device_free = (uint64_t)avail * (uint64_t)page;
-    }
+    bpb_system_memory(info);
     return BP_OK;
 }
 
@@ -212,10 +183,10 @@ static const bp_plugin bpc_plugin = {
     .device_close = bpc_device_close,
     .alloc = bpc_alloc,
     .free = bpc_free,
-    .write = bpc_write,
-    .read = bpc_read,
-    .host_ptr = bpc_host_ptr,
-    .synchronize = bpc_synchronize,
+    .write = bpb_write, /* host memory: the binary backend's */
+    .read = bpb_read,
+    .host_ptr = bpb_host_ptr,
+    .synchronize = bpb_synchronize,
     .memory_info = bpc_memory_info,
     .supports = NULL, /* every op the core accepts, for every dtype it accepts */
     .unary = bpc_unary,
@@ -227,7 +198,7 @@ static const bp_plugin bpc_plugin = {
     .gather = bpc_gather,
     .softmax = bpc_softmax,
     .fill = bpc_fill,
-    .arange = bpc_arange,
+    .arange = bpb_arange, /* cheap and rank 1: the reference as is */
     .random = bpc_random,
 };
 

@@ -1,0 +1,290 @@
+/* The op entries: the reference kernels (binary.h) run over slabs of the
+ * views (bpc_split), plus the vmath overrides where blas_cpu computes
+ * differently (f32 EXP, f32 SOFTMAX, a dense f32/f64 SUM/MEAN to one value).
+ * Every other result is bit-identical to the binary backend's, because it is
+ * computed by the same code: cutting a view changes which thread computes an
+ * element, never how. */
+#include <math.h>
+
+#include "blas_cpu.h"
+#include "vmath.h"
+
+/* Cost of one element in BPC_GRAIN units: a libm call (or a Philox draw)
+ * costs about BPC_HEAVY simple ones. */
+static int64_t weight(bp_op op, bp_dtype dt)
+{
+    switch (op) {
+    case BP_OP_NEG: case BP_OP_ABS: case BP_OP_SIGN: case BP_OP_RELU: case BP_OP_ISNAN:
+    case BP_OP_ISINF: case BP_OP_LOGICAL_NOT: case BP_OP_ADD: case BP_OP_SUB: case BP_OP_MUL:
+    case BP_OP_MAXIMUM: case BP_OP_MINIMUM: case BP_OP_EQ: case BP_OP_NE: case BP_OP_LT:
+    case BP_OP_LE: case BP_OP_GT: case BP_OP_GE: case BP_OP_LOGICAL_AND: case BP_OP_LOGICAL_OR:
+    case BP_OP_LOGICAL_XOR: case BP_OP_WHERE: case BP_OP_CAST: case BP_OP_COPY:
+    case BP_OP_SUM: case BP_OP_MEAN: case BP_OP_PROD: case BP_OP_MAX: case BP_OP_MIN:
+    case BP_OP_ARGMAX: case BP_OP_ARGMIN:
+        return dt == BP_F16 || dt == BP_BF16 ? 4 : 1;
+    default:
+        return BPC_HEAVY;
+    }
+}
+
+/* ---- elementwise -------------------------------------------------------- */
+
+typedef struct op_args {
+    bp_op op;
+    const void *value;          /* fill */
+    uint64_t seed, offset;      /* random */
+    double p0, p1;
+    int64_t row;                /* random: elements per unit of the cut axis */
+    int32_t axis, n_reduce;     /* gather, reduce */
+} op_args;
+
+/* f32 EXP through bpc_vexp_f32 on dense runs, bpc_expf elementwise otherwise
+ * (the same bits either way). */
+static void exp_f32(const bp_view *x, const bp_view *out)
+{
+    bpb_iter it;
+    int64_t pos[2];
+    bpb_iter_init(&it, 2, (const bp_view *[]){out, x});
+    float *ob = (float *)bpb_base(out);
+    const float *xb = (const float *)bpb_base(x);
+    int64_t so = it.inner_stride[0], sx = it.inner_stride[1];
+    while (bpb_iter_next(&it, pos)) {
+        if (so == 1 && sx == 1)
+            bpc_vexp_f32(xb + pos[1], ob + pos[0], it.inner);
+        else
+            for (int64_t i = 0; i < it.inner; i++)
+                ob[pos[0] + i * so] = bpc_expf(xb[pos[1] + i * sx]);
+    }
+}
+
+static bp_status unary_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
+                            int64_t hi)
+{
+    const op_args *a = args;
+    if (a->op == BP_OP_EXP && v[1].dtype == BP_F32) {
+        exp_f32(&v[1], &v[0]);
+        return BP_OK;
+    }
+    return bpb_unary(d, a->op, &v[1], &v[0]);
+}
+
+bp_status bpc_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
+{
+    op_args a = {.op = op};
+    return bpc_split(dev, 2, (const bp_view *[]){out, x}, out->rank, NULL, false,
+                     bpb_numel(out) * weight(op, x->dtype), unary_slab, &a);
+}
+
+static bp_status binary_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
+                             int64_t hi)
+{
+    return bpb_binary(d, ((const op_args *)args)->op, &v[1], &v[2], &v[0]);
+}
+
+bp_status bpc_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out)
+{
+    op_args g = {.op = op};
+    return bpc_split(dev, 3, (const bp_view *[]){out, a, b}, out->rank, NULL, false,
+                     bpb_numel(out) * weight(op, a->dtype), binary_slab, &g);
+}
+
+static bp_status where_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
+                            int64_t hi)
+{
+    return bpb_where(d, &v[1], &v[2], &v[3], &v[0]);
+}
+
+bp_status bpc_where(void *dev, const bp_view *cond, const bp_view *a, const bp_view *b,
+                    const bp_view *out)
+{
+    return bpc_split(dev, 4, (const bp_view *[]){out, cond, a, b}, out->rank, NULL, false,
+                     bpb_numel(out), where_slab, NULL);
+}
+
+static bp_status copy_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo, int64_t hi)
+{
+    return bpb_copy(d, ((const op_args *)args)->op, &v[1], &v[0]);
+}
+
+bp_status bpc_copy(void *dev, bp_op op, const bp_view *src, const bp_view *out)
+{
+    op_args a = {.op = op};
+    return bpc_split(dev, 2, (const bp_view *[]){out, src}, out->rank, NULL, false,
+                     bpb_numel(out) * weight(op, src->dtype), copy_slab, &a);
+}
+
+static bp_status fill_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo, int64_t hi)
+{
+    return bpb_fill(d, &v[0], ((const op_args *)args)->value);
+}
+
+bp_status bpc_fill(void *dev, const bp_view *out, const void *value)
+{
+    op_args a = {.value = value};
+    return bpc_split(dev, 1, (const bp_view *[]){out}, out->rank, NULL, false, bpb_numel(out),
+                     fill_slab, &a);
+}
+
+/* A slab of rows [lo, hi) of the first axis of extent > 1 (bpc_split's
+ * `leading`) is the row-major range starting at element lo * row: its
+ * stream positions start there. */
+static bp_status random_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
+                             int64_t hi)
+{
+    const op_args *a = args;
+    return bpb_random(d, a->op, a->seed, a->offset + (uint64_t)(lo * a->row), a->p0, a->p1, &v[0]);
+}
+
+bp_status bpc_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, double p0, double p1,
+                     const bp_view *out)
+{
+    op_args a = {.op = op, .seed = seed, .offset = offset, .p0 = p0, .p1 = p1, .row = 1};
+    /* the leading cut is the first axis of extent > 1: row = the rest */
+    int32_t k = 0;
+    while (k < out->rank && out->shape[k] == 1)
+        k++;
+    for (int32_t j = k + 1; j < out->rank; j++)
+        a.row *= out->shape[j];
+    return bpc_split(dev, 1, (const bp_view *[]){out}, out->rank, NULL, true,
+                     bpb_numel(out) * BPC_HEAVY, random_slab, &a);
+}
+
+/* ---- gather: out = x[:axis] + indices + x[axis+1:] ---------------------- */
+
+static bp_status gather_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
+                             int64_t hi)
+{
+    return bpb_gather(d, &v[1], &v[2], ((const op_args *)args)->axis, &v[0]);
+}
+
+bp_status bpc_gather(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
+                     const bp_view *out)
+{
+    /* output axis k runs along: x's axis k before `axis`, indices' axis
+     * k - axis within the index axes, x's axis k - rank(indices) + 1 after */
+    int32_t vax[3][BP_MAX_RANK], ir = indices->rank;
+    for (int32_t k = 0; k < out->rank; k++) {
+        bool in_idx = k >= axis && k < axis + ir;
+        vax[0][k] = k;
+        vax[1][k] = k < axis ? k : in_idx ? -1 : k - ir + 1;
+        vax[2][k] = in_idx ? k - axis : -1;
+    }
+    op_args a = {.axis = axis};
+    return bpc_split(dev, 3, (const bp_view *[]){out, x, indices}, out->rank,
+                     (const int32_t(*)[BP_MAX_RANK])vax, false, bpb_numel(out), gather_slab, &a);
+}
+
+/* ---- reductions: split over the kept (output) axes ---------------------- */
+
+static bp_status reduce_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
+                             int64_t hi)
+{
+    const op_args *a = args;
+    return bpb_reduce(d, a->op, &v[1], a->n_reduce, &v[0]);
+}
+
+/* A SUM/MEAN of one dense f32/f64 run to a single value: the run is cut in
+ * chunks, each summed by bpc_vsum (8 lanes), then the partials are added in
+ * chunk order. Deterministic for a given thread count (the chunks do not
+ * depend on which thread takes them); it differs from the reference's
+ * one-pass order only by the rounding of a different association (relative
+ * ~1e-16 in the double accumulator, far inside f32). */
+typedef struct sum_job {
+    const char *p;
+    bp_dtype dt;
+    int64_t n, ns;
+    double part[BPC_MAX_SLABS];
+} sum_job;
+
+static void sum_item(void *ctx, int64_t t)
+{
+    sum_job *j = ctx;
+    int64_t n8 = j->n / 8;
+    int64_t lo = n8 * t / j->ns * 8, hi = t + 1 == j->ns ? j->n : n8 * (t + 1) / j->ns * 8;
+    j->part[t] = j->dt == BP_F32 ? bpc_vsum_f32((const float *)j->p + lo, hi - lo)
+                                 : bpc_vsum_f64((const double *)j->p + lo, hi - lo);
+}
+
+static bool dense_scalar_sum(bpc_dev *d, bp_op op, const bp_view *x, int32_t n_reduce,
+                             const bp_view *out)
+{
+    if ((op != BP_OP_SUM && op != BP_OP_MEAN) || (x->dtype != BP_F32 && x->dtype != BP_F64) ||
+        bpb_numel(out) != 1 || n_reduce != x->rank)
+        return false;
+    bpb_iter it;
+    bpb_iter_init(&it, 1, (const bp_view *[]){x});
+    sum_job j = {.p = bpb_base(x), .dt = x->dtype, .n = bpb_numel(x)};
+    int team = bpc_team(d, j.n);
+    if (it.rank != 1 || it.inner_stride[0] != 1 || team < 2)
+        return false;
+    j.ns = bpc_slabs(team, j.n / 8, j.n);
+    bpc_pool_run(d->pool, team, j.ns, sum_item, &j);
+    double s = 0;
+    for (int64_t t = 0; t < j.ns; t++)
+        s += j.part[t];
+    if (op == BP_OP_MEAN)
+        s /= (double)j.n;
+    if (x->dtype == BP_F32)
+        *(float *)bpb_base(out) = (float)s;
+    else
+        *(double *)bpb_base(out) = s;
+    return true;
+}
+
+bp_status bpc_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
+{
+    if (dense_scalar_sum(dev, op, x, n_reduce, out))
+        return BP_OK;
+    op_args a = {.op = op, .n_reduce = n_reduce};
+    return bpc_split(dev, 2, (const bp_view *[]){out, x}, out->rank, NULL, false,
+                     bpb_numel(x) * weight(op, x->dtype), reduce_slab, &a);
+}
+
+/* ---- softmax: rows split across threads --------------------------------- */
+
+/* f32 SOFTMAX on dense rows: the fused vmath row (one pass for the max, one
+ * for exp and its sum, one to scale); other rows, dtypes and LOG_SOFTMAX go
+ * to the reference, one row (or the whole slab) at a time. */
+static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
+                              int64_t hi)
+{
+    const op_args *a = args;
+    const bp_view *x = &v[1], *out = &v[0];
+    int32_t r = x->rank;
+    if (a->op != BP_OP_SOFTMAX || x->dtype != BP_F32 || r == 0 || x->strides[r - 1] != 1 ||
+        out->strides[r - 1] != 1)
+        return bpb_softmax(d, a->op, x, out);
+    int64_t n = x->shape[r - 1];
+    bp_view rows[2] = {*out, *x};
+    rows[0].rank = rows[1].rank = r - 1;
+    bpb_iter it;
+    int64_t pos[2];
+    bpb_iter_init(&it, 2, (const bp_view *[]){&rows[0], &rows[1]});
+    if (n == 0)
+        return BP_OK;
+    while (bpb_iter_next(&it, pos))
+        for (int64_t i = 0; i < it.inner; i++) {
+            float *o = (float *)bpb_base(out) + pos[0] + i * it.inner_stride[0];
+            const float *p = (const float *)bpb_base(x) + pos[1] + i * it.inner_stride[1];
+            if (bpc_softmax_row_f32(p, o, n))
+                continue;
+            bp_view xr = *x, orow = *out; /* this row alone, by the reference */
+            xr.rank = orow.rank = 1;
+            xr.shape[0] = orow.shape[0] = n;
+            xr.strides[0] = orow.strides[0] = 1;
+            xr.offset = (int64_t)((const char *)p - (const char *)x->buffer);
+            orow.offset = (int64_t)((char *)o - (char *)out->buffer);
+            bp_status st = bpb_softmax(d, a->op, &xr, &orow);
+            if (st != BP_OK)
+                return st;
+        }
+    return BP_OK;
+}
+
+bp_status bpc_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out)
+{
+    op_args a = {.op = op};
+    int32_t r = x->rank;
+    return bpc_split(dev, 2, (const bp_view *[]){out, x}, r > 0 ? r - 1 : 0, NULL, false,
+                     bpb_numel(x) * BPC_HEAVY, softmax_slab, &a);
+}

@@ -1,0 +1,140 @@
+/* The thread pool: threads - 1 workers that sleep on a condition variable
+ * between jobs, plus the calling thread, which always works too.
+ *
+ * Why not OpenMP: libgomp's idle threads and its end-of-region barrier spin
+ * (GOMP_SPINCOUNT), and the wait policy can only be set by environment before
+ * libgomp starts, i.e. not by a plugin. On a shared machine the spinning
+ * steals the very cores the team needs; measured on the 2-core benchmark
+ * machine under load ~5, OMP_WAIT_POLICY=passive made sum 2^24 ~2.5x and
+ * add ~1.4x faster than the default (medians of 3; docs/performance.md).
+ *
+ * Items are handed out one at a time from an atomic counter, so a thread
+ * that loses its core mid-job leaves its remaining items to the others. The
+ * caller waits only for workers that actually joined: once it has run out
+ * of items it closes the job, and a worker that wakes up later does not
+ * join at all (waiting for a descheduled thread to wake just to find no
+ * work was the other half of the barrier cost). One job at a time per pool:
+ * a second caller (entries may run on several threads) runs its items
+ * itself. */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "blas_cpu.h"
+
+struct bpc_pool {
+    pthread_mutex_t lock;           /* guards everything but `next` */
+    pthread_cond_t wake, done;
+    pthread_mutex_t busy;           /* held by the caller running a job */
+    pthread_t *threads;
+    int nworkers;
+    bool stop;
+    uint64_t generation;            /* bumped per job */
+    int seats;                      /* workers that may still join this job */
+    int joined;                     /* workers in the job and not yet done */
+    bpc_item_fn fn;
+    void *ctx;
+    int64_t n;
+    _Atomic int64_t next;
+};
+
+static void run_items(bpc_pool *p, bpc_item_fn fn, void *ctx, int64_t n)
+{
+    for (int64_t i; (i = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed)) < n;)
+        fn(ctx, i);
+}
+
+static void *worker(void *arg)
+{
+    bpc_pool *p = arg;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (!p->stop && (p->generation == seen || p->seats == 0))
+            pthread_cond_wait(&p->wake, &p->lock);
+        if (p->stop)
+            break;
+        seen = p->generation;
+        p->seats--;
+        p->joined++;
+        bpc_item_fn fn = p->fn;
+        void *ctx = p->ctx;
+        int64_t n = p->n;
+        pthread_mutex_unlock(&p->lock);
+        run_items(p, fn, ctx, n);
+        pthread_mutex_lock(&p->lock);
+        if (--p->joined == 0)
+            pthread_cond_signal(&p->done);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+bp_status bpc_pool_create(int workers, bpc_pool **out)
+{
+    bpc_pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return BP_ERR_OUT_OF_MEMORY;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_mutex_init(&p->busy, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->done, NULL);
+    atomic_init(&p->next, 0);
+    p->threads = workers > 0 ? calloc((size_t)workers, sizeof *p->threads) : NULL;
+    if (workers > 0 && !p->threads) {
+        bpc_pool_destroy(p);
+        return BP_ERR_OUT_OF_MEMORY;
+    }
+    for (int i = 0; i < workers; i++) {
+        if (pthread_create(&p->threads[i], NULL, worker, p) != 0)
+            break; /* fewer workers: still correct, the caller works too */
+        p->nworkers++;
+    }
+    *out = p;
+    return BP_OK;
+}
+
+void bpc_pool_destroy(bpc_pool *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->stop = true;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < p->nworkers; i++)
+        pthread_join(p->threads[i], NULL);
+    free(p->threads);
+    pthread_cond_destroy(&p->wake);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->busy);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+void bpc_pool_run(bpc_pool *p, int team, int64_t n, bpc_item_fn fn, void *ctx)
+{
+    int helpers = team - 1 < p->nworkers ? team - 1 : p->nworkers;
+    if (helpers <= 0 || n <= 1 || pthread_mutex_trylock(&p->busy) != 0) {
+        for (int64_t i = 0; i < n; i++)
+            fn(ctx, i);
+        return;
+    }
+    pthread_mutex_lock(&p->lock);
+    p->fn = fn;
+    p->ctx = ctx;
+    p->n = n;
+    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+    p->seats = helpers;
+    p->generation++;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+
+    run_items(p, fn, ctx, n);
+
+    pthread_mutex_lock(&p->lock);
+    p->seats = 0; /* closed: late wakers do not join */
+    while (p->joined > 0)
+        pthread_cond_wait(&p->done, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->busy);
+}
