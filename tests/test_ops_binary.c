@@ -35,8 +35,8 @@ static void bcast_case(bp_backend *be, bp_op op, bp_dtype dt, int32_t ra, const 
     int64_t n = orc_numel(ro, so);
     double *want = calloc((size_t)(n > 0 ? n : 1), sizeof *want);
     for (int64_t i = 0; i < n; i++) {
-        double x = orc_round(dt, va[orc_bcast_index(ro, so, i, ra, sa)]);
-        double y = orc_round(dt, vb[orc_bcast_index(ro, so, i, rb, sb)]);
+        double x = cf_round(dt, va[orc_bcast_index(ro, so, i, ra, sa)]);
+        double y = cf_round(dt, vb[orc_bcast_index(ro, so, i, rb, sb)]);
         want[i] = f(x, y);
     }
     bp_tensor *a = orc_tensor(be, dt, ra, sa, va), *b = orc_tensor(be, dt, rb, sb, vb), *o = NULL;
@@ -129,7 +129,7 @@ Test(binary, mod_of_floats_has_the_sign_of_the_divisor)
 
 static int64_t int_edges(bp_dtype dt, int64_t *v)
 {
-    int64_t lo = orc_int_min(dt), hi = orc_int_max(dt), n = 0;
+    int64_t lo = cf_int_min(dt), hi = cf_int_max(dt), n = 0;
     int64_t cand[] = {lo, lo + 1, -7, -2, -1, 0, 1, 2, 3, 7, hi - 1, hi};
     for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
         if (cand[i] < lo || cand[i] > hi)
@@ -145,16 +145,16 @@ static int64_t int_edges(bp_dtype dt, int64_t *v)
 
 typedef int64_t (*ifn2)(bp_dtype, int64_t, int64_t);
 
-static int64_t i_add(bp_dtype dt, int64_t a, int64_t b) { return orc_wrap(dt, (int64_t)((uint64_t)a + (uint64_t)b)); }
-static int64_t i_sub(bp_dtype dt, int64_t a, int64_t b) { return orc_wrap(dt, (int64_t)((uint64_t)a - (uint64_t)b)); }
-static int64_t i_mul(bp_dtype dt, int64_t a, int64_t b) { return orc_wrap(dt, (int64_t)((uint64_t)a * (uint64_t)b)); }
+static int64_t i_add(bp_dtype dt, int64_t a, int64_t b) { return cf_wrap(dt, (int64_t)((uint64_t)a + (uint64_t)b)); }
+static int64_t i_sub(bp_dtype dt, int64_t a, int64_t b) { return cf_wrap(dt, (int64_t)((uint64_t)a - (uint64_t)b)); }
+static int64_t i_mul(bp_dtype dt, int64_t a, int64_t b) { return cf_wrap(dt, (int64_t)((uint64_t)a * (uint64_t)b)); }
 static int64_t i_div(bp_dtype dt, int64_t a, int64_t b)
 {
     if (b == 0)
         return 0;
     if (b == -1)
-        return orc_wrap(dt, (int64_t)(0u - (uint64_t)a)); /* MIN / -1 wraps to MIN */
-    return orc_wrap(dt, a / b);                           /* C truncates toward zero */
+        return cf_wrap(dt, (int64_t)(0u - (uint64_t)a)); /* MIN / -1 wraps to MIN */
+    return cf_wrap(dt, a / b);                           /* C truncates toward zero */
 }
 static int64_t i_mod(bp_dtype dt, int64_t a, int64_t b)
 {
@@ -174,7 +174,7 @@ static int64_t i_pow(bp_dtype dt, int64_t a, int64_t b)
     uint64_t r = 1, base = (uint64_t)a;
     for (int64_t k = 0; k < b; k++)
         r *= base;
-    return orc_wrap(dt, (int64_t)r);
+    return cf_wrap(dt, (int64_t)r);
 }
 
 /* Every pair of edge values, as a (n,1) x (1,n) broadcast. */
@@ -579,7 +579,7 @@ Test(binary, where_selects_and_broadcasts_for_every_dtype)
                 continue;
             double want[12];
             for (int i = 0; i < 12; i++)
-                want[i] = vc[i / 4] != 0 ? orc_round(dt, va[i % 4]) : orc_round(dt, vb);
+                want[i] = vc[i / 4] != 0 ? cf_round(dt, va[i % 4]) : cf_round(dt, vb);
             bp_tensor *c = orc_tensor(be, BP_BOOL, 2, sc, vc), *a = orc_tensor(be, dt, 2, sa, va);
             bp_tensor *b = orc_scalar(be, dt, vb), *o = NULL;
             BPT_OK(bp_where(c, a, b, &o));

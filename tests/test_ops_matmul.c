@@ -95,7 +95,7 @@ static void mm_oracle_i(const mm *p, bp_dtype dt, const int64_t *a, const int64_
                 uint64_t s = 0;
                 for (int64_t k = 0; k < p->K; k++)
                     s += (uint64_t)a[a_off(p, bt, i, k)] * (uint64_t)b[b_off(p, bt, k, j)];
-                want[(bt * p->M + i) * p->N + j] = orc_wrap(dt, (int64_t)s);
+                want[(bt * p->M + i) * p->N + j] = cf_wrap(dt, (int64_t)s);
             }
 }
 
@@ -119,9 +119,9 @@ static void exact_case(bp_backend *be, bp_dtype dt, int32_t ra, const int64_t *s
     small_ints(a, na, 1);
     small_ints(b, nb, 2);
     for (int64_t i = 0; i < na; i++)
-        ar[i] = orc_round(dt, a[i]);
+        ar[i] = cf_round(dt, a[i]);
     for (int64_t i = 0; i < nb; i++)
-        br[i] = orc_round(dt, b[i]);
+        br[i] = cf_round(dt, b[i]);
     bp_tensor *ta = orc_tensor(be, dt, ra, sa, a), *tb = orc_tensor(be, dt, rb, sb, b), *o = NULL;
     BPT_OK(bp_matmul(ta, tb, &o));
     if (bp_dtype_is_float(dt)) {
@@ -229,9 +229,9 @@ Test(matmul, non_tile_multiple_sizes_match_the_double_oracle)
             if (!orc_supports(be, BP_OP_MATMUL, dt))
                 continue;
             for (int i = 0; i < M * K; i++)
-                ar[i] = orc_round(dt, a[i]);
+                ar[i] = cf_round(dt, a[i]);
             for (int i = 0; i < K * N; i++)
-                br[i] = orc_round(dt, b[i]);
+                br[i] = cf_round(dt, b[i]);
             mm_oracle_f(&p, ar, br, want, absum);
             bp_tensor *ta = orc_tensor(be, dt, 2, sa, a), *tb = orc_tensor(be, dt, 2, sb, b);
             bp_tensor *o = NULL;
@@ -242,9 +242,9 @@ Test(matmul, non_tile_multiple_sizes_match_the_double_oracle)
              * plus one rounding to the output type */
             double rel = dt == BP_F64 ? 1e-13 : 1e-5;
             for (int i = 0; i < M * N; i++) {
-                double tol = rel * absum[i] + (dt == BP_F64 || dt == BP_F32 ? 0.0 : orc_ulp(dt, want[i]));
+                double tol = rel * absum[i] + (dt == BP_F64 || dt == BP_F32 ? 0.0 : cf_ulp(dt, want[i]));
                 if (dt == BP_F32)
-                    tol += orc_ulp(dt, want[i]) * 0.5;
+                    tol += cf_ulp(dt, want[i]) * 0.5;
                 if (!(fabs(g[i] - want[i]) <= tol)) {
                     cr_expect(false, "matmul 67x129x33 [%s] on %s: element %d (%d,%d): expected %.10g, "
                             "got %.10g (tolerance %.3g)",
@@ -284,14 +284,14 @@ Test(matmul, integer_matmul_is_exact_and_wraps)
             uint64_t s = 99;
             for (int i = 0; i < 90; i++) {
                 s = s * 6364136223846793005ull + 1442695040888963407ull;
-                a[i] = orc_wrap(dt, (int64_t)(s >> 3));
+                a[i] = cf_wrap(dt, (int64_t)(s >> 3));
             }
             for (int i = 0; i < 54; i++) {
                 s = s * 6364136223846793005ull + 1442695040888963407ull;
-                b[i] = orc_wrap(dt, (int64_t)(s >> 5));
+                b[i] = cf_wrap(dt, (int64_t)(s >> 5));
             }
-            a[0] = orc_int_min(dt);
-            b[0] = orc_int_max(dt);
+            a[0] = cf_int_min(dt);
+            b[0] = cf_int_max(dt);
             mm_oracle_i(&p, dt, a, b, want);
             bp_tensor *ta = orc_tensor_i64(be, dt, 3, sa, a), *tb = orc_tensor_i64(be, dt, 2, sb, b);
             bp_tensor *o = NULL;

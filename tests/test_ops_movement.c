@@ -23,7 +23,7 @@ static bp_tensor *iota(bp_backend *be, bp_dtype dt, int32_t rank, const int64_t 
 {
     int64_t n = orc_numel(rank, shape);
     for (int64_t i = 0; i < n; i++)
-        vals[i] = orc_round(dt, val_for(dt, i));
+        vals[i] = cf_round(dt, val_for(dt, i));
     return orc_tensor(be, dt, rank, shape, vals);
 }
 
@@ -221,7 +221,7 @@ Test(movement, concat_of_three_tensors_on_a_middle_axis)
             bp_tensor *t[3] = {iota(be, dt, 3, s0, x0), iota(be, dt, 3, s1, x1),
                                iota(be, dt, 3, s2, x2)};
             for (int i = 0; i < 12; i++) /* make the parts distinguishable */
-                x1[i] = orc_round(dt, val_for(dt, i + 30));
+                x1[i] = cf_round(dt, val_for(dt, i + 30));
             bp_tensor_release(t[1]);
             t[1] = orc_tensor(be, dt, 3, s1, x1);
             for (int i = 0; i < 2; i++)
@@ -420,7 +420,7 @@ static int src_values(bp_dtype dt, double *fv, int64_t *iv)
                           300, 65504, 65520, INT32_MAX, (1LL << 53) + 1, INT64_MAX - 1, INT64_MAX};
         int n = 0;
         for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
-            int64_t v = orc_int_of_i64(dt, cand[i]);
+            int64_t v = cf_int_of_i64(dt, cand[i]);
             bool dup = false;
             for (int j = 0; j < n; j++)
                 dup = dup || iv[j] == v;
@@ -434,7 +434,7 @@ static int src_values(bp_dtype dt, double *fv, int64_t *iv)
                                1 + 0x1p-11, 1 + 0x3p-11, 1 + 0x1p-8, NAN, INFINITY, -INFINITY};
     int n = (int)(sizeof f / sizeof f[0]);
     for (int i = 0; i < n; i++)
-        fv[i] = orc_round(dt, f[i]); /* what the source tensor holds */
+        fv[i] = cf_round(dt, f[i]); /* what the source tensor holds */
     return n;
 }
 
@@ -466,7 +466,7 @@ Test(movement, cast_between_every_pair_of_dtypes_follows_the_cast_rules)
                 } else {
                     int64_t want[64];
                     for (int64_t i = 0; i < n; i++)
-                        want[i] = fsrc ? orc_int_of_f64(dst, fv[i]) : orc_int_of_i64(dst, iv[i]);
+                        want[i] = fsrc ? cf_int_of_f64(dst, fv[i]) : cf_int_of_i64(dst, iv[i]);
                     orc_expect_i64(what, o, dst, 1, &n, want);
                 }
                 bp_tensor_release(o);

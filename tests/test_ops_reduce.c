@@ -147,7 +147,7 @@ static void check_reduce_float_data(bp_op op, const bp_dtype *dts, int ndt)
             if (!orc_supports(be, op, dt))
                 continue;
             for (int i = 0; i < 24; i++)
-                xr[i] = orc_round(dt, x[i]);
+                xr[i] = cf_round(dt, x[i]);
             bp_tensor *t = orc_tensor(be, dt, 3, SHAPE3, x);
             for (size_t s = 0; s < sizeof AXSETS / sizeof AXSETS[0]; s++) {
                 for (int keep = 0; keep < 2; keep++) {
@@ -232,9 +232,9 @@ static void check_int_reduce(bp_op op)
             uint64_t s = 0x1234567u;
             for (int i = 0; i < 24; i++) {
                 s = s * 6364136223846793005ull + 1442695040888963407ull;
-                x[i] = orc_wrap(dt, (int64_t)(s >> 7));
+                x[i] = cf_wrap(dt, (int64_t)(s >> 7));
                 if (op == BP_OP_PROD && i % 3)
-                    x[i] = orc_wrap(dt, (int64_t)(s >> 60) - 7); /* keep some bits alive */
+                    x[i] = cf_wrap(dt, (int64_t)(s >> 60) - 7); /* keep some bits alive */
             }
             bp_tensor *t = orc_tensor_i64(be, dt, 3, SHAPE3, x);
             for (size_t a = 0; a < sizeof AXSETS / sizeof AXSETS[0]; a++) {
@@ -252,7 +252,7 @@ static void check_int_reduce(bp_op op)
                         acc[o] += (uint64_t)x[i];
                 }
                 for (int64_t o = 0; o < p.nout; o++)
-                    want[o] = orc_wrap(dt, (int64_t)acc[o]);
+                    want[o] = cf_wrap(dt, (int64_t)acc[o]);
                 bp_tensor *out = NULL;
                 BPT_OK(bp_reduce(op, t, AXSETS[a].n, AXSETS[a].axes, false, &out));
                 orc_expect_i64(bp_op_name(op), out, dt, p.orank, p.oshape, want);
@@ -535,7 +535,7 @@ Test(reduce, sum_and_mean_of_many_values_are_accurate)
             bp_dtype dt = orc_float_dtypes[d];
             double sum = 0, abs = 0;
             for (int i = 0; i < N; i++) {
-                double r = orc_round(dt, x[i]);
+                double r = cf_round(dt, x[i]);
                 sum += r;
                 abs += fabs(r);
             }
@@ -572,7 +572,7 @@ Test(reduce, logsumexp_is_stable_for_large_values)
             BPT_OK(bp_logsumexp(t, 1, (int32_t[]){1}, false, &o));
             double want[3];
             for (int i = 0; i < 3; i++) /* the stored inputs, for bf16's 1000 -> 1000 */
-                want[i] = orc_round(dt, v[2 * i]) + (i < 2 ? log(2.0) : 0.0);
+                want[i] = cf_round(dt, v[2 * i]) + (i < 2 ? log(2.0) : 0.0);
             orc_expect("logsumexp", o, dt, 1, &three, want, orc_math(dt));
             bp_tensor_release(t);
             bp_tensor_release(o);
@@ -622,7 +622,7 @@ static void check_softmax(bool log_form)
             if (!orc_supports(be, op, dt))
                 continue;
             for (int i = 0; i < 24; i++)
-                xr[i] = orc_round(dt, x[i]);
+                xr[i] = cf_round(dt, x[i]);
             bp_tensor *t = orc_tensor(be, dt, 3, SHAPE3, x);
             for (int32_t axis = -3; axis < 3; axis++) {
                 softmax_oracle(log_form, 3, SHAPE3, axis, xr, want);

@@ -25,7 +25,7 @@ static void check_unary(bp_op op, const bp_dtype *dts, int ndt, const double *xs
             if (!orc_supports(be, op, dt))
                 continue;
             for (int64_t i = 0; i < n; i++)
-                want[i] = f(orc_round(dt, xs[i]));
+                want[i] = f(cf_round(dt, xs[i]));
             bp_tensor *x = orc_vec(be, dt, n, xs), *y = NULL;
             BPT_OK(bp_unary(op, x, &y));
             orc_tol tol = exact ? orc_exact() : orc_math(dt);
@@ -203,7 +203,7 @@ Test(unary, neg_abs_sign_relu_are_exact_on_floats)
 /* Edge values of an integer dtype. */
 static int64_t int_edges(bp_dtype dt, int64_t *v)
 {
-    int64_t lo = orc_int_min(dt), hi = orc_int_max(dt), n = 0;
+    int64_t lo = cf_int_min(dt), hi = cf_int_max(dt), n = 0;
     int64_t cand[] = {lo, lo + 1, -100, -2, -1, 0, 1, 2, 100, hi - 1, hi};
     for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
         if (cand[i] < lo || cand[i] > hi)
@@ -217,7 +217,7 @@ static int64_t int_edges(bp_dtype dt, int64_t *v)
     return n;
 }
 
-static int64_t i_neg(bp_dtype dt, int64_t x) { return orc_wrap(dt, (int64_t)(0u - (uint64_t)x)); }
+static int64_t i_neg(bp_dtype dt, int64_t x) { return cf_wrap(dt, (int64_t)(0u - (uint64_t)x)); }
 static int64_t i_abs(bp_dtype dt, int64_t x) { return x < 0 ? i_neg(dt, x) : x; }
 static int64_t i_sign(bp_dtype dt, int64_t x) { return (x > 0) - (x < 0); }
 static int64_t i_relu(bp_dtype dt, int64_t x) { return x > 0 ? x : 0; }
@@ -296,7 +296,7 @@ Test(unary, isnan_and_isinf_give_bools_for_every_float_dtype)
             bp_dtype dt = orc_float_dtypes[d];
             double wn[16], wi[16];
             for (int64_t i = 0; i < n; i++) {
-                double r = orc_round(dt, xs[i]);
+                double r = cf_round(dt, xs[i]);
                 wn[i] = isnan(r);
                 wi[i] = isinf(r);
             }

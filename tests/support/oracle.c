@@ -42,184 +42,18 @@ int64_t orc_numel(int32_t rank, const int64_t *shape)
 
 /* ---- conversions ------------------------------------------------------- */
 
-int64_t orc_int_min(bp_dtype dt)
-{
-    switch (dt) {
-    case BP_BOOL: case BP_U8: return 0;
-    case BP_I8: return -128;
-    case BP_I32: return INT32_MIN;
-    default: return INT64_MIN;
-    }
-}
-
-int64_t orc_int_max(bp_dtype dt)
-{
-    switch (dt) {
-    case BP_BOOL: return 1;
-    case BP_U8: return 255;
-    case BP_I8: return 127;
-    case BP_I32: return INT32_MAX;
-    default: return INT64_MAX;
-    }
-}
-
-int64_t orc_wrap(bp_dtype dt, int64_t v)
-{
-    uint64_t u = (uint64_t)v;
-    switch (dt) {
-    case BP_BOOL: return v != 0;
-    case BP_U8: return (int64_t)(u & 0xffu);
-    case BP_I8: return (int64_t)((u & 0xffu) ^ 0x80u) - 0x80;
-    case BP_I32: return (int64_t)((u & 0xffffffffu) ^ 0x80000000u) - (int64_t)0x80000000;
-    default: return v;
-    }
-}
-
-int64_t orc_int_of_f64(bp_dtype dt, double v)
-{
-    if (dt == BP_BOOL)
-        return v != 0.0 || isnan(v); /* NaN is nonzero: true */
-    if (isnan(v))
-        return 0;
-    double t = trunc(v);
-    if (dt == BP_I64) {
-        if (t >= 9223372036854775808.0)
-            return INT64_MAX;
-        if (t <= -9223372036854775808.0)
-            return INT64_MIN;
-        return (int64_t)t;
-    }
-    double lo = (double)orc_int_min(dt), hi = (double)orc_int_max(dt);
-    if (t <= lo)
-        return orc_int_min(dt);
-    if (t >= hi)
-        return orc_int_max(dt);
-    return (int64_t)t;
-}
-
-int64_t orc_int_of_i64(bp_dtype dt, int64_t v)
-{
-    if (dt == BP_BOOL)
-        return v != 0;
-    if (v < orc_int_min(dt))
-        return orc_int_min(dt);
-    if (v > orc_int_max(dt))
-        return orc_int_max(dt);
-    return v;
-}
-
-/* Round v to a binary format with m fraction bits, minimum normal exponent
- * emin and maximum exponent emax; ties to even; overflow to infinity. */
-static double round_fmt(double v, int m, int emin, int emax)
-{
-    if (isnan(v) || isinf(v) || v == 0.0)
-        return v;
-    int e = ilogb(v);
-    if (e < emin)
-        e = emin;
-    double q = nearbyint(ldexp(v, m - e)); /* default mode: nearest, ties to even */
-    double r = ldexp(q, e - m);
-    double maxv = ldexp(2.0 - ldexp(1.0, -m), emax);
-    if (fabs(r) > maxv)
-        return copysign(INFINITY, v);
-    if (r == 0.0)
-        return copysign(0.0, v);
-    return r;
-}
-
-double orc_round(bp_dtype dt, double v)
-{
-    switch (dt) {
-    case BP_F64: return v;
-    case BP_F32: return round_fmt(v, 23, -126, 127);
-    case BP_F16: return round_fmt(v, 10, -14, 15);
-    case BP_BF16: return round_fmt(v, 7, -126, 127);
-    default: return (double)orc_int_of_f64(dt, v);
-    }
-}
-
-double orc_ulp(bp_dtype dt, double v)
-{
-    int m, emin;
-    switch (dt) {
-    case BP_F16: m = 10; emin = -14; break;
-    case BP_BF16: m = 7; emin = -126; break;
-    case BP_F32: m = 23; emin = -126; break;
-    case BP_F64: m = 52; emin = -1022; break;
-    default: return 1.0;
-    }
-    if (isnan(v) || isinf(v))
-        return INFINITY;
-    int e = v == 0.0 ? emin : ilogb(v);
-    if (e < emin)
-        e = emin;
-    return ldexp(1.0, e - m);
-}
-
-uint16_t orc_f16_bits(double v)
-{
-    double r = orc_round(BP_F16, v);
-    uint16_t sign = signbit(r) ? 0x8000u : 0u;
-    if (isnan(r))
-        return (uint16_t)(sign | 0x7e00u);
-    if (isinf(r))
-        return (uint16_t)(sign | 0x7c00u);
-    double a = fabs(r);
-    if (a == 0.0)
-        return sign;
-    int e = ilogb(a);
-    if (e < -14)
-        return (uint16_t)(sign | (uint16_t)ldexp(a, 24)); /* subnormal: a / 2^-24 */
-    uint16_t man = (uint16_t)(ldexp(a, -e) * 1024.0 - 1024.0);
-    return (uint16_t)(sign | (uint16_t)((e + 15) << 10) | man);
-}
-
-double orc_f16_value(uint16_t h)
-{
-    double s = (h & 0x8000u) ? -1.0 : 1.0;
-    int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-    if (exp == 0x1f)
-        return man ? NAN : s * INFINITY;
-    if (exp == 0)
-        return s * ldexp((double)man, -24);
-    return s * ldexp((double)(1024 + man), exp - 25);
-}
-
-uint16_t orc_bf16_bits(double v)
-{
-    double r = orc_round(BP_BF16, v);
-    if (isnan(r))
-        return signbit(r) ? 0xffc0u : 0x7fc0u;
-    /* r is exactly representable in bf16, so in float too */
-    float f = (float)r;
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return (uint16_t)(u >> 16);
-}
-
-double orc_bf16_value(uint16_t b)
-{
-    double s = (b & 0x8000u) ? -1.0 : 1.0;
-    int exp = (b >> 7) & 0xff, man = b & 0x7f;
-    if (exp == 0xff)
-        return man ? NAN : s * INFINITY;
-    if (exp == 0)
-        return s * ldexp((double)man, -133);
-    return s * ldexp((double)(128 + man), exp - 134);
-}
-
 void orc_store_f64(bp_dtype dt, void *base, int64_t i, double v)
 {
     char *p = (char *)base + (size_t)i * esize(dt);
     switch (dt) {
-    case BP_BOOL: { uint8_t x = (uint8_t)orc_int_of_f64(dt, v); memcpy(p, &x, 1); break; }
-    case BP_U8: { uint8_t x = (uint8_t)orc_int_of_f64(dt, v); memcpy(p, &x, 1); break; }
-    case BP_I8: { int8_t x = (int8_t)orc_int_of_f64(dt, v); memcpy(p, &x, 1); break; }
-    case BP_I32: { int32_t x = (int32_t)orc_int_of_f64(dt, v); memcpy(p, &x, 4); break; }
-    case BP_I64: { int64_t x = orc_int_of_f64(dt, v); memcpy(p, &x, 8); break; }
-    case BP_F16: { uint16_t x = orc_f16_bits(v); memcpy(p, &x, 2); break; }
-    case BP_BF16: { uint16_t x = orc_bf16_bits(v); memcpy(p, &x, 2); break; }
-    case BP_F32: { float x = (float)orc_round(BP_F32, v); memcpy(p, &x, 4); break; }
+    case BP_BOOL: { uint8_t x = (uint8_t)cf_int_of_f64(dt, v); memcpy(p, &x, 1); break; }
+    case BP_U8: { uint8_t x = (uint8_t)cf_int_of_f64(dt, v); memcpy(p, &x, 1); break; }
+    case BP_I8: { int8_t x = (int8_t)cf_int_of_f64(dt, v); memcpy(p, &x, 1); break; }
+    case BP_I32: { int32_t x = (int32_t)cf_int_of_f64(dt, v); memcpy(p, &x, 4); break; }
+    case BP_I64: { int64_t x = cf_int_of_f64(dt, v); memcpy(p, &x, 8); break; }
+    case BP_F16: { uint16_t x = cf_f16_bits(v); memcpy(p, &x, 2); break; }
+    case BP_BF16: { uint16_t x = cf_bf16_bits(v); memcpy(p, &x, 2); break; }
+    case BP_F32: { float x = (float)cf_round(BP_F32, v); memcpy(p, &x, 4); break; }
     case BP_F64: memcpy(p, &v, 8); break;
     default: break;
     }
@@ -232,7 +66,7 @@ void orc_store_i64(bp_dtype dt, void *base, int64_t i, int64_t v)
         return;
     }
     char *p = (char *)base + (size_t)i * esize(dt);
-    int64_t c = orc_int_of_i64(dt, v);
+    int64_t c = cf_int_of_i64(dt, v);
     switch (dt) {
     case BP_BOOL: case BP_U8: { uint8_t x = (uint8_t)c; memcpy(p, &x, 1); break; }
     case BP_I8: { int8_t x = (int8_t)c; memcpy(p, &x, 1); break; }
@@ -249,7 +83,7 @@ int64_t orc_load_i64(bp_dtype dt, const void *base, int64_t i)
     case BP_I8: { int8_t x; memcpy(&x, p, 1); return x; }
     case BP_I32: { int32_t x; memcpy(&x, p, 4); return x; }
     case BP_I64: { int64_t x; memcpy(&x, p, 8); return x; }
-    default: return orc_int_of_f64(BP_I64, orc_load_f64(dt, base, i));
+    default: return cf_int_of_f64(BP_I64, orc_load_f64(dt, base, i));
     }
 }
 
@@ -257,8 +91,8 @@ double orc_load_f64(bp_dtype dt, const void *base, int64_t i)
 {
     const char *p = (const char *)base + (size_t)i * esize(dt);
     switch (dt) {
-    case BP_F16: { uint16_t x; memcpy(&x, p, 2); return orc_f16_value(x); }
-    case BP_BF16: { uint16_t x; memcpy(&x, p, 2); return orc_bf16_value(x); }
+    case BP_F16: { uint16_t x; memcpy(&x, p, 2); return cf_f16_value(x); }
+    case BP_BF16: { uint16_t x; memcpy(&x, p, 2); return cf_bf16_value(x); }
     case BP_F32: { float x; memcpy(&x, p, 4); return (double)x; }
     case BP_F64: { double x; memcpy(&x, p, 8); return x; }
     default: return (double)orc_load_i64(dt, base, i);
@@ -406,14 +240,14 @@ void orc_expect(const char *what, const bp_tensor *t, bp_dtype dt, int32_t rank,
     int64_t n = orc_numel(rank, shape);
     double *got = orc_read(t);
     for (int64_t i = 0; i < n; i++) {
-        double w = orc_round(dt, want[i]), g = got[i];
+        double w = cf_round(dt, want[i]), g = got[i];
         bool ok;
         if (isnan(w))
             ok = isnan(g);
         else if (isinf(w) || !is_float(dt))
             ok = g == w;
         else if (dt == BP_F16 || dt == BP_BF16) {
-            double u = fmax(orc_ulp(dt, w), orc_ulp(dt, g));
+            double u = fmax(cf_ulp(dt, w), cf_ulp(dt, g));
             ok = fabs(g - w) <= tol.half_ulps * u;
         } else
             ok = fabs(g - w) <= tol.atol + tol.rtol * fabs(w);

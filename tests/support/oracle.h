@@ -16,6 +16,10 @@
 
 #include <backplane/backplane.h>
 
+/* The cast rules themselves (cf_round, cf_int_of_f64, cf_wrap, cf_f16_bits,
+ * ...) are shared with `backplane conform`: tools/backplane/conform_rules.h. */
+#include "conform_rules.h"
+
 /* dtype lists for loops */
 extern const bp_dtype orc_all_dtypes[9];     /* every dtype */
 extern const bp_dtype orc_numeric_dtypes[8]; /* every dtype but bool */
@@ -26,17 +30,6 @@ extern const bp_dtype orc_int_dtypes[4];     /* u8 i8 i32 i64 */
 int64_t orc_numel(int32_t rank, const int64_t *shape);
 
 /* ---- conversions (the cast rules, implemented in the test) ---- */
-double orc_round(bp_dtype dt, double v);          /* v after a cast to dt, as a double */
-int64_t orc_int_of_f64(bp_dtype dt, double v);    /* float -> int/bool cast */
-int64_t orc_int_of_i64(bp_dtype dt, int64_t v);   /* int -> int/bool cast (saturating) */
-int64_t orc_wrap(bp_dtype dt, int64_t v);         /* modular reduction to an int dtype */
-int64_t orc_int_min(bp_dtype dt);
-int64_t orc_int_max(bp_dtype dt);
-uint16_t orc_f16_bits(double v);                  /* round to nearest even */
-uint16_t orc_bf16_bits(double v);
-double orc_f16_value(uint16_t bits);
-double orc_bf16_value(uint16_t bits);
-double orc_ulp(bp_dtype dt, double v);            /* spacing of dt's values at |v| */
 
 /* Store / load one element of a host array of dtype dt. */
 void orc_store_f64(bp_dtype dt, void *base, int64_t i, double v);

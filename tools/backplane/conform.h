@@ -18,6 +18,8 @@
 
 #include <backplane/backplane.h>
 
+#include "conform_rules.h"
+
 /* `backplane conform ...`; argv[0] is "conform". Returns a CLI_EXIT_* code,
  * or CONFORM_EXIT_SKIP when the backend's device is not available here. */
 int bp_cli_conform(int argc, char **argv);
@@ -49,14 +51,6 @@ void cf_set_i(cf_array *a, int64_t k, int64_t v);
 int64_t cf_numel(int32_t rank, const int64_t *shape);
 
 /* The cast rules of ops.h, in plain C (no library arithmetic). */
-double cf_round(bp_dtype dt, double v);          /* v stored in float dt, as a double */
-int64_t cf_int_of_f64(bp_dtype dt, double v);    /* float -> int/bool */
-int64_t cf_int_of_i64(bp_dtype dt, int64_t v);   /* int -> int/bool, saturating */
-int64_t cf_wrap(bp_dtype dt, int64_t v);         /* modular reduction */
-int64_t cf_int_min(bp_dtype dt);
-int64_t cf_int_max(bp_dtype dt);
-double cf_ulp(bp_dtype dt, double v);            /* spacing of dt's values at |v| */
-double cf_eps(bp_dtype dt);                      /* machine epsilon of a float dtype */
 
 /* Raw bytes (dtype elements, row-major) <-> host array. */
 void cf_encode(const cf_array *a, void *raw);
