@@ -65,43 +65,6 @@ static const struct {
 
 /* ---- small helpers --------------------------------------------------------- */
 
-static char *cfg_strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
-static char *cfg_strndup(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
-static char *cfg_printf(const char *fmt, ...) BP__PRINTF(1, 2);
-static char *cfg_printf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return NULL;
-    char *s = malloc((size_t)n + 1);
-    if (!s)
-        return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
 /* Thread-safe strerror (the GNU strerror_r; the library builds with _GNU_SOURCE). */
 static const char *cfg_errtext(int err, char *buf, size_t n)
 {
@@ -156,9 +119,9 @@ static bp_status cfg_set(bp__config *cfg, const char *section, const char *key, 
                          const char *origin, const char *file, int line)
 {
     bp__setting fresh = {0};
-    fresh.value = cfg_strdup(value);
-    fresh.origin = file ? cfg_printf("%s:%d", file, line) : cfg_strdup(origin);
-    fresh.file = file ? cfg_strdup(file) : NULL;
+    fresh.value = strdup(value);
+    fresh.origin = file ? bp__aprintf("%s:%d", file, line) : strdup(origin);
+    fresh.file = file ? strdup(file) : NULL;
     fresh.line = file ? line : 0;
     if (!fresh.value || !fresh.origin || (file && !fresh.file)) {
         cfg_setting_free(&fresh);
@@ -177,8 +140,8 @@ static bp_status cfg_set(bp__config *cfg, const char *section, const char *key, 
         return BP_OK;
     }
 
-    fresh.section = cfg_strdup(section);
-    fresh.key = cfg_strdup(key);
+    fresh.section = strdup(section);
+    fresh.key = strdup(key);
     if (!fresh.section || !fresh.key) {
         cfg_setting_free(&fresh);
         return cfg_oom("storing a configuration setting");
@@ -346,7 +309,7 @@ static bool cfg_section_header(cfg_parse *p, const char *name)
         cfg_fail_line(p, BP_ERR_CONFIG);
         return false;
     }
-    char *dup = cfg_strdup(name);
+    char *dup = strdup(name);
     if (!dup) {
         cfg_fail_line(p, cfg_oom("reading the configuration file"));
         return false;
@@ -533,7 +496,7 @@ static bp_status cfg_read_file(bp__config *cfg, const char *path, const char *na
         return bp__error(BP_ERR_IO, "cannot open config file '%s' (%s): %s", path, named_by,
                          cfg_errtext(err, eb, sizeof eb));
     }
-    cfg->path = cfg_strdup(path);
+    cfg->path = strdup(path);
     if (!cfg->path) {
         fclose(fp);
         return cfg_oom("reading the configuration file");
@@ -578,9 +541,9 @@ static bp_status cfg_load_file(bp__config *cfg, const char *explicit_path)
     const char *xdg = cfg_getenv("XDG_CONFIG_HOME");
     const char *home = cfg_getenv("HOME");
     if (xdg)
-        user = cfg_printf("%s/backplane/backplane.ini", xdg);
+        user = bp__aprintf("%s/backplane/backplane.ini", xdg);
     else if (home)
-        user = cfg_printf("%s/.config/backplane/backplane.ini", home);
+        user = bp__aprintf("%s/.config/backplane/backplane.ini", home);
     if ((xdg || home) && !user)
         return cfg_oom("looking for the configuration file");
     if (user) {
@@ -612,7 +575,7 @@ static bp_status cfg_load_env(bp__config *cfg)
             b++;
         while (e > b && isspace((unsigned char)e[-1]))
             e--;
-        char *value = cfg_strndup(b, (size_t)(e - b));
+        char *value = strndup(b, (size_t)(e - b));
         if (!value)
             return cfg_oom("reading the environment");
         char why[512];
@@ -724,7 +687,7 @@ bp_status bp__list_foreach(const char *list, bp_status (*fn)(const char *item, v
 {
     if (!list || !fn)
         return BP_OK;
-    char *copy = cfg_strdup(list);
+    char *copy = strdup(list);
     if (!copy)
         return cfg_oom("splitting a list");
     bp_status st = BP_OK;

@@ -1,5 +1,6 @@
 /* Status names and this thread's last error message. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "internal.h"
 
@@ -47,4 +48,14 @@ void bp__plugin_detail_clear(void) { bp__detail[0] = '\0'; }
 void bp__plugin_detail_set(const char *fmt, va_list ap)
 {
     vsnprintf(bp__detail, sizeof bp__detail, fmt, ap);
+}
+
+char *bp__aprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    return n < 0 ? NULL : s;
 }

@@ -40,6 +40,9 @@ const char *bp__plugin_detail(void);
 void bp__plugin_detail_clear(void);
 void bp__plugin_detail_set(const char *fmt, va_list ap);
 
+/* A malloc'ed formatted string, or NULL when out of memory (error.c). */
+char *bp__aprintf(const char *fmt, ...) BP__PRINTF(1, 2);
+
 /* ---- logging (log.c) ----------------------------------------------------- */
 void bp__log(const bp_context *ctx, bp_log_level level, const char *fmt, ...) BP__PRINTF(3, 4);
 void bp__vlog(const bp_context *ctx, bp_log_level level, const char *prefix, const char *fmt,

@@ -14,33 +14,6 @@
 /* The v1.0 descriptor ends with `random`: anything smaller is refused. */
 #define BP__PLUGIN_V1_SIZE (offsetof(bp_plugin, random) + sizeof(((bp_plugin *)0)->random))
 
-static char *bp__strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
-static char *bp__aprintf(const char *fmt, ...) BP__PRINTF(1, 2);
-static char *bp__aprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return NULL;
-    char *s = malloc((size_t)n + 1);
-    if (!s)
-        return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
 /* ---- the host API handed to each plugin ---------------------------------- */
 
 static void bp__host_log(void *host, bp_log_level level, const char *fmt, ...)
@@ -129,7 +102,7 @@ static void bp__reject(bp__plugin *p, bp_status st, char *message)
     p->loaded = false;
     p->status = st;
     free(p->message);
-    p->message = message ? message : bp__strdup("out of memory describing the failure");
+    p->message = message ? message : strdup("out of memory describing the failure");
     if (p->dl) {
         dlclose(p->dl);
         p->dl = NULL;
@@ -215,7 +188,7 @@ static void bp__load(bp__plugin *p)
                    bp__aprintf("required entry '%s' is NULL in backend '%s'", missing, vt->name));
         return;
     }
-    char *name = bp__strdup(vt->name);
+    char *name = strdup(vt->name);
     if (!name) {
         bp__reject(p, BP_ERR_OUT_OF_MEMORY, NULL);
         return;
@@ -253,10 +226,10 @@ bp_status bp__loader_add_file(bp_context *ctx, const char *path, bp__plugin **ou
         return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin loader: out of memory");
     p->ctx = ctx;
     p->device_count = -1;
-    p->path = bp__strdup(path);
+    p->path = strdup(path);
     const char *base = strrchr(path, '/');
-    p->name = bp__strdup(base ? base + 1 : path);
-    p->message = bp__strdup("");
+    p->name = strdup(base ? base + 1 : path);
+    p->message = strdup("");
     if (!p->path || !p->name || !p->message) {
         bp__plugin_free(p);
         return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin loader: out of memory");
@@ -353,7 +326,7 @@ static bp_status bp__add_path_item(const char *item, void *user)
 /* Split a ':'-separated list (like PATH) and feed each item. */
 static bp_status bp__foreach_colon(bp_context *ctx, const char *list)
 {
-    char *copy = bp__strdup(list);
+    char *copy = strdup(list);
     if (!copy)
         return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin loader: out of memory");
     bp_status st = BP_OK;
@@ -435,7 +408,7 @@ bp_status bp__plugin_open(bp__plugin *p)
         detail = bp_last_error(); /* from config_error */
     char *msg = bp__aprintf("%s", *detail ? detail : "open() failed without a reason");
     free(p->message);
-    p->message = msg ? msg : bp__strdup("");
+    p->message = msg ? msg : strdup("");
     p->status = st;
     return bp__error(st, "backend '%s' (%s) could not be opened: %s", p->name, p->path,
                      p->message ? p->message : "");

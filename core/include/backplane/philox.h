@@ -19,18 +19,10 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "dtype.h" /* BP_HOST_DEVICE */
+
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-/* Shared by host code and CUDA kernels (the cuda plugin compiles these for
- * the device too, so every backend rounds and draws identically). */
-#ifndef BP_HOST_DEVICE
-#if defined(__CUDACC__)
-#define BP_HOST_DEVICE __host__ __device__
-#else
-#define BP_HOST_DEVICE
-#endif
 #endif
 
 BP_HOST_DEVICE static inline void bp_philox4x32_10(uint64_t seed, uint64_t block, uint32_t out[4])
