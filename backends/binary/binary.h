@@ -61,6 +61,8 @@ double bpb_load_f64(bp_dtype dt, const char *p);
 void bpb_store_f64(bp_dtype dt, char *p, double v);
 int64_t bpb_load_i64(bp_dtype dt, const char *p);   /* ints and bool exact */
 void bpb_store_i64(bp_dtype dt, char *p, int64_t v); /* ints saturate */
+/* n elements of a float dtype, `stride` elements apart, widened to double. */
+void bpb_load_row_f64(bp_dtype dt, const char *p, int64_t stride, int64_t n, double *out);
 
 /* ---- host memory: host_memory.c (plain host buffers, synchronous ops) ---- */
 bp_status bpb_write(void *dev, void *buffer, size_t offset, const void *src, size_t bytes);

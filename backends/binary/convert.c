@@ -95,3 +95,25 @@ void bpb_store_i64(bp_dtype dt, char *p, int64_t v)
     case BP_F64: { double r = (double)v; memcpy(p, &r, 8); return; }
     }
 }
+
+void bpb_load_row_f64(bp_dtype dt, const char *p, int64_t stride, int64_t n, double *out)
+{
+    switch (dt) {
+    case BP_F16:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = bp_f16_to_f32(((const uint16_t *)p)[i * stride]);
+        break;
+    case BP_BF16:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = bp_bf16_to_f32(((const uint16_t *)p)[i * stride]);
+        break;
+    case BP_F32:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = ((const float *)p)[i * stride];
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = ((const double *)p)[i * stride];
+        break;
+    }
+}

@@ -61,28 +61,6 @@ static double sum_f64(const double *p, int64_t n, int64_t stride)
     return sum;
 }
 
-static void load_f(bp_dtype dt, const char *p, int64_t stride, int64_t n, double *out)
-{
-    switch (dt) {
-    case BP_F16:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = bp_f16_to_f32(((const uint16_t *)p)[i * stride]);
-        break;
-    case BP_BF16:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = bp_bf16_to_f32(((const uint16_t *)p)[i * stride]);
-        break;
-    case BP_F32:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = ((const float *)p)[i * stride];
-        break;
-    default:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = ((const double *)p)[i * stride];
-        break;
-    }
-}
-
 static void load_i(bp_dtype dt, const char *p, int64_t stride, int64_t n, int64_t *out)
 {
     switch (dt) {
@@ -215,7 +193,7 @@ static void feed_run(const rctx *c, acc *a, const char *p, int64_t n, int64_t st
         int64_t len = n - i < CHUNK ? n - i : CHUNK;
         const char *q = p + i * stride * (int64_t)c->esz;
         if (is_float) {
-            load_f(c->dt, q, stride, len, fbuf);
+            bpb_load_row_f64(c->dt, q, stride, len, fbuf);
             feed_f(c->op, a, fbuf, len);
         } else {
             load_i(c->dt, q, stride, len, ibuf);
@@ -308,7 +286,7 @@ static void reduce_block(const rctx *c, const char *x, int64_t n, char *out, int
         for (int64_t r = 0; r < it.inner; r++, seen++) {
             const char *q = x + (pos[0] + r * it.inner_stride[0]) * (int64_t)c->esz;
             if (is_float) {
-                load_f(c->dt, q, 1, n, fbuf);
+                bpb_load_row_f64(c->dt, q, 1, n, fbuf);
                 if (op == BP_OP_SUM || op == BP_OP_MEAN)
                     for (int64_t j = 0; j < n; j++) v[j] += fbuf[j];
                 else if (op == BP_OP_PROD)

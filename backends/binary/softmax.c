@@ -9,28 +9,6 @@
 
 #include "binary.h"
 
-static void load_row(bp_dtype dt, const char *p, int64_t stride, int64_t n, double *out)
-{
-    switch (dt) {
-    case BP_F16:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = bp_f16_to_f32(((const uint16_t *)p)[i * stride]);
-        break;
-    case BP_BF16:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = bp_bf16_to_f32(((const uint16_t *)p)[i * stride]);
-        break;
-    case BP_F32:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = ((const float *)p)[i * stride];
-        break;
-    default:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = ((const double *)p)[i * stride];
-        break;
-    }
-}
-
 /* out[i] = (buf[i] - sub) * mul + add: LOG_SOFTMAX subtracts the max first,
  * since x + (-max - log(sum)) would cancel catastrophically for large x */
 static void store_row(bp_dtype dt, char *p, int64_t stride, int64_t n, const double *buf,
@@ -99,7 +77,7 @@ bp_status bpb_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out)
     while (bpb_iter_next(&it, pos))
         for (int64_t i = 0; i < it.inner; i++) {
             double sub, mul, add;
-            load_row(x->dtype, bpb_base(x) + (pos[0] + i * it.inner_stride[0]) * (int64_t)xsz, sx,
+            bpb_load_row_f64(x->dtype, bpb_base(x) + (pos[0] + i * it.inner_stride[0]) * (int64_t)xsz, sx,
                      n, buf);
             softmax_row(op, buf, n, &sub, &mul, &add);
             store_row(out->dtype, bpb_base(out) + (pos[1] + i * it.inner_stride[1]) * (int64_t)osz,
