@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Compare backplane with NumPy on the ops and sizes of issue 3.
 
 For every op and size this runs NumPy (in this process) and `backplane bench
