@@ -127,21 +127,9 @@ Test(binary, mod_of_floats_has_the_sign_of_the_divisor)
 
 /* ---- integers ------------------------------------------------------------- */
 
-static int64_t int_edges(bp_dtype dt, int64_t *v)
-{
-    int64_t lo = cf_int_min(dt), hi = cf_int_max(dt), n = 0;
-    int64_t cand[] = {lo, lo + 1, -7, -2, -1, 0, 1, 2, 3, 7, hi - 1, hi};
-    for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
-        if (cand[i] < lo || cand[i] > hi)
-            continue;
-        bool dup = false;
-        for (int64_t j = 0; j < n; j++)
-            dup = dup || v[j] == cand[i];
-        if (!dup)
-            v[n++] = cand[i];
-    }
-    return n;
-}
+/* Values between the dtype's own edges (orc_int_edges adds lo, lo+1, hi-1, hi). */
+static const int64_t edge_cands[] = {-7, -2, -1, 0, 1, 2, 3, 7};
+
 
 typedef int64_t (*ifn2)(bp_dtype, int64_t, int64_t);
 
@@ -188,7 +176,7 @@ static void check_int_pairs(bp_op op, ifn2 f)
             if (!orc_supports(be, op, dt))
                 continue;
             int64_t v[16], want[256];
-            int64_t n = int_edges(dt, v);
+            int64_t n = orc_int_edges(dt, edge_cands, sizeof edge_cands / sizeof edge_cands[0], v);
             int64_t sa[2] = {n, 1}, sb[2] = {1, n}, so[2] = {n, n};
             for (int64_t i = 0; i < n; i++)
                 for (int64_t j = 0; j < n; j++)

@@ -200,22 +200,9 @@ Test(unary, neg_abs_sign_relu_are_exact_on_floats)
     check_unary(BP_OP_RELU, FLOATS, xs, NV(xs), o_relu, true, 0);
 }
 
-/* Edge values of an integer dtype. */
-static int64_t int_edges(bp_dtype dt, int64_t *v)
-{
-    int64_t lo = cf_int_min(dt), hi = cf_int_max(dt), n = 0;
-    int64_t cand[] = {lo, lo + 1, -100, -2, -1, 0, 1, 2, 100, hi - 1, hi};
-    for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
-        if (cand[i] < lo || cand[i] > hi)
-            continue;
-        bool dup = false;
-        for (int64_t j = 0; j < n; j++)
-            dup = dup || v[j] == cand[i];
-        if (!dup)
-            v[n++] = cand[i];
-    }
-    return n;
-}
+/* Values between the dtype's own edges (orc_int_edges adds lo, lo+1, hi-1, hi). */
+static const int64_t edge_cands[] = {-100, -2, -1, 0, 1, 2, 100};
+
 
 static int64_t i_neg(bp_dtype dt, int64_t x) { return cf_wrap(dt, (int64_t)(0u - (uint64_t)x)); }
 static int64_t i_abs(bp_dtype dt, int64_t x) { return x < 0 ? i_neg(dt, x) : x; }
@@ -232,7 +219,7 @@ static void check_int_unary(bp_op op, int64_t (*f)(bp_dtype, int64_t))
             if (!orc_supports(be, op, dt))
                 continue;
             int64_t xs[16], want[16];
-            int64_t n = int_edges(dt, xs);
+            int64_t n = orc_int_edges(dt, edge_cands, sizeof edge_cands / sizeof edge_cands[0], xs);
             for (int64_t i = 0; i < n; i++)
                 want[i] = f(dt, xs[i]);
             bp_tensor *x = orc_tensor_i64(be, dt, 1, &n, xs), *y = NULL;

@@ -384,3 +384,20 @@ double orc_philox_normal01(uint64_t seed, uint64_t position)
     double u2 = ldexp((double)(w[1] >> 8), -24);
     return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
 }
+
+int64_t orc_int_edges(bp_dtype dt, const int64_t *mid, size_t n_mid, int64_t *v)
+{
+    int64_t lo = cf_int_min(dt), hi = cf_int_max(dt), n = 0;
+    for (size_t i = 0; i < n_mid + 4; i++) {
+        int64_t c = i == 0 ? lo : i == 1 ? lo + 1 : i < n_mid + 2 ? mid[i - 2]
+                  : i == n_mid + 2 ? hi - 1 : hi;
+        if (c < lo || c > hi)
+            continue;
+        bool dup = false;
+        for (int64_t j = 0; j < n; j++)
+            dup = dup || v[j] == c;
+        if (!dup)
+            v[n++] = c;
+    }
+    return n;
+}

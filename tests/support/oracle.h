@@ -91,4 +91,10 @@ void orc_fill_random(double *dst, int64_t n, uint64_t seed, double lo, double hi
 double orc_philox_uniform01(uint64_t seed, uint64_t position);
 double orc_philox_normal01(uint64_t seed, uint64_t position);
 
+
+/* Edge values of integer dtype dt into v (room for n_mid + 4): its min,
+ * min + 1, then those of mid that dt can hold, then max - 1, max; in that
+ * order, without repeats. Returns how many. */
+int64_t orc_int_edges(bp_dtype dt, const int64_t *mid, size_t n_mid, int64_t *v);
+
 #endif
