@@ -417,7 +417,8 @@ static int src_values(bp_dtype dt, double *fv, int64_t *iv)
     }
     if (bp_dtype_is_int(dt)) {
         int64_t cand[] = {INT64_MIN, INT32_MIN, -129, -128, -1, 0, 1, 2, 127, 128, 255, 256,
-                          300, 65504, 65520, INT32_MAX, (1LL << 53) + 1, INT64_MAX - 1, INT64_MAX};
+                          300, 65504, 65520, INT32_MAX, (1LL << 53) + 1, -1310547491564814335LL,
+                          (1LL << 60) + (1LL << 36) + 1, INT64_MAX - 1, INT64_MAX};
         int n = 0;
         for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
             int64_t v = cf_int_of_i64(dt, cand[i]);
@@ -461,7 +462,7 @@ Test(movement, cast_between_every_pair_of_dtypes_follows_the_cast_rules)
                 if (bp_dtype_is_float(dst)) {
                     double want[64];
                     for (int64_t i = 0; i < n; i++)
-                        want[i] = fsrc ? fv[i] : (double)iv[i];
+                        want[i] = fsrc ? fv[i] : cf_round_i64(dst, iv[i]);
                     orc_expect(what, o, dst, 1, &n, want, orc_exact());
                 } else {
                     int64_t want[64];
@@ -793,6 +794,45 @@ Test(movement, f16_and_bf16_are_stored_as_native_16_bit_values)
         bp_tensor_release(th);
         bp_tensor_release(tb);
         bp_tensor_release(sum);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* One int64 -> float case per row (the input is exact, never a double). */
+typedef struct icase { bp_dtype dst; int64_t in; double want; } icase;
+
+Test(movement, cast_i64_to_float_rounds_once_from_the_integer)
+{
+    /* -1310547491564814335 is -(145.5 * 2^53 - 1): just short of the halfway
+     * point between the bf16 values 145 * 2^53 and 146 * 2^53. Through double
+     * it lands exactly on the tie, which then rounds to even (146). The f32
+     * row likewise: 2^60 + 2^36 + 1 is just above a tie of f32 but becomes the
+     * tie in double. */
+    static const icase c[] = {
+        {BP_BF16, -1310547491564814335LL, -145.0 * 0x1p53},
+        {BP_BF16, 1310547491564814335LL, 145.0 * 0x1p53},
+        {BP_BF16, INT64_MAX, 0x1p63},
+        {BP_BF16, INT64_MIN, -0x1p63},
+        {BP_F32, (1LL << 60) + (1LL << 36) + 1, 0x1p60 + 0x1p37},
+        {BP_F32, -((1LL << 60) + (1LL << 36) + 1), -(0x1p60 + 0x1p37)},
+        {BP_F16, 65519, 65504},
+        {BP_F16, 65520, INFINITY},
+        {BP_F16, INT64_MIN, -INFINITY},
+        {BP_F64, (1LL << 62) + 1, 0x1p62},
+    };
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+            bp_tensor *t = orc_tensor_i64(be, BP_I64, 0, NULL, &c[k].in), *o = NULL;
+            BPT_OK(bp_cast(t, c[k].dst, &o));
+            char what[96];
+            snprintf(what, sizeof what, "cast i64 %lld -> %s", (long long)c[k].in,
+                     bp_dtype_name(c[k].dst));
+            orc_expect(what, o, c[k].dst, 0, NULL, &c[k].want, orc_exact());
+            bp_tensor_release(t);
+            bp_tensor_release(o);
+        }
     }
     bp_context_destroy(ctx);
 }

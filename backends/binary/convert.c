@@ -87,10 +87,10 @@ void bpb_store_i64(bp_dtype dt, char *p, int64_t v)
     case BP_I8: { int8_t r = (int8_t)clamp_i64(v, -128, 127); memcpy(p, &r, 1); return; }
     case BP_I32: { int32_t r = (int32_t)clamp_i64(v, INT32_MIN, INT32_MAX); memcpy(p, &r, 4); return; }
     case BP_I64: memcpy(p, &v, 8); return;
-    /* int -> float rounds once, directly (not through double, which could
-     * round twice for f32) */
-    case BP_F16: { uint16_t r = bp_f64_to_f16((double)v); memcpy(p, &r, 2); return; }
-    case BP_BF16: { uint16_t r = bp_f64_to_bf16((double)v); memcpy(p, &r, 2); return; }
+    /* int -> float rounds once, from the integer (through double it could
+     * round twice once |v| > 2^53) */
+    case BP_F16: { uint16_t r = bp_i64_to_f16(v); memcpy(p, &r, 2); return; }
+    case BP_BF16: { uint16_t r = bp_i64_to_bf16(v); memcpy(p, &r, 2); return; }
     case BP_F32: { float r = (float)v; memcpy(p, &r, 4); return; }
     case BP_F64: { double r = (double)v; memcpy(p, &r, 8); return; }
     }

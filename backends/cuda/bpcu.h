@@ -265,10 +265,10 @@ static __device__ inline void bpcu_st_i64(bp_dtype dt, char *p, int64_t v)
     case BP_I8: *(int8_t *)p = (int8_t)bpcu_clamp(v, -128, 127); return;
     case BP_I32: *(int32_t *)p = (int32_t)bpcu_clamp(v, INT32_MIN, INT32_MAX); return;
     case BP_I64: *(int64_t *)p = v; return;
-    /* int -> float as bpb_store_i64: f32/f64 round once, directly; f16/bf16
-     * go through double, as the binary backend does */
-    case BP_F16: *(uint16_t *)p = bp_f64_to_f16((double)v); return;
-    case BP_BF16: *(uint16_t *)p = bp_f64_to_bf16((double)v); return;
+    /* int -> float as bpb_store_i64: every float rounds once, from the
+     * integer (f32/f64 by the conversion itself, f16/bf16 through dtype.h) */
+    case BP_F16: *(uint16_t *)p = bp_i64_to_f16(v); return;
+    case BP_BF16: *(uint16_t *)p = bp_i64_to_bf16(v); return;
     case BP_F32: *(float *)p = (float)v; return;
     case BP_F64: *(double *)p = (double)v; return;
     }

@@ -62,7 +62,7 @@ void orc_store_f64(bp_dtype dt, void *base, int64_t i, double v)
 void orc_store_i64(bp_dtype dt, void *base, int64_t i, int64_t v)
 {
     if (is_float(dt)) {
-        orc_store_f64(dt, base, i, (double)v);
+        orc_store_f64(dt, base, i, cf_round_i64(dt, v)); /* rounded once, from the integer */
         return;
     }
     char *p = (char *)base + (size_t)i * esize(dt);

@@ -103,6 +103,35 @@ double cf_round(bp_dtype dt, double v)
     }
 }
 
+/* Round an integer to a float dtype exactly from the integer: keep m + 1
+ * leading bits, ties to even, in integer arithmetic (converting to double
+ * first would round once more for |v| > 2^53). */
+double cf_round_i64(bp_dtype dt, int64_t v)
+{
+    int m;
+    switch (dt) {
+    case BP_F16: m = 10; break;
+    case BP_BF16: m = 7; break;
+    case BP_F32: m = 23; break;
+    case BP_F64: m = 52; break;
+    default: return (double)cf_int_of_i64(dt, v);
+    }
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    int bits = 0;
+    while (bits < 64 && (u >> bits) != 0)
+        bits++;
+    int shift = bits - (m + 1);
+    if (shift > 0) {
+        uint64_t q = u >> shift, r = u & ((UINT64_C(1) << shift) - 1), half = UINT64_C(1) << (shift - 1);
+        if (r > half || (r == half && (q & 1)))
+            q++;
+        double a = ldexp((double)q, shift); /* q <= 2^(m+1): exact */
+        return cf_round(dt, v < 0 ? -a : a); /* representable, or overflows to inf */
+    }
+    double a = (double)u; /* at most m + 1 <= 53 bits: exact */
+    return cf_round(dt, v < 0 ? -a : a);
+}
+
 double cf_eps(bp_dtype dt)
 {
     switch (dt) {

@@ -9,6 +9,7 @@
 double cf_round(bp_dtype dt, double v);          /* v stored in float dt, as a double */
 int64_t cf_int_of_f64(bp_dtype dt, double v);    /* float -> int/bool */
 int64_t cf_int_of_i64(bp_dtype dt, int64_t v);   /* int -> int/bool, saturating */
+double cf_round_i64(bp_dtype dt, int64_t v);     /* int -> float dt, rounded once */
 int64_t cf_wrap(bp_dtype dt, int64_t v);         /* modular reduction */
 int64_t cf_int_min(bp_dtype dt);
 int64_t cf_int_max(bp_dtype dt);

@@ -67,7 +67,7 @@ void cf_set_f(cf_array *a, int64_t k, double v)
 void cf_set_i(cf_array *a, int64_t k, int64_t v)
 {
     if (a->f)
-        a->f[k] = (double)v;
+        a->f[k] = cf_round_i64(a->dt, v); /* exact from the integer */
     else
         a->i[k] = cf_int_of_i64(a->dt, v);
 }

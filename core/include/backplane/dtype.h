@@ -171,6 +171,39 @@ BP_HOST_DEVICE static inline uint16_t bp_f64_to_bf16(double d)
     return bp_f32_to_bf16(bp__f64_to_f32_odd(d));
 }
 
+/* ---- int64 -> f16 / bf16, rounded once from the integer ------------------ */
+
+/* int64 -> f32 rounding to odd, exactly from the integer: keep the 24 leading
+ * bits and set the last one if any bit below them was lost. (double)v would
+ * round first when |v| > 2^53, and a second rounding to f16/bf16 could then
+ * land on a tie the integer is not on. */
+BP_HOST_DEVICE static inline float bp__i64_to_f32_odd(int64_t v)
+{
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    uint64_t t = u;
+    int shift = 0;
+    while (t >= ((uint64_t)1 << 24)) {
+        t >>= 1;
+        shift++;
+    }
+    if (shift > 0 && (u & ((((uint64_t)1) << shift) - 1u)) != 0)
+        t |= 1u; /* sticky: something was lost */
+    /* t < 2^24 and the scale is a power of two <= 2^40: both exact, and so
+     * is their product */
+    float f = (float)t * (float)((uint64_t)1 << shift);
+    return v < 0 ? -f : f;
+}
+
+BP_HOST_DEVICE static inline uint16_t bp_i64_to_f16(int64_t v)
+{
+    return bp_f32_to_f16(bp__i64_to_f32_odd(v));
+}
+
+BP_HOST_DEVICE static inline uint16_t bp_i64_to_bf16(int64_t v)
+{
+    return bp_f32_to_bf16(bp__i64_to_f32_odd(v));
+}
+
 #ifdef __cplusplus
 }
 #endif
