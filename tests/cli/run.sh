@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ctest entry "cli": the backplane command line as a user meets it.
-# usage: run.sh PATH/TO/backplane
+# usage: run.sh PATH/TO/backplane [TEST_PLUGIN_DIR]
 set -u
 bp=$1
+test_plugins=${2:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
@@ -79,6 +80,25 @@ check cuda_check_unsupported_names_the_rebuild_remedy 1 "$bp" cuda-check --cc 12
 check cuda_check_without_a_driver_is_unsupported 1 "$bp" cuda-check --cc 9.0 --sass 90 --ptx "" --driver 0 --runtime 13000 &&
   { stdout_has "no CUDA driver" && ok cuda_check_without_a_driver_is_unsupported || bad cuda_check_without_a_driver_is_unsupported; }
 check cuda_check_rejects_a_malformed_cc 2 "$bp" cuda-check --cc nine && ok cuda_check_rejects_a_malformed_cc
+
+if [ -n "$test_plugins" ]; then
+  crash_dir="$test_plugins/isolated/bp_crash_open"
+  check info_survives_a_plugin_that_crashes_in_open 0 env BP_PLUGIN_PATH="$crash_dir" "$bp" info &&
+    { stdout_has "crash_open.*CRASHED while opening (signal 11, SIGSEGV)" && stdout_has "bp_binary.so" &&
+      stdout_has "default backend: binary:0" &&
+      ok info_survives_a_plugin_that_crashes_in_open ||
+      bad "info_survives_a_plugin_that_crashes_in_open: $(head -c 600 "$tmp/out")"; }
+  check info_json_reports_the_crash_signal 0 env BP_PLUGIN_PATH="$crash_dir" "$bp" info --json &&
+    { python3 -c 'import json,sys; d=json.load(open(sys.argv[1]));
+p=[p for p in d["plugins"] if p["name"]=="crash_open"][0]
+assert p["crashed"]["signal"]==11 and p["crashed"]["name"]=="SIGSEGV", p
+assert any(p["name"]=="binary" and p["opened"] for p in d["plugins"])' "$tmp/out" &&
+      ok info_json_reports_the_crash_signal || bad info_json_reports_the_crash_signal; }
+  check info_survives_a_crashing_plugin_on_the_preference_list 0 \
+    env BP_PLUGIN_PATH="$crash_dir" BP_DEFAULT_BACKEND="crash_open, binary" "$bp" info &&
+    { stdout_has "crashed a probe process" && ok info_survives_a_crashing_plugin_on_the_preference_list ||
+      bad "info_survives_a_crashing_plugin_on_the_preference_list: $(tail -c 400 "$tmp/out")"; }
+fi
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -82,4 +82,11 @@ const char *cli_format_bytes(uint64_t bytes, char *buf, size_t size);
 /* Seconds from a monotonic clock. */
 double cli_now(void);
 
+/* Run fn(arg) in a child process (its output discarded) and wait: 0 if it
+ * returned, else the signal that ended it. When no child can be made, 0:
+ * the caller then runs the step in-process (isolate.c). */
+int cli_isolated_signal(void (*fn)(void *arg), void *arg);
+/* "SIGSEGV" etc. */
+const char *cli_signal_name(int sig);
+
 #endif

@@ -55,6 +55,7 @@ typedef struct plugin_entry {
     bp_plugin_record rec;
     bp_status rec_status;      /* bp_context_plugin */
     char *rec_error;
+    int crash_signal;          /* opening or querying it killed a probe process */
     int32_t n_devices;
     device_entry *devices;
 } plugin_entry;
@@ -67,6 +68,7 @@ typedef struct report {
     size_t n_plugins;
     plugin_entry *plugins;
     bp_status default_status;
+    int default_crash_signal;  /* resolving the preference list killed a probe */
     char *default_error;
     const char *default_name;
     const char *default_reason;
@@ -133,6 +135,32 @@ static void gather_device(bp_context *ctx, const char *plugin, int32_t index, de
         d->mem_error = dup_str(bp_last_error());
 }
 
+/* What a probe process does for plugin i: open it and query every device. */
+typedef struct probe_arg {
+    bp_context *ctx;
+    size_t index;
+} probe_arg;
+
+static void probe_plugin(void *arg)
+{
+    probe_arg *a = arg;
+    (void)bp_context_plugin_open(a->ctx, a->index);
+    bp_plugin_record rec;
+    if (bp_context_plugin(a->ctx, a->index, &rec) != BP_OK || !rec.opened)
+        return;
+    for (int32_t d = 0; d < rec.device_count; d++) {
+        device_entry e;
+        memset(&e, 0, sizeof e);
+        gather_device(a->ctx, rec.name, d, &e);
+    }
+}
+
+static void probe_default(void *arg)
+{
+    bp_backend *be = NULL;
+    (void)bp_backend_default(arg, &be);
+}
+
 /* Returns BP_OK or BP_ERR_OUT_OF_MEMORY (host allocation); every library
  * failure is recorded in the report instead. */
 static bp_status gather(bp_context *ctx, report *r)
@@ -171,6 +199,11 @@ static bp_status gather(bp_context *ctx, report *r)
         }
         if (!p->rec.loaded)
             continue;
+        /* A plugin that crashes while opening would end `info` too: try it
+         * in a child process first, and never open it here if it crashed. */
+        p->crash_signal = cli_isolated_signal(probe_plugin, &(probe_arg){ctx, i});
+        if (p->crash_signal)
+            continue;
         /* The outcome (opened, device_count, or why not) lands in the record,
          * so the status itself needs no separate report. */
         (void)bp_context_plugin_open(ctx, i);
@@ -190,6 +223,18 @@ static bp_status gather(bp_context *ctx, report *r)
     }
 
     bp_backend *def = NULL;
+    /* Every plugin that survived its probe is open by now, so resolving the
+     * preference list can only crash on one that did not: probe it then. */
+    bool any_crash = false;
+    for (size_t i = 0; i < r->n_plugins; i++)
+        any_crash = any_crash || r->plugins[i].crash_signal;
+    r->default_crash_signal = any_crash ? cli_isolated_signal(probe_default, ctx) : 0;
+    if (r->default_crash_signal) {
+        r->default_status = BP_ERR_BACKEND;
+        r->default_error = dup_str("resolving the preference list crashed a probe process "
+                                   "(a plugin on the list crashes when opened)");
+        return BP_OK;
+    }
     r->default_status = bp_backend_default(ctx, &def);
     if (r->default_status == BP_OK)
         r->default_name = bp_backend_name(def);
@@ -251,6 +296,9 @@ static void print_text(const report *r)
             printf(" (ABI %u.%u)", (unsigned)rec->abi_major, (unsigned)rec->abi_minor);
         if (!rec->loaded)
             printf(": rejected");
+        else if (p->crash_signal)
+            printf(": loaded, CRASHED while opening (signal %d, %s); not opened here",
+                   p->crash_signal, cli_signal_name(p->crash_signal));
         else if (!rec->opened)
             printf(": loaded, failed to open");
         else
@@ -260,7 +308,7 @@ static void print_text(const report *r)
         for (const bp_config_key *k = rec->config_keys; k && k->name; k++)
             printf("    key [backend.%s] %s: %s (default: %s)\n", rec->name, k->name,
                    k->help ? k->help : "", k->default_value ? k->default_value : "unset");
-        if (!rec->loaded || !rec->opened) {
+        if (!rec->loaded || (!rec->opened && !p->crash_signal)) {
             printf("    reason: %s\n", bp_status_string(rec->status));
             cli_print_block(stdout, rec->message, "      ");
         }
@@ -379,6 +427,11 @@ static void print_json(const report *r)
         cli_json_string(stdout, rec->version);
         printf(",\n     \"loaded\": %s, \"opened\": %s", rec->loaded ? "true" : "false",
                rec->opened ? "true" : "false");
+        if (p->crash_signal) {
+            printf(", \"crashed\": {\"signal\": %d, \"name\": ", p->crash_signal);
+            cli_json_string(stdout, cli_signal_name(p->crash_signal));
+            printf("}");
+        }
         printf(", \"status\": ");
         cli_json_string(stdout, bp_status_string(rec->status));
         printf(", \"message\": ");
