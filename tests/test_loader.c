@@ -1,9 +1,12 @@
 /* The plugin loader, against real, deliberately broken .so files
  * (tests/plugins/), built by the test build. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bpt.h" /* before criterion/redirect.h, which needs criterion.h first */
 
@@ -247,4 +250,189 @@ Test(loader, plugins_unload_at_context_destroy_and_reload_in_a_new_context)
         bp_tensor_release(t);
         bp_context_destroy(ctx);
     }
+}
+
+/* ---- broken files on the plugin path (issue 9) ----------------------------- */
+
+/* A fresh directory holding broken files named like plugins. */
+static void make_broken_dir(char *dir)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    char src[512], dst[512];
+    snprintf(src, sizeof src, "%s/bp_binary.so", BPT_BUILD_PLUGIN_DIR);
+    FILE *in = fopen(src, "rb");
+    cr_assert_not_null(in, "%s", src);
+    snprintf(dst, sizeof dst, "%s/bp_truncated.so", dir);
+    FILE *out = fopen(dst, "wb");
+    char buf[1000];
+    size_t n = fread(buf, 1, sizeof buf, in);
+    cr_assert_eq(n, sizeof buf);
+    fwrite(buf, 1, n, out); /* `head -c 1000 bp_binary.so > bp_truncated.so` */
+    fclose(out);
+    fclose(in);
+    snprintf(dst, sizeof dst, "%s/bp_empty.so", dir);
+    fclose(fopen(dst, "wb"));
+    snprintf(dst, sizeof dst, "%s/bp_directory.so", dir);
+    cr_assert_eq(mkdir(dst, 0755), 0);
+    snprintf(dst, sizeof dst, "%s/bp_loop.so", dir);
+    cr_assert_eq(symlink(dst, dst), 0);
+    snprintf(dst, sizeof dst, "%s/bp_text.so", dir);
+    out = fopen(dst, "wb");
+    fputs("this is not an ELF file\n", out);
+    fclose(out);
+}
+
+static void expect_rejected(bp_context *ctx, const char *suffix, const char *reason)
+{
+    bp_plugin_record rec;
+    cr_assert_not_null(find_record(ctx, suffix, &rec), "no record for %s", suffix);
+    cr_assert_not(rec.loaded, "%s loaded", suffix);
+    cr_assert_eq(rec.status, BP_ERR_PLUGIN, "%s: %s", suffix, bp_status_string(rec.status));
+    cr_assert(strstr(rec.message, reason), "%s: %s", suffix, rec.message);
+}
+
+Test(loader, truncated_empty_and_non_elf_files_are_rejected_before_dlopen)
+{
+    char dir[] = "/tmp/bpt_broken_XXXXXX";
+    make_broken_dir(dir);
+    setenv("BP_PLUGIN_PATH", dir, 1);
+    bp_context *ctx = bpt_context(); /* a SIGBUS inside dlopen would end the test here */
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_get(ctx, "binary", &be));
+    bp_context_plugin_open(ctx, 0); /* opening all is what `backplane info` does */
+    for (size_t i = 0; i < bp_context_plugin_count(ctx); i++)
+        bp_context_plugin_open(ctx, i);
+    expect_rejected(ctx, "/bp_truncated.so", "truncated");
+    expect_rejected(ctx, "/bp_empty.so", "empty");
+    expect_rejected(ctx, "/bp_text.so", "not an ELF");
+    expect_rejected(ctx, "/bp_directory.so", "not a regular file");
+    expect_rejected(ctx, "/bp_loop.so", "symbolic links");
+    bp_context_destroy(ctx);
+}
+
+Test(loader, an_unreadable_plugin_file_is_rejected_with_the_reason)
+{
+    char dir[] = "/tmp/bpt_unreadable_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[512];
+    snprintf(path, sizeof path, "%s/bp_secret.so", dir);
+    FILE *f = fopen(path, "wb");
+    fputs("x", f);
+    fclose(f);
+    cr_assert_eq(chmod(path, 0), 0);
+    cr_assert_eq(chmod(dir, 0755), 0);
+    if (geteuid() == 0) /* root reads anything: test as nobody (each test is its own process) */
+        cr_assert_eq(setuid(65534), 0);
+    setenv("BP_PLUGIN_PATH", dir, 1);
+    setenv("HOME", dir, 1); /* a home nobody may read */
+    unsetenv("XDG_CONFIG_HOME");
+    bp_context *ctx = bpt_context();
+    expect_rejected(ctx, "/bp_secret.so", "Permission denied");
+    bp_context_destroy(ctx);
+}
+
+Test(loader, a_descriptor_too_small_for_its_version_fields_says_so)
+{
+    bp_context *ctx = with_test_plugins();
+    bp_plugin_record rec;
+    bp_backend *be = NULL;
+    bp_backend_get(ctx, "tiny_descriptor", &be); /* loads it, if loading is lazy */
+    cr_assert_not_null(find_record(ctx, "/bp_tiny_descriptor.so", &rec));
+    cr_assert_not(rec.loaded);
+    cr_assert(strstr(rec.message, "descriptor too small (11 bytes, need"), "%s", rec.message);
+    cr_assert_null(strstr(rec.message, "ABI 0.0"), "%s", rec.message);
+    bp_context_destroy(ctx);
+}
+
+Test(loader, a_status_that_is_not_a_bp_status_becomes_backend_error_naming_the_entry)
+{
+    bp_context *ctx = with_test_plugins();
+    bp_backend *be = NULL;
+    bp_status st = bp_backend_get(ctx, "bad_status_open", &be);
+    cr_assert_eq(st, BP_ERR_BACKEND, "%d: %s", (int)st, bp_last_error());
+    cr_assert(strstr(bp_last_error(), "open") && strstr(bp_last_error(), "1234") &&
+                  strstr(bp_last_error(), "bp_bad_status_open.so"), "%s", bp_last_error());
+    /* asked again: the recorded status is the same known code */
+    BPT_FAILS(BP_ERR_BACKEND, bp_backend_get(ctx, "bad_status_open", &be));
+
+    BPT_OK(bp_backend_get(ctx, "bad_status", &be));
+    bp_tensor *t = NULL;
+    st = bp_tensor_from_host(be, BP_F32, 1, (int64_t[]){2}, (float[]){1, 2}, &t);
+    cr_assert_eq(st, BP_ERR_BACKEND, "%d: %s", (int)st, bp_last_error());
+    cr_assert_null(t);
+    cr_assert(strstr(bp_last_error(), "alloc") && strstr(bp_last_error(), "-7"), "%s",
+              bp_last_error());
+    bp_context_destroy(ctx);
+}
+
+Test(loader, an_absurd_device_count_is_refused_as_a_plugin_defect)
+{
+    bp_context *ctx = with_test_plugins();
+    bp_backend *be = NULL;
+    BPT_FAILS(BP_ERR_PLUGIN, bp_backend_get(ctx, "huge_devices", &be));
+    cr_assert(strstr(bp_last_error(), "2147483647") && strstr(bp_last_error(), "4096"), "%s",
+              bp_last_error());
+    bp_context_destroy(ctx);
+}
+
+Test(loader, a_records_message_stays_valid_after_a_failed_open)
+{
+    bp_context *ctx = with_test_plugins();
+    size_t idx = 0;
+    bool found = false;
+    bp_plugin_record rec;
+    for (size_t i = 0; i < bp_context_plugin_count(ctx) && !found; i++) {
+        BPT_OK(bp_context_plugin(ctx, i, &rec));
+        if (strstr(rec.path, "/bp_open_fails.so"))
+            found = true, idx = i;
+    }
+    cr_assert(found);
+    BPT_OK(bp_context_plugin(ctx, idx, &rec));
+    const char *before = rec.message; /* documented: valid for the context's life */
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", before);
+    bp_backend *be = NULL;
+    BPT_FAILS(BP_ERR_UNSUPPORTED_DEVICE, bp_backend_get(ctx, "open_fails", &be));
+    cr_assert_str_eq(before, copy); /* ASan: heap-use-after-free if it was freed */
+    BPT_OK(bp_context_plugin(ctx, idx, &rec));
+    cr_assert(strstr(rec.message, "no widget device found"), "%s", rec.message);
+    bp_context_destroy(ctx);
+}
+
+typedef struct race_arg {
+    bp_context *ctx;
+    int failures;
+} race_arg;
+
+static void *race_default(void *p)
+{
+    race_arg *a = p;
+    for (int i = 0; i < 200; i++) {
+        bp_backend *be = NULL;
+        if (bp_backend_default(a->ctx, &be) != BP_ERR_NOT_FOUND || be != NULL ||
+            !strstr(bp_last_error(), "open_fails"))
+            a->failures++;
+        const char *why = bp_context_default_reason(a->ctx);
+        if (!strstr(why, "open_fails: skipped"))
+            a->failures++;
+    }
+    return NULL;
+}
+
+Test(loader, default_backend_is_safe_from_many_threads_when_nothing_opens)
+{
+    setenv("BP_DEFAULT_BACKEND", "open_fails, nosuch", 1);
+    setenv("BP_LOG_LEVEL", "off", 1);
+    bp_context *ctx = with_test_plugins();
+    pthread_t th[8];
+    race_arg args[8];
+    for (int i = 0; i < 8; i++) {
+        args[i] = (race_arg){ctx, 0};
+        cr_assert_eq(pthread_create(&th[i], NULL, race_default, &args[i]), 0);
+    }
+    for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        cr_assert_eq(args[i].failures, 0, "thread %d saw %d wrong answers", i, args[i].failures);
+    }
+    bp_context_destroy(ctx);
 }

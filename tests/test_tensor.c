@@ -325,7 +325,7 @@ Test(tensor_guards, a_backend_writing_past_its_output_is_caught)
 {
     setenv("BP_PLUGIN_PATH", BPT_PLUGIN_DIR, 1);
     bp_context *c = bpt_context();
-    BPT_OK(bp_context_set_debug_guards(c, 16));
+    BPT_OK(bp_context_set_debug_guards(c, 64));
     bp_backend *be = NULL;
     BPT_OK(bp_backend_get(c, "overrun", &be));
     bp_tensor *a = NULL, *n = NULL;
@@ -341,4 +341,52 @@ Test(tensor_guards, a_backend_writing_past_its_output_is_caught)
     bp_tensor_release(a);
     bp_tensor_release(n);
     bp_context_destroy(c);
+}
+
+/* ---- reliability regressions (fuzzing, issue 9) --------------------------- */
+
+Test(tensor, a_zero_element_shape_whose_other_extents_overflow_is_refused)
+{
+    /* NumPy bounds the product of the non-zero extents too: the strides of
+     * such a shape overflow even though it holds no element. */
+    bp_tensor *t = NULL;
+    BPT_FAILS(BP_ERR_SHAPE, bp_zeros(cpu, BP_F32, 3, (int64_t[]){0, 1LL << 62, 4}, &t));
+    cr_assert_null(t);
+    BPT_FAILS(BP_ERR_SHAPE,
+              bp_tensor_from_host(cpu, BP_F64, 2, (int64_t[]){INT64_MAX, 0}, NULL, &t));
+    cr_assert(strstr(bp_last_error(), "non-zero extents"), "%s", bp_last_error());
+    /* a zero-element shape whose other extents fit stays valid */
+    BPT_OK(bp_zeros(cpu, BP_F32, 3, (int64_t[]){0, 1LL << 20, 4}, &t));
+    cr_assert_eq(bp_tensor_numel(t), 0);
+    bp_tensor_release(t);
+}
+
+Test(tensor_guards, debug_guards_refuse_sizes_that_would_misalign_tensors)
+{
+    setenv("BP_LOG_LEVEL", "error", 1);
+    bp_context *c = bpt_context();
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_context_set_debug_guards(c, 7));
+    cr_assert(strstr(bp_last_error(), "multiple of 64"), "%s", bp_last_error());
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_context_set_debug_guards(c, 96));
+    BPT_OK(bp_context_set_debug_guards(c, 0));
+    BPT_OK(bp_context_set_debug_guards(c, 64));
+    BPT_OK(bp_context_set_debug_guards(c, 4096));
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_get(c, "binary", &be));
+    bp_tensor *t = NULL;
+    BPT_OK(bp_zeros(be, BP_F64, 1, (int64_t[]){3}, &t));
+    BPT_OK(bp_tensor_check_guards(t));
+    bp_tensor_release(t);
+    bp_context_destroy(c);
+}
+
+Test(tensor, reshape_of_an_empty_tensor_refuses_extents_that_overflow)
+{
+    bp_tensor *t = NULL, *r = NULL;
+    BPT_OK(bp_zeros(cpu, BP_F32, 1, (int64_t[]){0}, &t));
+    BPT_FAILS(BP_ERR_SHAPE, bp_reshape(t, 3, (int64_t[]){0, 1LL << 62, 4}, &r));
+    cr_assert_null(r);
+    BPT_OK(bp_reshape(t, 2, (int64_t[]){0, 5}, &r));
+    bp_tensor_release(r);
+    bp_tensor_release(t);
 }

@@ -18,7 +18,8 @@ static void bp__context_free(bp_context *ctx)
     free(ctx->backends);
     bp__loader_unload_all(ctx);
     bp__config_free(&ctx->config);
-    free(ctx->default_reason);
+    free(atomic_load(&ctx->default_reason));
+    pthread_mutex_destroy(&ctx->default_lock);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }
@@ -40,6 +41,11 @@ bp_status bp_context_create(const char *config_path, bp_context **out)
     if (!ctx)
         return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_context_create: out of memory");
     if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+        free(ctx);
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_context_create: cannot create a mutex");
+    }
+    if (pthread_mutex_init(&ctx->default_lock, NULL) != 0) {
+        pthread_mutex_destroy(&ctx->lock);
         free(ctx);
         return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_context_create: cannot create a mutex");
     }
@@ -167,10 +173,10 @@ static bp_status bp__backend_open_locked(bp_context *ctx, bp__plugin *p, int32_t
     bp_device_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
-    bp__plugin_detail_clear();
-    bp_status st = p->vt->device_info(p->state, index, &info);
+    bp__call_begin();
+    bp_status st = bp__plugin_entry_status("device_info", p->vt->device_info(p->state, index, &info));
     if (st == BP_OK)
-        st = p->vt->device_open(p->state, index, &b->dev);
+        st = bp__plugin_entry_status("device_open", p->vt->device_open(p->state, index, &b->dev));
     if (st != BP_OK) {
         free(b);
         return bp__error(st, "backend %s:%d could not be opened: %s", p->name, index,
@@ -293,29 +299,28 @@ bp_status bp_backend_default(bp_context *ctx, bp_backend **out)
     *out = NULL;
     if (!ctx)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_backend_default: ctx is NULL");
-    pthread_mutex_lock(&ctx->lock);
-    bp_backend *cached = ctx->default_backend;
-    pthread_mutex_unlock(&ctx->lock);
-    if (cached) {
-        *out = cached;
-        return BP_OK;
-    }
+    /* The list is resolved once per context (each plugin is opened at most
+     * once anyway), by one thread while the others wait; the reason string
+     * is then never changed or freed before the context goes. */
     const bp__setting *s = bp__config_find(&ctx->config, "backplane", "default_backend");
     const char *list = s && s->value ? s->value : "binary";
-    bp__pref pr = {ctx, NULL, NULL, 0, false};
-    bp__pref_note(&pr, "default_backend = %s (from %s)", list, s ? s->origin : "default");
-    bp__list_foreach(list, bp__pref_try, &pr);
-    pthread_mutex_lock(&ctx->lock);
-    free(ctx->default_reason);
-    ctx->default_reason = pr.reason;
-    if (pr.winner && !ctx->default_backend)
+    pthread_mutex_lock(&ctx->default_lock);
+    if (!ctx->default_resolved) {
+        bp__pref pr = {ctx, NULL, NULL, 0, false};
+        bp__pref_note(&pr, "default_backend = %s (from %s)", list, s ? s->origin : "default");
+        bp__list_foreach(list, bp__pref_try, &pr);
         ctx->default_backend = pr.winner;
-    pthread_mutex_unlock(&ctx->lock);
-    if (!pr.winner)
+        atomic_store(&ctx->default_reason, pr.reason);
+        ctx->default_resolved = true;
+    }
+    bp_backend *winner = ctx->default_backend;
+    const char *reason = atomic_load(&ctx->default_reason);
+    pthread_mutex_unlock(&ctx->default_lock);
+    if (!winner)
         return bp__error(BP_ERR_NOT_FOUND,
                          "bp_backend_default: no backend of the preference list '%s' could be "
-                         "opened:\n%s", list, pr.reason ? pr.reason : "");
-    *out = pr.winner;
+                         "opened:\n%s", list, reason ? reason : "");
+    *out = winner;
     return BP_OK;
 }
 
@@ -353,9 +358,7 @@ bp_status bp_backend_synchronize(bp_backend *b)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_backend_synchronize: backend is NULL");
     if (!BP__HAS(b->vt, synchronize))
         return BP_OK; /* a backend without a queue is always synchronised */
-    bp__before_call();
-    bp_status st = b->vt->synchronize(b->dev);
-    return st == BP_OK ? BP_OK : bp__backend_failed(b, BP_OP_COPY, st);
+    return BP__CALL0(b, "synchronize", synchronize);
 }
 
 bp_status bp_backend_memory_info(bp_backend *b, bp_memory_info *out)
@@ -366,11 +369,7 @@ bp_status bp_backend_memory_info(bp_backend *b, bp_memory_info *out)
         return bp__error(BP_ERR_UNSUPPORTED_OP, "backend %s does not report memory use", b->name);
     memset(out, 0, sizeof *out);
     out->struct_size = sizeof *out;
-    bp__before_call();
-    bp_status st = b->vt->memory_info(b->dev, out);
-    return st == BP_OK ? BP_OK
-                       : bp__error(st, "backend %s: memory_info failed: %s", b->name,
-                                   bp__plugin_detail());
+    return BP__CALL(b, "memory_info", memory_info, out);
 }
 
 bp_status bp_backend_device_info(bp_backend *b, bp_device_info *out)
@@ -379,11 +378,13 @@ bp_status bp_backend_device_info(bp_backend *b, bp_device_info *out)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_backend_device_info: NULL argument");
     memset(out, 0, sizeof *out);
     out->struct_size = sizeof *out;
-    bp__before_call();
-    bp_status st = b->vt->device_info(b->plugin->state, b->index, out);
+    bp__call_begin();
+    bp_status st = bp__plugin_entry_status(
+        "device_info", b->vt->device_info(b->plugin->state, b->index, out));
     return st == BP_OK ? BP_OK
-                       : bp__error(st, "backend %s: device_info failed: %s", b->name,
-                                   bp__plugin_detail());
+                       : bp__error(st, "backend %s failed in device_info: %s", b->name,
+                                   *bp__plugin_detail() ? bp__plugin_detail()
+                                                        : bp_status_message(st));
 }
 
 /* ---- introspection ------------------------------------------------------- */
@@ -439,5 +440,8 @@ const char *bp_context_config_path(const bp_context *ctx) { return ctx ? ctx->co
 
 const char *bp_context_default_reason(const bp_context *ctx)
 {
-    return ctx && ctx->default_reason ? ctx->default_reason : "";
+    if (!ctx)
+        return "";
+    const char *r = atomic_load(&ctx->default_reason); /* published once, never changed */
+    return r ? r : "";
 }

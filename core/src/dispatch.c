@@ -136,15 +136,14 @@ bp_status bp__require_op(const bp_backend *b, bp_op op, bp_dtype dtype, bool has
                      has_entry ? "" : " (the plugin has no entry for this op family)");
 }
 
-void bp__before_call(void) { bp__plugin_detail_clear(); }
-
-bp_status bp__backend_failed(const bp_backend *b, bp_op op, bp_status st)
+bp_status bp__deliver(bp_tensor *res, bp_status st, bp_tensor **out)
 {
-    if (st == BP_OK)
-        st = BP_ERR_BACKEND;
-    const char *detail = bp__plugin_detail();
-    return bp__error(st, "backend %s failed in %s: %s", b->name, bp_op_name(op),
-                     *detail ? detail : bp_status_message(st));
+    if (st != BP_OK) {
+        bp_tensor_release(res);
+        return st;
+    }
+    *out = res;
+    return BP_OK;
 }
 
 /* ---- scalars, with the cast rules (NaN -> 0, saturate, bool is != 0) ---- */

@@ -43,11 +43,19 @@ bp_status bp__error(bp_status code, const char *fmt, ...)
 
 const char *bp__plugin_detail(void) { return bp__detail; }
 
-void bp__plugin_detail_clear(void) { bp__detail[0] = '\0'; }
+void bp__call_begin(void) { bp__detail[0] = '\0'; }
 
 void bp__plugin_detail_set(const char *fmt, va_list ap)
 {
     vsnprintf(bp__detail, sizeof bp__detail, fmt, ap);
+}
+
+void bp__plugin_detail_setf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(bp__detail, sizeof bp__detail, fmt, ap);
+    va_end(ap);
 }
 
 char *bp__aprintf(const char *fmt, ...)

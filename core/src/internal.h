@@ -35,13 +35,39 @@
 /* Set this thread's last error to the formatted message; return code. */
 bp_status bp__error(bp_status code, const char *fmt, ...) BP__PRINTF(2, 3);
 /* The detail a plugin set with host->set_error during the current call ("" if
- * none); bp__plugin_detail_clear() before each plugin call. */
+ * none; bp__call_begin clears it). */
 const char *bp__plugin_detail(void);
-void bp__plugin_detail_clear(void);
 void bp__plugin_detail_set(const char *fmt, va_list ap);
+void bp__plugin_detail_setf(const char *fmt, ...) BP__PRINTF(1, 2);
 
 /* A malloc'ed formatted string, or NULL when out of memory (error.c). */
 char *bp__aprintf(const char *fmt, ...) BP__PRINTF(1, 2);
+
+/* ---- calling a plugin (plugin_call.c) -------------------------------------
+ * Every call of a device entry goes through BP__CALL, so that each failure
+ * names the backend, the entry and what was being done, and a value that is
+ * not a bp_status never reaches the caller (it becomes BP_ERR_BACKEND):
+ *
+ *     st = BP__CALL(be, "add", binary, op, &va, &vb, &vo);
+ *
+ * `what` is the operation as the user knows it ("add", "read for
+ * bp_tensor_to_host"); entry is the plugin.h member; the device handle is
+ * passed first. */
+#define BP__CALL(b, what, entry, ...)                                                   \
+    bp__call_end((b), (what), #entry, (bp__call_begin(), (b)->vt->entry((b)->dev, __VA_ARGS__)))
+#define BP__CALL0(b, what, entry) \
+    bp__call_end((b), (what), #entry, (bp__call_begin(), (b)->vt->entry((b)->dev)))
+/* Clear the plugin's error detail: before every entry. */
+void bp__call_begin(void);
+/* BP_OK; or st with "backend B failed in WHAT: detail"; or BP_ERR_BACKEND when
+ * st is not a bp_status, naming the entry, the raw value and the plugin. */
+bp_status bp__call_end(const bp_backend *b, const char *what, const char *entry, bp_status st);
+/* For the entries called on a plugin rather than a device (open,
+ * device_info, device_open): st if it is a bp_status, else BP_ERR_BACKEND with
+ * the plugin detail set to a note naming the entry and the raw value. */
+bp_status bp__plugin_entry_status(const char *entry, bp_status st);
+/* Whether v is one of BP_STATUS_LIST's codes. */
+bool bp__status_known(int v);
 
 /* ---- logging (log.c) ----------------------------------------------------- */
 void bp__log(const bp_context *ctx, bp_log_level level, const char *fmt, ...) BP__PRINTF(3, 4);
@@ -94,10 +120,18 @@ typedef struct bp__plugin {
     bool open_tried, opened;
     bp_status status;       /* why not loaded / not opened */
     char *message;          /* the reason, "" if none */
+    char **retired;         /* earlier names and messages: records handed out
+                               stay valid for the context's life */
+    size_t n_retired;
     void *state;            /* from vt->open */
     int32_t device_count;   /* -1 until opened */
     bp_host_api host;       /* host->host points back to this struct */
 } bp__plugin;
+
+/* Whether path is a file dlopen can map safely: a regular, readable ELF
+ * shared object for this machine, none of whose segments lies past the end
+ * of the file. Else false with the reason in why (elf_check.c). */
+bool bp__elf_check(const char *path, char *why, size_t cap);
 
 /* Find and dlopen every plugin (beside libbackplane, plugin_path,
  * $BP_PLUGIN_PATH). Failures are recorded in ctx->plugins, never fatal. */
@@ -132,8 +166,10 @@ struct bp_context {
     size_t n_plugins;
     bp_backend **backends;
     size_t n_backends;
-    char *default_reason;        /* how bp_backend_default chose */
-    bp_backend *default_backend; /* cached winner */
+    pthread_mutex_t default_lock; /* serialises resolving the preference list */
+    bool default_resolved;        /* resolved once per context (under default_lock) */
+    char *_Atomic default_reason; /* how it was resolved; published once, immutable */
+    bp_backend *default_backend;  /* the winner, or NULL if none opened */
     atomic_size_t guard_bytes;   /* bp_context_set_debug_guards */
 };
 
@@ -198,11 +234,9 @@ void bp__view_permute(bp_view *v, const int32_t *perm);
 /* BP_ERR_UNSUPPORTED_OP naming backend, op and dtype, if the family entry is
  * NULL (has_entry false) or supports(op, dtype) is false. */
 bp_status bp__require_op(const bp_backend *b, bp_op op, bp_dtype dtype, bool has_entry);
-/* Before calling a plugin op entry. */
-void bp__before_call(void);
-/* After a plugin entry returned st != BP_OK: error naming backend and op,
- * with the plugin's detail. Returns st (or BP_ERR_BACKEND if st is BP_OK-ish). */
-bp_status bp__backend_failed(const bp_backend *b, bp_op op, bp_status st);
+/* Hand a fresh result to the caller through out, or release it if st failed.
+ * Returns st. */
+bp_status bp__deliver(bp_tensor *res, bp_status st, bp_tensor **out);
 /* Convert a double to one element of dtype with the cast rules (NaN -> 0,
  * saturate, f16/bf16 rounding); writes bp_dtype_size(dtype) bytes. */
 void bp__scalar_from_double(bp_dtype dtype, double value, void *dst);

@@ -13,6 +13,10 @@
 
 /* The v1.0 descriptor ends with `random`: anything smaller is refused. */
 #define BP__PLUGIN_V1_SIZE (offsetof(bp_plugin, random) + sizeof(((bp_plugin *)0)->random))
+/* The bytes a descriptor needs for its ABI version to be read at all. */
+#define BP__PLUGIN_VERSION_SIZE (offsetof(bp_plugin, abi_minor) + sizeof(uint32_t))
+/* More devices than this is a plugin defect, not a machine. */
+#define BP__MAX_DEVICES 4096
 
 /* ---- the host API handed to each plugin ---------------------------------- */
 
@@ -55,7 +59,7 @@ static bp_status bp__host_config_error(void *host, const char *key, const char *
     else
         where[0] = '\0';
     /* bp__plugin_open takes the message from bp_last_error() for this code. */
-    bp__plugin_detail_clear();
+    bp__call_begin();
     bp__error(BP_ERR_CONFIG, "%s[%s] %s = %s: %s", where, section, key,
               s && s->value ? s->value : "(unset)", reason);
     return BP_ERR_CONFIG;
@@ -83,7 +87,30 @@ static void bp__plugin_free(bp__plugin *p)
     free(p->name);
     free(p->path);
     free(p->message);
+    for (size_t i = 0; i < p->n_retired; i++)
+        free(p->retired[i]);
+    free(p->retired);
     free(p);
+}
+
+/* Replace *slot (a record's name or message) with fresh, which this takes.
+ * The old string is kept until the context goes, because bp_context_plugin
+ * promised the caller it stays valid. If even that cannot be recorded (out
+ * of memory), the old string stays in place and fresh is dropped. */
+static void bp__replace_string(bp__plugin *p, char **slot, char *fresh)
+{
+    if (!fresh)
+        return;
+    if (*slot) {
+        char **grown = realloc(p->retired, (p->n_retired + 1) * sizeof *grown);
+        if (!grown) {
+            free(fresh);
+            return;
+        }
+        p->retired = grown;
+        p->retired[p->n_retired++] = *slot;
+    }
+    *slot = fresh;
 }
 
 static bp_status bp__record_push(bp_context *ctx, bp__plugin *p)
@@ -101,14 +128,14 @@ static void bp__reject(bp__plugin *p, bp_status st, char *message)
 {
     p->loaded = false;
     p->status = st;
-    free(p->message);
-    p->message = message ? message : strdup("out of memory describing the failure");
+    bp__replace_string(p, &p->message,
+                       message ? message : strdup("out of memory describing the failure"));
     if (p->dl) {
         dlclose(p->dl);
         p->dl = NULL;
     }
     p->vt = NULL;
-    bp__log(p->ctx, BP_LOG_INFO, "plugin %s rejected: %s", p->path, p->message ? p->message : "");
+    bp__log(p->ctx, BP_LOG_INFO, "plugin %s rejected: %s", p->path, p->message);
 }
 
 static bool bp__name_valid(const char *s)
@@ -134,6 +161,11 @@ static const char *bp__missing_required(const bp_plugin *vt)
 /* dlopen + every load-time check. Fills p; never fails the caller except OOM. */
 static void bp__load(bp__plugin *p)
 {
+    char why[512];
+    if (!bp__elf_check(p->path, why, sizeof why)) {
+        bp__reject(p, BP_ERR_PLUGIN, bp__aprintf("%s", why));
+        return;
+    }
     dlerror();
     p->dl = dlopen(p->path, RTLD_NOW | RTLD_LOCAL);
     if (!p->dl) {
@@ -158,14 +190,21 @@ static void bp__load(bp__plugin *p)
         bp__reject(p, BP_ERR_PLUGIN, bp__aprintf("bp_plugin_entry() returned NULL"));
         return;
     }
-    if (vt->struct_size < offsetof(bp_plugin, abi_minor) + sizeof vt->abi_minor ||
-        vt->abi_major != BP_ABI_MAJOR) {
+    if (vt->struct_size < BP__PLUGIN_VERSION_SIZE) {
+        bp__reject(p, BP_ERR_PLUGIN,
+                   bp__aprintf("descriptor too small (%u bytes, need at least %zu to hold the "
+                               "ABI version, %zu for ABI %d.0); rebuild the plugin against "
+                               "backplane's plugin.h",
+                               vt->struct_size, (size_t)BP__PLUGIN_VERSION_SIZE,
+                               (size_t)BP__PLUGIN_V1_SIZE, BP_ABI_MAJOR));
+        return;
+    }
+    if (vt->abi_major != BP_ABI_MAJOR) {
         bp__reject(p, BP_ERR_PLUGIN,
                    bp__aprintf("built for plugin ABI %u.%u, but this libbackplane speaks ABI %d.%d; "
                                "rebuild the plugin against backplane's plugin.h (ABI %d.x)",
-                               vt->struct_size >= 12 ? vt->abi_major : 0u,
-                               vt->struct_size >= 12 ? vt->abi_minor : 0u, BP_ABI_MAJOR,
-                               BP_ABI_MINOR, BP_ABI_MAJOR));
+                               vt->abi_major, vt->abi_minor, BP_ABI_MAJOR, BP_ABI_MINOR,
+                               BP_ABI_MAJOR));
         return;
     }
     if (vt->struct_size < BP__PLUGIN_V1_SIZE) {
@@ -193,8 +232,11 @@ static void bp__load(bp__plugin *p)
         bp__reject(p, BP_ERR_OUT_OF_MEMORY, NULL);
         return;
     }
-    free(p->name);
-    p->name = name;
+    bp__replace_string(p, &p->name, name);
+    if (p->name != name) { /* out of memory keeping the old name */
+        bp__reject(p, BP_ERR_OUT_OF_MEMORY, NULL);
+        return;
+    }
     p->vt = vt;
     p->loaded = true;
     p->status = BP_OK;
@@ -287,16 +329,13 @@ static bp_status bp__scan_dir(bp_context *ctx, const char *dir)
         if (!bp__is_plugin_file(e->d_name))
             continue;
         char **grown = realloc(names, (n + 1) * sizeof *names);
-        char *full = bp__aprintf("%s/%s", dir, e->d_name);
-        if (!grown || !full) {
-            free(grown ? NULL : full);
-            if (grown)
-                names = grown;
-            free(full);
+        if (grown)
+            names = grown;
+        char *full = grown ? bp__aprintf("%s/%s", dir, e->d_name) : NULL;
+        if (!full) {
             st = bp__error(BP_ERR_OUT_OF_MEMORY, "plugin loader: out of memory");
             break;
         }
-        names = grown;
         names[n++] = full;
     }
     closedir(d);
@@ -393,25 +432,31 @@ bp_status bp__plugin_open(bp__plugin *p)
                          : bp__error(p->status, "backend '%s' (%s) could not be opened: %s",
                                      p->name, p->path, p->message);
     p->open_tried = true;
-    bp__plugin_detail_clear();
+    bp__call_begin();
     void *state = NULL;
-    bp_status st = p->vt->open(&p->host, &state);
+    bp_status st = bp__plugin_entry_status("open", p->vt->open(&p->host, &state));
     if (st == BP_OK) {
         int32_t n = p->vt->device_count(state);
-        p->state = state;
-        p->opened = true;
-        p->device_count = n < 0 ? 0 : n;
-        return BP_OK;
+        if (n >= 0 && n <= BP__MAX_DEVICES) {
+            p->state = state;
+            p->opened = true;
+            p->device_count = n;
+            return BP_OK;
+        }
+        p->vt->close(state);
+        st = BP_ERR_PLUGIN;
+        bp__plugin_detail_setf("its device_count entry reports %ld devices, outside 0..%d: a "
+                               "defect in the plugin",
+                               (long)n, BP__MAX_DEVICES);
     }
     const char *detail = bp__plugin_detail();
     if (st == BP_ERR_CONFIG && !*detail)
         detail = bp_last_error(); /* from config_error */
-    char *msg = bp__aprintf("%s", *detail ? detail : "open() failed without a reason");
-    free(p->message);
-    p->message = msg ? msg : strdup("");
+    bp__replace_string(p, &p->message,
+                       bp__aprintf("%s", *detail ? detail : "open() failed without a reason"));
     p->status = st;
     return bp__error(st, "backend '%s' (%s) could not be opened: %s", p->name, p->path,
-                     p->message ? p->message : "");
+                     p->message);
 }
 
 void bp__loader_unload_all(bp_context *ctx)

@@ -32,20 +32,7 @@ static bp_status fill_view(const bp_backend *be, const bp_view *v, double value)
 {
     unsigned char scalar[16];
     bp__scalar_from_double(v->dtype, value, scalar);
-    bp__before_call();
-    bp_status st = be->vt->fill(be->dev, v, scalar);
-    return st == BP_OK ? BP_OK : bp__backend_failed(be, BP_OP_FILL, st);
-}
-
-/* Hand res back through out, or release it if st failed. */
-static bp_status finish(bp_tensor *res, bp_status st, bp_tensor **out)
-{
-    if (st != BP_OK) {
-        bp_tensor_release(res);
-        return st;
-    }
-    *out = res;
-    return BP_OK;
+    return BP__CALL(be, "fill", fill, v, scalar);
 }
 
 static bp_status full_impl(const char *fn, bp_backend *b, bp_dtype dtype, int32_t rank,
@@ -61,7 +48,7 @@ static bp_status full_impl(const char *fn, bp_backend *b, bp_dtype dtype, int32_
     BP__TRY(bp__tensor_new(fn, b, dtype, rank, shape, &res));
     bp_view v;
     bp__view_dense(res, &v);
-    return finish(res, fill_view(b, &v, value), out);
+    return bp__deliver(res, fill_view(b, &v, value), out);
 }
 
 bp_status bp_full(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape, double value,
@@ -114,9 +101,7 @@ bp_status bp_arange(bp_backend *b, bp_dtype dtype, double start, double stop, do
     BP__TRY(bp__tensor_new(fn, b, dtype, 1, &n, &res));
     bp_view v;
     bp__view_dense(res, &v);
-    bp__before_call();
-    bp_status st = b->vt->arange(b->dev, start, step, &v);
-    return finish(res, st == BP_OK ? BP_OK : bp__backend_failed(b, BP_OP_ARANGE, st), out);
+    return bp__deliver(res, BP__CALL(b, "arange", arange, start, step, &v), out);
 }
 
 bp_status bp_eye(bp_backend *b, bp_dtype dtype, int64_t rows, int64_t cols, bp_tensor **out)
@@ -148,7 +133,7 @@ bp_status bp_eye(bp_backend *b, bp_dtype dtype, int64_t rows, int64_t cols, bp_t
         diag.strides[0] = n > 1 ? cols + 1 : 1;
         st = fill_view(b, &diag, 1.0);
     }
-    return finish(res, st, out);
+    return bp__deliver(res, st, out);
 }
 
 static bp_status random_impl(const char *fn, bp_op op, bp_backend *b, bp_dtype dtype,
@@ -181,9 +166,7 @@ static bp_status random_impl(const char *fn, bp_op op, bp_backend *b, bp_dtype d
     BP__TRY(bp__tensor_new(fn, b, dtype, rank, shape, &res));
     bp_view v;
     bp__view_dense(res, &v);
-    bp__before_call();
-    bp_status st = b->vt->random(b->dev, op, seed, offset, p0, p1, &v);
-    return finish(res, st == BP_OK ? BP_OK : bp__backend_failed(b, op, st), out);
+    return bp__deliver(res, BP__CALL(b, bp_op_name(op), random, op, seed, offset, p0, p1, &v), out);
 }
 
 bp_status bp_random_uniform(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,

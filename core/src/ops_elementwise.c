@@ -94,13 +94,6 @@ static bp_status check_dtype(const char *fn, const char *op_name, const char *ar
                      fn, arg, bp_dtype_name(dt), op_name, class_name(cls));
 }
 
-/* Release the fresh output and report the plugin's failure. */
-static bp_status fail_call(bp_tensor *res, const bp_backend *be, bp_op op, bp_status st)
-{
-    bp_tensor_release(res);
-    return bp__backend_failed(be, op, st);
-}
-
 bp_status bp_unary(bp_op op, const bp_tensor *x, bp_tensor **out)
 {
     BP__TRY(bp__check_out("bp_unary", out));
@@ -119,12 +112,7 @@ bp_status bp_unary(bp_op op, const bp_tensor *x, bp_tensor **out)
     bp_view vx, vo;
     bp__view_dense(x, &vx);
     bp__view_dense(res, &vo);
-    bp__before_call();
-    bp_status st = be->vt->unary(be->dev, op, &vx, &vo);
-    if (st != BP_OK)
-        return fail_call(res, be, op, st);
-    *out = res;
-    return BP_OK;
+    return bp__deliver(res, BP__CALL(be, bp_op_name(op), unary, op, &vx, &vo), out);
 }
 
 bp_status bp_binary(bp_op op, const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
@@ -158,12 +146,7 @@ bp_status bp_binary(bp_op op, const bp_tensor *a, const bp_tensor *b, bp_tensor 
     bp__view_broadcast(a, rank, shape, &va);
     bp__view_broadcast(b, rank, shape, &vb);
     bp__view_dense(res, &vo);
-    bp__before_call();
-    bp_status st = be->vt->binary(be->dev, op, &va, &vb, &vo);
-    if (st != BP_OK)
-        return fail_call(res, be, op, st);
-    *out = res;
-    return BP_OK;
+    return bp__deliver(res, BP__CALL(be, bp_op_name(op), binary, op, &va, &vb, &vo), out);
 }
 
 bp_status bp_where(const bp_tensor *cond, const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
@@ -201,12 +184,7 @@ bp_status bp_where(const bp_tensor *cond, const bp_tensor *a, const bp_tensor *b
     bp__view_broadcast(a, rank, shape, &va);
     bp__view_broadcast(b, rank, shape, &vb);
     bp__view_dense(res, &vo);
-    bp__before_call();
-    bp_status st = be->vt->where(be->dev, &vc, &va, &vb, &vo);
-    if (st != BP_OK)
-        return fail_call(res, be, BP_OP_WHERE, st);
-    *out = res;
-    return BP_OK;
+    return bp__deliver(res, BP__CALL(be, "where", where, &vc, &va, &vb, &vo), out);
 }
 
 /* bp_neg ... bp_logical_xor, generated from the one op list so they never drift. */

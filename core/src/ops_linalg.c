@@ -113,11 +113,10 @@ bp_status bp_matmul(const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
     bp__view_dense(b, &vb);
     view_broadcast_as(&vb, rb, pb, rank, b_target);
     bp__view_dense(full, &vo);
-    bp__before_call();
-    bp_status st = be->vt->matmul(be->dev, &va, &vb, &vo);
+    bp_status st = BP__CALL(be, "matmul", matmul, &va, &vb, &vo);
     if (st != BP_OK) {
         bp_tensor_release(full);
-        return bp__backend_failed(be, BP_OP_MATMUL, st);
+        return st;
     }
     if (!a_vec && !b_vec) {
         *out = full;

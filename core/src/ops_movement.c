@@ -18,14 +18,6 @@ static const char *shape_str(char *buf, int32_t rank, const int64_t *shape)
     return bp__format_shape(rank, shape, buf, SHAPE_STR_CAP);
 }
 
-/* One call of the plugin's copy entry; failure is reported, not released. */
-static bp_status call_copy(const bp_backend *be, bp_op op, const bp_view *src, const bp_view *dst)
-{
-    bp__before_call();
-    bp_status st = be->vt->copy(be->dev, op, src, dst);
-    return st == BP_OK ? BP_OK : bp__backend_failed(be, op, st);
-}
-
 /* A fresh dense (rank, shape) tensor of dtype filled from src (same shape). */
 static bp_status copy_into_new(const char *fn, bp_backend *be, bp_op op, const bp_view *src,
                                bp_dtype dtype, int32_t rank, const int64_t *shape,
@@ -35,13 +27,7 @@ static bp_status copy_into_new(const char *fn, bp_backend *be, bp_op op, const b
     BP__TRY(bp__tensor_new(fn, be, dtype, rank, shape, &res));
     bp_view vo;
     bp__view_dense(res, &vo);
-    bp_status st = call_copy(be, op, src, &vo);
-    if (st != BP_OK) {
-        bp_tensor_release(res);
-        return st;
-    }
-    *out = res;
-    return BP_OK;
+    return bp__deliver(res, BP__CALL(be, bp_op_name(op), copy, op, src, &vo), out);
 }
 
 /* Move v's start by `elems` elements (bytes computed from its dtype). */
@@ -205,7 +191,7 @@ bp_status bp_concat(int32_t n, const bp_tensor *const *xs, int32_t axis, bp_tens
         bp_view src, part = dst;
         bp__view_dense(xs[i], &src);
         part.shape[ax] = xs[i]->shape[ax];
-        bp_status st = call_copy(be, BP_OP_CONCAT, &src, &part);
+        bp_status st = BP__CALL(be, "concat", copy, BP_OP_CONCAT, &src, &part);
         if (st != BP_OK) {
             bp_tensor_release(res);
             return st;
@@ -282,11 +268,10 @@ bp_status bp_pad(const bp_tensor *x, const int64_t *before, const int64_t *after
     bp__view_dense(res, &dst);
     unsigned char scalar[16];
     bp__scalar_from_double(x->dtype, value, scalar);
-    bp__before_call();
-    bp_status st = be->vt->fill(be->dev, &dst, scalar);
+    bp_status st = BP__CALL(be, "pad (fill)", fill, &dst, scalar);
     if (st != BP_OK) {
         bp_tensor_release(res);
-        return bp__backend_failed(be, BP_OP_FILL, st);
+        return st;
     }
     bool empty = x->numel == 0;
     for (int32_t k = 0; k < x->rank; k++) {
@@ -294,13 +279,7 @@ bp_status bp_pad(const bp_tensor *x, const int64_t *before, const int64_t *after
             view_advance(&dst, before[k] * dst.strides[k]);
         dst.shape[k] = x->shape[k];
     }
-    st = call_copy(be, BP_OP_PAD, &src, &dst);
-    if (st != BP_OK) {
-        bp_tensor_release(res);
-        return st;
-    }
-    *out = res;
-    return BP_OK;
+    return bp__deliver(res, BP__CALL(be, "pad", copy, BP_OP_PAD, &src, &dst), out);
 }
 
 /* ---- gather ---------------------------------------------------------------- */
@@ -316,12 +295,11 @@ static bp_status gather_check_indices(const char *fn, const bp_backend *be,
         return bp__error(BP_ERR_OUT_OF_MEMORY,
                          "%s: cannot allocate %zu bytes of host memory to check the indices", fn,
                          indices->nbytes);
-    bp__before_call();
-    bp_status st = be->vt->read(be->dev, indices->storage->buffer, (size_t)indices->offset, host,
-                                indices->nbytes);
+    bp_status st = BP__CALL(be, "read of gather's indices", read, indices->storage->buffer,
+                            (size_t)indices->offset, host, indices->nbytes);
     if (st != BP_OK) {
         free(host);
-        return bp__backend_failed(be, BP_OP_GATHER, st);
+        return st;
     }
     size_t esize = bp_dtype_size(indices->dtype);
     for (int64_t i = 0; i < indices->numel; i++) {
@@ -382,14 +360,7 @@ bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t axis, 
     bp__view_dense(x, &vx);
     bp__view_dense(indices, &vi);
     bp__view_dense(res, &vo);
-    bp__before_call();
-    bp_status st = be->vt->gather(be->dev, &vx, &vi, ax, &vo);
-    if (st != BP_OK) {
-        bp_tensor_release(res);
-        return bp__backend_failed(be, BP_OP_GATHER, st);
-    }
-    *out = res;
-    return BP_OK;
+    return bp__deliver(res, BP__CALL(be, "gather", gather, &vx, &vi, ax, &vo), out);
 }
 
 /* ---- cast ------------------------------------------------------------------ */

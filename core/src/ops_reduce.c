@@ -27,12 +27,6 @@ static void view_set_dense(bp_view *v, int32_t rank, const int64_t *shape)
     }
 }
 
-static bp_status fail_call(bp_tensor *res, const bp_backend *be, bp_op op, bp_status st)
-{
-    bp_tensor_release(res);
-    return bp__backend_failed(be, op, st);
-}
-
 /* Resolve axes into reduced[k] flags. n_axes == 0: every axis. */
 static bp_status resolve_axes(const char *fn, const bp_tensor *x, int32_t n_axes,
                               const int32_t *axes, bool reduced[BP_MAX_RANK])
@@ -133,12 +127,7 @@ bp_status bp_reduce(bp_op op, const bp_tensor *x, int32_t n_axes, const int32_t 
     bp__view_permute(&vx, perm);
     bp__view_dense(res, &vo);
     view_set_dense(&vo, n_kept, kept_shape); /* the size-1 keepdims axes are dropped */
-    bp__before_call();
-    bp_status st = be->vt->reduce(be->dev, op, &vx, n_reduce, &vo);
-    if (st != BP_OK)
-        return fail_call(res, be, op, st);
-    *out = res;
-    return BP_OK;
+    return bp__deliver(res, BP__CALL(be, bp_op_name(op), reduce, op, &vx, n_reduce, &vo), out);
 }
 
 static bp_status softmax_impl(bp_op op, const bp_tensor *x, int32_t axis, bp_tensor **out)
@@ -171,12 +160,7 @@ static bp_status softmax_impl(bp_op op, const bp_tensor *x, int32_t axis, bp_ten
     bp__view_permute(&vx, perm);
     bp__view_dense(res, &vo);
     bp__view_permute(&vo, perm);
-    bp__before_call();
-    bp_status st = be->vt->softmax(be->dev, op, &vx, &vo);
-    if (st != BP_OK)
-        return fail_call(res, be, op, st);
-    *out = res;
-    return BP_OK;
+    return bp__deliver(res, BP__CALL(be, bp_op_name(op), softmax, op, &vx, &vo), out);
 }
 
 /* bp_sum ... bp_logsumexp and bp_softmax / bp_log_softmax, from the op list. */

@@ -14,7 +14,10 @@ bp_status bp__shape_check(const char *fn, bp_dtype dtype, int32_t rank, const in
         return bp__error(BP_ERR_SHAPE, "%s: rank %d is outside 0..%d", fn, rank, BP_MAX_RANK);
     if (rank > 0 && !shape)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: shape is NULL for rank %d", fn, rank);
-    /* Overflow-safe: no product may exceed INT64_MAX / elem size (and SIZE_MAX). */
+    /* Overflow-safe: the product of the non-zero extents may not exceed
+     * INT64_MAX / elem size (nor SIZE_MAX). As in NumPy this holds for shapes
+     * with a zero extent too: their strides are still products of the
+     * others, and (0, 2^62, 4) would overflow them. */
     const int64_t elem = (int64_t)bp_dtype_size(dtype);
     int64_t limit = INT64_MAX / elem;
     if ((uint64_t)limit > SIZE_MAX / (uint64_t)elem)
@@ -25,12 +28,18 @@ bp_status bp__shape_check(const char *fn, bp_dtype dtype, int32_t rank, const in
         if (shape[k] < 0)
             return bp__error(BP_ERR_SHAPE, "%s: extent %lld of axis %d is negative", fn,
                              (long long)shape[k], k);
-        if (shape[k] == 0)
+        if (shape[k] == 0) {
             empty = true;
-    }
-    for (int32_t k = 0; k < rank && !empty; k++) {
-        if (n > limit / shape[k])
-            return bp__error(BP_ERR_SHAPE, "%s: shape is too large (element count overflows)", fn);
+            continue;
+        }
+        if (n > limit / shape[k]) {
+            char buf[200];
+            return bp__error(BP_ERR_SHAPE,
+                             "%s: shape %s is too large: the product of its non-zero extents "
+                             "overflows (at most %lld %s elements)",
+                             fn, bp__format_shape(rank, shape, buf, sizeof buf), (long long)limit,
+                             bp_dtype_name(dtype));
+        }
         n *= shape[k];
     }
     if (empty)
@@ -57,19 +66,24 @@ static bp_status bp__guards_write(bp_backend *b, void *buffer, size_t guard, siz
     if (!pat)
         return bp__error(BP_ERR_OUT_OF_MEMORY, "out of memory for guard bytes");
     bp__guard_pattern(pat, guard);
-    bp__before_call();
-    bp_status st = b->vt->write(b->dev, buffer, 0, pat, guard);
+    bp_status st = BP__CALL(b, "write of debug guard bytes", write, buffer, 0, pat, guard);
     if (st == BP_OK)
-        st = b->vt->write(b->dev, buffer, guard + nbytes, pat, guard);
+        st = BP__CALL(b, "write of debug guard bytes", write, buffer, guard + nbytes, pat, guard);
     free(pat);
-    return st == BP_OK ? BP_OK : bp__backend_failed(b, BP_OP_COPY, st);
+    return st;
 }
 
 bp_status bp_context_set_debug_guards(bp_context *ctx, size_t bytes)
 {
-    if (!ctx || bytes > ((size_t)1 << 20))
+    static const char fn[] = "bp_context_set_debug_guards";
+    if (!ctx)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    if (bytes > BP_DEBUG_GUARDS_MAX || bytes % BP_DEBUG_GUARDS_ALIGN != 0)
         return bp__error(BP_ERR_INVALID_ARGUMENT,
-                         "bp_context_set_debug_guards: ctx is NULL or %zu bytes is over 1 MiB", bytes);
+                         "%s: %zu bytes: the guard size must be a multiple of %d (so every "
+                         "tensor keeps the alignment its backend gave it) and at most %d; "
+                         "e.g. 64 or 4096",
+                         fn, bytes, BP_DEBUG_GUARDS_ALIGN, BP_DEBUG_GUARDS_MAX);
     atomic_store(&ctx->guard_bytes, bytes);
     return BP_OK;
 }
@@ -90,14 +104,14 @@ bp_status bp_tensor_check_guards(const bp_tensor *t)
     }
     bp__guard_pattern(want, g);
     bp_backend *b = s->backend;
-    bp__before_call();
-    bp_status st = b->vt->read(b->dev, s->buffer, 0, got, g);
+    bp_status st = BP__CALL(b, "read for bp_tensor_check_guards", read, s->buffer, 0, got, g);
     if (st == BP_OK)
-        st = b->vt->read(b->dev, s->buffer, g + t->nbytes, got + g, g);
+        st = BP__CALL(b, "read for bp_tensor_check_guards", read, s->buffer, g + t->nbytes,
+                      got + g, g);
     if (st != BP_OK) {
         free(want);
         free(got);
-        return bp__backend_failed(b, BP_OP_COPY, st);
+        return st;
     }
     for (size_t i = 0; i < 2 * g && st == BP_OK; i++) {
         if (got[i] == want[i % g])
@@ -151,15 +165,16 @@ bp_status bp__tensor_new(const char *fn, bp_backend *b, bp_dtype dtype, int32_t 
         free(s);
         return bp__error(BP_ERR_SHAPE, "%s: %zu bytes plus guards overflow", fn, nbytes);
     }
-    bp__before_call();
-    bp_status st = b->vt->alloc(b->dev, nbytes + 2 * guard, &s->buffer);
-    if (st != BP_OK || !s->buffer) {
+    char what[96];
+    snprintf(what, sizeof what, "alloc of %zu bytes for %s", nbytes, fn);
+    bp_status st = BP__CALL(b, what, alloc, nbytes + 2 * guard, &s->buffer);
+    if (st == BP_OK && !s->buffer)
+        st = bp__error(BP_ERR_BACKEND, "backend %s: its alloc entry returned BP_OK but no buffer "
+                       "during %s: a defect in the plugin %s", b->name, what, b->plugin->path);
+    if (st != BP_OK) {
         free(t);
         free(s);
-        if (st == BP_OK)
-            st = BP_ERR_BACKEND;
-        return bp__error(st, "%s: backend %s could not allocate %zu bytes: %s", fn, b->name,
-                         nbytes, *bp__plugin_detail() ? bp__plugin_detail() : bp_status_message(st));
+        return st;
     }
     if (guard > 0 && (st = bp__guards_write(b, s->buffer, guard, nbytes)) != BP_OK) {
         b->vt->free(b->dev, s->buffer);
@@ -222,11 +237,11 @@ bp_status bp_tensor_from_host(bp_backend *b, bp_dtype dtype, int32_t rank, const
             return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: data is NULL for %lld elements", fn,
                              numel);
         }
-        bp__before_call();
-        bp_status st = b->vt->write(b->dev, t->storage->buffer, (size_t)t->offset, data, t->nbytes);
+        bp_status st = BP__CALL(b, "write for bp_tensor_from_host", write, t->storage->buffer,
+                                (size_t)t->offset, data, t->nbytes);
         if (st != BP_OK) {
             bp_tensor_release(t);
-            return bp__backend_failed(b, BP_OP_COPY, st);
+            return st;
         }
     }
     *out = t;
@@ -246,9 +261,8 @@ bp_status bp_tensor_to_host(const bp_tensor *t, void *dst, size_t dst_bytes)
     if (!dst)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: dst is NULL", fn);
     bp_backend *b = bp__backend_of(t);
-    bp__before_call();
-    bp_status st = b->vt->read(b->dev, t->storage->buffer, (size_t)t->offset, dst, t->nbytes);
-    return st == BP_OK ? BP_OK : bp__backend_failed(b, BP_OP_COPY, st);
+    return BP__CALL(b, "read for bp_tensor_to_host", read, t->storage->buffer, (size_t)t->offset,
+                    dst, t->nbytes);
 }
 
 void bp_tensor_retain(bp_tensor *t)
@@ -356,6 +370,7 @@ bp_status bp_reshape(const bp_tensor *t, int32_t rank, const int64_t *shape, bp_
     if (known != t->numel)
         return bp__error(BP_ERR_SHAPE, "%s: the new shape has %lld elements, the tensor %lld", fn,
                          (long long)known, (long long)t->numel);
+    BP__TRY(bp__shape_check(fn, t->dtype, rank, dims, NULL, NULL)); /* e.g. (0, 2^62, 4) */
     return bp__tensor_alias(t, rank, dims, out);
 }
 

@@ -16,38 +16,29 @@ static bp_status bp__copy_to(const char *fn, const bp_tensor *t, bp_backend *to,
         *out = o;
         return BP_OK;
     }
-    bp__before_call();
     if (from == to && BP__HAS(to->vt, copy)) {
         bp_view src, dst;
         bp__view_dense(t, &src);
         bp__view_dense(o, &dst);
-        st = to->vt->copy(to->dev, BP_OP_COPY, &src, &dst);
-        if (st != BP_OK)
-            st = bp__backend_failed(to, BP_OP_COPY, st);
+        st = BP__CALL(to, "copy within the backend", copy, BP_OP_COPY, &src, &dst);
     } else if (from->host_addressable) {
         const char *src = (const char *)from->vt->host_ptr(from->dev, t->storage->buffer);
-        st = to->vt->write(to->dev, o->storage->buffer, (size_t)o->offset, src + t->offset, n);
-        if (st != BP_OK)
-            st = bp__backend_failed(to, BP_OP_COPY, st);
+        st = BP__CALL(to, "write of a copy from another backend", write, o->storage->buffer,
+                      (size_t)o->offset, src + t->offset, n);
     } else if (to->host_addressable) {
         char *dst = (char *)to->vt->host_ptr(to->dev, o->storage->buffer) + o->offset;
-        st = from->vt->read(from->dev, t->storage->buffer, (size_t)t->offset, dst, n);
-        if (st != BP_OK)
-            st = bp__backend_failed(from, BP_OP_COPY, st);
+        st = BP__CALL(from, "read of a copy to another backend", read, t->storage->buffer,
+                      (size_t)t->offset, dst, n);
     } else {
         void *stage = malloc(n);
         if (!stage) {
             st = bp__error(BP_ERR_OUT_OF_MEMORY, "%s: no host memory to stage %zu bytes", fn, n);
         } else {
-            st = from->vt->read(from->dev, t->storage->buffer, (size_t)t->offset, stage, n);
-            if (st != BP_OK)
-                st = bp__backend_failed(from, BP_OP_COPY, st);
-            if (st == BP_OK) {
-                bp__before_call();
-                st = to->vt->write(to->dev, o->storage->buffer, (size_t)o->offset, stage, n);
-                if (st != BP_OK)
-                    st = bp__backend_failed(to, BP_OP_COPY, st);
-            }
+            st = BP__CALL(from, "read of a copy to another backend (staged)", read,
+                          t->storage->buffer, (size_t)t->offset, stage, n);
+            if (st == BP_OK)
+                st = BP__CALL(to, "write of a copy from another backend (staged)", write,
+                              o->storage->buffer, (size_t)o->offset, stage, n);
             free(stage);
         }
     }

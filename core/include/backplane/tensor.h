@@ -72,9 +72,14 @@ BP_API bp_status bp_backend_transfer(bp_tensor *t, bp_backend *to, bp_tensor **o
 /* ---- testing plugins ------------------------------------------------------ */
 
 /* Surround every tensor buffer the context allocates from now on with `bytes`
- * (<= 1 MiB) of a known pattern on each side; bp_tensor_check_guards then
- * tells whether a backend wrote outside a tensor. For plugin testing (the
- * conformance suite uses it); 0 turns it off. */
+ * of a known pattern on each side; bp_tensor_check_guards then tells whether
+ * a backend wrote outside a tensor. For plugin testing (the conformance suite
+ * uses it); 0 turns it off. bytes must be a multiple of
+ * BP_DEBUG_GUARDS_ALIGN (64: every dtype, SIMD loads and GPU accesses stay
+ * aligned) and at most BP_DEBUG_GUARDS_MAX (1 MiB); anything else is
+ * BP_ERR_INVALID_ARGUMENT. */
+#define BP_DEBUG_GUARDS_ALIGN 64
+#define BP_DEBUG_GUARDS_MAX (1 << 20)
 BP_API bp_status bp_context_set_debug_guards(bp_context *ctx, size_t bytes);
 
 /* BP_ERR_BACKEND naming the backend and the first damaged guard byte if the
