@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <backplane/cast.h>
 #include <backplane/plugin.h>
 
 /* One device: the host. */
@@ -55,12 +56,8 @@ typedef struct bpb_iter {
 void bpb_iter_init(bpb_iter *it, int n, const bp_view *const *views);
 bool bpb_iter_next(bpb_iter *it, int64_t *pos);
 
-/* Element load/store as double (exact for every dtype but i64 beyond 2^53)
- * and with the cast rules of DESIGN.md (NaN -> 0, saturate, bool is != 0). */
-double bpb_load_f64(bp_dtype dt, const char *p);
-void bpb_store_f64(bp_dtype dt, char *p, double v);
-int64_t bpb_load_i64(bp_dtype dt, const char *p);   /* ints and bool exact */
-void bpb_store_i64(bp_dtype dt, char *p, int64_t v); /* ints saturate */
+/* Element loads and stores with the cast rules: backplane/cast.h's
+ * bp_elem_load_f64, bp_elem_store_f64, bp_elem_load_i64, bp_elem_store_i64. */
 /* n elements of a float dtype, `stride` elements apart, widened to double. */
 void bpb_load_row_f64(bp_dtype dt, const char *p, int64_t stride, int64_t n, double *out);
 

@@ -98,10 +98,10 @@ static void cast_generic(const bp_view *src, const bp_view *out)
         int64_t so = it.inner_stride[0] * ds, sp = it.inner_stride[1] * ss;
         if (via_int)
             for (int64_t i = 0; i < it.inner; i++)
-                bpb_store_i64(d, o + i * so, bpb_load_i64(s, p + i * sp));
+                bp_elem_store_i64(d, o + i * so, bp_elem_load_i64(s, p + i * sp));
         else
             for (int64_t i = 0; i < it.inner; i++)
-                bpb_store_f64(d, o + i * so, bpb_load_f64(s, p + i * sp));
+                bp_elem_store_f64(d, o + i * so, bp_elem_load_f64(s, p + i * sp));
     }
 }
 

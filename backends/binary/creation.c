@@ -64,7 +64,7 @@ bp_status bpb_arange(void *dev, double start, double step, const bp_view *out)
         break;
     default:
         for (int64_t i = 0; i < n; i++)
-            bpb_store_f64(out->dtype, o + i * stride, start + (double)i * step);
+            bp_elem_store_f64(out->dtype, o + i * stride, start + (double)i * step);
         break;
     }
     return BP_OK;
@@ -101,7 +101,7 @@ bp_status bpb_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, double
                 }
                 v = p0 + (p1 - p0) * ((double)(w[p % 4u] >> 8) * (1.0 / 16777216.0));
             }
-            bpb_store_f64(out->dtype, o + i * s, v);
+            bp_elem_store_f64(out->dtype, o + i * s, v);
         }
     }
     return BP_OK;

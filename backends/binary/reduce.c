@@ -227,7 +227,7 @@ static void store(const rctx *c, const acc *a, char *p)
         switch (c->dt) {
         case BP_F32: *(float *)p = (float)r; break;
         case BP_F64: *(double *)p = r; break;
-        default: bpb_store_f64(c->dt, p, r); break;
+        default: bp_elem_store_f64(c->dt, p, r); break;
         }
         return;
     }

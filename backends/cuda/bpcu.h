@@ -20,6 +20,7 @@
 
 /* plugin.h (dtype.h) first: its locals named `half` would shadow cuda_fp16.h's
  * type of that name (-Wshadow) if cuBLAS's headers came first. */
+#include <backplane/cast.h>
 #include <backplane/plugin.h>
 
 #include <cublas_v2.h>
@@ -141,7 +142,7 @@ struct bpcu_b16 { uint16_t v; };
 
 /* Float storage S: compute type C (f32 for f16/bf16/f32, f64 for f64), load,
  * store of a C, and store of a double rounded once to S (f16/bf16 through
- * bp_f64_to_f16/bf16, as the binary backend's F_F16 / bpb_store_f64: a plain
+ * bp_f64_to_f16/bf16, as the binary backend's F_F16 / bp_elem_store_f64: a plain
  * (float) cast first would round twice). */
 template <class S> struct bpcu_ft;
 template <> struct bpcu_ft<float> {
@@ -187,92 +188,9 @@ template <> struct bpcu_ft<bpcu_b16> {
     default: break;                                                                     \
     }
 
-/* ---- loads and stores through double / int64 with the cast rules ---------- */
-
-static __device__ __forceinline__ int64_t bpcu_sat(double v, double lo, double hi_plus_1,
-                                                   int64_t ilo, int64_t ihi)
-{
-    if (v != v)
-        return 0;
-    if (v >= hi_plus_1)
-        return ihi;
-    if (v <= lo)
-        return ilo;
-    return (int64_t)v;
-}
-
-static __device__ __forceinline__ int64_t bpcu_clamp(int64_t v, int64_t lo, int64_t hi)
-{
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
-static __device__ inline double bpcu_ld_f64(bp_dtype dt, const char *p)
-{
-    switch (dt) {
-    case BP_BOOL: return *(const uint8_t *)p != 0 ? 1.0 : 0.0;
-    case BP_U8: return (double)*(const uint8_t *)p;
-    case BP_I8: return (double)*(const int8_t *)p;
-    case BP_I32: return (double)*(const int32_t *)p;
-    case BP_I64: return (double)*(const int64_t *)p;
-    case BP_F16: return (double)bp_f16_to_f32(*(const uint16_t *)p);
-    case BP_BF16: return (double)bp_bf16_to_f32(*(const uint16_t *)p);
-    case BP_F32: return (double)*(const float *)p;
-    case BP_F64: return *(const double *)p;
-    }
-    return 0.0;
-}
-
-static __device__ inline void bpcu_st_f64(bp_dtype dt, char *p, double v)
-{
-    switch (dt) {
-    case BP_BOOL: *(uint8_t *)p = (uint8_t)(v != 0.0); return;
-    case BP_U8: *(uint8_t *)p = (uint8_t)bpcu_sat(v, 0.0, 256.0, 0, 255); return;
-    case BP_I8: *(int8_t *)p = (int8_t)bpcu_sat(v, -128.0, 128.0, -128, 127); return;
-    case BP_I32:
-        *(int32_t *)p = (int32_t)bpcu_sat(v, -2147483648.0, 2147483648.0, INT32_MIN, INT32_MAX);
-        return;
-    case BP_I64:
-        *(int64_t *)p = bpcu_sat(v, -9223372036854775808.0, 9223372036854775808.0, INT64_MIN,
-                                 INT64_MAX);
-        return;
-    /* rounded once from double, as bpb_store_f64 */
-    case BP_F16: *(uint16_t *)p = bp_f64_to_f16(v); return;
-    case BP_BF16: *(uint16_t *)p = bp_f64_to_bf16(v); return;
-    case BP_F32: *(float *)p = (float)v; return;
-    case BP_F64: *(double *)p = v; return;
-    }
-}
-
-static __device__ inline int64_t bpcu_ld_i64(bp_dtype dt, const char *p)
-{
-    switch (dt) {
-    case BP_BOOL: return *(const uint8_t *)p != 0;
-    case BP_U8: return *(const uint8_t *)p;
-    case BP_I8: return *(const int8_t *)p;
-    case BP_I32: return *(const int32_t *)p;
-    case BP_I64: return *(const int64_t *)p;
-    default:
-        return bpcu_sat(bpcu_ld_f64(dt, p), -9223372036854775808.0, 9223372036854775808.0,
-                        INT64_MIN, INT64_MAX);
-    }
-}
-
-static __device__ inline void bpcu_st_i64(bp_dtype dt, char *p, int64_t v)
-{
-    switch (dt) {
-    case BP_BOOL: *(uint8_t *)p = (uint8_t)(v != 0); return;
-    case BP_U8: *(uint8_t *)p = (uint8_t)bpcu_clamp(v, 0, 255); return;
-    case BP_I8: *(int8_t *)p = (int8_t)bpcu_clamp(v, -128, 127); return;
-    case BP_I32: *(int32_t *)p = (int32_t)bpcu_clamp(v, INT32_MIN, INT32_MAX); return;
-    case BP_I64: *(int64_t *)p = v; return;
-    /* int -> float as bpb_store_i64: every float rounds once, from the
-     * integer (f32/f64 by the conversion itself, f16/bf16 through dtype.h) */
-    case BP_F16: *(uint16_t *)p = bp_i64_to_f16(v); return;
-    case BP_BF16: *(uint16_t *)p = bp_i64_to_bf16(v); return;
-    case BP_F32: *(float *)p = (float)v; return;
-    case BP_F64: *(double *)p = (double)v; return;
-    }
-}
+/* ---- loads and stores with the cast rules: backplane/cast.h -------------- */
+/* bp_elem_load_f64, bp_elem_store_f64, bp_elem_load_i64, bp_elem_store_i64,
+ * compiled for the device too, so this backend casts exactly as the others. */
 
 /* Integers keep the low bits of a 64-bit result (wrapping). */
 static __device__ __forceinline__ void bpcu_st_wrap(bp_dtype dt, char *p, uint64_t u)

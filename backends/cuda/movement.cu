@@ -28,9 +28,9 @@ __global__ void bpcu_k_cast(bpcu_ix ix, const char *src, bp_dtype sdt, char *out
     BPCU_FOR(i, ix.n) {
         bpcu_offsets<2>(ix, i, off);
         if (via_int)
-            bpcu_st_i64(odt, out + off[0] * os, bpcu_ld_i64(sdt, src + off[1] * ss));
+            bp_elem_store_i64(odt, out + off[0] * os, bp_elem_load_i64(sdt, src + off[1] * ss));
         else
-            bpcu_st_f64(odt, out + off[0] * os, bpcu_ld_f64(sdt, src + off[1] * ss));
+            bp_elem_store_f64(odt, out + off[0] * os, bp_elem_load_f64(sdt, src + off[1] * ss));
     }
 }
 
@@ -129,7 +129,7 @@ __global__ void bpcu_k_arange(int64_t n, char *out, int64_t stride, bp_dtype dt,
 {
     int64_t es = (int64_t)bp_dtype_size(dt);
     BPCU_FOR(i, n)
-        bpcu_st_f64(dt, out + i * stride * es, start + (double)i * step); /* no FMA: --fmad=false */
+        bp_elem_store_f64(dt, out + i * stride * es, start + (double)i * step); /* no FMA: --fmad=false */
 }
 
 bp_status bpcu_arange(void *dev, double start, double step, const bp_view *out)
@@ -156,7 +156,7 @@ __global__ void bpcu_k_random(bpcu_ix ix, char *out, bp_dtype dt, bool normal, u
         uint64_t p = offset + (uint64_t)i;
         double v = normal ? p0 + p1 * bp_philox_normal01(seed, p)
                           : p0 + (p1 - p0) * bp_philox_uniform01(seed, p);
-        bpcu_st_f64(dt, out + off[0] * es, v);
+        bp_elem_store_f64(dt, out + off[0] * es, v);
     }
 }
 

@@ -121,7 +121,7 @@ __global__ void bpcu_k_reduce_float(bpcu_red_args a, bp_op op, const S *x, char 
             }
             break;
         }
-        bpcu_st_f64(odt, out + oo * (int64_t)bp_dtype_size(odt), v);
+        bp_elem_store_f64(odt, out + oo * (int64_t)bp_dtype_size(odt), v);
     }
 }
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "backplane/backplane.h"
+#include "backplane/cast.h"
 #include "backplane/plugin.h"
 
 #if defined(__GNUC__)
@@ -237,11 +238,5 @@ bp_status bp__require_op(const bp_backend *b, bp_op op, bp_dtype dtype, bool has
 /* Hand a fresh result to the caller through out, or release it if st failed.
  * Returns st. */
 bp_status bp__deliver(bp_tensor *res, bp_status st, bp_tensor **out);
-/* Convert a double to one element of dtype with the cast rules (NaN -> 0,
- * saturate, f16/bf16 rounding); writes bp_dtype_size(dtype) bytes. */
-void bp__scalar_from_double(bp_dtype dtype, double value, void *dst);
-/* Read one element of dtype as double / int64 (exact for ints). */
-double bp__scalar_to_double(bp_dtype dtype, const void *src);
-int64_t bp__scalar_to_i64(bp_dtype dtype, const void *src);
 
 #endif

@@ -31,7 +31,7 @@ static bp_status check_dtype_valid(const char *fn, bp_dtype dtype)
 static bp_status fill_view(const bp_backend *be, const bp_view *v, double value)
 {
     unsigned char scalar[16];
-    bp__scalar_from_double(v->dtype, value, scalar);
+    bp_elem_store_f64(v->dtype, scalar, value);
     return BP__CALL(be, "fill", fill, v, scalar);
 }
 

@@ -187,7 +187,8 @@ bp_status bp_where(const bp_tensor *cond, const bp_tensor *a, const bp_tensor *b
     return bp__deliver(res, BP__CALL(be, "where", where, &vc, &va, &vb, &vo), out);
 }
 
-/* bp_neg ... bp_logical_xor, generated from the one op list so they never drift. */
+/* bp_neg ... bp_logical_xor, generated from the one op list so they never
+ * drift; ops.h declares each in writing (tests/test_api.c checks the two). */
 #define BP__DEF_OP(NAME, name, FAMILY) BP__DEF_OP_##FAMILY(NAME, name)
 #define BP__DEF_OP_UNARY(NAME, name)                                 \
     BP_API bp_status bp_##name(const bp_tensor *x, bp_tensor **out) \

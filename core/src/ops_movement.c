@@ -267,7 +267,7 @@ bp_status bp_pad(const bp_tensor *x, const int64_t *before, const int64_t *after
     bp__view_dense(x, &src);
     bp__view_dense(res, &dst);
     unsigned char scalar[16];
-    bp__scalar_from_double(x->dtype, value, scalar);
+    bp_elem_store_f64(x->dtype, scalar, value);
     bp_status st = BP__CALL(be, "pad (fill)", fill, &dst, scalar);
     if (st != BP_OK) {
         bp_tensor_release(res);
@@ -303,7 +303,7 @@ static bp_status gather_check_indices(const char *fn, const bp_backend *be,
     }
     size_t esize = bp_dtype_size(indices->dtype);
     for (int64_t i = 0; i < indices->numel; i++) {
-        int64_t v = bp__scalar_to_i64(indices->dtype, (const unsigned char *)host + (size_t)i * esize);
+        int64_t v = bp_elem_load_i64(indices->dtype, (const unsigned char *)host + (size_t)i * esize);
         if (v < -dim || v >= dim) {
             free(host);
             return bp__error(BP_ERR_INVALID_ARGUMENT,

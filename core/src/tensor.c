@@ -308,7 +308,7 @@ bp_status bp_item_f64(const bp_tensor *t, double *out)
     if (!out)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_item_f64: out is NULL");
     BP__TRY(bp__item("bp_item_f64", t, elem));
-    *out = bp__scalar_to_double(t->dtype, elem);
+    *out = bp_elem_load_f64(t->dtype, elem);
     return BP_OK;
 }
 
@@ -318,7 +318,7 @@ bp_status bp_item_i64(const bp_tensor *t, int64_t *out)
     if (!out)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_item_i64: out is NULL");
     BP__TRY(bp__item("bp_item_i64", t, elem));
-    *out = bp__scalar_to_i64(t->dtype, elem);
+    *out = bp_elem_load_i64(t->dtype, elem);
     return BP_OK;
 }
 
@@ -328,7 +328,7 @@ bp_status bp_item_bool(const bp_tensor *t, bool *out)
     if (!out)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_item_bool: out is NULL");
     BP__TRY(bp__item("bp_item_bool", t, elem));
-    double v = bp__scalar_to_double(t->dtype, elem);
+    double v = bp_elem_load_f64(t->dtype, elem);
     *out = v != 0.0; /* NaN is true, as a cast to bool */
     return BP_OK;
 }

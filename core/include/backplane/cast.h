@@ -1,0 +1,136 @@
+/* backplane: the cast rules, stated once (header-only; host C and CUDA
+ * device code), for the core, every backend and plugin authors:
+ *
+ *   - float -> integer truncates toward zero; NaN gives 0; values outside
+ *     the integer's range saturate to its minimum or maximum;
+ *   - anything -> bool is (x != 0), so NaN is true; bool -> anything is 0/1;
+ *   - integer -> integer saturates;
+ *   - integer -> float and float -> narrower float round once, to nearest
+ *     even; overflow gives infinity (dtype.h's bp_f64_to_f16 and friends).
+ *
+ * Every function is defined for every input: none reaches C undefined
+ * behaviour. The loads and stores take a pointer to one element of the dtype;
+ * on the host it needs no alignment, in CUDA device code it must be aligned
+ * to the element's size (as every element of a bp_view is). */
+#ifndef BACKPLANE_CAST_H
+#define BACKPLANE_CAST_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "dtype.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__CUDA_ARCH__)
+#define BP__ELEM_GET(T, dst, p) ((dst) = *(const T *)(p))
+#define BP__ELEM_PUT(T, p, v) (*(T *)(p) = (v))
+#else
+#define BP__ELEM_GET(T, dst, p) memcpy(&(dst), (p), sizeof(T))
+#define BP__ELEM_PUT(T, p, v)                                                          \
+    do {                                                                               \
+        T bp__put_ = (v);                                                              \
+        memcpy((p), &bp__put_, sizeof(T));                                             \
+    } while (0)
+#endif
+
+/* v truncated toward zero and saturated to [ilo, ihi]; lo and hi_plus_1 are
+ * ilo and ihi + 1 as exact doubles, so the comparisons decide before any
+ * conversion happens. NaN gives 0. */
+BP_HOST_DEVICE static inline int64_t bp_sat_f64(double v, double lo, double hi_plus_1, int64_t ilo,
+                                                int64_t ihi)
+{
+    if (v != v)
+        return 0;
+    if (v >= hi_plus_1)
+        return ihi;
+    if (v <= lo)
+        return ilo;
+    return (int64_t)v;
+}
+
+BP_HOST_DEVICE static inline int64_t bp_clamp_i64(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* One element as a double: exact for every dtype but i64 beyond 2^53. */
+BP_HOST_DEVICE static inline double bp_elem_load_f64(bp_dtype dt, const void *p)
+{
+    switch (dt) {
+    case BP_BOOL: { uint8_t v; BP__ELEM_GET(uint8_t, v, p); return v != 0 ? 1.0 : 0.0; }
+    case BP_U8: { uint8_t v; BP__ELEM_GET(uint8_t, v, p); return (double)v; }
+    case BP_I8: { int8_t v; BP__ELEM_GET(int8_t, v, p); return (double)v; }
+    case BP_I32: { int32_t v; BP__ELEM_GET(int32_t, v, p); return (double)v; }
+    case BP_I64: { int64_t v; BP__ELEM_GET(int64_t, v, p); return (double)v; }
+    case BP_F16: { uint16_t v; BP__ELEM_GET(uint16_t, v, p); return (double)bp_f16_to_f32(v); }
+    case BP_BF16: { uint16_t v; BP__ELEM_GET(uint16_t, v, p); return (double)bp_bf16_to_f32(v); }
+    case BP_F32: { float v; BP__ELEM_GET(float, v, p); return (double)v; }
+    case BP_F64: { double v; BP__ELEM_GET(double, v, p); return v; }
+    }
+    return 0.0;
+}
+
+/* Store v into one element of dt with the cast rules. */
+BP_HOST_DEVICE static inline void bp_elem_store_f64(bp_dtype dt, void *p, double v)
+{
+    switch (dt) {
+    case BP_BOOL: BP__ELEM_PUT(uint8_t, p, (uint8_t)(v != 0.0)); return; /* NaN != 0: true */
+    case BP_U8: BP__ELEM_PUT(uint8_t, p, (uint8_t)bp_sat_f64(v, 0.0, 256.0, 0, 255)); return;
+    case BP_I8: BP__ELEM_PUT(int8_t, p, (int8_t)bp_sat_f64(v, -128.0, 128.0, -128, 127)); return;
+    case BP_I32:
+        BP__ELEM_PUT(int32_t, p,
+                     (int32_t)bp_sat_f64(v, -2147483648.0, 2147483648.0, INT32_MIN, INT32_MAX));
+        return;
+    case BP_I64:
+        BP__ELEM_PUT(int64_t, p,
+                     bp_sat_f64(v, -9223372036854775808.0, 9223372036854775808.0, INT64_MIN,
+                                INT64_MAX));
+        return;
+    case BP_F16: BP__ELEM_PUT(uint16_t, p, bp_f64_to_f16(v)); return; /* rounded once */
+    case BP_BF16: BP__ELEM_PUT(uint16_t, p, bp_f64_to_bf16(v)); return;
+    case BP_F32: BP__ELEM_PUT(float, p, (float)v); return;
+    case BP_F64: BP__ELEM_PUT(double, p, v); return;
+    }
+}
+
+/* One element as an int64: exact for integers and bool; floats by the
+ * float -> integer rule. */
+BP_HOST_DEVICE static inline int64_t bp_elem_load_i64(bp_dtype dt, const void *p)
+{
+    switch (dt) {
+    case BP_BOOL: { uint8_t v; BP__ELEM_GET(uint8_t, v, p); return v != 0; }
+    case BP_U8: { uint8_t v; BP__ELEM_GET(uint8_t, v, p); return v; }
+    case BP_I8: { int8_t v; BP__ELEM_GET(int8_t, v, p); return v; }
+    case BP_I32: { int32_t v; BP__ELEM_GET(int32_t, v, p); return v; }
+    case BP_I64: { int64_t v; BP__ELEM_GET(int64_t, v, p); return v; }
+    case BP_F16: case BP_BF16: case BP_F32: case BP_F64:
+        return bp_sat_f64(bp_elem_load_f64(dt, p), -9223372036854775808.0, 9223372036854775808.0,
+                          INT64_MIN, INT64_MAX);
+    }
+    return 0;
+}
+
+/* Store v into one element of dt: integers saturate, floats round once from
+ * the integer (never through double, which could round twice). */
+BP_HOST_DEVICE static inline void bp_elem_store_i64(bp_dtype dt, void *p, int64_t v)
+{
+    switch (dt) {
+    case BP_BOOL: BP__ELEM_PUT(uint8_t, p, (uint8_t)(v != 0)); return;
+    case BP_U8: BP__ELEM_PUT(uint8_t, p, (uint8_t)bp_clamp_i64(v, 0, 255)); return;
+    case BP_I8: BP__ELEM_PUT(int8_t, p, (int8_t)bp_clamp_i64(v, -128, 127)); return;
+    case BP_I32: BP__ELEM_PUT(int32_t, p, (int32_t)bp_clamp_i64(v, INT32_MIN, INT32_MAX)); return;
+    case BP_I64: BP__ELEM_PUT(int64_t, p, v); return;
+    case BP_F16: BP__ELEM_PUT(uint16_t, p, bp_i64_to_f16(v)); return;
+    case BP_BF16: BP__ELEM_PUT(uint16_t, p, bp_i64_to_bf16(v)); return;
+    case BP_F32: BP__ELEM_PUT(float, p, (float)v); return; /* one rounding */
+    case BP_F64: BP__ELEM_PUT(double, p, (double)v); return;
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
