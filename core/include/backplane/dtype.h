@@ -44,7 +44,9 @@ typedef enum bp_dtype {
 #undef BP__DTYPE_ENUM
 } bp_dtype;
 
-#define BP_DTYPE_COUNT 9
+/* The number of dtypes, counted from the list itself. */
+#define BP__DTYPE_ONE(name, value, str, size) +1
+#define BP_DTYPE_COUNT (0 BP_DTYPE_LIST(BP__DTYPE_ONE))
 
 BP_HOST_DEVICE static inline bool bp_dtype_valid(int dt) { return dt >= 0 && dt < BP_DTYPE_COUNT; }
 

@@ -61,24 +61,178 @@ BP_API bp_status bp_binary(bp_op op, const bp_tensor *a, const bp_tensor *b, bp_
 BP_API bp_status bp_where(const bp_tensor *cond, const bp_tensor *a, const bp_tensor *b,
                           bp_tensor **out);
 
-#define BP__DECL_OP(NAME, name, FAMILY) BP__DECL_OP_##FAMILY(name)
-#define BP__DECL_OP_UNARY(name) BP_API bp_status bp_##name(const bp_tensor *x, bp_tensor **out);
-#define BP__DECL_OP_BINARY(name) \
-    BP_API bp_status bp_##name(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
-#define BP__DECL_OP_WHERE(name)
-#define BP__DECL_OP_REDUCE(name)                                                        \
-    BP_API bp_status bp_##name(const bp_tensor *x, int32_t n_axes, const int32_t *axes, \
-                               bool keepdims, bp_tensor **out);
-#define BP__DECL_OP_MATMUL(name)
-#define BP__DECL_OP_MOVEMENT(name)
-#define BP__DECL_OP_GATHER(name)
-#define BP__DECL_OP_SOFTMAX(name) \
-    BP_API bp_status bp_##name(const bp_tensor *x, int32_t axis, bp_tensor **out);
-#define BP__DECL_OP_CREATION(name)
-#define BP__DECL_OP_RANDOM(name)
-/* bp_neg(x, &out) ... bp_logical_xor(a, b, &out), bp_sum(x, n_axes, axes,
- * keepdims, &out) ... bp_logsumexp, bp_softmax(x, axis, &out), bp_log_softmax. */
-BP_OP_LIST(BP__DECL_OP)
+/* ---- elementwise, one function per op (bp_unary / bp_binary by code) ---- *
+ * Each returns a tensor of x's shape (binary: a and b broadcast together) and
+ * x's dtype, bool for the comparisons, isnan and isinf. The dtypes each
+ * accepts are BP_ERR_DTYPE otherwise. */
+
+/* -x. Numeric dtypes; integers wrap (-INT_MIN is INT_MIN). */
+BP_API bp_status bp_neg(const bp_tensor *x, bp_tensor **out);
+
+/* |x|. Numeric dtypes; integers wrap (|INT_MIN| is INT_MIN). */
+BP_API bp_status bp_abs(const bp_tensor *x, bp_tensor **out);
+
+/* -1, 0 or 1 by the sign of x (NaN stays NaN). Numeric dtypes. */
+BP_API bp_status bp_sign(const bp_tensor *x, bp_tensor **out);
+
+/* e^x. Float dtypes. */
+BP_API bp_status bp_exp(const bp_tensor *x, bp_tensor **out);
+
+/* Natural logarithm (log 0 = -inf, log of a negative = NaN). Float dtypes. */
+BP_API bp_status bp_log(const bp_tensor *x, bp_tensor **out);
+
+/* Square root (NaN below 0). Float dtypes. */
+BP_API bp_status bp_sqrt(const bp_tensor *x, bp_tensor **out);
+
+/* 1 / sqrt(x). Float dtypes. */
+BP_API bp_status bp_rsqrt(const bp_tensor *x, bp_tensor **out);
+
+/* 1 / x (+-inf at +-0). Float dtypes. */
+BP_API bp_status bp_reciprocal(const bp_tensor *x, bp_tensor **out);
+
+/* Sine, x in radians. Float dtypes. */
+BP_API bp_status bp_sin(const bp_tensor *x, bp_tensor **out);
+
+/* Cosine, x in radians. Float dtypes. */
+BP_API bp_status bp_cos(const bp_tensor *x, bp_tensor **out);
+
+/* Tangent, x in radians. Float dtypes. */
+BP_API bp_status bp_tan(const bp_tensor *x, bp_tensor **out);
+
+/* Hyperbolic tangent. Float dtypes. */
+BP_API bp_status bp_tanh(const bp_tensor *x, bp_tensor **out);
+
+/* 1 / (1 + e^-x). Float dtypes. */
+BP_API bp_status bp_sigmoid(const bp_tensor *x, bp_tensor **out);
+
+/* max(x, 0) (NaN stays NaN). Numeric dtypes. */
+BP_API bp_status bp_relu(const bp_tensor *x, bp_tensor **out);
+
+/* x * Phi(x), the exact (erf) form: 0.5 x erfc(-x / sqrt 2). Float dtypes. */
+BP_API bp_status bp_gelu(const bp_tensor *x, bp_tensor **out);
+
+/* The error function. Float dtypes. */
+BP_API bp_status bp_erf(const bp_tensor *x, bp_tensor **out);
+
+/* Largest integer value <= x. Float dtypes. */
+BP_API bp_status bp_floor(const bp_tensor *x, bp_tensor **out);
+
+/* Smallest integer value >= x. Float dtypes. */
+BP_API bp_status bp_ceil(const bp_tensor *x, bp_tensor **out);
+
+/* Nearest integer value, halves to even (ONNX Round). Float dtypes. */
+BP_API bp_status bp_round(const bp_tensor *x, bp_tensor **out);
+
+/* Whether x is NaN -> bool. Float dtypes. */
+BP_API bp_status bp_isnan(const bp_tensor *x, bp_tensor **out);
+
+/* Whether x is +-inf -> bool. Float dtypes. */
+BP_API bp_status bp_isinf(const bp_tensor *x, bp_tensor **out);
+
+/* !x. Bool only. */
+BP_API bp_status bp_logical_not(const bp_tensor *x, bp_tensor **out);
+
+/* a + b. Numeric dtypes; integers wrap. */
+BP_API bp_status bp_add(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* a - b. Numeric dtypes; integers wrap. */
+BP_API bp_status bp_sub(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* a * b. Numeric dtypes; integers wrap. */
+BP_API bp_status bp_mul(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* a / b. Numeric; integers truncate toward zero, x / 0 is 0, INT_MIN / -1 wraps. */
+BP_API bp_status bp_div(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* a^b. Floats as C pow; integers by repeated squaring (wrapping), a negative
+ * exponent gives 0 unless a is +-1. */
+BP_API bp_status bp_pow(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* The larger of a and b; NaN if either is NaN. Numeric dtypes. */
+BP_API bp_status bp_maximum(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* The smaller of a and b; NaN if either is NaN. Numeric dtypes. */
+BP_API bp_status bp_minimum(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* a mod b with the sign of b (ONNX Mod, fmod = 0; Python's %); integer x % 0
+ * is 0. Numeric dtypes. */
+BP_API bp_status bp_mod(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* a == b -> bool. Every dtype. */
+BP_API bp_status bp_eq(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* a != b -> bool. Every dtype. */
+BP_API bp_status bp_ne(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* a < b -> bool. Every dtype. */
+BP_API bp_status bp_lt(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* a <= b -> bool. Every dtype. */
+BP_API bp_status bp_le(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* a > b -> bool. Every dtype. */
+BP_API bp_status bp_gt(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* a >= b -> bool. Every dtype. */
+BP_API bp_status bp_ge(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* a && b. Bool only. */
+BP_API bp_status bp_logical_and(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* a || b. Bool only. */
+BP_API bp_status bp_logical_or(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* a != b. Bool only. */
+BP_API bp_status bp_logical_xor(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+
+/* ---- reductions, one function per op (bp_reduce by code) ---------------- *
+ * Over the given axes (n_axes == 0 and axes NULL: every axis; negative axes
+ * count from the end; no axis twice); keepdims keeps them as size 1. */
+
+/* Sum over the axes (0 over none). Numeric dtypes; integers wrap; floats
+ * accumulate in f64. */
+BP_API bp_status bp_sum(const bp_tensor *x, int32_t n_axes, const int32_t *axes, bool keepdims,
+                        bp_tensor **out);
+
+/* Product over the axes (1 over none). Numeric dtypes; integers wrap. */
+BP_API bp_status bp_prod(const bp_tensor *x, int32_t n_axes, const int32_t *axes, bool keepdims,
+                         bp_tensor **out);
+
+/* Arithmetic mean (NaN over zero elements). Float dtypes. */
+BP_API bp_status bp_mean(const bp_tensor *x, int32_t n_axes, const int32_t *axes, bool keepdims,
+                         bp_tensor **out);
+
+/* Largest value; NaN if any is NaN. Numeric; refused over zero elements. */
+BP_API bp_status bp_max(const bp_tensor *x, int32_t n_axes, const int32_t *axes, bool keepdims,
+                        bp_tensor **out);
+
+/* Smallest value; NaN if any is NaN. Numeric; refused over zero elements. */
+BP_API bp_status bp_min(const bp_tensor *x, int32_t n_axes, const int32_t *axes, bool keepdims,
+                        bp_tensor **out);
+
+/* Row-major index (i64) of the largest value within the reduced axes, the
+ * first on ties, a NaN before any number. Numeric; refused over zero elements. */
+BP_API bp_status bp_argmax(const bp_tensor *x, int32_t n_axes, const int32_t *axes, bool keepdims,
+                           bp_tensor **out);
+
+/* Row-major index (i64) of the smallest value, as argmax. */
+BP_API bp_status bp_argmin(const bp_tensor *x, int32_t n_axes, const int32_t *axes, bool keepdims,
+                           bp_tensor **out);
+
+/* log(sum(exp(x))), computed stably (-inf over zero elements). Float dtypes. */
+BP_API bp_status bp_logsumexp(const bp_tensor *x, int32_t n_axes, const int32_t *axes, bool keepdims,
+                              bp_tensor **out);
+
+
+/* ---- softmax -------------------------------------------------------------- */
+
+/* exp(x - max) / sum(exp(x - max)) along axis (negative counts from the end).
+ * Float dtypes. */
+BP_API bp_status bp_softmax(const bp_tensor *x, int32_t axis, bp_tensor **out);
+
+/* x - max - log(sum(exp(x - max))) along axis. Float dtypes. */
+BP_API bp_status bp_log_softmax(const bp_tensor *x, int32_t axis, bp_tensor **out);
 
 /* ---- reductions --------------------------------------------------------- */
 /* Any REDUCE op code over the given axes (n_axes == 0: every axis; negative
