@@ -208,8 +208,11 @@ bp_status bp__tensor_new(const char *fn, bp_backend *backend, bp_dtype dtype, in
 /* A new handle sharing t's storage with another shape (same numel). */
 bp_status bp__tensor_alias(const bp_tensor *t, int32_t rank, const int64_t *shape, bp_tensor **out);
 static inline bp_backend *bp__backend_of(const bp_tensor *t) { return t->storage->backend; }
+/* Hand a fresh result to the caller through out, or release it if st failed.
+ * Returns st. */
+bp_status bp__deliver(bp_tensor *res, bp_status st, bp_tensor **out);
 
-/* ---- dispatch helpers (dispatch.c) ---------------------------------------- */
+/* ---- argument checks shared by every op (checks.c) ------------------------ */
 /* NULL tensor or one given away by transfer: BP_ERR_INVALID_ARGUMENT naming
  * fn and arg. */
 bp_status bp__check_input(const char *fn, const char *arg, const bp_tensor *t);
@@ -222,21 +225,30 @@ bp_status bp__check_same_backend(const char *fn, size_t n, const bp_tensor *cons
 /* NumPy broadcasting of two shapes; BP_ERR_SHAPE naming both. */
 bp_status bp__broadcast_shapes(const char *fn, int32_t ra, const int64_t *sa, int32_t rb,
                                const int64_t *sb, int32_t *rank, int64_t *shape);
-/* "(2, 3)", "(3,)", "()" into buf; returns buf. */
-const char *bp__format_shape(int32_t rank, const int64_t *shape, char *buf, size_t cap);
 /* axis in [-rank, rank) -> [0, rank); BP_ERR_SHAPE otherwise. */
 bp_status bp__normalize_axis(const char *fn, int32_t axis, int32_t rank, int32_t *out);
+/* BP_ERR_UNSUPPORTED_OP naming backend, op and dtype, if the family entry is
+ * NULL (has_entry false) or supports(op, dtype) is false. */
+bp_status bp__require_op(const bp_backend *b, bp_op op, bp_dtype dtype, bool has_entry);
+/* "(2, 3)", "(3,)", "()" into buf; returns buf. BP__SHAPE_STR_CAP holds any. */
+#define BP__SHAPE_STR_CAP 200
+const char *bp__format_shape(int32_t rank, const int64_t *shape, char *buf, size_t cap);
+#define BP__SHAPE_STR(buf, rank, shape) bp__format_shape((rank), (shape), (buf), BP__SHAPE_STR_CAP)
+/* "bp_add" for BP_OP_ADD: the public call named in messages. Returns buf. */
+const char *bp__op_fn(bp_op op, char *buf, size_t cap);
+
+/* ---- views handed to a backend (views.c) ------------------------------------ */
 /* Dense row-major view of t. */
 void bp__view_dense(const bp_tensor *t, bp_view *v);
 /* View of t broadcast to (rank, shape): t's shape must broadcast to it. */
 void bp__view_broadcast(const bp_tensor *t, int32_t rank, const int64_t *shape, bp_view *v);
 /* Permute a view's axes in place: new axis k is old axis perm[k]. */
 void bp__view_permute(bp_view *v, const int32_t *perm);
-/* BP_ERR_UNSUPPORTED_OP naming backend, op and dtype, if the family entry is
- * NULL (has_entry false) or supports(op, dtype) is false. */
-bp_status bp__require_op(const bp_backend *b, bp_op op, bp_dtype dtype, bool has_entry);
-/* Hand a fresh result to the caller through out, or release it if st failed.
- * Returns st. */
-bp_status bp__deliver(bp_tensor *res, bp_status st, bp_tensor **out);
+/* Row-major strides for (rank, shape), replacing v's geometry (same buffer). */
+void bp__view_set_dense(bp_view *v, int32_t rank, const int64_t *shape);
+/* v, a dense view of a (rank, shape) tensor, right-aligned onto (out_rank,
+ * out_shape): missing leading axes and extended size-1 axes get stride 0. */
+void bp__view_broadcast_as(bp_view *v, int32_t rank, const int64_t *shape, int32_t out_rank,
+                           const int64_t *out_shape);
 
 #endif

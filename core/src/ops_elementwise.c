@@ -67,13 +67,6 @@ static bool binary_is_comparison(bp_op op)
            op == BP_OP_GT || op == BP_OP_GE;
 }
 
-/* "bp_add" for BP_OP_ADD: the public call named in messages. */
-static const char *op_fn(bp_op op, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "bp_%s", bp_op_name(op));
-    return buf;
-}
-
 /* The op code must exist and belong to `family`, else INVALID_ARGUMENT. */
 static bp_status check_family(const char *entry, bp_op op, bp_op_family family, const char *what)
 {
@@ -99,7 +92,7 @@ bp_status bp_unary(bp_op op, const bp_tensor *x, bp_tensor **out)
     BP__TRY(bp__check_out("bp_unary", out));
     BP__TRY(check_family("bp_unary", op, BP_FAMILY_UNARY, "unary"));
     char fn[48];
-    op_fn(op, fn, sizeof fn);
+    bp__op_fn(op, fn, sizeof fn);
     BP__TRY(bp__check_input(fn, "x", x));
     BP__TRY(check_dtype(fn, bp_op_name(op), "x", x->dtype, unary_class(op)));
 
@@ -120,7 +113,7 @@ bp_status bp_binary(bp_op op, const bp_tensor *a, const bp_tensor *b, bp_tensor 
     BP__TRY(bp__check_out("bp_binary", out));
     BP__TRY(check_family("bp_binary", op, BP_FAMILY_BINARY, "binary"));
     char fn[48];
-    op_fn(op, fn, sizeof fn);
+    bp__op_fn(op, fn, sizeof fn);
     BP__TRY(bp__check_input(fn, "a", a));
     BP__TRY(bp__check_input(fn, "b", b));
     BP__TRY(bp__check_same_backend(fn, 2, (const bp_tensor *const[]){a, b},

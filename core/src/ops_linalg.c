@@ -8,31 +8,6 @@
 
 #include "internal.h"
 
-#define SHAPE_STR_CAP 200
-
-/* "(2, 3)", "(3,)", "()": the notation of the core's other messages. */
-static const char *shape_str(char *buf, int32_t rank, const int64_t *shape)
-{
-    return bp__format_shape(rank, shape, buf, SHAPE_STR_CAP);
-}
-
-/* Give v (a dense view of a tensor of `rank`, `shape`, in row-major order)
- * that geometry, right-aligned onto (out_rank, out_shape): missing leading
- * axes and size-1 axes that out extends get stride 0. */
-static void view_broadcast_as(bp_view *v, int32_t rank, const int64_t *shape, int32_t out_rank,
-                              const int64_t *out_shape)
-{
-    int64_t strides[BP_MAX_RANK], stride = 1;
-    for (int32_t k = rank - 1; k >= 0; k--) {
-        strides[k] = stride;
-        stride *= shape[k] > 0 ? shape[k] : 1;
-    }
-    v->rank = out_rank;
-    for (int32_t k = out_rank - 1, j = rank - 1; k >= 0; k--, j--) {
-        v->shape[k] = out_shape[k];
-        v->strides[k] = (j >= 0 && shape[j] == out_shape[k]) ? strides[j] : 0;
-    }
-}
 
 bp_status bp_matmul(const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
 {
@@ -53,7 +28,7 @@ bp_status bp_matmul(const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
                          "i64, f16, bf16, f32, f64); convert them with bp_cast first",
                          fn);
 
-    char sa[SHAPE_STR_CAP], sb[SHAPE_STR_CAP];
+    char sa[BP__SHAPE_STR_CAP], sb[BP__SHAPE_STR_CAP];
     if (a->rank == 0 || b->rank == 0)
         return bp__error(BP_ERR_SHAPE,
                          "%s: %s is a scalar (shape ()); matmul needs rank >= 1 operands, use "
@@ -81,8 +56,8 @@ bp_status bp_matmul(const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
         return bp__error(BP_ERR_SHAPE,
                          "%s: inner dimensions differ: a %s has %lld columns but b %s has %lld "
                          "rows; transpose or reshape one operand",
-                         fn, shape_str(sa, a->rank, a->shape), (long long)K,
-                         shape_str(sb, b->rank, b->shape), (long long)pb[rb - 2]);
+                         fn, BP__SHAPE_STR(sa, a->rank, a->shape), (long long)K,
+                         BP__SHAPE_STR(sb, b->rank, b->shape), (long long)pb[rb - 2]);
 
     int32_t batch_rank = 0;
     int64_t shape[BP_MAX_RANK];
@@ -90,7 +65,7 @@ bp_status bp_matmul(const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
         return bp__error(BP_ERR_SHAPE,
                          "%s: batch dimensions of a %s and b %s do not broadcast (NumPy rules: "
                          "each pair equal or one of them 1)",
-                         fn, shape_str(sa, a->rank, a->shape), shape_str(sb, b->rank, b->shape));
+                         fn, BP__SHAPE_STR(sa, a->rank, a->shape), BP__SHAPE_STR(sb, b->rank, b->shape));
     int32_t rank = batch_rank + 2;
     shape[batch_rank] = M;
     shape[batch_rank + 1] = N;
@@ -109,9 +84,9 @@ bp_status bp_matmul(const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
     b_target[batch_rank + 1] = N;
     bp_view va, vb, vo;
     bp__view_dense(a, &va);
-    view_broadcast_as(&va, ra, pa, rank, a_target);
+    bp__view_broadcast_as(&va, ra, pa, rank, a_target);
     bp__view_dense(b, &vb);
-    view_broadcast_as(&vb, rb, pb, rank, b_target);
+    bp__view_broadcast_as(&vb, rb, pb, rank, b_target);
     bp__view_dense(full, &vo);
     bp_status st = BP__CALL(be, "matmul", matmul, &va, &vb, &vo);
     if (st != BP_OK) {

@@ -10,13 +10,6 @@
 
 #include "internal.h"
 
-#define SHAPE_STR_CAP 200
-
-/* "(2, 3)", "(3,)", "()": the notation of the core's other messages. */
-static const char *shape_str(char *buf, int32_t rank, const int64_t *shape)
-{
-    return bp__format_shape(rank, shape, buf, SHAPE_STR_CAP);
-}
 
 /* A fresh dense (rank, shape) tensor of dtype filled from src (same shape). */
 static bp_status copy_into_new(const char *fn, bp_backend *be, bp_op op, const bp_view *src,
@@ -141,7 +134,7 @@ bp_status bp_concat(int32_t n, const bp_tensor *const *xs, int32_t axis, bp_tens
         return bp__error(BP_ERR_INVALID_ARGUMENT,
                          "%s: nothing to join (n = %d, xs %s); pass n >= 1 tensors", fn, (int)n,
                          xs ? "set" : "NULL");
-    char name[32], s0[SHAPE_STR_CAP], si[SHAPE_STR_CAP];
+    char name[32], s0[BP__SHAPE_STR_CAP], si[BP__SHAPE_STR_CAP];
     for (int32_t i = 0; i < n; i++) {
         snprintf(name, sizeof name, "xs[%d]", (int)i);
         BP__TRY(bp__check_input(fn, name, xs[i]));
@@ -172,8 +165,8 @@ bp_status bp_concat(int32_t n, const bp_tensor *const *xs, int32_t axis, bp_tens
             return bp__error(BP_ERR_SHAPE,
                              "%s: xs[0] has shape %s but xs[%d] has shape %s; all must have "
                              "the same rank and equal extents except along axis %d",
-                             fn, shape_str(s0, x0->rank, x0->shape), (int)i,
-                             shape_str(si, xi->rank, xi->shape), (int)ax);
+                             fn, BP__SHAPE_STR(s0, x0->rank, x0->shape), (int)i,
+                             BP__SHAPE_STR(si, xi->rank, xi->shape), (int)ax);
         if (xi->shape[ax] > INT64_MAX - shape[ax])
             return bp__error(BP_ERR_SHAPE, "%s: the joined extent along axis %d overflows int64",
                              fn, (int)ax);
@@ -214,12 +207,12 @@ bp_status bp_broadcast_to(const bp_tensor *x, int32_t rank, const int64_t *shape
     for (int32_t j = x->rank - 1, k = rank - 1; ok && j >= 0; j--, k--)
         ok = x->shape[j] == 1 || x->shape[j] == shape[k];
     if (!ok) {
-        char sx[SHAPE_STR_CAP], st[SHAPE_STR_CAP];
+        char sx[BP__SHAPE_STR_CAP], st[BP__SHAPE_STR_CAP];
         return bp__error(BP_ERR_SHAPE,
                          "%s: x of shape %s cannot broadcast to %s (NumPy rules: the target "
                          "has at least x's rank, and each of x's trailing extents is 1 or "
                          "equal to the target's)",
-                         fn, shape_str(sx, x->rank, x->shape), shape_str(st, rank, shape));
+                         fn, BP__SHAPE_STR(sx, x->rank, x->shape), BP__SHAPE_STR(st, rank, shape));
     }
 
     bp_backend *be = bp__backend_of(x);
@@ -334,12 +327,12 @@ bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t axis, 
     BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
     int32_t rank = x->rank - 1 + indices->rank;
     if (rank > BP_MAX_RANK) {
-        char sx[SHAPE_STR_CAP], si[SHAPE_STR_CAP];
+        char sx[BP__SHAPE_STR_CAP], si[BP__SHAPE_STR_CAP];
         return bp__error(BP_ERR_SHAPE,
                          "%s: x %s gathered with indices %s would have rank %d, above the "
                          "maximum %d; reshape the indices first",
-                         fn, shape_str(sx, x->rank, x->shape),
-                         shape_str(si, indices->rank, indices->shape), (int)rank, BP_MAX_RANK);
+                         fn, BP__SHAPE_STR(sx, x->rank, x->shape),
+                         BP__SHAPE_STR(si, indices->rank, indices->shape), (int)rank, BP_MAX_RANK);
     }
     int64_t shape[BP_MAX_RANK];
     int32_t r = 0;

@@ -8,25 +8,6 @@
 
 #include "internal.h"
 
-/* "bp_sum" for BP_OP_SUM: the public call named in messages. */
-static const char *op_fn(bp_op op, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "bp_%s", bp_op_name(op));
-    return buf;
-}
-
-/* Row-major strides for (rank, shape), replacing v's geometry (same buffer). */
-static void view_set_dense(bp_view *v, int32_t rank, const int64_t *shape)
-{
-    int64_t stride = 1;
-    v->rank = rank;
-    for (int32_t k = rank - 1; k >= 0; k--) {
-        v->shape[k] = shape[k];
-        v->strides[k] = stride;
-        stride *= shape[k] > 0 ? shape[k] : 1;
-    }
-}
-
 /* Resolve axes into reduced[k] flags. n_axes == 0: every axis. */
 static bp_status resolve_axes(const char *fn, const bp_tensor *x, int32_t n_axes,
                               const int32_t *axes, bool reduced[BP_MAX_RANK])
@@ -72,7 +53,7 @@ bp_status bp_reduce(bp_op op, const bp_tensor *x, int32_t n_axes, const int32_t 
                          "PROD, MEAN, MAX, MIN, ARGMAX, ARGMIN, LOGSUMEXP",
                          (int)op, bp_op_name(op));
     char fn[48];
-    op_fn(op, fn, sizeof fn);
+    bp__op_fn(op, fn, sizeof fn);
     BP__TRY(bp__check_input(fn, "x", x));
 
     if (reduce_needs_float(op) && !bp_dtype_is_float(x->dtype))
@@ -126,14 +107,14 @@ bp_status bp_reduce(bp_op op, const bp_tensor *x, int32_t n_axes, const int32_t 
     bp__view_dense(x, &vx);
     bp__view_permute(&vx, perm);
     bp__view_dense(res, &vo);
-    view_set_dense(&vo, n_kept, kept_shape); /* the size-1 keepdims axes are dropped */
+    bp__view_set_dense(&vo, n_kept, kept_shape); /* the size-1 keepdims axes are dropped */
     return bp__deliver(res, BP__CALL(be, bp_op_name(op), reduce, op, &vx, n_reduce, &vo), out);
 }
 
 static bp_status softmax_impl(bp_op op, const bp_tensor *x, int32_t axis, bp_tensor **out)
 {
     char fn[48];
-    op_fn(op, fn, sizeof fn);
+    bp__op_fn(op, fn, sizeof fn);
     BP__TRY(bp__check_out(fn, out));
     BP__TRY(bp__check_input(fn, "x", x));
     if (!bp_dtype_is_float(x->dtype))

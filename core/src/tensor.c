@@ -413,3 +413,13 @@ bp_status bp_unsqueeze(const bp_tensor *t, int32_t axis, bp_tensor **out)
         dims[k] = k == a ? 1 : t->shape[j++];
     return bp__tensor_alias(t, t->rank + 1, dims, out);
 }
+
+bp_status bp__deliver(bp_tensor *res, bp_status st, bp_tensor **out)
+{
+    if (st != BP_OK) {
+        bp_tensor_release(res);
+        return st;
+    }
+    *out = res;
+    return BP_OK;
+}

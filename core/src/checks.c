@@ -1,6 +1,5 @@
-/* The checks every op shares before it reaches a backend, and the views the
- * backend receives. */
-#include <math.h>
+/* The argument checks every op shares before it reaches a backend, and the
+ * shape notation of their messages. */
 #include <stdio.h>
 #include <string.h>
 
@@ -84,47 +83,6 @@ bp_status bp__normalize_axis(const char *fn, int32_t axis, int32_t rank, int32_t
     return BP_OK;
 }
 
-void bp__view_dense(const bp_tensor *t, bp_view *v)
-{
-    memset(v, 0, sizeof *v);
-    v->struct_size = sizeof *v;
-    v->buffer = t->storage->buffer;
-    v->offset = t->offset;
-    v->dtype = t->dtype;
-    v->rank = t->rank;
-    int64_t stride = 1;
-    for (int32_t k = t->rank - 1; k >= 0; k--) {
-        v->shape[k] = t->shape[k];
-        v->strides[k] = stride;
-        stride *= t->shape[k];
-    }
-}
-
-void bp__view_broadcast(const bp_tensor *t, int32_t rank, const int64_t *shape, bp_view *v)
-{
-    bp_view dense;
-    bp__view_dense(t, &dense);
-    *v = dense;
-    v->rank = rank;
-    int32_t lead = rank - t->rank;
-    for (int32_t k = 0; k < rank; k++) {
-        v->shape[k] = shape[k];
-        bool own = k >= lead && t->shape[k - lead] == shape[k] && shape[k] != 1;
-        v->strides[k] = own ? dense.strides[k - lead] : 0;
-    }
-}
-
-void bp__view_permute(bp_view *v, const int32_t *perm)
-{
-    int64_t shape[BP_MAX_RANK], strides[BP_MAX_RANK];
-    for (int32_t k = 0; k < v->rank; k++) {
-        shape[k] = v->shape[perm[k]];
-        strides[k] = v->strides[perm[k]];
-    }
-    memcpy(v->shape, shape, sizeof shape);
-    memcpy(v->strides, strides, sizeof strides);
-}
-
 bp_status bp__require_op(const bp_backend *b, bp_op op, bp_dtype dtype, bool has_entry)
 {
     if (has_entry && (!BP__HAS(b->vt, supports) || b->vt->supports(b->dev, op, dtype)))
@@ -136,12 +94,8 @@ bp_status bp__require_op(const bp_backend *b, bp_op op, bp_dtype dtype, bool has
                      has_entry ? "" : " (the plugin has no entry for this op family)");
 }
 
-bp_status bp__deliver(bp_tensor *res, bp_status st, bp_tensor **out)
+const char *bp__op_fn(bp_op op, char *buf, size_t cap)
 {
-    if (st != BP_OK) {
-        bp_tensor_release(res);
-        return st;
-    }
-    *out = res;
-    return BP_OK;
+    snprintf(buf, cap, "bp_%s", bp_op_name(op));
+    return buf;
 }
