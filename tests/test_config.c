@@ -96,7 +96,7 @@ static bp_setting setting(const bp_context *ctx, const char *section, const char
 {
     size_t n = bp_context_setting_count(ctx);
     for (size_t i = 0; i < n; i++) {
-        bp_setting s;
+        bp_setting s = {.struct_size = sizeof s};
         BPT_OK(bp_context_setting(ctx, i, &s));
         if (strcmp(s.section, section) == 0 && strcmp(s.key, key) == 0)
             return s;

@@ -36,7 +36,7 @@ static const bp_plugin_record *find_record(bp_context *ctx, const char *path_suf
 Test(loader, finds_the_builtin_binary_plugin_beside_the_library)
 {
     bp_context *ctx = bpt_context();
-    bp_plugin_record rec;
+    bp_plugin_record rec = {.struct_size = sizeof rec};
     cr_assert_not_null(find_record(ctx, "/backplane/bp_binary.so", &rec));
     cr_assert(rec.loaded);
     cr_assert_str_eq(rec.name, "binary");
@@ -50,11 +50,13 @@ Test(loader, finds_the_builtin_binary_plugin_beside_the_library)
 Test(loader, refuses_a_wrong_abi_major_naming_file_and_both_versions)
 {
     bp_context *ctx = with_test_plugins();
-    bp_plugin_record rec;
+    bp_plugin_record rec = {.struct_size = sizeof rec};
     cr_assert_not_null(find_record(ctx, "/bp_wrong_abi.so", &rec));
     cr_assert_not(rec.loaded);
     cr_assert_eq(rec.status, BP_ERR_PLUGIN);
-    cr_assert(strstr(rec.message, "99.0"), "message: %s", rec.message);
+    char theirs[32];
+    snprintf(theirs, sizeof theirs, "99.%d", BP_ABI_MINOR);
+    cr_assert(strstr(rec.message, theirs), "message: %s", rec.message);
     char ours[32];
     snprintf(ours, sizeof ours, "%d.%d", BP_ABI_MAJOR, BP_ABI_MINOR);
     cr_assert(strstr(rec.message, ours), "message: %s", rec.message);
@@ -66,7 +68,7 @@ Test(loader, refuses_a_wrong_abi_major_naming_file_and_both_versions)
 Test(loader, refuses_a_plugin_without_the_entry_symbol)
 {
     bp_context *ctx = with_test_plugins();
-    bp_plugin_record rec;
+    bp_plugin_record rec = {.struct_size = sizeof rec};
     cr_assert_not_null(find_record(ctx, "/bp_no_entry.so", &rec));
     cr_assert_not(rec.loaded);
     cr_assert(strstr(rec.message, "bp_plugin_entry"), "message: %s", rec.message);
@@ -76,7 +78,7 @@ Test(loader, refuses_a_plugin_without_the_entry_symbol)
 Test(loader, refuses_a_descriptor_smaller_than_its_abi_requires)
 {
     bp_context *ctx = with_test_plugins();
-    bp_plugin_record rec;
+    bp_plugin_record rec = {.struct_size = sizeof rec};
     cr_assert_not_null(find_record(ctx, "/bp_too_small.so", &rec));
     cr_assert_not(rec.loaded);
     cr_assert(strstr(rec.message, "smaller"), "message: %s", rec.message);
@@ -86,7 +88,7 @@ Test(loader, refuses_a_descriptor_smaller_than_its_abi_requires)
 Test(loader, reports_dlopen_error_text_when_the_file_cannot_be_loaded)
 {
     bp_context *ctx = with_test_plugins();
-    bp_plugin_record rec;
+    bp_plugin_record rec = {.struct_size = sizeof rec};
     cr_assert_not_null(find_record(ctx, "/bp_unresolved.so", &rec));
     cr_assert_not(rec.loaded);
     cr_assert(strstr(rec.message, "bpt_symbol_that_nothing_defines"), "message: %s", rec.message);
@@ -284,7 +286,7 @@ static void make_broken_dir(char *dir)
 
 static void expect_rejected(bp_context *ctx, const char *suffix, const char *reason)
 {
-    bp_plugin_record rec;
+    bp_plugin_record rec = {.struct_size = sizeof rec};
     cr_assert_not_null(find_record(ctx, suffix, &rec), "no record for %s", suffix);
     cr_assert_not(rec.loaded, "%s loaded", suffix);
     cr_assert_eq(rec.status, BP_ERR_PLUGIN, "%s: %s", suffix, bp_status_string(rec.status));
@@ -334,7 +336,7 @@ Test(loader, an_unreadable_plugin_file_is_rejected_with_the_reason)
 Test(loader, a_descriptor_too_small_for_its_version_fields_says_so)
 {
     bp_context *ctx = with_test_plugins();
-    bp_plugin_record rec;
+    bp_plugin_record rec = {.struct_size = sizeof rec};
     bp_backend *be = NULL;
     bp_backend_get(ctx, "tiny_descriptor", &be); /* loads it, if loading is lazy */
     cr_assert_not_null(find_record(ctx, "/bp_tiny_descriptor.so", &rec));
@@ -380,7 +382,7 @@ Test(loader, a_records_message_stays_valid_after_a_failed_open)
     bp_context *ctx = with_test_plugins();
     size_t idx = 0;
     bool found = false;
-    bp_plugin_record rec;
+    bp_plugin_record rec = {.struct_size = sizeof rec};
     for (size_t i = 0; i < bp_context_plugin_count(ctx) && !found; i++) {
         BPT_OK(bp_context_plugin(ctx, i, &rec));
         if (strstr(rec.path, "/bp_open_fails.so"))
@@ -434,5 +436,77 @@ Test(loader, default_backend_is_safe_from_many_threads_when_nothing_opens)
         pthread_join(th[i], NULL);
         cr_assert_eq(args[i].failures, 0, "thread %d saw %d wrong answers", i, args[i].failures);
     }
+    bp_context_destroy(ctx);
+}
+
+/* ---- versioning (issue 10) ------------------------------------------------- */
+
+static const bp_plugin_record *record_named(bp_context *ctx, const char *name,
+                                            bp_plugin_record *rec)
+{
+    bp_backend *be = NULL;
+    (void)bp_backend_get(ctx, name, &be); /* loads it, if loading is lazy */
+    for (size_t i = 0; i < bp_context_plugin_count(ctx); i++) {
+        rec->struct_size = sizeof *rec;
+        BPT_OK(bp_context_plugin(ctx, i, rec));
+        if (strcmp(rec->name, name) == 0)
+            return rec;
+    }
+    return NULL;
+}
+
+Test(loader, config_keys_are_read_with_the_plugins_own_key_size)
+{
+    bp_context *ctx = with_test_plugins();
+    bp_plugin_record rec;
+    cr_assert_not_null(record_named(ctx, "big_keys", &rec));
+    cr_assert(rec.loaded, "%s", rec.message);
+    const bp_config_key *k = rec.config_keys;
+    cr_assert_str_eq(k[0].name, "alpha");
+    cr_assert_str_eq(k[0].default_value, "1");
+    cr_assert_str_eq(k[1].name, "beta");
+    cr_assert_null(k[1].default_value);
+    cr_assert_null(k[2].name);
+    bp_context_destroy(ctx);
+}
+
+Test(loader, a_plugin_built_against_abi_1_0_loads_and_keeps_its_keys)
+{
+    bp_context *ctx = with_test_plugins();
+    bp_plugin_record rec;
+    cr_assert_not_null(record_named(ctx, "abi_1_0", &rec));
+    cr_assert(rec.loaded, "%s", rec.message);
+    cr_assert_eq(rec.abi_minor, 0);
+    cr_assert_str_eq(rec.config_keys[0].name, "speed");
+    cr_assert_null(rec.config_keys[1].name);
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_get(ctx, "abi_1_0", &be));
+    bp_context_destroy(ctx);
+}
+
+Test(loader, getters_never_write_past_the_callers_struct_size_nor_change_it)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_get(ctx, "binary", &be));
+    /* a caller built against a newer, larger struct: the tail stays its own */
+    unsigned char buf[sizeof(bp_device_info) + 64];
+    memset(buf, 0xAB, sizeof buf);
+    uint32_t size = (uint32_t)sizeof buf;
+    memcpy(buf, &size, sizeof size);
+    BPT_OK(bp_backend_device_info(be, (bp_device_info *)(void *)buf));
+    uint32_t after;
+    memcpy(&after, buf, sizeof after);
+    cr_assert_eq(after, size, "struct_size was changed to %u", after);
+    for (size_t i = sizeof(bp_device_info); i < sizeof buf; i++)
+        cr_assert_eq(buf[i], 0xAB, "byte %zu past the library's struct was written", i);
+    cr_assert_str_eq(((bp_device_info *)(void *)buf)->name, "host CPU (reference)");
+    /* a caller that forgot struct_size is told how to set it */
+    bp_memory_info m = {.struct_size = 0};
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_backend_memory_info(be, &m));
+    cr_assert(strstr(bp_last_error(), "struct_size = sizeof(bp_memory_info)"), "%s",
+              bp_last_error());
+    bp_plugin_record rec = {.struct_size = 4};
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_context_plugin(ctx, 0, &rec));
     bp_context_destroy(ctx);
 }

@@ -126,6 +126,7 @@ static const bp_plugin bin_plugin = {
     .version = "0.1.0",
     .description = "pure C11 reference backend: every op, host memory, no dependencies",
     .config_keys = NULL,
+    .config_key_size = sizeof(bp_config_key),
     .open = bin_open,
     .close = bin_close,
     .device_count = bin_device_count,

@@ -175,6 +175,7 @@ static const bp_plugin bpc_plugin = {
     .version = "0.1.0",
     .description = "host CPU: OpenBLAS matmul, multithreaded vectorised kernels, cached buffers",
     .config_keys = bpc_keys,
+    .config_key_size = sizeof(bp_config_key),
     .open = bpc_open,
     .close = bpc_close,
     .device_count = bpc_device_count,

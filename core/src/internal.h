@@ -70,6 +70,14 @@ bp_status bp__plugin_entry_status(const char *entry, bp_status st);
 /* Whether v is one of BP_STATUS_LIST's codes. */
 bool bp__status_known(int v);
 
+/* ---- structs filled for the caller (struct_out.c) ---------------------------
+ * Copy min(out->struct_size, full_size) bytes of full into out, leaving
+ * out->struct_size as the caller set it; BP_ERR_INVALID_ARGUMENT naming fn and
+ * type if the caller's struct_size is below min_size (the first layout that
+ * had a struct_size). */
+bp_status bp__struct_out(const char *fn, const char *type, void *out, size_t min_size,
+                         const void *full, size_t full_size);
+
 /* ---- logging (log.c) ----------------------------------------------------- */
 void bp__log(const bp_context *ctx, bp_log_level level, const char *fmt, ...) BP__PRINTF(3, 4);
 void bp__vlog(const bp_context *ctx, bp_log_level level, const char *prefix, const char *fmt,
@@ -117,6 +125,8 @@ typedef struct bp__plugin {
     char *path;             /* file */
     void *dl;               /* dlopen handle, NULL if not loaded */
     const bp_plugin *vt;    /* descriptor, NULL if not loaded */
+    bp_config_key *keys;    /* its config keys in this library's layout (see
+                               config_key_size), NULL-terminated; NULL if none */
     bool loaded;            /* passed every load-time check */
     bool open_tried, opened;
     bp_status status;       /* why not loaded / not opened */

@@ -87,6 +87,7 @@ static void bp__plugin_free(bp__plugin *p)
     free(p->name);
     free(p->path);
     free(p->message);
+    free(p->keys);
     for (size_t i = 0; i < p->n_retired; i++)
         free(p->retired[i]);
     free(p->retired);
@@ -135,6 +136,8 @@ static void bp__reject(bp__plugin *p, bp_status st, char *message)
         p->dl = NULL;
     }
     p->vt = NULL;
+    free(p->keys);
+    p->keys = NULL;
     bp__log(p->ctx, BP_LOG_INFO, "plugin %s rejected: %s", p->path, p->message);
 }
 
@@ -156,6 +159,44 @@ static const char *bp__missing_required(const bp_plugin *vt)
     BP__REQ(write) BP__REQ(read)
 #undef BP__REQ
     return NULL;
+}
+
+/* The plugin's config keys copied into this library's bp_config_key layout:
+ * the array is walked with the plugin's element size (config_key_size, ABI
+ * 1.1; the 1.0 layout before it), so either side may be built against a
+ * larger bp_config_key than the other. NULL keys: *out NULL. */
+static bp_status bp__copy_keys(const bp_plugin *vt, bp_config_key **out)
+{
+    *out = NULL;
+    if (!vt->config_keys)
+        return BP_OK;
+    size_t stride = 3 * sizeof(const char *); /* the ABI 1.0 bp_config_key */
+    if (vt->struct_size >= offsetof(bp_plugin, config_key_size) + sizeof vt->config_key_size &&
+        vt->config_key_size != 0)
+        stride = vt->config_key_size;
+    if (stride < sizeof(const char *) || stride % sizeof(const char *) != 0)
+        return bp__error(BP_ERR_PLUGIN,
+                         "config_key_size is %zu, not a bp_config_key size; set it to "
+                         "sizeof(bp_config_key)", stride);
+    const char *base = (const char *)vt->config_keys;
+    size_t n = 0;
+    for (;; n++) {
+        const char *name;
+        memcpy(&name, base + n * stride, sizeof name);
+        if (!name)
+            break;
+        if (n >= 1024)
+            return bp__error(BP_ERR_PLUGIN, "config_keys has no NULL name among its first 1024 "
+                             "entries; end the array with {NULL}");
+    }
+    bp_config_key *keys = calloc(n + 1, sizeof *keys);
+    if (!keys)
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin loader: out of memory");
+    size_t copy = stride < sizeof *keys ? stride : sizeof *keys;
+    for (size_t i = 0; i < n; i++)
+        memcpy(&keys[i], base + i * stride, copy);
+    *out = keys;
+    return BP_OK;
 }
 
 /* dlopen + every load-time check. Fills p; never fails the caller except OOM. */
@@ -225,6 +266,11 @@ static void bp__load(bp__plugin *p)
     if (missing) {
         bp__reject(p, BP_ERR_PLUGIN,
                    bp__aprintf("required entry '%s' is NULL in backend '%s'", missing, vt->name));
+        return;
+    }
+    bp_status kst = bp__copy_keys(vt, &p->keys);
+    if (kst != BP_OK) {
+        bp__reject(p, kst, bp__aprintf("%s", bp_last_error()));
         return;
     }
     char *name = strdup(vt->name);
@@ -417,7 +463,7 @@ bp_status bp__loader_discover(bp_context *ctx)
     for (size_t i = 0; i < ctx->n_plugins; i++) {
         bp__plugin *p = ctx->plugins[i];
         if (p->loaded)
-            BP__TRY(bp__config_check_backend(&ctx->config, p->name, p->vt->config_keys));
+            BP__TRY(bp__config_check_backend(&ctx->config, p->name, p->keys));
     }
     return BP_OK;
 }

@@ -319,6 +319,7 @@ static const bp_plugin tpl_plugin = {
     .version = "0.1.0",
     .description = "template plugin: f32/f64 element-wise ops and movement on host memory",
     .config_keys = tpl_keys,
+    .config_key_size = sizeof(bp_config_key),
     .open = tpl_open,
     .close = tpl_close,
     .device_count = tpl_device_count,

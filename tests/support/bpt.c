@@ -13,7 +13,7 @@ size_t bpt_backends(bp_context *ctx, bp_backend **out, size_t max)
 {
     size_t n = 0, count = bp_context_plugin_count(ctx);
     for (size_t i = 0; i < count && n < max; i++) {
-        bp_plugin_record rec;
+        bp_plugin_record rec = {.struct_size = sizeof rec};
         if (bp_context_plugin(ctx, i, &rec) != BP_OK || !rec.loaded)
             continue;
         bp_backend *be = NULL;

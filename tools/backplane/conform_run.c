@@ -89,7 +89,7 @@ static void worker(const cf_options *opt, const cf_case *cases, const int *selec
         /* the plugin's own reason is on its record when the open failed */
         size_t stem = strcspn(name, ":");
         for (size_t i = 0; (!why || !why[0]) && i < bp_context_plugin_count(ctx); i++) {
-            bp_plugin_record rec;
+            bp_plugin_record rec = {.struct_size = sizeof rec};
             if (bp_context_plugin(ctx, i, &rec) == BP_OK &&
                 ((strlen(rec.name) == stem && strncmp(rec.name, name, stem) == 0) ||
                  strcmp(rec.path, name) == 0))
@@ -108,7 +108,7 @@ static void worker(const cf_options *opt, const cf_case *cases, const int *selec
     const char *plugin = bp_backend_plugin_name(be);
     const char *version = "";
     for (size_t i = 0; i < bp_context_plugin_count(ctx); i++) {
-        bp_plugin_record rec;
+        bp_plugin_record rec = {.struct_size = sizeof rec};
         if (bp_context_plugin(ctx, i, &rec) == BP_OK && rec.loaded && strcmp(rec.name, plugin) == 0) {
             version = rec.version;
             if (!env.plugin_path)
@@ -120,7 +120,7 @@ static void worker(const cf_options *opt, const cf_case *cases, const int *selec
     char section[96];
     snprintf(section, sizeof section, "backend.%s", plugin);
     for (size_t i = 0; i < bp_context_setting_count(ctx); i++) {
-        bp_setting s;
+        bp_setting s = {.struct_size = sizeof s};
         if (bp_context_setting(ctx, i, &s) == BP_OK && strcmp(s.section, section) == 0 &&
             strcmp(s.key, "tf32") == 0)
             env.tf32 = truthy(s.value);

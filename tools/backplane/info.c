@@ -145,7 +145,7 @@ static void probe_plugin(void *arg)
 {
     probe_arg *a = arg;
     (void)bp_context_plugin_open(a->ctx, a->index);
-    bp_plugin_record rec;
+    bp_plugin_record rec = {.struct_size = sizeof rec};
     if (bp_context_plugin(a->ctx, a->index, &rec) != BP_OK || !rec.opened)
         return;
     for (int32_t d = 0; d < rec.device_count; d++) {
@@ -176,6 +176,7 @@ static bp_status gather(bp_context *ctx, report *r)
     }
     size_t kept = 0;
     for (size_t i = 0; i < r->n_settings; i++) {
+        r->settings[kept].struct_size = sizeof r->settings[kept];
         bp_status st = bp_context_setting(ctx, i, &r->settings[kept]);
         if (st == BP_OK)
             kept++;
@@ -192,6 +193,7 @@ static bp_status gather(bp_context *ctx, report *r)
     }
     for (size_t i = 0; i < r->n_plugins; i++) {
         plugin_entry *p = &r->plugins[i];
+        p->rec.struct_size = sizeof p->rec;
         p->rec_status = bp_context_plugin(ctx, i, &p->rec);
         if (p->rec_status != BP_OK) {
             p->rec_error = dup_str(bp_last_error());

@@ -57,10 +57,12 @@ BP_API bool bp_backend_supports(const bp_backend *backend, bp_op op, bp_dtype dt
 /* Wait for all work queued on the backend. */
 BP_API bp_status bp_backend_synchronize(bp_backend *backend);
 
-/* Device memory use; BP_ERR_UNSUPPORTED_OP if the plugin cannot tell. */
+/* Device memory use; BP_ERR_UNSUPPORTED_OP if the plugin cannot tell. Set
+ * out->struct_size = sizeof *out first (see bp_plugin_record). */
 BP_API bp_status bp_backend_memory_info(bp_backend *backend, bp_memory_info *out);
 
-/* Device name and detail, as the plugin reports them. */
+/* Device name and detail, as the plugin reports them. Set out->struct_size
+ * first. */
 BP_API bp_status bp_backend_device_info(bp_backend *backend, bp_device_info *out);
 
 /* ---- introspection (used by `backplane info`) ------------------------- */
@@ -68,8 +70,14 @@ BP_API bp_status bp_backend_device_info(bp_backend *backend, bp_device_info *out
 /* The context's effective log level. */
 BP_API bp_log_level bp_context_log_level(const bp_context *ctx);
 
+/* Structs the library fills for the caller start with struct_size: set it to
+ * sizeof the struct before the call. The library writes only what both sides
+ * know and never changes struct_size, so members can be appended without
+ * breaking callers built against an older header. */
+
 /* One plugin the loader found, loaded or not. */
 typedef struct bp_plugin_record {
+    uint32_t struct_size;    /* set by the caller: sizeof(bp_plugin_record) */
     const char *name;        /* backend name, or the file's stem if unloadable */
     const char *path;        /* the file that was (or failed to be) loaded */
     const char *version;     /* "" if not loaded */
@@ -91,6 +99,7 @@ BP_API bp_status bp_context_plugin_open(bp_context *ctx, size_t i);
 
 /* One effective setting and where it came from. */
 typedef struct bp_setting {
+    uint32_t struct_size;    /* set by the caller: sizeof(bp_setting) */
     const char *section;     /* "backplane" or "backend.NAME" */
     const char *key;
     const char *value;

@@ -47,8 +47,13 @@
 extern "C" {
 #endif
 
+/* History (members are only appended; a plugin built for an older minor
+ * loads unchanged, and the core calls nothing it lacks):
+ *   1.0  the descriptor up to `random`.
+ *   1.1  config_key_size: bp_config_key may grow (its array is walked with the
+ *        plugin's element size). */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 0
+#define BP_ABI_MINOR 1
 
 typedef enum bp_log_level {
     BP_LOG_DEBUG = 0,
@@ -70,11 +75,14 @@ typedef struct bp_view {
     int64_t strides[BP_MAX_RANK];  /* in elements; 0 broadcasts; may be negative */
 } bp_view;
 
-/* One key a plugin accepts in its [backend.NAME] section. */
+/* One key a plugin accepts in its [backend.NAME] section. The descriptor's
+ * config_keys array is walked with its config_key_size (ABI 1.1; 1.0 plugins:
+ * the three members below), so members are only appended here. */
 typedef struct bp_config_key {
     const char *name;              /* key, e.g. "threads"; NULL ends the list */
     const char *help;              /* one line for `backplane info` and docs */
     const char *default_value;     /* (optional) shown when the key is unset */
+    /* Members above are valid for ABI 1.0. */
 } bp_config_key;
 
 /* What the core offers a plugin. Valid from open() until close() returns. */
@@ -183,6 +191,10 @@ typedef struct bp_plugin {
     bp_status (*random)(void *dev, bp_op op, uint64_t seed, uint64_t offset, double p0, double p1,
                         const bp_view *out);
     /* Members above are valid for ABI 1.0. */
+
+    /* sizeof(bp_config_key) as the plugin was built (0: the 1.0 layout). */
+    uint32_t config_key_size;
+    /* Members above are valid for ABI 1.1. */
 } bp_plugin;
 
 /* The one symbol a plugin exports. */

@@ -1,0 +1,95 @@
+/* The default backend: the first of the default_backend preference list that
+ * opens, resolved once per context, with the reason for each candidate. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct bp__pref {
+    bp_context *ctx;
+    bp_backend *winner;
+    char *reason;
+    size_t len;
+    bool oom;
+} bp__pref;
+
+static void bp__pref_note(bp__pref *pr, const char *fmt, ...) BP__PRINTF(2, 3);
+static void bp__pref_note(bp__pref *pr, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t add = strlen(line);
+    char *grown = realloc(pr->reason, pr->len + add + 2);
+    if (!grown) {
+        pr->oom = true;
+        return;
+    }
+    pr->reason = grown;
+    memcpy(pr->reason + pr->len, line, add);
+    pr->len += add;
+    pr->reason[pr->len++] = '\n';
+    pr->reason[pr->len] = '\0';
+}
+
+static bp_status bp__pref_try(const char *item, void *user)
+{
+    bp__pref *pr = user;
+    if (pr->winner)
+        return BP_OK;
+    bp_backend *b = NULL;
+    if (bp_backend_get(pr->ctx, item, &b) == BP_OK) {
+        pr->winner = b;
+        bp__pref_note(pr, "%s: chosen", item);
+        return BP_OK;
+    }
+    bp__log(pr->ctx, BP_LOG_WARN, "default_backend: skipping '%s': %s", item, bp_last_error());
+    bp__pref_note(pr, "%s: skipped: %s", item, bp_last_error());
+    return BP_OK;
+}
+
+bp_status bp_backend_default(bp_context *ctx, bp_backend **out)
+{
+    if (!out)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_backend_default: out is NULL");
+    *out = NULL;
+    if (!ctx)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_backend_default: ctx is NULL");
+    /* The list is resolved once per context (each plugin is opened at most
+     * once anyway), by one thread while the others wait; the reason string
+     * is then never changed or freed before the context goes. */
+    const bp__setting *s = bp__config_find(&ctx->config, "backplane", "default_backend");
+    const char *list = s && s->value ? s->value : "binary";
+    pthread_mutex_lock(&ctx->default_lock);
+    if (!ctx->default_resolved) {
+        bp__pref pr = {ctx, NULL, NULL, 0, false};
+        bp__pref_note(&pr, "default_backend = %s (from %s)", list, s ? s->origin : "default");
+        bp__list_foreach(list, bp__pref_try, &pr);
+        ctx->default_backend = pr.winner;
+        atomic_store(&ctx->default_reason, pr.reason);
+        ctx->default_resolved = true;
+    }
+    bp_backend *winner = ctx->default_backend;
+    const char *reason = atomic_load(&ctx->default_reason);
+    pthread_mutex_unlock(&ctx->default_lock);
+    if (!winner)
+        return bp__error(BP_ERR_NOT_FOUND,
+                         "bp_backend_default: no backend of the preference list '%s' could be "
+                         "opened:\n%s", list, reason ? reason : "");
+    *out = winner;
+    return BP_OK;
+}
+
+const char *bp_context_default_reason(const bp_context *ctx)
+{
+    if (!ctx)
+        return "";
+    const char *r = atomic_load(&ctx->default_reason); /* published once, never changed */
+    return r ? r : "";
+}
