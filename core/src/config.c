@@ -10,20 +10,14 @@
  * explicit path or $BP_CONFIG) must exist; the user and system files are
  * optional.
  *
- * The file is parsed by inih. inih does not tell its handler the line number,
- * does not report empty sections, and silently reads an indented line as the
- * continuation of the previous value; so this file feeds inih through its own
- * line reader, which counts lines and mirrors inih's classification of each
- * line (comment, continuation, section, key = value, malformed). That gives
- * every message a file and line, catches unknown sections even when they are
- * empty, and turns continuation lines and over-long lines into errors rather
- * than surprises. The reader stops at the first error, so the first problem in
- * the file is the one reported.
+ * The file is read by config_ini.c (inih, fed one line at a time so that
+ * every message has a file and line); this file gives the sections and keys
+ * their meaning: which sections exist, which keys [backplane] has, which
+ * values they take.
  *
  * Duplicate keys in one section of the file are an error naming both lines. */
 #include <ctype.h>
 #include <errno.h>
-#include <ini.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +35,7 @@
 #define CFG_BACKEND_EXAMPLE "\"cuda:0, blas_cpu, binary\""
 #define CFG_NAME_MAX 63      /* longest backend name accepted in a list */
 #define CFG_INDEX_DIGITS 9   /* ":N" device index fits an int32 */
-#define CFG_SNIPPET 60       /* characters of a bad line quoted in messages */
+#define CFG_SNIPPET 60       /* characters of a bad value quoted in messages */
 
 /* The [backplane] keys with their built-in defaults, in display order. */
 static const struct {
@@ -229,234 +223,61 @@ static bool cfg_known_key(const char *key)
     return false;
 }
 
-/* ---- the file ---------------------------------------------------------------- */
+/* ---- the file's meaning ------------------------------------------------------ */
 
-typedef struct cfg_parse {
+typedef struct cfg_file {
     bp__config *cfg;
-    const char *file;      /* path, for messages and origins */
-    FILE *fp;
-    int line;              /* number of the line being parsed */
-    char *buf;             /* getline buffer */
-    size_t buf_size;
-    char *section;         /* current section, NULL before the first header */
-    bool have_prev_name;   /* mirrors inih's prev_name (continuation lines) */
-    bp_status status;      /* first error; parsing stops there */
-    int error_line;
-} cfg_parse;
+    const char *file;
+} cfg_file;
 
-static int cfg_fail_line(cfg_parse *p, bp_status st)
+static bp_status cfg_section(void *user, const char *name, int line)
 {
-    p->status = st;
-    p->error_line = p->line;
-    return 0;
-}
-
-/* inih's lskip / rstrip / find_chars_or_comment, same rules. */
-static char *cfg_lskip(char *s)
-{
-    while (*s && isspace((unsigned char)*s))
-        s++;
-    return s;
-}
-
-static void cfg_rstrip(char *s)
-{
-    char *end = s + strlen(s);
-    while (end > s && isspace((unsigned char)end[-1]))
-        *--end = '\0';
-}
-
-static char *cfg_find_chars_or_comment(char *s, const char *chars)
-{
-#if INI_ALLOW_INLINE_COMMENTS
-    bool was_space = false;
-    while (*s && (!chars || !strchr(chars, *s)) &&
-           !(was_space && strchr(INI_INLINE_COMMENT_PREFIXES, *s))) {
-        was_space = isspace((unsigned char)*s);
-        s++;
-    }
-#else
-    while (*s && (!chars || !strchr(chars, *s)))
-        s++;
-#endif
-    return s;
-}
-
-static bool cfg_section_header(cfg_parse *p, const char *name)
-{
-    bool ok;
-    if (strcmp(name, CFG_MAIN_SECTION) == 0) {
-        ok = true;
-    } else if (strncmp(name, CFG_BACKEND_PREFIX, CFG_BACKEND_PREFIX_LEN) == 0) {
+    cfg_file *f = user;
+    if (strcmp(name, CFG_MAIN_SECTION) == 0)
+        return BP_OK;
+    if (strncmp(name, CFG_BACKEND_PREFIX, CFG_BACKEND_PREFIX_LEN) == 0) {
         const char *bn = name + CFG_BACKEND_PREFIX_LEN;
-        if (!cfg_valid_name(bn, strlen(bn))) {
-            bp__error(BP_ERR_CONFIG,
-                      "%s:%d: bad backend name in section [%.*s]: NAME in [backend.NAME] is "
-                      "made of a-z, 0-9 and _ (e.g. [backend.blas_cpu])",
-                      p->file, p->line, CFG_SNIPPET, name);
-            cfg_fail_line(p, BP_ERR_CONFIG);
-            return false;
-        }
-        ok = true;
-    } else {
-        ok = false;
+        if (cfg_valid_name(bn, strlen(bn)))
+            return BP_OK;
+        return bp__error(BP_ERR_CONFIG,
+                         "%s:%d: bad backend name in section [%.*s]: NAME in [backend.NAME] is "
+                         "made of a-z, 0-9 and _ (e.g. [backend.blas_cpu])",
+                         f->file, line, CFG_SNIPPET, name);
     }
-    if (!ok) {
-        bp__error(BP_ERR_CONFIG,
-                  "%s:%d: unknown section [%.*s] (known: [backplane] and [backend.NAME] for "
-                  "the backend plugin NAME)",
-                  p->file, p->line, CFG_SNIPPET, name);
-        cfg_fail_line(p, BP_ERR_CONFIG);
-        return false;
-    }
-    char *dup = strdup(name);
-    if (!dup) {
-        cfg_fail_line(p, cfg_oom("reading the configuration file"));
-        return false;
-    }
-    free(p->section);
-    p->section = dup;
-    return true;
+    return bp__error(BP_ERR_CONFIG,
+                     "%s:%d: unknown section [%.*s] (known: [backplane] and [backend.NAME] for "
+                     "the backend plugin NAME)",
+                     f->file, line, CFG_SNIPPET, name);
 }
 
-/* Classify a line the way inih will, and check what inih cannot tell us.
- * line is a scratch copy (modified). False (error set) to stop parsing. */
-static bool cfg_classify(cfg_parse *p, char *line)
+static bp_status cfg_key(void *user, const char *section, const char *name, const char *value,
+                         int line)
 {
-    char *s = line;
-#if INI_ALLOW_BOM
-    if (p->line == 1 && (unsigned char)s[0] == 0xEF && (unsigned char)s[1] == 0xBB &&
-        (unsigned char)s[2] == 0xBF)
-        s += 3;
-#endif
-    s = cfg_lskip(s);
-    cfg_rstrip(s);
-
-    if (*s == '\0' || strchr(INI_START_COMMENT_PREFIXES, *s))
-        return true; /* blank or comment */
-#if INI_ALLOW_MULTILINE
-    if (p->have_prev_name && s > line) {
-        bp__error(BP_ERR_CONFIG,
-                  "%s:%d: indented line '%.*s': an indented line continues the previous "
-                  "value in ini syntax, which backplane does not accept; remove the "
-                  "indentation",
-                  p->file, p->line, CFG_SNIPPET, s);
-        cfg_fail_line(p, BP_ERR_CONFIG);
-        return false;
-    }
-#endif
-    if (*s == '[') {
-        char *end = cfg_find_chars_or_comment(s + 1, "]");
-        if (*end != ']') {
-            bp__error(BP_ERR_CONFIG, "%s:%d: syntax error: section header '%.*s' has no closing ']'",
-                      p->file, p->line, CFG_SNIPPET, s);
-            cfg_fail_line(p, BP_ERR_CONFIG);
-            return false;
-        }
-        *end = '\0';
-        p->have_prev_name = false;
-        return cfg_section_header(p, s + 1);
-    }
-    char *end = cfg_find_chars_or_comment(s, "=:");
-    if (*end != '=' && *end != ':') {
-        bp__error(BP_ERR_CONFIG,
-                  "%s:%d: syntax error: '%.*s' is not a [section] header, a 'key = value' line "
-                  "or a comment (comments start with ';' or '#')",
-                  p->file, p->line, CFG_SNIPPET, s);
-        cfg_fail_line(p, BP_ERR_CONFIG);
-        return false;
-    }
-    *end = '\0';
-    cfg_rstrip(s);
-    if (*s == '\0') {
-        bp__error(BP_ERR_CONFIG, "%s:%d: syntax error: no key name before '='", p->file, p->line);
-        cfg_fail_line(p, BP_ERR_CONFIG);
-        return false;
-    }
-    p->have_prev_name = true;
-    return true;
-}
-
-/* inih's reader: one physical line per call, so p->line is the line number
- * of everything inih does until the next call. NULL ends the parse. */
-static char *cfg_reader(char *str, int num, void *stream)
-{
-    cfg_parse *p = stream;
-    if (p->status != BP_OK)
-        return NULL;
-    errno = 0;
-    ssize_t n = getline(&p->buf, &p->buf_size, p->fp);
-    if (n < 0) {
-        int err = errno;
-        if (err == ENOMEM) {
-            p->status = cfg_oom("reading the configuration file");
-            p->error_line = p->line + 1;
-        } else if (ferror(p->fp)) {
-            char eb[128];
-            p->status = bp__error(BP_ERR_IO, "cannot read config file '%s' (line %d): %s",
-                                  p->file, p->line + 1, cfg_errtext(err ? err : EIO, eb, sizeof eb));
-            p->error_line = p->line + 1;
-        }
-        return NULL;
-    }
-    p->line++;
-    if (memchr(p->buf, '\0', (size_t)n)) {
-        bp__error(BP_ERR_CONFIG, "%s:%d: the line contains a NUL byte (not a text file?)",
-                  p->file, p->line);
-        cfg_fail_line(p, BP_ERR_CONFIG);
-        return NULL;
-    }
-    if (num < 2 || (size_t)n > (size_t)num - 1) {
-        bp__error(BP_ERR_CONFIG, "%s:%d: the line is longer than %d characters, the ini "
-                  "parser's limit; shorten it",
-                  p->file, p->line, num > 2 ? num - 2 : 0);
-        cfg_fail_line(p, BP_ERR_CONFIG);
-        return NULL;
-    }
-    memcpy(str, p->buf, (size_t)n + 1);
-    if (!cfg_classify(p, p->buf))
-        return NULL;
-    return str;
-}
-
-/* inih's handler: one key = value of the current line. */
-static int cfg_handler(void *user, const char *section, const char *name, const char *value)
-{
-    cfg_parse *p = user;
-    (void)section; /* ours is untruncated and validated (inih cuts it at 49 chars) */
-    if (p->status != BP_OK)
-        return 0;
-    if (!p->section) {
-        bp__error(BP_ERR_CONFIG,
-                  "%s:%d: key '%s' comes before any section; put it under [backplane] (known "
-                  "keys: " CFG_KNOWN_KEYS ") or [backend.NAME]",
-                  p->file, p->line, name);
-        return cfg_fail_line(p, BP_ERR_CONFIG);
-    }
-    if (strcmp(p->section, CFG_MAIN_SECTION) == 0) {
-        if (!cfg_known_key(name)) {
-            bp__error(BP_ERR_CONFIG, "%s:%d: unknown key '%s' in [backplane] (known: " CFG_KNOWN_KEYS
-                      ")", p->file, p->line, name);
-            return cfg_fail_line(p, BP_ERR_CONFIG);
-        }
+    cfg_file *f = user;
+    if (!section)
+        return bp__error(BP_ERR_CONFIG,
+                         "%s:%d: key '%s' comes before any section; put it under [backplane] "
+                         "(known keys: " CFG_KNOWN_KEYS ") or [backend.NAME]",
+                         f->file, line, name);
+    if (strcmp(section, CFG_MAIN_SECTION) == 0) {
+        if (!cfg_known_key(name))
+            return bp__error(BP_ERR_CONFIG,
+                             "%s:%d: unknown key '%s' in [backplane] (known: " CFG_KNOWN_KEYS ")",
+                             f->file, line, name);
         char why[512];
         bp_status st = cfg_check_value(name, value, why, sizeof why);
         if (st == BP_ERR_CONFIG)
-            bp__error(BP_ERR_CONFIG, "%s:%d: bad value '%.*s' for %s in [backplane]: %s", p->file,
-                      p->line, CFG_SNIPPET, value, name, why);
+            bp__error(BP_ERR_CONFIG, "%s:%d: bad value '%.*s' for %s in [backplane]: %s", f->file,
+                      line, CFG_SNIPPET, value, name, why);
         if (st != BP_OK)
-            return cfg_fail_line(p, st);
+            return st;
     }
-    const bp__setting *prev = bp__config_find(p->cfg, p->section, name);
-    if (prev && prev->file) {
-        bp__error(BP_ERR_CONFIG, "%s:%d: key '%s' in [%s] is set twice (first on line %d); keep one",
-                  p->file, p->line, name, p->section, prev->line);
-        return cfg_fail_line(p, BP_ERR_CONFIG);
-    }
-    bp_status st = cfg_set(p->cfg, p->section, name, value, NULL, p->file, p->line);
-    if (st != BP_OK)
-        return cfg_fail_line(p, st);
-    return 1;
+    const bp__setting *prev = bp__config_find(f->cfg, section, name);
+    if (prev && prev->file)
+        return bp__error(BP_ERR_CONFIG,
+                         "%s:%d: key '%s' in [%s] is set twice (first on line %d); keep one",
+                         f->file, line, name, section, prev->line);
+    return cfg_set(f->cfg, section, name, value, NULL, f->file, line);
 }
 
 /* Does path exist? BP_OK with *exists; BP_ERR_IO if it cannot be told. */
@@ -502,30 +323,11 @@ static bp_status cfg_read_file(bp__config *cfg, const char *path, const char *na
         return cfg_oom("reading the configuration file");
     }
 
-    cfg_parse p = {0};
-    p.cfg = cfg;
-    p.file = cfg->path;
-    p.fp = fp;
-    p.status = BP_OK;
-    int rc = ini_parse_stream(cfg_reader, &p, cfg_handler, &p);
+    cfg_file f = {cfg, cfg->path};
+    bp__ini_sink sink = {cfg_section, cfg_key, &f};
+    bp_status st = bp__ini_read(fp, cfg->path, &sink);
     fclose(fp);
-    free(p.buf);
-    free(p.section);
-
-    if (rc > 0 && (p.status == BP_OK || rc < p.error_line)) {
-        /* inih saw a problem before ours (the mirror above should prevent this). */
-        return bp__error(BP_ERR_CONFIG,
-                         "%s:%d: syntax error: expected a [section] header, 'key = value' or a "
-                         "comment",
-                         cfg->path, rc);
-    }
-    if (p.status != BP_OK)
-        return p.status;
-    if (rc == -2)
-        return cfg_oom("reading the configuration file");
-    if (rc < 0)
-        return bp__error(BP_ERR_IO, "cannot read config file '%s'", cfg->path);
-    return BP_OK;
+    return st;
 }
 
 /* Choose the file and read it (if any). */

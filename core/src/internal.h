@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "backplane/backplane.h"
 #include "backplane/cast.h"
@@ -101,6 +102,20 @@ typedef struct bp__config {
     bp__setting *items;   /* effective settings, one per (section, key) */
     size_t count, cap;
 } bp__config;
+
+/* Read one ini file with inih (config_ini.c), calling section() for every
+ * [section] header (empty sections too; the name untruncated) and key() for
+ * every key = value, each with its line; section is NULL before the first
+ * header. The first error (a callback's, or a line inih would misread:
+ * indentation, NUL bytes, over-long lines, malformed lines) stops the read
+ * and is returned, its message naming file and line. */
+typedef struct bp__ini_sink {
+    bp_status (*section)(void *user, const char *name, int line);
+    bp_status (*key)(void *user, const char *section, const char *name, const char *value,
+                     int line);
+    void *user;
+} bp__ini_sink;
+bp_status bp__ini_read(FILE *fp, const char *file, const bp__ini_sink *sink);
 
 /* Load layered config (see bp_context_create). explicit_path may be NULL.
  * Validates [backplane] keys and values; [backend.NAME] keys are validated
