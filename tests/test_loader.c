@@ -1,5 +1,6 @@
 /* The plugin loader, against real, deliberately broken .so files
  * (tests/plugins/), built by the test build. */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,14 +22,20 @@ static bp_context *with_test_plugins(void)
     return bpt_context();
 }
 
+/* The record of the file ending in path_suffix, after trying to load and
+ * open it (plugins are only loaded when first needed). */
 static const bp_plugin_record *find_record(bp_context *ctx, const char *path_suffix,
                                            bp_plugin_record *rec)
 {
     for (size_t i = 0; i < bp_context_plugin_count(ctx); i++) {
+        rec->struct_size = sizeof *rec;
         BPT_OK(bp_context_plugin(ctx, i, rec));
         size_t n = strlen(rec->path), m = strlen(path_suffix);
-        if (n >= m && strcmp(rec->path + n - m, path_suffix) == 0)
+        if (n >= m && strcmp(rec->path + n - m, path_suffix) == 0) {
+            (void)bp_context_plugin_open(ctx, i);
+            BPT_OK(bp_context_plugin(ctx, i, rec));
             return rec;
+        }
     }
     return NULL;
 }
@@ -208,7 +215,7 @@ Test(loader, plugin_config_keys_reach_the_plugin_and_bad_values_name_file_and_li
     unlink(path);
 }
 
-Test(loader, an_unknown_key_in_a_plugins_section_is_a_config_error)
+Test(loader, an_unknown_key_in_a_plugins_section_is_a_config_error_when_it_opens)
 {
     char path[] = "/tmp/bpt_loader_XXXXXX";
     int fd = mkstemp(path);
@@ -218,12 +225,14 @@ Test(loader, an_unknown_key_in_a_plugins_section_is_a_config_error)
     fclose(f);
     setenv("BP_PLUGIN_PATH", BPT_PLUGIN_DIR, 1);
     bp_context *ctx = NULL;
-    BPT_FAILS(BP_ERR_CONFIG, bp_context_create(path, &ctx));
-    cr_assert_null(ctx);
+    BPT_OK(bp_context_create(path, &ctx)); /* nothing is opened yet */
+    bp_backend *be = NULL;
+    BPT_FAILS(BP_ERR_CONFIG, bp_backend_get(ctx, "crashy", &be));
     char where[300];
     snprintf(where, sizeof where, "%s:3", path);
     cr_assert(strstr(bp_last_error(), where) && strstr(bp_last_error(), "question"), "%s",
               bp_last_error());
+    bp_context_destroy(ctx);
     unlink(path);
 }
 
@@ -508,5 +517,169 @@ Test(loader, getters_never_write_past_the_callers_struct_size_nor_change_it)
               bp_last_error());
     bp_plugin_record rec = {.struct_size = 4};
     BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_context_plugin(ctx, 0, &rec));
+    bp_context_destroy(ctx);
+}
+
+/* ---- pay only for what you use (issue 11) ---------------------------------- */
+
+/* Whether the dynamic loader has path mapped in this process. */
+static bool is_mapped(const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+    if (h)
+        dlclose(h);
+    return h != NULL;
+}
+
+Test(loader, context_create_opens_no_plugin)
+{
+    bp_context *ctx = with_test_plugins();
+    cr_assert_gt(bp_context_plugin_count(ctx), 5);
+    for (size_t i = 0; i < bp_context_plugin_count(ctx); i++) {
+        bp_plugin_record rec = {.struct_size = sizeof rec};
+        BPT_OK(bp_context_plugin(ctx, i, &rec));
+        cr_assert_not(rec.loaded || rec.opened, "%s was loaded at create", rec.path);
+        cr_assert_not(is_mapped(rec.path), "%s is mapped after bp_context_create", rec.path);
+    }
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_get(ctx, "binary", &be)); /* loads that one only */
+    for (size_t i = 0; i < bp_context_plugin_count(ctx); i++) {
+        bp_plugin_record rec = {.struct_size = sizeof rec};
+        BPT_OK(bp_context_plugin(ctx, i, &rec));
+        bool is_binary = strcmp(rec.name, "binary") == 0;
+        cr_assert_eq(is_mapped(rec.path), is_binary, "%s", rec.path);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(loader, builtin_default_skips_cuda_quietly_without_driver, .init = cr_redirect_stderr)
+{
+    /* The built-in list is "cuda, blas_cpu, binary": on a machine without a
+     * GPU (or without the cuda plugin) cuda is skipped at info level, so a
+     * program on a CPU-only machine prints nothing. */
+    bp_context *ctx = bpt_context();
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_default(ctx, &be));
+    const char *why = bp_context_default_reason(ctx);
+    cr_assert(strstr(why, "the built-in default"), "%s", why);
+    if (strcmp(bp_backend_plugin_name(be), "cuda") != 0)
+        cr_assert(strstr(why, "cuda: skipped"), "%s", why);
+    bp_context_destroy(ctx);
+    fflush(stderr);
+    char log[512] = "";
+    size_t n = fread(log, 1, sizeof log - 1, cr_get_redirected_stderr());
+    log[n] = '\0';
+    cr_assert_eq(n, 0, "stderr: %s", log);
+}
+
+static const char *write_config(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/bpt_loader_XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+Test(loader, bad_plugin_value_stops_the_preference_list)
+{
+    const char *path = write_config("[backplane]\ndefault_backend = crashy, binary\n"
+                                    "log_level = error\n[backend.crashy]\nanswer = 41\n");
+    setenv("BP_PLUGIN_PATH", BPT_PLUGIN_DIR, 1);
+    bp_context *ctx = NULL;
+    BPT_OK(bp_context_create(path, &ctx));
+    bp_backend *be = NULL;
+    BPT_FAILS(BP_ERR_CONFIG, bp_backend_default(ctx, &be));
+    cr_assert_null(be, "fell through to the next backend");
+    char where[128];
+    snprintf(where, sizeof where, "%s:5", path);
+    cr_assert(strstr(bp_last_error(), where) && strstr(bp_last_error(), "answer") &&
+                  strstr(bp_last_error(), "must be 42"), "%s", bp_last_error());
+    BPT_FAILS(BP_ERR_CONFIG, bp_backend_default(ctx, &be)); /* and again, the same */
+    bp_context_destroy(ctx);
+    unlink(path);
+}
+
+Test(loader, a_missing_plugin_path_entry_is_a_warning_naming_it, .init = cr_redirect_stderr)
+{
+    const char *path = write_config("[backplane]\nplugin_path = /nonexistent/bpt_plugins\n");
+    setenv("BP_PLUGIN_PATH", "/nonexistent/bpt_env_dir", 1);
+    bp_context *ctx = NULL;
+    BPT_OK(bp_context_create(path, &ctx));
+    bp_context_destroy(ctx);
+    unlink(path);
+    fflush(stderr);
+    char log[2048] = "";
+    size_t n = fread(log, 1, sizeof log - 1, cr_get_redirected_stderr());
+    log[n] = '\0';
+    char where[128];
+    snprintf(where, sizeof where, "%s:2", path);
+    cr_assert(strstr(log, "plugin_path entry '/nonexistent/bpt_plugins'") && strstr(log, where),
+              "%s", log);
+    cr_assert(strstr(log, "$BP_PLUGIN_PATH entry '/nonexistent/bpt_env_dir'"), "%s", log);
+}
+
+/* A copy of a built test plugin under another file name in dir. */
+static void copy_plugin(const char *stem, const char *dir, const char *as)
+{
+    char src[512], dst[512], cmd[1200];
+    snprintf(src, sizeof src, "%s/%s.so", BPT_PLUGIN_DIR, stem);
+    snprintf(dst, sizeof dst, "%s/%s", dir, as);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, dst);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+Test(loader, not_found_lists_every_directory_searched_and_near_miss_files)
+{
+    char dir[] = "/tmp/bpt_near_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    copy_plugin("bp_crashy", dir, "libbp_crashy.so");
+    copy_plugin("bp_crashy", dir, "crashy.so");
+    copy_plugin("bp_crashy", dir, "bp_crashy.so.1");
+    setenv("BP_PLUGIN_PATH", dir, 1);
+    bp_context *ctx = bpt_context();
+    bp_backend *be = NULL;
+    BPT_FAILS(BP_ERR_NOT_FOUND, bp_backend_get(ctx, "crashy", &be));
+    const char *e = bp_last_error();
+    cr_assert(strstr(e, "$BP_PLUGIN_PATH") && strstr(e, dir), "%s", e);
+    cr_assert(strstr(e, "built-in"), "%s", e);
+    cr_assert(strstr(e, "libbp_crashy.so") && strstr(e, "PREFIX"), "%s", e);
+    cr_assert(strstr(e, "/crashy.so has no 'bp_' prefix"), "%s", e);
+    cr_assert(strstr(e, "bp_crashy.so.1 has a version suffix"), "%s", e);
+    cr_assert(strstr(e, "rename it"), "%s", e);
+    bp_context_destroy(ctx);
+}
+
+Test(loader, a_bare_file_name_in_the_current_directory_is_tried_as_dot_slash_name)
+{
+    char dir[] = "/tmp/bpt_cwd_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    copy_plugin("bp_crashy", dir, "bp_crashy.so");
+    cr_assert_eq(chdir(dir), 0);
+    bp_context *ctx = bpt_context();
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_get(ctx, "bp_crashy.so", &be));
+    cr_assert_str_eq(bp_backend_name(be), "crashy:0");
+    BPT_FAILS(BP_ERR_NOT_FOUND, bp_backend_get(ctx, "bp_absent.so", &be));
+    cr_assert(strstr(bp_last_error(), "no file 'bp_absent.so' in the current directory"), "%s",
+              bp_last_error());
+    bp_context_destroy(ctx);
+}
+
+Test(loader, a_file_whose_name_promises_another_backend_is_refused_with_the_fix)
+{
+    char dir[] = "/tmp/bpt_misnamed_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    copy_plugin("bp_crashy", dir, "bp_other.so");
+    setenv("BP_PLUGIN_PATH", dir, 1);
+    bp_context *ctx = bpt_context();
+    bp_backend *be = NULL;
+    BPT_FAILS(BP_ERR_PLUGIN, bp_backend_get(ctx, "other", &be));
+    cr_assert(strstr(bp_last_error(), "holds backend 'crashy'") &&
+                  strstr(bp_last_error(), "rename it to bp_crashy.so"),
+              "%s", bp_last_error());
     bp_context_destroy(ctx);
 }

@@ -31,24 +31,6 @@ static bool bp__looks_like_path(const char *spec)
     return strchr(spec, '/') != NULL || (n > 3 && strcmp(spec + n - 3, ".so") == 0);
 }
 
-/* Everything tried, for a "not found" message. */
-static void bp__describe_plugins(const bp_context *ctx, char *buf, size_t cap)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < ctx->n_plugins && used + 1 < cap; i++) {
-        const bp__plugin *p = ctx->plugins[i];
-        int n = snprintf(buf + used, cap - used, "\n  %s: %s%s%s", p->path,
-                         p->loaded ? "backend '" : "rejected: ",
-                         p->loaded ? p->name : p->message, p->loaded ? "'" : "");
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
-    if (ctx->n_plugins == 0)
-        snprintf(buf, cap, " (none found)");
-}
-
 /* ctx->lock held. */
 static bp_status bp__backend_open_locked(bp_context *ctx, bp__plugin *p, int32_t index,
                                          bp_backend **out)
@@ -110,46 +92,17 @@ bp_status bp_backend_get(bp_context *ctx, const char *spec, bp_backend **out)
     int32_t index = 0;
     char name[96];
     if (bp__looks_like_path(spec)) {
-        st = bp__loader_add_file(ctx, spec, &p);
-        if (st == BP_OK && !p->loaded)
-            st = bp__error(p->status, "backend plugin %s could not be loaded: %s", spec,
-                           p->message);
-        if (st == BP_OK)
-            st = bp__config_check_backend(&ctx->config, p->name, p->keys);
+        st = bp__plugin_by_path(ctx, spec, &p);
     } else if (!bp__parse_name(spec, name, sizeof name, &index)) {
         st = bp__error(BP_ERR_INVALID_ARGUMENT,
                        "bp_backend_get: '%s' is not a backend name (want NAME or NAME:INDEX, "
                        "e.g. \"binary\" or \"cuda:1\", or a path to a plugin .so)", spec);
     } else {
-        for (size_t i = 0; i < ctx->n_plugins && !p; i++)
-            if (ctx->plugins[i]->loaded && strcmp(ctx->plugins[i]->name, name) == 0)
-                p = ctx->plugins[i];
-        if (p) {
-            st = BP_OK;
-        } else {
-            char tried[2048];
-            bp__describe_plugins(ctx, tried, sizeof tried);
-            /* A rejected file of that name explains better than "not found". */
-            for (size_t i = 0; i < ctx->n_plugins; i++) {
-                const bp__plugin *r = ctx->plugins[i];
-                char stem[112];
-                snprintf(stem, sizeof stem, "bp_%s.so", name);
-                const char *base = strrchr(r->path, '/');
-                if (!r->loaded && strcmp(base ? base + 1 : r->path, stem) == 0) {
-                    st = bp__error(r->status, "backend '%s' (%s) could not be loaded: %s", name,
-                                   r->path, r->message);
-                    goto done;
-                }
-            }
-            st = bp__error(BP_ERR_NOT_FOUND,
-                           "no backend plugin named '%s'. Plugins tried:%s\nAdd a directory with "
-                           "plugin_path in the config or $BP_PLUGIN_PATH, or name the .so by path.",
-                           name, tried);
-        }
+        p = bp__plugin_lookup(ctx, name);
+        st = p ? BP_OK : BP_ERR_NOT_FOUND;
     }
     if (st == BP_OK)
         st = bp__backend_open_locked(ctx, p, index, out);
-done:
     pthread_mutex_unlock(&ctx->lock);
     return st;
 }

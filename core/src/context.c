@@ -16,7 +16,7 @@ static void bp__context_free(bp_context *ctx)
         free(b);
     }
     free(ctx->backends);
-    bp__loader_unload_all(ctx);
+    bp__plugins_unload_all(ctx);
     bp__config_free(&ctx->config);
     free(atomic_load(&ctx->default_reason));
     pthread_mutex_destroy(&ctx->default_lock);
@@ -58,7 +58,7 @@ bp_status bp_context_create(const char *config_path, bp_context **out)
         const char *lvl = bp__config_get(&ctx->config, "backplane", "log_level");
         if (lvl)
             bp__log_level_parse(lvl, &ctx->log_level); /* validated by the config */
-        st = bp__loader_discover(ctx);
+        st = bp__plugins_find(ctx);
     }
     if (st != BP_OK) {
         bp__context_free(ctx);

@@ -133,15 +133,25 @@ bp_status bp__config_check_backend(const bp__config *cfg, const char *name,
 bp_status bp__list_foreach(const char *list, bp_status (*fn)(const char *item, void *user),
                            void *user);
 
-/* ---- plugins (loader.c) --------------------------------------------------- */
+/* ---- plugins ----------------------------------------------------------------
+ * A plugin's life: found by its file name at bp_context_create (plugin_find.c,
+ * nothing is opened), loaded the first time it is needed (plugin_load.c: the
+ * file is checked, dlopen'ed and its descriptor checked), opened right after
+ * (plugin_open.c: its config keys checked, open(), device_count()), closed
+ * and unloaded at the context's end. Every step's failure stays on the record
+ * with its reason (plugin_record.c), and one broken plugin never stops the
+ * others. ctx->lock is held for all of it. */
 typedef struct bp__plugin {
     bp_context *ctx;
-    char *name;             /* descriptor name, or file stem if not loaded */
+    char *name;             /* backend name: from the file name (bp_NAME.so), the
+                               descriptor once loaded, else the file's name */
+    bool named_by_file;     /* name came from a bp_NAME.so file name */
     char *path;             /* file */
     void *dl;               /* dlopen handle, NULL if not loaded */
     const bp_plugin *vt;    /* descriptor, NULL if not loaded */
     bp_config_key *keys;    /* its config keys in this library's layout (see
                                config_key_size), NULL-terminated; NULL if none */
+    bool load_tried;        /* loading was attempted (it happens once) */
     bool loaded;            /* passed every load-time check */
     bool open_tried, opened;
     bp_status status;       /* why not loaded / not opened */
@@ -154,20 +164,52 @@ typedef struct bp__plugin {
     bp_host_api host;       /* host->host points back to this struct */
 } bp__plugin;
 
+/* One directory (or file) the loader searched, for messages and info. */
+typedef struct bp__search_dir {
+    char *path;
+    const char *origin;     /* "$BP_PLUGIN_PATH", "plugin_path", "built-in" */
+    bool exists;
+} bp__search_dir;
+
 /* Whether path is a file dlopen can map safely: a regular, readable ELF
  * shared object for this machine, none of whose segments lies past the end
  * of the file. Else false with the reason in why (elf_check.c). */
 bool bp__elf_check(const char *path, char *why, size_t cap);
 
-/* Find and dlopen every plugin (beside libbackplane, plugin_path,
- * $BP_PLUGIN_PATH). Failures are recorded in ctx->plugins, never fatal. */
-bp_status bp__loader_discover(bp_context *ctx);
-/* Call vt->open once (ctx->lock held by caller). */
+/* plugin_record.c: a record for the file at path, pushed onto ctx->plugins
+ * (name NULL: the file name's). Rejecting keeps the record with the reason. */
+bp_status bp__record_add(bp_context *ctx, const char *path, const char *name, bool named_by_file,
+                         bp__plugin **out);
+void bp__record_free(bp__plugin *p);
+void bp__record_reject(bp__plugin *p, bp_status st, char *message);
+/* Replace *slot (the record's name or message) with fresh, which this takes;
+ * the old string lives on until the context goes. */
+void bp__record_set(bp__plugin *p, char **slot, char *fresh);
+/* The host API table a plugin is given (plugin_host.c). */
+void bp__host_init(bp__plugin *p);
+
+/* plugin_find.c: find every bp_*.so of $BP_PLUGIN_PATH, plugin_path and the
+ * directory beside libbackplane, without opening any; warn about missing
+ * directories and [backend.NAME] sections that name no installed plugin. */
+bp_status bp__plugins_find(bp_context *ctx);
+/* The record providing backend `name`, loading files whose name says nothing
+ * (listed explicitly) if need be; NULL (error set, listing every directory
+ * searched and any near-miss file names) if there is none. */
+bp__plugin *bp__plugin_lookup(bp_context *ctx, const char *name);
+/* Whether a file name is "bp_NAME.so" with a valid backend NAME
+ * (plugin_lookup.c). */
+bool bp__named_file(const char *base);
+/* The record for a plugin named by path (added and loaded on first use). A
+ * bare file name means the file in the current directory. */
+bp_status bp__plugin_by_path(bp_context *ctx, const char *path, bp__plugin **out);
+/* Close, unload and free every record and the search list (every backend
+ * must be closed first). */
+void bp__plugins_unload_all(bp_context *ctx);
+
+/* plugin_load.c: load once (idempotent); BP_OK or the record's reason. */
+bp_status bp__plugin_load(bp__plugin *p);
+/* plugin_open.c: load, check its config keys, open once (idempotent). */
 bp_status bp__plugin_open(bp__plugin *p);
-/* close + dlclose everything (backends must be closed first). */
-void bp__loader_unload_all(bp_context *ctx);
-/* Load one file as a plugin record (used for names given by path). */
-bp_status bp__loader_add_file(bp_context *ctx, const char *path, bp__plugin **out);
 
 /* ---- context and backends (context.c) ------------------------------------ */
 struct bp_backend {
@@ -190,12 +232,15 @@ struct bp_context {
     bp_log_level log_level;
     bp__plugin **plugins;
     size_t n_plugins;
+    bp__search_dir *search;      /* every directory searched, in order */
+    size_t n_search;
     bp_backend **backends;
     size_t n_backends;
     pthread_mutex_t default_lock; /* serialises resolving the preference list */
     bool default_resolved;        /* resolved once per context (under default_lock) */
     char *_Atomic default_reason; /* how it was resolved; published once, immutable */
     bp_backend *default_backend;  /* the winner, or NULL if none opened */
+    bp_status default_status;     /* why there is none: NOT_FOUND, or CONFIG */
     atomic_size_t guard_bytes;   /* bp_context_set_debug_guards */
 };
 

@@ -25,6 +25,7 @@ bp_status bp_context_plugin(bp_context *ctx, size_t i, bp_plugin_record *out)
     r.abi_minor = p->loaded ? p->vt->abi_minor : 0;
     r.device_count = p->opened ? p->device_count : -1;
     r.config_keys = p->loaded ? p->keys : NULL;
+    r.load_tried = p->load_tried;
     pthread_mutex_unlock(&ctx->lock);
     return bp__struct_out("bp_context_plugin", "bp_plugin_record", out,
                           offsetof(bp_plugin_record, config_keys) + sizeof r.config_keys, &r,
@@ -43,13 +44,25 @@ bp_status bp_context_plugin_open(bp_context *ctx, size_t i)
 
 size_t bp_context_setting_count(const bp_context *ctx) { return ctx ? ctx->config.count : 0; }
 
-bp_status bp_context_setting(const bp_context *ctx, size_t i, bp_setting *out)
+bp_status bp_context_setting(bp_context *ctx, size_t i, bp_setting *out)
 {
     if (!ctx || !out || i >= ctx->config.count)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_context_setting: bad index %zu", i);
     const bp__setting *s = &ctx->config.items[i];
     bp_setting r = {.struct_size = sizeof r, .section = s->section, .key = s->key,
-                    .value = s->value, .origin = s->origin};
+                    .value = s->value, .origin = s->origin, .used = true};
+    if (strncmp(s->section, "backend.", 8) == 0) {
+        r.used = false;
+        pthread_mutex_lock(&ctx->lock);
+        for (size_t j = 0; j < ctx->n_plugins && !r.used; j++) {
+            const bp__plugin *p = ctx->plugins[j];
+            if (!p->loaded || strcmp(p->name, s->section + 8) != 0)
+                continue;
+            for (const bp_config_key *k = p->keys; k && k->name && !r.used; k++)
+                r.used = strcmp(k->name, s->key) == 0;
+        }
+        pthread_mutex_unlock(&ctx->lock);
+    }
     return bp__struct_out("bp_context_setting", "bp_setting", out,
                           offsetof(bp_setting, origin) + sizeof r.origin, &r, sizeof r);
 }

@@ -9,6 +9,8 @@
 
 typedef struct bp__pref {
     bp_context *ctx;
+    bool builtin;             /* the built-in list: skips are expected, logged at info */
+    bp_status stop;           /* a configuration error stopped the list */
     bp_backend *winner;
     char *reason;
     size_t len;
@@ -44,12 +46,22 @@ static bp_status bp__pref_try(const char *item, void *user)
     if (pr->winner)
         return BP_OK;
     bp_backend *b = NULL;
-    if (bp_backend_get(pr->ctx, item, &b) == BP_OK) {
+    bp_status st = bp_backend_get(pr->ctx, item, &b);
+    if (st == BP_OK) {
         pr->winner = b;
         bp__pref_note(pr, "%s: chosen", item);
         return BP_OK;
     }
-    bp__log(pr->ctx, BP_LOG_WARN, "default_backend: skipping '%s': %s", item, bp_last_error());
+    if (st == BP_ERR_CONFIG) {
+        /* the user asked for something this backend cannot do: falling
+         * through to the next backend would hide it */
+        bp__pref_note(pr, "%s: configuration error, which stops the list: %s", item,
+                      bp_last_error());
+        pr->stop = st;
+        return st;
+    }
+    bp__log(pr->ctx, pr->builtin ? BP_LOG_INFO : BP_LOG_WARN, "default_backend: skipping '%s': %s",
+            item, bp_last_error());
     bp__pref_note(pr, "%s: skipped: %s", item, bp_last_error());
     return BP_OK;
 }
@@ -66,18 +78,27 @@ bp_status bp_backend_default(bp_context *ctx, bp_backend **out)
      * is then never changed or freed before the context goes. */
     const bp__setting *s = bp__config_find(&ctx->config, "backplane", "default_backend");
     const char *list = s && s->value ? s->value : "binary";
+    bool builtin = !s || strcmp(s->origin, "default") == 0;
     pthread_mutex_lock(&ctx->default_lock);
     if (!ctx->default_resolved) {
-        bp__pref pr = {ctx, NULL, NULL, 0, false};
-        bp__pref_note(&pr, "default_backend = %s (from %s)", list, s ? s->origin : "default");
+        bp__pref pr = {ctx, builtin, BP_OK, NULL, NULL, 0, false};
+        bp__pref_note(&pr, "default_backend = %s (%s%s)", list,
+                      builtin ? "the built-in default" : "from ", builtin ? "" : s->origin);
         bp__list_foreach(list, bp__pref_try, &pr);
         ctx->default_backend = pr.winner;
+        ctx->default_status = pr.stop ? pr.stop : BP_ERR_NOT_FOUND;
         atomic_store(&ctx->default_reason, pr.reason);
         ctx->default_resolved = true;
     }
     bp_backend *winner = ctx->default_backend;
+    bp_status why = ctx->default_status;
     const char *reason = atomic_load(&ctx->default_reason);
     pthread_mutex_unlock(&ctx->default_lock);
+    if (!winner && why == BP_ERR_CONFIG)
+        return bp__error(BP_ERR_CONFIG,
+                         "bp_backend_default: a configuration error stopped the preference list "
+                         "'%s' (it never falls through to the next backend); fix it:\n%s",
+                         list, reason ? reason : "");
     if (!winner)
         return bp__error(BP_ERR_NOT_FOUND,
                          "bp_backend_default: no backend of the preference list '%s' could be "

@@ -168,23 +168,6 @@ static bp_status gather(bp_context *ctx, report *r)
     r->config_path = bp_context_config_path(ctx);
     r->log_level = bp_context_log_level(ctx);
 
-    r->n_settings = bp_context_setting_count(ctx);
-    if (r->n_settings) {
-        r->settings = calloc(r->n_settings, sizeof *r->settings);
-        if (!r->settings)
-            return BP_ERR_OUT_OF_MEMORY;
-    }
-    size_t kept = 0;
-    for (size_t i = 0; i < r->n_settings; i++) {
-        r->settings[kept].struct_size = sizeof r->settings[kept];
-        bp_status st = bp_context_setting(ctx, i, &r->settings[kept]);
-        if (st == BP_OK)
-            kept++;
-        else
-            cli_fail(CMD, "bp_context_setting", st); /* reported, not fatal */
-    }
-    r->n_settings = kept;
-
     r->n_plugins = bp_context_plugin_count(ctx);
     if (r->n_plugins) {
         r->plugins = calloc(r->n_plugins, sizeof *r->plugins);
@@ -199,8 +182,8 @@ static bp_status gather(bp_context *ctx, report *r)
             p->rec_error = dup_str(bp_last_error());
             continue;
         }
-        if (!p->rec.loaded)
-            continue;
+        if (p->rec.load_tried && !p->rec.loaded)
+            continue; /* rejected already (a duplicate); plugins load when first needed */
         /* A plugin that crashes while opening would end `info` too: try it
          * in a child process first, and never open it here if it crashed. */
         p->crash_signal = cli_isolated_signal(probe_plugin, &(probe_arg){ctx, i});
@@ -223,6 +206,24 @@ static bp_status gather(bp_context *ctx, report *r)
         for (int32_t d = 0; d < p->n_devices; d++)
             gather_device(ctx, p->rec.name, d, &p->devices[d]);
     }
+
+    /* Settings last: whether a plugin reads a key is known once it is loaded. */
+    r->n_settings = bp_context_setting_count(ctx);
+    if (r->n_settings) {
+        r->settings = calloc(r->n_settings, sizeof *r->settings);
+        if (!r->settings)
+            return BP_ERR_OUT_OF_MEMORY;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < r->n_settings; i++) {
+        r->settings[kept].struct_size = sizeof r->settings[kept];
+        bp_status st = bp_context_setting(ctx, i, &r->settings[kept]);
+        if (st == BP_OK)
+            kept++;
+        else
+            cli_fail(CMD, "bp_context_setting", st); /* reported, not fatal */
+    }
+    r->n_settings = kept;
 
     bp_backend *def = NULL;
     /* Every plugin that survived its probe is open by now, so resolving the
@@ -276,8 +277,9 @@ static void print_text(const report *r)
         const bp_setting *s = &r->settings[i];
         const char *value = s->value[0] ? s->value : "\"\"";
         int w = (int)(strlen(s->section) + strlen(s->key) + strlen(value) + 6);
-        printf("  [%s] %s = %s%*s  (%s)\n", s->section, s->key, value,
-               w < width ? width - w : 0, "", s->origin);
+        printf("  [%s] %s = %s%*s  (%s)%s\n", s->section, s->key, value,
+               w < width ? width - w : 0, "", s->origin,
+               s->used ? "" : "  UNUSED: no installed plugin reads this key");
     }
 
     printf("\nplugins (%zu):\n", r->n_plugins);
@@ -296,11 +298,11 @@ static void print_text(const report *r)
             printf(" %s", rec->version);
         if (rec->loaded)
             printf(" (ABI %u.%u)", (unsigned)rec->abi_major, (unsigned)rec->abi_minor);
-        if (!rec->loaded)
-            printf(": rejected");
-        else if (p->crash_signal)
-            printf(": loaded, CRASHED while opening (signal %d, %s); not opened here",
+        if (p->crash_signal)
+            printf(": CRASHED while loading or opening (signal %d, %s); not opened here",
                    p->crash_signal, cli_signal_name(p->crash_signal));
+        else if (!rec->loaded)
+            printf(": rejected");
         else if (!rec->opened)
             printf(": loaded, failed to open");
         else
@@ -407,7 +409,7 @@ static void print_json(const report *r)
         cli_json_string(stdout, s->value);
         printf(", \"origin\": ");
         cli_json_string(stdout, s->origin);
-        printf("}");
+        printf(", \"used\": %s}", s->used ? "true" : "false");
     }
     printf("%s]", r->n_settings ? "\n  " : "");
 

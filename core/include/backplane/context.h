@@ -26,8 +26,11 @@ typedef struct bp_backend bp_backend; /* one device of one plugin, owned by its 
 /* Create a context from an ini file. With path NULL the layers are, first
  * found wins: $BP_CONFIG, $XDG_CONFIG_HOME/backplane/backplane.ini (or
  * ~/.config/...), /etc/backplane/backplane.ini, built-in defaults. Then
- * $BP_DEFAULT_BACKEND and $BP_LOG_LEVEL override. Plugins are discovered and
- * loaded; one that fails is recorded (see bp_context_plugin) and skipped.
+ * $BP_DEFAULT_BACKEND and $BP_LOG_LEVEL override. Plugins are found by file
+ * name (bp_NAME.so) but none is opened: each is loaded and opened the first
+ * time it is needed, so a program pays only for the backends it uses. A
+ * missing plugin_path entry, or a [backend.NAME] section naming no installed
+ * plugin, is a warning.
  * Errors: BP_ERR_CONFIG (file, line, key in bp_last_error), BP_ERR_IO (file
  * named but unreadable), BP_ERR_OUT_OF_MEMORY. */
 BP_API bp_status bp_context_create(const char *config_path, bp_context **out);
@@ -38,8 +41,12 @@ BP_API bp_status bp_context_create(const char *config_path, bp_context **out);
  * no-op. */
 BP_API void bp_context_destroy(bp_context *ctx);
 
-/* The first backend of the default_backend preference list that opens; each
- * one skipped is logged with its reason. BP_ERR_NOT_FOUND lists them all. */
+/* The first backend of the default_backend preference list that opens (built
+ * in: "cuda, blas_cpu, binary"), resolved once per context. Each one skipped
+ * is logged with its reason (at info for the built-in list, warn for one the
+ * user wrote). BP_ERR_NOT_FOUND lists them all; a configuration error of a
+ * backend on the list (BP_ERR_CONFIG) stops the list there: it never falls
+ * through to the next backend. */
 BP_API bp_status bp_backend_default(bp_context *ctx, bp_backend **out);
 
 /* A backend by name: "binary", "cuda:1" (no index means device 0). Opens the
@@ -78,23 +85,29 @@ BP_API bp_log_level bp_context_log_level(const bp_context *ctx);
 /* One plugin the loader found, loaded or not. */
 typedef struct bp_plugin_record {
     uint32_t struct_size;    /* set by the caller: sizeof(bp_plugin_record) */
-    const char *name;        /* backend name, or the file's stem if unloadable */
+    const char *name;        /* backend name (from the file name bp_NAME.so until
+                                loaded), or the file's name if that says none */
     const char *path;        /* the file that was (or failed to be) loaded */
     const char *version;     /* "" if not loaded */
-    bool loaded;             /* dlopen + entry + ABI checks passed */
+    bool loaded;             /* dlopen + entry + ABI checks passed; false before
+                                the plugin was first needed (see load_tried) */
     bool opened;             /* open() succeeded (tried on first use or by info) */
     bp_status status;        /* why not, if !loaded or open failed */
     const char *message;     /* the full reason ("" if none) */
     uint32_t abi_major, abi_minor;
     int32_t device_count;    /* -1 if not opened */
     const bp_config_key *config_keys; /* the [backend.NAME] keys it accepts, NULL-terminated; NULL if none or not loaded */
+    bool load_tried;         /* loading was attempted: plugins are found by file
+                                name at bp_context_create and loaded only when
+                                first needed (bp_backend_get, the preference
+                                list, bp_context_plugin_open) */
 } bp_plugin_record;
 
 /* Number of plugin records; record i (valid while the context lives). */
 BP_API size_t bp_context_plugin_count(const bp_context *ctx);
 BP_API bp_status bp_context_plugin(bp_context *ctx, size_t i, bp_plugin_record *out);
 
-/* Try to open plugin i now (idempotent); the record then tells the outcome. */
+/* Load and open plugin i now (idempotent); the record then tells the outcome. */
 BP_API bp_status bp_context_plugin_open(bp_context *ctx, size_t i);
 
 /* One effective setting and where it came from. */
@@ -104,10 +117,12 @@ typedef struct bp_setting {
     const char *key;
     const char *value;
     const char *origin;      /* "default", "env BP_LOG_LEVEL", "/path/file.ini:12" */
+    bool used;               /* [backplane] keys: always; [backend.NAME] keys: a loaded
+                                plugin NAME declares the key (false: no effect) */
 } bp_setting;
 
 BP_API size_t bp_context_setting_count(const bp_context *ctx);
-BP_API bp_status bp_context_setting(const bp_context *ctx, size_t i, bp_setting *out);
+BP_API bp_status bp_context_setting(bp_context *ctx, size_t i, bp_setting *out);
 
 /* The config file that was read, or NULL if built-in defaults were used. */
 BP_API const char *bp_context_config_path(const bp_context *ctx);
