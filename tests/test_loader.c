@@ -236,7 +236,7 @@ Test(loader, an_unknown_key_in_a_plugins_section_is_a_config_error_when_it_opens
     unlink(path);
 }
 
-Test(loader, a_section_for_a_plugin_not_installed_is_ignored)
+Test(loader, a_section_for_a_plugin_not_installed_is_a_warning_not_an_error, .init = cr_redirect_stderr)
 {
     char path[] = "/tmp/bpt_loader_XXXXXX";
     int fd = mkstemp(path);
