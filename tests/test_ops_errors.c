@@ -352,6 +352,13 @@ Test(errors, tensors_of_two_contexts_are_a_backend_mismatch)
     BPT_OK(bp_backend_get(c2, "binary", &be));
     bp_tensor *x = orc_scalar(b1, BP_F32, 1), *y = orc_scalar(be, BP_F32, 2), *o;
     ERR(BP_ERR_BACKEND_MISMATCH, o, bp_add(x, y, &o));
+    /* the suggested fix must be one that works: bp_backend_copy refuses to
+     * cross contexts, so the message points at host memory instead */
+    cr_assert(strstr(bp_last_error(), "bp_tensor_to_host") &&
+                  !strstr(bp_last_error(), "bp_backend_copy("),
+              "%s", bp_last_error());
+    bp_tensor *moved = NULL;
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_backend_copy(y, b1, &moved));
     ERR(BP_ERR_BACKEND_MISMATCH, o, bp_matmul(x, y, &o));
     bp_tensor_release(x);
     bp_tensor_release(y);

@@ -31,14 +31,20 @@ bp_status bp__check_same_backend(const char *fn, size_t n, const bp_tensor *cons
     const bp_backend *first = bp__backend_of(ts[0]);
     for (size_t i = 1; i < n; i++) {
         const bp_backend *b = bp__backend_of(ts[i]);
+        if (b != first && b->ctx != first->ctx)
+            /* bp_backend_copy refuses to cross contexts: say what works */
+            return bp__error(BP_ERR_BACKEND_MISMATCH,
+                             "%s: %s is on backend %s and %s on backend %s of another "
+                             "bp_context; tensors never move implicitly, and not between "
+                             "contexts at all: read %s with bp_tensor_to_host and make it again "
+                             "with bp_tensor_from_host on %s (or use one context for both)",
+                             fn, args[0], first->name, args[i], b->name, args[i], first->name);
         if (b != first)
             return bp__error(BP_ERR_BACKEND_MISMATCH,
-                             "%s: %s is on backend %s but %s is on backend %s%s; tensors never "
+                             "%s: %s is on backend %s but %s is on backend %s; tensors never "
                              "move implicitly. Copy one explicitly, e.g. "
                              "bp_backend_copy(<the %s tensor>, <backend %s>, &copy)",
-                             fn, args[0], first->name, args[i], b->name,
-                             b->ctx != first->ctx ? " of another bp_context" : "", args[i],
-                             first->name);
+                             fn, args[0], first->name, args[i], b->name, args[i], first->name);
     }
     return BP_OK;
 }

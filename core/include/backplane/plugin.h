@@ -172,7 +172,7 @@ typedef struct bp_plugin {
     bp_status (*matmul)(void *dev, const bp_view *a, const bp_view *b, const bp_view *out);
     /* MOVEMENT: out[i] = convert(src[i]) over out's shape; src has the same
      * shape, any strides. dtypes differ only when op is CAST (see the cast
-     * rules in DESIGN.md: NaN -> 0, saturate, f -> bool is x != 0). */
+     * rules of cast.h: NaN -> 0, saturate, f -> bool is x != 0). */
     bp_status (*copy)(void *dev, bp_op op, const bp_view *src, const bp_view *out);
     /* GATHER: out = x.take(indices, axis) (ONNX Gather). indices is i32 or i64
      * and already checked to lie in [-dim, dim); negative ones count from the
