@@ -180,19 +180,46 @@ Test(tensor, backend_copy_stages_through_host_between_two_device_backends)
 Test(tensor, a_tensor_used_after_transfer_gives_a_clear_error)
 {
     float in[2] = {1, 2}, out[2];
-    bp_tensor *a = f32(cpu, 1, (int64_t[]){2}, in), *view = NULL, *moved = NULL, *c = NULL;
-    BPT_OK(bp_reshape(a, 2, (int64_t[]){1, 2}, &view));
+    bp_tensor *a = f32(cpu, 1, (int64_t[]){2}, in), *moved = NULL, *c = NULL;
     BPT_OK(bp_backend_transfer(a, other, &moved));
     cr_assert_not(bp_tensor_is_valid(a));
-    cr_assert_not(bp_tensor_is_valid(view));
     BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_tensor_to_host(a, out, sizeof out));
     cr_assert(strstr(bp_last_error(), "bp_backend_transfer"), "%s", bp_last_error());
-    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_neg(view, &c));
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_neg(a, &c));
     BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_backend_transfer(a, cpu, &c));
     BPT_OK(bp_tensor_to_host(moved, out, sizeof out));
     cr_assert_arr_eq(in, out, sizeof in);
     bp_tensor_release(a);
+    bp_tensor_release(moved);
+}
+
+Test(tensor, transfer_of_a_shared_tensor_copies_and_leaves_other_holders_intact)
+{
+    float in[2] = {1, 2}, out[2];
+    bp_tensor *a = f32(cpu, 1, (int64_t[]){2}, in), *view = NULL, *moved = NULL;
+    BPT_OK(bp_reshape(a, 2, (int64_t[]){1, 2}, &view)); /* another holder of a's data */
+    BPT_OK(bp_backend_transfer(a, other, &moved));
+    cr_assert_not(bp_tensor_is_valid(a));
+    cr_assert(bp_tensor_is_valid(view), "the data was moved from under another holder");
+    BPT_OK(bp_tensor_to_host(view, out, sizeof out));
+    cr_assert_arr_eq(in, out, sizeof in);
+    bp_tensor_release(a);
     bp_tensor_release(view);
+    bp_tensor_release(moved);
+}
+
+Test(tensor, transfer_of_a_sole_holder_frees_its_memory_at_once)
+{
+    bp_tensor *a = NULL, *moved = NULL;
+    BPT_OK(bp_zeros(cpu, BP_F64, 1, (int64_t[]){1000}, &a));
+    bp_stats s = {.struct_size = sizeof s};
+    BPT_OK(bp_backend_stats(cpu, &s));
+    uint64_t before = s.bytes_in_use;
+    BPT_OK(bp_backend_transfer(a, other, &moved));
+    BPT_OK(bp_backend_stats(cpu, &s));
+    cr_assert_eq(s.bytes_in_use, before - 8000, "%llu -> %llu", (unsigned long long)before,
+                 (unsigned long long)s.bytes_in_use);
+    bp_tensor_release(a);
     bp_tensor_release(moved);
 }
 
@@ -389,4 +416,113 @@ Test(tensor, reshape_of_an_empty_tensor_refuses_extents_that_overflow)
     BPT_OK(bp_reshape(t, 2, (int64_t[]){0, 5}, &r));
     bp_tensor_release(r);
     bp_tensor_release(t);
+}
+
+/* ---- free repeated copies and transfer accounting (issue 12) -------------- */
+
+static bp_stats stats_of(bp_backend *be)
+{
+    bp_stats s = {.struct_size = sizeof s};
+    BPT_OK(bp_backend_stats(be, &s));
+    return s;
+}
+
+Test(tensor, copy_to_own_backend_is_free)
+{
+    bp_tensor *a = f32(cpu, 1, (int64_t[]){3}, (float[]){1, 2, 3}), *b = NULL;
+    bp_stats s0 = stats_of(cpu);
+    BPT_OK(bp_backend_copy(a, cpu, &b));
+    bp_stats s1 = stats_of(cpu);
+    cr_assert_eq(b, a, "a copy to the tensor's own backend is the tensor itself");
+    cr_assert_eq(s1.copy_hits, s0.copy_hits + 1);
+    cr_assert_eq(s1.allocs, s0.allocs, "nothing was allocated");
+    cr_assert_eq(s1.ops, s0.ops, "nothing was dispatched");
+    bp_tensor_release(b); /* one more reference: released like any other */
+    float out[3];
+    BPT_OK(bp_tensor_to_host(a, out, sizeof out));
+    bp_tensor_release(a);
+}
+
+Test(tensor, second_copy_of_same_tensor_is_free)
+{
+    bp_tensor *a = f32(cpu, 1, (int64_t[]){3}, (float[]){1, 2, 3}), *b1 = NULL, *b2 = NULL, *b3;
+    bp_stats s0 = stats_of(other);
+    BPT_OK(bp_backend_copy(a, other, &b1));
+    BPT_OK(bp_backend_copy(a, other, &b2));
+    bp_stats s1 = stats_of(other);
+    cr_assert_eq(b2, b1, "the second copy is the first, while it lives");
+    cr_assert_eq(s1.copies_in, s0.copies_in + 1, "one transfer, not two");
+    cr_assert_eq(s1.copy_hits, s0.copy_hits + 1);
+    bp_tensor_release(b1);
+    bp_tensor_release(b2);
+    BPT_OK(bp_backend_copy(a, other, &b3)); /* the first copy is gone: a new transfer */
+    bp_stats s2 = stats_of(other);
+    cr_assert_eq(s2.copies_in, s1.copies_in + 1);
+    float out[3];
+    BPT_OK(bp_tensor_to_host(b3, out, sizeof out));
+    cr_assert_arr_eq(out, ((float[]){1, 2, 3}), sizeof out);
+    bp_tensor_release(b3);
+    bp_tensor_release(a);
+}
+
+Test(tensor, a_kept_copy_outlives_its_source)
+{
+    bp_tensor *a = f32(cpu, 1, (int64_t[]){2}, (float[]){5, 6}), *b = NULL;
+    BPT_OK(bp_backend_copy(a, other, &b));
+    bp_tensor_release(a);
+    float out[2];
+    BPT_OK(bp_tensor_to_host(b, out, sizeof out));
+    cr_assert_arr_eq(out, ((float[]){5, 6}), sizeof out);
+    bp_tensor_release(b);
+}
+
+Test(tensor, stats_count_host_transfers)
+{
+    bp_stats s0 = stats_of(cpu);
+    bp_tensor *a = f32(cpu, 2, (int64_t[]){2, 2}, (float[]){1, 2, 3, 4}), *b = NULL;
+    BPT_OK(bp_neg(a, &b));
+    float out[4];
+    BPT_OK(bp_tensor_to_host(b, out, sizeof out));
+    double item;
+    bp_tensor *one = NULL;
+    BPT_OK(bp_sum(b, 0, NULL, false, &one));
+    BPT_OK(bp_item_f64(one, &item));
+    BPT_OK(bp_synchronize(cpu));
+    bp_stats s1 = stats_of(cpu);
+    cr_assert_eq(s1.h2d_calls - s0.h2d_calls, 1);
+    cr_assert_eq(s1.h2d_bytes - s0.h2d_bytes, 16);
+    cr_assert_eq(s1.d2h_calls - s0.d2h_calls, 2);
+    cr_assert_eq(s1.d2h_bytes - s0.d2h_bytes, 16 + 4);
+    cr_assert_eq(s1.sync_reads - s0.sync_reads, 3, "two reads and bp_synchronize");
+    cr_assert_eq(s1.ops - s0.ops, 2, "neg and sum");
+    cr_assert_eq(s1.allocs - s0.allocs, 3);
+    cr_assert_geq(s1.peak_bytes_in_use, s1.bytes_in_use);
+    bp_tensor_release(a);
+    bp_tensor_release(b);
+    bp_tensor_release(one);
+    BPT_OK(bp_backend_stats_reset(cpu));
+    bp_stats s2 = stats_of(cpu);
+    cr_assert_eq(s2.ops + s2.h2d_calls + s2.d2h_calls + s2.sync_reads + s2.allocs, 0);
+    cr_assert_eq(s2.peak_bytes_in_use, s2.bytes_in_use);
+}
+
+Test(tensor, stats_count_copies_between_backends_on_both_sides)
+{
+    bp_tensor *a = f32(cpu, 1, (int64_t[]){4}, (float[]){1, 2, 3, 4}), *b = NULL, *c = NULL;
+    bp_stats c0 = stats_of(cpu), o0 = stats_of(other);
+    BPT_OK(bp_backend_copy(a, other, &b));
+    BPT_OK(bp_backend_transfer(b, cpu, &c)); /* b was a's kept copy: a new transfer back */
+    bp_stats c1 = stats_of(cpu), o1 = stats_of(other);
+    cr_assert_eq(c1.copies_out - c0.copies_out, 1);
+    cr_assert_eq(o1.copies_in - o0.copies_in, 1);
+    cr_assert_eq(o1.copies_in_bytes - o0.copies_in_bytes, 16);
+    cr_assert_eq(o1.copies_out - o0.copies_out, 1);
+    cr_assert_eq(c1.copies_in - c0.copies_in, 1);
+    bp_tensor *d = NULL;
+    BPT_OK(bp_backend_copy(a, other, &d)); /* b was given away: no longer a's copy */
+    cr_assert_neq(d, b);
+    bp_tensor_release(a);
+    bp_tensor_release(b);
+    bp_tensor_release(c);
+    bp_tensor_release(d);
 }

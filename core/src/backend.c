@@ -135,15 +135,6 @@ bool bp_backend_supports(const bp_backend *b, bp_op op, bp_dtype dtype)
     return BP__HAS(vt, supports) ? vt->supports(b->dev, op, dtype) : true;
 }
 
-bp_status bp_backend_synchronize(bp_backend *b)
-{
-    if (!b)
-        return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_backend_synchronize: backend is NULL");
-    if (!BP__HAS(b->vt, synchronize))
-        return BP_OK; /* a backend without a queue is always synchronised */
-    return BP__CALL0(b, "synchronize", synchronize);
-}
-
 bp_status bp_backend_memory_info(bp_backend *b, bp_memory_info *out)
 {
     if (!b || !out)

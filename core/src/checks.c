@@ -17,7 +17,7 @@ bp_status bp__check_input(const char *fn, const char *arg, const bp_tensor *t)
 {
     if (!t)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, arg);
-    if (atomic_load(&t->storage->given_away))
+    if (atomic_load(&t->given_away))
         return bp__error(BP_ERR_INVALID_ARGUMENT,
                          "%s: %s was given away by bp_backend_transfer and holds no data; use the "
                          "tensor that bp_backend_transfer returned (and release this one)",

@@ -19,6 +19,7 @@ static void bp__context_free(bp_context *ctx)
     bp__plugins_unload_all(ctx);
     bp__config_free(&ctx->config);
     free(atomic_load(&ctx->default_reason));
+    pthread_mutex_destroy(&ctx->copy_lock);
     pthread_mutex_destroy(&ctx->default_lock);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
@@ -45,6 +46,12 @@ bp_status bp_context_create(const char *config_path, bp_context **out)
         return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_context_create: cannot create a mutex");
     }
     if (pthread_mutex_init(&ctx->default_lock, NULL) != 0) {
+        pthread_mutex_destroy(&ctx->lock);
+        free(ctx);
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_context_create: cannot create a mutex");
+    }
+    if (pthread_mutex_init(&ctx->copy_lock, NULL) != 0) {
+        pthread_mutex_destroy(&ctx->default_lock);
         pthread_mutex_destroy(&ctx->lock);
         free(ctx);
         return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_context_create: cannot create a mutex");

@@ -59,6 +59,9 @@ char *bp__aprintf(const char *fmt, ...) BP__PRINTF(1, 2);
     bp__call_end((b), (what), #entry, (bp__call_begin(), (b)->vt->entry((b)->dev, __VA_ARGS__)))
 #define BP__CALL0(b, what, entry) \
     bp__call_end((b), (what), #entry, (bp__call_begin(), (b)->vt->entry((b)->dev)))
+/* An op entry: counted in the backend's stats, then called as BP__CALL. */
+#define BP__OP_CALL(b, what, entry, ...) \
+    (bp__count_op(b), BP__CALL(b, what, entry, __VA_ARGS__))
 /* Clear the plugin's error detail: before every entry. */
 void bp__call_begin(void);
 /* BP_OK; or st with "backend B failed in WHAT: detail"; or BP_ERR_BACKEND when
@@ -70,6 +73,15 @@ bp_status bp__call_end(const bp_backend *b, const char *what, const char *entry,
 bp_status bp__plugin_entry_status(const char *entry, bp_status st);
 /* Whether v is one of BP_STATUS_LIST's codes. */
 bool bp__status_known(int v);
+
+/* ---- waiting for a device (sync.c) -----------------------------------------
+ * Every read of a device buffer by the host goes through bp__device_read: it
+ * is a synchronising call, so it is counted, logged at debug level naming the
+ * public call, and followed by the device's deferred error, if any. */
+bp_status bp__device_read(bp_backend *b, const char *fn, const void *buffer, size_t offset,
+                          void *dst, size_t bytes);
+/* After a synchronising call: the error queued work left behind, if any. */
+bp_status bp__deferred_check(bp_backend *b, const char *fn);
 
 /* ---- structs filled for the caller (struct_out.c) ---------------------------
  * Copy min(out->struct_size, full_size) bytes of full into out, leaving
@@ -212,6 +224,13 @@ bp_status bp__plugin_load(bp__plugin *p);
 bp_status bp__plugin_open(bp__plugin *p);
 
 /* ---- context and backends (context.c) ------------------------------------ */
+/* The counters of stats.h (stats.c). */
+typedef struct bp__counters {
+    atomic_uint_fast64_t ops, h2d_calls, h2d_bytes, d2h_calls, d2h_bytes;
+    atomic_uint_fast64_t copies_in, copies_in_bytes, copies_out, copies_out_bytes;
+    atomic_uint_fast64_t copy_hits, sync_reads, allocs, peak;
+} bp__counters;
+
 struct bp_backend {
     bp_context *ctx;
     bp__plugin *plugin;
@@ -222,7 +241,18 @@ struct bp_backend {
     char name[96];               /* "binary:0" */
     atomic_llong live_tensors;   /* storages alive on this backend */
     atomic_llong live_bytes;
+    bp__counters stats;
 };
+
+void bp__count_op(bp_backend *b);
+void bp__count_h2d(bp_backend *b, uint64_t bytes);
+void bp__count_d2h(bp_backend *b, uint64_t bytes);
+void bp__count_sync(bp_backend *b);
+void bp__count_hit(bp_backend *b);
+void bp__count_copy(bp_backend *from, bp_backend *to, uint64_t bytes);
+/* A buffer of `bytes` came to life / went away (live_bytes and the peak). */
+void bp__count_alloc(bp_backend *b, uint64_t bytes);
+void bp__count_free(bp_backend *b, uint64_t bytes);
 
 struct bp_context {
     atomic_long refs;            /* the caller's 1 + one per live storage */
@@ -234,6 +264,7 @@ struct bp_context {
     size_t n_plugins;
     bp__search_dir *search;      /* every directory searched, in order */
     size_t n_search;
+    pthread_mutex_t copy_lock;   /* guards every tensor's copies / copy_of links */
     bp_backend **backends;
     size_t n_backends;
     pthread_mutex_t default_lock; /* serialises resolving the preference list */
@@ -249,16 +280,27 @@ void bp__context_release(bp_context *ctx); /* frees when refs reach 0 */
 
 /* ---- tensors (tensor.c) --------------------------------------------------- */
 typedef struct bp__storage {
-    atomic_long refs;
+    atomic_long refs;            /* one per tensor handle on it */
     bp_backend *backend;
-    void *buffer;                /* NULL once given away by transfer */
+    void *buffer;                /* NULL once a transfer freed it early */
     size_t bytes;                /* payload, without guards */
     size_t guard;                /* guard bytes on each side of the payload */
-    atomic_bool given_away;
 } bp__storage;
+
+/* A copy of a tensor kept for reuse (transfer.c): copying the same tensor to
+ * the same backend again, while this copy lives, returns it. */
+typedef struct bp__copy_link {
+    bp_backend *to;
+    bp_tensor *copy;
+    struct bp__copy_link *next;
+} bp__copy_link;
 
 struct bp_tensor {
     atomic_long refs;
+    atomic_bool given_away;      /* bp_backend_transfer took this handle's data */
+    atomic_bool cached;          /* ever linked in a copy cache (then release locks) */
+    bp__copy_link *copies;       /* copies made from this handle (ctx->copy_lock) */
+    bp_tensor *copy_of;          /* the handle this is a kept copy of (ctx->copy_lock) */
     bp__storage *storage;
     int64_t offset;              /* byte offset into storage (the guard size) */
     bp_dtype dtype;
@@ -277,6 +319,12 @@ bp_status bp__tensor_new(const char *fn, bp_backend *backend, bp_dtype dtype, in
                          const int64_t *shape, bp_tensor **out);
 /* A new handle sharing t's storage with another shape (same numel). */
 bp_status bp__tensor_alias(const bp_tensor *t, int32_t rank, const int64_t *shape, bp_tensor **out);
+/* Take one more reference unless the count already reached zero (a handle
+ * being released): false then. For the copy cache's weak links. */
+bool bp__tensor_try_retain(bp_tensor *t);
+/* Unlink a dying or given-away handle from every copy-cache link (the
+ * caller holds ctx->copy_lock). */
+void bp__copy_unlink(bp_tensor *t);
 static inline bp_backend *bp__backend_of(const bp_tensor *t) { return t->storage->backend; }
 /* Hand a fresh result to the caller through out, or release it if st failed.
  * Returns st. */

@@ -28,11 +28,11 @@ static bp_status check_dtype_valid(const char *fn, bp_dtype dtype)
 }
 
 /* Set every element of v to value (converted to v's dtype). */
-static bp_status fill_view(const bp_backend *be, const bp_view *v, double value)
+static bp_status fill_view(bp_backend *be, const bp_view *v, double value)
 {
     unsigned char scalar[16];
     bp_elem_store_f64(v->dtype, scalar, value);
-    return BP__CALL(be, "fill", fill, v, scalar);
+    return BP__OP_CALL(be, "fill", fill, v, scalar);
 }
 
 static bp_status full_impl(const char *fn, bp_backend *b, bp_dtype dtype, int32_t rank,
@@ -101,7 +101,7 @@ bp_status bp_arange(bp_backend *b, bp_dtype dtype, double start, double stop, do
     BP__TRY(bp__tensor_new(fn, b, dtype, 1, &n, &res));
     bp_view v;
     bp__view_dense(res, &v);
-    return bp__deliver(res, BP__CALL(b, "arange", arange, start, step, &v), out);
+    return bp__deliver(res, BP__OP_CALL(b, "arange", arange, start, step, &v), out);
 }
 
 bp_status bp_eye(bp_backend *b, bp_dtype dtype, int64_t rows, int64_t cols, bp_tensor **out)
@@ -166,7 +166,7 @@ static bp_status random_impl(const char *fn, bp_op op, bp_backend *b, bp_dtype d
     BP__TRY(bp__tensor_new(fn, b, dtype, rank, shape, &res));
     bp_view v;
     bp__view_dense(res, &v);
-    return bp__deliver(res, BP__CALL(b, bp_op_name(op), random, op, seed, offset, p0, p1, &v), out);
+    return bp__deliver(res, BP__OP_CALL(b, bp_op_name(op), random, op, seed, offset, p0, p1, &v), out);
 }
 
 bp_status bp_random_uniform(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,

@@ -105,7 +105,7 @@ bp_status bp_unary(bp_op op, const bp_tensor *x, bp_tensor **out)
     bp_view vx, vo;
     bp__view_dense(x, &vx);
     bp__view_dense(res, &vo);
-    return bp__deliver(res, BP__CALL(be, bp_op_name(op), unary, op, &vx, &vo), out);
+    return bp__deliver(res, BP__OP_CALL(be, bp_op_name(op), unary, op, &vx, &vo), out);
 }
 
 bp_status bp_binary(bp_op op, const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
@@ -139,7 +139,7 @@ bp_status bp_binary(bp_op op, const bp_tensor *a, const bp_tensor *b, bp_tensor 
     bp__view_broadcast(a, rank, shape, &va);
     bp__view_broadcast(b, rank, shape, &vb);
     bp__view_dense(res, &vo);
-    return bp__deliver(res, BP__CALL(be, bp_op_name(op), binary, op, &va, &vb, &vo), out);
+    return bp__deliver(res, BP__OP_CALL(be, bp_op_name(op), binary, op, &va, &vb, &vo), out);
 }
 
 bp_status bp_where(const bp_tensor *cond, const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
@@ -177,7 +177,7 @@ bp_status bp_where(const bp_tensor *cond, const bp_tensor *a, const bp_tensor *b
     bp__view_broadcast(a, rank, shape, &va);
     bp__view_broadcast(b, rank, shape, &vb);
     bp__view_dense(res, &vo);
-    return bp__deliver(res, BP__CALL(be, "where", where, &vc, &va, &vb, &vo), out);
+    return bp__deliver(res, BP__OP_CALL(be, "where", where, &vc, &va, &vb, &vo), out);
 }
 
 /* bp_neg ... bp_logical_xor, generated from the one op list so they never

@@ -88,7 +88,7 @@ bp_status bp_matmul(const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
     bp__view_dense(b, &vb);
     bp__view_broadcast_as(&vb, rb, pb, rank, b_target);
     bp__view_dense(full, &vo);
-    bp_status st = BP__CALL(be, "matmul", matmul, &va, &vb, &vo);
+    bp_status st = BP__OP_CALL(be, "matmul", matmul, &va, &vb, &vo);
     if (st != BP_OK) {
         bp_tensor_release(full);
         return st;

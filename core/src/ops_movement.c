@@ -20,7 +20,7 @@ static bp_status copy_into_new(const char *fn, bp_backend *be, bp_op op, const b
     BP__TRY(bp__tensor_new(fn, be, dtype, rank, shape, &res));
     bp_view vo;
     bp__view_dense(res, &vo);
-    return bp__deliver(res, BP__CALL(be, bp_op_name(op), copy, op, src, &vo), out);
+    return bp__deliver(res, BP__OP_CALL(be, bp_op_name(op), copy, op, src, &vo), out);
 }
 
 /* Move v's start by `elems` elements (bytes computed from its dtype). */
@@ -184,7 +184,7 @@ bp_status bp_concat(int32_t n, const bp_tensor *const *xs, int32_t axis, bp_tens
         bp_view src, part = dst;
         bp__view_dense(xs[i], &src);
         part.shape[ax] = xs[i]->shape[ax];
-        bp_status st = BP__CALL(be, "concat", copy, BP_OP_CONCAT, &src, &part);
+        bp_status st = BP__OP_CALL(be, "concat", copy, BP_OP_CONCAT, &src, &part);
         if (st != BP_OK) {
             bp_tensor_release(res);
             return st;
@@ -261,7 +261,7 @@ bp_status bp_pad(const bp_tensor *x, const int64_t *before, const int64_t *after
     bp__view_dense(res, &dst);
     unsigned char scalar[16];
     bp_elem_store_f64(x->dtype, scalar, value);
-    bp_status st = BP__CALL(be, "pad (fill)", fill, &dst, scalar);
+    bp_status st = BP__OP_CALL(be, "pad (fill)", fill, &dst, scalar);
     if (st != BP_OK) {
         bp_tensor_release(res);
         return st;
@@ -272,42 +272,54 @@ bp_status bp_pad(const bp_tensor *x, const int64_t *before, const int64_t *after
             view_advance(&dst, before[k] * dst.strides[k]);
         dst.shape[k] = x->shape[k];
     }
-    return bp__deliver(res, BP__CALL(be, "pad", copy, BP_OP_PAD, &src, &dst), out);
+    return bp__deliver(res, BP__OP_CALL(be, "pad", copy, BP_OP_PAD, &src, &dst), out);
 }
 
 /* ---- gather ---------------------------------------------------------------- */
 
-/* Read the indices to the host and check each lies in [-dim, dim). */
-static bp_status gather_check_indices(const char *fn, const bp_backend *be,
-                                      const bp_tensor *indices, int64_t dim, int32_t axis)
+/* Check every index lies in [-dim, dim), on the host. Host-addressable
+ * backends are read in place (they run synchronously anyway). A device
+ * backend with deferred_error checks the indices itself, on the device, and
+ * reports a bad one at the next wait: reading them here would synchronise it
+ * on every gather. Any other device backend is read (and so waited for),
+ * which the stats count and the debug log names. */
+static bp_status gather_check_indices(const char *fn, bp_backend *be, const bp_tensor *indices,
+                                      int64_t dim, int32_t axis)
 {
-    if (indices->numel == 0)
+    if (indices->numel == 0 || (!be->host_addressable && BP__HAS(be->vt, deferred_error)))
         return BP_OK;
-    void *host = malloc(indices->nbytes);
-    if (host == NULL)
-        return bp__error(BP_ERR_OUT_OF_MEMORY,
-                         "%s: cannot allocate %zu bytes of host memory to check the indices", fn,
-                         indices->nbytes);
-    bp_status st = BP__CALL(be, "read of gather's indices", read, indices->storage->buffer,
-                            (size_t)indices->offset, host, indices->nbytes);
-    if (st != BP_OK) {
-        free(host);
-        return st;
+    void *host = NULL;
+    const unsigned char *at;
+    if (be->host_addressable) {
+        at = (const unsigned char *)be->vt->host_ptr(be->dev, indices->storage->buffer) +
+             indices->offset;
+    } else {
+        host = malloc(indices->nbytes);
+        if (host == NULL)
+            return bp__error(BP_ERR_OUT_OF_MEMORY,
+                             "%s: cannot allocate %zu bytes of host memory to check the indices",
+                             fn, indices->nbytes);
+        bp_status st = bp__device_read(be, fn, indices->storage->buffer, (size_t)indices->offset,
+                                       host, indices->nbytes);
+        if (st != BP_OK) {
+            free(host);
+            return st;
+        }
+        at = host;
     }
     size_t esize = bp_dtype_size(indices->dtype);
-    for (int64_t i = 0; i < indices->numel; i++) {
-        int64_t v = bp_elem_load_i64(indices->dtype, (const unsigned char *)host + (size_t)i * esize);
-        if (v < -dim || v >= dim) {
-            free(host);
-            return bp__error(BP_ERR_INVALID_ARGUMENT,
-                             "%s: indices[%lld] (flat position) is %lld, out of range for axis "
-                             "%d of extent %lld; indices must lie in [%lld, %lld)",
-                             fn, (long long)i, (long long)v, (int)axis, (long long)dim,
-                             (long long)-dim, (long long)dim);
-        }
+    bp_status st = BP_OK;
+    for (int64_t i = 0; i < indices->numel && st == BP_OK; i++) {
+        int64_t v = bp_elem_load_i64(indices->dtype, at + (size_t)i * esize);
+        if (v < -dim || v >= dim)
+            st = bp__error(BP_ERR_INDEX,
+                           "%s: indices[%lld] (flat position) is %lld, out of range for axis %d "
+                           "of extent %lld; indices must lie in [%lld, %lld)",
+                           fn, (long long)i, (long long)v, (int)axis, (long long)dim,
+                           (long long)-dim, (long long)dim);
     }
     free(host);
-    return BP_OK;
+    return st;
 }
 
 bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t axis, bp_tensor **out)
@@ -353,7 +365,7 @@ bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t axis, 
     bp__view_dense(x, &vx);
     bp__view_dense(indices, &vi);
     bp__view_dense(res, &vo);
-    return bp__deliver(res, BP__CALL(be, "gather", gather, &vx, &vi, ax, &vo), out);
+    return bp__deliver(res, BP__OP_CALL(be, "gather", gather, &vx, &vi, ax, &vo), out);
 }
 
 /* ---- cast ------------------------------------------------------------------ */

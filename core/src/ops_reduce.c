@@ -108,7 +108,7 @@ bp_status bp_reduce(bp_op op, const bp_tensor *x, int32_t n_axes, const int32_t 
     bp__view_permute(&vx, perm);
     bp__view_dense(res, &vo);
     bp__view_set_dense(&vo, n_kept, kept_shape); /* the size-1 keepdims axes are dropped */
-    return bp__deliver(res, BP__CALL(be, bp_op_name(op), reduce, op, &vx, n_reduce, &vo), out);
+    return bp__deliver(res, BP__OP_CALL(be, bp_op_name(op), reduce, op, &vx, n_reduce, &vo), out);
 }
 
 static bp_status softmax_impl(bp_op op, const bp_tensor *x, int32_t axis, bp_tensor **out)
@@ -141,7 +141,7 @@ static bp_status softmax_impl(bp_op op, const bp_tensor *x, int32_t axis, bp_ten
     bp__view_permute(&vx, perm);
     bp__view_dense(res, &vo);
     bp__view_permute(&vo, perm);
-    return bp__deliver(res, BP__CALL(be, bp_op_name(op), softmax, op, &vx, &vo), out);
+    return bp__deliver(res, BP__OP_CALL(be, bp_op_name(op), softmax, op, &vx, &vo), out);
 }
 
 /* bp_sum ... bp_logsumexp and bp_softmax / bp_log_softmax, from the op list. */

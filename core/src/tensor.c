@@ -104,10 +104,9 @@ bp_status bp_tensor_check_guards(const bp_tensor *t)
     }
     bp__guard_pattern(want, g);
     bp_backend *b = s->backend;
-    bp_status st = BP__CALL(b, "read for bp_tensor_check_guards", read, s->buffer, 0, got, g);
+    bp_status st = bp__device_read(b, fn, s->buffer, 0, got, g);
     if (st == BP_OK)
-        st = BP__CALL(b, "read for bp_tensor_check_guards", read, s->buffer, g + t->nbytes,
-                      got + g, g);
+        st = bp__device_read(b, fn, s->buffer, g + t->nbytes, got + g, g);
     if (st != BP_OK) {
         free(want);
         free(got);
@@ -134,10 +133,11 @@ static void bp__storage_release(bp__storage *s)
     if (atomic_fetch_sub(&s->refs, 1) != 1)
         return;
     bp_backend *b = s->backend;
-    if (s->buffer)
+    if (s->buffer) {
         b->vt->free(b->dev, s->buffer);
+        bp__count_free(b, s->bytes);
+    }
     atomic_fetch_sub(&b->live_tensors, 1);
-    atomic_fetch_sub(&b->live_bytes, (long long)s->bytes);
     bp_context *ctx = b->ctx;
     free(s);
     bp__context_release(ctx);
@@ -185,13 +185,14 @@ bp_status bp__tensor_new(const char *fn, bp_backend *b, bp_dtype dtype, int32_t 
     t->offset = (int64_t)guard;
     s->guard = guard;
     atomic_init(&s->refs, 1);
-    atomic_init(&s->given_away, false);
     s->backend = b;
     s->bytes = nbytes;
     atomic_fetch_add(&b->live_tensors, 1);
-    atomic_fetch_add(&b->live_bytes, (long long)nbytes);
+    bp__count_alloc(b, nbytes);
     bp__context_retain(b->ctx);
     atomic_init(&t->refs, 1);
+    atomic_init(&t->given_away, false);
+    atomic_init(&t->cached, false);
     t->storage = s;
     t->dtype = dtype;
     t->rank = rank;
@@ -210,6 +211,8 @@ bp_status bp__tensor_alias(const bp_tensor *src, int32_t rank, const int64_t *sh
     if (!t)
         return bp__error(BP_ERR_OUT_OF_MEMORY, "out of memory creating a tensor view");
     atomic_init(&t->refs, 1);
+    atomic_init(&t->given_away, false);
+    atomic_init(&t->cached, false);
     atomic_fetch_add(&src->storage->refs, 1);
     t->storage = src->storage;
     t->offset = src->offset;
@@ -237,6 +240,7 @@ bp_status bp_tensor_from_host(bp_backend *b, bp_dtype dtype, int32_t rank, const
             return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: data is NULL for %lld elements", fn,
                              numel);
         }
+        bp__count_h2d(b, t->nbytes);
         bp_status st = BP__CALL(b, "write for bp_tensor_from_host", write, t->storage->buffer,
                                 (size_t)t->offset, data, t->nbytes);
         if (st != BP_OK) {
@@ -248,21 +252,26 @@ bp_status bp_tensor_from_host(bp_backend *b, bp_dtype dtype, int32_t rank, const
     return BP_OK;
 }
 
-bp_status bp_tensor_to_host(const bp_tensor *t, void *dst, size_t dst_bytes)
+/* Every host read of a tensor: counted, logged and waited for as fn. */
+static bp_status bp__to_host(const char *fn, const bp_tensor *t, void *dst, size_t dst_bytes)
 {
-    static const char fn[] = "bp_tensor_to_host";
     BP__TRY(bp__check_input(fn, "t", t));
     if (dst_bytes < t->nbytes)
         return bp__error(BP_ERR_INVALID_ARGUMENT,
                          "%s: destination holds %zu bytes but the tensor needs %zu", fn, dst_bytes,
                          t->nbytes);
-    if (t->nbytes == 0)
-        return BP_OK;
-    if (!dst)
+    if (t->nbytes > 0 && !dst)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: dst is NULL", fn);
     bp_backend *b = bp__backend_of(t);
-    return BP__CALL(b, "read for bp_tensor_to_host", read, t->storage->buffer, (size_t)t->offset,
-                    dst, t->nbytes);
+    bp__count_d2h(b, t->nbytes);
+    if (t->nbytes == 0) /* nothing to read, but the call still waits, as documented */
+        return bp_synchronize(b);
+    return bp__device_read(b, fn, t->storage->buffer, (size_t)t->offset, dst, t->nbytes);
+}
+
+bp_status bp_tensor_to_host(const bp_tensor *t, void *dst, size_t dst_bytes)
+{
+    return bp__to_host("bp_tensor_to_host", t, dst, dst_bytes);
 }
 
 void bp_tensor_retain(bp_tensor *t)
@@ -271,10 +280,25 @@ void bp_tensor_retain(bp_tensor *t)
         atomic_fetch_add(&t->refs, 1);
 }
 
+bool bp__tensor_try_retain(bp_tensor *t)
+{
+    long n = atomic_load(&t->refs);
+    while (n > 0)
+        if (atomic_compare_exchange_weak(&t->refs, &n, n + 1))
+            return true;
+    return false;
+}
+
 void bp_tensor_release(bp_tensor *t)
 {
     if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
         return;
+    if (atomic_load(&t->cached)) {
+        bp_context *ctx = bp__backend_of(t)->ctx;
+        pthread_mutex_lock(&ctx->copy_lock);
+        bp__copy_unlink(t);
+        pthread_mutex_unlock(&ctx->copy_lock);
+    }
     bp__storage_release(t->storage);
     free(t);
 }
@@ -288,7 +312,7 @@ bp_backend *bp_tensor_backend(const bp_tensor *t) { return t ? t->storage->backe
 
 bool bp_tensor_is_valid(const bp_tensor *t)
 {
-    return t && !atomic_load(&t->storage->given_away);
+    return t && !atomic_load(&t->given_away);
 }
 
 /* ---- items ---------------------------------------------------------------- */
@@ -299,7 +323,7 @@ static bp_status bp__item(const char *fn, const bp_tensor *t, void *elem)
     if (t->numel != 1)
         return bp__error(BP_ERR_SHAPE, "%s: the tensor has %lld elements, not exactly 1", fn,
                          (long long)t->numel);
-    return bp_tensor_to_host(t, elem, bp_dtype_size(t->dtype));
+    return bp__to_host(fn, t, elem, bp_dtype_size(t->dtype));
 }
 
 bp_status bp_item_f64(const bp_tensor *t, double *out)

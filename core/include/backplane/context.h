@@ -61,7 +61,13 @@ BP_API const char *bp_backend_plugin_name(const bp_backend *backend);
 /* Whether the backend implements op for inputs of dtype (no error is set). */
 BP_API bool bp_backend_supports(const bp_backend *backend, bp_op op, bp_dtype dtype);
 
-/* Wait for all work queued on the backend. */
+/* Wait for all work queued on the backend. Besides the reads
+ * (bp_tensor_to_host, bp_item_*), this is the only call that waits: ops may
+ * return before the device has run them. An error the device found while
+ * running them (BP_ERR_INDEX for a gather index out of range) is returned
+ * here, or by whichever waiting call comes first, naming the op. */
+BP_API bp_status bp_synchronize(bp_backend *backend);
+/* The same as bp_synchronize (its earlier name). */
 BP_API bp_status bp_backend_synchronize(bp_backend *backend);
 
 /* Device memory use; BP_ERR_UNSUPPORTED_OP if the plugin cannot tell. Set

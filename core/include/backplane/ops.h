@@ -266,7 +266,11 @@ BP_API bp_status bp_broadcast_to(const bp_tensor *x, int32_t rank, const int64_t
 /* Constant padding: before[k] / after[k] >= 0 elements on axis k. */
 BP_API bp_status bp_pad(const bp_tensor *x, const int64_t *before, const int64_t *after,
                         double value, bp_tensor **out);
-/* ONNX Gather: indices (i32 or i64, on x's backend) in [-dim, dim). */
+/* ONNX Gather: indices (i32 or i64, on x's backend) in [-dim, dim); negative
+ * ones count from the end. An index out of range is BP_ERR_INDEX naming the
+ * axis, the index and its flat position: at once on a host backend; on a
+ * device backend that checks indices on the device, at the next call that
+ * waits for it (bp_synchronize, a read), so gather never synchronises. */
 BP_API bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t axis,
                            bp_tensor **out);
 /* Convert every element: NaN -> 0 for integers (and true for bool), out of range

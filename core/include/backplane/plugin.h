@@ -51,9 +51,12 @@ extern "C" {
  * loads unchanged, and the core calls nothing it lacks):
  *   1.0  the descriptor up to `random`.
  *   1.1  config_key_size: bp_config_key may grow (its array is walked with the
- *        plugin's element size). */
+ *        plugin's element size).
+ *   1.2  deferred_error: errors found while running queued work (an index
+ *        out of range in a gather) are reported at the next synchronising
+ *        call; a plugin with it checks gather's indices itself. */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 1
+#define BP_ABI_MINOR 2
 
 typedef enum bp_log_level {
     BP_LOG_DEBUG = 0,
@@ -174,9 +177,11 @@ typedef struct bp_plugin {
      * shape, any strides. dtypes differ only when op is CAST (see the cast
      * rules of cast.h: NaN -> 0, saturate, f -> bool is x != 0). */
     bp_status (*copy)(void *dev, bp_op op, const bp_view *src, const bp_view *out);
-    /* GATHER: out = x.take(indices, axis) (ONNX Gather). indices is i32 or i64
-     * and already checked to lie in [-dim, dim); negative ones count from the
-     * end. out shape = x[:axis] + indices + x[axis+1:]. */
+    /* GATHER: out = x.take(indices, axis) (ONNX Gather). indices is i32 or i64;
+     * negative ones count from the end. out shape = x[:axis] + indices +
+     * x[axis+1:]. The core has checked that every index lies in [-dim, dim),
+     * unless the plugin has deferred_error (below): then it must check them
+     * itself and defer an error for an index out of range. */
     bp_status (*gather)(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
                         const bp_view *out);
     /* SOFTMAX / LOG_SOFTMAX over the last axis of x (the core moves it there);
@@ -195,6 +200,18 @@ typedef struct bp_plugin {
     /* sizeof(bp_config_key) as the plugin was built (0: the 1.0 layout). */
     uint32_t config_key_size;
     /* Members above are valid for ABI 1.1. */
+
+    /* (optional) Take the error found while running queued work, if any: BP_OK
+     * when there is none; else its status (BP_ERR_INDEX for a gather index out
+     * of range) after set_error() with a message that names the op and what
+     * was wrong (for gather: the axis, the first bad index and its flat
+     * position). The error is then cleared. The core asks after every
+     * synchronising call on the device (read, synchronize), so an error
+     * surfaces at the next one, never later. A plugin with this entry checks
+     * gather's indices itself, on the device: the core then never reads them
+     * to the host first, which would synchronise. */
+    bp_status (*deferred_error)(void *dev);
+    /* Members above are valid for ABI 1.2. */
 } bp_plugin;
 
 /* The one symbol a plugin exports. */

@@ -28,7 +28,8 @@ extern "C" {
     X(BP_ERR_IO, 10, "input/output error")                                             \
     X(BP_ERR_FORMAT, 11, "malformed data")                                             \
     X(BP_ERR_BACKEND, 12, "backend failure")                                           \
-    X(BP_ERR_NOT_FOUND, 13, "not found")
+    X(BP_ERR_NOT_FOUND, 13, "not found")                                              \
+    X(BP_ERR_INDEX, 14, "index out of range")
 
 typedef enum bp_status {
 #define BP__STATUS_ENUM(name, value, msg) name = value,
