@@ -64,6 +64,11 @@ check demo_learns_well_above_chance 0 "$bp" demo --steps 150 &&
     if [ -n "$acc" ] && awk "BEGIN{exit !($acc > 90)}" && stderr_empty; then ok "demo_learns_well_above_chance ($acc%)";
     else bad "demo_learns_well_above_chance: accuracy '$acc', stderr: $(head -c 200 "$tmp/err")"; fi; }
 
+check demo_prints_what_training_moved_and_waited_for 0 "$bp" demo --steps 20 &&
+  { stdout_has "synchronising reads" && stdout_has "host -> backend" &&
+    ok demo_prints_what_training_moved_and_waited_for ||
+    bad "demo_prints_what_training_moved_and_waited_for: $(tail -c 400 "$tmp/out")"; }
+
 check demo_on_an_unknown_backend_fails_with_the_reason 1 "$bp" demo --backend nosuch &&
   { stderr_has nosuch && ok demo_on_an_unknown_backend_fails_with_the_reason ||
     bad demo_on_an_unknown_backend_fails_with_the_reason; }
@@ -99,6 +104,21 @@ assert any(p["name"]=="binary" and p["opened"] for p in d["plugins"])' "$tmp/out
     env BP_PLUGIN_PATH="$crash_dir" BP_DEFAULT_BACKEND="crash_open, binary" "$bp" info &&
     { stdout_has "crashed a probe process" && ok info_survives_a_crashing_plugin_on_the_preference_list ||
       bad "info_survives_a_crashing_plugin_on_the_preference_list: $(tail -c 400 "$tmp/out")"; }
+fi
+
+if [ -n "$test_plugins" ]; then
+  sim="$test_plugins/devsim/bp_devsim.so"
+  per_step() { sed -n "s/^  synchronising reads *[0-9]* *\([0-9.]*\) per step/\1/p" "$tmp/out"; }
+  check demo_sync_every_one_waits_for_the_device_every_step 0 "$bp" demo --steps 100 --backend "$sim" --sync-every 1 &&
+    { waits=$(per_step)
+      if [ -n "$waits" ] && awk "BEGIN{exit !($waits >= 2)}"; then
+        ok "demo_sync_every_one_waits_for_the_device_every_step ($waits per step)"
+      else bad "demo_sync_every_one_waits_for_the_device_every_step: '$waits'"; fi; }
+  check demo_without_sync_every_waits_only_when_reporting 0 "$bp" demo --steps 100 --backend "$sim" &&
+    { waits=$(per_step)
+      if [ -n "$waits" ] && awk "BEGIN{exit !($waits < 1)}"; then
+        ok "demo_without_sync_every_waits_only_when_reporting ($waits per step)"
+      else bad "demo_without_sync_every_waits_only_when_reporting: '$waits'"; fi; }
 fi
 
 echo "cli: $pass passed, $fail failed"

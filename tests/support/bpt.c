@@ -14,11 +14,20 @@ size_t bpt_backends(bp_context *ctx, bp_backend **out, size_t max)
     size_t n = 0, count = bp_context_plugin_count(ctx);
     for (size_t i = 0; i < count && n < max; i++) {
         bp_plugin_record rec = {.struct_size = sizeof rec};
-        if (bp_context_plugin(ctx, i, &rec) != BP_OK || !rec.loaded)
+        if (bp_context_plugin(ctx, i, &rec) != BP_OK || (rec.load_tried && !rec.loaded))
             continue;
         bp_backend *be = NULL;
         if (bp_backend_get(ctx, rec.name, &be) == BP_OK)
             out[n++] = be;
+    }
+    /* the device-like test backend, which no plugin directory holds */
+    bp_backend *sim = NULL;
+    if (n < max && bp_backend_get(ctx, BPT_DEVSIM_PATH, &sim) == BP_OK) {
+        bool seen = false;
+        for (size_t i = 0; i < n; i++)
+            seen = seen || out[i] == sim;
+        if (!seen)
+            out[n++] = sim;
     }
     return n;
 }

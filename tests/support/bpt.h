@@ -13,7 +13,8 @@
 bp_context *bpt_context(void);
 
 /* Every backend of ctx whose plugin opens (device 0 of each), in plugin
- * order; at most max. The binary backend is always among them. */
+ * order, then the device-like test backend devsim (tests/devsim); at most
+ * max. The binary backend is always among them. */
 size_t bpt_backends(bp_context *ctx, bp_backend **out, size_t max);
 
 /* Run `body` once per backend: for (each) { bp_backend *be = ...; body }. */

@@ -49,11 +49,12 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: backplane demo [--backend NAME] [--steps N] [--config FILE] [--seed S]\n"
-            "                      [--lr RATE]\n"
+            "                      [--lr RATE] [--sync-every N]\n"
             "\n"
             "Train a small MLP (%d -> %d ReLU -> %d) on %d synthetic samples of %d Gaussian\n"
             "blobs, with full-batch SGD and hand-written gradients, using only the\n"
-            "library's ops on one backend. Prints loss, accuracy and time per step.\n"
+            "library's ops on one backend. Prints loss, accuracy and time per step, then\n"
+            "what the training moved and waited for (bp_backend_stats), per step.\n"
             "\n"
             "options:\n"
             "  --backend NAME  backend to run on, e.g. binary, cuda:0 (default: the\n"
@@ -62,6 +63,9 @@ static void usage(FILE *f)
             "  --config FILE   configuration file (default: the layered defaults)\n"
             "  --seed S        seed for the data and the initial weights (default %d)\n"
             "  --lr RATE       learning rate (default %g)\n"
+            "  --sync-every N  also read the loss every N steps, as a training loop that\n"
+            "                  prints it would: on a device backend each read waits for\n"
+            "                  the device (compare ms/step and the waits with and without)\n"
             "  -h, --help      show this help and exit\n"
             "\n"
             "Exit status: 0 on success, 1 if a call fails or training diverges,\n"
@@ -278,6 +282,7 @@ typedef struct options {
     int64_t steps;
     uint64_t seed;
     double lr;
+    int64_t sync_every;   /* read the loss every N steps (0: only when reporting) */
 } options;
 
 static int parse_options(int argc, char **argv, options *o, bool *help)
@@ -310,6 +315,12 @@ static int parse_options(int argc, char **argv, options *o, bool *help)
                 return CLI_EXIT_USAGE;
             if (!cli_parse_u64(value, &o->seed))
                 return cli_usage_error(CMD, "--seed needs a non-negative integer, not '%s'", value);
+        } else if ((m = cli_option_value(CMD, argc, argv, &i, "--sync-every", &value)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+            if (!cli_parse_i64(value, 1, 100000000, &o->sync_every))
+                return cli_usage_error(CMD, "--sync-every needs an integer from 1 to 100000000, "
+                                       "not '%s'", value);
         } else if ((m = cli_option_value(CMD, argc, argv, &i, "--lr", &value)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
@@ -334,6 +345,32 @@ static int diverged(int64_t step, double loss, double lr)
     return cli_error(CMD, "training diverged at step %" PRId64 " (loss %g); try a smaller --lr "
                           "than %g",
                      step, loss, lr);
+}
+
+/* What the training moved and waited for, in all and per step. */
+static void print_stats(bp_backend *be, int64_t steps)
+{
+    bp_stats s = {.struct_size = sizeof s};
+    if (bp_backend_stats(be, &s) != BP_OK)
+        return;
+    char b1[32], b2[32], b3[32], b4[32];
+    double n = (double)steps;
+    printf("\ntransfers and waits on %s during training (bp_backend_stats):\n",
+           bp_backend_name(be));
+    printf("  %-22s %10" PRIu64 "  %8.2f per step\n", "ops dispatched", s.ops, (double)s.ops / n);
+    printf("  %-22s %10" PRIu64 "  %8.2f per step  %s\n", "host -> backend", s.h2d_calls,
+           (double)s.h2d_calls / n, cli_format_bytes(s.h2d_bytes, b1, sizeof b1));
+    printf("  %-22s %10" PRIu64 "  %8.2f per step  %s\n", "backend -> host", s.d2h_calls,
+           (double)s.d2h_calls / n, cli_format_bytes(s.d2h_bytes, b2, sizeof b2));
+    printf("  %-22s %10" PRIu64 "  %8.2f per step\n", "synchronising reads", s.sync_reads,
+           (double)s.sync_reads / n);
+    printf("  %-22s %10" PRIu64 "  %8.2f per step\n", "cross-backend copies",
+           s.copies_in + s.copies_out, (double)(s.copies_in + s.copies_out) / n);
+    printf("  %-22s %10" PRIu64 "  %8.2f per step\n", "allocations", s.allocs,
+           (double)s.allocs / n);
+    printf("  %-22s %s now, %s at peak\n", "memory",
+           cli_format_bytes(s.bytes_in_use, b3, sizeof b3),
+           cli_format_bytes(s.peak_bytes_in_use, b4, sizeof b4));
 }
 
 /* The training run proper; everything it makes is released by the caller. */
@@ -364,6 +401,7 @@ static int train(bp_backend *be, const options *o, dataset *ds, model *m, consts
 
     const int64_t every = o->steps >= 10 ? o->steps / 10 : 1;
     double train_s = 0.0, interval_s = 0.0;
+    bp_backend_stats_reset(be); /* count the training steps only */
     int64_t interval_steps = 0;
     double loss = NAN, acc = NAN;
     bp_tensor *z1, *h, *logits;
@@ -398,6 +436,13 @@ static int train(bp_backend *be, const options *o, dataset *ds, model *m, consts
         }
         if (last)
             break; /* the final forward pass is not a training step */
+        if (!report && o->sync_every > 0 && step % o->sync_every == 0) {
+            /* what a loop that prints its loss every N steps pays: the host
+             * waits for the device's queued work at each read */
+            double l, a;
+            if ((st = metrics(ds, logits, sc, &l, &a)) != BP_OK)
+                return fail_call(st);
+        }
         if ((st = backward_update(m, ds, k, z1, h, logits, sc)) != BP_OK)
             return fail_call(st);
         sc_clear(sc);
@@ -418,12 +463,13 @@ static int train(bp_backend *be, const options *o, dataset *ds, model *m, consts
            " step%s on %s\n",
            loss, 100.0 * acc, 100.0 / N_CLASSES, 1e3 * train_s / (double)o->steps, o->steps,
            o->steps == 1 ? "" : "s", bp_backend_name(be));
+    print_stats(be, o->steps);
     return CLI_EXIT_OK;
 }
 
 int cli_demo(int argc, char **argv)
 {
-    options o = {NULL, NULL, DEFAULT_STEPS, DEFAULT_SEED, DEFAULT_LR};
+    options o = {NULL, NULL, DEFAULT_STEPS, DEFAULT_SEED, DEFAULT_LR, 0};
     bool help = false;
     int rc = parse_options(argc, argv, &o, &help);
     if (rc != CLI_EXIT_OK)

@@ -207,7 +207,8 @@ typedef struct bp_plugin {
      * was wrong (for gather: the axis, the first bad index and its flat
      * position). The error is then cleared. The core asks after every
      * synchronising call on the device (read, synchronize), so an error
-     * surfaces at the next one, never later. A plugin with this entry checks
+     * surfaces at the first call that waited for the failing work (a read of
+     * its output or of anything queued after it). A plugin with this entry checks
      * gather's indices itself, on the device: the core then never reads them
      * to the host first, which would synchronise. */
     bp_status (*deferred_error)(void *dev);

@@ -30,7 +30,9 @@ BP_API bp_status bp_tensor_from_host(bp_backend *backend, bp_dtype dtype, int32_
                                      const int64_t *shape, const void *data, bp_tensor **out);
 
 /* Copy the tensor's elements (row-major) to dst, which holds dst_bytes bytes;
- * dst_bytes must be at least bp_tensor_nbytes(t). Waits for pending work.
+ * dst_bytes must be at least bp_tensor_nbytes(t). Waits for the work that
+ * produces t (a synchronising read: counted in bp_backend_stats, and logged
+ * at debug level), and reports an error that work met on the device.
  * Errors: BP_ERR_INVALID_ARGUMENT (too small, NULL, transferred), backend errors. */
 BP_API bp_status bp_tensor_to_host(const bp_tensor *t, void *dst, size_t dst_bytes);
 
@@ -62,11 +64,25 @@ BP_API bp_status bp_reshape(const bp_tensor *t, int32_t rank, const int64_t *sha
 BP_API bp_status bp_squeeze(const bp_tensor *t, int32_t n_axes, const int32_t *axes, bp_tensor **out);
 BP_API bp_status bp_unsqueeze(const bp_tensor *t, int32_t axis, bp_tensor **out);
 
-/* An equal tensor on backend `to` (always a copy, even to the same backend). */
+/* An equal tensor on backend `to`; the caller releases it. Tensors are
+ * immutable, so copies are free when they can be:
+ *  - to t's own backend, *out is t itself with one more reference;
+ *  - to a backend t was copied to before, while that copy is still alive,
+ *    *out is that copy with one more reference (the copy is remembered
+ *    weakly: once every reference to it is released, the next copy
+ *    transfers again).
+ * Otherwise the data moves: one transfer when either side is host memory,
+ * else staged through host memory. bp_backend_stats counts each. Copying
+ * off a device backend waits for the work that produces t. Tensors of
+ * another bp_context: BP_ERR_BACKEND_MISMATCH (go through host memory). */
 BP_API bp_status bp_backend_copy(const bp_tensor *t, bp_backend *to, bp_tensor **out);
 
-/* Like bp_backend_copy, then t gives its data away: t (and no other handle
- * sharing its data) may no longer be read; it must still be released. */
+/* Like bp_backend_copy, then t gives its data away: t may no longer be used
+ * (every call refuses it with BP_ERR_INVALID_ARGUMENT) but must still be
+ * released. If no other handle shares t's data, its memory is freed at once;
+ * another holder (a bp_reshape view, say) keeps its tensor intact, and then
+ * the data was copied, not moved from under it. To t's own backend, *out is
+ * a new handle on the same data. */
 BP_API bp_status bp_backend_transfer(bp_tensor *t, bp_backend *to, bp_tensor **out);
 
 /* ---- testing plugins ------------------------------------------------------ */

@@ -1,0 +1,92 @@
+/* devsim's op entries: each copies its views into a queued item and returns
+ * at once, as a GPU backend's launch does. Running them is run.c's, on the
+ * worker thread. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "devsim.h"
+
+/* Queue kind over views (inputs, then the output). */
+static bp_status ds_op(void *dev, ds_kind kind, bp_op op, int nv, const bp_view *const *views,
+                       const ds_item *args)
+{
+    ds_dev *d = dev;
+    ds_item *it = calloc(1, sizeof *it);
+    if (!it) {
+        d->host->set_error(d->host->host, "devsim: out of memory queueing %s", bp_op_name(op));
+        return BP_ERR_OUT_OF_MEMORY;
+    }
+    if (args)
+        *it = *args;
+    it->kind = kind;
+    it->op = op;
+    it->nv = nv;
+    for (int k = 0; k < nv; k++)
+        it->v[k] = *views[k];
+    ds_enqueue(d, it, (ds_buf *)views[nv - 1]->buffer);
+    return BP_OK;
+}
+
+bp_status ds_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
+{
+    return ds_op(dev, DS_UNARY, op, 2, (const bp_view *[]){x, out}, NULL);
+}
+
+bp_status ds_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out)
+{
+    return ds_op(dev, DS_BINARY, op, 3, (const bp_view *[]){a, b, out}, NULL);
+}
+
+bp_status ds_where(void *dev, const bp_view *c, const bp_view *a, const bp_view *b,
+                   const bp_view *out)
+{
+    return ds_op(dev, DS_WHERE, BP_OP_WHERE, 4, (const bp_view *[]){c, a, b, out}, NULL);
+}
+
+bp_status ds_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
+{
+    ds_item args = {.arg = n_reduce};
+    return ds_op(dev, DS_REDUCE, op, 2, (const bp_view *[]){x, out}, &args);
+}
+
+bp_status ds_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_view *out)
+{
+    return ds_op(dev, DS_MATMUL, BP_OP_MATMUL, 3, (const bp_view *[]){a, b, out}, NULL);
+}
+
+bp_status ds_copy(void *dev, bp_op op, const bp_view *src, const bp_view *out)
+{
+    return ds_op(dev, DS_COPY, op, 2, (const bp_view *[]){src, out}, NULL);
+}
+
+bp_status ds_gather(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
+                    const bp_view *out)
+{
+    ds_item args = {.arg = axis};
+    return ds_op(dev, DS_GATHER, BP_OP_GATHER, 3, (const bp_view *[]){x, indices, out}, &args);
+}
+
+bp_status ds_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out)
+{
+    return ds_op(dev, DS_SOFTMAX, op, 2, (const bp_view *[]){x, out}, NULL);
+}
+
+bp_status ds_fill(void *dev, const bp_view *out, const void *value)
+{
+    ds_item args = {0};
+    memcpy(args.value, value, bp_dtype_size(out->dtype));
+    return ds_op(dev, DS_FILL, BP_OP_FILL, 1, (const bp_view *[]){out}, &args);
+}
+
+bp_status ds_arange(void *dev, double start, double step, const bp_view *out)
+{
+    ds_item args = {.d0 = start, .d1 = step};
+    return ds_op(dev, DS_ARANGE, BP_OP_ARANGE, 1, (const bp_view *[]){out}, &args);
+}
+
+bp_status ds_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, double p0, double p1,
+                    const bp_view *out)
+{
+    ds_item args = {.u0 = seed, .u1 = offset, .d0 = p0, .d1 = p1};
+    return ds_op(dev, DS_RANDOM, op, 1, (const bp_view *[]){out}, &args);
+}
