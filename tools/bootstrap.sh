@@ -15,7 +15,8 @@ build=${BP_BUILD_DIR:-$root/build}
 
 # Debian packages: compiler and build tools, inih, Criterion, OpenBLAS, NumPy
 # (for the benchmark comparison).
-packages=(build-essential cmake pkg-config libinih-dev libcriterion-dev libopenblas-dev python3-numpy)
+packages=(build-essential cmake pkg-config libinih-dev libcriterion-dev libopenblas-dev libcjson-dev
+          libdlpack-dev python3-numpy python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -28,8 +29,24 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
+# The tests' reference implementations (safetensors, NumPy, ml_dtypes) live in
+# a virtual environment of the build; without network the tests that need
+# them are reported as skipped.
+venv_args=()
+if [ "$job" = test ]; then
+  venv=$build/venv
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import safetensors, numpy, ml_dtypes' 2>/dev/null; then
+    echo "bootstrap: setting up $venv (safetensors, numpy, ml_dtypes)" >&2
+    python3 -m venv "$venv" >&2 &&
+      "$venv/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes >&2 ||
+      echo "bootstrap: could not install the Python reference packages; their tests will be skipped" >&2
+  fi
+  venv_args=(-DBP_TEST_PYTHON="$venv/bin/python")
+fi
+
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DBP_SANITIZE="${BP_SANITIZE:-OFF}" -DBP_WERROR="${BP_WERROR:-OFF}" ${BP_CMAKE_ARGS:-} >&2
+  -DBP_SANITIZE="${BP_SANITIZE:-OFF}" -DBP_WERROR="${BP_WERROR:-OFF}" "${venv_args[@]}" \
+  ${BP_CMAKE_ARGS:-} >&2
 cmake --build "$build" -j "$(nproc)" >&2
 
 case "$job" in

@@ -4,6 +4,8 @@
 #ifndef BPB_BINARY_H
 #define BPB_BINARY_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -60,6 +62,27 @@ bool bpb_iter_next(bpb_iter *it, int64_t *pos);
  * bp_elem_load_f64, bp_elem_store_f64, bp_elem_load_i64, bp_elem_store_i64. */
 /* n elements of a float dtype, `stride` elements apart, widened to double. */
 void bpb_load_row_f64(bp_dtype dt, const char *p, int64_t stride, int64_t n, double *out);
+
+/* ---- wrapped memory: wrapped.c (plugin.h's wrap, for both host plugins) -- */
+typedef struct bpb_wrap_entry {
+    void *memory;
+    size_t bytes;
+    void (*release)(void *);
+    void *release_ctx;
+} bpb_wrap_entry;
+typedef struct bpb_wraps {
+    pthread_mutex_t lock;
+    atomic_size_t count;        /* read without the lock: free()'s fast path */
+    bpb_wrap_entry *items;
+    size_t cap;
+} bpb_wraps;
+void bpb_wraps_init(bpb_wraps *w);
+void bpb_wraps_destroy(bpb_wraps *w);
+/* The wrap entry's work: record memory as a buffer of w (host kinds only). */
+bp_status bpb_wrap(void *dev, bpb_wraps *w, int32_t kind, void *memory, size_t bytes,
+                   void (*release)(void *), void *release_ctx, void **buffer);
+/* If buffer is a wrapped one: forget it, call its release, true. */
+bool bpb_wraps_release(bpb_wraps *w, void *buffer);
 
 /* ---- host memory: host_memory.c (plain host buffers, synchronous ops) ---- */
 bp_status bpb_write(void *dev, void *buffer, size_t offset, const void *src, size_t bytes);

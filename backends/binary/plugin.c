@@ -20,6 +20,7 @@ typedef struct bpb_state {
 typedef struct bpb_device {
     bpb_dev base;
     atomic_uint_fast64_t used;
+    bpb_wraps wraps;            /* buffers that are someone else's memory */
 } bpb_device;
 
 /* ---- lifecycle ---------------------------------------------------------- */
@@ -70,11 +71,23 @@ static bp_status bin_device_open(void *state, int32_t index, void **dev)
     }
     d->base.host = st->host;
     atomic_init(&d->used, 0);
+    bpb_wraps_init(&d->wraps);
     *dev = d;
     return BP_OK;
 }
 
-static void bin_device_close(void *dev) { free(dev); }
+static void bin_device_close(void *dev)
+{
+    bpb_wraps_destroy(&((bpb_device *)dev)->wraps);
+    free(dev);
+}
+
+static bp_status bin_wrap(void *dev, int32_t kind, void *memory, size_t bytes,
+                          void (*release)(void *), void *release_ctx, void **buffer)
+{
+    return bpb_wrap(dev, &((bpb_device *)dev)->wraps, kind, memory, bytes, release, release_ctx,
+                    buffer);
+}
 
 /* ---- buffers ------------------------------------------------------------ */
 
@@ -98,7 +111,7 @@ static bp_status bin_alloc(void *dev, size_t bytes, void **buffer)
 static void bin_free(void *dev, void *buffer)
 {
     bpb_device *d = dev;
-    if (!buffer)
+    if (!buffer || bpb_wraps_release(&d->wraps, buffer))
         return;
     char *block = (char *)buffer - BPB_ALIGN;
     size_t bytes;
@@ -152,6 +165,7 @@ static const bp_plugin bin_plugin = {
     .fill = bpb_fill,
     .arange = bpb_arange,
     .random = bpb_random,
+    .wrap = bin_wrap,
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);

@@ -160,7 +160,7 @@ bp_status bpc_alloc(void *dev, size_t bytes, void **buffer)
 void bpc_free(void *dev, void *buffer)
 {
     bpc_dev *d = dev;
-    if (!buffer)
+    if (!buffer || bpb_wraps_release(&d->wraps, buffer))
         return;
     block_header *h = (block_header *)((char *)buffer - BPC_ALIGN);
     d->used -= h->bytes;

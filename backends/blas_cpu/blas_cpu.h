@@ -50,6 +50,7 @@ typedef struct bpc_dev {
     bpc_pool *pool;
     bpc_cache cache;
     _Atomic uint64_t used;      /* bytes of live buffers (requested sizes) */
+    bpb_wraps wraps;            /* buffers that are someone else's memory */
 } bpc_dev;
 
 /* ---- splitting views across threads: split.c --------------------------- */

@@ -139,13 +139,22 @@ static bp_status bpc_device_open(void *state, int32_t index, void **dev)
         return BP_ERR_OUT_OF_MEMORY;
     }
     bpc_cache_init(&d->cache, st->cache_limit);
+    bpb_wraps_init(&d->wraps);
     *dev = d;
     return BP_OK;
+}
+
+static bp_status bpc_wrap(void *dev, int32_t kind, void *memory, size_t bytes,
+                         void (*release)(void *), void *release_ctx, void **buffer)
+{
+    return bpb_wrap(dev, &((bpc_dev *)dev)->wraps, kind, memory, bytes, release, release_ctx,
+                    buffer);
 }
 
 static void bpc_device_close(void *dev)
 {
     bpc_dev *d = dev;
+    bpb_wraps_destroy(&d->wraps);
     bpc_pool_destroy(d->pool);
     bpc_cache_drain(&d->cache);
     pthread_mutex_destroy(&d->cache.lock);
@@ -201,6 +210,7 @@ static const bp_plugin bpc_plugin = {
     .fill = bpc_fill,
     .arange = bpb_arange, /* cheap and rank 1: the reference as is */
     .random = bpc_random,
+    .wrap = bpc_wrap,
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);

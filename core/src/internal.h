@@ -317,6 +317,14 @@ bp_status bp__shape_check(const char *fn, bp_dtype dtype, int32_t rank, const in
 /* A fresh tensor (uninitialised contents) on backend. */
 bp_status bp__tensor_new(const char *fn, bp_backend *backend, bp_dtype dtype, int32_t rank,
                          const int64_t *shape, bp_tensor **out);
+/* A tensor whose buffer is existing memory of the given kind (plugin.h's
+ * wrap): nothing is copied; release(release_ctx) runs when the buffer is
+ * freed. BP_ERR_UNSUPPORTED_OP, with no error set, when the backend cannot
+ * (no wrap entry, debug guards on, memory of another kind): copy instead.
+ * On any failure release is not called. */
+bp_status bp__tensor_wrap(const char *fn, bp_backend *b, bp_dtype dtype, int32_t rank,
+                          const int64_t *shape, int32_t kind, void *memory,
+                          void (*release)(void *), void *release_ctx, bp_tensor **out);
 /* A new handle sharing t's storage with another shape (same numel). */
 bp_status bp__tensor_alias(const bp_tensor *t, int32_t rank, const int64_t *shape, bp_tensor **out);
 /* Take one more reference unless the count already reached zero (a handle

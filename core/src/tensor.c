@@ -204,6 +204,54 @@ bp_status bp__tensor_new(const char *fn, bp_backend *b, bp_dtype dtype, int32_t 
     return BP_OK;
 }
 
+bp_status bp__tensor_wrap(const char *fn, bp_backend *b, bp_dtype dtype, int32_t rank,
+                          const int64_t *shape, int32_t kind, void *memory,
+                          void (*release)(void *), void *release_ctx, bp_tensor **out)
+{
+    *out = NULL;
+    if (!BP__HAS(b->vt, wrap) || atomic_load(&b->ctx->guard_bytes) != 0)
+        return BP_ERR_UNSUPPORTED_OP; /* guard bytes cannot surround memory we do not own */
+    int64_t numel;
+    size_t nbytes;
+    BP__TRY(bp__shape_check(fn, dtype, rank, shape, &numel, &nbytes));
+    bp_tensor *t = calloc(1, sizeof *t);
+    bp__storage *s = calloc(1, sizeof *s);
+    if (!t || !s) {
+        free(t);
+        free(s);
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    bp__call_begin();
+    bp_status st = bp__plugin_entry_status(
+        "wrap", b->vt->wrap(b->dev, kind, memory, nbytes, release, release_ctx, &s->buffer));
+    if (st != BP_OK) {
+        free(t);
+        free(s);
+        if (st == BP_ERR_UNSUPPORTED_OP)
+            return st;
+        return bp__error(st, "%s: backend %s failed to use memory in place: %s", fn, b->name,
+                         *bp__plugin_detail() ? bp__plugin_detail() : bp_status_message(st));
+    }
+    atomic_init(&s->refs, 1);
+    s->backend = b;
+    s->bytes = nbytes;
+    atomic_fetch_add(&b->live_tensors, 1);
+    bp__count_alloc(b, nbytes);
+    bp__context_retain(b->ctx);
+    atomic_init(&t->refs, 1);
+    atomic_init(&t->given_away, false);
+    atomic_init(&t->cached, false);
+    t->storage = s;
+    t->dtype = dtype;
+    t->rank = rank;
+    for (int32_t k = 0; k < rank; k++)
+        t->shape[k] = shape[k];
+    t->numel = numel;
+    t->nbytes = nbytes;
+    *out = t;
+    return BP_OK;
+}
+
 bp_status bp__tensor_alias(const bp_tensor *src, int32_t rank, const int64_t *shape, bp_tensor **out)
 {
     *out = NULL;

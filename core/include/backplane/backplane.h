@@ -14,6 +14,7 @@
 #include "export.h"
 #include "opcodes.h"
 #include "ops.h"
+#include "safetensors.h"
 #include "stats.h"
 #include "status.h"
 #include "tensor.h"

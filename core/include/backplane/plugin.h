@@ -54,9 +54,17 @@ extern "C" {
  *        plugin's element size).
  *   1.2  deferred_error: errors found while running queued work (an index
  *        out of range in a gather) are reported at the next synchronising
- *        call; a plugin with it checks gather's indices itself. */
+ *        call; a plugin with it checks gather's indices itself.
+ *   1.3  wrap and buffer_address: zero-copy exchange (a mapped checkpoint,
+ *        DLPack tensors of other libraries). */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 2
+#define BP_ABI_MINOR 3
+
+/* Memory kinds, numbered as DLPack numbers device types (DLDeviceType), so
+ * that exchange needs no translation. */
+#define BP_MEMORY_HOST 1       /* kDLCPU: plain host memory */
+#define BP_MEMORY_CUDA 2       /* kDLCUDA: CUDA device memory */
+#define BP_MEMORY_CUDA_HOST 3  /* kDLCUDAHost: pinned host memory */
 
 typedef enum bp_log_level {
     BP_LOG_DEBUG = 0,
@@ -213,6 +221,26 @@ typedef struct bp_plugin {
      * to the host first, which would synchronise. */
     bp_status (*deferred_error)(void *dev);
     /* Members above are valid for ABI 1.2. */
+
+    /* (optional) A buffer that is existing memory rather than new memory: the
+     * pages of a mapped checkpoint, another library's tensor. `memory` is
+     * `bytes` bytes of the given kind (BP_MEMORY_*) on this device, aligned
+     * to at least the element size of the tensor that will use it, and
+     * readable until release is called. The core never writes to such a
+     * buffer (tensors are immutable; outputs are always new buffers). free()
+     * of it must not free the memory: it calls release(release_ctx) exactly
+     * once, from any thread, after any queued work using the buffer ended.
+     * BP_ERR_UNSUPPORTED_OP when this device cannot use memory of that kind:
+     * the core then copies instead. */
+    bp_status (*wrap)(void *dev, int32_t kind, void *memory, size_t bytes,
+                      void (*release)(void *release_ctx), void *release_ctx, void **buffer);
+    /* (optional) Where a buffer's bytes are, for handing them to another
+     * library without a copy: the kind (BP_MEMORY_*), the device's index for
+     * that kind, the address of byte 0. Host-addressable backends need not
+     * have it (the core uses host_ptr: BP_MEMORY_HOST, device 0). */
+    bp_status (*buffer_address)(void *dev, void *buffer, int32_t *kind, int32_t *device_id,
+                                void **address);
+    /* Members above are valid for ABI 1.3. */
 } bp_plugin;
 
 /* The one symbol a plugin exports. */

@@ -1,0 +1,42 @@
+/* safetensors files: what the open, list, load and save halves share. */
+#ifndef BP_SAFETENSORS_INTERNAL_H
+#define BP_SAFETENSORS_INTERNAL_H
+
+#include "internal.h"
+#include "backplane/safetensors.h"
+
+/* The file's pages, mapped once and shared by the open file and every
+ * tensor loaded from it without a copy; unmapped with the last of them. */
+typedef struct bp__st_map {
+    atomic_long refs;
+    const void *base;
+    size_t size;
+} bp__st_map;
+
+/* Drop one reference (a wrap release callback, hence the void *). */
+void bp__st_map_release(void *map);
+
+typedef struct st_entry {
+    char *name;
+    const char *dtype_name;  /* static: the safetensors spelling */
+    int32_t dtype;           /* bp_dtype, or -1 */
+    int32_t rank;
+    int64_t *shape;
+    uint64_t offset, nbytes; /* within the data */
+} st_entry;
+
+struct bp_safetensors {
+    char *path;
+    bp__st_map *map;
+    const char *data;        /* the first byte after the header */
+    size_t n;
+    st_entry *entries;       /* header order */
+    size_t n_meta;
+    char **meta_keys, **meta_values;
+};
+
+void bp__st_free(bp_safetensors *f);
+/* "F32" for BP_F32 etc. */
+const char *bp__st_dtype_name(bp_dtype dt);
+
+#endif
