@@ -10,6 +10,7 @@
 #define BACKPLANE_H
 
 #include "context.h"
+#include "dlpack.h"
 #include "dtype.h"
 #include "export.h"
 #include "opcodes.h"
