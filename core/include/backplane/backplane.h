@@ -13,6 +13,7 @@
 #include "dlpack.h"
 #include "dtype.h"
 #include "export.h"
+#include "format.h"
 #include "opcodes.h"
 #include "ops.h"
 #include "safetensors.h"
