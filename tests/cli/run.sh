@@ -32,7 +32,7 @@ check help_lists_every_command 0 "$bp" --help &&
   { stdout_has info && stdout_has demo && stdout_has bench && stdout_has cuda-check && stderr_empty &&
     ok help_lists_every_command || bad "help_lists_every_command: missing a command or wrote to stderr"; }
 
-for cmd in info demo bench cuda-check; do
+for cmd in info demo inspect bench cuda-check; do
   check "${cmd}_has_help" 0 "$bp" "$cmd" --help &&
     { stdout_has usage && stderr_empty && ok "${cmd}_has_help" || bad "${cmd}_has_help: no usage on stdout"; }
 done
@@ -105,6 +105,20 @@ assert any(p["name"]=="binary" and p["opened"] for p in d["plugins"])' "$tmp/out
     { stdout_has "crashed a probe process" && ok info_survives_a_crashing_plugin_on_the_preference_list ||
       bad "info_survives_a_crashing_plugin_on_the_preference_list: $(tail -c 400 "$tmp/out")"; }
 fi
+
+# inspect: a checkpoint written by hand (82-byte header, one f32 tensor)
+printf '\x52\x00\x00\x00\x00\x00\x00\x00{"__metadata__":{"step":"7"},"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}' >"$tmp/ck.safetensors"
+printf '\x00\x00\x80\x3f\x00\x00\x00\x40' >>"$tmp/ck.safetensors"
+check inspect_lists_tensors_and_metadata 0 "$bp" inspect "$tmp/ck.safetensors" &&
+  { stdout_has "1 tensor" && stdout_has "w  *F32  *(2,)" && stdout_has "step = 7" &&
+    ok inspect_lists_tensors_and_metadata || bad "inspect_lists_tensors_and_metadata: $(cat "$tmp/out")"; }
+check inspect_json_is_valid_json 0 "$bp" inspect "$tmp/ck.safetensors" --json &&
+  { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tensors"][0]["shape"]==[2] and d["metadata"]=={"step":"7"}' "$tmp/out" &&
+    ok inspect_json_is_valid_json || bad "inspect_json_is_valid_json: $(cat "$tmp/out")"; }
+printf 'not a checkpoint' >"$tmp/bad.safetensors"
+check inspect_reports_a_broken_file_with_the_reason 1 "$bp" inspect "$tmp/bad.safetensors" &&
+  { stderr_has "not a valid safetensors file" && stdout_empty &&
+    ok inspect_reports_a_broken_file_with_the_reason || bad inspect_reports_a_broken_file_with_the_reason; }
 
 if [ -n "$test_plugins" ]; then
   sim="$test_plugins/devsim/bp_devsim.so"

@@ -34,6 +34,7 @@ typedef int (*cli_command_fn)(int argc, char **argv);
 /* ---- the subcommands ------------------------------------------------------ */
 int cli_info(int argc, char **argv);
 int cli_demo(int argc, char **argv);
+int cli_inspect(int argc, char **argv);
 
 /* ---- helpers (main.c) ----------------------------------------------------- */
 

@@ -32,6 +32,7 @@ typedef struct cli_command {
 static const cli_command commands[] = {
     {"info", cli_info, "show the version, configuration, plugins, devices and default backend"},
     {"demo", cli_demo, "train a small MLP on synthetic data with the library's ops"},
+    {"inspect", cli_inspect, "list the tensors and metadata of a safetensors checkpoint"},
     {"bench", bp_cli_bench, "time ops per backend (median of repetitions; no pass/fail)"},
     {"conform", bp_cli_conform,
      "run the conformance suite against a backend or plugin file (op x dtype, contract)"},
