@@ -60,9 +60,12 @@ static bp_status bp__pref_try(const char *item, void *user)
         pr->stop = st;
         return st;
     }
-    bp__log(pr->ctx, pr->builtin ? BP_LOG_INFO : BP_LOG_WARN, "default_backend: skipping '%s': %s",
-            item, bp_last_error());
-    bp__pref_note(pr, "%s: skipped: %s", item, bp_last_error());
+    /* the first line says why; bp_backend_get(NAME) gives the whole story */
+    const char *why = bp_last_error(), *nl = strchr(why, '\n');
+    int len = nl ? (int)(nl - why) : (int)strlen(why);
+    bp__log(pr->ctx, pr->builtin ? BP_LOG_INFO : BP_LOG_WARN,
+            "default_backend: skipping '%s': %.*s", item, len, why);
+    bp__pref_note(pr, "%s: skipped: %.*s", item, len, why);
     return BP_OK;
 }
 
