@@ -10,8 +10,6 @@
  * clock stops. The median sample / inner is reported, with the throughput
  * (GFLOP/s for matmul, GB/s of operand traffic for the rest) and the ratio of
  * throughputs to the first backend named. Progress goes to stderr. */
-#include "bench.h"
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -275,7 +273,7 @@ static void print_results(const result *rs, size_t n, const char *first, bool js
     printf("(ratio: throughput relative to %s; higher is faster)\n", first);
 }
 
-int bp_cli_bench(int argc, char **argv)
+int cli_bench(int argc, char **argv)
 {
     const char *backends[MAX_ITEMS], *ops[MAX_ITEMS], *sizes[MAX_ITEMS], *config = NULL;
     size_t n_backends = 0, n_ops = 0, n_sizes = 0;

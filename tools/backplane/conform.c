@@ -53,7 +53,7 @@ static void usage(FILE *f)
             "\"N passed, N failed, N unsupported, N crashed\". Exit status: 0 all passed or\n"
             "unsupported; 1 something failed or crashed; 2 usage error; %d the backend's\n"
             "device is not available here (skipped).\n",
-            CONFORM_EXIT_SKIP);
+            CLI_EXIT_SKIP);
 }
 
 static char *read_file(const char *path)
@@ -83,7 +83,7 @@ static char *read_file(const char *path)
     return buf;
 }
 
-int bp_cli_conform(int argc, char **argv)
+int cli_conform(int argc, char **argv)
 {
     cf_options opt = {0};
     opt.timeout = 10;
@@ -202,7 +202,7 @@ int bp_cli_conform(int argc, char **argv)
             const char *what = opt.plugin ? opt.plugin : opt.backend;
             if (run.open_status == BP_ERR_UNSUPPORTED_DEVICE) {
                 printf("SKIPPED: backend %s is not available here: %s\n", what, run.open_message);
-                rc = CONFORM_EXIT_SKIP;
+                rc = CLI_EXIT_SKIP;
             } else {
                 fprintf(stderr, "backplane conform: cannot open backend %s: %s\n", what,
                         run.open_message);

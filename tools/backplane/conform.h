@@ -20,12 +20,6 @@
 
 #include "conform_rules.h"
 
-/* `backplane conform ...`; argv[0] is "conform". Returns a CLI_EXIT_* code,
- * or CONFORM_EXIT_SKIP when the backend's device is not available here. */
-int bp_cli_conform(int argc, char **argv);
-
-#define CONFORM_EXIT_SKIP 77
-
 /* ---- status of one case --------------------------------------------------- */
 typedef enum cf_status { CF_PASS, CF_FAIL, CF_UNSUPPORTED, CF_CRASH, CF_TIMEOUT } cf_status;
 const char *cf_status_name(cf_status s); /* "PASS", "FAIL", ... */
