@@ -13,9 +13,9 @@ job=${1:-demo}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BP_BUILD_DIR:-$root/build}
 
-# Debian packages: compiler and build tools, inih, Criterion, OpenBLAS, NumPy
-# (for the benchmark comparison).
-packages=(build-essential cmake pkg-config libinih-dev libcriterion-dev libopenblas-dev python3-numpy)
+# Debian packages: compiler and build tools, inih, cJSON (conform's JSON lines),
+# Criterion, OpenBLAS, NumPy (for the benchmark comparison).
+packages=(build-essential cmake pkg-config libinih-dev libcjson-dev libcriterion-dev libopenblas-dev python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

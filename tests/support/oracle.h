@@ -17,8 +17,8 @@
 #include <backplane/backplane.h>
 
 /* The cast rules themselves (cf_round, cf_int_of_f64, cf_wrap, cf_f16_bits,
- * ...) are shared with `backplane conform`: tools/backplane/conform_rules.h. */
-#include "conform_rules.h"
+ * ...) are shared with `backplane conform`: conform/src/oracle/cast_rules.h. */
+#include "cast_rules.h"
 
 /* dtype lists for loops */
 extern const bp_dtype orc_all_dtypes[9];     /* every dtype */

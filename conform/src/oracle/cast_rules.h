@@ -1,6 +1,6 @@
 /* The cast rules as an independent host reference (see conform_rules.c). */
-#ifndef BP_CONFORM_RULES_H
-#define BP_CONFORM_RULES_H
+#ifndef BP_CONFORM_CAST_RULES_H
+#define BP_CONFORM_CAST_RULES_H
 
 #include <stdint.h>
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conform.h"
+#include "internal.h"
 
 int64_t cf_numel(int32_t rank, const int64_t *shape)
 {

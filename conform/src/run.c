@@ -1,4 +1,4 @@
-/* backplane conform: running the cases in worker processes.
+/* Running the cases in worker processes.
  *
  * The parent never creates a context or loads a plugin (CUDA cannot survive a
  * fork): it forks a worker, which opens the backend, turns on guard bytes,
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "conform.h"
+#include "internal.h"
 
 static double now(void)
 {
@@ -82,7 +82,7 @@ static void worker(const cf_options *opt, const cf_case *cases, const int *selec
     }
     bp_context_set_debug_guards(ctx, 64);
     bp_backend *be = NULL;
-    const char *name = opt->plugin ? opt->plugin : opt->backend;
+    const char *name = opt->target;
     st = bp_backend_get(ctx, name, &be);
     if (st != BP_OK) {
         const char *why = bp_last_error();
@@ -104,7 +104,7 @@ static void worker(const cf_options *opt, const cf_case *cases, const int *selec
         bp_context_destroy(ctx);
         _exit(0);
     }
-    cf_worker_env env = {ctx, be, opt->plugin, false};
+    cf_worker_env env = {ctx, be, opt->plugin_path, false, opt->tols};
     const char *plugin = bp_backend_plugin_name(be);
     const char *version = "";
     for (size_t i = 0; i < bp_context_plugin_count(ctx); i++) {
@@ -154,7 +154,7 @@ static void fill_names(cf_result *r, const cf_case *c)
 static void progress(const cf_options *opt, const cf_case *cases, const int *selected, size_t p,
                      size_t n_sel, const char **last_op)
 {
-    if (opt->quiet_progress)
+    if (!opt->progress)
         return;
     const char *op = cases[selected[p]].name;
     if (*last_op && strcmp(*last_op, op) == 0)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conform.h"
+#include "internal.h"
 
 /* Sizes just past blas_cpu's threading grains (BPC_GRAIN_LIGHT / _HEAVY). */
 #define BIG_LIGHT "65537"

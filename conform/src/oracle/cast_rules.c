@@ -6,7 +6,7 @@
  * round to nearest even (overflow gives infinity), f16/bf16 bit layouts. */
 #include <math.h>
 
-#include "conform_rules.h"
+#include "cast_rules.h"
 
 int64_t cf_int_min(bp_dtype dt)
 {

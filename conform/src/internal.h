@@ -1,15 +1,20 @@
-/* backplane conform: the cross-backend conformance suite (see conform.c).
+/* libbackplane_conform internals: what the files of conform/src/ share (the
+ * public API is include/backplane/conform.h; cf_ names are internal).
  *
- * The suite is split by concern:
- *   conform_cases.c   the one table of cases (op x dtype x shape x data)
- *   conform_oracle.c  host arrays, the cast rules and the double oracle
- *   conform_tol.c     the tolerance file (embedded at build time) and comparison
- *   conform_exec.c    running one case in the worker against the backend
- *   conform_run.c     worker processes, the result pipe, crash/timeout isolation
- *   conform_report.c  JSON lines, the summary, the Markdown matrices
- *   conform.c         the command line */
-#ifndef BACKPLANE_CONFORM_H
-#define BACKPLANE_CONFORM_H
+ *   api.c            the bp_conform_* functions: options, selection, results
+ *   error.c          bp_conform_last_error
+ *   cases.c          the one table of cases (op x dtype x shape x data)
+ *   array.c, oracle.c  host arrays and the double oracle (oracle/cast_rules.c:
+ *                    the cast rules)
+ *   tolerances.c     the tolerance file (embedded at build time)
+ *   compare.c        a result against the oracle, within a tolerance
+ *   exec.c           running one case in the worker against the backend
+ *   run.c            worker processes, the result pipe, crash/timeout isolation
+ *   report.c         totals and the report a person reads
+ *   json.c           JSON lines, written and read back with cJSON
+ *   matrix.c         the Markdown matrices */
+#ifndef BP_CONFORM_INTERNAL_H
+#define BP_CONFORM_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,7 +23,9 @@
 
 #include <backplane/backplane.h>
 
-#include "conform_rules.h"
+#include <backplane/conform.h>
+
+#include "cast_rules.h"
 
 /* ---- status of one case --------------------------------------------------- */
 typedef enum cf_status { CF_PASS, CF_FAIL, CF_UNSUPPORTED, CF_CRASH, CF_TIMEOUT } cf_status;
@@ -90,15 +97,20 @@ typedef struct cf_tol {
     double value;   /* ULP: ulps; NORM: c in c * K * eps */
     double atol;    /* ULP only: absolute slack (cancellation near zero) */
     int line;       /* line in the tolerance file (0: the built-in default) */
-    const char *reason;
+    const char *reason; /* valid while its table lives */
 } cf_tol;
 
-/* Parse the tolerance text (the embedded file unless text is given); returns
- * false with a message naming the line. */
-bool cf_tol_load(const char *text, const char *origin, char *err, size_t err_size);
+/* A parsed tolerance file: one per run, never global. */
+typedef struct cf_tol_table cf_tol_table;
+
+/* Parse a tolerance file: path, or the embedded table when path is NULL.
+ * NULL on failure, with *status (BP_ERR_IO: unreadable; BP_ERR_FORMAT: a bad
+ * line, named as "FILE:LINE: ..."; BP_ERR_OUT_OF_MEMORY) and the message. */
+cf_tol_table *cf_tol_load(const char *path, bp_status *status, char *err, size_t err_size);
+void cf_tol_free(cf_tol_table *t);
 /* The first entry matching op name and dtype (tf32: the backend computes f32
  * matmuls in TF32, so `when=tf32` entries apply). Exact if none matches. */
-cf_tol cf_tol_find(const char *op, bp_dtype dt, bool tf32);
+cf_tol cf_tol_find(const cf_tol_table *t, const char *op, bp_dtype dt, bool tf32);
 /* The embedded tolerance file (generated at build time). */
 extern const char cf_tolerance_text[];
 
@@ -145,18 +157,20 @@ typedef struct cf_worker_env {
     bp_backend *be;
     const char *plugin_path; /* the plugin file, for contract.abi */
     bool tf32;
+    const cf_tol_table *tols;
 } cf_worker_env;
 void cf_exec_case(const cf_worker_env *env, const cf_case *c, cf_result *r);
 
 /* ---- the run ------------------------------------------------------------------ */
 typedef struct cf_options {
-    const char *backend;      /* --backend NAME */
-    const char *plugin;       /* --plugin PATH */
-    const char *config;       /* --config FILE */
+    const char *target;       /* a backend name or a plugin file, for bp_backend_get */
+    const char *plugin_path;  /* target, when it names a file (NULL: found in the records) */
+    const char *config;       /* the workers' ini file, or NULL */
     double timeout;           /* per case, seconds */
-    bool quiet_progress;
+    bool progress;            /* one line per op on stderr */
     bool row_supports;        /* add the contract.supports row (parent-side) */
     bool row_stdout;          /* add the contract.stdout row (parent-side) */
+    const cf_tol_table *tols;
 } cf_options;
 
 typedef struct cf_run {
@@ -169,19 +183,45 @@ typedef struct cf_run {
     char open_message[1024];
 } cf_run;
 
-/* Run the selected cases (indices into cases) in worker processes. */
+/* Run the selected cases (indices into cases) in worker processes. false
+ * when no worker could be started (run->open_message says why). */
 bool cf_run_cases(const cf_options *opt, const cf_case *cases, const int *selected, size_t n_sel,
                   cf_run *run);
 
+/* What bp_conform_results holds. */
+struct bp_conform_results {
+    cf_run run;
+};
+
 /* ---- reporting ------------------------------------------------------------------ */
-void cf_write_json_line(FILE *f, const cf_run *run, const cf_result *r);
 /* One line per FAIL / CRASH / TIMEOUT, the per-op summary and the totals. */
 void cf_print_report(FILE *f, const cf_run *run);
 /* Totals; returns true when nothing failed or crashed. */
 bool cf_totals(const cf_run *run, size_t *pass, size_t *fail, size_t *unsup, size_t *crash);
+
+/* Every result as one JSON object per line; false if path cannot be written. */
+bool cf_write_json(const char *path, const cf_run *run);
+/* The fields of one result line that the matrix needs. */
+typedef struct cf_json_row {
+    char backend[64], plugin_version[64], op[48], dtype[16], status[16];
+} cf_json_row;
+/* Parse one line of such a file; false if it is not a result object. */
+bool cf_json_parse_row(const char *line, cf_json_row *row);
+
 /* The op x dtype matrix of one run, as Markdown. */
 bool cf_write_matrix(const char *path, const cf_run *run);
-/* The op x dtype x backend table from JSON-lines files (comma-separated). */
-bool cf_write_matrix_from(const char *path, const char *json_files, char *err, size_t err_size);
+/* The op x backend x dtype table from JSON-lines files. false with *status
+ * and a message naming the file. */
+bool cf_merge_matrix(const char *const *json_paths, size_t n_paths, const char *path,
+                     bp_status *status, char *err, size_t err_size);
+
+/* ---- errors ---------------------------------------------------------------------- */
+/* Set this thread's bp_conform_last_error() and return status. */
+bp_status cf_fail(bp_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void cf_clear_error(void);
 
 #endif

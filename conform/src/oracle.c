@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conform.h"
+#include "internal.h"
 
 static bool is_float(bp_dtype dt) { return dt == BP_F16 || dt == BP_BF16 || dt == BP_F32 || dt == BP_F64; }
 

@@ -1,4 +1,4 @@
-/* backplane conform: one case, run in the worker process against the backend
+/* One case, run in the worker process against the backend
  * under test. Inputs are made (special values, or random data drawn with the
  * library's keyed generator on the backend itself), the op is called, every
  * tensor's guard bytes are checked, and the output is compared with the
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conform.h"
+#include "internal.h"
 
 double cf_philox_uniform01(uint64_t seed, uint64_t pos);
 bool cf_is_float_dtype(bp_dtype dt);
@@ -280,7 +280,7 @@ static void check_output(const cf_worker_env *env, const cf_case *c, bp_tensor *
     }
     cf_decode(&got, raw);
     free(raw);
-    cf_tol tol = cf_tol_find(c->name, c->dtype, env->tf32);
+    cf_tol tol = cf_tol_find(env->tols, c->name, c->dtype, env->tf32);
     int64_t bad;
     char why[400];
     bool ok = cf_compare(&got, want, scale, k, tol, env->tf32, &r->max_error, &r->tolerance, &bad,
