@@ -8,8 +8,6 @@
 
 #include "internal.h"
 
-static bool is_float(bp_dtype dt) { return dt == BP_F16 || dt == BP_BF16 || dt == BP_F32 || dt == BP_F64; }
-
 bool cf_compare(const cf_array *got, const cf_array *want, const double *scale, int64_t k,
                 cf_tol tol, bool tf32, double *max_error, double *tolerance, int64_t *first_bad,
                 char *msg, size_t msg_size)
@@ -30,7 +28,7 @@ bool cf_compare(const cf_array *got, const cf_array *want, const double *scale, 
         bool ok;
         double err = 0;
         char why[200] = "";
-        if (!is_float(dt)) {
+        if (!cf_is_float(dt)) {
             int64_t g = got->i[i], w = want->i[i];
             ok = g == w;
             err = ok ? 0 : fabs((double)g - (double)w);

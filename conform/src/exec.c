@@ -10,12 +10,7 @@
 
 #include "internal.h"
 
-double cf_philox_uniform01(uint64_t seed, uint64_t pos);
-bool cf_is_float_dtype(bp_dtype dt);
-
 #define MSG(r, ...) snprintf((r)->message, sizeof (r)->message, __VA_ARGS__)
-
-static bool is_float(bp_dtype dt) { return cf_is_float_dtype(dt); }
 
 /* ---- special values ------------------------------------------------------- */
 
@@ -41,25 +36,14 @@ static int int_specials(bp_dtype dt, int64_t *v)
         v[1] = 1;
         return 2;
     }
-    int64_t lo = cf_int_min(dt), hi = cf_int_max(dt);
-    int64_t cand[] = {lo, lo + 1, -100, -7, -2, -1, 0, 1, 2, 3, 7, 100, hi - 1, hi};
-    int n = 0;
-    for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
-        if (cand[i] < lo || cand[i] > hi)
-            continue;
-        bool dup = false;
-        for (int j = 0; j < n; j++)
-            dup = dup || v[j] == cand[i];
-        if (!dup)
-            v[n++] = cand[i];
-    }
-    return n;
+    static const int64_t mid[] = {-100, -7, -2, -1, 0, 1, 2, 3, 7, 100};
+    return (int)cf_int_edges(dt, mid, sizeof mid / sizeof mid[0], v);
 }
 
 /* The k-th special value of dt (cyclic), set into a[i]. */
 static void set_special(cf_array *a, int64_t i, int64_t k)
 {
-    if (is_float(a->dt)) {
+    if (cf_is_float(a->dt)) {
         double v[32];
         int n = float_specials(a->dt, v);
         a->f[i] = v[k % n];
@@ -74,7 +58,7 @@ static int n_specials(bp_dtype dt)
 {
     double f[32];
     int64_t i[32];
-    return is_float(dt) ? float_specials(dt, f) : int_specials(dt, i);
+    return cf_is_float(dt) ? float_specials(dt, f) : int_specials(dt, i);
 }
 
 /* ---- inputs --------------------------------------------------------------- */
@@ -90,7 +74,7 @@ static void fill_host_random(cf_array *a, uint64_t seed, double lo, double hi, b
         double u = cf_philox_uniform01(seed, 1000u + (uint64_t)k);
         if (a->dt == BP_BOOL) {
             a->i[k] = u < 0.5;
-        } else if (!is_float(a->dt) || integral) {
+        } else if (!cf_is_float(a->dt) || integral) {
             double v = floor(lo + u * (hi - lo + 1.0));
             if (v > hi)
                 v = hi;
@@ -122,7 +106,7 @@ static bool make_operand(const cf_worker_env *env, const cf_case *c, operand *op
         MSG(r, "%s: out of host memory", c->name);
         return false;
     }
-    if (!values_set && is_float(dt) && c->data == CF_RANDOM &&
+    if (!values_set && cf_is_float(dt) && c->data == CF_RANDOM &&
         bp_backend_supports(env->be, BP_OP_RANDOM_UNIFORM, dt)) {
         st = bp_random_uniform(env->be, dt, rank, shape, seed, 1000u, c->lo[which], c->hi[which],
                                &op->t);
@@ -592,7 +576,7 @@ void cf_exec_case(const cf_worker_env *env, const cf_case *c, cf_result *r)
             cf_array ins[CF_MAX_OPERANDS];
             for (int k = 0; k < CF_MAX_OPERANDS; k++)
                 ins[k] = ops[k].a;
-            if (!cf_oracle(c, ins, n_in, &want, &scale, &kdim)) {
+            if (!cf_case_oracle(c, ins, n_in, &want, &scale, &kdim)) {
                 r->status = CF_FAIL;
                 MSG(r, "%s: the oracle does not know this case (a bug in conform)", c->name);
             } else {

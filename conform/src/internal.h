@@ -4,8 +4,8 @@
  *   api.c            the bp_conform_* functions: options, selection, results
  *   error.c          bp_conform_last_error
  *   cases.c          the one table of cases (op x dtype x shape x data)
- *   array.c, oracle.c  host arrays and the double oracle (oracle/cast_rules.c:
- *                    the cast rules)
+ *   case_oracle.c    a case's parameters handed to the oracle
+ *   oracle/          the oracle, shared with the op tests (oracle/oracle.h)
  *   tolerances.c     the tolerance file (embedded at build time)
  *   compare.c        a result against the oracle, within a tolerance
  *   exec.c           running one case in the worker against the backend
@@ -22,40 +22,13 @@
 #include <stdio.h>
 
 #include <backplane/backplane.h>
-
 #include <backplane/conform.h>
 
-#include "cast_rules.h"
+#include "oracle.h"
 
 /* ---- status of one case --------------------------------------------------- */
 typedef enum cf_status { CF_PASS, CF_FAIL, CF_UNSUPPORTED, CF_CRASH, CF_TIMEOUT } cf_status;
 const char *cf_status_name(cf_status s); /* "PASS", "FAIL", ... */
-
-/* ---- host arrays ---------------------------------------------------------- */
-/* Values of one tensor on the host: floats as doubles in f, integers and bools
- * exactly in i (only the one matching dt is allocated). */
-typedef struct cf_array {
-    bp_dtype dt;
-    int32_t rank;
-    int64_t shape[BP_MAX_RANK];
-    int64_t n;
-    double *f;
-    int64_t *i;
-} cf_array;
-
-bool cf_array_init(cf_array *a, bp_dtype dt, int32_t rank, const int64_t *shape);
-void cf_array_free(cf_array *a);
-double cf_get_f(const cf_array *a, int64_t k);   /* any dtype, as a double */
-int64_t cf_get_i(const cf_array *a, int64_t k);  /* any dtype, cast rules for floats */
-void cf_set_f(cf_array *a, int64_t k, double v); /* with the cast rules for ints */
-void cf_set_i(cf_array *a, int64_t k, int64_t v);
-int64_t cf_numel(int32_t rank, const int64_t *shape);
-
-/* The cast rules of ops.h, in plain C (no library arithmetic). */
-
-/* Raw bytes (dtype elements, row-major) <-> host array. */
-void cf_encode(const cf_array *a, void *raw);
-void cf_decode(cf_array *a, const void *raw);
 
 /* ---- the case table --------------------------------------------------------- */
 enum {
@@ -122,15 +95,17 @@ bool cf_compare(const cf_array *got, const cf_array *want, const double *scale, 
                 cf_tol tol, bool tf32, double *max_error, double *tolerance, int64_t *first_bad,
                 char *msg, size_t msg_size);
 
-/* ---- oracle ------------------------------------------------------------------ */
-/* Compute the expected output of case c from its inputs (already decoded from
- * what the backend holds). want is initialised here; scale (NORM ops) is
- * malloc'd or NULL; *k the inner dimension. Returns false if the case is not
- * something the oracle knows (a bug in the table). */
-bool cf_oracle(const cf_case *c, const cf_array *in, int n_in, cf_array *want, double **scale,
-               int64_t *k);
+/* ---- the case's oracle (case_oracle.c) ------------------------------------------ */
+/* The expected output of case c from its inputs (decoded from what the
+ * backend holds), by oracle/oracle.h's contract (want initialised here;
+ * *scale malloc'd for norm-wise ops, else NULL; *k the terms per element).
+ * false if out of memory or the oracle does not know the case (a bug in the
+ * table). */
+bool cf_case_oracle(const cf_case *c, const cf_array *in, int n_in, cf_array *want,
+                    double **scale, int64_t *k);
 
-/* Parameters shared by the runner and the oracle. */
+/* The case's parameters, by its variant (cases.c): shared by the op call in
+ * the worker and the oracle. */
 void cf_reduce_axes(const cf_case *c, int32_t *n_axes, int32_t *axes, bool *keepdims);
 const int32_t *cf_transpose_perm(const cf_case *c); /* NULL: reverse */
 void cf_slice_params(const cf_case *c, int64_t *starts, int64_t *stops, int64_t *steps,

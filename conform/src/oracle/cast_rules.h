@@ -1,4 +1,5 @@
-/* The cast rules as an independent host reference (see conform_rules.c). */
+/* The cast rules as the oracle states them (see cast_rules.c): independent of
+ * the library's <backplane/cast.h>, which they check. */
 #ifndef BP_CONFORM_CAST_RULES_H
 #define BP_CONFORM_CAST_RULES_H
 
