@@ -5,17 +5,6 @@
 
 #include "oracle.h"
 
-static size_t esize(bp_dtype dt)
-{
-    switch (dt) {
-    case BP_BOOL: case BP_U8: case BP_I8: return 1;
-    case BP_F16: case BP_BF16: return 2;
-    case BP_I32: case BP_F32: return 4;
-    case BP_I64: case BP_F64: return 8;
-    default: return 0;
-    }
-}
-
 int64_t cf_numel(int32_t rank, const int64_t *shape)
 {
     int64_t n = 1;
@@ -102,7 +91,7 @@ void cf_set_i(cf_array *a, int64_t k, int64_t v)
 
 void cf_store_f64(bp_dtype dt, void *base, int64_t i, double v)
 {
-    char *p = (char *)base + (size_t)i * esize(dt);
+    char *p = (char *)base + (size_t)i * cf_dtype_size(dt);
     switch (dt) {
     case BP_BOOL: case BP_U8: { uint8_t x = (uint8_t)cf_int_of_f64(dt, v); memcpy(p, &x, 1); break; }
     case BP_I8: { int8_t x = (int8_t)cf_int_of_f64(dt, v); memcpy(p, &x, 1); break; }
@@ -122,7 +111,7 @@ void cf_store_i64(bp_dtype dt, void *base, int64_t i, int64_t v)
         cf_store_f64(dt, base, i, cf_round_i64(dt, v)); /* rounded once, from the integer */
         return;
     }
-    char *p = (char *)base + (size_t)i * esize(dt);
+    char *p = (char *)base + (size_t)i * cf_dtype_size(dt);
     int64_t c = cf_int_of_i64(dt, v);
     switch (dt) {
     case BP_BOOL: case BP_U8: { uint8_t x = (uint8_t)c; memcpy(p, &x, 1); break; }
@@ -134,7 +123,7 @@ void cf_store_i64(bp_dtype dt, void *base, int64_t i, int64_t v)
 
 int64_t cf_load_i64(bp_dtype dt, const void *base, int64_t i)
 {
-    const char *p = (const char *)base + (size_t)i * esize(dt);
+    const char *p = (const char *)base + (size_t)i * cf_dtype_size(dt);
     switch (dt) {
     case BP_BOOL: case BP_U8: { uint8_t x; memcpy(&x, p, 1); return x; }
     case BP_I8: { int8_t x; memcpy(&x, p, 1); return x; }
@@ -146,7 +135,7 @@ int64_t cf_load_i64(bp_dtype dt, const void *base, int64_t i)
 
 double cf_load_f64(bp_dtype dt, const void *base, int64_t i)
 {
-    const char *p = (const char *)base + (size_t)i * esize(dt);
+    const char *p = (const char *)base + (size_t)i * cf_dtype_size(dt);
     switch (dt) {
     case BP_F16: { uint16_t x; memcpy(&x, p, 2); return cf_f16_value(x); }
     case BP_BF16: { uint16_t x; memcpy(&x, p, 2); return cf_bf16_value(x); }

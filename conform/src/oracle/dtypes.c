@@ -1,5 +1,5 @@
-/* The dtype sets the op tests and the case table loop over, and integer edge
- * values. */
+/* The dtype sets the op tests and the case table loop over, element sizes,
+ * and integer edge values. */
 #include "oracle.h"
 
 const bp_dtype cf_all_dtypes[9] = {BP_BOOL, BP_U8,   BP_I8,  BP_I32, BP_I64,
@@ -8,6 +8,17 @@ const bp_dtype cf_numeric_dtypes[8] = {BP_U8,  BP_I8,   BP_I32, BP_I64,
                                        BP_F16, BP_BF16, BP_F32, BP_F64};
 const bp_dtype cf_float_dtypes[4] = {BP_F16, BP_BF16, BP_F32, BP_F64};
 const bp_dtype cf_int_dtypes[4] = {BP_U8, BP_I8, BP_I32, BP_I64};
+
+size_t cf_dtype_size(bp_dtype dt)
+{
+    switch (dt) {
+    case BP_BOOL: case BP_U8: case BP_I8: return 1;
+    case BP_F16: case BP_BF16: return 2;
+    case BP_I32: case BP_F32: return 4;
+    case BP_I64: case BP_F64: return 8;
+    default: return 0;
+    }
+}
 
 bool cf_is_float(bp_dtype dt)
 {

@@ -52,6 +52,7 @@ extern const bp_dtype cf_int_dtypes[4];     /* u8 i8 i32 i64 */
 #define CF_COUNT(arr) ((int)(sizeof(arr) / sizeof((arr)[0])))
 
 bool cf_is_float(bp_dtype dt);
+size_t cf_dtype_size(bp_dtype dt); /* bytes per element */
 /* Edge values of integer dtype dt into v (room for n_mid + 4): its min,
  * min + 1, then those of mid that dt can hold, then max - 1, max; in that
  * order, without repeats. Returns how many. */
