@@ -8,6 +8,59 @@
 
 #include "internal.h"
 
+/* One float element: g against the oracle's unrounded w. NaN must match NaN
+ * and infinities exactly, whatever the tolerance. *err the error in the
+ * tolerance's unit (0 when exact); why says what is wrong. */
+static bool float_ok(bp_dtype dt, double g, double w, double s, cf_tol tol, double bound,
+                     double *err, char *why, size_t cap)
+{
+    double wr = cf_round(dt, w);
+    bool ok;
+    *err = 0;
+    if (isnan(w) || isnan(wr)) {
+        if (!(ok = isnan(g)))
+            snprintf(why, cap, "got %.9g, want NaN", g);
+    } else if (isnan(g)) {
+        ok = false;
+        snprintf(why, cap, "got NaN, want %.9g", wr);
+    } else if (isinf(w) || (isinf(wr) && tol.kind == CF_TOL_EXACT)) {
+        if (!(ok = g == wr))
+            snprintf(why, cap, "got %.9g, want %g (infinity sign)", g, wr);
+    } else if (isinf(g)) {
+        if (!(ok = isinf(wr) && g == wr))
+            snprintf(why, cap, "got %g, want finite %.17g", g, wr);
+    } else if (tol.kind == CF_TOL_EXACT) {
+        *err = fabs(g - wr);
+        if (!(ok = g == wr))
+            snprintf(why, cap, "got %.17g, want %.17g (oracle %.17g)", g, wr, w);
+    } else if (tol.kind == CF_TOL_ULP) {
+        double d = fabs(g - w) - tol.atol;
+        *err = d > 0 ? d / cf_ulp(dt, w) : 0;
+        if (!(ok = *err <= bound))
+            snprintf(why, cap, "got %.17g, want %.17g: %.3g ulp", g, w, *err);
+    } else { /* NORM: one ulp of the result, then relative to the terms' magnitude s */
+        double d = fabs(g - w) - cf_ulp(dt, w);
+        *err = d <= 0 ? 0 : s > 0 ? d / s : INFINITY;
+        if (!(ok = *err <= bound))
+            snprintf(why, cap, "got %.17g, want %.17g: error %.3g of sum|terms| %.3g", g, w, *err,
+                     s);
+    }
+    return ok;
+}
+
+/* One element of any dtype (integers and bools exactly). */
+static bool element_ok(const cf_array *got, const cf_array *want, int64_t i, double s, cf_tol tol,
+                       double bound, double *err, char *why, size_t cap)
+{
+    if (cf_is_float(want->dt))
+        return float_ok(want->dt, got->f[i], want->f[i], s, tol, bound, err, why, cap);
+    int64_t g = got->i[i], w = want->i[i];
+    *err = g == w ? 0 : fabs((double)g - (double)w);
+    if (g != w)
+        snprintf(why, cap, "got %lld, want %lld", (long long)g, (long long)w);
+    return g == w;
+}
+
 bool cf_compare(const cf_array *got, const cf_array *want, const double *scale, int64_t k,
                 cf_tol tol, bool tf32, double *max_error, double *tolerance, int64_t *first_bad,
                 char *msg, size_t msg_size)
@@ -25,53 +78,9 @@ bool cf_compare(const cf_array *got, const cf_array *want, const double *scale, 
     msg[0] = '\0';
     int64_t bad = 0;
     for (int64_t i = 0; i < want->n; i++) {
-        bool ok;
-        double err = 0;
+        double err, s = scale ? scale[i] : cf_is_float(dt) ? fabs(want->f[i]) : 0;
         char why[200] = "";
-        if (!cf_is_float(dt)) {
-            int64_t g = got->i[i], w = want->i[i];
-            ok = g == w;
-            err = ok ? 0 : fabs((double)g - (double)w);
-            if (!ok)
-                snprintf(why, sizeof why, "got %lld, want %lld", (long long)g, (long long)w);
-        } else {
-            double g = got->f[i], w = want->f[i], wr = cf_round(dt, w);
-            if (isnan(w) || isnan(wr)) {
-                ok = isnan(g);
-                if (!ok)
-                    snprintf(why, sizeof why, "got %.9g, want NaN", g);
-            } else if (isnan(g)) {
-                ok = false;
-                snprintf(why, sizeof why, "got NaN, want %.9g", wr);
-            } else if (isinf(w) || (isinf(wr) && tol.kind == CF_TOL_EXACT)) {
-                ok = g == wr;
-                if (!ok)
-                    snprintf(why, sizeof why, "got %.9g, want %g (infinity sign)", g, wr);
-            } else if (isinf(g)) {
-                ok = isinf(wr) && g == wr;
-                if (!ok)
-                    snprintf(why, sizeof why, "got %g, want finite %.17g", g, wr);
-            } else if (tol.kind == CF_TOL_EXACT) {
-                ok = g == wr;
-                err = fabs(g - wr);
-                if (!ok)
-                    snprintf(why, sizeof why, "got %.17g, want %.17g (oracle %.17g)", g, wr, w);
-            } else if (tol.kind == CF_TOL_ULP) {
-                double d = fabs(g - w) - tol.atol;
-                err = d > 0 ? d / cf_ulp(dt, w) : 0;
-                ok = err <= bound;
-                if (!ok)
-                    snprintf(why, sizeof why, "got %.17g, want %.17g: %.3g ulp", g, w, err);
-            } else {
-                double d = fabs(g - w) - cf_ulp(dt, w);
-                double s = scale ? scale[i] : fabs(w);
-                err = d <= 0 ? 0 : s > 0 ? d / s : INFINITY;
-                ok = err <= bound;
-                if (!ok)
-                    snprintf(why, sizeof why, "got %.17g, want %.17g: error %.3g of sum|terms| %.3g",
-                             g, w, err, s);
-            }
-        }
+        bool ok = element_ok(got, want, i, s, tol, bound, &err, why, sizeof why);
         if (err > *max_error && isfinite(err))
             *max_error = err;
         if (!ok) {

@@ -8,8 +8,11 @@
  *   oracle/          the oracle, shared with the op tests (oracle/oracle.h)
  *   tolerances.c     the tolerance file (embedded at build time)
  *   compare.c        a result against the oracle, within a tolerance
+ *   inputs.c         a case's inputs: special values, random data, tensors
  *   exec.c           running one case in the worker against the backend
- *   run.c            worker processes, the result pipe, crash/timeout isolation
+ *   contract.c       the plugin-contract rows run in the worker
+ *   worker.c         the worker process and its side of the result pipe
+ *   run.c            the parent: workers, the result pipe, crash/timeout isolation
  *   report.c         totals and the report a person reads
  *   json.c           JSON lines, written and read back with cJSON
  *   matrix.c         the Markdown matrices */
@@ -126,6 +129,9 @@ typedef struct cf_result {
     char message[600];
 } cf_result;
 
+/* Set r->message, printf-style. */
+#define CF_MSG(r, ...) snprintf((r)->message, sizeof (r)->message, __VA_ARGS__)
+
 /* Run one case in the worker (ctx/backend opened there). */
 typedef struct cf_worker_env {
     bp_context *ctx;
@@ -135,6 +141,24 @@ typedef struct cf_worker_env {
     const cf_tol_table *tols;
 } cf_worker_env;
 void cf_exec_case(const cf_worker_env *env, const cf_case *c, cf_result *r);
+
+/* A case's inputs (inputs.c): each operand's tensor on the backend and its
+ * values as the backend holds them. */
+typedef struct operand {
+    bp_tensor *t;
+    cf_array a;
+} operand;
+typedef struct cf_inputs {
+    int n; /* operands of the op call */
+    operand ops[CF_MAX_OPERANDS];
+} cf_inputs;
+/* Make them (false: r says why; nothing is left to free). */
+bool cf_make_inputs(const cf_worker_env *env, const cf_case *c, cf_inputs *in, cf_result *r);
+void cf_inputs_free(cf_inputs *in);
+
+/* The contract rows run in the worker (contract.c). */
+void cf_contract_abi(const cf_worker_env *env, const cf_case *c, cf_result *r);
+void cf_contract_roundtrip(const cf_case *c, const operand *op, cf_result *r);
 
 /* ---- the run ------------------------------------------------------------------ */
 typedef struct cf_options {
@@ -158,10 +182,16 @@ typedef struct cf_run {
     char open_message[1024];
 } cf_run;
 
-/* Run the selected cases (indices into cases) in worker processes. false
- * when no worker could be started (run->open_message says why). */
+/* Run the selected cases (indices into cases) in worker processes (run.c).
+ * false when a worker could not be started (no pipe, no fork). */
 bool cf_run_cases(const cf_options *opt, const cf_case *cases, const int *selected, size_t n_sel,
                   cf_run *run);
+/* A worker process (worker.c, which documents the result-pipe protocol):
+ * runs the selected cases from `from` on, writes to wfd; never returns. */
+void cf_worker_main(const cf_options *opt, const cf_case *cases, const int *selected,
+                    size_t from, size_t n_sel, int wfd, int out_fd);
+/* Newlines and tabs in s to spaces: one field of one line. */
+void cf_one_line(char *s);
 
 /* What bp_conform_results holds. */
 struct bp_conform_results {

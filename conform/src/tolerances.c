@@ -45,12 +45,81 @@ static bool glob_any(const char *globs, const char *s)
     return false;
 }
 
+/* The entry's fields (s: the text before '|') into e; false with the reason
+ * in why. */
+static bool parse_fields(char *s, tol_entry *e, char *why, size_t cap)
+{
+    char kind[16] = "", extra[2][32] = {"", ""};
+    double value = 0;
+    int got = sscanf(s, "%127s %63s %15s %lf %31s %31s", e->ops, e->dtypes, kind, &value,
+                     extra[0], extra[1]);
+    if (got < 4) {
+        snprintf(why, cap, "expected OPS DTYPES KIND VALUE [atol=X] [when=tf32] | reason");
+        return false;
+    }
+    if (strcmp(kind, "exact") == 0)
+        e->tol.kind = CF_TOL_EXACT;
+    else if (strcmp(kind, "ulp") == 0)
+        e->tol.kind = CF_TOL_ULP;
+    else if (strcmp(kind, "norm") == 0)
+        e->tol.kind = CF_TOL_NORM;
+    else {
+        snprintf(why, cap, "kind '%s' is not exact, ulp or norm", kind);
+        return false;
+    }
+    e->tol.value = value;
+    for (int k = 0; k < got - 4; k++) {
+        char *end = NULL;
+        if (strncmp(extra[k], "atol=", 5) == 0)
+            e->tol.atol = strtod(extra[k] + 5, &end);
+        else if (strcmp(extra[k], "when=tf32") == 0)
+            e->tf32_only = true;
+        else {
+            snprintf(why, cap, "unknown option '%s'", extra[k]);
+            return false;
+        }
+        if (end && *end) {
+            snprintf(why, cap, "bad %s", extra[k]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* One line that is not blank or a comment into e; false with the reason in
+ * why. */
+static bool parse_entry(char *s, tol_entry *e, char *why, size_t cap)
+{
+    char *bar = strchr(s, '|');
+    if (!bar) {
+        snprintf(why, cap, "no reason: every entry needs '| reason'");
+        return false;
+    }
+    *bar = '\0';
+    char *reason = bar + 1;
+    while (*reason == ' ' || *reason == '\t')
+        reason++;
+    if (!*reason) {
+        snprintf(why, cap, "empty reason");
+        return false;
+    }
+    memset(e, 0, sizeof *e);
+    if (!parse_fields(s, e, why, cap))
+        return false;
+    size_t rl = strlen(reason);
+    while (rl > 0 && (reason[rl - 1] == ' ' || reason[rl - 1] == '\t' || reason[rl - 1] == '\r'))
+        reason[--rl] = '\0';
+    snprintf(e->reason, sizeof e->reason, "%s", reason);
+    return true;
+}
+
 /* Parse text into t; false with a message naming origin and the line. */
 static bool parse_table(cf_tol_table *t, const char *text, const char *origin, char *err,
                         size_t err_size)
 {
     int line = 0;
     const char *p = text;
+    char why[200];
     while (*p) {
         line++;
         size_t len = strcspn(p, "\n");
@@ -61,75 +130,25 @@ static bool parse_table(cf_tol_table *t, const char *text, const char *origin, c
         }
         memcpy(buf, p, len);
         buf[len] = '\0';
-        p += len;
-        if (*p == '\n')
-            p++;
+        p += len + (p[len] == '\n');
         char *s = buf;
         while (*s == ' ' || *s == '\t')
             s++;
         if (*s == '\0' || *s == '#')
             continue;
-        char *bar = strchr(s, '|');
-        if (!bar) {
-            snprintf(err, err_size, "%s:%d: no reason: every entry needs '| reason'", origin, line);
-            return false;
-        }
-        *bar = '\0';
-        char *reason = bar + 1;
-        while (*reason == ' ' || *reason == '\t')
-            reason++;
-        if (!*reason) {
-            snprintf(err, err_size, "%s:%d: empty reason", origin, line);
+        tol_entry e;
+        if (!parse_entry(s, &e, why, sizeof why)) {
+            snprintf(err, err_size, "%s:%d: %s", origin, line, why);
             return false;
         }
         if (t->n_entries == MAX_ENTRIES) {
             snprintf(err, err_size, "%s:%d: more than %d entries", origin, line, MAX_ENTRIES);
             return false;
         }
-        tol_entry *e = &t->entries[t->n_entries];
-        memset(e, 0, sizeof *e);
-        char kind[16] = "", extra[2][32] = {"", ""};
-        double value = 0;
-        int got = sscanf(s, "%127s %63s %15s %lf %31s %31s", e->ops, e->dtypes, kind, &value,
-                         extra[0], extra[1]);
-        if (got < 4) {
-            snprintf(err, err_size, "%s:%d: expected OPS DTYPES KIND VALUE [atol=X] [when=tf32] | reason",
-                     origin, line);
-            return false;
-        }
-        if (strcmp(kind, "exact") == 0)
-            e->tol.kind = CF_TOL_EXACT;
-        else if (strcmp(kind, "ulp") == 0)
-            e->tol.kind = CF_TOL_ULP;
-        else if (strcmp(kind, "norm") == 0)
-            e->tol.kind = CF_TOL_NORM;
-        else {
-            snprintf(err, err_size, "%s:%d: kind '%s' is not exact, ulp or norm", origin, line, kind);
-            return false;
-        }
-        e->tol.value = value;
-        for (int k = 0; k < got - 4; k++) {
-            if (strncmp(extra[k], "atol=", 5) == 0) {
-                char *end;
-                e->tol.atol = strtod(extra[k] + 5, &end);
-                if (*end) {
-                    snprintf(err, err_size, "%s:%d: bad %s", origin, line, extra[k]);
-                    return false;
-                }
-            } else if (strcmp(extra[k], "when=tf32") == 0) {
-                e->tf32_only = true;
-            } else {
-                snprintf(err, err_size, "%s:%d: unknown option '%s'", origin, line, extra[k]);
-                return false;
-            }
-        }
-        size_t rl = strlen(reason);
-        while (rl > 0 && (reason[rl - 1] == ' ' || reason[rl - 1] == '\t' || reason[rl - 1] == '\r'))
-            reason[--rl] = '\0';
-        snprintf(e->reason, sizeof e->reason, "%s", reason);
-        e->tol.line = line;
-        e->tol.reason = e->reason;
-        t->n_entries++;
+        tol_entry *kept = &t->entries[t->n_entries++];
+        *kept = e;
+        kept->tol.line = line;
+        kept->tol.reason = kept->reason; /* the table's own copy */
     }
     return true;
 }
