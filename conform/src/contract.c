@@ -55,7 +55,7 @@ void cf_contract_abi(const cf_worker_env *env, const cf_case *c, cf_result *r)
     dlclose(h);
 }
 
-void cf_contract_roundtrip(const cf_case *c, const operand *op, cf_result *r)
+void cf_contract_roundtrip(const cf_case *c, const cf_operand *op, cf_result *r)
 {
     size_t bytes = (size_t)op->a.n * bp_dtype_size(c->dtype);
     void *want = malloc(bytes ? bytes : 1), *got = malloc(bytes + 64);

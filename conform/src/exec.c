@@ -84,7 +84,7 @@ static bool read_result(const cf_case *c, const bp_tensor *out, const cf_array *
 static void inputs_at(const cf_case *c, const cf_inputs *in, int64_t n_out, int64_t bad,
                       char *buf, size_t cap)
 {
-    const operand *ops = in->ops;
+    const cf_operand *ops = in->ops;
     bp_op_family fam = bp_op_family_of((bp_op)c->op);
     bool elementwise = fam == BP_FAMILY_UNARY || c->op == BP_OP_CAST || c->op == BP_OP_COPY;
     buf[0] = '\0';
@@ -137,8 +137,8 @@ static bool declared(const cf_worker_env *env, const cf_case *c)
     }
 }
 
-static bp_status call_op(const cf_worker_env *env, const cf_case *c, const operand *ops, int n_in,
-                         bp_tensor **out)
+static bp_status call_op(const cf_worker_env *env, const cf_case *c, const cf_operand *ops,
+                         int n_in, bp_tensor **out)
 {
     bp_op op = (bp_op)c->op;
     bp_backend *be = env->be;

@@ -182,8 +182,8 @@ static bool gather_indices(const cf_case *c, bp_dtype dt, cf_array *ind)
  * set, else from random data. Random floats come from bp_random_uniform on the
  * backend under test when it supports it; the values it holds are read
  * back into op->a. */
-static bool make_operand(const cf_worker_env *env, const cf_case *c, operand *op, int which,
-                         bp_dtype dt, bool values_set, cf_result *r)
+static bool make_operand(const cf_worker_env *env, const cf_case *c, cf_operand *op,
+                         int which, bp_dtype dt, bool values_set, cf_result *r)
 {
     if (!values_set && !cf_array_init(&op->a, dt, c->rank[which], c->shape[which])) {
         CF_MSG(r, "%s: out of host memory", c->name);

@@ -144,13 +144,13 @@ void cf_exec_case(const cf_worker_env *env, const cf_case *c, cf_result *r);
 
 /* A case's inputs (inputs.c): each operand's tensor on the backend and its
  * values as the backend holds them. */
-typedef struct operand {
+typedef struct cf_operand {
     bp_tensor *t;
     cf_array a;
-} operand;
+} cf_operand;
 typedef struct cf_inputs {
     int n; /* operands of the op call */
-    operand ops[CF_MAX_OPERANDS];
+    cf_operand ops[CF_MAX_OPERANDS];
 } cf_inputs;
 /* Make them (false: r says why; nothing is left to free). */
 bool cf_make_inputs(const cf_worker_env *env, const cf_case *c, cf_inputs *in, cf_result *r);
@@ -158,7 +158,7 @@ void cf_inputs_free(cf_inputs *in);
 
 /* The contract rows run in the worker (contract.c). */
 void cf_contract_abi(const cf_worker_env *env, const cf_case *c, cf_result *r);
-void cf_contract_roundtrip(const cf_case *c, const operand *op, cf_result *r);
+void cf_contract_roundtrip(const cf_case *c, const cf_operand *op, cf_result *r);
 
 /* ---- the run ------------------------------------------------------------------ */
 typedef struct cf_options {
@@ -188,8 +188,8 @@ bool cf_run_cases(const cf_options *opt, const cf_case *cases, const int *select
                   cf_run *run);
 /* A worker process (worker.c, which documents the result-pipe protocol):
  * runs the selected cases from `from` on, writes to wfd; never returns. */
-void cf_worker_main(const cf_options *opt, const cf_case *cases, const int *selected,
-                    size_t from, size_t n_sel, int wfd, int out_fd);
+_Noreturn void cf_worker_main(const cf_options *opt, const cf_case *cases, const int *selected,
+                              size_t from, size_t n_sel, int wfd, int out_fd);
 /* Newlines and tabs in s to spaces: one field of one line. */
 void cf_one_line(char *s);
 

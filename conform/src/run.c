@@ -173,7 +173,6 @@ static bool spawn(supervisor *s, int out_fd, worker *w)
     if (pid == 0) {
         close(fds[0]);
         cf_worker_main(s->opt, s->cases, s->selected, s->next, s->n_sel, fds[1], out_fd);
-        _exit(0);
     }
     close(fds[1]);
     memset(w, 0, sizeof *w);

@@ -119,8 +119,8 @@ static void describe(cf_worker_env *env, const char **version)
     }
 }
 
-void cf_worker_main(const cf_options *opt, const cf_case *cases, const int *selected,
-                    size_t from, size_t n_sel, int wfd, int out_fd)
+_Noreturn void cf_worker_main(const cf_options *opt, const cf_case *cases, const int *selected,
+                              size_t from, size_t n_sel, int wfd, int out_fd)
 {
     char line[1400];
     struct rlimit no_core = {0, 0}; /* a crashing plugin must not drop a core per case */
