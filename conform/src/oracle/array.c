@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "oracle.h"
+#include "independent.h"
 
 int64_t cf_numel(int32_t rank, const int64_t *shape)
 {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cast_rules.h"
+#include "independent.h"
 
 int64_t cf_int_min(bp_dtype dt)
 {

@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "oracle.h"
+#include "independent.h"
 
 bool cf_oracle_full(bp_dtype dtype, int32_t rank, const int64_t *shape, double value,
                     cf_array *want)

@@ -1,6 +1,7 @@
 /* The dtype sets the op tests and the case table loop over, element sizes,
  * and integer edge values. */
 #include "oracle.h"
+#include "independent.h"
 
 const bp_dtype cf_all_dtypes[9] = {BP_BOOL, BP_U8,   BP_I8,  BP_I32, BP_I64,
                                    BP_F16,  BP_BF16, BP_F32, BP_F64};

@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "oracle.h"
+#include "independent.h"
 
 /* ---- element oracles ------------------------------------------------------- */
 

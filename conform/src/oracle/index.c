@@ -1,5 +1,6 @@
 /* Row-major indexing and NumPy broadcasting, shared by every array oracle. */
 #include "oracle.h"
+#include "independent.h"
 
 void cf_unravel(int32_t rank, const int64_t *shape, int64_t flat, int64_t *idx)
 {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "oracle.h"
+#include "independent.h"
 
 /* One output element: row i of A (from ao) times column j of B (from bo). */
 static void dot(const cf_array *a, const cf_array *b, int64_t ao, int64_t bo, int64_t K,

@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "oracle.h"
+#include "independent.h"
 
 /* dst[k] = src[j]; the two share a dtype. */
 static void copy_elem(cf_array *dst, int64_t k, const cf_array *src, int64_t j)

@@ -24,15 +24,17 @@
  *     of the family pick it up;
  *   - any other op: cf_oracle_NAME, declared below by the rule above, in the
  *     file of its family (reduce.c, softmax.c, matmul.c, movement.c,
- *     creation.c; a new family gets a new file named after it), built from
- *     the helpers here (cf_array_init, cf_unravel, cf_ravel, cf_bcast_index,
- *     the cast rules).
+ *     creation.c; a new family gets a new file named after it, including
+ *     "independent.h" last), built from the helpers here (cf_array_init,
+ *     cf_unravel, cf_ravel, cf_bcast_index, the cast rules).
  * Then the op tests call it from tests/test_ops_FAMILY.c, and conform maps
  * its cases' parameters to it in one line of case_oracle.c.
  *
- * The cast rules the oracle applies (cast_rules.h) are written out here, on
- * purpose apart from the library's <backplane/cast.h>: the oracle never
- * calls the code it checks. */
+ * The cast rules the oracle applies (cast_rules.h) and its Philox are written
+ * out here, on purpose apart from the library's <backplane/cast.h>,
+ * <backplane/dtype.h> conversions and <backplane/philox.h>: the oracle never
+ * calls the code it checks, and independent.h, included last by every file
+ * here, makes the build refuse their names. */
 #ifndef BP_CONFORM_ORACLE_H
 #define BP_CONFORM_ORACLE_H
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "oracle.h"
+#include "independent.h"
 
 static uint32_t mulhilo(uint32_t a, uint32_t b, uint32_t *hi)
 {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "oracle.h"
+#include "independent.h"
 
 /* Which axes of x are kept and which reduced, where their elements lie, and
  * the result's shape. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "oracle.h"
+#include "independent.h"
 
 /* One row: K elements inner apart, from base. sc: the magnitude behind each
  * element's value (error scale for the norm-wise tolerance). */
