@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "bpt.h"
-#include "oracle.h"
+#include "expect.h"
 
 /* The two backends of a default context, or skip the test. */
 static bp_context *two_backends(bp_backend **bin, bp_backend **blas)
@@ -46,10 +46,10 @@ static void fill_values(double *v, int64_t n)
 
 static bp_tensor *make(bp_backend *be, bp_dtype dt, int32_t rank, const int64_t *shape)
 {
-    int64_t n = orc_numel(rank, shape);
+    int64_t n = cf_numel(rank, shape);
     double *v = malloc((size_t)n * sizeof *v);
     fill_values(v, n);
-    bp_tensor *t = orc_tensor(be, dt, rank, shape, v);
+    bp_tensor *t = bpt_tensor(be, dt, rank, shape, v);
     free(v);
     return t;
 }
@@ -107,8 +107,8 @@ Test(blas_cpu, backend_copy_round_trips_every_dtype_exactly)
 {
     bp_backend *bin, *blas;
     bp_context *ctx = two_backends(&bin, &blas);
-    for (int d = 0; d < ORC_N(orc_all_dtypes); d++) {
-        bp_dtype dt = orc_all_dtypes[d];
+    for (int d = 0; d < CF_COUNT(cf_all_dtypes); d++) {
+        bp_dtype dt = cf_all_dtypes[d];
         bp_tensor *a = make(bin, dt, 2, (int64_t[]){3, 5}), *b = NULL, *back = NULL;
         BPT_OK(bp_backend_copy(a, blas, &b));
         cr_expect_eq(bp_tensor_backend(b), blas);
@@ -376,7 +376,7 @@ Test(blas_cpu, slabs_of_every_family_match_the_reference_bit_for_bit)
     int64_t idx[97];
     for (int i = 0; i < 97; i++)
         idx[i] = (i * 37) % 513 - (i % 3 == 0 ? 513 : 0);
-    bp_tensor *i0 = orc_tensor_i64(bin, BP_I64, 1, (int64_t[]){97}, idx), *i1 = NULL;
+    bp_tensor *i0 = bpt_tensor_i64(bin, BP_I64, 1, (int64_t[]){97}, idx), *i1 = NULL;
     BPT_OK(bp_backend_copy(i0, blas, &i1));
     for (int32_t ax = 0; ax < 2; ax++) {
         BPT_OK(bp_gather(x0, i0, ax, &r0));

@@ -1,66 +1,47 @@
 /* Binary ops and where (ops.h bp_binary / bp_where): every op, every dtype it
  * accepts, every backend, broadcasting, IEEE specials and integer edge values,
- * against an oracle computed here in double / int64. */
+ * against the oracle (cf_oracle_binary, cf_oracle_where) in double / int64. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "bpt.h"
-#include "oracle.h"
+#include "expect.h"
 
 #define NV(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
 
-typedef double (*fn2)(double, double);
-
-static double o_add(double a, double b) { return a + b; }
-static double o_sub(double a, double b) { return a - b; }
-static double o_mul(double a, double b) { return a * b; }
-static double o_div(double a, double b) { return a / b; }
-static double o_max(double a, double b) { return isnan(a) || isnan(b) ? NAN : a > b ? a : b; }
-static double o_min(double a, double b) { return isnan(a) || isnan(b) ? NAN : a < b ? a : b; }
-static double o_fmod(double a, double b)
-{
-    double r = fmod(a, b);
-    if (r != 0 && (r < 0) != (b < 0))
-        r += b;
-    return r;
-}
-
-/* Run op on a (shape sa) and b (shape sb) of dtype dt, compare with f over
- * the broadcast shape so. */
+/* Run op on a (shape sa) and b (shape sb) of dtype dt; the result must have
+ * the broadcast shape so and the oracle's values. */
 static void bcast_case(bp_backend *be, bp_op op, bp_dtype dt, int32_t ra, const int64_t *sa,
                        const double *va, int32_t rb, const int64_t *sb, const double *vb,
-                       int32_t ro, const int64_t *so, fn2 f, orc_tol tol)
+                       int32_t ro, const int64_t *so, bpt_tol tol)
 {
-    int64_t n = orc_numel(ro, so);
-    double *want = calloc((size_t)(n > 0 ? n : 1), sizeof *want);
-    for (int64_t i = 0; i < n; i++) {
-        double x = cf_round(dt, va[orc_bcast_index(ro, so, i, ra, sa)]);
-        double y = cf_round(dt, vb[orc_bcast_index(ro, so, i, rb, sb)]);
-        want[i] = f(x, y);
-    }
-    bp_tensor *a = orc_tensor(be, dt, ra, sa, va), *b = orc_tensor(be, dt, rb, sb, vb), *o = NULL;
+    cf_array x = bpt_array(dt, ra, sa, va), y = bpt_array(dt, rb, sb, vb), want;
+    cr_assert(cf_oracle_binary(op, &x, &y, &want));
+    bp_tensor *a = bpt_tensor_of(be, &x), *b = bpt_tensor_of(be, &y), *o = NULL;
     BPT_OK(bp_binary(op, a, b, &o));
-    bool cmp = op >= BP_OP_EQ && op <= BP_OP_GE;
-    orc_expect(bp_op_name(op), o, cmp ? BP_BOOL : dt, ro, so, want, tol);
+    bpt_expect_meta(bp_op_name(op), o, want.dt, ro, so);
+    bpt_expect_array(bp_op_name(op), o, &want, tol);
     bp_tensor_release(a);
     bp_tensor_release(b);
     bp_tensor_release(o);
-    free(want);
+    cf_array_free(&x);
+    cf_array_free(&y);
+    cf_array_free(&want);
 }
 
-static void check_float_binary(bp_op op, const double *va, const double *vb, int64_t n, fn2 f,
+static void check_float_binary(bp_op op, const double *va, const double *vb, int64_t n,
                                bool exact)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
         for (int d = 0; d < 4; d++) {
-            bp_dtype dt = orc_float_dtypes[d];
-            if (!orc_supports(be, op, dt))
+            bp_dtype dt = cf_float_dtypes[d];
+            if (!bpt_supports(be, op, dt))
                 continue;
-            bcast_case(be, op, dt, 1, &n, va, 1, &n, vb, 1, &n, f,
-                       exact ? orc_exact() : orc_math(dt));
+            bcast_case(be, op, dt, 1, &n, va, 1, &n, vb, 1, &n,
+                       exact ? bpt_exact() : bpt_math(dt));
         }
     }
     bp_context_destroy(ctx);
@@ -73,51 +54,51 @@ static const double FB[] = {0.5, 4, -3, 0.2, 3, 2, 0.7, -0.01, 7, 2};
  * rounding once to the half type is still correctly rounded for + - * /. */
 Test(binary, add_is_correctly_rounded_for_every_float_dtype)
 {
-    check_float_binary(BP_OP_ADD, FA, FB, NV(FA), o_add, true);
+    check_float_binary(BP_OP_ADD, FA, FB, NV(FA), true);
 }
 
 Test(binary, sub_is_correctly_rounded_for_every_float_dtype)
 {
-    check_float_binary(BP_OP_SUB, FA, FB, NV(FA), o_sub, true);
+    check_float_binary(BP_OP_SUB, FA, FB, NV(FA), true);
 }
 
 Test(binary, mul_is_correctly_rounded_for_every_float_dtype)
 {
-    check_float_binary(BP_OP_MUL, FA, FB, NV(FA), o_mul, true);
+    check_float_binary(BP_OP_MUL, FA, FB, NV(FA), true);
 }
 
 Test(binary, div_is_correctly_rounded_for_every_float_dtype)
 {
-    check_float_binary(BP_OP_DIV, FA, FB, NV(FA), o_div, true);
+    check_float_binary(BP_OP_DIV, FA, FB, NV(FA), true);
 }
 
 Test(binary, maximum_and_minimum_are_exact_for_every_float_dtype)
 {
-    check_float_binary(BP_OP_MAXIMUM, FA, FB, NV(FA), o_max, true);
-    check_float_binary(BP_OP_MINIMUM, FA, FB, NV(FA), o_min, true);
+    check_float_binary(BP_OP_MAXIMUM, FA, FB, NV(FA), true);
+    check_float_binary(BP_OP_MINIMUM, FA, FB, NV(FA), true);
 }
 
 Test(binary, pow_of_floats_matches_the_oracle)
 {
     static const double a[] = {2, 0.5, 3, 10, 1.5, 0, 4, -2, -8, 7};
     static const double b[] = {3, -2, 0.5, -1, 2.5, 0, 0.5, 3, 2, 0};
-    check_float_binary(BP_OP_POW, a, b, NV(a), pow, false);
+    check_float_binary(BP_OP_POW, a, b, NV(a), false);
 }
 
 Test(binary, mod_of_floats_has_the_sign_of_the_divisor)
 {
     static const double a[] = {7.5, -7.5, 7.5, -7.5, 6, -6, 0.75};
     static const double b[] = {2, 2, -2, -2, 3, 3, 0.5};
-    check_float_binary(BP_OP_MOD, a, b, NV(a), o_fmod, true);
+    check_float_binary(BP_OP_MOD, a, b, NV(a), true);
     /* spelled out: -7.5 mod 2 = 0.5, 7.5 mod -2 = -0.5 */
     bp_context *ctx = bpt_context();
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
-        bp_tensor *x = orc_vec(be, BP_F32, 2, (double[]){-7.5, 7.5});
-        bp_tensor *y = orc_vec(be, BP_F32, 2, (double[]){2, -2}), *o = NULL;
+        bp_tensor *x = bpt_vec(be, BP_F32, 2, (double[]){-7.5, 7.5});
+        bp_tensor *y = bpt_vec(be, BP_F32, 2, (double[]){2, -2}), *o = NULL;
         BPT_OK(bp_mod(x, y, &o));
         int64_t n = 2;
-        orc_expect("mod", o, BP_F32, 1, &n, (double[]){0.5, -0.5}, orc_exact());
+        bpt_expect("mod", o, BP_F32, 1, &n, (double[]){0.5, -0.5}, bpt_exact());
         bp_tensor_release(x);
         bp_tensor_release(y);
         bp_tensor_release(o);
@@ -127,67 +108,34 @@ Test(binary, mod_of_floats_has_the_sign_of_the_divisor)
 
 /* ---- integers ------------------------------------------------------------- */
 
-/* Values between the dtype's own edges (orc_int_edges adds lo, lo+1, hi-1, hi). */
+/* Values between the dtype's own edges (cf_int_edges adds lo, lo+1, hi-1, hi). */
 static const int64_t edge_cands[] = {-7, -2, -1, 0, 1, 2, 3, 7};
 
-
-typedef int64_t (*ifn2)(bp_dtype, int64_t, int64_t);
-
-static int64_t i_add(bp_dtype dt, int64_t a, int64_t b) { return cf_wrap(dt, (int64_t)((uint64_t)a + (uint64_t)b)); }
-static int64_t i_sub(bp_dtype dt, int64_t a, int64_t b) { return cf_wrap(dt, (int64_t)((uint64_t)a - (uint64_t)b)); }
-static int64_t i_mul(bp_dtype dt, int64_t a, int64_t b) { return cf_wrap(dt, (int64_t)((uint64_t)a * (uint64_t)b)); }
-static int64_t i_div(bp_dtype dt, int64_t a, int64_t b)
-{
-    if (b == 0)
-        return 0;
-    if (b == -1)
-        return cf_wrap(dt, (int64_t)(0u - (uint64_t)a)); /* MIN / -1 wraps to MIN */
-    return cf_wrap(dt, a / b);                           /* C truncates toward zero */
-}
-static int64_t i_mod(bp_dtype dt, int64_t a, int64_t b)
-{
-    if (b == 0 || b == -1)
-        return 0;
-    int64_t r = a % b;
-    if (r != 0 && (r < 0) != (b < 0))
-        r += b;
-    return r;
-}
-static int64_t i_max(bp_dtype dt, int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t i_min(bp_dtype dt, int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t i_pow(bp_dtype dt, int64_t a, int64_t b)
-{
-    if (b < 0)
-        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
-    uint64_t r = 1, base = (uint64_t)a;
-    for (int64_t k = 0; k < b; k++)
-        r *= base;
-    return cf_wrap(dt, (int64_t)r);
-}
-
 /* Every pair of edge values, as a (n,1) x (1,n) broadcast. */
-static void check_int_pairs(bp_op op, ifn2 f)
+static void check_int_pairs(bp_op op)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
         for (int d = 0; d < 4; d++) {
-            bp_dtype dt = orc_int_dtypes[d];
-            if (!orc_supports(be, op, dt))
+            bp_dtype dt = cf_int_dtypes[d];
+            if (!bpt_supports(be, op, dt))
                 continue;
-            int64_t v[16], want[256];
-            int64_t n = orc_int_edges(dt, edge_cands, sizeof edge_cands / sizeof edge_cands[0], v);
+            int64_t v[16];
+            int64_t n = cf_int_edges(dt, edge_cands, sizeof edge_cands / sizeof edge_cands[0], v);
             int64_t sa[2] = {n, 1}, sb[2] = {1, n}, so[2] = {n, n};
-            for (int64_t i = 0; i < n; i++)
-                for (int64_t j = 0; j < n; j++)
-                    want[i * n + j] = f(dt, v[i], v[j]);
-            bp_tensor *a = orc_tensor_i64(be, dt, 2, sa, v), *b = orc_tensor_i64(be, dt, 2, sb, v);
-            bp_tensor *o = NULL;
+            cf_array x = bpt_array_i64(dt, 2, sa, v), y = bpt_array_i64(dt, 2, sb, v), want;
+            cr_assert(cf_oracle_binary(op, &x, &y, &want));
+            bp_tensor *a = bpt_tensor_of(be, &x), *b = bpt_tensor_of(be, &y), *o = NULL;
             BPT_OK(bp_binary(op, a, b, &o));
-            orc_expect_i64(bp_op_name(op), o, dt, 2, so, want);
+            bpt_expect_meta(bp_op_name(op), o, dt, 2, so);
+            bpt_expect_array(bp_op_name(op), o, &want, bpt_exact());
             bp_tensor_release(a);
             bp_tensor_release(b);
             bp_tensor_release(o);
+            cf_array_free(&x);
+            cf_array_free(&y);
+            cf_array_free(&want);
         }
     }
     bp_context_destroy(ctx);
@@ -195,33 +143,33 @@ static void check_int_pairs(bp_op op, ifn2 f)
 
 Test(binary, integer_add_wraps_on_every_pair_of_edge_values)
 {
-    check_int_pairs(BP_OP_ADD, i_add);
+    check_int_pairs(BP_OP_ADD);
 }
 
 Test(binary, integer_sub_wraps_on_every_pair_of_edge_values)
 {
-    check_int_pairs(BP_OP_SUB, i_sub);
+    check_int_pairs(BP_OP_SUB);
 }
 
 Test(binary, integer_mul_wraps_on_every_pair_of_edge_values)
 {
-    check_int_pairs(BP_OP_MUL, i_mul);
+    check_int_pairs(BP_OP_MUL);
 }
 
 Test(binary, integer_div_matches_the_oracle_on_every_pair_of_edge_values)
 {
-    check_int_pairs(BP_OP_DIV, i_div);
+    check_int_pairs(BP_OP_DIV);
 }
 
 Test(binary, integer_mod_matches_the_oracle_on_every_pair_of_edge_values)
 {
-    check_int_pairs(BP_OP_MOD, i_mod);
+    check_int_pairs(BP_OP_MOD);
 }
 
 Test(binary, integer_maximum_and_minimum_are_exact_on_edge_values)
 {
-    check_int_pairs(BP_OP_MAXIMUM, i_max);
-    check_int_pairs(BP_OP_MINIMUM, i_min);
+    check_int_pairs(BP_OP_MAXIMUM);
+    check_int_pairs(BP_OP_MINIMUM);
 }
 
 /* Spelled-out cases of the spec, one (dtype, a, b, want) per row. */
@@ -233,13 +181,13 @@ static void run_icases(bp_op op, const icase *c, size_t n)
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
         for (size_t k = 0; k < n; k++) {
-            bp_tensor *a = orc_tensor_i64(be, c[k].dt, 0, NULL, &c[k].a);
-            bp_tensor *b = orc_tensor_i64(be, c[k].dt, 0, NULL, &c[k].b), *o = NULL;
+            bp_tensor *a = bpt_tensor_i64(be, c[k].dt, 0, NULL, &c[k].a);
+            bp_tensor *b = bpt_tensor_i64(be, c[k].dt, 0, NULL, &c[k].b), *o = NULL;
             BPT_OK(bp_binary(op, a, b, &o));
             char what[96];
             snprintf(what, sizeof what, "%s(%lld, %lld)", bp_op_name(op), (long long)c[k].a,
                      (long long)c[k].b);
-            orc_expect_i64(what, o, c[k].dt, 0, NULL, &c[k].want);
+            bpt_expect_i64(what, o, c[k].dt, 0, NULL, &c[k].want);
             bp_tensor_release(a);
             bp_tensor_release(b);
             bp_tensor_release(o);
@@ -322,7 +270,7 @@ Test(binary, pow_of_integers_wraps_and_negative_exponents_give_zero_unless_base_
     icase cc[sizeof c / sizeof c[0]];
     for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
         cc[k] = c[k];
-        cc[k].want = i_pow(c[k].dt, c[k].a, c[k].b); /* 3^40 wraps mod 2^64 */
+        cc[k].want = cf_binary_i(BP_OP_POW, c[k].dt, c[k].a, c[k].b); /* 3^40 wraps mod 2^64 */
         if (!(c[k].dt == BP_I64 && c[k].a == 3))
             cr_assert_eq(cc[k].want, c[k].want, "oracle self-check %zu", k);
     }
@@ -331,17 +279,9 @@ Test(binary, pow_of_integers_wraps_and_negative_exponents_give_zero_unless_base_
 
 /* ---- comparisons --------------------------------------------------------------- */
 
-static double c_eq(double a, double b) { return a == b; }
-static double c_ne(double a, double b) { return a != b; }
-static double c_lt(double a, double b) { return a < b; }
-static double c_le(double a, double b) { return a <= b; }
-static double c_gt(double a, double b) { return a > b; }
-static double c_ge(double a, double b) { return a >= b; }
-
 Test(binary, comparisons_give_bools_for_every_dtype)
 {
     static const bp_op ops[] = {BP_OP_EQ, BP_OP_NE, BP_OP_LT, BP_OP_LE, BP_OP_GT, BP_OP_GE};
-    static const fn2 fs[] = {c_eq, c_ne, c_lt, c_le, c_gt, c_ge};
     /* -0 == 0; NaN compares unequal to everything (floats only) */
     const double a[] = {1, 2, 3, 0, -0.0, -1, 100, 0, 1, NAN, NAN};
     const double b[] = {2, 2, 1, -0.0, 0, 1, -100, 1, 0, 1, NAN};
@@ -349,12 +289,12 @@ Test(binary, comparisons_give_bools_for_every_dtype)
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
         for (int d = 0; d < 9; d++) {
-            bp_dtype dt = orc_all_dtypes[d];
+            bp_dtype dt = cf_all_dtypes[d];
             int64_t n = bp_dtype_is_float(dt) ? NV(a) : NV(a) - 2;
             for (int k = 0; k < 6; k++) {
-                if (!orc_supports(be, ops[k], dt))
+                if (!bpt_supports(be, ops[k], dt))
                     continue;
-                bcast_case(be, ops[k], dt, 1, &n, a, 1, &n, b, 1, &n, fs[k], orc_exact());
+                bcast_case(be, ops[k], dt, 1, &n, a, 1, &n, b, 1, &n, bpt_exact());
             }
         }
     }
@@ -369,15 +309,15 @@ Test(binary, comparisons_of_i64_are_exact_beyond_two_to_the_53)
         int64_t n = 3;
         int64_t va[3] = {INT64_MAX, (1LL << 53) + 1, INT64_MIN + 1};
         int64_t vb[3] = {INT64_MAX - 1, 1LL << 53, INT64_MIN};
-        bp_tensor *a = orc_tensor_i64(be, BP_I64, 1, &n, va), *b = orc_tensor_i64(be, BP_I64, 1, &n, vb);
+        bp_tensor *a = bpt_tensor_i64(be, BP_I64, 1, &n, va), *b = bpt_tensor_i64(be, BP_I64, 1, &n, vb);
         bp_tensor *gt = NULL, *eq = NULL;
         BPT_OK(bp_gt(a, b, &gt));
         BPT_OK(bp_eq(a, b, &eq));
-        orc_expect_i64("gt", gt, BP_BOOL, 1, &n, (int64_t[]){1, 1, 1});
-        orc_expect_i64("eq", eq, BP_BOOL, 1, &n, (int64_t[]){0, 0, 0});
+        bpt_expect_i64("gt", gt, BP_BOOL, 1, &n, (int64_t[]){1, 1, 1});
+        bpt_expect_i64("eq", eq, BP_BOOL, 1, &n, (int64_t[]){0, 0, 0});
         bp_tensor *s = NULL;
         BPT_OK(bp_sub(a, b, &s));
-        orc_expect_i64("sub", s, BP_I64, 1, &n, (int64_t[]){1, 1, 1});
+        bpt_expect_i64("sub", s, BP_I64, 1, &n, (int64_t[]){1, 1, 1});
         bp_tensor_release(a);
         bp_tensor_release(b);
         bp_tensor_release(gt);
@@ -389,10 +329,6 @@ Test(binary, comparisons_of_i64_are_exact_beyond_two_to_the_53)
 
 /* ---- logical ----------------------------------------------------------------------- */
 
-static double l_and(double a, double b) { return a != 0 && b != 0; }
-static double l_or(double a, double b) { return a != 0 || b != 0; }
-static double l_xor(double a, double b) { return (a != 0) != (b != 0); }
-
 Test(binary, logical_ops_follow_their_truth_tables)
 {
     const double a[] = {0, 0, 1, 1}, b[] = {0, 1, 0, 1};
@@ -400,9 +336,9 @@ Test(binary, logical_ops_follow_their_truth_tables)
     bp_context *ctx = bpt_context();
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
-        bcast_case(be, BP_OP_LOGICAL_AND, BP_BOOL, 1, &n, a, 1, &n, b, 1, &n, l_and, orc_exact());
-        bcast_case(be, BP_OP_LOGICAL_OR, BP_BOOL, 1, &n, a, 1, &n, b, 1, &n, l_or, orc_exact());
-        bcast_case(be, BP_OP_LOGICAL_XOR, BP_BOOL, 1, &n, a, 1, &n, b, 1, &n, l_xor, orc_exact());
+        bcast_case(be, BP_OP_LOGICAL_AND, BP_BOOL, 1, &n, a, 1, &n, b, 1, &n, bpt_exact());
+        bcast_case(be, BP_OP_LOGICAL_OR, BP_BOOL, 1, &n, a, 1, &n, b, 1, &n, bpt_exact());
+        bcast_case(be, BP_OP_LOGICAL_XOR, BP_BOOL, 1, &n, a, 1, &n, b, 1, &n, bpt_exact());
     }
     bp_context_destroy(ctx);
 }
@@ -421,10 +357,10 @@ static void bcast_both(int32_t ra, const int64_t *sa, int32_t rb, const int64_t 
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
         /* sub is not symmetric: operand order shows */
-        bcast_case(be, BP_OP_SUB, BP_F32, ra, sa, va, rb, sb, vb, ro, so, o_sub, orc_exact());
-        bcast_case(be, BP_OP_SUB, BP_I32, ra, sa, va, rb, sb, vb, ro, so, o_sub, orc_exact());
-        bcast_case(be, BP_OP_SUB, BP_F32, rb, sb, vb, ra, sa, va, ro, so, o_sub, orc_exact());
-        bcast_case(be, BP_OP_LT, BP_I64, ra, sa, va, rb, sb, vb, ro, so, c_lt, orc_exact());
+        bcast_case(be, BP_OP_SUB, BP_F32, ra, sa, va, rb, sb, vb, ro, so, bpt_exact());
+        bcast_case(be, BP_OP_SUB, BP_I32, ra, sa, va, rb, sb, vb, ro, so, bpt_exact());
+        bcast_case(be, BP_OP_SUB, BP_F32, rb, sb, vb, ra, sa, va, ro, so, bpt_exact());
+        bcast_case(be, BP_OP_LT, BP_I64, ra, sa, va, rb, sb, vb, ro, so, bpt_exact());
     }
     bp_context_destroy(ctx);
 }
@@ -478,13 +414,13 @@ Test(binary, nan_and_inf_follow_ieee_for_every_float_dtype)
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
         for (int d = 0; d < 4; d++) {
-            bp_dtype dt = orc_float_dtypes[d];
+            bp_dtype dt = cf_float_dtypes[d];
             for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
-                bp_tensor *a = orc_scalar(be, dt, c[k].a), *b = orc_scalar(be, dt, c[k].b), *o = NULL;
+                bp_tensor *a = bpt_scalar(be, dt, c[k].a), *b = bpt_scalar(be, dt, c[k].b), *o = NULL;
                 BPT_OK(bp_binary(c[k].op, a, b, &o));
                 char what[64];
                 snprintf(what, sizeof what, "%s(%g, %g)", bp_op_name(c[k].op), c[k].a, c[k].b);
-                orc_expect(what, o, dt, 0, NULL, &c[k].want, orc_exact());
+                bpt_expect(what, o, dt, 0, NULL, &c[k].want, bpt_exact());
                 bp_tensor_release(a);
                 bp_tensor_release(b);
                 bp_tensor_release(o);
@@ -504,15 +440,15 @@ Test(binary, negative_zero_follows_ieee_for_every_float_dtype)
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
         for (int d = 0; d < 4; d++) {
-            bp_dtype dt = orc_float_dtypes[d];
+            bp_dtype dt = cf_float_dtypes[d];
             for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
-                bp_tensor *a = orc_scalar(be, dt, c[k].a), *b = orc_scalar(be, dt, c[k].b), *o = NULL;
+                bp_tensor *a = bpt_scalar(be, dt, c[k].a), *b = bpt_scalar(be, dt, c[k].b), *o = NULL;
                 BPT_OK(bp_binary(c[k].op, a, b, &o));
                 char what[64];
                 snprintf(what, sizeof what, "%s(%s0, %g)", bp_op_name(c[k].op),
                          signbit(c[k].a) ? "-" : "", c[k].b);
-                orc_expect(what, o, dt, 0, NULL, (double[]){0.0}, orc_exact());
-                orc_expect_signbits(what, o, &c[k].neg);
+                bpt_expect(what, o, dt, 0, NULL, (double[]){0.0}, bpt_exact());
+                bpt_expect_signbits(what, o, &c[k].neg);
                 bp_tensor_release(a);
                 bp_tensor_release(b);
                 bp_tensor_release(o);
@@ -532,18 +468,18 @@ Test(binary, half_precision_sums_round_to_nearest_even)
     BPT_FOR_EACH_BACKEND(ctx, be) {
         int64_t n = 4, m = 3;
         double ha[] = {1, 1, 65504, 65504}, hb[] = {0x1p-11, 0x3p-11, 16, 15};
-        bp_tensor *a = orc_vec(be, BP_F16, n, ha), *b = orc_vec(be, BP_F16, n, hb), *o = NULL;
+        bp_tensor *a = bpt_vec(be, BP_F16, n, ha), *b = bpt_vec(be, BP_F16, n, hb), *o = NULL;
         BPT_OK(bp_add(a, b, &o));
-        orc_expect("add", o, BP_F16, 1, &n, (double[]){1, 1 + 0x1p-9, INFINITY, 65504},
-                   orc_exact());
+        bpt_expect("add", o, BP_F16, 1, &n, (double[]){1, 1 + 0x1p-9, INFINITY, 65504},
+                   bpt_exact());
         bp_tensor_release(a);
         bp_tensor_release(b);
         bp_tensor_release(o);
         double ba[] = {1, 1, 256}, bb[] = {0x1p-8, 0x3p-8, 1};
-        a = orc_vec(be, BP_BF16, m, ba);
-        b = orc_vec(be, BP_BF16, m, bb);
+        a = bpt_vec(be, BP_BF16, m, ba);
+        b = bpt_vec(be, BP_BF16, m, bb);
         BPT_OK(bp_add(a, b, &o));
-        orc_expect("add", o, BP_BF16, 1, &m, (double[]){1, 1 + 0x1p-6, 256}, orc_exact());
+        bpt_expect("add", o, BP_BF16, 1, &m, (double[]){1, 1 + 0x1p-6, 256}, bpt_exact());
         bp_tensor_release(a);
         bp_tensor_release(b);
         bp_tensor_release(o);
@@ -562,20 +498,25 @@ Test(binary, where_selects_and_broadcasts_for_every_dtype)
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
         for (int d = 0; d < 9; d++) {
-            bp_dtype dt = orc_all_dtypes[d];
-            if (!orc_supports(be, BP_OP_WHERE, dt))
+            bp_dtype dt = cf_all_dtypes[d];
+            if (!bpt_supports(be, BP_OP_WHERE, dt))
                 continue;
-            double want[12];
-            for (int i = 0; i < 12; i++)
-                want[i] = vc[i / 4] != 0 ? cf_round(dt, va[i % 4]) : cf_round(dt, vb);
-            bp_tensor *c = orc_tensor(be, BP_BOOL, 2, sc, vc), *a = orc_tensor(be, dt, 2, sa, va);
-            bp_tensor *b = orc_scalar(be, dt, vb), *o = NULL;
+            cf_array xc = bpt_array(BP_BOOL, 2, sc, vc), xa = bpt_array(dt, 2, sa, va);
+            cf_array xb = bpt_array(dt, 0, NULL, &vb), want;
+            cr_assert(cf_oracle_where(&xc, &xa, &xb, &want));
+            bp_tensor *c = bpt_tensor_of(be, &xc), *a = bpt_tensor_of(be, &xa);
+            bp_tensor *b = bpt_tensor_of(be, &xb), *o = NULL;
             BPT_OK(bp_where(c, a, b, &o));
-            orc_expect("where", o, dt, 2, so, want, orc_exact());
+            bpt_expect_meta("where", o, dt, 2, so);
+            bpt_expect_array("where", o, &want, bpt_exact());
             bp_tensor_release(c);
             bp_tensor_release(a);
             bp_tensor_release(b);
             bp_tensor_release(o);
+            cf_array_free(&xc);
+            cf_array_free(&xa);
+            cf_array_free(&xb);
+            cf_array_free(&want);
         }
     }
     bp_context_destroy(ctx);
@@ -587,16 +528,16 @@ Test(binary, where_keeps_nan_and_i64_exact)
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
         int64_t n = 2;
-        bp_tensor *c = orc_vec(be, BP_BOOL, 2, (double[]){1, 0});
-        bp_tensor *a = orc_tensor_i64(be, BP_I64, 1, &n, (int64_t[]){INT64_MAX, 0});
-        bp_tensor *b = orc_tensor_i64(be, BP_I64, 1, &n, (int64_t[]){0, INT64_MIN + 1}), *o = NULL;
+        bp_tensor *c = bpt_vec(be, BP_BOOL, 2, (double[]){1, 0});
+        bp_tensor *a = bpt_tensor_i64(be, BP_I64, 1, &n, (int64_t[]){INT64_MAX, 0});
+        bp_tensor *b = bpt_tensor_i64(be, BP_I64, 1, &n, (int64_t[]){0, INT64_MIN + 1}), *o = NULL;
         BPT_OK(bp_where(c, a, b, &o));
-        orc_expect_i64("where", o, BP_I64, 1, &n, (int64_t[]){INT64_MAX, INT64_MIN + 1});
-        bp_tensor *fa = orc_vec(be, BP_F32, 2, (double[]){NAN, 1});
-        bp_tensor *fb = orc_vec(be, BP_F32, 2, (double[]){2, -0.0}), *fo = NULL;
+        bpt_expect_i64("where", o, BP_I64, 1, &n, (int64_t[]){INT64_MAX, INT64_MIN + 1});
+        bp_tensor *fa = bpt_vec(be, BP_F32, 2, (double[]){NAN, 1});
+        bp_tensor *fb = bpt_vec(be, BP_F32, 2, (double[]){2, -0.0}), *fo = NULL;
         BPT_OK(bp_where(c, fa, fb, &fo));
-        orc_expect("where", fo, BP_F32, 1, &n, (double[]){NAN, -0.0}, orc_exact());
-        orc_expect_signbits("where", fo, (int[]){0, 1});
+        bpt_expect("where", fo, BP_F32, 1, &n, (double[]){NAN, -0.0}, bpt_exact());
+        bpt_expect_signbits("where", fo, (int[]){0, 1});
         bp_tensor_release(c);
         bp_tensor_release(a);
         bp_tensor_release(b);
@@ -614,12 +555,12 @@ Test(binary, empty_operands_give_empty_results)
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
         int64_t s[2] = {2, 0};
-        bp_tensor *a = orc_tensor(be, BP_I32, 2, s, NULL), *b = orc_scalar(be, BP_I32, 3), *o = NULL;
+        bp_tensor *a = bpt_tensor(be, BP_I32, 2, s, NULL), *b = bpt_scalar(be, BP_I32, 3), *o = NULL;
         BPT_OK(bp_mul(a, b, &o));
-        orc_expect_meta("mul (2,0) x ()", o, BP_I32, 2, s);
+        bpt_expect_meta("mul (2,0) x ()", o, BP_I32, 2, s);
         bp_tensor *e = NULL;
         BPT_OK(bp_eq(a, b, &e));
-        orc_expect_meta("eq (2,0) x ()", e, BP_BOOL, 2, s);
+        bpt_expect_meta("eq (2,0) x ()", e, BP_BOOL, 2, s);
         bp_tensor_release(a);
         bp_tensor_release(b);
         bp_tensor_release(o);

@@ -1,11 +1,12 @@
 /* Creation ops (full, zeros, ones, arange, eye) and the counter-based random
- * generators: every dtype, every backend, against an oracle computed here. */
+ * generators: every dtype, every backend, against the oracle (cf_oracle_*;
+ * its Philox is written from the text of philox.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "bpt.h"
-#include "oracle.h"
+#include "expect.h"
 
 Test(creation, full_zeros_and_ones_for_every_dtype)
 {
@@ -13,7 +14,7 @@ Test(creation, full_zeros_and_ones_for_every_dtype)
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
         for (int d = 0; d < 9; d++) {
-            bp_dtype dt = orc_all_dtypes[d];
+            bp_dtype dt = cf_all_dtypes[d];
             int64_t s[2] = {2, 3};
             bp_tensor *f = NULL, *z = NULL, *o = NULL;
             BPT_OK(bp_full(be, dt, 2, s, -2.75, &f));
@@ -21,12 +22,12 @@ Test(creation, full_zeros_and_ones_for_every_dtype)
             BPT_OK(bp_ones(be, dt, 2, s, &o));
             double wf[6], wz[6] = {0}, wo[6];
             for (int i = 0; i < 6; i++) {
-                wf[i] = -2.75; /* rounded to dt by the cast rules in orc_expect */
+                wf[i] = -2.75; /* rounded to dt by the cast rules in bpt_expect */
                 wo[i] = 1;
             }
-            orc_expect("full(-2.75)", f, dt, 2, s, wf, orc_exact());
-            orc_expect("zeros", z, dt, 2, s, wz, orc_exact());
-            orc_expect("ones", o, dt, 2, s, wo, orc_exact());
+            bpt_expect("full(-2.75)", f, dt, 2, s, wf, bpt_exact());
+            bpt_expect("zeros", z, dt, 2, s, wz, bpt_exact());
+            bpt_expect("ones", o, dt, 2, s, wo, bpt_exact());
             bp_tensor_release(f);
             bp_tensor_release(z);
             bp_tensor_release(o);
@@ -53,16 +54,16 @@ Test(creation, full_converts_the_value_with_the_cast_rules)
             BPT_OK(bp_full(be, c[k].dt, 1, &n, c[k].v, &t));
             char what[64];
             snprintf(what, sizeof what, "full(%g)", c[k].v);
-            orc_expect(what, t, c[k].dt, 1, &n, (double[]){c[k].want, c[k].want}, orc_exact());
+            bpt_expect(what, t, c[k].dt, 1, &n, (double[]){c[k].want, c[k].want}, bpt_exact());
             bp_tensor_release(t);
         }
         /* i64 extremes, exact */
         bp_tensor *t = NULL;
         BPT_OK(bp_full(be, BP_I64, 0, NULL, 1e30, &t));
-        orc_expect_i64("full(1e30) i64", t, BP_I64, 0, NULL, (int64_t[]){INT64_MAX});
+        bpt_expect_i64("full(1e30) i64", t, BP_I64, 0, NULL, (int64_t[]){INT64_MAX});
         bp_tensor_release(t);
         BPT_OK(bp_full(be, BP_I64, 0, NULL, -0x1p63, &t));
-        orc_expect_i64("full(-2^63) i64", t, BP_I64, 0, NULL, (int64_t[]){INT64_MIN});
+        bpt_expect_i64("full(-2^63) i64", t, BP_I64, 0, NULL, (int64_t[]){INT64_MIN});
         bp_tensor_release(t);
     }
     bp_context_destroy(ctx);
@@ -76,7 +77,7 @@ Test(creation, full_rounds_a_double_value_once_to_f16)
     BPT_FOR_EACH_BACKEND(ctx, be) {
         bp_tensor *t = NULL;
         BPT_OK(bp_full(be, BP_F16, 0, NULL, 1 + 0x1p-11 + 0x1p-40, &t));
-        orc_expect("full f16", t, BP_F16, 0, NULL, (double[]){1 + 0x1p-10}, orc_exact());
+        bpt_expect("full f16", t, BP_F16, 0, NULL, (double[]){1 + 0x1p-10}, bpt_exact());
         bp_tensor_release(t);
     }
     bp_context_destroy(ctx);
@@ -90,9 +91,9 @@ Test(creation, full_of_empty_and_rank_zero_shapes)
         int64_t s[3] = {3, 0, 2};
         bp_tensor *e = NULL, *r = NULL;
         BPT_OK(bp_full(be, BP_F32, 3, s, 1.0, &e));
-        orc_expect_meta("full (3,0,2)", e, BP_F32, 3, s);
+        bpt_expect_meta("full (3,0,2)", e, BP_F32, 3, s);
         BPT_OK(bp_zeros(be, BP_I64, 0, NULL, &r));
-        orc_expect("zeros ()", r, BP_I64, 0, NULL, (double[]){0}, orc_exact());
+        bpt_expect("zeros ()", r, BP_I64, 0, NULL, (double[]){0}, bpt_exact());
         bp_tensor_release(e);
         bp_tensor_release(r);
     }
@@ -105,32 +106,28 @@ static void check_arange(bp_dtype dt, double start, double stop, double step, in
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
-    double want[256];
-    cr_assert(n <= 256);
-    int64_t count = (int64_t)ceil((stop - start) / step);
-    if (count < 0)
-        count = 0;
-    cr_assert_eq(count, n, "oracle self-check: arange(%g, %g, %g) has %lld elements", start,
-                 stop, step, (long long)count);
-    for (int64_t i = 0; i < n; i++)
-        want[i] = start + (double)i * step;
+    cf_array want;
+    cr_assert(cf_oracle_arange(dt, start, stop, step, &want));
+    cr_assert_eq(want.n, n, "oracle self-check: arange(%g, %g, %g) has %lld elements", start,
+                 stop, step, (long long)want.n);
     BPT_FOR_EACH_BACKEND(ctx, be) {
-        if (!orc_supports(be, BP_OP_ARANGE, dt))
+        if (!bpt_supports(be, BP_OP_ARANGE, dt))
             continue;
         bp_tensor *t = NULL;
         BPT_OK(bp_arange(be, dt, start, stop, step, &t));
         char what[96];
         snprintf(what, sizeof what, "arange(%g, %g, %g)", start, stop, step);
-        orc_expect(what, t, dt, 1, &n, want, orc_exact());
+        bpt_expect_array(what, t, &want, bpt_exact());
         bp_tensor_release(t);
     }
+    cf_array_free(&want);
     bp_context_destroy(ctx);
 }
 
 Test(creation, arange_counts_up_for_every_numeric_dtype)
 {
     for (int d = 0; d < 8; d++)
-        check_arange(orc_numeric_dtypes[d], 0, 5, 1, 5);
+        check_arange(cf_numeric_dtypes[d], 0, 5, 1, 5);
     check_arange(BP_F32, 1, 2, 0.25, 4);
     check_arange(BP_F64, -3, 3.5, 1.5, 5);
     check_arange(BP_I64, -10, 10, 3, 7);
@@ -165,18 +162,18 @@ Test(creation, eye_puts_ones_on_the_main_diagonal_for_every_dtype)
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
         for (int d = 0; d < 9; d++) {
-            bp_dtype dt = orc_all_dtypes[d];
+            bp_dtype dt = cf_all_dtypes[d];
             for (size_t k = 0; k < sizeof dims / sizeof dims[0]; k++) {
                 int64_t r = dims[k][0], c = dims[k][1];
-                double want[16];
-                for (int64_t i = 0; i < r; i++)
-                    for (int64_t j = 0; j < c; j++)
-                        want[i * c + j] = i == j;
+                cf_array want;
+                cr_assert(cf_oracle_eye(dt, r, c, &want));
                 bp_tensor *t = NULL;
                 BPT_OK(bp_eye(be, dt, r, c, &t));
                 char what[64];
                 snprintf(what, sizeof what, "eye(%lld, %lld)", (long long)r, (long long)c);
-                orc_expect(what, t, dt, 2, dims[k], want, orc_exact());
+                bpt_expect_meta(what, t, dt, 2, dims[k]);
+                bpt_expect_array(what, t, &want, bpt_exact());
+                cf_array_free(&want);
                 bp_tensor_release(t);
             }
         }
@@ -194,8 +191,8 @@ static double *draw(bp_backend *be, bool normal, bp_dtype dt, int64_t n, uint64_
         BPT_OK(bp_random_normal(be, dt, 1, &n, seed, offset, p0, p1, &t));
     else
         BPT_OK(bp_random_uniform(be, dt, 1, &n, seed, offset, p0, p1, &t));
-    orc_expect_meta(normal ? "random_normal" : "random_uniform", t, dt, 1, &n);
-    double *v = orc_read(t);
+    bpt_expect_meta(normal ? "random_normal" : "random_uniform", t, dt, 1, &n);
+    double *v = bpt_read(t);
     bp_tensor_release(t);
     return v;
 }
@@ -206,7 +203,7 @@ Test(creation, random_with_the_same_key_gives_identical_values)
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
         for (int d = 0; d < 4; d++) {
-            bp_dtype dt = orc_float_dtypes[d];
+            bp_dtype dt = cf_float_dtypes[d];
             for (int normal = 0; normal < 2; normal++) {
                 double *a = draw(be, normal, dt, 1000, 1234, 77, 0, 1);
                 double *b = draw(be, normal, dt, 1000, 1234, 77, 0, 1);
@@ -253,30 +250,29 @@ Test(creation, random_offset_shifts_the_stream)
 Test(creation, random_values_follow_the_philox_spec)
 {
     /* philox.h: element i uses stream position offset + i; the double value is
-     * rounded to the dtype. Oracle: an independent Philox4x32-10 in oracle.c. */
+     * rounded to the dtype. */
     bp_context *ctx = bpt_context();
     bp_backend *be;
-    enum { N = 257 };
-    double wu[N], wn[N];
+    int64_t n = 257;
     uint64_t seed = 0xDEADBEEFCAFEull, off = 5;
-    for (int i = 0; i < N; i++) {
-        wu[i] = -1.5 + (4.0 - -1.5) * orc_philox_uniform01(seed, off + (uint64_t)i);
-        wn[i] = 0.25 + 2.0 * orc_philox_normal01(seed, off + (uint64_t)i);
-    }
     BPT_FOR_EACH_BACKEND(ctx, be) {
         for (int d = 0; d < 4; d++) {
-            bp_dtype dt = orc_float_dtypes[d];
-            int64_t n = N;
+            bp_dtype dt = cf_float_dtypes[d];
+            cf_array wu, wn;
+            cr_assert(cf_oracle_random_uniform(dt, 1, &n, seed, off, -1.5, 4.0, &wu));
+            cr_assert(cf_oracle_random_normal(dt, 1, &n, seed, off, 0.25, 2.0, &wn));
             bp_tensor *u = NULL, *g = NULL;
             BPT_OK(bp_random_uniform(be, dt, 1, &n, seed, off, -1.5, 4.0, &u));
             BPT_OK(bp_random_normal(be, dt, 1, &n, seed, off, 0.25, 2.0, &g));
-            orc_tol tu = orc_exact(), tn = orc_math(dt);
+            bpt_tol tu = bpt_exact(), tn = bpt_math(dt);
             if (dt == BP_F64)
-                tu = (orc_tol){1e-15, 0, 0};
+                tu = (bpt_tol){1e-15, 0, 0};
             if (dt == BP_F16 || dt == BP_BF16)
                 tu.half_ulps = 1; /* double rounding of the affine map is allowed */
-            orc_expect("random_uniform", u, dt, 1, &n, wu, tu);
-            orc_expect("random_normal", g, dt, 1, &n, wn, tn);
+            bpt_expect_array("random_uniform", u, &wu, tu);
+            bpt_expect_array("random_normal", g, &wn, tn);
+            cf_array_free(&wu);
+            cf_array_free(&wn);
             bp_tensor_release(u);
             bp_tensor_release(g);
         }
@@ -321,7 +317,7 @@ Test(creation, random_normal_has_the_requested_mean_and_stddev)
     enum { N = 100000 };
     BPT_FOR_EACH_BACKEND(ctx, be) {
         for (int d = 2; d < 4; d++) {
-            bp_dtype dt = orc_float_dtypes[d];
+            bp_dtype dt = cf_float_dtypes[d];
             double *v = draw(be, true, dt, N, 31337, 1000, 10.0, 2.0);
             double s = 0, s2 = 0;
             for (int i = 0; i < N; i++)
@@ -349,8 +345,8 @@ Test(creation, random_of_an_empty_shape_is_empty)
         bp_tensor *u = NULL, *g = NULL;
         BPT_OK(bp_random_uniform(be, BP_F32, 2, s, 1, 0, 0, 1, &u));
         BPT_OK(bp_random_normal(be, BP_F64, 2, s, 1, 0, 0, 1, &g));
-        orc_expect_meta("random_uniform (0,4)", u, BP_F32, 2, s);
-        orc_expect_meta("random_normal (0,4)", g, BP_F64, 2, s);
+        bpt_expect_meta("random_uniform (0,4)", u, BP_F32, 2, s);
+        bpt_expect_meta("random_normal (0,4)", g, BP_F64, 2, s);
         bp_tensor_release(u);
         bp_tensor_release(g);
     }

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bpt.h"
-#include "oracle.h"
+#include "expect.h"
 
 /* A non-NULL garbage value the library must overwrite with NULL on failure. */
 #define GARBAGE ((bp_tensor *)(uintptr_t)0x10)
@@ -55,18 +55,18 @@ static fx make_fx(bp_backend *be)
     double v[24] = {0};
     for (int i = 0; i < 24; i++)
         v[i] = i % 3;
-    f.f32_23 = orc_tensor(be, BP_F32, 2, (int64_t[]){2, 3}, v);
-    f.f64_23 = orc_tensor(be, BP_F64, 2, (int64_t[]){2, 3}, v);
-    f.i32_23 = orc_tensor(be, BP_I32, 2, (int64_t[]){2, 3}, v);
-    f.f32_3 = orc_tensor(be, BP_F32, 1, (int64_t[]){3}, v);
-    f.f32_4 = orc_tensor(be, BP_F32, 1, (int64_t[]){4}, v);
-    f.f32_32 = orc_tensor(be, BP_F32, 2, (int64_t[]){3, 2}, v);
-    f.bool_23 = orc_tensor(be, BP_BOOL, 2, (int64_t[]){2, 3}, v);
-    f.f32_234 = orc_tensor(be, BP_F32, 3, (int64_t[]){2, 3, 4}, v);
-    f.i32_3 = orc_tensor(be, BP_I32, 1, (int64_t[]){3}, v);
-    f.f32_s = orc_scalar(be, BP_F32, 1);
-    f.i32_idx = orc_tensor(be, BP_I32, 1, (int64_t[]){2}, (double[]){0, 1});
-    f.f32_idx = orc_tensor(be, BP_F32, 1, (int64_t[]){2}, (double[]){0, 1});
+    f.f32_23 = bpt_tensor(be, BP_F32, 2, (int64_t[]){2, 3}, v);
+    f.f64_23 = bpt_tensor(be, BP_F64, 2, (int64_t[]){2, 3}, v);
+    f.i32_23 = bpt_tensor(be, BP_I32, 2, (int64_t[]){2, 3}, v);
+    f.f32_3 = bpt_tensor(be, BP_F32, 1, (int64_t[]){3}, v);
+    f.f32_4 = bpt_tensor(be, BP_F32, 1, (int64_t[]){4}, v);
+    f.f32_32 = bpt_tensor(be, BP_F32, 2, (int64_t[]){3, 2}, v);
+    f.bool_23 = bpt_tensor(be, BP_BOOL, 2, (int64_t[]){2, 3}, v);
+    f.f32_234 = bpt_tensor(be, BP_F32, 3, (int64_t[]){2, 3, 4}, v);
+    f.i32_3 = bpt_tensor(be, BP_I32, 1, (int64_t[]){3}, v);
+    f.f32_s = bpt_scalar(be, BP_F32, 1);
+    f.i32_idx = bpt_tensor(be, BP_I32, 1, (int64_t[]){2}, (double[]){0, 1});
+    f.f32_idx = bpt_tensor(be, BP_F32, 1, (int64_t[]){2}, (double[]){0, 1});
     return f;
 }
 
@@ -89,7 +89,7 @@ Test(errors, operands_of_different_dtypes_are_a_dtype_error)
         ERR(BP_ERR_DTYPE, o, bp_binary(BP_OP_LT, f.i32_23, f.f32_23, &o));
         ERR(BP_ERR_DTYPE, o, bp_where(f.bool_23, f.f32_23, f.f64_23, &o));
         ERR(BP_ERR_DTYPE, o, bp_where(f.i32_23, f.f32_23, f.f32_23, &o)); /* cond not bool */
-        bp_tensor *v64 = orc_tensor(be, BP_F64, 1, (int64_t[]){3}, (double[3]){0});
+        bp_tensor *v64 = bpt_tensor(be, BP_F64, 1, (int64_t[]){3}, (double[3]){0});
         ERR(BP_ERR_DTYPE, o, bp_matmul(f.f32_23, v64, &o));
         bp_tensor_release(v64);
         const bp_tensor *parts[2] = {f.f32_23, f.i32_23};
@@ -141,7 +141,7 @@ Test(errors, numeric_ops_refuse_bools_and_logical_ops_refuse_numbers)
         ERR(BP_ERR_DTYPE, o, bp_mod(f.bool_23, f.bool_23, &o));
         ERR(BP_ERR_DTYPE, o, bp_sum(f.bool_23, 0, NULL, false, &o));
         ERR(BP_ERR_DTYPE, o, bp_argmax(f.bool_23, 0, NULL, false, &o));
-        bp_tensor *vb = orc_tensor(be, BP_BOOL, 1, (int64_t[]){3}, (double[3]){0});
+        bp_tensor *vb = bpt_tensor(be, BP_BOOL, 1, (int64_t[]){3}, (double[3]){0});
         ERR(BP_ERR_DTYPE, o, bp_matmul(f.bool_23, vb, &o));
         bp_tensor_release(vb);
         ERR(BP_ERR_DTYPE, o, bp_logical_not(f.f32_23, &o));
@@ -162,7 +162,7 @@ Test(errors, shapes_that_do_not_broadcast_are_a_shape_error)
         ERR(BP_ERR_SHAPE, o, bp_add(f.f32_3, f.f32_4, &o));
         ERR(BP_ERR_SHAPE, o, bp_mul(f.f32_23, f.f32_32, &o));
         ERR(BP_ERR_SHAPE, o, bp_eq(f.f32_234, f.f32_32, &o));
-        bp_tensor *c4 = orc_tensor(be, BP_BOOL, 1, (int64_t[]){4}, (double[4]){0});
+        bp_tensor *c4 = bpt_tensor(be, BP_BOOL, 1, (int64_t[]){4}, (double[4]){0});
         ERR(BP_ERR_SHAPE, o, bp_where(c4, f.f32_23, f.f32_23, &o));
         ERR(BP_ERR_SHAPE, o, bp_broadcast_to(f.f32_3, 1, (int64_t[]){4}, &o));
         ERR(BP_ERR_SHAPE, o, bp_broadcast_to(f.f32_23, 1, (int64_t[]){3}, &o));
@@ -251,9 +251,9 @@ Test(errors, gather_index_out_of_range_is_an_index_error_now_or_at_the_next_wait
     BPT_FOR_EACH_BACKEND(ctx, be) {
         fx f = make_fx(be);
         int64_t two = 2;
-        bp_tensor *hi = orc_tensor_i64(be, BP_I64, 1, &two, (int64_t[]){0, 3});
-        bp_tensor *lo = orc_tensor_i64(be, BP_I32, 1, &two, (int64_t[]){-4, 0});
-        bp_tensor *big = orc_tensor_i64(be, BP_I64, 1, &two, (int64_t[]){INT64_MIN, 0});
+        bp_tensor *hi = bpt_tensor_i64(be, BP_I64, 1, &two, (int64_t[]){0, 3});
+        bp_tensor *lo = bpt_tensor_i64(be, BP_I32, 1, &two, (int64_t[]){-4, 0});
+        bp_tensor *big = bpt_tensor_i64(be, BP_I64, 1, &two, (int64_t[]){INT64_MIN, 0});
         expect_index_error(be, f.f32_23, hi, 1, "3 on extent 3");
         expect_index_error(be, f.f32_23, lo, 1, "-4 on extent 3");
         expect_index_error(be, f.f32_23, hi, 0, "3 on extent 2");
@@ -372,7 +372,7 @@ Test(errors, tensors_of_two_contexts_are_a_backend_mismatch)
     bp_backend *b1 = NULL, *be = NULL;
     BPT_OK(bp_backend_get(c1, "binary", &b1));
     BPT_OK(bp_backend_get(c2, "binary", &be));
-    bp_tensor *x = orc_scalar(b1, BP_F32, 1), *y = orc_scalar(be, BP_F32, 2), *o;
+    bp_tensor *x = bpt_scalar(b1, BP_F32, 1), *y = bpt_scalar(be, BP_F32, 2), *o;
     ERR(BP_ERR_BACKEND_MISMATCH, o, bp_add(x, y, &o));
     /* the suggested fix must be one that works: bp_backend_copy refuses to
      * cross contexts, so the message points at host memory instead */
@@ -393,7 +393,7 @@ Test(errors, a_tensor_given_away_by_transfer_is_an_invalid_argument)
     bp_context *ctx = bpt_context();
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
-        bp_tensor *x = orc_vec(be, BP_F32, 2, (double[]){1, 2}), *moved = NULL, *o;
+        bp_tensor *x = bpt_vec(be, BP_F32, 2, (double[]){1, 2}), *moved = NULL, *o;
         BPT_OK(bp_backend_transfer(x, be, &moved));
         cr_expect(!bp_tensor_is_valid(x));
         ERR(BP_ERR_INVALID_ARGUMENT, o, bp_neg(x, &o));
@@ -401,7 +401,7 @@ Test(errors, a_tensor_given_away_by_transfer_is_an_invalid_argument)
         double v;
         cr_expect_eq(bp_item_f64(x, &v), BP_ERR_INVALID_ARGUMENT);
         int64_t two = 2;
-        orc_expect("transferred copy", moved, BP_F32, 1, &two, (double[]){1, 2}, orc_exact());
+        bpt_expect("transferred copy", moved, BP_F32, 1, &two, (double[]){1, 2}, bpt_exact());
         bp_tensor_release(x);
         bp_tensor_release(moved);
     }
@@ -418,7 +418,7 @@ Test(errors, a_failing_call_does_not_disturb_later_calls)
         ERR(BP_ERR_SHAPE, o, bp_add(f.f32_3, f.f32_4, &o));
         BPT_OK(bp_add(f.f32_3, f.f32_3, &o));
         int64_t three = 3;
-        orc_expect("add after a failure", o, BP_F32, 1, &three, (double[]){0, 2, 4}, orc_exact());
+        bpt_expect("add after a failure", o, BP_F32, 1, &three, (double[]){0, 2, 4}, bpt_exact());
         bp_tensor_release(o);
         free_fx(&f);
     }

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "bpt.h"
-#include "oracle.h"
+#include "expect.h"
 
 static char dir[64];
 
@@ -54,10 +54,10 @@ Test(safetensors, saved_tensors_load_back_exactly_on_every_backend)
         bp_tensor *ts[9];
         const char *names[9];
         for (int d = 0; d < 9; d++) {
-            bp_dtype dt = orc_all_dtypes[d];
+            bp_dtype dt = cf_all_dtypes[d];
             int64_t shape[2] = {2, 3};
             double v[6] = {0, 1, -2.5, 100, 0.125, -0.0};
-            ts[d] = orc_tensor(be, dt, 2, shape, v);
+            ts[d] = bpt_tensor(be, dt, 2, shape, v);
             names[d] = bp_dtype_name(dt);
         }
         const char *path = file_in_dir("all.safetensors");
@@ -77,7 +77,7 @@ Test(safetensors, saved_tensors_load_back_exactly_on_every_backend)
             BPT_OK(bp_tensor_to_host(ts[d], a, sizeof a));
             BPT_OK(bp_tensor_to_host(back, b, sizeof b));
             cr_assert_eq(memcmp(a, b, nb), 0, "%s on %s", names[d], bp_backend_name(be));
-            cr_assert_eq(bp_tensor_dtype(back), orc_all_dtypes[d]);
+            cr_assert_eq(bp_tensor_dtype(back), cf_all_dtypes[d]);
             bp_tensor_release(back);
             bp_tensor_release(ts[d]);
         }

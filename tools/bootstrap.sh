@@ -13,10 +13,11 @@ job=${1:-demo}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BP_BUILD_DIR:-$root/build}
 
-# Debian packages: compiler and build tools, inih, Criterion, OpenBLAS, NumPy
-# (for the benchmark comparison).
-packages=(build-essential cmake pkg-config libinih-dev libcriterion-dev libopenblas-dev libcjson-dev
-          libdlpack-dev python3-numpy python3-venv)
+# Debian packages: compiler and build tools, inih, cJSON (checkpoint headers,
+# conform's JSON lines), DLPack's header, Criterion, OpenBLAS, NumPy (for the
+# benchmark comparison), venv (the tests' Python reference implementations).
+packages=(build-essential cmake pkg-config libinih-dev libcjson-dev libdlpack-dev libcriterion-dev
+          libopenblas-dev python3-numpy python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ctest entry "install": install the build into a temporary prefix, then build
-# and run a consumer with find_package(backplane) and with pkg-config.
+# and run a consumer with find_package(backplane) and with pkg-config, and a
+# conformance runner of its own linked against backplane::conform.
 set -euo pipefail
 build=$1 sanitize=${2:-OFF} src=$(cd "$(dirname "$0")" && pwd)
 # A sanitized libbackplane needs a sanitized consumer (the ASan runtime first).
@@ -27,3 +28,16 @@ got=$("$tmp/pc-consumer")
 [ "$got" = "$want" ] || { echo "pkg-config consumer printed '$got', wanted '$want'"; exit 1; }
 ls "$(pkg-config --variable=plugindir backplane)/bp_binary.so" >/dev/null
 echo "install: find_package and pkg-config consumers both print '$want'"
+
+# libbackplane_conform: it exports bp_conform_* and nothing else, and a
+# consumer linked against backplane::conform runs the suite on the binary
+# backend (add and the contract.* rows).
+lib=$(find "$tmp/prefix" -name 'libbackplane_conform.so' -print -quit)
+[ -n "$lib" ] || { echo "libbackplane_conform.so was not installed"; exit 1; }
+exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^bp_conform_' || true)
+[ -z "$exported" ] || { echo "libbackplane_conform.so exports more than bp_conform_*: $exported"; exit 1; }
+got=$("$tmp/cmake/conform_consumer" 2>/dev/null)
+case $got in
+  "binary:0 "*" 0 0") echo "install: the conform consumer ran the suite on binary ($got)" ;;
+  *) echo "conform consumer printed '$got', wanted 'binary:0 N 0 0'"; exit 1 ;;
+esac

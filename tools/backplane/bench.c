@@ -10,8 +10,6 @@
  * clock stops. The median sample / inner is reported, with the throughput
  * (GFLOP/s for matmul, GB/s of operand traffic for the rest) and the ratio of
  * throughputs to the first backend named. Progress goes to stderr. */
-#include "bench.h"
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +110,7 @@ static int cmp_double(const void *a, const void *b)
 typedef struct job {
     op_kind kind;
     bp_tensor *a, *b;
+    double flops, bytes; /* work per call, for the throughput */
 } job;
 
 static bp_status run_once(const job *j)
@@ -129,91 +128,119 @@ static bp_status run_once(const job *j)
     return st;
 }
 
-/* Make the inputs, warm up, sample. */
+/* calls back to back, then a synchronise: one sample */
+static bp_status run_calls(bp_backend *be, const job *j, int64_t calls)
+{
+    bp_status st = BP_OK;
+    for (int64_t i = 0; i < calls && st == BP_OK; i++)
+        st = run_once(j);
+    return st == BP_OK ? bp_backend_synchronize(be) : st;
+}
+
+/* The inputs' shapes for op at rows x cols, the work per call, and the size
+ * as printed. */
+static int32_t job_shapes(const op_def *op, int64_t rows, int64_t cols, int64_t *shape_a,
+                          int64_t *shape_b, job *j, result *r)
+{
+    switch (op->kind) {
+    case K_MATMUL:
+        shape_a[0] = shape_a[1] = shape_b[0] = shape_b[1] = rows;
+        j->flops = 2.0 * (double)rows * (double)rows * (double)rows;
+        snprintf(r->size, sizeof r->size, "%lld", (long long)rows);
+        return 2;
+    case K_SOFTMAX:
+        shape_a[0] = rows;
+        shape_a[1] = cols ? cols : 1024;
+        j->bytes = 2.0 * 4 * (double)shape_a[0] * (double)shape_a[1];
+        snprintf(r->size, sizeof r->size, "%lldx%lld", (long long)shape_a[0], (long long)shape_a[1]);
+        return 2;
+    default:
+        shape_a[0] = shape_b[0] = cols ? rows * cols : rows;
+        j->bytes = (op->kind == K_ADD || op->kind == K_ADD_TINY ? 3.0 : op->kind == K_EXP ? 2.0 : 1.0) *
+                   4 * (double)shape_a[0];
+        snprintf(r->size, sizeof r->size, "%lld", (long long)shape_a[0]);
+        return 1;
+    }
+}
+
+/* Make the inputs (uniform random f32) and run one untimed warm-up call:
+ * first-touch of buffers, thread start-up. */
+static bp_status prepare(bp_backend *be, const op_def *op, int64_t rows, int64_t cols, job *j,
+                         result *r)
+{
+    int64_t shape_a[2], shape_b[2];
+    memset(j, 0, sizeof *j);
+    j->kind = op->kind;
+    int32_t rank = job_shapes(op, rows, cols, shape_a, shape_b, j, r);
+    bp_status st = bp_random_uniform(be, BP_F32, rank, shape_a, 1, 0, -1.0, 1.0, &j->a);
+    if (st == BP_OK && (op->kind == K_MATMUL || op->kind == K_ADD || op->kind == K_ADD_TINY))
+        st = bp_random_uniform(be, BP_F32, rank, op->kind == K_MATMUL ? shape_b : shape_a, 2, 0,
+                               -1.0, 1.0, &j->b);
+    return st == BP_OK ? run_calls(be, j, 1) : st;
+}
+
+/* Calls per sample, so that a sample lasts >= 1 ms. */
+static bp_status calibrate(bp_backend *be, const job *j, int64_t *inner)
+{
+    *inner = 1;
+    for (;;) {
+        double t0 = cli_now();
+        bp_status st = run_calls(be, j, *inner);
+        if (st != BP_OK || cli_now() - t0 >= 1e-3 || *inner >= ((int64_t)1 << 24))
+            return st;
+        *inner *= 4;
+    }
+}
+
+/* Samples (seconds per call) until min_reps of them and min_time. */
+static bp_status sample(bp_backend *be, const job *j, int64_t inner, double min_time,
+                        int64_t min_reps, double *samples, int64_t *n)
+{
+    bp_status st = BP_OK;
+    double start = cli_now();
+    *n = 0;
+    while (st == BP_OK && *n < MAX_SAMPLES && (*n < min_reps || cli_now() - start < min_time)) {
+        double t0 = cli_now();
+        st = run_calls(be, j, inner);
+        samples[(*n)++] = (cli_now() - t0) / (double)inner;
+    }
+    return st;
+}
+
+/* The median and the throughput. */
+static void summarize(const job *j, double *samples, int64_t n, int64_t inner, result *r)
+{
+    qsort(samples, (size_t)n, sizeof *samples, cmp_double);
+    r->median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+    r->samples = n;
+    r->inner = inner;
+    bool flops = j->kind == K_MATMUL;
+    r->throughput = (flops ? j->flops : j->bytes) / r->median * 1e-9;
+    r->unit = flops ? "GFLOP/s" : "GB/s";
+}
+
+/* Make the inputs, warm up, calibrate, sample. */
 static int measure(bp_backend *be, const op_def *op, int64_t rows, int64_t cols, double min_time,
                    int64_t min_reps, result *r)
 {
-    job j = {op->kind, NULL, NULL};
-    int64_t shape_a[2], shape_b[2];
-    int32_t rank = 1;
-    double flops = 0, bytes = 0;
-    switch (op->kind) {
-    case K_MATMUL:
-        rank = 2;
-        shape_a[0] = shape_a[1] = shape_b[0] = shape_b[1] = rows;
-        flops = 2.0 * (double)rows * (double)rows * (double)rows;
-        snprintf(r->size, sizeof r->size, "%lld", (long long)rows);
-        break;
-    case K_SOFTMAX:
-        rank = 2;
-        shape_a[0] = rows;
-        shape_a[1] = cols ? cols : 1024;
-        bytes = 2.0 * 4 * (double)shape_a[0] * (double)shape_a[1];
-        snprintf(r->size, sizeof r->size, "%lldx%lld", (long long)shape_a[0], (long long)shape_a[1]);
-        break;
-    default:
-        shape_a[0] = shape_b[0] = cols ? rows * cols : rows;
-        bytes = (op->kind == K_ADD || op->kind == K_ADD_TINY ? 3.0 : op->kind == K_EXP ? 2.0 : 1.0) *
-                4 * (double)shape_a[0];
-        snprintf(r->size, sizeof r->size, "%lld", (long long)shape_a[0]);
-        break;
-    }
-    bp_status st = bp_random_uniform(be, BP_F32, rank, shape_a, 1, 0, -1.0, 1.0, &j.a);
-    if (st == BP_OK && (op->kind == K_MATMUL || op->kind == K_ADD || op->kind == K_ADD_TINY))
-        st = bp_random_uniform(be, BP_F32, rank, op->kind == K_MATMUL ? shape_b : shape_a, 2, 0,
-                               -1.0, 1.0, &j.b);
+    job j;
+    int64_t inner = 1, n = 0;
+    double *samples = NULL;
+    bp_status st = prepare(be, op, rows, cols, &j, r);
     if (st == BP_OK)
-        st = run_once(&j); /* warm-up: first-touch of buffers, thread start-up */
-    if (st == BP_OK)
-        st = bp_backend_synchronize(be);
-    if (st != BP_OK) {
-        int rc = cli_fail(CMD, op->name, st);
+        st = calibrate(be, &j, &inner);
+    if (st == BP_OK && !(samples = malloc(MAX_SAMPLES * sizeof *samples))) {
         bp_tensor_release(j.a);
         bp_tensor_release(j.b);
-        return rc;
+        return cli_error(CMD, "out of memory");
     }
-    /* calibrate: calls per sample so that a sample lasts >= 1 ms */
-    int64_t inner = 1;
-    for (;;) {
-        double t0 = cli_now();
-        for (int64_t i = 0; i < inner && st == BP_OK; i++)
-            st = run_once(&j);
-        if (st == BP_OK)
-            st = bp_backend_synchronize(be);
-        if (st != BP_OK || cli_now() - t0 >= 1e-3 || inner >= ((int64_t)1 << 24))
-            break;
-        inner *= 4;
-    }
-    double *samples = malloc(MAX_SAMPLES * sizeof *samples);
-    int64_t n = 0;
-    double start = cli_now();
-    while (st == BP_OK && samples && n < MAX_SAMPLES &&
-           (n < min_reps || cli_now() - start < min_time)) {
-        double t0 = cli_now();
-        for (int64_t i = 0; i < inner && st == BP_OK; i++)
-            st = run_once(&j);
-        if (st == BP_OK)
-            st = bp_backend_synchronize(be);
-        samples[n++] = (cli_now() - t0) / (double)inner;
-    }
+    if (st == BP_OK)
+        st = sample(be, &j, inner, min_time, min_reps, samples, &n);
     int rc = CLI_EXIT_OK;
     if (st != BP_OK)
         rc = cli_fail(CMD, op->name, st);
-    else if (!samples)
-        rc = cli_error(CMD, "out of memory");
-    if (rc == CLI_EXIT_OK) {
-        qsort(samples, (size_t)n, sizeof *samples, cmp_double);
-        r->median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
-        r->samples = n;
-        r->inner = inner;
-        if (op->kind == K_MATMUL) {
-            r->throughput = flops / r->median * 1e-9;
-            r->unit = "GFLOP/s";
-        } else {
-            r->throughput = bytes / r->median * 1e-9;
-            r->unit = "GB/s";
-        }
-    }
+    else
+        summarize(&j, samples, n, inner, r);
     free(samples);
     bp_tensor_release(j.a);
     bp_tensor_release(j.b);
@@ -275,139 +302,186 @@ static void print_results(const result *rs, size_t n, const char *first, bool js
     printf("(ratio: throughput relative to %s; higher is faster)\n", first);
 }
 
-int bp_cli_bench(int argc, char **argv)
+/* The command line, parsed. */
+typedef struct args {
+    const char *backends[MAX_ITEMS], *ops[MAX_ITEMS], *sizes[MAX_ITEMS], *config;
+    size_t n_backends, n_ops, n_sizes;
+    bool json;
+    double min_time;
+    int64_t min_reps;
+} args;
+
+static const op_def *find_op(const char *name)
 {
-    const char *backends[MAX_ITEMS], *ops[MAX_ITEMS], *sizes[MAX_ITEMS], *config = NULL;
-    size_t n_backends = 0, n_ops = 0, n_sizes = 0;
-    bool json = false;
-    double min_time = 0.2;
-    int64_t min_reps = 5;
+    for (size_t k = 0; k < N_OPS; k++)
+        if (strcmp(OPS[k].name, name) == 0)
+            return &OPS[k];
+    return NULL;
+}
+
+/* Append v to list (of n, at most MAX_ITEMS); a usage error past that. */
+static int add_item(const char **list, size_t *n, const char *v, const char *option)
+{
+    if (*n == MAX_ITEMS)
+        return cli_usage_error(CMD, "at most %d %s options", MAX_ITEMS, option);
+    list[(*n)++] = v;
+    return CLI_EXIT_OK;
+}
+
+/* The value v of option name into a; a CLI_EXIT_* code. */
+static int take_value(args *a, const char *name, const char *v)
+{
+    int64_t r, c;
+    if (strcmp(name, "--backend") == 0)
+        return add_item(a->backends, &a->n_backends, v, name);
+    if (strcmp(name, "--op") == 0) {
+        if (!find_op(v))
+            return cli_usage_error(CMD, "unknown op '%s'", v);
+        return add_item(a->ops, &a->n_ops, v, name);
+    }
+    if (strcmp(name, "--size") == 0) {
+        if (!parse_size(v, &r, &c))
+            return cli_usage_error(CMD, "bad size '%s' (N, 2^K or RxC)", v);
+        return add_item(a->sizes, &a->n_sizes, v, name);
+    }
+    if (strcmp(name, "--config") == 0) {
+        a->config = v;
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(name, "--min-time") == 0) {
+        if (!cli_parse_f64(v, &a->min_time) || a->min_time < 0)
+            return cli_usage_error(CMD, "bad --min-time '%s'", v);
+        return CLI_EXIT_OK;
+    }
+    if (!cli_parse_i64(v, 1, 100000, &a->min_reps))
+        return cli_usage_error(CMD, "bad --min-reps '%s'", v);
+    return CLI_EXIT_OK;
+}
+
+/* argv into a. -1: go on; otherwise the exit code (help, usage errors). */
+static int parse_args(int argc, char **argv, args *a)
+{
+    static const char *const valued[] = {"--backend", "--op",       "--size",
+                                         "--config",  "--min-time", "--min-reps"};
+    memset(a, 0, sizeof *a);
+    a->min_time = 0.2;
+    a->min_reps = 5;
     for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        int m;
         if (cli_is_help(argv[i])) {
             usage(stdout);
             return CLI_EXIT_OK;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-        } else if ((m = cli_option_value(CMD, argc, argv, &i, "--backend", &v)) != 0) {
-            if (m < 0)
-                return CLI_EXIT_USAGE;
-            if (n_backends == MAX_ITEMS)
-                return cli_usage_error(CMD, "at most %d --backend options", MAX_ITEMS);
-            backends[n_backends++] = v;
-        } else if ((m = cli_option_value(CMD, argc, argv, &i, "--op", &v)) != 0) {
-            if (m < 0)
-                return CLI_EXIT_USAGE;
-            size_t k = 0;
-            while (k < N_OPS && strcmp(OPS[k].name, v) != 0)
-                k++;
-            if (k == N_OPS)
-                return cli_usage_error(CMD, "unknown op '%s'", v);
-            if (n_ops == MAX_ITEMS)
-                return cli_usage_error(CMD, "at most %d --op options", MAX_ITEMS);
-            ops[n_ops++] = v;
-        } else if ((m = cli_option_value(CMD, argc, argv, &i, "--size", &v)) != 0) {
-            int64_t r, c;
-            if (m < 0)
-                return CLI_EXIT_USAGE;
-            if (!parse_size(v, &r, &c))
-                return cli_usage_error(CMD, "bad size '%s' (N, 2^K or RxC)", v);
-            if (n_sizes == MAX_ITEMS)
-                return cli_usage_error(CMD, "at most %d --size options", MAX_ITEMS);
-            sizes[n_sizes++] = v;
-        } else if ((m = cli_option_value(CMD, argc, argv, &i, "--config", &v)) != 0) {
-            if (m < 0)
-                return CLI_EXIT_USAGE;
-            config = v;
-        } else if ((m = cli_option_value(CMD, argc, argv, &i, "--min-time", &v)) != 0) {
-            if (m < 0)
-                return CLI_EXIT_USAGE;
-            if (!cli_parse_f64(v, &min_time) || min_time < 0)
-                return cli_usage_error(CMD, "bad --min-time '%s'", v);
-        } else if ((m = cli_option_value(CMD, argc, argv, &i, "--min-reps", &v)) != 0) {
-            if (m < 0)
-                return CLI_EXIT_USAGE;
-            if (!cli_parse_i64(v, 1, 100000, &min_reps))
-                return cli_usage_error(CMD, "bad --min-reps '%s'", v);
-        } else {
+        }
+        if (strcmp(argv[i], "--json") == 0) {
+            a->json = true;
+            continue;
+        }
+        size_t k = 0;
+        const char *v = NULL;
+        int m = 0;
+        while (k < sizeof valued / sizeof valued[0] &&
+               (m = cli_option_value(CMD, argc, argv, &i, valued[k], &v)) == 0)
+            k++;
+        if (m < 0)
+            return CLI_EXIT_USAGE;
+        if (m == 0)
             return cli_usage_error(CMD, "unknown argument '%s'", argv[i]);
+        int rc = take_value(a, valued[k], v);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    if (a->n_ops == 0)
+        for (size_t k = 0; k < N_OPS; k++)
+            a->ops[a->n_ops++] = OPS[k].name;
+    return -1;
+}
+
+/* The backends named (or the default one) into bes; names them in a when
+ * none was. A CLI_EXIT_* code. */
+static int open_backends(bp_context *ctx, args *a, bp_backend **bes)
+{
+    if (a->n_backends == 0) {
+        bp_status st = bp_backend_default(ctx, &bes[0]);
+        if (st != BP_OK)
+            return cli_fail(CMD, "bp_backend_default", st);
+        a->backends[a->n_backends++] = bp_backend_name(bes[0]);
+        return CLI_EXIT_OK;
+    }
+    for (size_t b = 0; b < a->n_backends; b++) {
+        bp_status st = bp_backend_get(ctx, a->backends[b], &bes[b]);
+        if (st != BP_OK)
+            return cli_fail(CMD, a->backends[b], st);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The sizes to time op at: --size, else the op's defaults (split into buf). */
+static size_t op_sizes(const args *a, const op_def *op, char *buf, size_t cap, const char **list)
+{
+    size_t n = 0;
+    if (a->n_sizes) {
+        for (size_t s = 0; s < a->n_sizes; s++)
+            list[n++] = a->sizes[s];
+        return n;
+    }
+    snprintf(buf, cap, "%s", op->default_sizes);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok && n < MAX_ITEMS; tok = strtok_r(NULL, ",", &save))
+        list[n++] = tok;
+    return n;
+}
+
+/* Every (op, size) for every backend, backends adjacent so machine noise hits
+ * them alike; results into rs. A CLI_EXIT_* code. */
+static int run_all(const args *a, bp_backend **bes, result *rs, size_t *n_rs)
+{
+    size_t total = 0, done = 0;
+    char buf[64];
+    const char *list[MAX_ITEMS];
+    for (size_t o = 0; o < a->n_ops; o++)
+        total += op_sizes(a, find_op(a->ops[o]), buf, sizeof buf, list) * a->n_backends;
+    for (size_t o = 0; o < a->n_ops; o++) {
+        const op_def *op = find_op(a->ops[o]);
+        size_t n_list = op_sizes(a, op, buf, sizeof buf, list);
+        for (size_t s = 0; s < n_list; s++) {
+            int64_t rows, cols;
+            parse_size(list[s], &rows, &cols);
+            for (size_t b = 0; b < a->n_backends; b++) {
+                result *r = &rs[*n_rs];
+                memset(r, 0, sizeof *r);
+                r->op = op->name;
+                r->backend = a->backends[b];
+                fprintf(stderr, "bench: [%zu/%zu] %s %s on %s...\n", ++done, total, op->name,
+                        list[s], a->backends[b]);
+                int rc = measure(bes[b], op, rows, cols, a->min_time, a->min_reps, r);
+                if (rc != CLI_EXIT_OK)
+                    return rc;
+                (*n_rs)++;
+            }
         }
     }
-    if (n_ops == 0)
-        for (size_t k = 0; k < N_OPS; k++)
-            ops[n_ops++] = OPS[k].name;
+    return CLI_EXIT_OK;
+}
 
+int cli_bench(int argc, char **argv)
+{
+    args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
     bp_context *ctx = NULL;
-    bp_status st = bp_context_create(config, &ctx);
+    bp_status st = bp_context_create(a.config, &ctx);
     if (st != BP_OK)
         return cli_fail(CMD, "bp_context_create", st);
     bp_backend *bes[MAX_ITEMS];
-    if (n_backends == 0) {
-        st = bp_backend_default(ctx, &bes[0]);
-        if (st != BP_OK) {
-            int rc = cli_fail(CMD, "bp_backend_default", st);
-            bp_context_destroy(ctx);
-            return rc;
-        }
-        backends[n_backends++] = bp_backend_name(bes[0]);
-    } else {
-        for (size_t b = 0; b < n_backends; b++) {
-            st = bp_backend_get(ctx, backends[b], &bes[b]);
-            if (st != BP_OK) {
-                int rc = cli_fail(CMD, backends[b], st);
-                bp_context_destroy(ctx);
-                return rc;
-            }
-        }
-    }
-
-    /* every (op, size) for every backend, backends adjacent so machine noise
-     * hits them alike */
-    result rs[MAX_ITEMS * 4 * MAX_ITEMS];
-    size_t n_rs = 0, total = 0, done = 0;
-    for (size_t o = 0; o < n_ops; o++) {
-        const op_def *op = NULL;
-        for (size_t k = 0; k < N_OPS; k++)
-            if (strcmp(OPS[k].name, ops[o]) == 0)
-                op = &OPS[k];
-        total += (n_sizes ? n_sizes : (size_t)(strchr(op->default_sizes, ',') ? 2 : 1)) * n_backends;
-    }
-    int rc = CLI_EXIT_OK;
-    for (size_t o = 0; o < n_ops && rc == CLI_EXIT_OK; o++) {
-        const op_def *op = NULL;
-        for (size_t k = 0; k < N_OPS; k++)
-            if (strcmp(OPS[k].name, ops[o]) == 0)
-                op = &OPS[k];
-        char defaults[64];
-        const char *list[MAX_ITEMS];
-        size_t n_list = 0;
-        if (n_sizes) {
-            for (size_t s = 0; s < n_sizes; s++)
-                list[n_list++] = sizes[s];
-        } else {
-            snprintf(defaults, sizeof defaults, "%s", op->default_sizes);
-            for (char *tok = strtok(defaults, ","); tok && n_list < MAX_ITEMS; tok = strtok(NULL, ","))
-                list[n_list++] = tok;
-        }
-        for (size_t s = 0; s < n_list && rc == CLI_EXIT_OK; s++) {
-            int64_t rows, cols;
-            parse_size(list[s], &rows, &cols);
-            for (size_t b = 0; b < n_backends && rc == CLI_EXIT_OK; b++) {
-                result *r = &rs[n_rs];
-                memset(r, 0, sizeof *r);
-                r->op = op->name;
-                r->backend = backends[b];
-                fprintf(stderr, "bench: [%zu/%zu] %s %s on %s...\n", ++done, total, op->name,
-                        list[s], backends[b]);
-                rc = measure(bes[b], op, rows, cols, min_time, min_reps, r);
-                if (rc == CLI_EXIT_OK)
-                    n_rs++;
-            }
-        }
-    }
+    /* room for every op x size x backend the options allow */
+    result *rs = calloc((size_t)MAX_ITEMS * MAX_ITEMS * MAX_ITEMS, sizeof *rs);
+    size_t n_rs = 0;
+    rc = rs ? open_backends(ctx, &a, bes) : cli_error(CMD, "out of memory");
+    if (rc == CLI_EXIT_OK)
+        rc = run_all(&a, bes, rs, &n_rs);
     if (n_rs)
-        print_results(rs, n_rs, backends[0], json);
+        print_results(rs, n_rs, a.backends[0], a.json);
+    free(rs);
     bp_context_destroy(ctx);
     return rc;
 }

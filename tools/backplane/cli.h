@@ -22,6 +22,9 @@
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAILURE 1
 #define CLI_EXIT_USAGE 2
+/* conform only: the backend's device is not available on this machine (a
+ * skip, not a pass; ctest's SKIP_RETURN_CODE). */
+#define CLI_EXIT_SKIP 77
 
 #if defined(__GNUC__) || defined(__clang__)
 #define CLI_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
@@ -35,6 +38,14 @@ typedef int (*cli_command_fn)(int argc, char **argv);
 int cli_info(int argc, char **argv);
 int cli_demo(int argc, char **argv);
 int cli_inspect(int argc, char **argv);
+/* `backplane bench [--backend NAME ...] [--op NAME ...] [--size S ...] [--json]
+ * [--config FILE] [--min-time SEC] [--min-reps N]` (bench.c). */
+int cli_bench(int argc, char **argv);
+/* `backplane conform ...` (conform.c): a front end to libbackplane_conform.
+ * Also returns CLI_EXIT_SKIP. */
+int cli_conform(int argc, char **argv);
+/* cli_cuda_check is declared in cuda_check.h, beside the compute-capability
+ * check it fronts. */
 
 /* ---- helpers (main.c) ----------------------------------------------------- */
 

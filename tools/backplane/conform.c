@@ -1,4 +1,5 @@
-/* backplane conform: run the conformance suite against one backend.
+/* backplane conform: the command line of libbackplane_conform
+ * (conform/include/backplane/conform.h), which does all the work.
  *
  *   backplane conform --backend NAME | --plugin PATH [--op PATTERN ...]
  *                     [--json FILE] [--matrix FILE] [--config FILE]
@@ -13,12 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <backplane/conform.h>
+
 #include "cli.h"
-#include "conform.h"
 
 static const char *const CMD = "conform";
 
 enum { MAX_PATTERNS = 64 };
+
+/* The command line, parsed. */
+typedef struct args {
+    const char *backend, *plugin, *config, *json, *matrix, *matrix_from, *tolerances;
+    const char *patterns[MAX_PATTERNS];
+    size_t n_patterns;
+    double timeout;
+    bool list;
+} args;
 
 static void usage(FILE *f)
 {
@@ -53,186 +64,159 @@ static void usage(FILE *f)
             "\"N passed, N failed, N unsupported, N crashed\". Exit status: 0 all passed or\n"
             "unsupported; 1 something failed or crashed; 2 usage error; %d the backend's\n"
             "device is not available here (skipped).\n",
-            CONFORM_EXIT_SKIP);
+            CLI_EXIT_SKIP);
 }
 
-static char *read_file(const char *path)
+/* One option of argv at *i into a; 1 consumed, 0 not an option of ours,
+ * or a CLI_EXIT_* code (negated) on a usage error. */
+static int parse_option(int argc, char **argv, int *i, args *a)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (n + 1 == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
+    const struct {
+        const char *name;
+        const char **dst;
+    } strings[] = {
+        {"--backend", &a->backend}, {"--plugin", &a->plugin},           {"--config", &a->config},
+        {"--json", &a->json},       {"--matrix-from", &a->matrix_from}, {"--matrix", &a->matrix},
+        {"--tolerances", &a->tolerances},
+    };
+    const char *v = NULL;
+    int m;
+    for (size_t k = 0; k < sizeof strings / sizeof strings[0]; k++) {
+        if ((m = cli_option_value(CMD, argc, argv, i, strings[k].name, &v)) != 0) {
+            if (m < 0)
+                return -CLI_EXIT_USAGE;
+            *strings[k].dst = v;
+            return 1;
         }
     }
-    fclose(f);
-    if (buf)
-        buf[n] = '\0';
-    return buf;
+    if ((m = cli_option_value(CMD, argc, argv, i, "--op", &v)) != 0) {
+        if (m < 0)
+            return -CLI_EXIT_USAGE;
+        if (a->n_patterns == MAX_PATTERNS)
+            return -cli_usage_error(CMD, "at most %d --op patterns", MAX_PATTERNS);
+        a->patterns[a->n_patterns++] = v;
+        return 1;
+    }
+    if ((m = cli_option_value(CMD, argc, argv, i, "--timeout", &v)) != 0) {
+        if (m < 0)
+            return -CLI_EXIT_USAGE;
+        if (!cli_parse_f64(v, &a->timeout) || a->timeout <= 0)
+            return -cli_usage_error(CMD, "--timeout wants a positive number of seconds, not '%s'",
+                                    v);
+        return 1;
+    }
+    return 0;
 }
 
-int bp_cli_conform(int argc, char **argv)
+/* argv into a. -1: go on; otherwise the exit code (help, usage errors). */
+static int parse_args(int argc, char **argv, args *a)
 {
-    cf_options opt = {0};
-    opt.timeout = 10;
-    const char *patterns[MAX_PATTERNS];
-    size_t n_patterns = 0;
-    const char *json = NULL, *matrix = NULL, *matrix_from = NULL, *tol_file = NULL;
-    bool list = false;
+    memset(a, 0, sizeof *a);
+    a->timeout = 10;
     for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        int m;
         if (cli_is_help(argv[i])) {
             usage(stdout);
             return CLI_EXIT_OK;
         }
         if (strcmp(argv[i], "--list") == 0) {
-            list = true;
+            a->list = true;
             continue;
         }
-#define OPTION(name, dst)                                                    \
-    if ((m = cli_option_value(CMD, argc, argv, &i, name, &v)) != 0) {         \
-        if (m < 0)                                                           \
-            return CLI_EXIT_USAGE;                                           \
-        dst = v;                                                             \
-        continue;                                                            \
+        int m = parse_option(argc, argv, &i, a);
+        if (m < 0)
+            return -m;
+        if (m == 0)
+            return cli_usage_error(CMD, "unknown argument '%s'", argv[i]);
     }
-        OPTION("--backend", opt.backend)
-        OPTION("--plugin", opt.plugin)
-        OPTION("--config", opt.config)
-        OPTION("--json", json)
-        OPTION("--matrix-from", matrix_from)
-        OPTION("--matrix", matrix)
-        OPTION("--tolerances", tol_file)
-#undef OPTION
-        if ((m = cli_option_value(CMD, argc, argv, &i, "--op", &v)) != 0) {
-            if (m < 0)
-                return CLI_EXIT_USAGE;
-            if (n_patterns == MAX_PATTERNS)
-                return cli_usage_error(CMD, "at most %d --op patterns", MAX_PATTERNS);
-            patterns[n_patterns++] = v;
-            continue;
-        }
-        if ((m = cli_option_value(CMD, argc, argv, &i, "--timeout", &v)) != 0) {
-            if (m < 0)
-                return CLI_EXIT_USAGE;
-            if (!cli_parse_f64(v, &opt.timeout) || opt.timeout <= 0)
-                return cli_usage_error(CMD, "--timeout wants a positive number of seconds, not '%s'", v);
-            continue;
-        }
-        return cli_usage_error(CMD, "unknown argument '%s'", argv[i]);
-    }
+    return -1;
+}
 
-    if (matrix_from) {
-        if (!matrix)
-            return cli_usage_error(CMD, "--matrix-from needs --matrix FILE to write");
-        if (opt.backend || opt.plugin)
-            return cli_usage_error(CMD, "--matrix-from does not run a backend; drop --backend/--plugin");
-        char err[512];
-        if (!cf_write_matrix_from(matrix, matrix_from, err, sizeof err))
-            return cli_error(CMD, "%s", err);
-        return CLI_EXIT_OK;
+/* --matrix-from A,B,...: merge the runs' JSON files into one table. */
+static int merge(const args *a)
+{
+    if (!a->matrix)
+        return cli_usage_error(CMD, "--matrix-from needs --matrix FILE to write");
+    if (a->backend || a->plugin)
+        return cli_usage_error(CMD, "--matrix-from does not run a backend; drop --backend/--plugin");
+    char *list = strdup(a->matrix_from);
+    const char **paths = calloc(strlen(a->matrix_from) / 2 + 1, sizeof *paths);
+    if (!list || !paths) {
+        free(list);
+        free(paths);
+        return cli_error(CMD, "out of memory");
     }
-
-    /* the tolerance table: checked even for --list, so a bad file is found early */
-    char err[512];
-    char *tol_text = NULL;
-    if (tol_file) {
-        tol_text = read_file(tol_file);
-        if (!tol_text)
-            return cli_error(CMD, "cannot read the tolerance file %s", tol_file);
-    }
-    bool tol_ok = cf_tol_load(tol_text, tol_file ? tol_file : "tests/conformance/tolerances.txt",
-                              err, sizeof err);
-    if (!tol_ok) {
-        free(tol_text);
-        return cli_error(CMD, "%s", err);
-    }
-
-    cf_case *cases = NULL;
-    size_t n_cases = cf_cases_build(&cases);
-    if (n_cases == 0) {
-        free(tol_text);
-        return cli_error(CMD, "out of memory building the case table");
-    }
-    int *selected = malloc(n_cases * sizeof *selected);
-    size_t n_sel = 0;
-    for (size_t i = 0; selected && i < n_cases; i++)
-        if (cf_case_selected(&cases[i], patterns, n_patterns))
-            selected[n_sel++] = (int)i;
-    cf_case probe_s = {.name = "contract.supports"}, probe_o = {.name = "contract.stdout"};
-    opt.row_supports = cf_case_selected(&probe_s, patterns, n_patterns);
-    opt.row_stdout = cf_case_selected(&probe_o, patterns, n_patterns);
-
+    size_t n = 0;
+    char *save = NULL;
+    for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save))
+        paths[n++] = name;
     int rc = CLI_EXIT_OK;
-    if (!selected) {
-        rc = cli_error(CMD, "out of memory");
-    } else if (list) {
-        for (size_t i = 0; i < n_sel; i++) {
-            const cf_case *c = &cases[selected[i]];
-            printf("%s %s %s\n", c->name, (int)c->dtype >= 0 ? bp_dtype_name(c->dtype) : "-", c->label);
-        }
-        if (opt.row_supports)
-            printf("contract.supports - every case\n");
-        if (opt.row_stdout)
-            printf("contract.stdout - every case\n");
-        printf("%zu cases\n", n_sel + opt.row_supports + opt.row_stdout);
-    } else if (!opt.backend == !opt.plugin) {
-        rc = cli_usage_error(CMD, "give exactly one of --backend NAME or --plugin PATH");
-    } else if (n_sel == 0 && !opt.row_supports && !opt.row_stdout) {
-        rc = cli_usage_error(CMD, "no case matches the --op patterns (see --list)");
-    } else {
-        cf_run run;
-        double t0 = cli_now();
-        if (!cf_run_cases(&opt, cases, selected, n_sel, &run)) {
-            rc = cli_error(CMD, "could not start the worker process");
-        } else if (!run.opened) {
-            const char *what = opt.plugin ? opt.plugin : opt.backend;
-            if (run.open_status == BP_ERR_UNSUPPORTED_DEVICE) {
-                printf("SKIPPED: backend %s is not available here: %s\n", what, run.open_message);
-                rc = CONFORM_EXIT_SKIP;
-            } else {
-                fprintf(stderr, "backplane conform: cannot open backend %s: %s\n", what,
-                        run.open_message);
-                rc = CLI_EXIT_FAILURE;
-            }
-        } else {
-            if (!opt.quiet_progress)
-                fprintf(stderr, "conform: %s done in %.1f s\n", run.backend_name, cli_now() - t0);
-            if (json) {
-                FILE *f = fopen(json, "w");
-                if (!f) {
-                    rc = cli_error(CMD, "cannot write %s", json);
-                } else {
-                    for (size_t i = 0; i < run.n_results; i++)
-                        cf_write_json_line(f, &run, &run.results[i]);
-                    if (fclose(f) != 0)
-                        rc = cli_error(CMD, "cannot write %s", json);
-                }
-            }
-            if (matrix && !cf_write_matrix(matrix, &run))
-                rc = cli_error(CMD, "cannot write %s", matrix);
-            cf_print_report(stdout, &run);
-            size_t p, fl, u, c;
-            if (!cf_totals(&run, &p, &fl, &u, &c))
-                rc = CLI_EXIT_FAILURE;
-        }
-        free(run.results);
-    }
-    free(selected);
-    free(cases);
-    free(tol_text);
+    if (bp_conform_merge_matrix(paths, n, a->matrix) != BP_OK)
+        rc = cli_error(CMD, "%s", bp_conform_last_error());
+    free(list);
+    free(paths);
     return rc;
+}
+
+/* The run's outputs: --json, --matrix, the report; the exit code. */
+static int report(const args *a, const bp_conform_results *res, double seconds)
+{
+    bp_conform_totals t = {.struct_size = sizeof t};
+    bp_conform_get_totals(res, &t);
+    fprintf(stderr, "conform: %s done in %.1f s\n", t.backend, seconds);
+    int rc = CLI_EXIT_OK;
+    if (a->json && bp_conform_write_json(res, a->json) != BP_OK)
+        rc = cli_error(CMD, "%s", bp_conform_last_error());
+    if (a->matrix && bp_conform_write_matrix(res, a->matrix) != BP_OK)
+        rc = cli_error(CMD, "%s", bp_conform_last_error());
+    bp_conform_print_report(res, stdout);
+    if (t.failed || t.crashed)
+        rc = CLI_EXIT_FAILURE;
+    return rc;
+}
+
+static int run(const args *a, const bp_conform_options *opt)
+{
+    const char *target = a->plugin ? a->plugin : a->backend;
+    bp_conform_results *res = NULL;
+    double t0 = cli_now();
+    bp_status st = bp_conform_run(target, opt, &res);
+    if (st == BP_ERR_UNSUPPORTED_DEVICE) {
+        printf("SKIPPED: %s\n", bp_conform_last_error());
+        return CLI_EXIT_SKIP;
+    }
+    if (st != BP_OK)
+        return cli_error(CMD, "%s", bp_conform_last_error());
+    int rc = report(a, res, cli_now() - t0);
+    bp_conform_free(res);
+    return rc;
+}
+
+int cli_conform(int argc, char **argv)
+{
+    args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    if (a.matrix_from)
+        return merge(&a);
+    bp_conform_options opt = {
+        .struct_size = sizeof opt,
+        .config = a.config,
+        .ops = a.patterns,
+        .n_ops = a.n_patterns,
+        .timeout_s = a.timeout,
+        .tolerances = a.tolerances,
+        .progress = true,
+    };
+    /* the tolerance table is checked even for --list, so a bad file is found early */
+    size_t n_cases = 0;
+    if (bp_conform_list(&opt, a.list ? stdout : NULL, &n_cases) != BP_OK)
+        return cli_error(CMD, "%s", bp_conform_last_error());
+    if (a.list)
+        return CLI_EXIT_OK;
+    if (!a.backend == !a.plugin)
+        return cli_usage_error(CMD, "give exactly one of --backend NAME or --plugin PATH");
+    if (n_cases == 0)
+        return cli_usage_error(CMD, "no case matches the --op patterns (see --list)");
+    return run(&a, &opt);
 }

@@ -72,7 +72,7 @@ static bool parse_version(const char *s, int *out)
     return true;
 }
 
-int bp_cli_cuda_check(int argc, char **argv)
+int cli_cuda_check(int argc, char **argv)
 {
     const char *cc_s = NULL, *sass_s = NULL, *ptx_s = NULL, *allow_s = NULL, *deny_s = NULL;
     const char *drv_s = NULL, *rt_s = NULL;

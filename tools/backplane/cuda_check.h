@@ -7,6 +7,6 @@
  * with the verdict word (native, jit, forced, unsupported), then the reason
  * and the remedy. Exit status: 0 when the device could run this build, 1 when
  * not, 2 on a usage error. */
-int bp_cli_cuda_check(int argc, char **argv);
+int cli_cuda_check(int argc, char **argv);
 
 #endif

@@ -161,53 +161,8 @@ static void probe_default(void *arg)
     (void)bp_backend_default(arg, &be);
 }
 
-/* Returns BP_OK or BP_ERR_OUT_OF_MEMORY (host allocation); every library
- * failure is recorded in the report instead. */
-static bp_status gather(bp_context *ctx, report *r)
+static bp_status gather_settings(bp_context *ctx, report *r)
 {
-    r->config_path = bp_context_config_path(ctx);
-    r->log_level = bp_context_log_level(ctx);
-
-    r->n_plugins = bp_context_plugin_count(ctx);
-    if (r->n_plugins) {
-        r->plugins = calloc(r->n_plugins, sizeof *r->plugins);
-        if (!r->plugins)
-            return BP_ERR_OUT_OF_MEMORY;
-    }
-    for (size_t i = 0; i < r->n_plugins; i++) {
-        plugin_entry *p = &r->plugins[i];
-        p->rec.struct_size = sizeof p->rec;
-        p->rec_status = bp_context_plugin(ctx, i, &p->rec);
-        if (p->rec_status != BP_OK) {
-            p->rec_error = dup_str(bp_last_error());
-            continue;
-        }
-        if (p->rec.load_tried && !p->rec.loaded)
-            continue; /* rejected already (a duplicate); plugins load when first needed */
-        /* A plugin that crashes while opening would end `info` too: try it
-         * in a child process first, and never open it here if it crashed. */
-        p->crash_signal = cli_isolated_signal(probe_plugin, &(probe_arg){ctx, i});
-        if (p->crash_signal)
-            continue;
-        /* The outcome (opened, device_count, or why not) lands in the record,
-         * so the status itself needs no separate report. */
-        (void)bp_context_plugin_open(ctx, i);
-        p->rec_status = bp_context_plugin(ctx, i, &p->rec);
-        if (p->rec_status != BP_OK) {
-            p->rec_error = dup_str(bp_last_error());
-            continue;
-        }
-        if (!p->rec.opened || p->rec.device_count <= 0)
-            continue;
-        p->devices = calloc((size_t)p->rec.device_count, sizeof *p->devices);
-        if (!p->devices)
-            return BP_ERR_OUT_OF_MEMORY;
-        p->n_devices = p->rec.device_count;
-        for (int32_t d = 0; d < p->n_devices; d++)
-            gather_device(ctx, p->rec.name, d, &p->devices[d]);
-    }
-
-    /* Settings last: whether a plugin reads a key is known once it is loaded. */
     r->n_settings = bp_context_setting_count(ctx);
     if (r->n_settings) {
         r->settings = calloc(r->n_settings, sizeof *r->settings);
@@ -224,7 +179,46 @@ static bp_status gather(bp_context *ctx, report *r)
             cli_fail(CMD, "bp_context_setting", st); /* reported, not fatal */
     }
     r->n_settings = kept;
+    return BP_OK;
+}
 
+/* Plugin i's record, and its devices once it opens. */
+static bp_status gather_plugin(bp_context *ctx, size_t i, plugin_entry *p)
+{
+    p->rec.struct_size = sizeof p->rec;
+    p->rec_status = bp_context_plugin(ctx, i, &p->rec);
+    if (p->rec_status != BP_OK) {
+        p->rec_error = dup_str(bp_last_error());
+        return BP_OK;
+    }
+    if (p->rec.load_tried && !p->rec.loaded)
+        return BP_OK;
+    /* A plugin that crashes while opening would end `info` too: try it in a
+     * child process first, and never open it here if it crashed. */
+    p->crash_signal = cli_isolated_signal(probe_plugin, &(probe_arg){ctx, i});
+    if (p->crash_signal)
+        return BP_OK;
+    /* The outcome (opened, device_count, or why not) lands in the record, so
+     * the status itself needs no separate report. */
+    (void)bp_context_plugin_open(ctx, i);
+    p->rec_status = bp_context_plugin(ctx, i, &p->rec);
+    if (p->rec_status != BP_OK) {
+        p->rec_error = dup_str(bp_last_error());
+        return BP_OK;
+    }
+    if (!p->rec.opened || p->rec.device_count <= 0)
+        return BP_OK;
+    p->devices = calloc((size_t)p->rec.device_count, sizeof *p->devices);
+    if (!p->devices)
+        return BP_ERR_OUT_OF_MEMORY;
+    p->n_devices = p->rec.device_count;
+    for (int32_t d = 0; d < p->n_devices; d++)
+        gather_device(ctx, p->rec.name, d, &p->devices[d]);
+    return BP_OK;
+}
+
+static void gather_default(bp_context *ctx, report *r)
+{
     bp_backend *def = NULL;
     /* Every plugin that survived its probe is open by now, so resolving the
      * preference list can only crash on one that did not: probe it then. */
@@ -236,7 +230,7 @@ static bp_status gather(bp_context *ctx, report *r)
         r->default_status = BP_ERR_BACKEND;
         r->default_error = dup_str("resolving the preference list crashed a probe process "
                                    "(a plugin on the list crashes when opened)");
-        return BP_OK;
+        return;
     }
     r->default_status = bp_backend_default(ctx, &def);
     if (r->default_status == BP_OK)
@@ -244,14 +238,35 @@ static bp_status gather(bp_context *ctx, report *r)
     else
         r->default_error = dup_str(bp_last_error());
     r->default_reason = bp_context_default_reason(ctx);
+}
+
+/* Returns BP_OK or BP_ERR_OUT_OF_MEMORY (host allocation); every library
+ * failure is recorded in the report instead. */
+static bp_status gather(bp_context *ctx, report *r)
+{
+    r->config_path = bp_context_config_path(ctx);
+    r->log_level = bp_context_log_level(ctx);
+    r->n_plugins = bp_context_plugin_count(ctx);
+    if (r->n_plugins) {
+        r->plugins = calloc(r->n_plugins, sizeof *r->plugins);
+        if (!r->plugins)
+            return BP_ERR_OUT_OF_MEMORY;
+    }
+    for (size_t i = 0; i < r->n_plugins; i++)
+        if (gather_plugin(ctx, i, &r->plugins[i]) != BP_OK)
+            return BP_ERR_OUT_OF_MEMORY;
+    /* settings after the plugins: whether a plugin reads a key is known once
+     * it is loaded (bp_setting.used) */
+    if (gather_settings(ctx, r) != BP_OK)
+        return BP_ERR_OUT_OF_MEMORY;
+    gather_default(ctx, r);
     return BP_OK;
 }
 
 /* ---- text ----------------------------------------------------------------- */
 
-static void print_text(const report *r)
+static void text_header(const report *r)
 {
-    char b1[32], b2[32], b3[32], b4[32];
     printf("backplane %s (plugin ABI %d.%d)\n", bp_version(), BP_ABI_MAJOR, BP_ABI_MINOR);
     printf("config:    %s\n", r->config_path ? r->config_path : "built-in defaults");
     printf("log level: %s\n", log_level_name(r->log_level));
@@ -260,7 +275,11 @@ static void print_text(const report *r)
         if (v)
             printf("env:       %s=%s\n", ENV_VARS[i], v);
     }
+}
 
+/* One setting per line, origins aligned (up to a point). */
+static void text_settings(const report *r)
+{
     printf("\nsettings (%zu):\n", r->n_settings);
     int width = 0;
     for (size_t i = 0; i < r->n_settings; i++) {
@@ -281,90 +300,117 @@ static void print_text(const report *r)
                w < width ? width - w : 0, "", s->origin,
                s->used ? "" : "  UNUSED: no installed plugin reads this key");
     }
+}
 
-    printf("\nplugins (%zu):\n", r->n_plugins);
-    if (r->n_plugins == 0)
-        printf("  none found\n");
-    for (size_t i = 0; i < r->n_plugins; i++) {
-        const plugin_entry *p = &r->plugins[i];
-        if (p->rec_status != BP_OK) {
-            printf("  #%zu: record unavailable: %s: %s\n", i, bp_status_string(p->rec_status),
-                   p->rec_error ? p->rec_error : "");
-            continue;
-        }
-        const bp_plugin_record *rec = &p->rec;
-        printf("  %s", rec->name);
-        if (rec->version && rec->version[0])
-            printf(" %s", rec->version);
-        if (rec->loaded)
-            printf(" (ABI %u.%u)", (unsigned)rec->abi_major, (unsigned)rec->abi_minor);
-        if (p->crash_signal)
-            printf(": CRASHED while loading or opening (signal %d, %s); not opened here",
-                   p->crash_signal, cli_signal_name(p->crash_signal));
-        else if (!rec->loaded)
-            printf(": rejected");
-        else if (!rec->opened)
-            printf(": loaded, failed to open");
-        else
-            printf(": loaded, opened, %d device%s", (int)rec->device_count,
-                   rec->device_count == 1 ? "" : "s");
-        printf("\n    file:   %s\n", rec->path ? rec->path : "?");
-        for (const bp_config_key *k = rec->config_keys; k && k->name; k++)
-            printf("    key [backend.%s] %s: %s (default: %s)\n", rec->name, k->name,
-                   k->help ? k->help : "", k->default_value ? k->default_value : "unset");
-        if (!rec->loaded || (!rec->opened && !p->crash_signal)) {
-            printf("    reason: %s\n", bp_status_string(rec->status));
-            cli_print_block(stdout, rec->message, "      ");
-        }
-        for (int32_t d = 0; d < p->n_devices; d++) {
-            const device_entry *dv = &p->devices[d];
-            printf("    device %s", dv->backend);
-            if (dv->get_status != BP_OK) {
-                printf(": unavailable (%s)\n", bp_status_string(dv->get_status));
-                cli_print_block(stdout, dv->get_error, "      ");
-                continue;
-            }
-            if (dv->info_status == BP_OK) {
-                printf(": %s%s\n", dv->info.name,
-                       dv->info.host_addressable ? " (host-addressable)" : "");
-                if (dv->info.detail[0])
-                    printf("      %s\n", dv->info.detail);
-            } else {
-                printf(": device info failed: %s: %s\n", bp_status_string(dv->info_status),
-                       dv->info_error ? dv->info_error : "");
-            }
-            if (dv->mem_status == BP_OK) {
-                printf("      memory: %s in use, %s reserved",
-                       cli_format_bytes(dv->mem.used, b1, sizeof b1),
-                       cli_format_bytes(dv->mem.reserved, b2, sizeof b2));
-                if (dv->mem.device_total)
-                    printf(", %s free of %s", cli_format_bytes(dv->mem.device_free, b3, sizeof b3),
-                           cli_format_bytes(dv->mem.device_total, b4, sizeof b4));
-                printf("\n");
-            } else if (dv->mem_status == BP_ERR_UNSUPPORTED_OP) {
-                printf("      memory: not reported by this backend\n");
-            } else {
-                printf("      memory: %s: %s\n", bp_status_string(dv->mem_status),
-                       dv->mem_error ? dv->mem_error : "");
-            }
-        }
+static void text_memory(const device_entry *dv)
+{
+    char b1[32], b2[32], b3[32], b4[32];
+    if (dv->mem_status == BP_OK) {
+        printf("      memory: %s in use, %s reserved", cli_format_bytes(dv->mem.used, b1, sizeof b1),
+               cli_format_bytes(dv->mem.reserved, b2, sizeof b2));
+        if (dv->mem.device_total)
+            printf(", %s free of %s", cli_format_bytes(dv->mem.device_free, b3, sizeof b3),
+                   cli_format_bytes(dv->mem.device_total, b4, sizeof b4));
+        printf("\n");
+    } else if (dv->mem_status == BP_ERR_UNSUPPORTED_OP) {
+        printf("      memory: not reported by this backend\n");
+    } else {
+        printf("      memory: %s: %s\n", bp_status_string(dv->mem_status),
+               dv->mem_error ? dv->mem_error : "");
     }
+}
 
+static void text_device(const device_entry *dv)
+{
+    printf("    device %s", dv->backend);
+    if (dv->get_status != BP_OK) {
+        printf(": unavailable (%s)\n", bp_status_string(dv->get_status));
+        cli_print_block(stdout, dv->get_error, "      ");
+        return;
+    }
+    if (dv->info_status == BP_OK) {
+        printf(": %s%s\n", dv->info.name, dv->info.host_addressable ? " (host-addressable)" : "");
+        if (dv->info.detail[0])
+            printf("      %s\n", dv->info.detail);
+    } else {
+        printf(": device info failed: %s: %s\n", bp_status_string(dv->info_status),
+               dv->info_error ? dv->info_error : "");
+    }
+    text_memory(dv);
+}
+
+/* "name version (ABI x.y): state" */
+static void text_plugin_state(const plugin_entry *p)
+{
+    const bp_plugin_record *rec = &p->rec;
+    printf("  %s", rec->name);
+    if (rec->version && rec->version[0])
+        printf(" %s", rec->version);
+    if (rec->loaded)
+        printf(" (ABI %u.%u)", (unsigned)rec->abi_major, (unsigned)rec->abi_minor);
+    if (p->crash_signal)
+        printf(": CRASHED while loading or opening (signal %d, %s); not opened here",
+               p->crash_signal, cli_signal_name(p->crash_signal));
+    else if (!rec->loaded)
+        printf(": rejected");
+    else if (!rec->opened)
+        printf(": loaded, failed to open");
+    else
+        printf(": loaded, opened, %d device%s", (int)rec->device_count,
+               rec->device_count == 1 ? "" : "s");
+}
+
+static void text_plugin(size_t i, const plugin_entry *p)
+{
+    if (p->rec_status != BP_OK) {
+        printf("  #%zu: record unavailable: %s: %s\n", i, bp_status_string(p->rec_status),
+               p->rec_error ? p->rec_error : "");
+        return;
+    }
+    const bp_plugin_record *rec = &p->rec;
+    text_plugin_state(p);
+    printf("\n    file:   %s\n", rec->path ? rec->path : "?");
+    for (const bp_config_key *k = rec->config_keys; k && k->name; k++)
+        printf("    key [backend.%s] %s: %s (default: %s)\n", rec->name, k->name,
+               k->help ? k->help : "", k->default_value ? k->default_value : "unset");
+    if (!rec->loaded || (!rec->opened && !p->crash_signal)) {
+        printf("    reason: %s\n", bp_status_string(rec->status));
+        cli_print_block(stdout, rec->message, "      ");
+    }
+    for (int32_t d = 0; d < p->n_devices; d++)
+        text_device(&p->devices[d]);
+}
+
+static void text_default(const report *r)
+{
     printf("\ndefault backend: ");
     if (r->default_status == BP_OK) {
         printf("%s\n", r->default_name ? r->default_name : "?");
         cli_print_block(stdout, r->default_reason, "  ");
-    } else {
-        /* The error already carries the reason for each candidate. */
-        printf("none (%s)\n", bp_status_string(r->default_status));
-        cli_print_block(stdout, r->default_error, "  ");
-        if (r->default_reason && r->default_error && !strstr(r->default_error, r->default_reason))
-            cli_print_block(stdout, r->default_reason, "  ");
+        return;
     }
+    /* The error already carries the reason for each candidate. */
+    printf("none (%s)\n", bp_status_string(r->default_status));
+    cli_print_block(stdout, r->default_error, "  ");
+    if (r->default_reason && r->default_error && !strstr(r->default_error, r->default_reason))
+        cli_print_block(stdout, r->default_reason, "  ");
+}
+
+static void print_text(const report *r)
+{
+    text_header(r);
+    text_settings(r);
+    printf("\nplugins (%zu):\n", r->n_plugins);
+    if (r->n_plugins == 0)
+        printf("  none found\n");
+    for (size_t i = 0; i < r->n_plugins; i++)
+        text_plugin(i, &r->plugins[i]);
+    text_default(r);
 }
 
 /* ---- JSON ----------------------------------------------------------------- */
 
+/* "key": "BP_X" and, when not BP_OK, "key_error": "...". */
 static void json_status(const char *key, bp_status st, const char *error)
 {
     printf("\"%s\": ", key);
@@ -375,15 +421,15 @@ static void json_status(const char *key, bp_status st, const char *error)
     }
 }
 
-static void print_json(const report *r)
+/* ", \"key\": " then the string value. */
+static void json_member(const char *key, const char *value)
 {
-    printf("{\n  \"version\": ");
-    cli_json_string(stdout, bp_version());
-    printf(",\n  \"abi\": {\"major\": %d, \"minor\": %d}", BP_ABI_MAJOR, BP_ABI_MINOR);
-    printf(",\n  \"config\": ");
-    cli_json_string(stdout, r->config_path); /* null: built-in defaults */
-    printf(",\n  \"log_level\": ");
-    cli_json_string(stdout, log_level_name(r->log_level));
+    printf(", \"%s\": ", key);
+    cli_json_string(stdout, value);
+}
+
+static void json_environment(void)
+{
     printf(",\n  \"environment\": {");
     bool first = true;
     for (size_t i = 0; i < N_ENV_VARS; i++) {
@@ -397,100 +443,100 @@ static void print_json(const report *r)
         cli_json_string(stdout, v);
     }
     printf("}");
+}
 
+static void json_settings(const report *r)
+{
     printf(",\n  \"settings\": [");
     for (size_t i = 0; i < r->n_settings; i++) {
         const bp_setting *s = &r->settings[i];
         printf("%s\n    {\"section\": ", i ? "," : "");
         cli_json_string(stdout, s->section);
-        printf(", \"key\": ");
-        cli_json_string(stdout, s->key);
-        printf(", \"value\": ");
-        cli_json_string(stdout, s->value);
-        printf(", \"origin\": ");
-        cli_json_string(stdout, s->origin);
+        json_member("key", s->key);
+        json_member("value", s->value);
+        json_member("origin", s->origin);
         printf(", \"used\": %s}", s->used ? "true" : "false");
     }
     printf("%s]", r->n_settings ? "\n  " : "");
+}
 
-    printf(",\n  \"plugins\": [");
-    for (size_t i = 0; i < r->n_plugins; i++) {
-        const plugin_entry *p = &r->plugins[i];
-        const bp_plugin_record *rec = &p->rec;
-        printf("%s\n    {", i ? "," : "");
-        if (p->rec_status != BP_OK) {
-            json_status("record", p->rec_status, p->rec_error);
-            printf("}");
-            continue;
+static void json_device(const device_entry *dv, bool first)
+{
+    printf("%s\n       {\"backend\": ", first ? "" : ",");
+    cli_json_string(stdout, dv->backend);
+    printf(", ");
+    json_status("status", dv->get_status, dv->get_error);
+    if (dv->get_status == BP_OK) {
+        printf(",\n        \"info\": ");
+        if (dv->info_status == BP_OK) {
+            printf("{\"name\": ");
+            cli_json_string(stdout, dv->info.name);
+            json_member("detail", dv->info.detail);
+            printf(", \"host_addressable\": %s}", dv->info.host_addressable ? "true" : "false");
+        } else {
+            printf("null, ");
+            json_status("info_status", dv->info_status, dv->info_error);
         }
-        printf("\"name\": ");
-        cli_json_string(stdout, rec->name);
-        printf(", \"path\": ");
-        cli_json_string(stdout, rec->path);
-        printf(", \"version\": ");
-        cli_json_string(stdout, rec->version);
-        printf(",\n     \"loaded\": %s, \"opened\": %s", rec->loaded ? "true" : "false",
-               rec->opened ? "true" : "false");
-        if (p->crash_signal) {
-            printf(", \"crashed\": {\"signal\": %d, \"name\": ", p->crash_signal);
-            cli_json_string(stdout, cli_signal_name(p->crash_signal));
-            printf("}");
+        printf(",\n        \"memory\": ");
+        if (dv->mem_status == BP_OK) {
+            printf("{\"used\": %" PRIu64 ", \"reserved\": %" PRIu64 ", \"device_free\": %" PRIu64
+                   ", \"device_total\": %" PRIu64 "}",
+                   dv->mem.used, dv->mem.reserved, dv->mem.device_free, dv->mem.device_total);
+        } else {
+            printf("null, ");
+            json_status("memory_status", dv->mem_status,
+                        dv->mem_error ? dv->mem_error : "not reported by this backend");
         }
-        printf(", \"status\": ");
-        cli_json_string(stdout, bp_status_string(rec->status));
-        printf(", \"message\": ");
-        cli_json_string(stdout, rec->message ? rec->message : "");
-        printf(",\n     \"abi\": {\"major\": %u, \"minor\": %u}, \"device_count\": %d",
-               (unsigned)rec->abi_major, (unsigned)rec->abi_minor, (int)rec->device_count);
-        printf(",\n     \"config_keys\": [");
-        for (const bp_config_key *k = rec->config_keys; k && k->name; k++) {
-            printf("%s{\"name\": ", k == rec->config_keys ? "" : ", ");
-            cli_json_string(stdout, k->name);
-            printf(", \"help\": ");
-            cli_json_string(stdout, k->help ? k->help : "");
-            printf(", \"default\": ");
-            cli_json_string(stdout, k->default_value ? k->default_value : "");
-            printf("}");
-        }
-        printf("]");
-        printf(",\n     \"devices\": [");
-        for (int32_t d = 0; d < p->n_devices; d++) {
-            const device_entry *dv = &p->devices[d];
-            printf("%s\n       {\"backend\": ", d ? "," : "");
-            cli_json_string(stdout, dv->backend);
-            printf(", ");
-            json_status("status", dv->get_status, dv->get_error);
-            if (dv->get_status == BP_OK) {
-                printf(",\n        \"info\": ");
-                if (dv->info_status == BP_OK) {
-                    printf("{\"name\": ");
-                    cli_json_string(stdout, dv->info.name);
-                    printf(", \"detail\": ");
-                    cli_json_string(stdout, dv->info.detail);
-                    printf(", \"host_addressable\": %s}",
-                           dv->info.host_addressable ? "true" : "false");
-                } else {
-                    printf("null, ");
-                    json_status("info_status", dv->info_status, dv->info_error);
-                }
-                printf(",\n        \"memory\": ");
-                if (dv->mem_status == BP_OK) {
-                    printf("{\"used\": %" PRIu64 ", \"reserved\": %" PRIu64
-                           ", \"device_free\": %" PRIu64 ", \"device_total\": %" PRIu64 "}",
-                           dv->mem.used, dv->mem.reserved, dv->mem.device_free,
-                           dv->mem.device_total);
-                } else {
-                    printf("null, ");
-                    json_status("memory_status", dv->mem_status,
-                                dv->mem_error ? dv->mem_error : "not reported by this backend");
-                }
-            }
-            printf("}");
-        }
-        printf("%s]}", p->n_devices ? "\n     " : "");
     }
-    printf("%s]", r->n_plugins ? "\n  " : "");
+    printf("}");
+}
 
+static void json_config_keys(const bp_plugin_record *rec)
+{
+    printf(",\n     \"config_keys\": [");
+    for (const bp_config_key *k = rec->config_keys; k && k->name; k++) {
+        printf("%s{\"name\": ", k == rec->config_keys ? "" : ", ");
+        cli_json_string(stdout, k->name);
+        json_member("help", k->help ? k->help : "");
+        json_member("default", k->default_value ? k->default_value : "");
+        printf("}");
+    }
+    printf("]");
+}
+
+static void json_plugin(const plugin_entry *p, bool first)
+{
+    const bp_plugin_record *rec = &p->rec;
+    printf("%s\n    {", first ? "" : ",");
+    if (p->rec_status != BP_OK) {
+        json_status("record", p->rec_status, p->rec_error);
+        printf("}");
+        return;
+    }
+    printf("\"name\": ");
+    cli_json_string(stdout, rec->name);
+    json_member("path", rec->path);
+    json_member("version", rec->version);
+    printf(",\n     \"loaded\": %s, \"opened\": %s", rec->loaded ? "true" : "false",
+           rec->opened ? "true" : "false");
+    if (p->crash_signal) {
+        printf(", \"crashed\": {\"signal\": %d, \"name\": ", p->crash_signal);
+        cli_json_string(stdout, cli_signal_name(p->crash_signal));
+        printf("}");
+    }
+    json_member("status", bp_status_string(rec->status));
+    json_member("message", rec->message ? rec->message : "");
+    printf(",\n     \"abi\": {\"major\": %u, \"minor\": %u}, \"device_count\": %d",
+           (unsigned)rec->abi_major, (unsigned)rec->abi_minor, (int)rec->device_count);
+    json_config_keys(rec);
+    printf(",\n     \"devices\": [");
+    for (int32_t d = 0; d < p->n_devices; d++)
+        json_device(&p->devices[d], d == 0);
+    printf("%s]}", p->n_devices ? "\n     " : "");
+}
+
+static void json_default(const report *r)
+{
     printf(",\n  \"default_backend\": ");
     if (r->default_status == BP_OK) {
         printf("{\"name\": ");
@@ -503,6 +549,24 @@ static void print_json(const report *r)
     }
     printf(",\n  \"default_reason\": ");
     cli_json_string(stdout, r->default_reason ? r->default_reason : "");
+}
+
+static void print_json(const report *r)
+{
+    printf("{\n  \"version\": ");
+    cli_json_string(stdout, bp_version());
+    printf(",\n  \"abi\": {\"major\": %d, \"minor\": %d}", BP_ABI_MAJOR, BP_ABI_MINOR);
+    printf(",\n  \"config\": ");
+    cli_json_string(stdout, r->config_path); /* null: built-in defaults */
+    printf(",\n  \"log_level\": ");
+    cli_json_string(stdout, log_level_name(r->log_level));
+    json_environment();
+    json_settings(r);
+    printf(",\n  \"plugins\": [");
+    for (size_t i = 0; i < r->n_plugins; i++)
+        json_plugin(&r->plugins[i], i == 0);
+    printf("%s]", r->n_plugins ? "\n  " : "");
+    json_default(r);
     printf("\n}\n");
 }
 

@@ -4,8 +4,6 @@
  * define it in tools/backplane/NAME.c (tools/CMakeLists.txt picks up every
  * .c here) and add one row to `commands` below. */
 #include "cli.h"
-#include "bench.h"
-#include "conform.h"
 #include "cuda_check.h"
 
 #include <errno.h>
@@ -27,16 +25,15 @@ typedef struct cli_command {
     const char *summary; /* one line for `backplane --help` */
 } cli_command;
 
-/* The command table: one row per subcommand, in the order --help lists them.
- * (Planned: bench, conform, cuda-check.) */
+/* The command table: one row per subcommand, in the order --help lists them. */
 static const cli_command commands[] = {
     {"info", cli_info, "show the version, configuration, plugins, devices and default backend"},
     {"demo", cli_demo, "train a small MLP on synthetic data with the library's ops"},
     {"inspect", cli_inspect, "list the tensors and metadata of a safetensors checkpoint"},
-    {"bench", bp_cli_bench, "time ops per backend (median of repetitions; no pass/fail)"},
-    {"conform", bp_cli_conform,
+    {"bench", cli_bench, "time ops per backend (median of repetitions; no pass/fail)"},
+    {"conform", cli_conform,
      "run the conformance suite against a backend or plugin file (op x dtype, contract)"},
-    {"cuda-check", bp_cli_cuda_check,
+    {"cuda-check", cli_cuda_check,
      "would this build's cuda plugin run on a GPU of compute capability X.Y? (no GPU needed)"},
 };
 

@@ -1,12 +1,14 @@
-/* The cast rules of ops.h / DESIGN.md written out in plain C, shared by
- * `backplane conform` and the op tests' oracle so that both check the library
- * against one independent statement of them (never the library's own
- * conversions): NaN -> 0 for integers (true for bool), float -> int truncates
+/* The cast rules of ops.h / DESIGN.md written out in plain C: the oracle's
+ * own, exact statement of them, so that `backplane conform` and the op tests
+ * check the library against an independent one (never the library's own
+ * conversions in <backplane/cast.h>): NaN -> 0 for integers (true for bool), float -> int truncates
  * toward zero, out-of-range values saturate, float -> bool is x != 0, floats
  * round to nearest even (overflow gives infinity), f16/bf16 bit layouts. */
 #include <math.h>
+#include <string.h>
 
-#include "conform_rules.h"
+#include "cast_rules.h"
+#include "independent.h"
 
 int64_t cf_int_min(bp_dtype dt)
 {

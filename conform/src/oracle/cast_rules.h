@@ -1,6 +1,7 @@
-/* The cast rules as an independent host reference (see conform_rules.c). */
-#ifndef BP_CONFORM_RULES_H
-#define BP_CONFORM_RULES_H
+/* The cast rules as the oracle states them (see cast_rules.c): independent of
+ * the library's <backplane/cast.h>, which they check. */
+#ifndef BP_CONFORM_CAST_RULES_H
+#define BP_CONFORM_CAST_RULES_H
 
 #include <stdint.h>
 

@@ -1,4 +1,4 @@
-/* backplane conform: the one table of cases.
+/* The one table of cases.
  *
  * Every op of BP_OP_LIST, every dtype it accepts (ops.h), shapes chosen to hit
  * the edges: rank 0, zero elements, size-1 and broadcast dimensions, lengths
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conform.h"
+#include "internal.h"
 
 /* Sizes just past blas_cpu's threading grains (BPC_GRAIN_LIGHT / _HEAVY). */
 #define BIG_LIGHT "65537"
@@ -23,13 +23,11 @@ typedef struct builder {
     bool oom;
 } builder;
 
-static const bp_dtype ALL[] = {BP_BOOL, BP_U8, BP_I8, BP_I32, BP_I64, BP_F16, BP_BF16, BP_F32, BP_F64};
-static const bp_dtype NUMERIC[] = {BP_U8, BP_I8, BP_I32, BP_I64, BP_F16, BP_BF16, BP_F32, BP_F64};
-static const bp_dtype FLOATS[] = {BP_F16, BP_BF16, BP_F32, BP_F64};
+/* The oracle's dtype sets (oracle/dtypes.c), and bool alone. */
+#define ALL cf_all_dtypes
+#define NUMERIC cf_numeric_dtypes
+#define FLOATS cf_float_dtypes
 static const bp_dtype BOOLS[] = {BP_BOOL};
-#define SET(a) a, (int)(sizeof(a) / sizeof((a)[0]))
-
-static bool is_float(bp_dtype dt) { return dt == BP_F16 || dt == BP_BF16 || dt == BP_F32 || dt == BP_F64; }
 
 /* "2,1,5;3,1" -> operands; "()" or "" is rank 0. */
 static int parse_shapes(const char *spec, cf_case *c)
@@ -158,7 +156,7 @@ static void unary_cases(builder *b)
         for (int t = 0; t < ndt; t++) {
             bp_dtype dt = dts[t];
             double lo = u->lo, hi = u->hi;
-            if (!is_float(dt))
+            if (!cf_is_float(dt))
                 int_range(dt, &lo, &hi);
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
                 add(b, u->op, name, dt, shapes[s], CF_RANDOM, lo, hi, 0);
@@ -191,10 +189,10 @@ static void binary_cases(builder *b)
                 double lo = -100, hi = 100, lo2 = -100, hi2 = 100;
                 cf_data data = CF_RANDOM;
                 if (op == BP_OP_POW) {
-                    lo = is_float(dt) ? 0.1 : -4;
-                    hi = is_float(dt) ? 10 : 4;
-                    lo2 = is_float(dt) ? -3 : -3;
-                    hi2 = is_float(dt) ? 3 : 12;
+                    lo = cf_is_float(dt) ? 0.1 : -4;
+                    hi = cf_is_float(dt) ? 10 : 4;
+                    lo2 = cf_is_float(dt) ? -3 : -3;
+                    hi2 = cf_is_float(dt) ? 3 : 12;
                 } else if (op == BP_OP_DIV || op == BP_OP_MOD) {
                     lo2 = -12;
                     hi2 = 12;
@@ -203,7 +201,7 @@ static void binary_cases(builder *b)
                     lo = lo2 = -3;
                     hi = hi2 = 3;
                 }
-                if (!is_float(dt)) {
+                if (!cf_is_float(dt)) {
                     int_range(dt, &lo, &hi);
                     int_range(dt, &lo2, &hi2);
                     if (g == 1)
@@ -239,7 +237,7 @@ static void binary_cases(builder *b)
                 c->dtype2 = BP_BOOL;
                 c->lo[0] = 0;
                 c->hi[0] = 1;
-                if (!is_float(ALL[t]))
+                if (!cf_is_float(ALL[t]))
                     for (int k = 1; k < 3; k++)
                         int_range(ALL[t], &c->lo[k], &c->hi[k]);
             }
@@ -290,9 +288,9 @@ static void reduce_cases(builder *b)
             bp_dtype dt = dts[t];
             double lo = -10, hi = 10;
             if (op == BP_OP_PROD) {
-                lo = is_float(dt) ? 0.9 : 1;
-                hi = is_float(dt) ? 1.1 : 4;
-            } else if (!is_float(dt)) {
+                lo = cf_is_float(dt) ? 0.9 : 1;
+                hi = cf_is_float(dt) ? 1.1 : 4;
+            } else if (!cf_is_float(dt)) {
                 lo = -100;
                 hi = 100;
                 if (dt == BP_I64 || dt == BP_I32) { /* sums that wrap */
@@ -300,7 +298,7 @@ static void reduce_cases(builder *b)
                     hi = (double)cf_int_max(dt) / 2;
                 }
             }
-            if (!is_float(dt))
+            if (!cf_is_float(dt))
                 int_range(dt, &lo, &hi);
             const char *name = bp_op_name(op);
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
@@ -361,7 +359,7 @@ static void matmul_cases(builder *b)
                                    "2,1,3,4;5,4,6", "1,7;7,1", "64,257;257,65", "3,1,1;1,1,3"};
     for (int t = 0; t < 8; t++) {
         bp_dtype dt = NUMERIC[t];
-        double lo = is_float(dt) ? -1 : -100, hi = is_float(dt) ? 1 : 100;
+        double lo = cf_is_float(dt) ? -1 : -100, hi = cf_is_float(dt) ? 1 : 100;
         int_range(dt, &lo, &hi);
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             add(b, BP_OP_MATMUL, "matmul", dt, shapes[s], CF_RANDOM, lo, hi, 0);
@@ -479,7 +477,7 @@ static void movement_cases(builder *b)
             static const char *cs[] = {"33", BIG_LIGHT};
             for (int s = 0; s < 3; s++) {
                 cf_case *c = s < 2 ? add(b, BP_OP_CAST, "cast", dt, cs[s], CF_RANDOM,
-                                         is_float(dt) ? -300 : lo, is_float(dt) ? 300 : hi, 0)
+                                         cf_is_float(dt) ? -300 : lo, cf_is_float(dt) ? 300 : hi, 0)
                                    : add(b, BP_OP_CAST, "cast", dt, "0", CF_SPECIAL, 0, 0, 0);
                 if (c) {
                     c->dtype2 = ALL[u];

@@ -1,15 +1,23 @@
-/* backplane conform: the cross-backend conformance suite (see conform.c).
+/* libbackplane_conform internals: what the files of conform/src/ share (the
+ * public API is include/backplane/conform.h; cf_ names are internal).
  *
- * The suite is split by concern:
- *   conform_cases.c   the one table of cases (op x dtype x shape x data)
- *   conform_oracle.c  host arrays, the cast rules and the double oracle
- *   conform_tol.c     the tolerance file (embedded at build time) and comparison
- *   conform_exec.c    running one case in the worker against the backend
- *   conform_run.c     worker processes, the result pipe, crash/timeout isolation
- *   conform_report.c  JSON lines, the summary, the Markdown matrices
- *   conform.c         the command line */
-#ifndef BACKPLANE_CONFORM_H
-#define BACKPLANE_CONFORM_H
+ *   api.c            the bp_conform_* functions: options, selection, results
+ *   error.c          bp_conform_last_error
+ *   cases.c          the one table of cases (op x dtype x shape x data)
+ *   case_oracle.c    a case's parameters handed to the oracle
+ *   oracle/          the oracle, shared with the op tests (oracle/oracle.h)
+ *   tolerances.c     the tolerance file (embedded at build time)
+ *   compare.c        a result against the oracle, within a tolerance
+ *   inputs.c         a case's inputs: special values, random data, tensors
+ *   exec.c           running one case in the worker against the backend
+ *   contract.c       the plugin-contract rows run in the worker
+ *   worker.c         the worker process and its side of the result pipe
+ *   run.c            the parent: workers, the result pipe, crash/timeout isolation
+ *   report.c         totals and the report a person reads
+ *   json.c           JSON lines, written and read back with cJSON
+ *   matrix.c         the Markdown matrices */
+#ifndef BP_CONFORM_INTERNAL_H
+#define BP_CONFORM_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,44 +25,13 @@
 #include <stdio.h>
 
 #include <backplane/backplane.h>
+#include <backplane/conform.h>
 
-#include "conform_rules.h"
-
-/* `backplane conform ...`; argv[0] is "conform". Returns a CLI_EXIT_* code,
- * or CONFORM_EXIT_SKIP when the backend's device is not available here. */
-int bp_cli_conform(int argc, char **argv);
-
-#define CONFORM_EXIT_SKIP 77
+#include "oracle.h"
 
 /* ---- status of one case --------------------------------------------------- */
 typedef enum cf_status { CF_PASS, CF_FAIL, CF_UNSUPPORTED, CF_CRASH, CF_TIMEOUT } cf_status;
 const char *cf_status_name(cf_status s); /* "PASS", "FAIL", ... */
-
-/* ---- host arrays ---------------------------------------------------------- */
-/* Values of one tensor on the host: floats as doubles in f, integers and bools
- * exactly in i (only the one matching dt is allocated). */
-typedef struct cf_array {
-    bp_dtype dt;
-    int32_t rank;
-    int64_t shape[BP_MAX_RANK];
-    int64_t n;
-    double *f;
-    int64_t *i;
-} cf_array;
-
-bool cf_array_init(cf_array *a, bp_dtype dt, int32_t rank, const int64_t *shape);
-void cf_array_free(cf_array *a);
-double cf_get_f(const cf_array *a, int64_t k);   /* any dtype, as a double */
-int64_t cf_get_i(const cf_array *a, int64_t k);  /* any dtype, cast rules for floats */
-void cf_set_f(cf_array *a, int64_t k, double v); /* with the cast rules for ints */
-void cf_set_i(cf_array *a, int64_t k, int64_t v);
-int64_t cf_numel(int32_t rank, const int64_t *shape);
-
-/* The cast rules of ops.h, in plain C (no library arithmetic). */
-
-/* Raw bytes (dtype elements, row-major) <-> host array. */
-void cf_encode(const cf_array *a, void *raw);
-void cf_decode(cf_array *a, const void *raw);
 
 /* ---- the case table --------------------------------------------------------- */
 enum {
@@ -96,15 +73,20 @@ typedef struct cf_tol {
     double value;   /* ULP: ulps; NORM: c in c * K * eps */
     double atol;    /* ULP only: absolute slack (cancellation near zero) */
     int line;       /* line in the tolerance file (0: the built-in default) */
-    const char *reason;
+    const char *reason; /* valid while its table lives */
 } cf_tol;
 
-/* Parse the tolerance text (the embedded file unless text is given); returns
- * false with a message naming the line. */
-bool cf_tol_load(const char *text, const char *origin, char *err, size_t err_size);
+/* A parsed tolerance file: one per run, never global. */
+typedef struct cf_tol_table cf_tol_table;
+
+/* Parse a tolerance file: path, or the embedded table when path is NULL.
+ * NULL on failure, with *status (BP_ERR_IO: unreadable; BP_ERR_FORMAT: a bad
+ * line, named as "FILE:LINE: ..."; BP_ERR_OUT_OF_MEMORY) and the message. */
+cf_tol_table *cf_tol_load(const char *path, bp_status *status, char *err, size_t err_size);
+void cf_tol_free(cf_tol_table *t);
 /* The first entry matching op name and dtype (tf32: the backend computes f32
  * matmuls in TF32, so `when=tf32` entries apply). Exact if none matches. */
-cf_tol cf_tol_find(const char *op, bp_dtype dt, bool tf32);
+cf_tol cf_tol_find(const cf_tol_table *t, const char *op, bp_dtype dt, bool tf32);
 /* The embedded tolerance file (generated at build time). */
 extern const char cf_tolerance_text[];
 
@@ -116,15 +98,17 @@ bool cf_compare(const cf_array *got, const cf_array *want, const double *scale, 
                 cf_tol tol, bool tf32, double *max_error, double *tolerance, int64_t *first_bad,
                 char *msg, size_t msg_size);
 
-/* ---- oracle ------------------------------------------------------------------ */
-/* Compute the expected output of case c from its inputs (already decoded from
- * what the backend holds). want is initialised here; scale (NORM ops) is
- * malloc'd or NULL; *k the inner dimension. Returns false if the case is not
- * something the oracle knows (a bug in the table). */
-bool cf_oracle(const cf_case *c, const cf_array *in, int n_in, cf_array *want, double **scale,
-               int64_t *k);
+/* ---- the case's oracle (case_oracle.c) ------------------------------------------ */
+/* The expected output of case c from its inputs (decoded from what the
+ * backend holds), by oracle/oracle.h's contract (want initialised here;
+ * *scale malloc'd for norm-wise ops, else NULL; *k the terms per element).
+ * false if out of memory or the oracle does not know the case (a bug in the
+ * table). */
+bool cf_case_oracle(const cf_case *c, const cf_array *in, int n_in, cf_array *want,
+                    double **scale, int64_t *k);
 
-/* Parameters shared by the runner and the oracle. */
+/* The case's parameters, by its variant (cases.c): shared by the op call in
+ * the worker and the oracle. */
 void cf_reduce_axes(const cf_case *c, int32_t *n_axes, int32_t *axes, bool *keepdims);
 const int32_t *cf_transpose_perm(const cf_case *c); /* NULL: reverse */
 void cf_slice_params(const cf_case *c, int64_t *starts, int64_t *stops, int64_t *steps,
@@ -145,24 +129,47 @@ typedef struct cf_result {
     char message[600];
 } cf_result;
 
+/* Set r->message, printf-style. */
+#define CF_MSG(r, ...) snprintf((r)->message, sizeof (r)->message, __VA_ARGS__)
+
 /* Run one case in the worker (ctx/backend opened there). */
 typedef struct cf_worker_env {
     bp_context *ctx;
     bp_backend *be;
     const char *plugin_path; /* the plugin file, for contract.abi */
     bool tf32;
+    const cf_tol_table *tols;
 } cf_worker_env;
 void cf_exec_case(const cf_worker_env *env, const cf_case *c, cf_result *r);
 
+/* A case's inputs (inputs.c): each operand's tensor on the backend and its
+ * values as the backend holds them. */
+typedef struct cf_operand {
+    bp_tensor *t;
+    cf_array a;
+} cf_operand;
+typedef struct cf_inputs {
+    int n; /* operands of the op call */
+    cf_operand ops[CF_MAX_OPERANDS];
+} cf_inputs;
+/* Make them (false: r says why; nothing is left to free). */
+bool cf_make_inputs(const cf_worker_env *env, const cf_case *c, cf_inputs *in, cf_result *r);
+void cf_inputs_free(cf_inputs *in);
+
+/* The contract rows run in the worker (contract.c). */
+void cf_contract_abi(const cf_worker_env *env, const cf_case *c, cf_result *r);
+void cf_contract_roundtrip(const cf_case *c, const cf_operand *op, cf_result *r);
+
 /* ---- the run ------------------------------------------------------------------ */
 typedef struct cf_options {
-    const char *backend;      /* --backend NAME */
-    const char *plugin;       /* --plugin PATH */
-    const char *config;       /* --config FILE */
+    const char *target;       /* a backend name or a plugin file, for bp_backend_get */
+    const char *plugin_path;  /* target, when it names a file (NULL: found in the records) */
+    const char *config;       /* the workers' ini file, or NULL */
     double timeout;           /* per case, seconds */
-    bool quiet_progress;
+    bool progress;            /* one line per op on stderr */
     bool row_supports;        /* add the contract.supports row (parent-side) */
     bool row_stdout;          /* add the contract.stdout row (parent-side) */
+    const cf_tol_table *tols;
 } cf_options;
 
 typedef struct cf_run {
@@ -175,19 +182,51 @@ typedef struct cf_run {
     char open_message[1024];
 } cf_run;
 
-/* Run the selected cases (indices into cases) in worker processes. */
+/* Run the selected cases (indices into cases) in worker processes (run.c).
+ * false when a worker could not be started (no pipe, no fork). */
 bool cf_run_cases(const cf_options *opt, const cf_case *cases, const int *selected, size_t n_sel,
                   cf_run *run);
+/* A worker process (worker.c, which documents the result-pipe protocol):
+ * runs the selected cases from `from` on, writes to wfd; never returns. */
+_Noreturn void cf_worker_main(const cf_options *opt, const cf_case *cases, const int *selected,
+                              size_t from, size_t n_sel, int wfd, int out_fd);
+/* Newlines and tabs in s to spaces: one field of one line. */
+void cf_one_line(char *s);
+
+/* What bp_conform_results holds. */
+struct bp_conform_results {
+    cf_run run;
+};
 
 /* ---- reporting ------------------------------------------------------------------ */
-void cf_write_json_line(FILE *f, const cf_run *run, const cf_result *r);
 /* One line per FAIL / CRASH / TIMEOUT, the per-op summary and the totals. */
 void cf_print_report(FILE *f, const cf_run *run);
 /* Totals; returns true when nothing failed or crashed. */
 bool cf_totals(const cf_run *run, size_t *pass, size_t *fail, size_t *unsup, size_t *crash);
+
+/* Every result as one JSON object per line; false if path cannot be written. */
+bool cf_write_json(const char *path, const cf_run *run);
+/* The fields of one result line that the matrix needs. */
+typedef struct cf_json_row {
+    char backend[64], plugin_version[64], op[48], dtype[16], status[16];
+} cf_json_row;
+/* Parse one line of such a file; false if it is not a result object. */
+bool cf_json_parse_row(const char *line, cf_json_row *row);
+
 /* The op x dtype matrix of one run, as Markdown. */
 bool cf_write_matrix(const char *path, const cf_run *run);
-/* The op x dtype x backend table from JSON-lines files (comma-separated). */
-bool cf_write_matrix_from(const char *path, const char *json_files, char *err, size_t err_size);
+/* The op x backend x dtype table from JSON-lines files. false with *status
+ * and a message naming the file. */
+bool cf_merge_matrix(const char *const *json_paths, size_t n_paths, const char *path,
+                     bp_status *status, char *err, size_t err_size);
+
+/* ---- errors ---------------------------------------------------------------------- */
+/* Set this thread's bp_conform_last_error() and return status. */
+bp_status cf_fail(bp_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void cf_clear_error(void);
 
 #endif

@@ -1,0 +1,210 @@
+/* Elementwise ops: the element oracles (one switch per kind: a new unary or
+ * binary op is one case here) and the array oracles of the unary, binary,
+ * where and cast families built on them. */
+#include <math.h>
+
+#include "oracle.h"
+#include "independent.h"
+
+/* ---- element oracles ------------------------------------------------------- */
+
+double cf_unary_f(bp_op op, double x)
+{
+    switch (op) {
+    case BP_OP_NEG: return -x;
+    case BP_OP_ABS: return fabs(x);
+    case BP_OP_SIGN: return isnan(x) ? x : x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
+    case BP_OP_EXP: return exp(x);
+    case BP_OP_LOG: return log(x);
+    case BP_OP_SQRT: return sqrt(x);
+    case BP_OP_RSQRT: return 1.0 / sqrt(x);
+    case BP_OP_RECIPROCAL: return 1.0 / x;
+    case BP_OP_SIN: return sin(x);
+    case BP_OP_COS: return cos(x);
+    case BP_OP_TAN: return tan(x);
+    case BP_OP_TANH: return tanh(x);
+    case BP_OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case BP_OP_RELU: return isnan(x) ? x : x > 0 ? x : 0.0;
+    /* ONNX Gelu (approximate = "none"), x/2 (1 + erf(x / sqrt 2)), in the erfc
+     * form that does not cancel for negative x */
+    case BP_OP_GELU: return 0.5 * x * erfc(-x / sqrt(2.0));
+    case BP_OP_ERF: return erf(x);
+    case BP_OP_FLOOR: return floor(x);
+    case BP_OP_CEIL: return ceil(x);
+    case BP_OP_ROUND: return nearbyint(x); /* default rounding mode: half to even */
+    case BP_OP_ISNAN: return isnan(x) ? 1 : 0;
+    case BP_OP_ISINF: return isinf(x) ? 1 : 0;
+    default: return NAN;
+    }
+}
+
+/* -x in two's complement, wrapped to dt: neg(MIN) is MIN. */
+static int64_t wrap_neg(bp_dtype dt, int64_t x)
+{
+    return cf_wrap(dt, (int64_t)(0u - (uint64_t)x));
+}
+
+int64_t cf_unary_i(bp_op op, bp_dtype dt, int64_t x)
+{
+    switch (op) {
+    case BP_OP_NEG: return wrap_neg(dt, x);
+    case BP_OP_ABS: return x < 0 ? wrap_neg(dt, x) : x;
+    case BP_OP_SIGN: return (x > 0) - (x < 0);
+    case BP_OP_RELU: return x > 0 ? x : 0;
+    case BP_OP_LOGICAL_NOT: return !x;
+    default: return 0;
+    }
+}
+
+double cf_binary_f(bp_op op, double a, double b)
+{
+    switch (op) {
+    case BP_OP_ADD: return a + b;
+    case BP_OP_SUB: return a - b;
+    case BP_OP_MUL: return a * b;
+    case BP_OP_DIV: return a / b;
+    case BP_OP_POW: return pow(a, b);
+    case BP_OP_MAXIMUM: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
+    case BP_OP_MINIMUM: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
+    case BP_OP_MOD: { /* ONNX Mod, fmod = 0: the sign of the divisor */
+        double r = fmod(a, b);
+        if (r != 0 && (r < 0) != (b < 0))
+            r += b;
+        return r;
+    }
+    case BP_OP_EQ: return a == b;
+    case BP_OP_NE: return a != b;
+    case BP_OP_LT: return a < b;
+    case BP_OP_LE: return a <= b;
+    case BP_OP_GT: return a > b;
+    case BP_OP_GE: return a >= b;
+    case BP_OP_LOGICAL_AND: return (a != 0) && (b != 0);
+    case BP_OP_LOGICAL_OR: return (a != 0) || (b != 0);
+    case BP_OP_LOGICAL_XOR: return (a != 0) != (b != 0);
+    default: return NAN;
+    }
+}
+
+/* a^b wrapping to dt; a negative exponent gives 0 unless |a| is 1. */
+static int64_t ipow(bp_dtype dt, int64_t a, int64_t b)
+{
+    if (b < 0)
+        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+    uint64_t r = 1, base = (uint64_t)a;
+    uint64_t e = (uint64_t)b;
+    while (e) {
+        if (e & 1u)
+            r *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return cf_wrap(dt, (int64_t)r);
+}
+
+int64_t cf_binary_i(bp_op op, bp_dtype dt, int64_t a, int64_t b)
+{
+    switch (op) {
+    case BP_OP_ADD: return cf_wrap(dt, (int64_t)((uint64_t)a + (uint64_t)b));
+    case BP_OP_SUB: return cf_wrap(dt, (int64_t)((uint64_t)a - (uint64_t)b));
+    case BP_OP_MUL: return cf_wrap(dt, (int64_t)((uint64_t)a * (uint64_t)b));
+    case BP_OP_DIV: /* truncates; x / 0 is 0; MIN / -1 wraps to MIN */
+        if (b == 0)
+            return 0;
+        if (b == -1)
+            return wrap_neg(dt, a);
+        return cf_wrap(dt, a / b);
+    case BP_OP_MOD: { /* the sign of the divisor; x mod 0 and x mod -1 are 0 */
+        if (b == 0 || b == -1)
+            return 0;
+        int64_t r = a % b;
+        if (r != 0 && (r < 0) != (b < 0))
+            r += b;
+        return r;
+    }
+    case BP_OP_POW: return ipow(dt, a, b);
+    case BP_OP_MAXIMUM: return a > b ? a : b;
+    case BP_OP_MINIMUM: return a < b ? a : b;
+    case BP_OP_EQ: return a == b;
+    case BP_OP_NE: return a != b;
+    case BP_OP_LT: return a < b;
+    case BP_OP_LE: return a <= b;
+    case BP_OP_GT: return a > b;
+    case BP_OP_GE: return a >= b;
+    case BP_OP_LOGICAL_AND: return (a != 0) && (b != 0);
+    case BP_OP_LOGICAL_OR: return (a != 0) || (b != 0);
+    case BP_OP_LOGICAL_XOR: return (a != 0) != (b != 0);
+    default: return 0;
+    }
+}
+
+bp_dtype cf_elementwise_dtype(bp_op op, bp_dtype dt)
+{
+    bool to_bool = op == BP_OP_ISNAN || op == BP_OP_ISINF || (op >= BP_OP_EQ && op <= BP_OP_GE);
+    return to_bool ? BP_BOOL : dt;
+}
+
+/* ---- array oracles ---------------------------------------------------------- */
+
+bool cf_oracle_unary(bp_op op, const cf_array *x, cf_array *want)
+{
+    if (!cf_array_init(want, cf_elementwise_dtype(op, x->dt), x->rank, x->shape))
+        return false;
+    for (int64_t k = 0; k < x->n; k++) {
+        if (x->f)
+            cf_set_f(want, k, cf_unary_f(op, x->f[k]));
+        else
+            want->i[k] = cf_unary_i(op, x->dt, x->i[k]);
+    }
+    return true;
+}
+
+bool cf_oracle_binary(bp_op op, const cf_array *a, const cf_array *b, cf_array *want)
+{
+    const cf_array *in[2] = {a, b};
+    int64_t shape[BP_MAX_RANK], idx[BP_MAX_RANK];
+    int32_t rank = cf_broadcast_shape(2, in, shape);
+    if (!cf_array_init(want, cf_elementwise_dtype(op, a->dt), rank, shape))
+        return false;
+    for (int64_t k = 0; k < want->n; k++) {
+        cf_unravel(rank, shape, k, idx);
+        int64_t ia = cf_bcast_index(rank, idx, a->rank, a->shape);
+        int64_t ib = cf_bcast_index(rank, idx, b->rank, b->shape);
+        if (a->f)
+            cf_set_f(want, k, cf_binary_f(op, a->f[ia], b->f[ib]));
+        else
+            want->i[k] = cf_binary_i(op, a->dt, a->i[ia], b->i[ib]);
+    }
+    return true;
+}
+
+bool cf_oracle_where(const cf_array *cond, const cf_array *a, const cf_array *b, cf_array *want)
+{
+    const cf_array *in[3] = {cond, a, b};
+    int64_t shape[BP_MAX_RANK], idx[BP_MAX_RANK];
+    int32_t rank = cf_broadcast_shape(3, in, shape);
+    if (!cf_array_init(want, a->dt, rank, shape))
+        return false;
+    for (int64_t k = 0; k < want->n; k++) {
+        cf_unravel(rank, shape, k, idx);
+        const cf_array *src = cond->i[cf_bcast_index(rank, idx, cond->rank, cond->shape)] ? a : b;
+        int64_t j = cf_bcast_index(rank, idx, src->rank, src->shape);
+        if (want->f)
+            want->f[k] = src->f[j];
+        else
+            want->i[k] = src->i[j];
+    }
+    return true;
+}
+
+bool cf_oracle_cast(const cf_array *x, bp_dtype dtype, cf_array *want)
+{
+    if (!cf_array_init(want, dtype, x->rank, x->shape))
+        return false;
+    for (int64_t k = 0; k < x->n; k++) {
+        if (x->f)
+            cf_set_f(want, k, x->f[k]); /* floats stay unrounded; ints by the cast rules */
+        else
+            cf_set_i(want, k, x->i[k]); /* ints to floats rounded once, from the integer */
+    }
+    return true;
+}
