@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "bpcu.h"
+#include "elem.h"
 
 /* ---- the loops ------------------------------------------------------------ */
 

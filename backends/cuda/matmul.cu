@@ -12,8 +12,7 @@
 #include <string.h>
 
 #include "bpcu.h"
-
-bp_status bpcu_copy_view(bpcu_device *d, const bp_view *src, const bp_view *out);
+#include "elem.h"
 
 /* ---- integers --------------------------------------------------------------- */
 

@@ -1,0 +1,125 @@
+/* device_open/close: each exposed device gets a stream, a stream-ordered
+ * memory pool capped by memory_fraction, a cuBLAS handle and two pinned
+ * staging buffers. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <new>
+
+#include "open.h"
+
+static void device_destroy(bpcu_device *d)
+{
+    cudaSetDevice(d->ordinal);
+    if (d->stream)
+        cudaStreamSynchronize(d->stream);
+    if (d->blas)
+        cublasDestroy(d->blas);
+    for (int k = 0; k < 2; k++) {
+        if (d->stage_done[k])
+            cudaEventDestroy(d->stage_done[k]);
+        if (d->stage[k])
+            cudaFreeHost(d->stage[k]);
+    }
+    if (d->pool)
+        cudaMemPoolDestroy(d->pool);
+    if (d->stream)
+        cudaStreamDestroy(d->stream);
+    cudaGetLastError();
+    d->~bpcu_device();
+    free(d);
+}
+
+/* The stream and the memory pool; *what names the call that failed. */
+static cudaError_t create_stream_and_pool(bpcu_device *d, const char **what)
+{
+    *what = "cudaSetDevice";
+    cudaError_t e = cudaSetDevice(d->ordinal);
+    if (e == cudaSuccess)
+        *what = "cudaStreamCreate", e = cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess) {
+        cudaMemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = d->ordinal;
+        *what = "cudaMemPoolCreate", e = cudaMemPoolCreate(&d->pool, &props);
+    }
+    if (e == cudaSuccess) {
+        /* keep freed memory cached in the pool up to the cap */
+        uint64_t threshold = d->cap;
+        *what = "cudaMemPoolSetAttribute",
+        e = cudaMemPoolSetAttribute(d->pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    }
+    return e;
+}
+
+static cudaError_t create_staging(bpcu_device *d, const char **what)
+{
+    cudaError_t e = cudaSuccess;
+    for (int k = 0; k < 2 && e == cudaSuccess; k++) {
+        *what = "cudaMallocHost", e = cudaMallocHost(&d->stage[k], BPCU_STAGE_BYTES);
+        if (e == cudaSuccess)
+            *what = "cudaEventCreate",
+            e = cudaEventCreateWithFlags(&d->stage_done[k], cudaEventDisableTiming);
+    }
+    return e;
+}
+
+static cublasStatus_t create_blas(bpcu_device *d)
+{
+    cublasStatus_t bs = cublasCreate(&d->blas);
+    if (bs == CUBLAS_STATUS_SUCCESS)
+        bs = cublasSetStream(d->blas, d->stream);
+    if (bs == CUBLAS_STATUS_SUCCESS)
+        /* f16/bf16 outputs: split-K partial sums must stay in the f32
+         * accumulator (by default cuBLAS may reduce them in the 16-bit output
+         * type, rounding more than once) */
+        bs = cublasSetMathMode(d->blas, (cublasMath_t)((d->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                : CUBLAS_DEFAULT_MATH) |
+                                                       CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+    return bs;
+}
+
+bp_status bpcu_device_open(void *state, int32_t index, void **dev)
+{
+    bpcu_state *s = (bpcu_state *)state;
+    if (index < 0 || index >= s->count) {
+        s->host->set_error(s->host->host, "cuda: no device %d (%d exposed)", (int)index, s->count);
+        return BP_ERR_INVALID_ARGUMENT;
+    }
+    const bpcu_devrec *r = &s->dev[index];
+    void *mem = calloc(1, sizeof(bpcu_device));
+    if (!mem) {
+        s->host->set_error(s->host->host, "cuda: out of memory opening device %d", (int)index);
+        return BP_ERR_OUT_OF_MEMORY;
+    }
+    bpcu_device *d = new (mem) bpcu_device();
+    d->host = s->host;
+    d->ordinal = r->ordinal;
+    d->tf32 = s->tf32;
+    d->used.store(0);
+    d->cap = (uint64_t)floor((double)r->total * s->memory_fraction);
+    const char *what = "";
+    cudaError_t e = create_stream_and_pool(d, &what);
+    if (e == cudaSuccess)
+        e = create_staging(d, &what);
+    if (e != cudaSuccess) {
+        s->host->set_error(s->host->host, "cuda: opening device %d: %s: %s", d->ordinal, what,
+                           cudaGetErrorString(e));
+        device_destroy(d);
+        return e == cudaErrorMemoryAllocation ? BP_ERR_OUT_OF_MEMORY : BP_ERR_BACKEND;
+    }
+    cublasStatus_t bs = create_blas(d);
+    if (bs != CUBLAS_STATUS_SUCCESS) {
+        s->host->set_error(s->host->host, "cuda: cuBLAS on device %d: %s", d->ordinal,
+                           cublasGetStatusString(bs));
+        device_destroy(d);
+        return BP_ERR_BACKEND;
+    }
+    *dev = d;
+    return BP_OK;
+}
+
+void bpcu_device_close(void *dev) { device_destroy((bpcu_device *)dev); }
