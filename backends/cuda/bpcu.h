@@ -8,7 +8,8 @@
  *   device.cu      device_open/close: stream, memory pool, cuBLAS, staging
  *   memory.cu      alloc, free, memory_info, scratch
  *   transfer.cu    write, read, synchronize (host <-> device staging)
- *   errors.cu      error reporting and the discipline of every entry
+ *   errors.cu      error reporting, lost devices and the discipline of every entry
+ *   host_copy.cu   staging memcpys on a few threads
  *   index.h/.c     collapsing views, launch geometry;  elem.h  element types
  *   elementwise.cu copy.cu creation.cu gather.cu reduce.cu softmax.cu matmul.cu
  *                  the op entries
@@ -17,7 +18,9 @@
  * pointer, so zero-byte buffers still get unique handles and memory_info can
  * count bytes without asking the driver. Every op is queued on the device's
  * stream and returns at once; read() and synchronize() wait, and report any
- * error of the queued work there with CUDA's text.
+ * error of the queued work there with CUDA's text. A sticky error (the
+ * context cannot recover) marks the device lost: every later call fails
+ * fast with one message naming where it surfaced.
  *
  * Kernels follow the binary backend's arithmetic exactly: the dtype.h and
  * philox.h helpers are compiled for the device too, f16/bf16 compute in f32
@@ -28,8 +31,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <type_traits>
+#include <utility>
 
 /* plugin.h (dtype.h) first: its locals named `half` would shadow cuda_fp16.h's
  * type of that name (-Wshadow) if cuBLAS's headers came first. */
@@ -37,9 +42,11 @@
 #include <backplane/plugin.h>
 
 #include <cublas_v2.h>
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include "cc_check.h"
+#include "host_copy.h"
 #include "index.h"
 
 /* ---- state ---------------------------------------------------------------- */
@@ -50,20 +57,31 @@ typedef struct bpcu_buf {
 } bpcu_buf;
 
 #define BPCU_STAGE_BYTES ((size_t)8 << 20) /* each of the two pinned staging buffers */
+#define BPCU_RECENT 8                      /* op names kept for a lost-device report */
 
 typedef struct bpcu_device {
     const bp_host_api *host;
     int ordinal;                   /* CUDA device number */
     bool tf32;
+    CUcontext ctx;                 /* the device's primary context (retained) */
     cudaStream_t stream;
+    bool pooled;                   /* memory pools supported: else cudaMalloc / cudaFree */
     cudaMemPool_t pool;
+    uint64_t keep;                 /* bytes bp_backend_synchronize trims the pool to */
     uint64_t cap;                  /* memory_fraction of the device's memory */
-    std::atomic<uint64_t> used;
+    std::atomic<uint64_t> used;    /* bytes of live buffers (and of frees that failed) */
     cublasHandle_t blas;
     std::mutex blas_mu;            /* one cuBLAS call at a time on this handle */
     std::mutex stage_mu;           /* the staging buffers */
     void *stage[2];
     cudaEvent_t stage_done[2];     /* the last copy through stage[k] is done */
+    bpcu_copier copier;            /* staging memcpys on several threads */
+    /* A sticky CUDA error (errors.cu): once lost, every entry fails with lost_msg. */
+    std::atomic<bool> lost;
+    std::mutex lost_mu;            /* guards lost_msg and recent */
+    char lost_msg[1024];
+    const char *recent[BPCU_RECENT]; /* ops queued since the last successful synchronisation */
+    uint64_t nrecent;
 } bpcu_device;
 
 /* ---- errors and entries: errors.cu ------------------------------------------- */
@@ -72,12 +90,93 @@ typedef struct bpcu_device {
 bp_status bpcu_fail(bpcu_device *d, bp_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* After queuing work: a launch error (or an earlier asynchronous one) as
- * BP_ERR_BACKEND naming what, else BP_OK. */
-bp_status bpcu_check_launch(bpcu_device *d, const char *what);
+/* A failed CUDA call of the current entry: the detail (fmt, then CUDA's
+ * name and text for e) and its status. An error CUDA documents as sticky
+ * marks d lost (the message names the entry it surfaced in and the ops
+ * queued before it) and every later entry fails with that message. */
+bp_status bpcu_cuda_fail(bpcu_device *d, cudaError_t e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-/* Make the calling thread's current device d's. */
-bp_status bpcu_enter(bpcu_device *d);
+/* Mark d lost if e is sticky (without reporting anything); true if so. For
+ * the entries that cannot return an error (free). */
+bool bpcu_note_lost(bpcu_device *d, cudaError_t e);
+
+/* A launch's status (from bpcu_launch) as BP_OK or bpcu_cuda_fail's. */
+static inline bp_status bpcu_launched(bpcu_device *d, cudaError_t e, const char *what)
+{
+    return e == cudaSuccess ? BP_OK : bpcu_cuda_fail(d, e, "%s", what);
+}
+
+/* A successful synchronisation: ops queued so far are known to be fine. */
+void bpcu_synced(bpcu_device *d);
+
+/* The caller's current CUDA context, put back when this goes out of scope
+ * (exactly, NULL included: cudaSetDevice could not restore "none"), and the
+ * caller's last-error slot left as the caller left it (for the lifecycle
+ * entries, which have no device yet; bpcu_scope does both for the others). */
+class bpcu_ctx_guard {
+  public:
+    bpcu_ctx_guard();
+    ~bpcu_ctx_guard();
+    bpcu_ctx_guard(const bpcu_ctx_guard &) = delete;
+    bpcu_ctx_guard &operator=(const bpcu_ctx_guard &) = delete;
+
+  private:
+    CUcontext saved_;
+    bool have_, clean_;
+};
+
+/* What every device entry does first and last (errors.cu says why):
+ *
+ *     bpcu_scope in(d, "matmul");
+ *     if (in.status != BP_OK)
+ *         return in.status;
+ *
+ * fails fast when d is lost, makes d's context current and puts the
+ * caller's back, and leaves the caller's pending CUDA error alone. */
+class bpcu_scope {
+  public:
+    /* queues: the entry queues device work (an op, a write), named in a
+     * lost-device report */
+    bpcu_scope(bpcu_device *d, const char *op, bool queues = true);
+    ~bpcu_scope();
+    bpcu_scope(const bpcu_scope &) = delete;
+    bpcu_scope &operator=(const bpcu_scope &) = delete;
+    bp_status status;
+
+  private:
+    bpcu_device *d_;
+    CUcontext saved_;
+    bool switched_, clean_;
+    const char *outer_op_;
+};
+
+/* The driver calls the plugin needs, found through the runtime (so the
+ * plugin does not link libcuda): NULL members if unavailable. */
+typedef struct bpcu_driver {
+    CUresult (*ctx_get)(CUcontext *);
+    CUresult (*ctx_set)(CUcontext);
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*primary_retain)(CUcontext *, CUdevice);
+    CUresult (*primary_release)(CUdevice);
+} bpcu_driver;
+const bpcu_driver *bpcu_driver_api(void);
+
+#ifdef __CUDACC__
+/* Queue kernel k on stream s; returns the launch's own status (and never
+ * reads the thread's last-error slot, which belongs to the caller). */
+template <class... P, class... A>
+static inline cudaError_t bpcu_launch(cudaStream_t s, dim3 grid, dim3 block, size_t smem,
+                                      void (*k)(P...), A &&...args)
+{
+    cudaLaunchConfig_t c = cudaLaunchConfig_t(); /* zeroed: no attributes */
+    c.gridDim = grid;
+    c.blockDim = block;
+    c.dynamicSmemBytes = smem;
+    c.stream = s;
+    return cudaLaunchKernelEx(&c, k, std::forward<A>(args)...);
+}
+#endif
 
 /* ---- views and scratch --------------------------------------------------------- */
 
@@ -90,6 +189,9 @@ static inline char *bpcu_ptr(const bp_view *v)
 /* Device scratch on d's stream (stream-ordered; free it the same way): memory.cu. */
 bp_status bpcu_scratch(bpcu_device *d, size_t bytes, void **p);
 void bpcu_scratch_free(bpcu_device *d, void *p);
+
+/* Return the pool's cached memory beyond pool_keep_mb to the device. */
+bp_status bpcu_pool_trim(bpcu_device *d);
 
 /* A same-dtype strided copy of src into out on d's stream (copy.cu; matmul
  * densifies operands with it). */

@@ -13,6 +13,9 @@ const bp_config_key bpcu_config_keys[] = {
      "true"},
     {"allow_cc", "compute capabilities to try even when no image fits, e.g. \"12.0, 8.6\"", ""},
     {"deny_cc", "compute capabilities never to use, e.g. \"7.5\"", ""},
+    {"pool_keep_mb", "MiB of freed memory the pool keeps cached after bp_backend_synchronize "
+     "(the rest goes back to the device)", "0"},
+    {"staging_threads", "host threads copying through the pinned staging buffers, 1..16", "4"},
     {NULL, NULL, NULL},
 };
 
@@ -84,6 +87,22 @@ static bp_status cc_list_key(const bp_host_api *h, const char *key, bpcu_cc_list
     return BP_OK;
 }
 
+/* An integer key in [lo, hi]. */
+static bp_status int_key(const bp_host_api *h, const char *key, long long lo, long long hi,
+                         long long *out)
+{
+    const char *v = h->config_get(h->host, key);
+    if (!v)
+        return BP_OK;
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (end == v || *end || n < lo || n > hi)
+        return h->config_error(h->host, key, "'%s' is not a whole number in %lld..%lld", v, lo,
+                               hi);
+    *out = n;
+    return BP_OK;
+}
+
 bp_status bpcu_read_config(const bp_host_api *h, bpcu_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -104,5 +123,12 @@ bp_status bpcu_read_config(const bp_host_api *h, bpcu_config *c)
         st = cc_list_key(h, "allow_cc", &c->allow);
     if (st == BP_OK)
         st = cc_list_key(h, "deny_cc", &c->deny);
+    long long keep = 0, threads = 4;
+    if (st == BP_OK)
+        st = int_key(h, "pool_keep_mb", 0, 1LL << 30, &keep);
+    if (st == BP_OK)
+        st = int_key(h, "staging_threads", 1, 16, &threads);
+    c->pool_keep_mb = (unsigned long long)keep;
+    c->staging_threads = (int)threads;
     return st;
 }

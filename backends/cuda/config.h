@@ -23,6 +23,8 @@ typedef struct bpcu_config {
     double memory_fraction;        /* cap of each device's pool, (0, 1] */
     bool tf32;                     /* f32 matmul may use TF32 */
     bool jit;                      /* allow_ptx_jit */
+    unsigned long long pool_keep_mb; /* bp_backend_synchronize trims the pool to this */
+    int staging_threads;           /* threads copying through pinned staging */
     bpcu_cc_list allow, deny;      /* allow_cc, deny_cc */
 } bpcu_config;
 

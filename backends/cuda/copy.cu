@@ -43,35 +43,33 @@ static bp_status copy_views(bpcu_device *d, bp_op op, const bp_view *src, const 
     if (ix.n == 0)
         return BP_OK;
     unsigned nb = bpcu_blocks(ix.n);
+    cudaError_t e = cudaSuccess;
     if (op == BP_OP_CAST && src->dtype != out->dtype) {
-        bpcu_k_cast<<<nb, BPCU_THREADS, 0, d->stream>>>(ix, bpcu_ptr(src), src->dtype,
-                                                         bpcu_ptr(out), out->dtype);
-        return bpcu_check_launch(d, "cast kernel");
+        e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_cast, ix, bpcu_ptr(src), src->dtype,
+                        bpcu_ptr(out), out->dtype);
+        return bpcu_launched(d, e, "cast kernel");
     }
     /* a dense copy is one memcpy on the stream */
     if (ix.dense) {
         size_t bytes = (size_t)ix.n * bp_dtype_size(out->dtype);
-        cudaError_t e = cudaMemcpyAsync(bpcu_ptr(out), bpcu_ptr(src), bytes,
-                                        cudaMemcpyDeviceToDevice, d->stream);
-        if (e != cudaSuccess)
-            return bpcu_fail(d, BP_ERR_BACKEND, "cuda: device copy of %zu bytes: %s", bytes,
-                             cudaGetErrorString(e));
-        return BP_OK;
+        e = cudaMemcpyAsync(bpcu_ptr(out), bpcu_ptr(src), bytes, cudaMemcpyDeviceToDevice,
+                            d->stream);
+        return e == cudaSuccess ? BP_OK : bpcu_cuda_fail(d, e, "device copy of %zu bytes", bytes);
     }
     switch (bp_dtype_size(out->dtype)) {
-    case 1: bpcu_k_copy<uint8_t><<<nb, BPCU_THREADS, 0, d->stream>>>(ix, (const uint8_t *)bpcu_ptr(src), (uint8_t *)bpcu_ptr(out)); break;
-    case 2: bpcu_k_copy<uint16_t><<<nb, BPCU_THREADS, 0, d->stream>>>(ix, (const uint16_t *)bpcu_ptr(src), (uint16_t *)bpcu_ptr(out)); break;
-    case 4: bpcu_k_copy<uint32_t><<<nb, BPCU_THREADS, 0, d->stream>>>(ix, (const uint32_t *)bpcu_ptr(src), (uint32_t *)bpcu_ptr(out)); break;
-    default: bpcu_k_copy<uint64_t><<<nb, BPCU_THREADS, 0, d->stream>>>(ix, (const uint64_t *)bpcu_ptr(src), (uint64_t *)bpcu_ptr(out)); break;
+    case 1: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_copy<uint8_t>, ix, (const uint8_t *)bpcu_ptr(src), (uint8_t *)bpcu_ptr(out)); break;
+    case 2: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_copy<uint16_t>, ix, (const uint16_t *)bpcu_ptr(src), (uint16_t *)bpcu_ptr(out)); break;
+    case 4: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_copy<uint32_t>, ix, (const uint32_t *)bpcu_ptr(src), (uint32_t *)bpcu_ptr(out)); break;
+    default: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_copy<uint64_t>, ix, (const uint64_t *)bpcu_ptr(src), (uint64_t *)bpcu_ptr(out)); break;
     }
-    return bpcu_check_launch(d, "copy kernel");
+    return bpcu_launched(d, e, "copy kernel");
 }
 
 bp_status bpcu_copy(void *dev, bp_op op, const bp_view *src, const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bp_status st = bpcu_enter(d);
-    return st != BP_OK ? st : copy_views(d, op, src, out);
+    bpcu_scope in(d, bp_op_name(op));
+    return in.status != BP_OK ? in.status : copy_views(d, op, src, out);
 }
 
 bp_status bpcu_copy_view(bpcu_device *d, const bp_view *src, const bp_view *out)

@@ -1,6 +1,7 @@
-/* device_open/close: each exposed device gets a stream, a stream-ordered
- * memory pool capped by memory_fraction, a cuBLAS handle and two pinned
- * staging buffers. */
+/* device_open/close: each exposed device gets its primary context
+ * (retained), a stream, a stream-ordered memory pool capped by
+ * memory_fraction (or plain cudaMalloc/cudaFree where the device has no
+ * memory pools), a cuBLAS handle and two pinned staging buffers. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,47 +12,84 @@
 
 static void device_destroy(bpcu_device *d)
 {
-    cudaSetDevice(d->ordinal);
-    if (d->stream)
-        cudaStreamSynchronize(d->stream);
-    if (d->blas)
-        cublasDestroy(d->blas);
-    for (int k = 0; k < 2; k++) {
-        if (d->stage_done[k])
-            cudaEventDestroy(d->stage_done[k]);
-        if (d->stage[k])
-            cudaFreeHost(d->stage[k]);
+    bpcu_ctx_guard caller;
+    const bpcu_driver *drv = bpcu_driver_api();
+    bool current = d->ctx && drv->ctx_set(d->ctx) == CUDA_SUCCESS;
+    if (current) {
+        if (d->stream)
+            cudaStreamSynchronize(d->stream);
+        if (d->blas)
+            cublasDestroy(d->blas);
+        for (int k = 0; k < 2; k++) {
+            if (d->stage_done[k])
+                cudaEventDestroy(d->stage_done[k]);
+            if (d->stage[k])
+                cudaFreeHost(d->stage[k]);
+        }
+        if (d->pool)
+            cudaMemPoolDestroy(d->pool);
+        if (d->stream)
+            cudaStreamDestroy(d->stream);
     }
-    if (d->pool)
-        cudaMemPoolDestroy(d->pool);
-    if (d->stream)
-        cudaStreamDestroy(d->stream);
-    cudaGetLastError();
+    if (d->ctx) {
+        CUdevice cd;
+        if (drv->device_get(&cd, d->ordinal) == CUDA_SUCCESS)
+            drv->primary_release(cd);
+    }
+    bpcu_copier_stop(&d->copier);
     d->~bpcu_device();
     free(d);
 }
 
-/* The stream and the memory pool; *what names the call that failed. */
-static cudaError_t create_stream_and_pool(bpcu_device *d, const char **what)
+/* The device's primary context, retained and made current. */
+static cudaError_t enter_context(bpcu_device *d, const char **what)
 {
-    *what = "cudaSetDevice";
-    cudaError_t e = cudaSetDevice(d->ordinal);
-    if (e == cudaSuccess)
-        *what = "cudaStreamCreate", e = cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking);
-    if (e == cudaSuccess) {
-        cudaMemPoolProps props;
-        memset(&props, 0, sizeof props);
-        props.allocType = cudaMemAllocationTypePinned;
-        props.location.type = cudaMemLocationTypeDevice;
-        props.location.id = d->ordinal;
-        *what = "cudaMemPoolCreate", e = cudaMemPoolCreate(&d->pool, &props);
+    const bpcu_driver *drv = bpcu_driver_api();
+    *what = "cudaGetDriverEntryPoint (cuCtxGetCurrent, cuCtxSetCurrent, cuDevicePrimaryCtxRetain)";
+    if (!drv->ctx_get || !drv->ctx_set || !drv->device_get || !drv->primary_retain ||
+        !drv->primary_release)
+        return cudaErrorNotSupported;
+    CUdevice cd;
+    *what = "cuDevicePrimaryCtxRetain";
+    if (drv->device_get(&cd, d->ordinal) != CUDA_SUCCESS ||
+        drv->primary_retain(&d->ctx, cd) != CUDA_SUCCESS) {
+        d->ctx = NULL;
+        return cudaErrorInitializationError;
+    }
+    *what = "cuCtxSetCurrent";
+    return drv->ctx_set(d->ctx) == CUDA_SUCCESS ? cudaSuccess : cudaErrorInitializationError;
+}
+
+/* A pool of its own where the device has memory pools (it keeps freed
+ * memory for reuse up to the cap; bp_backend_synchronize trims it); none
+ * (cudaMalloc / cudaFree) where it has not. */
+static cudaError_t create_pool(bpcu_device *d, const char **what)
+{
+    int supported = 0;
+    *what = "cudaDeviceGetAttribute (cudaDevAttrMemoryPoolsSupported)";
+    cudaError_t e = cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, d->ordinal);
+    if (e != cudaSuccess || !supported) {
+        d->host->log(d->host->host, BP_LOG_INFO, "device %d has no stream-ordered memory pools: "
+                     "buffers use cudaMalloc/cudaFree (a free waits for the device)", d->ordinal);
+        return e;
+    }
+    cudaMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = d->ordinal;
+    *what = "cudaMemPoolCreate";
+    e = cudaMemPoolCreate(&d->pool, &props);
+    if (e == cudaErrorNotSupported) {
+        d->pool = NULL;
+        return cudaSuccess;
     }
     if (e == cudaSuccess) {
-        /* keep freed memory cached in the pool up to the cap */
         uint64_t threshold = d->cap;
-        *what = "cudaMemPoolSetAttribute",
+        *what = "cudaMemPoolSetAttribute";
         e = cudaMemPoolSetAttribute(d->pool, cudaMemPoolAttrReleaseThreshold, &threshold);
     }
+    d->pooled = e == cudaSuccess;
     return e;
 }
 
@@ -64,6 +102,18 @@ static cudaError_t create_staging(bpcu_device *d, const char **what)
             *what = "cudaEventCreate",
             e = cudaEventCreateWithFlags(&d->stage_done[k], cudaEventDisableTiming);
     }
+    return e;
+}
+
+static cudaError_t create_queues(bpcu_device *d, const char **what)
+{
+    cudaError_t e = enter_context(d, what);
+    if (e == cudaSuccess)
+        *what = "cudaStreamCreate", e = cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        e = create_pool(d, what);
+    if (e == cudaSuccess)
+        e = create_staging(d, what);
     return e;
 }
 
@@ -95,16 +145,18 @@ bp_status bpcu_device_open(void *state, int32_t index, void **dev)
         s->host->set_error(s->host->host, "cuda: out of memory opening device %d", (int)index);
         return BP_ERR_OUT_OF_MEMORY;
     }
+    bpcu_ctx_guard caller;
     bpcu_device *d = new (mem) bpcu_device();
     d->host = s->host;
     d->ordinal = r->ordinal;
     d->tf32 = s->tf32;
     d->used.store(0);
+    d->lost.store(false);
     d->cap = (uint64_t)floor((double)r->total * s->memory_fraction);
+    d->keep = s->pool_keep;
+    d->copier.want = s->staging_threads;
     const char *what = "";
-    cudaError_t e = create_stream_and_pool(d, &what);
-    if (e == cudaSuccess)
-        e = create_staging(d, &what);
+    cudaError_t e = create_queues(d, &what);
     if (e != cudaSuccess) {
         s->host->set_error(s->host->host, "cuda: opening device %d: %s: %s", d->ordinal, what,
                            cudaGetErrorString(e));

@@ -271,26 +271,28 @@ struct bpcu_bin_logical {
 template <class IT, class OT, class Fn>
 static bp_status launch_unary(bpcu_device *d, const bp_view *x, const bp_view *out, Fn fn)
 {
+    cudaError_t e = cudaSuccess;
     const bp_view *vs[2] = {out, x};
     bpcu_ix ix = bpcu_collapse(2, vs);
     if (ix.n == 0)
         return BP_OK;
-    bpcu_k_unary<IT, OT, Fn><<<bpcu_blocks(ix.n), BPCU_THREADS, 0, d->stream>>>(
+    e = bpcu_launch(d->stream, bpcu_blocks(ix.n), BPCU_THREADS, 0, bpcu_k_unary<IT, OT, Fn>,
         ix, (const IT *)bpcu_ptr(x), (OT *)bpcu_ptr(out), fn);
-    return bpcu_check_launch(d, "unary kernel");
+    return bpcu_launched(d, e, "unary kernel");
 }
 
 template <class IT, class OT, class Fn>
 static bp_status launch_binary(bpcu_device *d, const bp_view *a, const bp_view *b,
                                const bp_view *out, Fn fn)
 {
+    cudaError_t e = cudaSuccess;
     const bp_view *vs[3] = {out, a, b};
     bpcu_ix ix = bpcu_collapse(3, vs);
     if (ix.n == 0)
         return BP_OK;
-    bpcu_k_binary<IT, OT, Fn><<<bpcu_blocks(ix.n), BPCU_THREADS, 0, d->stream>>>(
+    e = bpcu_launch(d->stream, bpcu_blocks(ix.n), BPCU_THREADS, 0, bpcu_k_binary<IT, OT, Fn>,
         ix, (const IT *)bpcu_ptr(a), (const IT *)bpcu_ptr(b), (OT *)bpcu_ptr(out), fn);
-    return bpcu_check_launch(d, "binary kernel");
+    return bpcu_launched(d, e, "binary kernel");
 }
 
 static bool is_float_math(bp_op op)
@@ -301,9 +303,9 @@ static bool is_float_math(bp_op op)
 bp_status bpcu_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bp_status st = bpcu_enter(d);
-    if (st != BP_OK)
-        return st;
+    bpcu_scope in(d, bp_op_name(op));
+    if (in.status != BP_OK)
+        return in.status;
     bp_dtype dt = x->dtype;
     if (op == BP_OP_ISNAN || op == BP_OP_ISINF) {
         BPCU_DISPATCH_FLOAT(dt, return (launch_unary<T, uint8_t>(d, x, out,
@@ -323,9 +325,9 @@ bp_status bpcu_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 bp_status bpcu_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bp_status st = bpcu_enter(d);
-    if (st != BP_OK)
-        return st;
+    bpcu_scope in(d, bp_op_name(op));
+    if (in.status != BP_OK)
+        return in.status;
     bp_dtype dt = a->dtype;
     switch (op) {
     case BP_OP_ADD: case BP_OP_SUB: case BP_OP_MUL: case BP_OP_DIV:
@@ -355,23 +357,24 @@ template <class T>
 static bp_status launch_where(bpcu_device *d, const bp_view *cond, const bp_view *a,
                               const bp_view *b, const bp_view *out, bool norm)
 {
+    cudaError_t e = cudaSuccess;
     const bp_view *vs[4] = {out, cond, a, b};
     bpcu_ix ix = bpcu_collapse(4, vs);
     if (ix.n == 0)
         return BP_OK;
-    bpcu_k_where<T><<<bpcu_blocks(ix.n), BPCU_THREADS, 0, d->stream>>>(
+    e = bpcu_launch(d->stream, bpcu_blocks(ix.n), BPCU_THREADS, 0, bpcu_k_where<T>,
         ix, (const uint8_t *)bpcu_ptr(cond), (const T *)bpcu_ptr(a), (const T *)bpcu_ptr(b),
         (T *)bpcu_ptr(out), norm);
-    return bpcu_check_launch(d, "where kernel");
+    return bpcu_launched(d, e, "where kernel");
 }
 
 bp_status bpcu_where(void *dev, const bp_view *cond, const bp_view *a, const bp_view *b,
                      const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bp_status st = bpcu_enter(d);
-    if (st != BP_OK)
-        return st;
+    bpcu_scope in(d, "where");
+    if (in.status != BP_OK)
+        return in.status;
     switch (bp_dtype_size(out->dtype)) {
     case 1: return launch_where<uint8_t>(d, cond, a, b, out, out->dtype == BP_BOOL);
     case 2: return launch_where<uint16_t>(d, cond, a, b, out, false);

@@ -40,10 +40,11 @@ __global__ void bpcu_k_gather(bpcu_gather_args g, const T *x, const char *idx, b
 bp_status bpcu_gather(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
                       const bp_view *out)
 {
+    cudaError_t e = cudaSuccess;
     bpcu_device *d = (bpcu_device *)dev;
-    bp_status st = bpcu_enter(d);
-    if (st != BP_OK)
-        return st;
+    bpcu_scope in(d, "gather");
+    if (in.status != BP_OK)
+        return in.status;
     bpcu_gather_args g;
     memset(&g, 0, sizeof g);
     g.orank = out->rank, g.axis = axis, g.irank = indices->rank, g.xrank = x->rank;
@@ -61,10 +62,10 @@ bp_status bpcu_gather(void *dev, const bp_view *x, const bp_view *indices, int32
     const char *ip = bpcu_ptr(indices) ? bpcu_ptr(indices) : NULL;
     unsigned nb = bpcu_blocks(g.n);
     switch (bp_dtype_size(x->dtype)) {
-    case 1: bpcu_k_gather<uint8_t><<<nb, BPCU_THREADS, 0, d->stream>>>(g, (const uint8_t *)bpcu_ptr(x), ip, i64, (uint8_t *)bpcu_ptr(out)); break;
-    case 2: bpcu_k_gather<uint16_t><<<nb, BPCU_THREADS, 0, d->stream>>>(g, (const uint16_t *)bpcu_ptr(x), ip, i64, (uint16_t *)bpcu_ptr(out)); break;
-    case 4: bpcu_k_gather<uint32_t><<<nb, BPCU_THREADS, 0, d->stream>>>(g, (const uint32_t *)bpcu_ptr(x), ip, i64, (uint32_t *)bpcu_ptr(out)); break;
-    default: bpcu_k_gather<uint64_t><<<nb, BPCU_THREADS, 0, d->stream>>>(g, (const uint64_t *)bpcu_ptr(x), ip, i64, (uint64_t *)bpcu_ptr(out)); break;
+    case 1: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_gather<uint8_t>, g, (const uint8_t *)bpcu_ptr(x), ip, i64, (uint8_t *)bpcu_ptr(out)); break;
+    case 2: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_gather<uint16_t>, g, (const uint16_t *)bpcu_ptr(x), ip, i64, (uint16_t *)bpcu_ptr(out)); break;
+    case 4: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_gather<uint32_t>, g, (const uint32_t *)bpcu_ptr(x), ip, i64, (uint32_t *)bpcu_ptr(out)); break;
+    default: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_gather<uint64_t>, g, (const uint64_t *)bpcu_ptr(x), ip, i64, (uint64_t *)bpcu_ptr(out)); break;
     }
-    return bpcu_check_launch(d, "gather kernel");
+    return bpcu_launched(d, e, "gather kernel");
 }

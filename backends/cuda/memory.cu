@@ -1,16 +1,36 @@
-/* Device memory: buffers (alloc, free, memory_info) and op scratch, all
- * from the device's stream-ordered pool on its stream. The cap
- * (memory_fraction) is enforced on the bytes of live buffers. */
+/* Device memory: buffers (alloc, free, memory_info) and op scratch. Where
+ * the device has memory pools they come from the device's own pool on its
+ * stream (stream-ordered: a free waits for the queued work that uses the
+ * memory without blocking the host); elsewhere from cudaMalloc/cudaFree
+ * (cudaFree waits for the device). The cap (memory_fraction) is enforced on
+ * the bytes of live buffers.
+ *
+ * Reserved memory: the pool keeps freed memory for reuse (allocating from
+ * it is fast; growing it is not) up to the cap. bp_backend_synchronize
+ * (synchronize() in transfer.cu) trims it to pool_keep_mb once the queued
+ * frees have run, and closing the device returns all of it. memory_info
+ * reports the two apart: used = bytes of live buffers, reserved = what the
+ * pool holds beyond the memory in use (cached, free for reuse). */
 #include <stdlib.h>
 
 #include "bpcu.h"
 
+static cudaError_t dev_alloc(bpcu_device *d, void **p, size_t bytes)
+{
+    return d->pooled ? cudaMallocFromPoolAsync(p, bytes, d->pool, d->stream) : cudaMalloc(p, bytes);
+}
+
+static cudaError_t dev_free(bpcu_device *d, void *p)
+{
+    return d->pooled ? cudaFreeAsync(p, d->stream) : cudaFree(p);
+}
+
 bp_status bpcu_alloc(void *dev, size_t bytes, void **buffer)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bp_status st = bpcu_enter(d);
-    if (st != BP_OK)
-        return st;
+    bpcu_scope in(d, "alloc", false);
+    if (in.status != BP_OK)
+        return in.status;
     uint64_t before = d->used.fetch_add(bytes);
     if (before + bytes > d->cap || before + bytes < before) {
         d->used.fetch_sub(bytes);
@@ -26,65 +46,85 @@ bp_status bpcu_alloc(void *dev, size_t bytes, void **buffer)
     }
     b->bytes = bytes;
     if (bytes) {
-        cudaError_t e = cudaMallocFromPoolAsync(&b->ptr, bytes, d->pool, d->stream);
+        cudaError_t e = dev_alloc(d, &b->ptr, bytes);
         if (e != cudaSuccess) {
             free(b);
             d->used.fetch_sub(bytes);
-            cudaGetLastError();
-            return bpcu_fail(d, e == cudaErrorMemoryAllocation ? BP_ERR_OUT_OF_MEMORY
-                                                                : BP_ERR_BACKEND,
-                             "cuda: cannot allocate %zu bytes on device %d: %s", bytes,
-                             d->ordinal, cudaGetErrorString(e));
+            return bpcu_cuda_fail(d, e, "allocating %zu bytes", bytes);
         }
     }
     *buffer = b;
     return BP_OK;
 }
 
+/* A free that fails keeps its bytes counted as used (the memory may still
+ * be held) and is logged: free() has no way to return an error. */
 void bpcu_free(void *dev, void *buffer)
 {
     bpcu_device *d = (bpcu_device *)dev;
     bpcu_buf *b = (bpcu_buf *)buffer;
     if (!b)
         return;
-    if (b->ptr && bpcu_enter(d) == BP_OK)
-        cudaFreeAsync(b->ptr, d->stream); /* after the queued work that uses it */
-    d->used.fetch_sub(b->bytes);
+    bool freed = !b->ptr;
+    if (b->ptr) {
+        bpcu_scope in(d, "free", false);
+        cudaError_t e = in.status == BP_OK ? dev_free(d, b->ptr) : cudaErrorContextIsDestroyed;
+        freed = e == cudaSuccess;
+        if (!freed && in.status == BP_OK && !bpcu_note_lost(d, e)) {
+            d->host->log(d->host->host, BP_LOG_WARN, "device %d: freeing a buffer of %zu bytes "
+                         "failed: %s (%s); its bytes stay counted as used", d->ordinal, b->bytes,
+                         cudaGetErrorName(e), cudaGetErrorString(e));
+        }
+    }
+    if (freed)
+        d->used.fetch_sub(b->bytes);
     free(b);
 }
 
 bp_status bpcu_memory_info(void *dev, bp_memory_info *info)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bp_status st = bpcu_enter(d);
-    if (st != BP_OK)
-        return st;
+    bpcu_scope in(d, "memory_info", false);
+    if (in.status != BP_OK)
+        return in.status;
     info->used = d->used.load();
-    uint64_t reserved = 0;
-    if (cudaMemPoolGetAttribute(d->pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess)
-        reserved = 0;
-    info->reserved = reserved;
+    uint64_t reserved = 0, in_use = 0;
+    if (d->pooled &&
+        (cudaMemPoolGetAttribute(d->pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess ||
+         cudaMemPoolGetAttribute(d->pool, cudaMemPoolAttrUsedMemCurrent, &in_use) != cudaSuccess))
+        reserved = in_use = 0;
+    info->reserved = reserved > in_use ? reserved - in_use : 0;
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
         free_b = total_b = 0;
     info->device_free = free_b;
     info->device_total = total_b;
-    cudaGetLastError();
     return BP_OK;
+}
+
+bp_status bpcu_pool_trim(bpcu_device *d)
+{
+    if (!d->pooled)
+        return BP_OK;
+    cudaError_t e = cudaMemPoolTrimTo(d->pool, d->keep);
+    return e == cudaSuccess ? BP_OK : bpcu_cuda_fail(d, e, "trimming the memory pool");
 }
 
 bp_status bpcu_scratch(bpcu_device *d, size_t bytes, void **p)
 {
     *p = NULL;
-    cudaError_t e = cudaMallocFromPoolAsync(p, bytes ? bytes : 1, d->pool, d->stream);
+    cudaError_t e = dev_alloc(d, p, bytes ? bytes : 1);
     if (e != cudaSuccess)
-        return bpcu_fail(d, BP_ERR_OUT_OF_MEMORY, "cuda: no device memory for %zu bytes of "
-                         "scratch on device %d: %s", bytes, d->ordinal, cudaGetErrorString(e));
+        return bpcu_cuda_fail(d, e, "%zu bytes of scratch", bytes);
     return BP_OK;
 }
 
 void bpcu_scratch_free(bpcu_device *d, void *p)
 {
-    if (p)
-        cudaFreeAsync(p, d->stream);
+    if (!p)
+        return;
+    cudaError_t e = dev_free(d, p);
+    if (e != cudaSuccess && !bpcu_note_lost(d, e))
+        d->host->log(d->host->host, BP_LOG_WARN, "device %d: freeing scratch failed: %s (%s)",
+                     d->ordinal, cudaGetErrorName(e), cudaGetErrorString(e));
 }

@@ -183,6 +183,7 @@ static bp_status none_usable(const open_walk *w)
 
 bp_status bpcu_open(const bp_host_api *host, void **state)
 {
+    bpcu_ctx_guard caller;
     open_walk *w = (open_walk *)calloc(1, sizeof *w);
     bpcu_state *s = (bpcu_state *)calloc(1, sizeof *s);
     bp_status st = w && s ? BP_OK : BP_ERR_OUT_OF_MEMORY;
@@ -202,6 +203,8 @@ bp_status bpcu_open(const bp_host_api *host, void **state)
         s->runtime = w->runtime;
         s->memory_fraction = w->cfg.memory_fraction;
         s->tf32 = w->cfg.tf32;
+        s->pool_keep = (uint64_t)w->cfg.pool_keep_mb << 20;
+        s->staging_threads = w->cfg.staging_threads;
         for (int ord = 0; ord < w->n; ord++) {
             if (!wanted(&w->cfg, ord))
                 continue;
@@ -235,9 +238,12 @@ bp_status bpcu_device_info(void *state, int32_t index, bp_device_info *info)
     const bpcu_devrec *r = &s->dev[index];
     char vd[16], vr[16];
     size_t free_b = 0, total_b = r->total;
-    if (cudaSetDevice(r->ordinal) == cudaSuccess)
-        cudaMemGetInfo(&free_b, &total_b);
-    cudaGetLastError();
+    {
+        bpcu_ctx_guard caller;
+        if (cudaSetDevice(r->ordinal) != cudaSuccess ||
+            cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+            free_b = 0, total_b = r->total;
+    }
     copy_str(info->name, sizeof info->name, r->name);
     snprintf(info->detail, sizeof info->detail,
              "CUDA device %d, compute capability %d.%d, %s (%s), driver CUDA %s, runtime CUDA %s, "

@@ -20,6 +20,8 @@ typedef struct bpcu_state {
     int driver, runtime;
     double memory_fraction;
     bool tf32;
+    uint64_t pool_keep;            /* bytes */
+    int staging_threads;
     int count;                     /* exposed devices */
     bpcu_devrec dev[BPCU_MAX_DEVICES];
 } bpcu_state;

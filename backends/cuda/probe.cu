@@ -1,6 +1,6 @@
 /* The probe: one thread writes a known value that the host reads back,
  * proving that a device the compute-capability check accepted really runs
- * this build's kernels. */
+ * this build's kernels. Called by open() under its bpcu_ctx_guard. */
 #include <stdio.h>
 
 #include "open.h"
@@ -15,8 +15,7 @@ cudaError_t bpcu_probe(int ordinal, const bpcu_decision *dec, char *buf, size_t 
     if (e == cudaSuccess)
         e = cudaMalloc((void **)&p, sizeof *p);
     if (e == cudaSuccess) {
-        bpcu_k_probe<<<1, 1>>>(p);
-        e = cudaGetLastError();
+        e = bpcu_launch(0, 1, 1, 0, bpcu_k_probe, p);
         if (e == cudaSuccess)
             e = cudaDeviceSynchronize();
         if (e == cudaSuccess)
@@ -36,7 +35,6 @@ cudaError_t bpcu_probe(int ordinal, const bpcu_decision *dec, char *buf, size_t 
     } else if (v != 0x62706375) {
         snprintf(buf, size, "the probe kernel ran but wrote a wrong value (0x%x)", (unsigned)v);
     }
-    cudaGetLastError(); /* clear a non-sticky error before the next device */
     return e;
 }
 

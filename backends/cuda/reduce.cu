@@ -193,10 +193,11 @@ __global__ void bpcu_k_reduce_int(bpcu_red_args a, bp_op op, const T *x, char *o
 
 bp_status bpcu_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
 {
+    cudaError_t e = cudaSuccess;
     bpcu_device *d = (bpcu_device *)dev;
-    bp_status st = bpcu_enter(d);
-    if (st != BP_OK)
-        return st;
+    bpcu_scope in(d, bp_op_name(op));
+    if (in.status != BP_OK)
+        return in.status;
     bpcu_red_args a;
     memset(&a, 0, sizeof a);
     a.nout = bpcu_numel(out);
@@ -220,14 +221,14 @@ bp_status bpcu_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, c
     unsigned nb = bpcu_blocks(a.nout);
     bp_dtype dt = x->dtype;
     if (bp_dtype_is_float(dt)) {
-        BPCU_DISPATCH_FLOAT(dt, (bpcu_k_reduce_float<T><<<nb, BPCU_THREADS, 0, d->stream>>>(
+        BPCU_DISPATCH_FLOAT(dt, (e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_reduce_float<T>,
                                     a, op, (const T *)bpcu_ptr(x), bpcu_ptr(out), out->dtype)));
     } else if (dt == BP_BOOL) {
-        bpcu_k_reduce_int<uint8_t><<<nb, BPCU_THREADS, 0, d->stream>>>(
+        e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_reduce_int<uint8_t>,
             a, op, (const uint8_t *)bpcu_ptr(x), bpcu_ptr(out), out->dtype);
     } else {
-        BPCU_DISPATCH_INT(dt, (bpcu_k_reduce_int<T><<<nb, BPCU_THREADS, 0, d->stream>>>(
+        BPCU_DISPATCH_INT(dt, (e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_reduce_int<T>,
                                   a, op, (const T *)bpcu_ptr(x), bpcu_ptr(out), out->dtype)));
     }
-    return bpcu_check_launch(d, "reduce kernel");
+    return bpcu_launched(d, e, "reduce kernel");
 }

@@ -53,10 +53,11 @@ __global__ void bpcu_k_softmax(bpcu_sm_args a, bool log_, const S *x, S *out)
 
 bp_status bpcu_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 {
+    cudaError_t e = cudaSuccess;
     bpcu_device *d = (bpcu_device *)dev;
-    bp_status st = bpcu_enter(d);
-    if (st != BP_OK)
-        return st;
+    bpcu_scope in(d, bp_op_name(op));
+    if (in.status != BP_OK)
+        return in.status;
     if (bpcu_numel(x) == 0)
         return BP_OK;
     bpcu_sm_args a;
@@ -73,10 +74,10 @@ bp_status bpcu_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out
     }
     unsigned nb = bpcu_blocks(a.rows);
     bool log_ = op == BP_OP_LOG_SOFTMAX;
-    BPCU_DISPATCH_FLOAT(x->dtype, (bpcu_k_softmax<T><<<nb, BPCU_THREADS, 0, d->stream>>>(
+    BPCU_DISPATCH_FLOAT(x->dtype, (e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_softmax<T>,
                                       a, log_, (const T *)bpcu_ptr(x), (T *)bpcu_ptr(out))));
     if (!bp_dtype_is_float(x->dtype))
         return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: %s not implemented for %s",
                          bp_op_name(op), bp_dtype_name(x->dtype));
-    return bpcu_check_launch(d, "softmax kernel");
+    return bpcu_launched(d, e, "softmax kernel");
 }
