@@ -9,7 +9,10 @@
 #ifndef BPCU_ELEM_H
 #define BPCU_ELEM_H
 
+#include <math.h>
 #include <stdint.h>
+
+#include <type_traits>
 
 #include <backplane/cast.h>
 
@@ -45,6 +48,16 @@ template <> struct bpcu_ft<bpcu_b16> {
     static __device__ __forceinline__ bpcu_b16 st(float c) { return bpcu_b16{bp_f32_to_bf16(c)}; }
     static __device__ __forceinline__ bpcu_b16 std_(double d) { return bpcu_b16{bp_f64_to_bf16(d)}; }
 };
+
+/* exp in S's compute type: expf for f16/bf16/f32 (the FP64 units of consumer
+ * GPUs run at 1/64 of the FP32 rate), exp for f64; the result widened. */
+template <class S> static __device__ __forceinline__ double bpcu_exp_c(double d)
+{
+    if constexpr (std::is_same<typename bpcu_ft<S>::C, float>::value)
+        return (double)expf((float)d);
+    else
+        return exp(d);
+}
 
 /* Runs CALL with T the storage type of dt (nothing for another dtype). */
 #define BPCU_DISPATCH_FLOAT(dt, CALL)                                                   \
