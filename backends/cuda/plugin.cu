@@ -1,4 +1,6 @@
-/* The cuda backend's descriptor: which file holds each entry is in bpcu.h. */
+/* The cuda implementation's descriptor (bpcu_device.so): which file holds
+ * each entry is in bpcu.h. The core never loads this file itself: bp_cuda.so
+ * (front.c) loads it once a driver and a device exist, and forwards. */
 #include <string.h>
 
 #include "open.h"
@@ -54,5 +56,5 @@ static bp_plugin make_descriptor(void)
 
 static const bp_plugin cuda_plugin = make_descriptor();
 
-extern "C" BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);
-extern "C" BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void) { return &cuda_plugin; }
+extern "C" BP_PLUGIN_EXPORT const bp_plugin *bpcu_device_entry(void);
+extern "C" BP_PLUGIN_EXPORT const bp_plugin *bpcu_device_entry(void) { return &cuda_plugin; }
