@@ -5,7 +5,7 @@
  *   config.c       [backend.cuda]: the keys and their parsing (plain C)
  *   open.cu        open/close: driver, devices, the compute-capability decision
  *   probe.cu       the probe kernel that proves a decision
- *   device.cu      device_open/close: stream, memory pool, cuBLAS, staging
+ *   device.cu      device_open/close: streams, memory pool, cuBLAS, staging
  *   memory.cu      alloc, free, memory_info, scratch
  *   transfer.cu    write, read, synchronize (host <-> device staging)
  *   errors.cu      error reporting, lost devices and the discipline of every entry
@@ -32,6 +32,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <type_traits>
 #include <utility>
@@ -51,12 +52,26 @@
 
 /* ---- state ---------------------------------------------------------------- */
 
+/* A buffer's device memory is allocated at its first use (transfer.cu says
+ * why): on the compute stream by the op that produces it, on the upload
+ * stream by a write. */
 typedef struct bpcu_buf {
-    void *ptr;                     /* device memory; NULL for 0 bytes */
+    void *ptr;                     /* device memory; NULL before the first use and for 0 bytes */
     size_t bytes;
+    cudaEvent_t ready;             /* recorded after the last queued work that writes ptr */
 } bpcu_buf;
 
-#define BPCU_STAGE_BYTES ((size_t)8 << 20) /* each of the two pinned staging buffers */
+#define BPCU_STAGE_BYTES ((size_t)8 << 20) /* each of a direction's two pinned buffers */
+
+/* One direction of host transfers: its stream and two pinned buffers. */
+typedef struct bpcu_stage {
+    std::mutex mu;                 /* one transfer at a time per direction */
+    cudaStream_t stream;
+    void *buf[2];
+    cudaEvent_t done[2];           /* recorded right after the last DMA through buf[k] */
+} bpcu_stage;
+
+#define BPCU_SPARE_EVENTS 256      /* buffer events kept for reuse */
 #define BPCU_RECENT 8                      /* op names kept for a lost-device report */
 
 typedef struct bpcu_device {
@@ -64,7 +79,7 @@ typedef struct bpcu_device {
     int ordinal;                   /* CUDA device number */
     bool tf32;
     CUcontext ctx;                 /* the device's primary context (retained) */
-    cudaStream_t stream;
+    cudaStream_t stream;           /* the compute stream: every op */
     bool pooled;                   /* memory pools supported: else cudaMalloc / cudaFree */
     cudaMemPool_t pool;
     uint64_t keep;                 /* bytes bp_backend_synchronize trims the pool to */
@@ -72,10 +87,11 @@ typedef struct bpcu_device {
     std::atomic<uint64_t> used;    /* bytes of live buffers (and of frees that failed) */
     cublasHandle_t blas;
     std::mutex blas_mu;            /* one cuBLAS call at a time on this handle */
-    std::mutex stage_mu;           /* the staging buffers */
-    void *stage[2];
-    cudaEvent_t stage_done[2];     /* the last copy through stage[k] is done */
+    bpcu_stage up, down;           /* host -> device, device -> host */
     bpcu_copier copier;            /* staging memcpys on several threads */
+    std::mutex spare_mu;           /* buffer events for reuse */
+    cudaEvent_t spare[BPCU_SPARE_EVENTS];
+    int nspare;
     /* A sticky CUDA error (errors.cu): once lost, every entry fails with lost_msg. */
     std::atomic<bool> lost;
     std::mutex lost_mu;            /* guards lost_msg and recent */
@@ -128,24 +144,32 @@ class bpcu_ctx_guard {
 
 /* What every device entry does first and last (errors.cu says why):
  *
- *     bpcu_scope in(d, "matmul");
+ *     bpcu_scope in(d, "matmul", out, {a, b});
  *     if (in.status != BP_OK)
  *         return in.status;
  *
  * fails fast when d is lost, makes d's context current and puts the
- * caller's back, and leaves the caller's pending CUDA error alone. */
+ * caller's back, and leaves the caller's pending CUDA error alone. An op
+ * names its output and inputs: their memory is allocated on the compute
+ * stream if it was not yet (memory.cu), and the output's ready event is
+ * recorded behind the op's work when the scope ends. */
 class bpcu_scope {
   public:
-    /* queues: the entry queues device work (an op, a write), named in a
-     * lost-device report */
-    bpcu_scope(bpcu_device *d, const char *op, bool queues = true);
+    /* buffer entries; queues: the entry queues device work (a write),
+     * named in a lost-device report */
+    bpcu_scope(bpcu_device *d, const char *op, bool queues);
+    /* op entries */
+    bpcu_scope(bpcu_device *d, const char *op, const bp_view *out,
+               std::initializer_list<const bp_view *> inputs);
     ~bpcu_scope();
     bpcu_scope(const bpcu_scope &) = delete;
     bpcu_scope &operator=(const bpcu_scope &) = delete;
     bp_status status;
 
   private:
+    void enter(const char *op, bool queues);
     bpcu_device *d_;
+    bpcu_buf *out_;
     CUcontext saved_;
     bool switched_, clean_;
     const char *outer_op_;
@@ -192,6 +216,16 @@ void bpcu_scratch_free(bpcu_device *d, void *p);
 
 /* Return the pool's cached memory beyond pool_keep_mb to the device. */
 bp_status bpcu_pool_trim(bpcu_device *d);
+
+/* b's device memory, allocated in stream s's order if b has none yet. */
+bp_status bpcu_materialize(bpcu_device *d, bpcu_buf *b, cudaStream_t s);
+
+/* Record b's ready event in stream s, behind the work just queued there
+ * that writes b. */
+cudaError_t bpcu_mark_written(bpcu_device *d, bpcu_buf *b, cudaStream_t s);
+
+/* Destroy the spare ready events (device close). */
+void bpcu_events_destroy(bpcu_device *d);
 
 /* A same-dtype strided copy of src into out on d's stream (copy.cu; matmul
  * densifies operands with it). */

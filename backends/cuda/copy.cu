@@ -134,7 +134,7 @@ static bp_status copy_views(bpcu_device *d, bp_op op, const bp_view *src, const 
 bp_status bpcu_copy(void *dev, bp_op op, const bp_view *src, const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bpcu_scope in(d, bp_op_name(op));
+    bpcu_scope in(d, bp_op_name(op), out, {src});
     return in.status != BP_OK ? in.status : copy_views(d, op, src, out);
 }
 

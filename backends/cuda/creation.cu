@@ -20,7 +20,7 @@ bp_status bpcu_fill(void *dev, const bp_view *out, const void *value)
 {
     cudaError_t e = cudaSuccess;
     bpcu_device *d = (bpcu_device *)dev;
-    bpcu_scope in(d, "fill");
+    bpcu_scope in(d, "fill", out, {});
     if (in.status != BP_OK)
         return in.status;
     const bp_view *vs[1] = {out};
@@ -60,7 +60,7 @@ bp_status bpcu_arange(void *dev, double start, double step, const bp_view *out)
 {
     cudaError_t e = cudaSuccess;
     bpcu_device *d = (bpcu_device *)dev;
-    bpcu_scope in(d, "arange");
+    bpcu_scope in(d, "arange", out, {});
     if (in.status != BP_OK)
         return in.status;
     int64_t n = out->rank > 0 ? out->shape[0] : 1;
@@ -90,7 +90,7 @@ bp_status bpcu_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, doubl
 {
     cudaError_t e = cudaSuccess;
     bpcu_device *d = (bpcu_device *)dev;
-    bpcu_scope in(d, bp_op_name(op));
+    bpcu_scope in(d, bp_op_name(op), out, {});
     if (in.status != BP_OK)
         return in.status;
     if (op != BP_OP_RANDOM_NORMAL && op != BP_OP_RANDOM_UNIFORM)

@@ -1,7 +1,8 @@
 /* device_open/close: each exposed device gets its primary context
- * (retained), a stream, a stream-ordered memory pool capped by
+ * (retained), a compute stream, a stream-ordered memory pool capped by
  * memory_fraction (or plain cudaMalloc/cudaFree where the device has no
- * memory pools), a cuBLAS handle and two pinned staging buffers. */
+ * memory pools), a cuBLAS handle, and for each transfer direction a stream
+ * and two pinned staging buffers (transfer.cu). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +17,25 @@ static void device_destroy(bpcu_device *d)
     const bpcu_driver *drv = bpcu_driver_api();
     bool current = d->ctx && drv->ctx_set(d->ctx) == CUDA_SUCCESS;
     if (current) {
+        bpcu_stage *st[2] = {&d->up, &d->down};
+        for (int s = 0; s < 2; s++)
+            if (st[s]->stream)
+                cudaStreamSynchronize(st[s]->stream);
         if (d->stream)
             cudaStreamSynchronize(d->stream);
         if (d->blas)
             cublasDestroy(d->blas);
-        for (int k = 0; k < 2; k++) {
-            if (d->stage_done[k])
-                cudaEventDestroy(d->stage_done[k]);
-            if (d->stage[k])
-                cudaFreeHost(d->stage[k]);
+        for (int s = 0; s < 2; s++) {
+            for (int k = 0; k < 2; k++) {
+                if (st[s]->done[k])
+                    cudaEventDestroy(st[s]->done[k]);
+                if (st[s]->buf[k])
+                    cudaFreeHost(st[s]->buf[k]);
+            }
+            if (st[s]->stream)
+                cudaStreamDestroy(st[s]->stream);
         }
+        bpcu_events_destroy(d);
         if (d->pool)
             cudaMemPoolDestroy(d->pool);
         if (d->stream)
@@ -89,18 +99,27 @@ static cudaError_t create_pool(bpcu_device *d, const char **what)
         *what = "cudaMemPoolSetAttribute";
         e = cudaMemPoolSetAttribute(d->pool, cudaMemPoolAttrReleaseThreshold, &threshold);
     }
+    if (e == cudaSuccess) {
+        /* an allocation on the upload stream must never be made to wait for
+         * the compute stream's pending frees (the pool grows instead):
+         * writes do not wait for unrelated work (transfer.cu) */
+        int no = 0;
+        e = cudaMemPoolSetAttribute(d->pool, cudaMemPoolReuseAllowInternalDependencies, &no);
+    }
     d->pooled = e == cudaSuccess;
     return e;
 }
 
-static cudaError_t create_staging(bpcu_device *d, const char **what)
+/* A transfer direction: its own stream and two pinned buffers. */
+static cudaError_t create_stage(bpcu_stage *st, const char **what)
 {
-    cudaError_t e = cudaSuccess;
+    *what = "cudaStreamCreate";
+    cudaError_t e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
     for (int k = 0; k < 2 && e == cudaSuccess; k++) {
-        *what = "cudaMallocHost", e = cudaMallocHost(&d->stage[k], BPCU_STAGE_BYTES);
+        *what = "cudaMallocHost", e = cudaMallocHost(&st->buf[k], BPCU_STAGE_BYTES);
         if (e == cudaSuccess)
             *what = "cudaEventCreate",
-            e = cudaEventCreateWithFlags(&d->stage_done[k], cudaEventDisableTiming);
+            e = cudaEventCreateWithFlags(&st->done[k], cudaEventDisableTiming);
     }
     return e;
 }
@@ -113,7 +132,9 @@ static cudaError_t create_queues(bpcu_device *d, const char **what)
     if (e == cudaSuccess)
         e = create_pool(d, what);
     if (e == cudaSuccess)
-        e = create_staging(d, what);
+        e = create_stage(&d->up, what);
+    if (e == cudaSuccess)
+        e = create_stage(&d->down, what);
     return e;
 }
 

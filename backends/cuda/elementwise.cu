@@ -349,7 +349,7 @@ static bool is_float_math(bp_op op)
 bp_status bpcu_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bpcu_scope in(d, bp_op_name(op));
+    bpcu_scope in(d, bp_op_name(op), out, {x});
     if (in.status != BP_OK)
         return in.status;
     bp_dtype dt = x->dtype;
@@ -371,7 +371,7 @@ bp_status bpcu_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 bp_status bpcu_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bpcu_scope in(d, bp_op_name(op));
+    bpcu_scope in(d, bp_op_name(op), out, {a, b});
     if (in.status != BP_OK)
         return in.status;
     bp_dtype dt = a->dtype;
@@ -418,7 +418,7 @@ bp_status bpcu_where(void *dev, const bp_view *cond, const bp_view *a, const bp_
                      const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bpcu_scope in(d, "where");
+    bpcu_scope in(d, "where", out, {cond, a, b});
     if (in.status != BP_OK)
         return in.status;
     switch (bp_dtype_size(out->dtype)) {

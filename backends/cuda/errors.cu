@@ -185,8 +185,34 @@ bpcu_ctx_guard::~bpcu_ctx_guard()
 }
 
 bpcu_scope::bpcu_scope(bpcu_device *d, const char *op, bool queues)
-    : status(BP_OK), d_(d), saved_(NULL), switched_(false), clean_(false), outer_op_(current_op)
+    : status(BP_OK), d_(d), out_(NULL), saved_(NULL), switched_(false), clean_(false),
+      outer_op_(current_op)
 {
+    enter(op, queues);
+}
+
+bpcu_scope::bpcu_scope(bpcu_device *d, const char *op, const bp_view *out,
+                       std::initializer_list<const bp_view *> inputs)
+    : status(BP_OK), d_(d), out_(NULL), saved_(NULL), switched_(false), clean_(false),
+      outer_op_(current_op)
+{
+    enter(op, true);
+    /* inputs were written or produced before, so they have memory; a
+     * buffer that never was (its contents undefined) gets some rather than
+     * a NULL pointer in a kernel */
+    for (const bp_view *v : inputs)
+        if (status == BP_OK && v)
+            status = bpcu_materialize(d, (bpcu_buf *)v->buffer, d->stream);
+    if (status == BP_OK && out) {
+        status = bpcu_materialize(d, (bpcu_buf *)out->buffer, d->stream);
+        if (status == BP_OK)
+            out_ = (bpcu_buf *)out->buffer;
+    }
+}
+
+void bpcu_scope::enter(const char *op, bool queues)
+{
+    bpcu_device *d = d_;
     if (d->lost.load()) {
         std::lock_guard<std::mutex> lock(d->lost_mu);
         status = bpcu_fail(d, BP_ERR_BACKEND, "%s", d->lost_msg);
@@ -211,6 +237,12 @@ bpcu_scope::bpcu_scope(bpcu_device *d, const char *op, bool queues)
 
 bpcu_scope::~bpcu_scope()
 {
+    /* behind whatever the op queued (nothing, if it failed before) */
+    if (out_) {
+        cudaError_t e = bpcu_mark_written(d_, out_, d_->stream);
+        if (e != cudaSuccess)
+            bpcu_note_lost(d_, e);
+    }
     if (clean_ && cudaPeekAtLastError() != cudaSuccess)
         (void)cudaGetLastError(); /* ours: the caller's slot was clean */
     if (switched_)

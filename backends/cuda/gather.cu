@@ -42,7 +42,7 @@ bp_status bpcu_gather(void *dev, const bp_view *x, const bp_view *indices, int32
 {
     cudaError_t e = cudaSuccess;
     bpcu_device *d = (bpcu_device *)dev;
-    bpcu_scope in(d, "gather");
+    bpcu_scope in(d, "gather", out, {x, indices});
     if (in.status != BP_OK)
         return in.status;
     bpcu_gather_args g;

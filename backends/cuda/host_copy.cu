@@ -52,7 +52,8 @@ static void start_helpers(bpcu_copier *c)
 
 void bpcu_host_copy(bpcu_copier *c, void *dst, const void *src, size_t n)
 {
-    if (n < SMALL || c->want <= 1) {
+    std::unique_lock<std::mutex> mine(c->busy, std::defer_lock);
+    if (n < SMALL || c->want <= 1 || !mine.try_lock()) {
         memcpy(dst, src, n);
         return;
     }

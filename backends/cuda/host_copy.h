@@ -18,7 +18,8 @@ typedef struct bpcu_copier {
     int want;                      /* threads to use, the caller included (>= 1) */
     int started;                   /* helpers running */
     bool stop;
-    std::mutex mu;                 /* guards everything below and serialises copies */
+    std::mutex busy;               /* held by the one parallel copy at a time */
+    std::mutex mu;                 /* guards everything below */
     std::condition_variable go, done;
     unsigned long long gen;        /* bumped for each job */
     int pending;                   /* helpers still copying the current job */
@@ -29,7 +30,9 @@ typedef struct bpcu_copier {
     std::thread th[BPCU_COPY_MAX_THREADS];
 } bpcu_copier;
 
-/* memcpy(dst, src, n), by up to c->want threads when n is large. */
+/* memcpy(dst, src, n), by up to c->want threads when n is large and no
+ * other parallel copy (the other transfer direction's) is running; else by
+ * the caller alone. */
 void bpcu_host_copy(bpcu_copier *c, void *dst, const void *src, size_t n);
 
 /* Stop and join the helpers. */

@@ -155,7 +155,7 @@ static bp_status matmul_blas(bpcu_device *d, const bp_view *a, const bp_view *b,
     for (int32_t k = 0; k < r - 2; k++)
         batch *= out->shape[k];
 
-    bpcu_buf sa = {NULL, 0}, sb = {NULL, 0}, sc = {NULL, 0};
+    bpcu_buf sa = {NULL, 0, NULL}, sb = {NULL, 0, NULL}, sc = {NULL, 0, NULL};
     bp_view da, db, dc;
     const bp_view *pa = a, *pb = b, *pc = out;
     gemm_op ga, gb, gc;
@@ -232,7 +232,7 @@ done:
 bp_status bpcu_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bpcu_scope in(d, "matmul");
+    bpcu_scope in(d, "matmul", out, {a, b});
     if (in.status != BP_OK)
         return in.status;
     if (bpcu_numel(out) == 0)

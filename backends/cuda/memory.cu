@@ -1,9 +1,11 @@
-/* Device memory: buffers (alloc, free, memory_info) and op scratch. Where
- * the device has memory pools they come from the device's own pool on its
- * stream (stream-ordered: a free waits for the queued work that uses the
- * memory without blocking the host); elsewhere from cudaMalloc/cudaFree
- * (cudaFree waits for the device). The cap (memory_fraction) is enforced on
- * the bytes of live buffers.
+/* Device memory: buffers (alloc, free, memory_info, their memory and ready
+ * events) and op scratch. Where the device has memory pools they come from
+ * the device's own pool, stream-ordered (a free waits for the queued work
+ * that uses the memory without blocking the host); elsewhere from
+ * cudaMalloc/cudaFree (cudaFree waits for the device). alloc() only counts
+ * the bytes against the cap (memory_fraction) and makes the handle; the
+ * memory comes at the buffer's first use, in the order of the stream that
+ * uses it first (bpcu_materialize; transfer.cu says why).
  *
  * Reserved memory: the pool keeps freed memory for reuse (allocating from
  * it is fast; growing it is not) up to the cap. bp_backend_synchronize
@@ -15,9 +17,9 @@
 
 #include "bpcu.h"
 
-static cudaError_t dev_alloc(bpcu_device *d, void **p, size_t bytes)
+static cudaError_t dev_alloc(bpcu_device *d, void **p, size_t bytes, cudaStream_t s)
 {
-    return d->pooled ? cudaMallocFromPoolAsync(p, bytes, d->pool, d->stream) : cudaMalloc(p, bytes);
+    return d->pooled ? cudaMallocFromPoolAsync(p, bytes, d->pool, s) : cudaMalloc(p, bytes);
 }
 
 static cudaError_t dev_free(bpcu_device *d, void *p)
@@ -45,16 +47,69 @@ bp_status bpcu_alloc(void *dev, size_t bytes, void **buffer)
         return bpcu_fail(d, BP_ERR_OUT_OF_MEMORY, "cuda: out of host memory for a buffer handle");
     }
     b->bytes = bytes;
-    if (bytes) {
-        cudaError_t e = dev_alloc(d, &b->ptr, bytes);
-        if (e != cudaSuccess) {
-            free(b);
-            d->used.fetch_sub(bytes);
-            return bpcu_cuda_fail(d, e, "allocating %zu bytes", bytes);
-        }
-    }
     *buffer = b;
     return BP_OK;
+}
+
+bp_status bpcu_materialize(bpcu_device *d, bpcu_buf *b, cudaStream_t s)
+{
+    if (!b || b->ptr || !b->bytes)
+        return BP_OK;
+    cudaError_t e = dev_alloc(d, &b->ptr, b->bytes, s);
+    if (e != cudaSuccess) {
+        b->ptr = NULL;
+        return bpcu_cuda_fail(d, e, "allocating %zu bytes", b->bytes);
+    }
+    return BP_OK;
+}
+
+/* ---- ready events, kept for reuse (creating one per op would cost more) ---- */
+
+static cudaError_t event_get(bpcu_device *d, cudaEvent_t *ev)
+{
+    {
+        std::lock_guard<std::mutex> lock(d->spare_mu);
+        if (d->nspare > 0) {
+            *ev = d->spare[--d->nspare];
+            return cudaSuccess;
+        }
+    }
+    return cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
+}
+
+/* Recording again an event that waits were queued on is safe: a queued wait
+ * keeps the record it saw. */
+static void event_put(bpcu_device *d, cudaEvent_t ev)
+{
+    if (!ev)
+        return;
+    {
+        std::lock_guard<std::mutex> lock(d->spare_mu);
+        if (d->nspare < BPCU_SPARE_EVENTS) {
+            d->spare[d->nspare++] = ev;
+            return;
+        }
+    }
+    cudaEventDestroy(ev);
+}
+
+void bpcu_events_destroy(bpcu_device *d)
+{
+    std::lock_guard<std::mutex> lock(d->spare_mu);
+    while (d->nspare > 0)
+        cudaEventDestroy(d->spare[--d->nspare]);
+}
+
+cudaError_t bpcu_mark_written(bpcu_device *d, bpcu_buf *b, cudaStream_t s)
+{
+    cudaError_t e = b->ready ? cudaSuccess : event_get(d, &b->ready);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(b->ready, s);
+    if (e != cudaSuccess) { /* no event: a read then waits for all queued work */
+        event_put(d, b->ready);
+        b->ready = NULL;
+    }
+    return e;
 }
 
 /* A free that fails keeps its bytes counted as used (the memory may still
@@ -78,6 +133,7 @@ void bpcu_free(void *dev, void *buffer)
     }
     if (freed)
         d->used.fetch_sub(b->bytes);
+    event_put(d, b->ready);
     free(b);
 }
 
@@ -113,7 +169,7 @@ bp_status bpcu_pool_trim(bpcu_device *d)
 bp_status bpcu_scratch(bpcu_device *d, size_t bytes, void **p)
 {
     *p = NULL;
-    cudaError_t e = dev_alloc(d, p, bytes ? bytes : 1);
+    cudaError_t e = dev_alloc(d, p, bytes ? bytes : 1, d->stream);
     if (e != cudaSuccess)
         return bpcu_cuda_fail(d, e, "%zu bytes of scratch", bytes);
     return BP_OK;

@@ -382,7 +382,8 @@ static int plan(bpcu_red_args *g)
     bool adjacent_outputs = g->keep > 0 && g->nout > 1 && inner_o < inner_r;
     if (adjacent_outputs || g->rn < 32) {
         int64_t bx = ceil_div(g->nout, 32);
-        g->split = clamp64(ceil_div(RED_TARGET_BLOCKS, bx), 1, clamp64(ceil_div(g->rn, 256), 1, 65535));
+        int64_t most = clamp64(ceil_div(g->rn, 256), 1, 65535); /* >= 32 rows per y thread */
+        g->split = clamp64(ceil_div(RED_TARGET_BLOCKS, bx), 1, most);
         g->seg = ceil_div(g->rn, g->split);
         return RED_COLS;
     }
@@ -444,7 +445,7 @@ static void describe(const bp_view *x, int32_t n_reduce, const bp_view *out, bpc
 bp_status bpcu_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bpcu_scope in(d, bp_op_name(op));
+    bpcu_scope in(d, bp_op_name(op), out, {x});
     if (in.status != BP_OK)
         return in.status;
     bpcu_red_args g;

@@ -153,7 +153,7 @@ template <class S> static cudaError_t launch(bpcu_device *d, const bpcu_sm_args 
 bp_status bpcu_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bpcu_scope in(d, bp_op_name(op));
+    bpcu_scope in(d, bp_op_name(op), out, {x});
     if (in.status != BP_OK)
         return in.status;
     if (bpcu_numel(x) == 0)
