@@ -18,67 +18,88 @@ typedef struct cc_case {
     const char *image;       /* expected image ("" for none) */
     const char *reason;      /* substring of the reason (NULL: not checked) */
     const char *remedy;      /* substring of the remedy (NULL: not checked) */
+    const char *not_remedy;  /* substring the remedy must not hold (NULL: none) */
 } cc_case;
 
 #define R13 13000
 static const cc_case cases[] = {
     {"same_major_newer_minor_runs_native", "8.6", "80", "", R13, R13, true, "", "",
-     BPCU_NATIVE, "sm_80", "same major, newer minor", NULL},
+     BPCU_NATIVE, "sm_80", "same major, newer minor", NULL, NULL},
     {"exact_real_code_runs_native", "9.0", "80,90", "", R13, R13, true, "", "",
-     BPCU_NATIVE, "sm_90", "matches 9.0", NULL},
+     BPCU_NATIVE, "sm_90", "matches 9.0", NULL, NULL},
     {"the_best_real_code_is_chosen", "8.9", "80,86,89,90", "", R13, R13, true, "", "",
-     BPCU_NATIVE, "sm_89", NULL, NULL},
+     BPCU_NATIVE, "sm_89", NULL, NULL, NULL},
     {"real_code_is_preferred_over_ptx", "9.0", "90", "90", R13, R13, true, "", "",
-     BPCU_NATIVE, "sm_90", NULL, NULL},
+     BPCU_NATIVE, "sm_90", NULL, NULL, NULL},
     {"newer_major_with_ptx_runs_by_jit", "12.0", "80,90", "90", R13, R13, true, "", "",
-     BPCU_JIT, "compute_90", "JIT-compiles PTX compute_90", "120-real"},
+     BPCU_JIT, "compute_90", "JIT-compiles PTX compute_90", "120-real", NULL},
     {"newer_major_without_ptx_is_unsupported", "12.0", "80,90", "", R13, R13, true, "", "",
-     BPCU_UNSUPPORTED, "", "own major version and there is no PTX", "120-real"},
+     BPCU_UNSUPPORTED, "", "own major version and there is no PTX", "120-real", NULL},
     {"jit_disabled_by_config_is_unsupported", "12.0", "80,90", "90", R13, R13, false, "", "",
-     BPCU_UNSUPPORTED, "", "allow_ptx_jit = false", "set allow_ptx_jit = true"},
+     BPCU_UNSUPPORTED, "", "allow_ptx_jit = false", "set allow_ptx_jit = true", NULL},
     {"ptx_newer_than_the_driver_is_unsupported", "12.0", "80,90", "90", 13000, 13020, true, "", "",
-     BPCU_UNSUPPORTED, "", "cannot JIT-compile", "driver version >= 13020"},
+     BPCU_UNSUPPORTED, "", "cannot JIT-compile", "driver version >= 13020", NULL},
     {"real_code_runs_on_an_older_driver_of_the_same_major", "9.0", "90", "90", 13000, 13020, true,
-     "", "", BPCU_NATIVE, "sm_90", NULL, NULL},
+     "", "", BPCU_NATIVE, "sm_90", NULL, NULL, NULL},
     {"driver_older_than_the_runtime_runs_nothing", "9.0", "90", "90", 12080, R13, true, "", "",
      BPCU_UNSUPPORTED, "", "major version is older than the runtime's",
-     "update the NVIDIA driver"},
+     "update the NVIDIA driver", NULL},
     {"driver_older_than_the_runtime_is_not_forced_by_allow_cc", "9.0", "90", "90", 12080, R13, true,
-     "9.0", "", BPCU_UNSUPPORTED, "", "major version is older", NULL},
+     "9.0", "", BPCU_UNSUPPORTED, "", "major version is older", NULL, NULL},
     {"no_driver_is_unsupported", "9.0", "90", "90", 0, R13, true, "", "",
-     BPCU_UNSUPPORTED, "", "no CUDA driver found", "install the NVIDIA driver"},
+     BPCU_UNSUPPORTED, "", "no CUDA driver found", "install the NVIDIA driver", NULL},
     {"no_driver_is_not_forced_by_allow_cc", "9.0", "90", "", 0, R13, true, "9.0", "",
-     BPCU_UNSUPPORTED, "", "no CUDA driver found", NULL},
+     BPCU_UNSUPPORTED, "", "no CUDA driver found", NULL, NULL},
     {"a_only_image_refuses_another_cc", "10.3", "100a", "", R13, R13, true, "", "",
-     BPCU_UNSUPPORTED, "", "sm_100a runs only on exactly 10.0", "103-real"},
+     BPCU_UNSUPPORTED, "", "sm_100a runs only on exactly 10.0", "103-real", NULL},
     {"a_image_runs_on_its_exact_cc", "9.0", "90a", "", R13, R13, true, "", "",
-     BPCU_NATIVE, "sm_90a", NULL, NULL},
+     BPCU_NATIVE, "sm_90a", NULL, NULL, NULL},
     {"a_ptx_refuses_another_cc", "10.3", "", "100a", R13, R13, true, "", "",
-     BPCU_UNSUPPORTED, "", NULL, "103-real"},
+     BPCU_UNSUPPORTED, "", NULL, "103-real", NULL},
     {"f_image_runs_on_a_newer_minor_of_its_family", "10.3", "100f", "", R13, R13, true, "", "",
-     BPCU_NATIVE, "sm_100f", NULL, NULL},
+     BPCU_NATIVE, "sm_100f", NULL, NULL, NULL},
     {"f_image_does_not_cross_a_major", "12.0", "100f", "", R13, R13, true, "", "",
-     BPCU_UNSUPPORTED, "", "no image in this build runs on 12.0", "120-real"},
+     BPCU_UNSUPPORTED, "", "no image in this build runs on 12.0", "120-real", NULL},
     {"f_ptx_does_not_cross_a_major", "12.0", "", "100f", R13, R13, true, "", "",
-     BPCU_UNSUPPORTED, "", NULL, NULL},
+     BPCU_UNSUPPORTED, "", NULL, NULL, NULL},
     {"plain_ptx_crosses_a_major", "12.0", "", "100", R13, R13, true, "", "",
-     BPCU_JIT, "compute_100", NULL, NULL},
+     BPCU_JIT, "compute_100", NULL, NULL, NULL},
     {"device_older_than_every_image_is_unsupported", "7.5", "80,90", "90", R13, R13, true, "", "",
-     BPCU_UNSUPPORTED, "", "older than every image", "75-real"},
+     BPCU_UNSUPPORTED, "", "older than every image", "75-real", NULL},
     {"a_build_without_images_is_unsupported", "9.0", "", "", R13, R13, true, "", "",
-     BPCU_UNSUPPORTED, "", "no kernel images at all", "90-real"},
+     BPCU_UNSUPPORTED, "", "no kernel images at all", "90-real", NULL},
     {"allow_listed_device_is_forced_with_a_warning", "7.5", "80,90", "90", R13, R13, true,
-     "8.6, 7.5", "", BPCU_FORCED, "", "warning: forced by config (allow_cc", "75-real"},
+     "8.6, 7.5", "", BPCU_FORCED, "", "warning: forced by config (allow_cc", "75-real", NULL},
     {"allow_list_leaves_a_native_device_native", "8.6", "86", "", R13, R13, true, "8.6", "",
-     BPCU_NATIVE, "sm_86", NULL, NULL},
+     BPCU_NATIVE, "sm_86", NULL, NULL, NULL},
     {"allow_list_does_not_force_disabled_jit", "12.0", "90", "90", R13, R13, false, "12.0", "",
-     BPCU_UNSUPPORTED, "", "allow_ptx_jit = false", NULL},
+     BPCU_UNSUPPORTED, "", "allow_ptx_jit = false", NULL, NULL},
     {"deny_listed_device_is_unsupported_even_with_real_code", "8.6", "86", "", R13, R13, true, "",
-     "8.6", BPCU_UNSUPPORTED, "", "denied by config", "deny_cc"},
+     "8.6", BPCU_UNSUPPORTED, "", "denied by config", "deny_cc", NULL},
     {"deny_list_wins_over_allow_list", "7.5", "80", "", R13, R13, true, "7.5", "7.5",
-     BPCU_UNSUPPORTED, "", "denied by config", NULL},
+     BPCU_UNSUPPORTED, "", "denied by config", NULL, NULL},
     {"deny_list_wins_over_a_missing_driver", "8.6", "86", "", 0, R13, true, "", "12.0 8.6",
-     BPCU_UNSUPPORTED, "", "denied by config", NULL},
+     BPCU_UNSUPPORTED, "", "denied by config", NULL, NULL},
+    /* remedies: only possible ones, with the toolkit and the CMake spelling */
+    {"remedy_names_the_toolkit_an_architecture_needs", "12.0", "80,90", "", R13, R13, true, "", "",
+     BPCU_UNSUPPORTED, "", NULL,
+     "120-real (or 120-virtual for PTX) (sm_120 needs CUDA 12.8 or newer)", NULL},
+    {"cuda_13_is_not_offered_below_sm_75", "7.0", "80", "", R13, R13, true, "", "",
+     BPCU_UNSUPPORTED, "", "older than every image", "CUDA 13 builds nothing below sm_75",
+     "rebuild with CMAKE_CUDA_ARCHITECTURES"},
+    {"an_older_toolkit_is_told_which_one_the_architecture_needs", "12.0", "80,90", "", 12080, 12040,
+     true, "", "", BPCU_UNSUPPORTED, "", NULL,
+     "rebuild with CUDA 12.8 or newer (sm_120 needs it; this build used 12.4)", NULL},
+    {"an_old_driver_is_offered_a_toolkit_it_can_run", "9.0", "90", "", 12080, R13, true, "", "",
+     BPCU_UNSUPPORTED, "", NULL,
+     "from 11.8 to 12.8 and CMAKE_CUDA_ARCHITECTURES including 90-real", NULL},
+    {"a_driver_too_old_for_the_architecture_is_not_offered_a_rebuild", "12.0", "120", "", 12040,
+     R13, true, "", "", BPCU_UNSUPPORTED, "", NULL, "update the NVIDIA driver", "build with"},
+    {"a_device_no_image_fits_is_not_told_to_only_update_the_driver", "7.0", "80,90", "", 12020, R13,
+     true, "", "", BPCU_UNSUPPORTED, "", NULL, "build with a CUDA toolkit from 9.0 to 12.2",
+     "update the NVIDIA driver"},
+    {"an_architecture_newer_than_the_table_is_offered_ptx", "13.0", "120a", "", R13, R13, true, "",
+     "", BPCU_UNSUPPORTED, "", NULL, "120-virtual", NULL},
 };
 
 static void check_case(const char *name)
@@ -116,6 +137,9 @@ static void check_case(const char *name)
     if (c->remedy)
         cr_assert(strstr(d.remedy, c->remedy), "%s: remedy \"%s\" lacks \"%s\"", name, d.remedy,
                   c->remedy);
+    if (c->not_remedy)
+        cr_assert_null(strstr(d.remedy, c->not_remedy), "%s: remedy \"%s\" holds \"%s\"", name,
+                       d.remedy, c->not_remedy);
     if (v == BPCU_UNSUPPORTED || v == BPCU_FORCED || v == BPCU_JIT)
         cr_assert_neq(d.remedy[0], '\0', "%s: a refusal or warning names a remedy", name);
     cr_assert_null(strchr(d.reason, '\n'));
@@ -151,11 +175,18 @@ CC_TEST(allow_list_does_not_force_disabled_jit)
 CC_TEST(deny_listed_device_is_unsupported_even_with_real_code)
 CC_TEST(deny_list_wins_over_allow_list)
 CC_TEST(deny_list_wins_over_a_missing_driver)
+CC_TEST(remedy_names_the_toolkit_an_architecture_needs)
+CC_TEST(cuda_13_is_not_offered_below_sm_75)
+CC_TEST(an_older_toolkit_is_told_which_one_the_architecture_needs)
+CC_TEST(an_old_driver_is_offered_a_toolkit_it_can_run)
+CC_TEST(a_driver_too_old_for_the_architecture_is_not_offered_a_rebuild)
+CC_TEST(a_device_no_image_fits_is_not_told_to_only_update_the_driver)
+CC_TEST(an_architecture_newer_than_the_table_is_offered_ptx)
 
 Test(cuda_cc, every_table_row_has_a_test)
 {
     /* keeps the table and the CC_TEST list above in step */
-    cr_assert_eq(sizeof cases / sizeof cases[0], 28);
+    cr_assert_eq(sizeof cases / sizeof cases[0], 35);
 }
 
 /* ---- parsers ------------------------------------------------------------- */
@@ -253,4 +284,46 @@ Test(cuda_cc, names_every_verdict)
     cr_assert_str_eq(bpcu_verdict_name(BPCU_JIT), "jit");
     cr_assert_str_eq(bpcu_verdict_name(BPCU_FORCED), "forced");
     cr_assert_str_eq(bpcu_verdict_name(BPCU_UNSUPPORTED), "unsupported");
+}
+
+Test(cuda_cc, accepts_the_toolchain_and_cmake_spellings_of_architectures)
+{
+    bpcu_arch_list l;
+    char err[256], buf[64];
+    cr_assert(bpcu_parse_arch_list_any("sm_120, compute_90,100-real, 86-virtual,120a", &l, err,
+                                       sizeof err), "%s", err);
+    cr_assert_str_eq(bpcu_format_arch_list(&l, buf, sizeof buf), "120,90,100,86,120a");
+    cr_assert_not(bpcu_parse_arch_list_any("sm_9x", &l, err, sizeof err));
+    cr_assert(strstr(err, "'9x'") && strstr(err, "sm_120"), "%s", err);
+    cr_assert_not(bpcu_parse_arch_list_any("80,", &l, err, sizeof err));
+}
+
+Test(cuda_cc, parses_cuda_versions_as_nvidia_smi_prints_them)
+{
+    static const struct { const char *s; int v; } good[] = {
+        {"13000", 13000}, {"13.0", 13000}, {"12.8", 12080}, {"12.10", 12100}, {"0", 0},
+        {"none", 0},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        int v = -1;
+        char err[256];
+        cr_assert(bpcu_parse_cuda_version(good[i].s, &v, err, sizeof err), "%s: %s", good[i].s,
+                  err);
+        cr_assert_eq(v, good[i].v, "%s gave %d", good[i].s, v);
+    }
+}
+
+Test(cuda_cc, refuses_driver_releases_and_malformed_cuda_versions)
+{
+    static const struct { const char *s, *word; } bad[] = {
+        {"575.57.08", "driver release"}, {"13.", "not a CUDA version"}, {"x", "not a CUDA version"},
+        {"999", "not a CUDA version"}, {"", "not a CUDA version"}, {"12.8.1", "not a CUDA version"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int v;
+        char err[256] = "";
+        cr_assert_not(bpcu_parse_cuda_version(bad[i].s, &v, err, sizeof err), "accepted %s",
+                      bad[i].s);
+        cr_assert(strstr(err, bad[i].word), "\"%s\": %s", bad[i].s, err);
+    }
 }

@@ -1,10 +1,26 @@
-/* The cuda backend: private declarations shared by its .cu files.
+/* The cuda backend: private declarations shared by its files.
+ *
+ * Files, one concern each (as the binary backend):
+ *   plugin.cu      the descriptor and supports()
+ *   config.c       [backend.cuda]: the keys and their parsing (plain C)
+ *   open.cu        open/close: driver, devices, the compute-capability decision
+ *   probe.cu       the probe kernel that proves a decision
+ *   device.cu      device_open/close: streams, memory pool, cuBLAS, staging
+ *   memory.cu      alloc, free, memory_info, scratch
+ *   transfer.cu    write, read, synchronize (host <-> device staging)
+ *   errors.cu      error reporting, lost devices and the discipline of every entry
+ *   host_copy.cu   staging memcpys on a few threads
+ *   index.h/.c     collapsing views, launch geometry;  elem.h  element types
+ *   elementwise.cu copy.cu creation.cu gather.cu reduce.cu softmax.cu matmul.cu
+ *                  the op entries
  *
  * A buffer handle is a small host struct (bpcu_buf) holding the device
  * pointer, so zero-byte buffers still get unique handles and memory_info can
  * count bytes without asking the driver. Every op is queued on the device's
  * stream and returns at once; read() and synchronize() wait, and report any
- * error of the queued work there with CUDA's text.
+ * error of the queued work there with CUDA's text. A sticky error (the
+ * context cannot recover) marks the device lost: every later call fails
+ * fast with one message naming where it surfaced.
  *
  * Kernels follow the binary backend's arithmetic exactly: the dtype.h and
  * philox.h helpers are compiled for the device too, f16/bf16 compute in f32
@@ -15,8 +31,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <type_traits>
+#include <utility>
 
 /* plugin.h (dtype.h) first: its locals named `half` would shadow cuda_fp16.h's
  * type of that name (-Wshadow) if cuBLAS's headers came first. */
@@ -24,44 +43,166 @@
 #include <backplane/plugin.h>
 
 #include <cublas_v2.h>
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include "cc_check.h"
+#include "host_copy.h"
+#include "index.h"
 
 /* ---- state ---------------------------------------------------------------- */
 
+/* A buffer's device memory is allocated at its first use (transfer.cu says
+ * why): on the compute stream by the op that produces it, on the upload
+ * stream by a write. */
 typedef struct bpcu_buf {
-    void *ptr;                     /* device memory; NULL for 0 bytes */
+    void *ptr;                     /* device memory; NULL before the first use and for 0 bytes */
     size_t bytes;
+    cudaEvent_t ready;             /* recorded after the last queued work that writes ptr */
 } bpcu_buf;
 
-#define BPCU_STAGE_BYTES ((size_t)8 << 20) /* each of the two pinned staging buffers */
+#define BPCU_STAGE_BYTES ((size_t)8 << 20) /* each of a direction's two pinned buffers */
+
+/* One direction of host transfers: its stream and two pinned buffers. */
+typedef struct bpcu_stage {
+    std::mutex mu;                 /* one transfer at a time per direction */
+    cudaStream_t stream;
+    void *buf[2];
+    cudaEvent_t done[2];           /* recorded right after the last DMA through buf[k] */
+} bpcu_stage;
+
+#define BPCU_SPARE_EVENTS 256      /* buffer events kept for reuse */
+#define BPCU_RECENT 8                      /* op names kept for a lost-device report */
 
 typedef struct bpcu_device {
     const bp_host_api *host;
     int ordinal;                   /* CUDA device number */
     bool tf32;
-    cudaStream_t stream;
+    CUcontext ctx;                 /* the device's primary context (retained) */
+    cudaStream_t stream;           /* the compute stream: every op */
+    bool pooled;                   /* memory pools supported: else cudaMalloc / cudaFree */
     cudaMemPool_t pool;
+    uint64_t keep;                 /* bytes bp_backend_synchronize trims the pool to */
     uint64_t cap;                  /* memory_fraction of the device's memory */
-    std::atomic<uint64_t> used;
+    std::atomic<uint64_t> used;    /* bytes of live buffers (and of frees that failed) */
     cublasHandle_t blas;
     std::mutex blas_mu;            /* one cuBLAS call at a time on this handle */
-    std::mutex stage_mu;           /* the staging buffers */
-    void *stage[2];
-    cudaEvent_t stage_done[2];     /* the last copy through stage[k] is done */
+    bpcu_stage up, down;           /* host -> device, device -> host */
+    bpcu_copier copier;            /* staging memcpys on several threads */
+    std::mutex spare_mu;           /* buffer events for reuse */
+    cudaEvent_t spare[BPCU_SPARE_EVENTS];
+    int nspare;
+    /* A sticky CUDA error (errors.cu): once lost, every entry fails with lost_msg. */
+    std::atomic<bool> lost;
+    std::mutex lost_mu;            /* guards lost_msg and recent */
+    char lost_msg[1024];
+    const char *recent[BPCU_RECENT]; /* ops queued since the last successful synchronisation */
+    uint64_t nrecent;
 } bpcu_device;
+
+/* ---- errors and entries: errors.cu ------------------------------------------- */
 
 /* Report an error detail through the host and return code. */
 bp_status bpcu_fail(bpcu_device *d, bp_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* After queuing work: a launch error (or an earlier asynchronous one) as
- * BP_ERR_BACKEND naming what, else BP_OK. */
-bp_status bpcu_check_launch(bpcu_device *d, const char *what);
+/* A failed CUDA call of the current entry: the detail (fmt, then CUDA's
+ * name and text for e) and its status. An error CUDA documents as sticky
+ * marks d lost (the message names the entry it surfaced in and the ops
+ * queued before it) and every later entry fails with that message. */
+bp_status bpcu_cuda_fail(bpcu_device *d, cudaError_t e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-/* Make the calling thread's current device d's. */
-bp_status bpcu_enter(bpcu_device *d);
+/* Mark d lost if e is sticky (without reporting anything); true if so. For
+ * the entries that cannot return an error (free). */
+bool bpcu_note_lost(bpcu_device *d, cudaError_t e);
+
+/* A launch's status (from bpcu_launch) as BP_OK or bpcu_cuda_fail's. */
+static inline bp_status bpcu_launched(bpcu_device *d, cudaError_t e, const char *what)
+{
+    return e == cudaSuccess ? BP_OK : bpcu_cuda_fail(d, e, "%s", what);
+}
+
+/* A successful synchronisation: ops queued so far are known to be fine. */
+void bpcu_synced(bpcu_device *d);
+
+/* The caller's current CUDA context, put back when this goes out of scope
+ * (exactly, NULL included: cudaSetDevice could not restore "none"), and the
+ * caller's last-error slot left as the caller left it (for the lifecycle
+ * entries, which have no device yet; bpcu_scope does both for the others). */
+class bpcu_ctx_guard {
+  public:
+    bpcu_ctx_guard();
+    ~bpcu_ctx_guard();
+    bpcu_ctx_guard(const bpcu_ctx_guard &) = delete;
+    bpcu_ctx_guard &operator=(const bpcu_ctx_guard &) = delete;
+
+  private:
+    CUcontext saved_;
+    bool have_, clean_;
+};
+
+/* What every device entry does first and last (errors.cu says why):
+ *
+ *     bpcu_scope in(d, "matmul", out, {a, b});
+ *     if (in.status != BP_OK)
+ *         return in.status;
+ *
+ * fails fast when d is lost, makes d's context current and puts the
+ * caller's back, and leaves the caller's pending CUDA error alone. An op
+ * names its output and inputs: their memory is allocated on the compute
+ * stream if it was not yet (memory.cu), and the output's ready event is
+ * recorded behind the op's work when the scope ends. */
+class bpcu_scope {
+  public:
+    /* buffer entries; queues: the entry queues device work (a write),
+     * named in a lost-device report */
+    bpcu_scope(bpcu_device *d, const char *op, bool queues);
+    /* op entries */
+    bpcu_scope(bpcu_device *d, const char *op, const bp_view *out,
+               std::initializer_list<const bp_view *> inputs);
+    ~bpcu_scope();
+    bpcu_scope(const bpcu_scope &) = delete;
+    bpcu_scope &operator=(const bpcu_scope &) = delete;
+    bp_status status;
+
+  private:
+    void enter(const char *op, bool queues);
+    bpcu_device *d_;
+    bpcu_buf *out_;
+    CUcontext saved_;
+    bool switched_, clean_;
+    const char *outer_op_;
+};
+
+/* The driver calls the plugin needs, found through the runtime (so the
+ * plugin does not link libcuda): NULL members if unavailable. */
+typedef struct bpcu_driver {
+    CUresult (*ctx_get)(CUcontext *);
+    CUresult (*ctx_set)(CUcontext);
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*primary_retain)(CUcontext *, CUdevice);
+    CUresult (*primary_release)(CUdevice);
+} bpcu_driver;
+const bpcu_driver *bpcu_driver_api(void);
+
+#ifdef __CUDACC__
+/* Queue kernel k on stream s; returns the launch's own status (and never
+ * reads the thread's last-error slot, which belongs to the caller). */
+template <class... P, class... A>
+static inline cudaError_t bpcu_launch(cudaStream_t s, dim3 grid, dim3 block, size_t smem,
+                                      void (*k)(P...), A &&...args)
+{
+    cudaLaunchConfig_t c = cudaLaunchConfig_t(); /* zeroed: no attributes */
+    c.gridDim = grid;
+    c.blockDim = block;
+    c.dynamicSmemBytes = smem;
+    c.stream = s;
+    return cudaLaunchKernelEx(&c, k, std::forward<A>(args)...);
+}
+#endif
+
+/* ---- views and scratch --------------------------------------------------------- */
 
 static inline char *bpcu_ptr(const bp_view *v)
 {
@@ -69,142 +210,36 @@ static inline char *bpcu_ptr(const bp_view *v)
     return b && b->ptr ? (char *)b->ptr + v->offset : NULL;
 }
 
-static inline int64_t bpcu_numel(const bp_view *v)
-{
-    int64_t n = 1;
-    for (int32_t k = 0; k < v->rank; k++)
-        n *= v->shape[k];
-    return n;
-}
-
-/* Device scratch on d's stream (stream-ordered; free it the same way). */
+/* Device scratch on d's stream (stream-ordered; free it the same way): memory.cu. */
 bp_status bpcu_scratch(bpcu_device *d, size_t bytes, void **p);
 void bpcu_scratch_free(bpcu_device *d, void *p);
 
-/* ---- index walking ---------------------------------------------------------- */
+/* Return the pool's cached memory beyond pool_keep_mb to the device. */
+bp_status bpcu_pool_trim(bpcu_device *d);
 
-#define BPCU_MAXV 4
+/* b's device memory, allocated in stream s's order if b has none yet. */
+bp_status bpcu_materialize(bpcu_device *d, bpcu_buf *b, cudaStream_t s);
 
-/* Up to BPCU_MAXV views of one shape, with size-1 axes dropped and axes that
- * are contiguous for every view merged (as the binary backend's iterator).
- * Passed to kernels by value. */
-typedef struct bpcu_ix {
-    int32_t rank;
-    int32_t dense;                 /* one axis, unit stride in every view */
-    int64_t n;                     /* elements */
-    int64_t shape[BP_MAX_RANK];
-    int64_t strides[BPCU_MAXV][BP_MAX_RANK];
-} bpcu_ix;
+/* Record b's ready event in stream s, behind the work just queued there
+ * that writes b. */
+cudaError_t bpcu_mark_written(bpcu_device *d, bpcu_buf *b, cudaStream_t s);
 
-/* Collapse views[0..nv) (all of views[0]'s shape). */
-bpcu_ix bpcu_collapse(int nv, const bp_view *const *views);
+/* Destroy the spare ready events (device close). */
+void bpcu_events_destroy(bpcu_device *d);
 
-/* Element offsets (in elements) of linear index i (row-major) in each view. */
-template <int NV>
-__device__ __forceinline__ void bpcu_offsets(const bpcu_ix &ix, int64_t i, int64_t *off)
-{
-    if (ix.dense) {
-#pragma unroll
-        for (int v = 0; v < NV; v++)
-            off[v] = i;
-        return;
-    }
-#pragma unroll
-    for (int v = 0; v < NV; v++)
-        off[v] = 0;
-    for (int32_t k = ix.rank - 1; k >= 0; k--) {
-        int64_t s = ix.shape[k], c = i % s;
-        i /= s;
-#pragma unroll
-        for (int v = 0; v < NV; v++)
-            off[v] += c * ix.strides[v][k];
-    }
-}
-
-/* Launch geometry for n elements, grid-stride loops. */
-#define BPCU_THREADS 256
-static inline unsigned bpcu_blocks(int64_t n)
-{
-    int64_t b = (n + BPCU_THREADS - 1) / BPCU_THREADS;
-    if (b > (int64_t)1 << 20)
-        b = (int64_t)1 << 20;
-    return (unsigned)(b < 1 ? 1 : b);
-}
-#define BPCU_FOR(i, n)                                                                  \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);          \
-         i += (int64_t)gridDim.x * blockDim.x)
-
-/* ---- element types ------------------------------------------------------- */
-
-/* f16 and bf16 storage, told apart by type. */
-struct bpcu_h16 { uint16_t v; };
-struct bpcu_b16 { uint16_t v; };
-
-/* Float storage S: compute type C (f32 for f16/bf16/f32, f64 for f64), load,
- * store of a C, and store of a double rounded once to S (f16/bf16 through
- * bp_f64_to_f16/bf16, as the binary backend's F_F16 / bp_elem_store_f64: a plain
- * (float) cast first would round twice). */
-template <class S> struct bpcu_ft;
-template <> struct bpcu_ft<float> {
-    typedef float C;
-    static __device__ __forceinline__ float ld(float x) { return x; }
-    static __device__ __forceinline__ float st(float c) { return c; }
-    static __device__ __forceinline__ float std_(double d) { return (float)d; }
-};
-template <> struct bpcu_ft<double> {
-    typedef double C;
-    static __device__ __forceinline__ double ld(double x) { return x; }
-    static __device__ __forceinline__ double st(double c) { return c; }
-    static __device__ __forceinline__ double std_(double d) { return d; }
-};
-template <> struct bpcu_ft<bpcu_h16> {
-    typedef float C;
-    static __device__ __forceinline__ float ld(bpcu_h16 x) { return bp_f16_to_f32(x.v); }
-    static __device__ __forceinline__ bpcu_h16 st(float c) { return bpcu_h16{bp_f32_to_f16(c)}; }
-    static __device__ __forceinline__ bpcu_h16 std_(double d) { return bpcu_h16{bp_f64_to_f16(d)}; }
-};
-template <> struct bpcu_ft<bpcu_b16> {
-    typedef float C;
-    static __device__ __forceinline__ float ld(bpcu_b16 x) { return bp_bf16_to_f32(x.v); }
-    static __device__ __forceinline__ bpcu_b16 st(float c) { return bpcu_b16{bp_f32_to_bf16(c)}; }
-    static __device__ __forceinline__ bpcu_b16 std_(double d) { return bpcu_b16{bp_f64_to_bf16(d)}; }
-};
-
-/* Calls F::template run<T>(args...) with the storage type of dt. */
-#define BPCU_DISPATCH_FLOAT(dt, CALL)                                                   \
-    switch (dt) {                                                                       \
-    case BP_F32: { typedef float T; CALL; } break;                                      \
-    case BP_F64: { typedef double T; CALL; } break;                                     \
-    case BP_F16: { typedef bpcu_h16 T; CALL; } break;                                   \
-    case BP_BF16: { typedef bpcu_b16 T; CALL; } break;                                  \
-    default: break;                                                                     \
-    }
-#define BPCU_DISPATCH_INT(dt, CALL)                                                     \
-    switch (dt) {                                                                       \
-    case BP_U8: { typedef uint8_t T; CALL; } break;                                     \
-    case BP_I8: { typedef int8_t T; CALL; } break;                                      \
-    case BP_I32: { typedef int32_t T; CALL; } break;                                    \
-    case BP_I64: { typedef int64_t T; CALL; } break;                                    \
-    default: break;                                                                     \
-    }
-
-/* ---- loads and stores with the cast rules: backplane/cast.h -------------- */
-/* bp_elem_load_f64, bp_elem_store_f64, bp_elem_load_i64, bp_elem_store_i64,
- * compiled for the device too, so this backend casts exactly as the others. */
-
-/* Integers keep the low bits of a 64-bit result (wrapping). */
-static __device__ __forceinline__ void bpcu_st_wrap(bp_dtype dt, char *p, uint64_t u)
-{
-    switch (dt) {
-    case BP_BOOL: *(uint8_t *)p = (uint8_t)(u != 0); break;
-    case BP_U8: *(uint8_t *)p = (uint8_t)u; break;
-    case BP_I8: *(int8_t *)p = (int8_t)(uint8_t)u; break;
-    case BP_I32: *(int32_t *)p = (int32_t)(uint32_t)u; break;
-    default: *(int64_t *)p = (int64_t)u; break;
-    }
-}
+/* A same-dtype strided copy of src into out on d's stream (copy.cu; matmul
+ * densifies operands with it). */
+bp_status bpcu_copy_view(bpcu_device *d, const bp_view *src, const bp_view *out);
 
 /* ---- the plugin entries (see plugin.h for each contract) ---------------------- */
+/* memory.cu, transfer.cu */
+bp_status bpcu_alloc(void *dev, size_t bytes, void **buffer);
+void bpcu_free(void *dev, void *buffer);
+bp_status bpcu_memory_info(void *dev, bp_memory_info *info);
+bp_status bpcu_write(void *dev, void *buffer, size_t offset, const void *src, size_t bytes);
+bp_status bpcu_read(void *dev, const void *buffer, size_t offset, void *dst, size_t bytes);
+bp_status bpcu_synchronize(void *dev);
+/* elementwise.cu, copy.cu, creation.cu, gather.cu */
 bp_status bpcu_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out);
 bp_status bpcu_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out);
 bp_status bpcu_where(void *dev, const bp_view *cond, const bp_view *a, const bp_view *b,
@@ -216,6 +251,7 @@ bp_status bpcu_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, doubl
                       const bp_view *out);
 bp_status bpcu_gather(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
                       const bp_view *out);
+/* reduce.cu, softmax.cu, matmul.cu */
 bp_status bpcu_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out);
 bp_status bpcu_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out);
 bp_status bpcu_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_view *out);

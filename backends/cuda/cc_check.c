@@ -139,6 +139,68 @@ static bool cc_listed(const bpcu_cc_list *l, int maj, int min)
     return false;
 }
 
+/* ---- remedies: only ones that can work --------------------------------------- */
+
+/* The first CUDA toolkit that builds sm_XY (CUDA's integer), 0 if this table
+ * does not know the architecture. */
+static int arch_min_toolkit(int xy)
+{
+    static const struct { int xy, cuda; } t[] = {
+        {50, 6000}, {52, 6050}, {53, 6050}, {60, 8000}, {61, 8000}, {62, 8000},
+        {70, 9000}, {72, 10000}, {75, 10000}, {80, 11000}, {86, 11010}, {87, 11040},
+        {89, 11080}, {90, 11080}, {100, 12080}, {101, 12080}, {103, 12090}, {110, 13000},
+        {120, 12080}, {121, 12090},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (t[i].xy == xy)
+            return t[i].cuda;
+    return 0;
+}
+
+/* CUDA 13 dropped everything below sm_75; CUDA 12.9 was the last to build it. */
+#define LAST_TOOLKIT_BELOW_75 12090
+#define FIRST_TOOLKIT_WITHOUT_BELOW_75 13000
+
+/* What rebuilding for a device of sm_XY takes, as one clause starting with
+ * "rebuild", "build" or "update" (when the toolkit sm_XY needs is newer than
+ * the driver, the driver must be updated first). ptx adds the PTX spelling,
+ * which the driver JIT-compiles. */
+static void rebuild_advice(const bpcu_cc_input *in, int xy, bool ptx, char *buf, size_t size)
+{
+    char need[16], used[16], drv[16];
+    int min = arch_min_toolkit(xy), rt = in->runtime_version, driver = in->driver_version;
+    bpcu_format_version(min, need, sizeof need);
+    bpcu_format_version(rt, used, sizeof used);
+    bpcu_format_version(driver, drv, sizeof drv);
+    if (min == 0) {
+        setf(buf, size, "rebuild with a CUDA toolkit that builds sm_%d and CMAKE_CUDA_ARCHITECTURES "
+             "including %d-real, or with PTX of an older architecture that it can JIT-compile "
+             "(e.g. 120-virtual)", xy, xy);
+        return;
+    }
+    if (driver > 0 && min > driver) {
+        setf(buf, size, "update the NVIDIA driver to one supporting CUDA >= %s and rebuild with "
+             "CMAKE_CUDA_ARCHITECTURES including %d-real (sm_%d needs CUDA %s or newer; the "
+             "driver supports %s)", need, xy, xy, need, drv);
+        return;
+    }
+    char ptx_s[48] = "";
+    if (ptx)
+        snprintf(ptx_s, sizeof ptx_s, " (or %d-virtual for PTX)", xy);
+    if (xy < 75 && (rt == 0 || rt >= FIRST_TOOLKIT_WITHOUT_BELOW_75)) {
+        char last[16];
+        setf(buf, size, "build with a CUDA 12 toolkit (CUDA 13 builds nothing below sm_75; %s is "
+             "the last that builds sm_%d) and CMAKE_CUDA_ARCHITECTURES including %d-real%s",
+             bpcu_format_version(LAST_TOOLKIT_BELOW_75, last, sizeof last), xy, xy, ptx_s);
+    } else if (rt > 0 && rt < min) {
+        setf(buf, size, "rebuild with CUDA %s or newer (sm_%d needs it; this build used %s) and "
+             "CMAKE_CUDA_ARCHITECTURES including %d-real%s", need, xy, used, xy, ptx_s);
+    } else {
+        setf(buf, size, "rebuild with CMAKE_CUDA_ARCHITECTURES including %d-real%s (sm_%d needs "
+             "CUDA %s or newer)", xy, ptx_s, xy, need);
+    }
+}
+
 /* Why no image fits: the most telling of the reasons, into buf. */
 static void explain_no_image(const bpcu_cc_input *in, const char *lists, char *buf, size_t size)
 {
@@ -220,10 +282,37 @@ bpcu_verdict bpcu_cc_decide(const bpcu_cc_input *in, bpcu_decision *out)
              "the driver supports CUDA %s (%d) but this build's runtime is CUDA %s (%d): a "
              "driver whose major version is older than the runtime's cannot run anything",
              drv_s, in->driver_version, rt_s, in->runtime_version);
-        setf(out->remedy, sizeof out->remedy,
-             "update the NVIDIA driver to one supporting CUDA >= %s (driver version >= %d), "
-             "rebuild with a CUDA %d toolkit, or choose another backend",
-             rt_s, in->runtime_version, in->driver_version / 1000);
+        /* a build this driver runs: a toolkit from sm_XY's first up to the driver's */
+        int lo = arch_min_toolkit(xy), hi = in->driver_version;
+        if (xy < 75 && hi > LAST_TOOLKIT_BELOW_75)
+            hi = LAST_TOOLKIT_BELOW_75;
+        char lo_s[16], hi_s[16], alt[256] = "", upd[160];
+        bpcu_format_version(lo, lo_s, sizeof lo_s);
+        bpcu_format_version(hi, hi_s, sizeof hi_s);
+        if (lo == 0)
+            setf(alt, sizeof alt, "build with a CUDA toolkit no newer than %s that builds sm_%d "
+                 "and CMAKE_CUDA_ARCHITECTURES including %d-real", hi_s, xy, xy);
+        else if (lo <= hi)
+            setf(alt, sizeof alt, "build with a CUDA toolkit from %s to %s and "
+                 "CMAKE_CUDA_ARCHITECTURES including %d-real", lo_s, hi_s, xy);
+        setf(upd, sizeof upd, "update the NVIDIA driver to one supporting CUDA >= %s (driver "
+             "version >= %d)", rt_s, in->runtime_version);
+        /* a newer driver alone helps only if an image of this build fits */
+        bool fits = best(in->sass, maj, min, sass_runs) ||
+                    (in->allow_ptx_jit && best(in->ptx, maj, min, ptx_runs));
+        if (fits)
+            setf(out->remedy, sizeof out->remedy, "%s, %s%sor choose another backend", upd, alt,
+                 alt[0] ? ", " : "");
+        else if (alt[0])
+            setf(out->remedy, sizeof out->remedy, "%s, or choose another backend", alt);
+        else {
+            bpcu_cc_input any_driver = *in;
+            any_driver.driver_version = 0;
+            char rb[256];
+            rebuild_advice(&any_driver, xy, false, rb, sizeof rb);
+            setf(out->remedy, sizeof out->remedy, "update the NVIDIA driver, then %s, or choose "
+                 "another backend", rb);
+        }
         return out->verdict;
     }
 
@@ -250,9 +339,10 @@ bpcu_verdict bpcu_cc_decide(const bpcu_cc_input *in, bpcu_decision *out)
             setf(out->reason, sizeof out->reason,
                  "no real code for %d.%d in this build (%s); only PTX %s fits and PTX-JIT is "
                  "disabled by config (allow_ptx_jit = false)", maj, min, lists, n);
-            setf(out->remedy, sizeof out->remedy,
-                 "set allow_ptx_jit = true in [backend.cuda], or rebuild with "
-                 "CMAKE_CUDA_ARCHITECTURES including %d-real", xy);
+            char rb[256];
+            rebuild_advice(in, xy, false, rb, sizeof rb);
+            setf(out->remedy, sizeof out->remedy, "set allow_ptx_jit = true in [backend.cuda], or %s",
+                 rb);
             return out->verdict;
         }
         if (in->runtime_version > 0 && in->driver_version < in->runtime_version) {
@@ -260,10 +350,11 @@ bpcu_verdict bpcu_cc_decide(const bpcu_cc_input *in, bpcu_decision *out)
                  "no real code for %d.%d in this build (%s); its PTX %s was made by CUDA %s "
                  "(%d), newer than the driver's CUDA %s (%d), which cannot JIT-compile it",
                  maj, min, lists, n, rt_s, in->runtime_version, drv_s, in->driver_version);
+            char rb[256];
+            rebuild_advice(in, xy, false, rb, sizeof rb);
             setf(out->remedy, sizeof out->remedy,
                  "update the NVIDIA driver to one supporting CUDA >= %s (driver version >= %d), "
-                 "or rebuild with CMAKE_CUDA_ARCHITECTURES including %d-real",
-                 rt_s, in->runtime_version, xy);
+                 "or %s", rt_s, in->runtime_version, rb);
             return out->verdict;
         }
         out->verdict = BPCU_JIT;
@@ -271,16 +362,17 @@ bpcu_verdict bpcu_cc_decide(const bpcu_cc_input *in, bpcu_decision *out)
         setf(out->reason, sizeof out->reason,
              "no real code for %d.%d in this build (%s); the driver JIT-compiles PTX %s at first "
              "use (slower start)", maj, min, lists, n);
-        setf(out->remedy, sizeof out->remedy,
-             "rebuild with CMAKE_CUDA_ARCHITECTURES including %d-real for native code", xy);
+        char rb[256];
+        rebuild_advice(in, xy, false, rb, sizeof rb);
+        setf(out->remedy, sizeof out->remedy, "%s, for native code", rb);
         return out->verdict;
     }
 
     char why[360];
     explain_no_image(in, lists, why, sizeof why);
-    setf(out->remedy, sizeof out->remedy,
-         "rebuild with CMAKE_CUDA_ARCHITECTURES including %d-real (or PTX it can JIT-compile, "
-         "e.g. %d), or choose another backend", xy, xy);
+    char rb[256];
+    rebuild_advice(in, xy, true, rb, sizeof rb);
+    setf(out->remedy, sizeof out->remedy, "%s, or choose another backend", rb);
     if (cc_listed(in->allow, maj, min)) {
         out->verdict = BPCU_FORCED;
         setf(out->reason, sizeof out->reason,
@@ -437,4 +529,76 @@ bool bpcu_parse_cc_list(const char *s, bpcu_cc_list *out, char *err, size_t err_
         out->count++;
     }
     return true;
+}
+
+bool bpcu_parse_arch_list_any(const char *s, bpcu_arch_list *out, char *err, size_t err_size)
+{
+    char buf[512];
+    size_t n = 0;
+    if (!s)
+        s = "";
+    if (strlen(s) >= sizeof buf)
+        return fail(err, err_size, "architecture list \"%.40s...\" is too long", s);
+    /* copy entry by entry, dropping sm_ / compute_ and -real / -virtual */
+    for (const char *p = s; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        while (len && isspace((unsigned char)*p))
+            p++, len--;
+        while (len && isspace((unsigned char)p[len - 1]))
+            len--;
+        if (len > 3 && strncmp(p, "sm_", 3) == 0)
+            p += 3, len -= 3;
+        else if (len > 8 && strncmp(p, "compute_", 8) == 0)
+            p += 8, len -= 8;
+        if (len > 5 && strncmp(p + len - 5, "-real", 5) == 0)
+            len -= 5;
+        else if (len > 8 && strncmp(p + len - 8, "-virtual", 8) == 0)
+            len -= 8;
+        memcpy(buf + n, p, len);
+        n += len;
+        if (end)
+            buf[n++] = ',';
+        p = end ? end + 1 : p + len;
+        if (!end)
+            break;
+    }
+    buf[n] = '\0';
+    char e[256];
+    if (!bpcu_parse_arch_list(buf, out, e, sizeof e))
+        return fail(err, err_size, "%s (accepted spellings: 120, sm_120, compute_120, 120-real, "
+                    "120-virtual, 120a, 100f)", e);
+    return true;
+}
+
+bool bpcu_parse_cuda_version(const char *s, int *out, char *err, size_t err_size)
+{
+    const char *p = s ? s : "";
+    if (strcmp(p, "none") == 0 || strcmp(p, "0") == 0) {
+        *out = 0;
+        return true;
+    }
+    int major = 0, minor = 0;
+    size_t nd = 0;
+    while (isdigit((unsigned char)p[nd]) && nd < 7)
+        major = major * 10 + (p[nd] - '0'), nd++;
+    if (nd > 0 && p[nd] == '\0' && major >= 1000 && major <= 999999) {
+        *out = major; /* CUDA's integer */
+        return true;
+    }
+    if (nd > 0 && nd <= 2 && major >= 1 && p[nd] == '.' && isdigit((unsigned char)p[nd + 1])) {
+        size_t k = nd + 1;
+        while (isdigit((unsigned char)p[k]) && k < nd + 3)
+            minor = minor * 10 + (p[k] - '0'), k++;
+        if (p[k] == '\0' && minor <= 99) {
+            *out = major * 1000 + minor * 10;
+            return true;
+        }
+    }
+    if (nd >= 3 && p[nd] == '.')
+        return fail(err, err_size, "'%s' looks like a driver release, not a CUDA version: give "
+                    "the \"CUDA Version\" that nvidia-smi prints (e.g. 12.8) or CUDA's integer "
+                    "(12080)", p);
+    return fail(err, err_size, "'%s' is not a CUDA version: expected MAJOR.MINOR as nvidia-smi "
+                "prints it (13.0, 12.8), CUDA's integer (13000), or 0 for no driver", p);
 }

@@ -93,6 +93,16 @@ static inline bool bpcu_verdict_runs(bpcu_verdict v) { return v != BPCU_UNSUPPOR
  * a message naming the bad entry into err. */
 bool bpcu_parse_arch_list(const char *s, bpcu_arch_list *out, char *err, size_t err_size);
 
+/* As bpcu_parse_arch_list, also accepting the spellings of the toolchain and
+ * of CMake for each entry: sm_120, compute_120, 120-real, 120-virtual, 120a
+ * (the prefix or the -real / -virtual suffix is dropped: the caller says
+ * which list it is). */
+bool bpcu_parse_arch_list_any(const char *s, bpcu_arch_list *out, char *err, size_t err_size);
+
+/* Parse a CUDA version: CUDA's integer (13000), or MAJOR.MINOR as nvidia-smi
+ * prints it ("CUDA Version: 12.8" -> 12080); "0" or "none" is no driver (0). */
+bool bpcu_parse_cuda_version(const char *s, int *out, char *err, size_t err_size);
+
 /* Parse one compute capability "12.0" (also "12", meaning 12.0). */
 bool bpcu_parse_cc(const char *s, bpcu_cc *out, char *err, size_t err_size);
 

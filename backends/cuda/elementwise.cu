@@ -3,10 +3,12 @@
  * One kernel per (storage type, functor); the op is a runtime switch inside
  * the functor, uniform across the grid, which keeps the number of kernels
  * (and the build time, multiplied by every architecture) small. The
- * arithmetic is the binary backend's (backends/binary/elementwise.c). */
+ * arithmetic is the binary backend's (backends/binary/elementwise.c), except
+ * that the math functions and pow of f16/bf16/f32 run in f32 (math_f). */
 #include <math.h>
 
 #include "bpcu.h"
+#include "elem.h"
 
 /* ---- the loops ------------------------------------------------------------ */
 
@@ -120,6 +122,59 @@ template <class C> static __device__ __forceinline__ C f_mod(C a, C b)
 
 /* ---- functors -------------------------------------------------------------- */
 
+/* The math functions in f32 for f16/bf16/f32 (CUDA's single-precision
+ * functions, within a few ulp: the tolerance file lists the bounds; the FP64
+ * units of consumer GPUs run at 1/64 of the FP32 rate) ... */
+static __device__ float math_f(bp_op op, float v)
+{
+    const float rsqrt2 = 0.70710678118654752440f;
+    switch (op) {
+    case BP_OP_EXP: return expf(v);
+    case BP_OP_LOG: return logf(v);
+    case BP_OP_SQRT: return sqrtf(v);
+    case BP_OP_RSQRT: return 1.0f / sqrtf(v); /* two correct roundings: within 1 ulp */
+    case BP_OP_RECIPROCAL: return 1.0f / v;
+    case BP_OP_SIN: return sinf(v);
+    case BP_OP_COS: return cosf(v);
+    case BP_OP_TAN: return tanf(v);
+    case BP_OP_TANH: return tanhf(v);
+    case BP_OP_SIGMOID: { /* exp of a non-positive argument: no overflow, no cancellation */
+        if (v >= 0.0f)
+            return 1.0f / (1.0f + expf(-v));
+        float e = expf(v);
+        return e / (1.0f + e);
+    }
+    case BP_OP_GELU: /* below zero erfc(-x/sqrt2) = 1 + erf(x/sqrt2) without the cancellation */
+        return v >= 0.0f ? 0.5f * v * (1.0f + erff(v * rsqrt2)) : 0.5f * v * erfcf(-v * rsqrt2);
+    case BP_OP_ERF: return erff(v);
+    case BP_OP_FLOOR: return floorf(v);
+    case BP_OP_CEIL: return ceilf(v);
+    default: return rintf(v); /* ROUND: half to even */
+    }
+}
+
+/* ... and in f64 for f64, as the binary backend. */
+static __device__ double math_d(bp_op op, double d)
+{
+    switch (op) {
+    case BP_OP_EXP: return exp(d);
+    case BP_OP_LOG: return log(d);
+    case BP_OP_SQRT: return sqrt(d);
+    case BP_OP_RSQRT: return 1.0 / sqrt(d);
+    case BP_OP_RECIPROCAL: return 1.0 / d;
+    case BP_OP_SIN: return sin(d);
+    case BP_OP_COS: return cos(d);
+    case BP_OP_TAN: return tan(d);
+    case BP_OP_TANH: return tanh(d);
+    case BP_OP_SIGMOID: return 1.0 / (1.0 + exp(-d));
+    case BP_OP_GELU: return 0.5 * d * (1.0 + erf(d * 0.70710678118654752440));
+    case BP_OP_ERF: return erf(d);
+    case BP_OP_FLOOR: return floor(d);
+    case BP_OP_CEIL: return ceil(d);
+    default: return rint(d); /* ROUND: half to even */
+    }
+}
+
 template <class S> struct bpcu_un_float {
     bp_op op;
     __device__ S operator()(S x) const
@@ -127,29 +182,17 @@ template <class S> struct bpcu_un_float {
         typedef bpcu_ft<S> F;
         typedef typename F::C C;
         C v = F::ld(x);
-        double d = (double)v;
         switch (op) {
         case BP_OP_NEG: return F::st(-v);
         case BP_OP_ABS: return F::st((C)fabs(v));
         case BP_OP_SIGN: return F::st(v > 0 ? (C)1 : v < 0 ? (C)-1 : v);
         case BP_OP_RELU: return F::st((v > 0 || v != v) ? v : (C)0);
-        case BP_OP_EXP: return F::std_(exp(d));
-        case BP_OP_LOG: return F::std_(log(d));
-        case BP_OP_SQRT: return F::std_(sqrt(d));
-        case BP_OP_RSQRT: return F::std_(1.0 / sqrt(d));
-        case BP_OP_RECIPROCAL: return F::std_(1.0 / d);
-        case BP_OP_SIN: return F::std_(sin(d));
-        case BP_OP_COS: return F::std_(cos(d));
-        case BP_OP_TAN: return F::std_(tan(d));
-        case BP_OP_TANH: return F::std_(tanh(d));
-        case BP_OP_SIGMOID: return F::std_(1.0 / (1.0 + exp(-d)));
-        case BP_OP_GELU: return F::std_(0.5 * d * (1.0 + erf(d * 0.70710678118654752440)));
-        case BP_OP_ERF: return F::std_(erf(d));
-        case BP_OP_FLOOR: return F::std_(floor(d));
-        case BP_OP_CEIL: return F::std_(ceil(d));
-        case BP_OP_ROUND: return F::std_(rint(d)); /* half to even */
-        default: return F::st(v);
+        default: break;
         }
+        if constexpr (std::is_same<C, float>::value)
+            return F::st(math_f(op, v));
+        else
+            return F::std_(math_d(op, (double)v));
     }
 };
 
@@ -194,7 +237,11 @@ template <class S> struct bpcu_bin_float {
         case BP_OP_DIV: return F::st(p / q);
         case BP_OP_MAXIMUM: return F::st((p > q || p != p) ? p : q);
         case BP_OP_MINIMUM: return F::st((p < q || p != p) ? p : q);
-        case BP_OP_POW: return F::std_(pow((double)p, (double)q));
+        case BP_OP_POW:
+            if constexpr (std::is_same<C, float>::value)
+                return F::st(powf(p, q)); /* in f32, as the math functions */
+            else
+                return F::std_(pow((double)p, (double)q));
         case BP_OP_MOD: return F::st(f_mod<C>(p, q));
         default: return F::st(p);
         }
@@ -270,26 +317,28 @@ struct bpcu_bin_logical {
 template <class IT, class OT, class Fn>
 static bp_status launch_unary(bpcu_device *d, const bp_view *x, const bp_view *out, Fn fn)
 {
+    cudaError_t e = cudaSuccess;
     const bp_view *vs[2] = {out, x};
     bpcu_ix ix = bpcu_collapse(2, vs);
     if (ix.n == 0)
         return BP_OK;
-    bpcu_k_unary<IT, OT, Fn><<<bpcu_blocks(ix.n), BPCU_THREADS, 0, d->stream>>>(
+    e = bpcu_launch(d->stream, bpcu_blocks(ix.n), BPCU_THREADS, 0, bpcu_k_unary<IT, OT, Fn>,
         ix, (const IT *)bpcu_ptr(x), (OT *)bpcu_ptr(out), fn);
-    return bpcu_check_launch(d, "unary kernel");
+    return bpcu_launched(d, e, "unary kernel");
 }
 
 template <class IT, class OT, class Fn>
 static bp_status launch_binary(bpcu_device *d, const bp_view *a, const bp_view *b,
                                const bp_view *out, Fn fn)
 {
+    cudaError_t e = cudaSuccess;
     const bp_view *vs[3] = {out, a, b};
     bpcu_ix ix = bpcu_collapse(3, vs);
     if (ix.n == 0)
         return BP_OK;
-    bpcu_k_binary<IT, OT, Fn><<<bpcu_blocks(ix.n), BPCU_THREADS, 0, d->stream>>>(
+    e = bpcu_launch(d->stream, bpcu_blocks(ix.n), BPCU_THREADS, 0, bpcu_k_binary<IT, OT, Fn>,
         ix, (const IT *)bpcu_ptr(a), (const IT *)bpcu_ptr(b), (OT *)bpcu_ptr(out), fn);
-    return bpcu_check_launch(d, "binary kernel");
+    return bpcu_launched(d, e, "binary kernel");
 }
 
 static bool is_float_math(bp_op op)
@@ -300,9 +349,9 @@ static bool is_float_math(bp_op op)
 bp_status bpcu_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bp_status st = bpcu_enter(d);
-    if (st != BP_OK)
-        return st;
+    bpcu_scope in(d, bp_op_name(op), out, {x});
+    if (in.status != BP_OK)
+        return in.status;
     bp_dtype dt = x->dtype;
     if (op == BP_OP_ISNAN || op == BP_OP_ISINF) {
         BPCU_DISPATCH_FLOAT(dt, return (launch_unary<T, uint8_t>(d, x, out,
@@ -322,9 +371,9 @@ bp_status bpcu_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 bp_status bpcu_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bp_status st = bpcu_enter(d);
-    if (st != BP_OK)
-        return st;
+    bpcu_scope in(d, bp_op_name(op), out, {a, b});
+    if (in.status != BP_OK)
+        return in.status;
     bp_dtype dt = a->dtype;
     switch (op) {
     case BP_OP_ADD: case BP_OP_SUB: case BP_OP_MUL: case BP_OP_DIV:
@@ -354,23 +403,24 @@ template <class T>
 static bp_status launch_where(bpcu_device *d, const bp_view *cond, const bp_view *a,
                               const bp_view *b, const bp_view *out, bool norm)
 {
+    cudaError_t e = cudaSuccess;
     const bp_view *vs[4] = {out, cond, a, b};
     bpcu_ix ix = bpcu_collapse(4, vs);
     if (ix.n == 0)
         return BP_OK;
-    bpcu_k_where<T><<<bpcu_blocks(ix.n), BPCU_THREADS, 0, d->stream>>>(
+    e = bpcu_launch(d->stream, bpcu_blocks(ix.n), BPCU_THREADS, 0, bpcu_k_where<T>,
         ix, (const uint8_t *)bpcu_ptr(cond), (const T *)bpcu_ptr(a), (const T *)bpcu_ptr(b),
         (T *)bpcu_ptr(out), norm);
-    return bpcu_check_launch(d, "where kernel");
+    return bpcu_launched(d, e, "where kernel");
 }
 
 bp_status bpcu_where(void *dev, const bp_view *cond, const bp_view *a, const bp_view *b,
                      const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bp_status st = bpcu_enter(d);
-    if (st != BP_OK)
-        return st;
+    bpcu_scope in(d, "where", out, {cond, a, b});
+    if (in.status != BP_OK)
+        return in.status;
     switch (bp_dtype_size(out->dtype)) {
     case 1: return launch_where<uint8_t>(d, cond, a, b, out, out->dtype == BP_BOOL);
     case 2: return launch_where<uint16_t>(d, cond, a, b, out, false);

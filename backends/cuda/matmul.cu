@@ -12,8 +12,7 @@
 #include <string.h>
 
 #include "bpcu.h"
-
-bp_status bpcu_copy_view(bpcu_device *d, const bp_view *src, const bp_view *out);
+#include "elem.h"
 
 /* ---- integers --------------------------------------------------------------- */
 
@@ -46,6 +45,7 @@ __global__ void bpcu_k_matmul_int(bpcu_mm_args g, const T *a, const T *b, char *
 
 static bp_status matmul_int(bpcu_device *d, const bp_view *a, const bp_view *b, const bp_view *out)
 {
+    cudaError_t e = cudaSuccess;
     int32_t r = out->rank;
     bpcu_mm_args g;
     memset(&g, 0, sizeof g);
@@ -60,10 +60,11 @@ static bp_status matmul_int(bpcu_device *d, const bp_view *a, const bp_view *b, 
     g.brs = b->strides[r - 2], g.bcs = b->strides[r - 1];
     g.ors = out->strides[r - 2], g.ocs = out->strides[r - 1];
     unsigned nb = bpcu_blocks(g.n);
-    BPCU_DISPATCH_INT(out->dtype, (bpcu_k_matmul_int<T><<<nb, BPCU_THREADS, 0, d->stream>>>(
-                                      g, (const T *)bpcu_ptr(a), (const T *)bpcu_ptr(b),
-                                      bpcu_ptr(out), out->dtype)));
-    return bpcu_check_launch(d, "integer matmul kernel");
+    BPCU_DISPATCH_INT(out->dtype, (e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0,
+                                                   bpcu_k_matmul_int<T>, g, (const T *)bpcu_ptr(a),
+                                                   (const T *)bpcu_ptr(b), bpcu_ptr(out),
+                                                   out->dtype)));
+    return bpcu_launched(d, e, "integer matmul kernel");
 }
 
 /* ---- floats through cuBLAS --------------------------------------------------------- */
@@ -154,7 +155,7 @@ static bp_status matmul_blas(bpcu_device *d, const bp_view *a, const bp_view *b,
     for (int32_t k = 0; k < r - 2; k++)
         batch *= out->shape[k];
 
-    bpcu_buf sa = {NULL, 0}, sb = {NULL, 0}, sc = {NULL, 0};
+    bpcu_buf sa = {NULL, 0, NULL}, sb = {NULL, 0, NULL}, sc = {NULL, 0, NULL};
     bp_view da, db, dc;
     const bp_view *pa = a, *pb = b, *pc = out;
     gemm_op ga, gb, gc;
@@ -204,6 +205,12 @@ static bp_status matmul_blas(bpcu_device *d, const bp_view *a, const bp_view *b,
             bpcu_ptr(pa), t, ga.ld, ga.batch_stride, beta, bpcu_ptr(pc), t, gc.ld,
             gc.batch_stride, batch, ct, CUBLAS_GEMM_DEFAULT);
         if (bs != CUBLAS_STATUS_SUCCESS) {
+            /* a sticky error of earlier work makes cuBLAS fail too: name it */
+            cudaError_t ce = cudaStreamQuery(d->stream);
+            if (ce != cudaSuccess && ce != cudaErrorNotReady && bpcu_note_lost(d, ce)) {
+                st = bpcu_cuda_fail(d, ce, "matmul");
+                goto done;
+            }
             st = bpcu_fail(d, bs == CUBLAS_STATUS_ALLOC_FAILED ? BP_ERR_OUT_OF_MEMORY : BP_ERR_BACKEND,
                            "cuda: cublasGemmStridedBatchedEx (M=%lld N=%lld K=%lld batch=%lld "
                            "%s) failed: %s", (long long)M, (long long)N, (long long)K,
@@ -225,9 +232,9 @@ done:
 bp_status bpcu_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    bp_status st = bpcu_enter(d);
-    if (st != BP_OK)
-        return st;
+    bpcu_scope in(d, "matmul", out, {a, b});
+    if (in.status != BP_OK)
+        return in.status;
     if (bpcu_numel(out) == 0)
         return BP_OK;
     int32_t r = out->rank;

@@ -1,0 +1,180 @@
+/* SOFTMAX / LOG_SOFTMAX over the last axis, row-parallel.
+ *
+ * The formula is the binary backend's (backends/binary/softmax.c): m = the
+ * row's max (NaN if the row has a NaN, which poisons the row as the naive
+ * formula would), s = sum of exp(x - m); softmax stores exp(x - m) * (1/s),
+ * log_softmax (x - m) - log(s), each computed in double and rounded once to
+ * the output. exp is taken in the compute type (f32 for f16/bf16/f32: the
+ * FP64 units of consumer GPUs run at 1/64 rate), the sum in double.
+ *
+ * Layouts: a block per row for long rows (n >= 1024), a warp per row for
+ * shorter ones (max and sum reduced by shuffles, across warps through shared
+ * memory), and a thread per row when consecutive rows are adjacent in memory
+ * (softmax over a leading axis: loads coalesce across rows). Each row is read
+ * three times (max, sum, store); the second and third reads of a row a
+ * block has just read come from cache. */
+#include <math.h>
+#include <string.h>
+
+#include "bpcu.h"
+#include "elem.h"
+
+typedef struct bpcu_sm_args {
+    int64_t rows, n, sx, so;
+    int32_t lead;                  /* leading (row) axes */
+    int64_t shape[BP_MAX_RANK], xstr[BP_MAX_RANK], ostr[BP_MAX_RANK];
+    bool log_;
+} bpcu_sm_args;
+
+static __device__ __forceinline__ void row_pos(const bpcu_sm_args &a, int64_t r, int64_t *xo,
+                                               int64_t *oo)
+{
+    int64_t x = 0, y = 0;
+    for (int32_t k = a.lead - 1; k >= 0; k--) {
+        int64_t c = r % a.shape[k];
+        r /= a.shape[k];
+        x += c * a.xstr[k];
+        y += c * a.ostr[k];
+    }
+    *xo = x, *oo = y;
+}
+
+/* All-reduce of one double over a team: the warp (BLOCK false) or the
+ * block. MAX: the larger (NaN is carried apart); else the sum. */
+template <bool BLOCK, bool MAX> static __device__ double team(double v)
+{
+    for (int by = 16; by > 0; by >>= 1) {
+        double o = __shfl_xor_sync(0xffffffffu, v, by);
+        v = MAX ? (o > v ? o : v) : v + o;
+    }
+    if (!BLOCK)
+        return v;
+    __shared__ double part[32];
+    int nw = (blockDim.x + 31) >> 5;
+    __syncthreads(); /* part may still be read from the previous call */
+    if ((threadIdx.x & 31) == 0)
+        part[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = part[0];
+    for (int w = 1; w < nw; w++)
+        v = MAX ? (part[w] > v ? part[w] : v) : v + part[w];
+    return v;
+}
+
+/* One row, by the threads of a team (lane t of nt). */
+template <class S, bool BLOCK>
+static __device__ void row(const bpcu_sm_args &a, const S *px, S *po, int t, int nt)
+{
+    typedef bpcu_ft<S> F;
+    double m = -INFINITY, nan = 0;
+    for (int64_t i = t; i < a.n; i += nt) {
+        double e = (double)F::ld(px[i * a.sx]);
+        m = e > m ? e : m;
+        nan = e != e ? 1 : nan;
+    }
+    m = team<BLOCK, true>(m);
+    if (team<BLOCK, true>(nan) != 0)
+        m = NAN;
+    double s = 0;
+    for (int64_t i = t; i < a.n; i += nt)
+        s += bpcu_exp_c<S>((double)F::ld(px[i * a.sx]) - m);
+    s = team<BLOCK, false>(s);
+    if (a.log_) {
+        double add = -log(s);
+        for (int64_t i = t; i < a.n; i += nt)
+            po[i * a.so] = F::std_(((double)F::ld(px[i * a.sx]) - m) * 1.0 + add);
+    } else {
+        double mul = 1.0 / s;
+        for (int64_t i = t; i < a.n; i += nt)
+            po[i * a.so] = F::std_(bpcu_exp_c<S>((double)F::ld(px[i * a.sx]) - m) * mul);
+    }
+}
+
+template <class S> __global__ void bpcu_k_softmax_block(bpcu_sm_args a, const S *x, S *out)
+{
+    int64_t xo, oo;
+    row_pos(a, blockIdx.x, &xo, &oo);
+    row<S, true>(a, x + xo, out + oo, threadIdx.x, blockDim.x);
+}
+
+template <class S> __global__ void bpcu_k_softmax_warp(bpcu_sm_args a, const S *x, S *out)
+{
+    int64_t r = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (r >= a.rows)
+        return; /* whole warps only */
+    int64_t xo, oo;
+    row_pos(a, r, &xo, &oo);
+    row<S, false>(a, x + xo, out + oo, threadIdx.x & 31, 32);
+}
+
+/* A thread per row, serially (the team of one needs no shuffles). */
+template <class S> __global__ void bpcu_k_softmax_thread(bpcu_sm_args a, const S *x, S *out)
+{
+    typedef bpcu_ft<S> F;
+    BPCU_FOR(r, a.rows) {
+        int64_t xo, oo;
+        row_pos(a, r, &xo, &oo);
+        const S *px = x + xo;
+        S *po = out + oo;
+        double m = -INFINITY, s = 0;
+        bool nan = false;
+        for (int64_t i = 0; i < a.n; i++) {
+            double e = (double)F::ld(px[i * a.sx]);
+            m = e > m ? e : m;
+            nan |= e != e;
+        }
+        if (nan)
+            m = NAN;
+        for (int64_t i = 0; i < a.n; i++)
+            s += bpcu_exp_c<S>((double)F::ld(px[i * a.sx]) - m);
+        double add = -log(s), mul = 1.0 / s;
+        for (int64_t i = 0; i < a.n; i++) {
+            double d = (double)F::ld(px[i * a.sx]) - m;
+            po[i * a.so] = F::std_(a.log_ ? d * 1.0 + add : bpcu_exp_c<S>(d) * mul);
+        }
+    }
+}
+
+template <class S> static cudaError_t launch(bpcu_device *d, const bpcu_sm_args &a, const char *x, char *out)
+{
+    const S *xs = (const S *)x;
+    S *os = (S *)out;
+    int64_t inner = a.lead > 0 ? a.xstr[a.lead - 1] : 0;
+    bool adjacent_rows = a.rows > 1 && (inner == 1 || inner == -1) && a.sx != 1;
+    if (adjacent_rows)
+        return bpcu_launch(d->stream, bpcu_blocks(a.rows), BPCU_THREADS, 0,
+                           bpcu_k_softmax_thread<S>, a, xs, os);
+    if (a.n >= 1024 && a.rows <= 0x7fffffff)
+        return bpcu_launch(d->stream, (unsigned)a.rows, 256, 0, bpcu_k_softmax_block<S>, a, xs, os);
+    return bpcu_launch(d->stream, (unsigned)((a.rows + 7) / 8), 256, 0, bpcu_k_softmax_warp<S>, a,
+                       xs, os);
+}
+
+bp_status bpcu_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out)
+{
+    bpcu_device *d = (bpcu_device *)dev;
+    bpcu_scope in(d, bp_op_name(op), out, {x});
+    if (in.status != BP_OK)
+        return in.status;
+    if (bpcu_numel(x) == 0)
+        return BP_OK;
+    if (!bp_dtype_is_float(x->dtype))
+        return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: %s not implemented for %s",
+                         bp_op_name(op), bp_dtype_name(x->dtype));
+    bpcu_sm_args a;
+    memset(&a, 0, sizeof a);
+    int32_t r = x->rank;
+    a.n = r > 0 ? x->shape[r - 1] : 1;
+    a.sx = r > 0 ? x->strides[r - 1] : 0;
+    a.so = r > 0 ? out->strides[r - 1] : 0;
+    a.lead = r > 0 ? r - 1 : 0;
+    a.rows = 1;
+    a.log_ = op == BP_OP_LOG_SOFTMAX;
+    for (int32_t k = 0; k < a.lead; k++) {
+        a.shape[k] = x->shape[k], a.xstr[k] = x->strides[k], a.ostr[k] = out->strides[k];
+        a.rows *= x->shape[k];
+    }
+    cudaError_t e = cudaSuccess;
+    BPCU_DISPATCH_FLOAT(x->dtype, e = launch<T>(d, a, bpcu_ptr(x), bpcu_ptr(out)));
+    return bpcu_launched(d, e, "softmax kernel");
+}
