@@ -129,7 +129,10 @@ bool bp_backend_supports(const bp_backend *b, bp_op op, bp_dtype dtype)
         entry = op == BP_OP_FILL ? BP__HAS(vt, fill) : BP__HAS(vt, arange);
         break;
     case BP_FAMILY_RANDOM: entry = BP__HAS(vt, random); break;
+    case BP_FAMILY_OP: entry = BP__HAS(vt, op); break;
     }
+    if (vt->abi_minor < bp_op_since(op))
+        return false; /* the plugin predates the op */
     if (!entry)
         return false;
     return BP__HAS(vt, supports) ? vt->supports(b->dev, op, dtype) : true;

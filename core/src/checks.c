@@ -91,6 +91,13 @@ bp_status bp__normalize_axis(const char *fn, int32_t axis, int32_t rank, int32_t
 
 bp_status bp__require_op(const bp_backend *b, bp_op op, bp_dtype dtype, bool has_entry)
 {
+    if (has_entry && b->vt->abi_minor < bp_op_since(op))
+        return bp__error(BP_ERR_UNSUPPORTED_OP,
+                         "backend %s does not support %s: the plugin was built for plugin ABI "
+                         "%u.%u, and %s arrived in ABI 1.%u; rebuild it against a newer plugin.h "
+                         "and implement it, or run it on a backend that has it",
+                         b->name, bp_op_name(op), b->vt->abi_major, b->vt->abi_minor,
+                         bp_op_name(op), bp_op_since(op));
     if (has_entry && (!BP__HAS(b->vt, supports) || b->vt->supports(b->dev, op, dtype)))
         return BP_OK;
     return bp__error(BP_ERR_UNSUPPORTED_OP,
@@ -104,4 +111,37 @@ const char *bp__op_fn(bp_op op, char *buf, size_t cap)
 {
     snprintf(buf, cap, "bp_%s", bp_op_name(op));
     return buf;
+}
+
+static bool bp__class_accepts(bp__dtype_class cls, bp_dtype dt)
+{
+    switch (cls) {
+    case BP__ACCEPT_ANY: return true;
+    case BP__ACCEPT_NUMERIC: return dt != BP_BOOL;
+    case BP__ACCEPT_FLOAT: return bp_dtype_is_float(dt);
+    case BP__ACCEPT_BOOL: return dt == BP_BOOL;
+    case BP__ACCEPT_INTEGER: return bp_dtype_is_int(dt);
+    }
+    return false;
+}
+
+static const char *bp__class_name(bp__dtype_class cls)
+{
+    switch (cls) {
+    case BP__ACCEPT_ANY: return "every dtype";
+    case BP__ACCEPT_NUMERIC: return "numeric dtypes (u8, i8, i32, i64, f16, bf16, f32, f64; not bool)";
+    case BP__ACCEPT_FLOAT: return "float dtypes (f16, bf16, f32, f64)";
+    case BP__ACCEPT_BOOL: return "bool only";
+    case BP__ACCEPT_INTEGER: return "integer dtypes (u8, i8, i32, i64)";
+    }
+    return "?";
+}
+
+bp_status bp__check_dtype(const char *fn, const char *op_name, const char *arg, bp_dtype dt,
+                          bp__dtype_class cls)
+{
+    if (bp__class_accepts(cls, dt))
+        return BP_OK;
+    return bp__error(BP_ERR_DTYPE, "%s: %s is %s but %s accepts %s; convert it with bp_cast first",
+                     fn, arg, bp_dtype_name(dt), op_name, bp__class_name(cls));
 }

@@ -356,12 +356,55 @@ bp_status bp__normalize_axis(const char *fn, int32_t axis, int32_t rank, int32_t
 /* BP_ERR_UNSUPPORTED_OP naming backend, op and dtype, if the family entry is
  * NULL (has_entry false) or supports(op, dtype) is false. */
 bp_status bp__require_op(const bp_backend *b, bp_op op, bp_dtype dtype, bool has_entry);
+/* Which input dtypes an op accepts (the sets ops.h documents). */
+typedef enum bp__dtype_class {
+    BP__ACCEPT_ANY,
+    BP__ACCEPT_NUMERIC,  /* every dtype but bool */
+    BP__ACCEPT_FLOAT,
+    BP__ACCEPT_BOOL,
+    BP__ACCEPT_INTEGER   /* u8, i8, i32, i64 */
+} bp__dtype_class;
+/* BP_ERR_DTYPE naming fn, the argument, its dtype and what op accepts. */
+bp_status bp__check_dtype(const char *fn, const char *op_name, const char *arg, bp_dtype dt,
+                          bp__dtype_class cls);
 /* "(2, 3)", "(3,)", "()" into buf; returns buf. BP__SHAPE_STR_CAP holds any. */
 #define BP__SHAPE_STR_CAP 200
 const char *bp__format_shape(int32_t rank, const int64_t *shape, char *buf, size_t cap);
 #define BP__SHAPE_STR(buf, rank, shape) bp__format_shape((rank), (shape), (buf), BP__SHAPE_STR_CAP)
 /* "bp_add" for BP_OP_ADD: the public call named in messages. Returns buf. */
 const char *bp__op_fn(bp_op op, char *buf, size_t cap);
+
+/* ---- planning reductions (reduce_plan.c) --------------------------------------- */
+typedef struct bp__reduce_plan {
+    int32_t perm[BP_MAX_RANK];       /* kept axes first, then the reduced ones */
+    int32_t n_kept, n_reduce, out_rank;
+    int64_t kept_shape[BP_MAX_RANK], out_shape[BP_MAX_RANK];
+    int64_t kept_count, reduce_count; /* elements kept / reduced per output */
+} bp__reduce_plan;
+/* n_axes == 0 (axes NULL): every axis; negative axes count from the end; no
+ * axis twice. */
+bp_status bp__reduce_plan_make(const char *fn, const bp_tensor *x, int32_t n_axes,
+                               const int32_t *axes, bool keepdims, bp__reduce_plan *pl);
+/* The views a reduce entry takes: x permuted, res without keepdims' axes. */
+void bp__reduce_plan_views(const bp__reduce_plan *pl, const bp_tensor *x, const bp_tensor *res,
+                           bp_view *vx, bp_view *vo);
+/* The permutation moving axis last (the others in order). */
+void bp__axis_last_perm(int32_t rank, int32_t axis, int32_t *perm);
+
+/* ---- index tensors (index_check.c) -------------------------------------------
+ * Every index lies in [-dims[j], dims[j]), j the index's position modulo m
+ * (m = 1: one bound; gather_nd: one per component of an index tuple); what[j]
+ * names the axis in messages. BP_ERR_INDEX naming the first bad one. Skipped
+ * on a device backend that checks (and defers) on the device. */
+bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, int32_t m,
+                                 const int64_t *dims, const char *const *what);
+
+/* ---- the ops of ABI 1.4 (ops_more_elementwise.c) ----------------------------- */
+/* Call the plugin's op entry. */
+bp_status bp__op_entry(bp_backend *be, bp_op op, const bp_op_params *p, int32_t n_in,
+                       const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+/* Zeroed parameters with their struct_size. */
+bp_op_params bp__params(void);
 
 /* ---- views handed to a backend (views.c) ------------------------------------ */
 /* Dense row-major view of t. */

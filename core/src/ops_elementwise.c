@@ -7,57 +7,27 @@
 
 #include "internal.h"
 
-/* Which input dtypes an op accepts (the sets documented in ops.h). */
-typedef enum dtype_class {
-    ACCEPT_ANY,
-    ACCEPT_NUMERIC, /* every dtype but bool */
-    ACCEPT_FLOAT,
-    ACCEPT_BOOL
-} dtype_class;
-
-static bool class_accepts(dtype_class cls, bp_dtype dt)
-{
-    switch (cls) {
-    case ACCEPT_ANY: return true;
-    case ACCEPT_NUMERIC: return dt != BP_BOOL;
-    case ACCEPT_FLOAT: return bp_dtype_is_float(dt);
-    case ACCEPT_BOOL: return dt == BP_BOOL;
-    }
-    return false;
-}
-
-static const char *class_name(dtype_class cls)
-{
-    switch (cls) {
-    case ACCEPT_ANY: return "every dtype";
-    case ACCEPT_NUMERIC: return "numeric dtypes (u8, i8, i32, i64, f16, bf16, f32, f64; not bool)";
-    case ACCEPT_FLOAT: return "float dtypes (f16, bf16, f32, f64)";
-    case ACCEPT_BOOL: return "bool only";
-    }
-    return "?";
-}
-
-static dtype_class unary_class(bp_op op)
+static bp__dtype_class unary_class(bp_op op)
 {
     switch (op) {
     case BP_OP_NEG: case BP_OP_ABS: case BP_OP_SIGN: case BP_OP_RELU:
-        return ACCEPT_NUMERIC;
+        return BP__ACCEPT_NUMERIC;
     case BP_OP_LOGICAL_NOT:
-        return ACCEPT_BOOL;
+        return BP__ACCEPT_BOOL;
     default:
-        return ACCEPT_FLOAT;
+        return BP__ACCEPT_FLOAT;
     }
 }
 
-static dtype_class binary_class(bp_op op)
+static bp__dtype_class binary_class(bp_op op)
 {
     switch (op) {
     case BP_OP_EQ: case BP_OP_NE: case BP_OP_LT: case BP_OP_LE: case BP_OP_GT: case BP_OP_GE:
-        return ACCEPT_ANY;
+        return BP__ACCEPT_ANY;
     case BP_OP_LOGICAL_AND: case BP_OP_LOGICAL_OR: case BP_OP_LOGICAL_XOR:
-        return ACCEPT_BOOL;
+        return BP__ACCEPT_BOOL;
     default:
-        return ACCEPT_NUMERIC;
+        return BP__ACCEPT_NUMERIC;
     }
 }
 
@@ -78,15 +48,6 @@ static bp_status check_family(const char *entry, bp_op op, bp_op_family family, 
     return BP_OK;
 }
 
-static bp_status check_dtype(const char *fn, const char *op_name, const char *arg, bp_dtype dt,
-                             dtype_class cls)
-{
-    if (class_accepts(cls, dt))
-        return BP_OK;
-    return bp__error(BP_ERR_DTYPE, "%s: %s is %s but %s accepts %s; convert it with bp_cast first",
-                     fn, arg, bp_dtype_name(dt), op_name, class_name(cls));
-}
-
 bp_status bp_unary(bp_op op, const bp_tensor *x, bp_tensor **out)
 {
     BP__TRY(bp__check_out("bp_unary", out));
@@ -94,7 +55,7 @@ bp_status bp_unary(bp_op op, const bp_tensor *x, bp_tensor **out)
     char fn[48];
     bp__op_fn(op, fn, sizeof fn);
     BP__TRY(bp__check_input(fn, "x", x));
-    BP__TRY(check_dtype(fn, bp_op_name(op), "x", x->dtype, unary_class(op)));
+    BP__TRY(bp__check_dtype(fn, bp_op_name(op), "x", x->dtype, unary_class(op)));
 
     bp_backend *be = bp__backend_of(x);
     BP__TRY(bp__require_op(be, op, x->dtype, BP__HAS(be->vt, unary)));
@@ -123,7 +84,7 @@ bp_status bp_binary(bp_op op, const bp_tensor *a, const bp_tensor *b, bp_tensor 
                          "%s: a is %s but b is %s; operands must share a dtype (no implicit "
                          "promotion): convert one with bp_cast first",
                          fn, bp_dtype_name(a->dtype), bp_dtype_name(b->dtype));
-    BP__TRY(check_dtype(fn, bp_op_name(op), "a", a->dtype, binary_class(op)));
+    BP__TRY(bp__check_dtype(fn, bp_op_name(op), "a", a->dtype, binary_class(op)));
 
     int32_t rank = 0;
     int64_t shape[BP_MAX_RANK];

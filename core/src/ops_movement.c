@@ -277,51 +277,6 @@ bp_status bp_pad(const bp_tensor *x, const int64_t *before, const int64_t *after
 
 /* ---- gather ---------------------------------------------------------------- */
 
-/* Check every index lies in [-dim, dim), on the host. Host-addressable
- * backends are read in place (they run synchronously anyway). A device
- * backend with deferred_error checks the indices itself, on the device, and
- * reports a bad one at the next wait: reading them here would synchronise it
- * on every gather. Any other device backend is read (and so waited for),
- * which the stats count and the debug log names. */
-static bp_status gather_check_indices(const char *fn, bp_backend *be, const bp_tensor *indices,
-                                      int64_t dim, int32_t axis)
-{
-    if (indices->numel == 0 || (!be->host_addressable && BP__HAS(be->vt, deferred_error)))
-        return BP_OK;
-    void *host = NULL;
-    const unsigned char *at;
-    if (be->host_addressable) {
-        at = (const unsigned char *)be->vt->host_ptr(be->dev, indices->storage->buffer) +
-             indices->offset;
-    } else {
-        host = malloc(indices->nbytes);
-        if (host == NULL)
-            return bp__error(BP_ERR_OUT_OF_MEMORY,
-                             "%s: cannot allocate %zu bytes of host memory to check the indices",
-                             fn, indices->nbytes);
-        bp_status st = bp__device_read(be, fn, indices->storage->buffer, (size_t)indices->offset,
-                                       host, indices->nbytes);
-        if (st != BP_OK) {
-            free(host);
-            return st;
-        }
-        at = host;
-    }
-    size_t esize = bp_dtype_size(indices->dtype);
-    bp_status st = BP_OK;
-    for (int64_t i = 0; i < indices->numel && st == BP_OK; i++) {
-        int64_t v = bp_elem_load_i64(indices->dtype, at + (size_t)i * esize);
-        if (v < -dim || v >= dim)
-            st = bp__error(BP_ERR_INDEX,
-                           "%s: indices[%lld] (flat position) is %lld, out of range for axis %d "
-                           "of extent %lld; indices must lie in [%lld, %lld)",
-                           fn, (long long)i, (long long)v, (int)axis, (long long)dim,
-                           (long long)-dim, (long long)dim);
-    }
-    free(host);
-    return st;
-}
-
 bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t axis, bp_tensor **out)
 {
     static const char fn[] = "bp_gather";
@@ -357,7 +312,9 @@ bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t axis, 
 
     bp_backend *be = bp__backend_of(x);
     BP__TRY(bp__require_op(be, BP_OP_GATHER, x->dtype, BP__HAS(be->vt, gather)));
-    BP__TRY(gather_check_indices(fn, be, indices, x->shape[ax], ax));
+    char what[32];
+    snprintf(what, sizeof what, "axis %d", (int)ax);
+    BP__TRY(bp__check_index_bounds(fn, indices, 1, &x->shape[ax], (const char *const[]){what}));
 
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, be, x->dtype, rank, shape, &res));

@@ -8,34 +8,6 @@
 
 #include "internal.h"
 
-/* Resolve axes into reduced[k] flags. n_axes == 0: every axis. */
-static bp_status resolve_axes(const char *fn, const bp_tensor *x, int32_t n_axes,
-                              const int32_t *axes, bool reduced[BP_MAX_RANK])
-{
-    memset(reduced, 0, BP_MAX_RANK * sizeof reduced[0]);
-    if (n_axes < 0 || (n_axes > 0 && axes == NULL))
-        return bp__error(BP_ERR_INVALID_ARGUMENT,
-                         "%s: n_axes is %d with axes %s; pass n_axes = 0 (and axes = NULL) to "
-                         "reduce every axis, or n_axes > 0 entries in axes",
-                         fn, (int)n_axes, axes ? "set" : "NULL");
-    if (n_axes == 0) {
-        for (int32_t k = 0; k < x->rank; k++)
-            reduced[k] = true;
-        return BP_OK;
-    }
-    for (int32_t i = 0; i < n_axes; i++) {
-        int32_t ax = 0;
-        BP__TRY(bp__normalize_axis(fn, axes[i], x->rank, &ax));
-        if (reduced[ax])
-            return bp__error(BP_ERR_SHAPE,
-                             "%s: axis %d (given as axes[%d] = %d) appears twice; list each "
-                             "axis once",
-                             fn, (int)ax, (int)i, (int)axes[i]);
-        reduced[ax] = true;
-    }
-    return BP_OK;
-}
-
 static bool reduce_needs_float(bp_op op) { return op == BP_OP_MEAN || op == BP_OP_LOGSUMEXP; }
 
 static bool reduce_has_identity(bp_op op)
@@ -67,48 +39,26 @@ bp_status bp_reduce(bp_op op, const bp_tensor *x, int32_t n_axes, const int32_t 
                          "with bp_cast first (e.g. to i64 to count true values)",
                          fn, bp_op_name(op));
 
-    bool reduced[BP_MAX_RANK];
-    BP__TRY(resolve_axes(fn, x, n_axes, axes, reduced));
-
-    /* perm: kept axes first, then reduced, each in order. */
-    int32_t perm[BP_MAX_RANK], n_kept = 0, n_reduce = 0, out_rank = 0;
-    int64_t kept_shape[BP_MAX_RANK], out_shape[BP_MAX_RANK];
-    int64_t kept_count = 1, reduce_count = 1;
-    for (int32_t k = 0; k < x->rank; k++) {
-        if (!reduced[k]) {
-            perm[n_kept] = k;
-            kept_shape[n_kept++] = x->shape[k];
-            kept_count *= x->shape[k];
-            out_shape[out_rank++] = x->shape[k];
-        } else {
-            reduce_count *= x->shape[k];
-            if (keepdims)
-                out_shape[out_rank++] = 1;
-        }
-    }
-    for (int32_t k = 0; k < x->rank; k++)
-        if (reduced[k])
-            perm[n_kept + n_reduce++] = k;
+    bp__reduce_plan pl;
+    BP__TRY(bp__reduce_plan_make(fn, x, n_axes, axes, keepdims, &pl));
 
     /* NumPy: refused only when some output element would reduce nothing. */
-    if (!reduce_has_identity(op) && reduce_count == 0 && kept_count > 0)
+    if (!reduce_has_identity(op) && pl.reduce_count == 0 && pl.kept_count > 0)
         return bp__error(BP_ERR_SHAPE,
                          "%s: zero-size reduction has no identity (x has %lld elements along "
                          "the reduced axes); reduce over non-empty axes or use bp_sum",
-                         fn, (long long)reduce_count);
+                         fn, (long long)pl.reduce_count);
 
     bp_backend *be = bp__backend_of(x);
     BP__TRY(bp__require_op(be, op, x->dtype, BP__HAS(be->vt, reduce)));
 
     bp_dtype out_dtype = (op == BP_OP_ARGMAX || op == BP_OP_ARGMIN) ? BP_I64 : x->dtype;
     bp_tensor *res = NULL;
-    BP__TRY(bp__tensor_new(fn, be, out_dtype, out_rank, out_shape, &res));
+    BP__TRY(bp__tensor_new(fn, be, out_dtype, pl.out_rank, pl.out_shape, &res));
     bp_view vx, vo;
-    bp__view_dense(x, &vx);
-    bp__view_permute(&vx, perm);
-    bp__view_dense(res, &vo);
-    bp__view_set_dense(&vo, n_kept, kept_shape); /* the size-1 keepdims axes are dropped */
-    return bp__deliver(res, BP__OP_CALL(be, bp_op_name(op), reduce, op, &vx, n_reduce, &vo), out);
+    bp__reduce_plan_views(&pl, x, res, &vx, &vo);
+    return bp__deliver(res, BP__OP_CALL(be, bp_op_name(op), reduce, op, &vx, pl.n_reduce, &vo),
+                       out);
 }
 
 static bp_status softmax_impl(bp_op op, const bp_tensor *x, int32_t axis, bp_tensor **out)
@@ -128,11 +78,8 @@ static bp_status softmax_impl(bp_op op, const bp_tensor *x, int32_t axis, bp_ten
     bp_backend *be = bp__backend_of(x);
     BP__TRY(bp__require_op(be, op, x->dtype, BP__HAS(be->vt, softmax)));
 
-    int32_t perm[BP_MAX_RANK], n = 0;
-    for (int32_t k = 0; k < x->rank; k++)
-        if (k != ax)
-            perm[n++] = k;
-    perm[n] = ax;
+    int32_t perm[BP_MAX_RANK];
+    bp__axis_last_perm(x->rank, ax, perm);
 
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, be, x->dtype, x->rank, x->shape, &res));

@@ -6,6 +6,8 @@
 #ifndef BACKPLANE_OPCODES_H
 #define BACKPLANE_OPCODES_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -81,12 +83,72 @@ extern "C" {
     X(RANDOM_UNIFORM, random_uniform, RANDOM)                              \
     X(RANDOM_NORMAL, random_normal, RANDOM)
 
+/* Ops added in ABI 1.4. Every one of them reaches a plugin through its `op`
+ * entry (plugin.h) with bp_op_params, never through the family entries
+ * above, so a plugin built before 1.4 is never handed one. in[] and out[]
+ * are the views the entry receives, p the parameters it reads; "x last"
+ * means the core has moved the op's axis (or reduced axes) to the end.
+ * X(NAME, name) */
+#define BP_OP_LIST_1_4(X)                                                                      \
+    /* elementwise, in: x; out: x's shape and dtype */                                         \
+    X(ACOS, acos) X(ASIN, asin) X(ATAN, atan) X(ACOSH, acosh) X(ASINH, asinh)                 \
+    X(ATANH, atanh) X(SINH, sinh) X(COSH, cosh) X(LOG1P, log1p) X(EXPM1, expm1)               \
+    X(SOFTPLUS, softplus)            /* log(1 + e^x) */                                      \
+    X(SOFTSIGN, softsign)            /* x / (1 + |x|) */                                     \
+    X(SILU, silu)                    /* x * sigmoid(x) */                                    \
+    X(SQUARE, square)                /* x * x; integers wrap */                              \
+    X(ELU, elu)                      /* p.f[0] alpha */                                      \
+    X(SELU, selu)                    /* p.f[0] alpha, p.f[1] gamma */                        \
+    X(LEAKY_RELU, leaky_relu)        /* p.f[0] alpha */                                      \
+    X(THRESHOLDED_RELU, thresholded_relu) /* p.f[0] alpha */                                 \
+    X(HARD_SIGMOID, hard_sigmoid)    /* p.f[0] alpha, p.f[1] beta */                         \
+    X(HARDSWISH, hardswish)                                                                    \
+    X(SHRINK, shrink)                /* p.f[0] bias, p.f[1] lambd */                         \
+    X(BITWISE_NOT, bitwise_not)      /* integers */                                          \
+    /* in: x, lo, hi (lo, hi broadcast to x; p.i[0] / p.i[1]: lo / hi given) */               \
+    X(CLIP, clip)                                                                              \
+    /* elementwise, in: a, b broadcast to out */                                               \
+    X(FMOD, fmod)                    /* C fmod; integers truncate, x % 0 is 0 */             \
+    X(PRELU, prelu)                  /* a < 0 ? a * b : a (b: the slope) */                  \
+    X(BITWISE_AND, bitwise_and) X(BITWISE_OR, bitwise_or) X(BITWISE_XOR, bitwise_xor)          \
+    X(BITSHIFT_LEFT, bitshift_left) X(BITSHIFT_RIGHT, bitshift_right)                          \
+    /* reductions, in: x with the reduced axes last (p.i[0] of them); out: the rest */         \
+    X(REDUCE_L1, reduce_l1) X(REDUCE_L2, reduce_l2) X(REDUCE_SUM_SQUARE, reduce_sum_square)   \
+    X(REDUCE_LOG_SUM, reduce_log_sum)                                                          \
+    X(REDUCE_VAR, reduce_var) X(REDUCE_STD, reduce_std) /* p.f[0] correction (ddof) */        \
+    X(REDUCE_ANY, reduce_any) X(REDUCE_ALL, reduce_all) /* bool -> bool */                   \
+    X(ARGMAX_LAST, argmax_last) X(ARGMIN_LAST, argmin_last) /* the last index on ties */     \
+    /* along one axis, in: x with the axis last */                                              \
+    X(HARDMAX, hardmax)              /* out: 1 at the first maximum, else 0 */              \
+    X(CUMSUM, cumsum) X(CUMPROD, cumprod) /* p.i[0] exclusive, p.i[1] reverse */             \
+    X(SORT, sort)                    /* out: values, indices (i64); p.i[0] descending */    \
+    X(TOPK, topk)                    /* out: values, indices (i64), k = out's last extent;  \
+                                        p.i[0] largest, p.i[1] sorted */                     \
+    /* indexing */                                                                              \
+    X(TRILU, trilu)                  /* in: x (rank >= 2); p.i[0] upper, p.i[1] k */         \
+    X(ONE_HOT, one_hot)              /* in: indices, values (2: off, on); out: the depth     \
+                                        axis last; p.i[0] depth */                           \
+    X(GATHER_ELEMENTS, gather_elements) /* in: x, indices; p.i[0] axis */                   \
+    X(GATHER_ND, gather_nd)          /* in: x, indices; p.i[0] batch_dims */                \
+    X(SCATTER_ELEMENTS, scatter_elements) /* in: x, indices, updates; p.i[0] axis,          \
+                                             p.i[1] reduction (bp_scatter_reduction) */     \
+    X(SCATTER_ND, scatter_nd)        /* in: x, indices, updates; p.i[1] reduction */        \
+    /* in: a (M, K), b (K, N) as views (transposes are strides), c broadcast to (M, N);       \
+     * out = p.f[0] alpha * a b + p.f[1] beta * c; p.i[0] c given */                          \
+    X(GEMM, gemm)
+
 typedef enum bp_op {
 #define BP__OP_ENUM(NAME, name, FAMILY) BP_OP_##NAME,
     BP_OP_LIST(BP__OP_ENUM)
 #undef BP__OP_ENUM
+#define BP__OP_ENUM_1_4(NAME, name) BP_OP_##NAME,
+    BP_OP_LIST_1_4(BP__OP_ENUM_1_4)
+#undef BP__OP_ENUM_1_4
     BP_OP_COUNT /* not an op: the number of codes in this header */
 } bp_op;
+
+/* The first op of ABI 1.4: codes from here on come through the op entry. */
+#define BP_OP_FIRST_1_4 BP_OP_ACOS
 
 typedef enum bp_op_family {
     BP_FAMILY_UNARY,
@@ -98,7 +160,8 @@ typedef enum bp_op_family {
     BP_FAMILY_GATHER,
     BP_FAMILY_SOFTMAX,
     BP_FAMILY_CREATION,
-    BP_FAMILY_RANDOM
+    BP_FAMILY_RANDOM,
+    BP_FAMILY_OP       /* every op since ABI 1.4: the plugin's op entry */
 } bp_op_family;
 
 static inline const char *bp_op_name(bp_op op)
@@ -107,6 +170,9 @@ static inline const char *bp_op_name(bp_op op)
 #define BP__OP_NAME(NAME, name, FAMILY) case BP_OP_##NAME: return #name;
         BP_OP_LIST(BP__OP_NAME)
 #undef BP__OP_NAME
+#define BP__OP_NAME_1_4(NAME, name) case BP_OP_##NAME: return #name;
+        BP_OP_LIST_1_4(BP__OP_NAME_1_4)
+#undef BP__OP_NAME_1_4
     case BP_OP_COUNT: break;
     }
     return "?";
@@ -119,9 +185,14 @@ static inline bp_op_family bp_op_family_of(bp_op op)
         BP_OP_LIST(BP__OP_FAM)
 #undef BP__OP_FAM
     case BP_OP_COUNT: break;
+    default: return BP_FAMILY_OP; /* every code of BP_OP_LIST_1_4 */
     }
     return BP_FAMILY_UNARY;
 }
+
+/* The plugin ABI minor that introduced op (0 for the ops of 1.0). The core
+ * never hands a plugin an op newer than the ABI it was built for. */
+static inline uint32_t bp_op_since(bp_op op) { return op >= BP_OP_FIRST_1_4 ? 4u : 0u; }
 
 #ifdef __cplusplus
 }

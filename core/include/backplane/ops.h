@@ -277,6 +277,198 @@ BP_API bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t
  * saturates, float -> bool is x != 0, float -> int truncates toward zero. */
 BP_API bp_status bp_cast(const bp_tensor *x, bp_dtype dtype, bp_tensor **out);
 
+/* ==== ops added with plugin ABI 1.4 (opcodes.h's BP_OP_LIST_1_4) ========== *
+ * ONNX semantics; NumPy's where ONNX is silent. A backend whose plugin was
+ * built before ABI 1.4 answers them with BP_ERR_UNSUPPORTED_OP. */
+
+/* ---- more elementwise ------------------------------------------------------ */
+/* Float dtypes: the inverse and hyperbolic trigonometric functions, log(1+x),
+ * e^x - 1, softplus log(1 + e^x), softsign x / (1 + |x|), silu x sigmoid(x),
+ * hardswish x max(0, min(1, x / 6 + 1/2)). */
+BP_API bp_status bp_acos(const bp_tensor *x, bp_tensor **out);
+BP_API bp_status bp_asin(const bp_tensor *x, bp_tensor **out);
+BP_API bp_status bp_atan(const bp_tensor *x, bp_tensor **out);
+BP_API bp_status bp_acosh(const bp_tensor *x, bp_tensor **out);
+BP_API bp_status bp_asinh(const bp_tensor *x, bp_tensor **out);
+BP_API bp_status bp_atanh(const bp_tensor *x, bp_tensor **out);
+BP_API bp_status bp_sinh(const bp_tensor *x, bp_tensor **out);
+BP_API bp_status bp_cosh(const bp_tensor *x, bp_tensor **out);
+BP_API bp_status bp_log1p(const bp_tensor *x, bp_tensor **out);
+BP_API bp_status bp_expm1(const bp_tensor *x, bp_tensor **out);
+BP_API bp_status bp_softplus(const bp_tensor *x, bp_tensor **out);
+BP_API bp_status bp_softsign(const bp_tensor *x, bp_tensor **out);
+BP_API bp_status bp_silu(const bp_tensor *x, bp_tensor **out);
+BP_API bp_status bp_hardswish(const bp_tensor *x, bp_tensor **out);
+/* x * x. Numeric dtypes; integers wrap. */
+BP_API bp_status bp_square(const bp_tensor *x, bp_tensor **out);
+/* ~x. Integer dtypes (u8, i8, i32, i64). */
+BP_API bp_status bp_bitwise_not(const bp_tensor *x, bp_tensor **out);
+/* x < 0 ? alpha (e^x - 1) : x (ONNX Elu, alpha 1). Float dtypes. */
+BP_API bp_status bp_elu(const bp_tensor *x, double alpha, bp_tensor **out);
+/* gamma (x > 0 ? x : alpha (e^x - 1)) (ONNX Selu: alpha 1.67326319217681884765625,
+ * gamma 1.05070102214813232421875). Float dtypes. */
+BP_API bp_status bp_selu(const bp_tensor *x, double alpha, double gamma, bp_tensor **out);
+/* x < 0 ? alpha x : x (ONNX LeakyRelu, alpha 0.01). Float dtypes. */
+BP_API bp_status bp_leaky_relu(const bp_tensor *x, double alpha, bp_tensor **out);
+/* x > alpha ? x : 0 (ONNX ThresholdedRelu, alpha 1). Float dtypes. */
+BP_API bp_status bp_thresholded_relu(const bp_tensor *x, double alpha, bp_tensor **out);
+/* max(0, min(1, alpha x + beta)) (ONNX HardSigmoid, alpha 0.2, beta 0.5). Floats. */
+BP_API bp_status bp_hard_sigmoid(const bp_tensor *x, double alpha, double beta, bp_tensor **out);
+/* x < -lambd ? x + bias : x > lambd ? x - bias : 0 (ONNX Shrink, bias 0,
+ * lambd 0.5). Numeric dtypes (the result converted by the cast rules). */
+BP_API bp_status bp_shrink(const bp_tensor *x, double bias, double lambd, bp_tensor **out);
+/* min(max(x, lo), hi); lo and hi are NULL (no bound) or tensors of x's dtype
+ * that broadcast to x's shape (ONNX Clip's scalars included). NaN stays NaN.
+ * Numeric dtypes. */
+BP_API bp_status bp_clip(const bp_tensor *x, const bp_tensor *lo, const bp_tensor *hi,
+                         bp_tensor **out);
+/* bp_clip with bounds given as numbers (converted to x's dtype by the cast
+ * rules; -INFINITY / INFINITY for none). */
+BP_API bp_status bp_clip_scalar(const bp_tensor *x, double lo, double hi, bp_tensor **out);
+/* a - trunc(a / b) b, the sign of a (C fmod; ONNX Mod with fmod = 1); an
+ * integer x % 0 is 0. Numeric dtypes. */
+BP_API bp_status bp_fmod(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+/* x < 0 ? slope x : x, slope broadcast to x's shape (ONNX PRelu's one-way
+ * broadcasting: out has x's shape). Numeric dtypes. */
+BP_API bp_status bp_prelu(const bp_tensor *x, const bp_tensor *slope, bp_tensor **out);
+/* Bitwise a & b, a | b, a ^ b. Integer dtypes. */
+BP_API bp_status bp_bitwise_and(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+BP_API bp_status bp_bitwise_or(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+BP_API bp_status bp_bitwise_xor(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+/* a << b and a >> b (ONNX BitShift). Integer dtypes; the bits shifted out are
+ * lost; a right shift of a negative signed value fills with ones (as NumPy);
+ * a shift by a negative count or by the type's width or more gives 0 (-1 for
+ * a negative value shifted right). */
+BP_API bp_status bp_bitshift_left(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+BP_API bp_status bp_bitshift_right(const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
+
+/* ---- more reductions (the axes as in bp_reduce) ---------------------------------- */
+/* sum |x| (ReduceL1) and sum x^2 (ReduceSumSquare): numeric dtypes, integers
+ * wrap. sqrt(sum x^2) (ReduceL2) and log(sum x) (ReduceLogSum): floats. */
+BP_API bp_status bp_reduce_l1(const bp_tensor *x, int32_t n_axes, const int32_t *axes,
+                              bool keepdims, bp_tensor **out);
+BP_API bp_status bp_reduce_l2(const bp_tensor *x, int32_t n_axes, const int32_t *axes,
+                              bool keepdims, bp_tensor **out);
+BP_API bp_status bp_reduce_sum_square(const bp_tensor *x, int32_t n_axes, const int32_t *axes,
+                                      bool keepdims, bp_tensor **out);
+BP_API bp_status bp_reduce_log_sum(const bp_tensor *x, int32_t n_axes, const int32_t *axes,
+                                   bool keepdims, bp_tensor **out);
+/* Variance sum (x - mean)^2 / (n - correction) and its square root; NaN
+ * when n - correction <= 0. correction 0: the population's, 1: the sample's.
+ * Float dtypes. */
+BP_API bp_status bp_reduce_var(const bp_tensor *x, int32_t n_axes, const int32_t *axes,
+                               bool keepdims, double correction, bp_tensor **out);
+BP_API bp_status bp_reduce_std(const bp_tensor *x, int32_t n_axes, const int32_t *axes,
+                               bool keepdims, double correction, bp_tensor **out);
+/* Whether any / every element is true (true / false over none). Bool only. */
+BP_API bp_status bp_reduce_any(const bp_tensor *x, int32_t n_axes, const int32_t *axes,
+                               bool keepdims, bp_tensor **out);
+BP_API bp_status bp_reduce_all(const bp_tensor *x, int32_t n_axes, const int32_t *axes,
+                               bool keepdims, bp_tensor **out);
+/* bp_argmax / bp_argmin, the last index on ties (ONNX select_last_index). */
+BP_API bp_status bp_argmax_last(const bp_tensor *x, int32_t n_axes, const int32_t *axes,
+                                bool keepdims, bp_tensor **out);
+BP_API bp_status bp_argmin_last(const bp_tensor *x, int32_t n_axes, const int32_t *axes,
+                                bool keepdims, bp_tensor **out);
+/* 1 where x has the first maximum along axis, 0 elsewhere (ONNX Hardmax).
+ * Float dtypes. */
+BP_API bp_status bp_hardmax(const bp_tensor *x, int32_t axis, bp_tensor **out);
+
+/* ---- scans ------------------------------------------------------------------------ */
+/* Running sum / product along axis (ONNX CumSum): exclusive leaves out the
+ * element itself (the first output is 0 / 1), reverse runs from the end.
+ * Numeric dtypes; integers wrap; floats accumulate in f64. */
+BP_API bp_status bp_cumsum(const bp_tensor *x, int32_t axis, bool exclusive, bool reverse,
+                           bp_tensor **out);
+BP_API bp_status bp_cumprod(const bp_tensor *x, int32_t axis, bool exclusive, bool reverse,
+                            bp_tensor **out);
+
+/* ---- sorting ------------------------------------------------------------------------ */
+/* The k largest (or smallest) elements along axis and their indices (i64),
+ * in order if sorted (else in an order of the backend's choosing); ties go
+ * to the lower index; NaN counts as larger than any number (ONNX TopK).
+ * 0 <= k <= the axis' extent. Numeric dtypes. */
+BP_API bp_status bp_topk(const bp_tensor *x, int64_t k, int32_t axis, bool largest, bool sorted,
+                         bp_tensor **values, bp_tensor **indices);
+/* Stable sort along axis, ascending or descending (NaN last when ascending,
+ * first when descending, as NumPy); values and the i64 indices that sort x
+ * (either out may be NULL if not wanted, not both). Numeric dtypes. */
+BP_API bp_status bp_sort(const bp_tensor *x, int32_t axis, bool descending, bp_tensor **values,
+                         bp_tensor **indices);
+/* The indices alone (i64). */
+BP_API bp_status bp_argsort(const bp_tensor *x, int32_t axis, bool descending,
+                            bp_tensor **indices);
+
+/* ---- indexing and movement -------------------------------------------------------- */
+/* Split along axis into n parts: sizes NULL gives equal parts (the extent
+ * must divide by n), else parts of those extents, summing to the axis'.
+ * outs holds n tensors on success (each to be released), NULLs on failure. */
+BP_API bp_status bp_split(const bp_tensor *x, int32_t axis, int32_t n, const int64_t *sizes,
+                          bp_tensor **outs);
+/* x repeated reps[k] >= 0 times along each axis k (NumPy tile, ONNX Tile). */
+BP_API bp_status bp_tile(const bp_tensor *x, const int64_t *reps, bp_tensor **out);
+/* The upper (or lower) triangle of the last two axes, from diagonal k
+ * (0: the main one, k > 0 above it), zero elsewhere (ONNX Trilu). Rank >= 2. */
+BP_API bp_status bp_trilu(const bp_tensor *x, bool upper, int64_t k, bp_tensor **out);
+/* One-hot along a new axis (ONNX OneHot): out has indices' shape with an
+ * axis of extent depth inserted at axis (-rank-1 <= axis <= rank), of values'
+ * dtype; values holds (off, on). Negative indices count from depth's end;
+ * an index outside [-depth, depth) gives a row of off values. indices:
+ * numeric (floats truncated); depth >= 1. */
+BP_API bp_status bp_one_hot(const bp_tensor *indices, int64_t depth, int32_t axis,
+                            const bp_tensor *values, bp_tensor **out);
+/* out[...i_axis...] = x[...indices[...]...] with indices of x's rank and any
+ * extents (ONNX GatherElements); out has indices' shape. Indices as in
+ * bp_gather (i32/i64, in [-dim, dim), checked as there). */
+BP_API bp_status bp_gather_elements(const bp_tensor *x, const bp_tensor *indices, int32_t axis,
+                                    bp_tensor **out);
+/* ONNX GatherND: indices (..., m) address the first m axes of x after its
+ * first batch_dims axes, which x and indices share. */
+BP_API bp_status bp_gather_nd(const bp_tensor *x, const bp_tensor *indices, int32_t batch_dims,
+                              bp_tensor **out);
+typedef enum bp_scatter_reduction {
+    BP_SCATTER_NONE = 0,   /* write (on duplicate indices, the last in row-major order wins) */
+    BP_SCATTER_ADD = 1,
+    BP_SCATTER_MUL = 2,
+    BP_SCATTER_MAX = 3,
+    BP_SCATTER_MIN = 4
+} bp_scatter_reduction;
+/* A copy of x with updates written at indices along axis (ONNX
+ * ScatterElements; updates and indices share a shape of x's rank), combined
+ * by reduction. Scatter-add is gather's gradient. */
+BP_API bp_status bp_scatter_elements(const bp_tensor *x, const bp_tensor *indices,
+                                     const bp_tensor *updates, int32_t axis,
+                                     bp_scatter_reduction reduction, bp_tensor **out);
+/* A copy of x with updates written at the index tuples of indices (ONNX
+ * ScatterND). */
+BP_API bp_status bp_scatter_nd(const bp_tensor *x, const bp_tensor *indices,
+                               const bp_tensor *updates, bp_scatter_reduction reduction,
+                               bp_tensor **out);
+/* (N, C, H, W) -> (N, C / b^2, H b, W b) (ONNX DepthToSpace; crd picks CRD
+ * mode, else DCR) and its inverse (N, C, H, W) -> (N, C b^2, H / b, W / b). */
+BP_API bp_status bp_depth_to_space(const bp_tensor *x, int64_t blocksize, bool crd,
+                                   bp_tensor **out);
+BP_API bp_status bp_space_to_depth(const bp_tensor *x, int64_t blocksize, bp_tensor **out);
+/* The elementwise maximum, minimum, sum or mean of n >= 1 tensors of one
+ * dtype, broadcast together (ONNX Max, Min, Sum, Mean). mean: floats. */
+BP_API bp_status bp_max_n(int32_t n, const bp_tensor *const *xs, bp_tensor **out);
+BP_API bp_status bp_min_n(int32_t n, const bp_tensor *const *xs, bp_tensor **out);
+BP_API bp_status bp_sum_n(int32_t n, const bp_tensor *const *xs, bp_tensor **out);
+BP_API bp_status bp_mean_n(int32_t n, const bp_tensor *const *xs, bp_tensor **out);
+
+/* ---- linear algebra -------------------------------------------------------------------- */
+/* alpha op(a) op(b) + beta c (ONNX Gemm): a, b 2-D (op: transposed if
+ * trans_a / trans_b; the transpose is a view, never a copy), c NULL or
+ * broadcasting to (M, N). Numeric dtypes. */
+BP_API bp_status bp_gemm(const bp_tensor *a, const bp_tensor *b, const bp_tensor *c, double alpha,
+                         double beta, bool trans_a, bool trans_b, bp_tensor **out);
+/* Einstein summation over one or two operands ("ij,jk->ik", "bij,bjk->bik",
+ * "ij->ji", "ij->i"): the contractions that transposes, sums and a batched
+ * matmul express. Repeated indices within one operand (diagonals), ellipses
+ * and more than two operands are BP_ERR_INVALID_ARGUMENT saying so. */
+BP_API bp_status bp_einsum(const char *equation, int32_t n, const bp_tensor *const *xs,
+                           bp_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -56,9 +56,12 @@ extern "C" {
  *        out of range in a gather) are reported at the next synchronising
  *        call; a plugin with it checks gather's indices itself.
  *   1.3  wrap and buffer_address: zero-copy exchange (a mapped checkpoint,
- *        DLPack tensors of other libraries). */
+ *        DLPack tensors of other libraries).
+ *   1.4  op: every op added since (opcodes.h's BP_OP_LIST_1_4) comes through
+ *        this one entry, with bp_op_params; a plugin built for an older
+ *        minor is never asked for one. */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 3
+#define BP_ABI_MINOR 4
 
 /* Memory kinds, numbered as DLPack numbers device types (DLDeviceType), so
  * that exchange needs no translation. */
@@ -126,6 +129,14 @@ typedef struct bp_memory_info {
     uint64_t device_free;          /* bytes free on the device (0 if unknown) */
     uint64_t device_total;         /* bytes on the device (0 if unknown) */
 } bp_memory_info;
+
+/* The parameters of an op beyond its views (ABI 1.4). What each op reads is
+ * written beside its code in opcodes.h; the rest is zero. */
+typedef struct bp_op_params {
+    uint32_t struct_size;          /* sizeof(bp_op_params) as the core knows it */
+    int64_t i[6];                  /* integer parameters (axis, k, flags, modes) */
+    double f[6];                   /* real parameters (alpha, beta, correction) */
+} bp_op_params;
 
 /* The descriptor. `dev` below is a handle from device_open(). */
 typedef struct bp_plugin {
@@ -241,6 +252,16 @@ typedef struct bp_plugin {
     bp_status (*buffer_address)(void *dev, void *buffer, int32_t *kind, int32_t *device_id,
                                 void **address);
     /* Members above are valid for ABI 1.3. */
+
+    /* (optional) Every op of opcodes.h's BP_OP_LIST_1_4: in[0 .. n_in) and
+     * out[0 .. n_out) are the views its comment there lists, in that order;
+     * an optional input that was not given is NULL. The core's guarantees
+     * above hold for each (dtypes the op accepts, shapes, fresh outputs,
+     * indices in range unless the plugin has deferred_error). supports() is
+     * asked with the dtype of in[0]. */
+    bp_status (*op)(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                    const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+    /* Members above are valid for ABI 1.4. */
 } bp_plugin;
 
 /* The one symbol a plugin exports. */
