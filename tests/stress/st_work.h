@@ -7,6 +7,8 @@
 /* Race the other threads to open binary, blas_cpu and the default backend;
  * everyone must get the same backend objects. */
 void st_open_backends(bp_context *ctx, int id);
+/* The same on a context only this thread uses. */
+void st_open_backends_private(bp_context *ctx, int id);
 /* One round of tensors, ops, copies, a transfer, value checks, and an error
  * of this thread's own. Everything made is released. */
 void st_iteration(bp_context *ctx, int id, int iteration);

@@ -6,6 +6,9 @@
  * transfers between the backends, reads and checks the values, provokes an
  * error of its own and checks that bp_last_error() is still its own after
  * the others have set theirs, releases everything.
+ * Phase 1b: each thread makes a context of its own, computes on its blas_cpu
+ * backend and destroys it, all at once (plugins loaded and unloaded, and
+ * OpenBLAS's process-wide thread count set, from several threads).
  * Phase 2: a second context whose default_backend list has nothing that
  * opens; ST_DEFAULT_THREADS threads race bp_backend_default and
  * bp_context_default_reason on it.
@@ -31,6 +34,7 @@ static pthread_barrier_t st_barrier;
 typedef struct st_arg {
     int id;
     int iterations;
+    const char *config;
     bp_context *ctx;
     bp_context *empty;   /* the context where no backend opens */
     bp_tensor *kept;     /* phase 3 */
@@ -44,6 +48,22 @@ static void *st_phase1(void *p)
     for (int i = 0; i < a->iterations; i++)
         st_iteration(a->ctx, a->id, i);
     a->kept = st_make_kept(a->ctx, a->id);
+    return NULL;
+}
+
+static void *st_phase1b(void *p)
+{
+    st_arg *a = p;
+    pthread_barrier_wait(&st_barrier);
+    for (int i = 0; i < 3; i++) {
+        bp_context *own = NULL;
+        ST_OK(bp_context_create(a->config, &own));
+        if (!own)
+            return NULL;
+        st_open_backends_private(own, a->id);
+        st_iteration(own, a->id, i);
+        bp_context_destroy(own);
+    }
     return NULL;
 }
 
@@ -99,9 +119,11 @@ int main(int argc, char **argv)
     }
     st_arg args[ST_THREADS];
     for (int i = 0; i < ST_THREADS; i++)
-        args[i] = (st_arg){.id = i, .iterations = iterations, .ctx = ctx, .empty = empty};
+        args[i] = (st_arg){.id = i, .iterations = iterations, .config = argv[1], .ctx = ctx,
+                           .empty = empty};
 
     st_run(st_phase1, args, ST_THREADS, false, NULL);
+    st_run(st_phase1b, args, ST_THREADS, false, NULL);
     st_run(st_phase2, args, ST_DEFAULT_THREADS, false, NULL);
     bp_context_destroy(empty);
     st_run(st_phase3, args, ST_THREADS, true, ctx);
