@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fa_state.h"
+#include "fz_anchor.h"
 #include "fz_oracle.h"
 
 /* ---- backends and contexts ------------------------------------------------ */
@@ -18,26 +19,32 @@ void fa_act_backend(fa_state *s)
         {"binary:1", -1}, {"nosuch", -1}, {"", -1}, {"binary:", -1}, {":0", -1},
         {"binary:-1", -1}, {"binary:99999999999", -1}, {"BINARY", -1}, {"bp_nosuch.so", -1},
         {"/nonexistent/bp_x.so", -1}, {NULL, -1}, {"blas_cpu:2147483648", -1}, {"binary:0x1", -1},
+        {"(the built-in binary plugin's file)", 0}, {"(the built-in blas_cpu plugin's file)", 1},
     };
     int c = (int)fz_pick(&s->in, 2);
     unsigned i = fz_pick(&s->in, sizeof names / sizeof names[0]);
+    const char *name = names[i].name;
+    if (name && name[0] == '(') /* by path: the same file the context found */
+        name = fz_plugin_file(names[i].plugin ? "blas_cpu" : "binary");
     bool null_out = fz_u8(&s->in) == 0xff;
     bp_backend *b = (bp_backend *)(uintptr_t)0x10;
     fz_mark();
     bp_status st = names[i].plugin == 2
                        ? bp_backend_default(s->ctx[c], null_out ? NULL : &b)
-                       : bp_backend_get(s->ctx[c], names[i].name, null_out ? NULL : &b);
+                       : bp_backend_get(s->ctx[c], name, null_out ? NULL : &b);
+    fz_trace("  %s(ctx %d, \"%s\") -> %s", names[i].plugin == 2 ? "bp_backend_default" : "bp_backend_get",
+             c, name ? name : "(null)", bp_status_string(st));
     fz_status("bp_backend_get", st);
     bool must_fail = !s->ctx[c] || null_out || names[i].plugin < 0;
     if (must_fail && st == BP_OK)
         fz_fail("bp_backend_get(%s, \"%s\", %s) succeeded", s->ctx[c] ? "ctx" : "NULL",
-                names[i].name ? names[i].name : "(null)", null_out ? "NULL" : "&out");
+                name ? name : "(null)", null_out ? "NULL" : "&out");
     if (null_out)
         return;
     if ((st == BP_OK) != (b != NULL))
         fz_fail("bp_backend_get returned %s with backend %p", bp_status_string(st), (void *)b);
     if (!must_fail && st != BP_OK && st != BP_ERR_OUT_OF_MEMORY)
-        fz_fail("bp_backend_get(\"%s\") failed: %s: %s", names[i].name, bp_status_string(st),
+        fz_fail("bp_backend_get(\"%s\") failed: %s: %s", name, bp_status_string(st),
                 bp_last_error());
     if (st == BP_OK)
         fa_backend_store(s, c, b);

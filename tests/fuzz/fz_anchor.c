@@ -2,12 +2,23 @@
 #include "fz_anchor.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "fz_oracle.h"
 
+static bp_context *anchor;
+
+const char *fz_plugin_file(const char *name)
+{
+    bp_plugin_record r;
+    for (size_t i = 0; i < bp_context_plugin_count(anchor); i++)
+        if (bp_context_plugin(anchor, i, &r) == BP_OK && r.loaded && strcmp(r.name, name) == 0)
+            return r.path;
+    return "";
+}
+
 bp_context *fz_anchor(const char *dir)
 {
-    static bp_context *anchor;
     char path[600];
     snprintf(path, sizeof path, "%s/anchor.ini", dir);
     FILE *f = fopen(path, "w");

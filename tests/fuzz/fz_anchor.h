@@ -12,4 +12,8 @@
  * the plugins without ever unmapping them. dir: where to write its ini file. */
 bp_context *fz_anchor(const char *dir);
 
+/* The file the anchor loaded plugin `name` from ("" if none): naming it by
+ * path opens the same, already mapped, object. */
+const char *fz_plugin_file(const char *name);
+
 #endif

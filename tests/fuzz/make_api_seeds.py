@@ -273,7 +273,8 @@ def seeds():
         .transpose(0, 1).reduce("sum", 0, 2, (1, 3, 5, 7)).unsqueeze(0, 3, 0).squeeze(0, 4) \
         .gather(0, 0, 0, 5)
     s["backends"] = Program().backend(0, 0).backend(0, 1).backend(0, 4).backend(0, 6) \
-        .backend(0, 15).backend(1, 0).context(1).backend(1, 4).backend(1, 1)
+        .backend(0, 15).backend(1, 0).context(1).backend(1, 4).backend(1, 1).backend(0, 18) \
+        .backend(1, 19)
     s["inspect"] = Program().from_host(0, BIN0, F32, [2]).inspect(BIN0, 0, 1, [0]) \
         .inspect(BLAS0, 0, 2).inspect(BIN0, 0, 3).inspect(BIN1, 3, 4).inspect(BIN0, 0, 4) \
         .inspect(BIN0, 0, 5, [0, 1]).inspect(BLAS0, 0, 0, [3, 0, 0, 0, 5])
