@@ -4,9 +4,12 @@
 #   -DBP_TSAN=ON        ThreadSanitizer stress test (tests/stress); clang
 #   -DBP_ALLOC_SWEEP=ON allocation-failure sweep (tests/alloc); meant for the
 #                       BP_SANITIZE=ON (GCC ASan) build, whose libasan is dynamic
+#   -DBP_LOADER_FILES=ON broken files in a plugin directory (tests/loader_files),
+#                       also meant for the BP_SANITIZE=ON build
 option(BP_FUZZ "Build the libFuzzer harnesses (clang, ASan + UBSan)" OFF)
 option(BP_TSAN "Build with ThreadSanitizer and the stress test (clang)" OFF)
 option(BP_ALLOC_SWEEP "Build the allocation-failure sweep (with BP_SANITIZE=ON)" OFF)
+option(BP_LOADER_FILES "Build the broken-plugin-files check (with BP_SANITIZE=ON)" OFF)
 
 if(BP_FUZZ OR BP_TSAN)
   if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
