@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,16 +28,39 @@ void fz_fail(const char *fmt, ...)
     __builtin_trap();
 }
 
+static char fz_dir[512];
+
+static int fz_remove_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+/* At a normal exit: the temporary directory goes (after a crash it stays,
+ * with the files the crash needs). */
+static void fz_cleanup(void)
+{
+    if (fz_dir[0])
+        nftw(fz_dir, fz_remove_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 const char *fz_setup(void)
 {
-    static char dir[512];
+    char *dir = fz_dir;
     const char *vars[] = {"BP_CONFIG", "BP_PLUGIN_PATH", "BP_DEFAULT_BACKEND", "BP_LOG_LEVEL"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
+    /* fuzz_config rewrites its ini file for every input: in memory (tmpfs)
+     * that costs nothing, on ext4 each truncate-and-rewrite is written out */
+    struct stat sb;
     const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/bp-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!tmp || !*tmp)
+        tmp = stat("/dev/shm", &sb) == 0 && S_ISDIR(sb.st_mode) && access("/dev/shm", W_OK) == 0
+                  ? "/dev/shm"
+                  : "/tmp";
+    snprintf(dir, sizeof fz_dir, "%s/bp-fuzz-XXXXXX", tmp);
     if (!mkdtemp(dir))
-        fz_fail("cannot make a temporary directory under %s", tmp ? tmp : "/tmp");
+        fz_fail("cannot make a temporary directory under %s", tmp);
+    atexit(fz_cleanup);
     /* stdout goes to an unlinked file: anything written there is a finding */
     char path[600];
     snprintf(path, sizeof path, "%s/stdout", dir);

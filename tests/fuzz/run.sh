@@ -44,7 +44,7 @@ export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}
 
 # CI budgets: about a minute each on a 2-core machine.
-declare -A ci_runs=([fuzz_config]=60000 [fuzz_api]=40000)
+declare -A ci_runs=([fuzz_config]=500000 [fuzz_api]=40000)
 status=0
 for h in "${harnesses[@]}"; do
   work=$build/fuzz/$h
