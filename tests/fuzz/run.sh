@@ -61,6 +61,7 @@ for h in "${harnesses[@]}"; do
     args+=(-runs="${ci_runs[$h]}" -seed=1)
   fi
   echo "== $h ${args[*]}"
+  touch "$work/.started" # crash files of earlier runs are not this run's
   start=$(date +%s)
   set +e
   (cd "$work" && "$build/bin/$h" "${args[@]}" "$work/corpus" "$here/corpus/$h" 2>&1) |
@@ -68,16 +69,20 @@ for h in "${harnesses[@]}"; do
   rc=${PIPESTATUS[0]}
   set -e
   echo "== $h: exit $rc after $(( $(date +%s) - start ))s"
-  crashes=("$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*)
   found=()
-  for c in "${crashes[@]}"; do [ -e "$c" ] && found+=("$c"); done
+  while IFS= read -r c; do found+=("$c"); done < <(find "$work" -maxdepth 1 -type f \
+    \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) -newer "$work/.started")
   if [ $long = 1 ] && [ ${#found[@]} -gt 0 ]; then
     echo "== $h: ${#found[@]} crash file(s), grouped:"
     "$here/triage.sh" "$build/bin/$h" "${found[@]}"
   fi
-  if [ $rc != 0 ] || { [ $long = 0 ] && [ ${#found[@]} -gt 0 ]; }; then
+  if [ $rc != 0 ] || [ ${#found[@]} -gt 0 ]; then
     status=1
-    for c in "${found[@]}"; do echo "== $h: reproduce with: $build/bin/$h $c"; done
+    if [ $long = 0 ]; then
+      for c in "${found[@]}"; do echo "== $h: reproduce with: $build/bin/$h $c"; done
+    else
+      echo "== $h: the crash files are in $work; reproduce one with: $build/bin/$h FILE"
+    fi
   fi
 done
 exit $status
