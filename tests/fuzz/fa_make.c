@@ -105,7 +105,7 @@ void fa_act_from_host(fa_state *s)
     int dst = fa_slot_pick(s);
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_tensor_from_host(b, (bp_dtype)dtype, rank, shape, data, &out);
     fa_finish(s, "bp_tensor_from_host", st, out, &e, dst, -1);
@@ -126,7 +126,7 @@ void fa_act_fill(fa_state *s)
     fa_predict(&e, dtype, rank, shape);
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = kind == 0   ? bp_full(b, (bp_dtype)dtype, rank, shape, value, &out)
                    : kind == 1 ? bp_zeros(b, (bp_dtype)dtype, rank, shape, &out)
@@ -142,7 +142,7 @@ void fa_act_arange_eye(fa_state *s)
     int dtype = fz_dtype(&s->in);
     int dst = fa_slot_pick(s);
     fa_expect_dtype(&e, dtype);
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     bp_status st;
     if (eye) {
         int64_t shape[2] = {fz_extent(&s->in), fz_extent(&s->in)};
@@ -190,7 +190,7 @@ void fa_act_random(fa_state *s)
     fa_predict(&e, dtype, rank, shape);
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = uniform ? bp_random_uniform(b, (bp_dtype)dtype, rank, shape, seed, offset, p0, p1, &out)
                            : bp_random_normal(b, (bp_dtype)dtype, rank, shape, seed, offset, p0, p1, &out);

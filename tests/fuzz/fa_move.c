@@ -56,7 +56,7 @@ void fa_act_transpose(fa_state *s)
     }
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_transpose(t, null_perm ? NULL : pbuf, &out);
     fa_finish(s, "bp_transpose", st, out, &e, dst, -1);
@@ -111,7 +111,7 @@ void fa_act_slice(fa_state *s)
     }
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_slice(t, starts, stops, steps, &out);
     fa_finish(s, "bp_slice", st, out, &e, dst, -1);
@@ -161,7 +161,7 @@ void fa_act_concat(fa_state *s)
     }
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_concat(n, null_xs ? NULL : xs, axis, &out);
     fa_finish(s, "bp_concat", st, out, &e, dst, -1);
@@ -197,7 +197,7 @@ void fa_act_pad(fa_state *s)
     }
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_pad(t, before, after, value, &out);
     fa_finish(s, "bp_pad", st, out, &e, dst, -1);
@@ -264,7 +264,7 @@ void fa_act_gather(fa_state *s)
     }
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_gather(t, ti, axis, &out);
     fa_finish(s, "bp_gather", st, out, &e, dst, -1);
@@ -297,7 +297,7 @@ void fa_act_broadcast(fa_state *s)
     }
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_broadcast_to(t, rank, shape, &out);
     fa_finish(s, "bp_broadcast_to", st, out, &e, dst, -1);

@@ -61,7 +61,7 @@ void fa_act_unary(fa_state *s)
     }
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_unary(op, t, &out);
     fa_finish(s, "bp_unary", st, out, &e, dst, -1);
@@ -97,7 +97,7 @@ void fa_act_binary(fa_state *s)
     }
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_binary(op, ta, tb, &out);
     fa_finish(s, "bp_binary", st, out, &e, dst, -1);
@@ -130,7 +130,7 @@ void fa_act_where(fa_state *s)
     }
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_where(tc, ta, tb, &out);
     fa_finish(s, "bp_where", st, out, &e, dst, -1);
@@ -202,7 +202,7 @@ void fa_act_reduce(fa_state *s)
     }
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_reduce(op, t, n, axes, keepdims, &out);
     fa_finish(s, "bp_reduce", st, out, &e, dst, -1);
@@ -227,7 +227,7 @@ void fa_act_softmax(fa_state *s)
     }
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = log ? bp_log_softmax(t, axis, &out) : bp_softmax(t, axis, &out);
     fa_finish(s, log ? "bp_log_softmax" : "bp_softmax", st, out, &e, dst, -1);
@@ -297,7 +297,7 @@ void fa_act_matmul(fa_state *s)
     }
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_matmul(ta, tb, &out);
     fa_finish(s, "bp_matmul", st, out, &e, dst, -1);
@@ -317,7 +317,7 @@ void fa_act_cast(fa_state *s)
         fa_predict(&e, dtype, bp_tensor_rank(t), bp_tensor_shape(t));
     if (!fa_affordable(&e))
         return;
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_cast(t, (bp_dtype)dtype, &out);
     fa_finish(s, "bp_cast", st, out, &e, dst, -1);

@@ -21,6 +21,8 @@
 #define FA_CAP_BYTES ((int64_t)1 << 20)
 #define FA_CAP_ELEMS ((int64_t)1 << 17)
 #define FA_CAP_FLOPS ((int64_t)1 << 21)
+/* What *out holds before each call: a failure must overwrite it with NULL. */
+#define FA_GARBAGE ((bp_tensor *)(uintptr_t)0x10)
 
 typedef struct fa_slot {
     bp_tensor *t;

@@ -65,7 +65,7 @@ void fa_act_reshape(fa_state *s)
                 fa_predict(&e, bp_tensor_dtype(t), rank, dims);
         }
     }
-    bp_tensor *out = NULL; /* a view: nothing to allocate, always affordable */
+    bp_tensor *out = FA_GARBAGE; /* a view: nothing to allocate, always affordable */
     fz_mark();
     bp_status st = bp_reshape(t, rank, shape, &out);
     fa_finish(s, "bp_reshape", st, out, &e, dst, t ? s->slot[x].storage : -1);
@@ -109,7 +109,7 @@ void fa_act_squeeze(fa_state *s)
                 shape[r++] = sh[k];
         fa_predict(&e, bp_tensor_dtype(t), r, shape);
     }
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_squeeze(t, n, null_axes ? NULL : axes, &out);
     fa_finish(s, "bp_squeeze", st, out, &e, dst, t ? s->slot[x].storage : -1);
@@ -137,7 +137,7 @@ void fa_act_unsqueeze(fa_state *s)
             fa_predict(&e, bp_tensor_dtype(t), rank + 1, shape);
         }
     }
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = bp_unsqueeze(t, axis, &out);
     fa_finish(s, "bp_unsqueeze", st, out, &e, dst, t ? s->slot[x].storage : -1);

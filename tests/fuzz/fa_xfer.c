@@ -22,7 +22,7 @@ void fa_act_copy(fa_state *s)
     e.ctx_id = s->ctx_id[to / 2];
     if (t)
         fa_predict(&e, bp_tensor_dtype(t), bp_tensor_rank(t), bp_tensor_shape(t));
-    bp_tensor *out = NULL;
+    bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = transfer ? bp_backend_transfer(t, s->be[to], &out)
                             : bp_backend_copy(t, s->be[to], &out);
