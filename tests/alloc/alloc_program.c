@@ -76,7 +76,7 @@ int main(int argc, char **argv)
     float av[6] = {1, 2, 3, 4, 5, 6}, bv[12] = {1, 0, 2, 0, 1, 3, 0, 1, 1, 2, 2, 1}, host[12];
     int64_t iv[2] = {2, 0};
     double item;
-    bp_memory_info mi;
+    bp_memory_info mi = {.struct_size = sizeof(bp_memory_info)};
 
     C(bp_context_create(argv[1], &ctx));
     C(bp_backend_get(ctx, "binary", &bin));

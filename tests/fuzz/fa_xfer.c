@@ -142,7 +142,7 @@ void fa_act_inspect(fa_state *s)
         (void)bp_backend_supports(be, (bp_op)(int)fz_u32(&s->in) % 80, (bp_dtype)fz_dtype(&s->in));
         break;
     case 1: {
-        bp_memory_info mi;
+        bp_memory_info mi = {.struct_size = sizeof(bp_memory_info)};
         bool null = fz_bool(&s->in);
         fz_mark();
         st = bp_backend_memory_info(be, null ? NULL : &mi);
@@ -152,7 +152,7 @@ void fa_act_inspect(fa_state *s)
         break;
     }
     case 2: {
-        bp_device_info di;
+        bp_device_info di = {.struct_size = sizeof(bp_device_info)};
         fz_mark();
         st = bp_backend_device_info(be, &di);
         fz_status("bp_backend_device_info", st);
@@ -180,7 +180,7 @@ void fa_act_inspect(fa_state *s)
     }
     default: {
         bp_context *ctx = s->ctx[fz_pick(&s->in, 2)];
-        bp_plugin_record rec;
+        bp_plugin_record rec = {.struct_size = sizeof(bp_plugin_record)};
         size_t n = bp_context_plugin_count(ctx), k = fz_u8(&s->in);
         fz_mark();
         st = bp_context_plugin(ctx, k, &rec);
@@ -222,7 +222,7 @@ void fa_teardown(fa_state *s)
     for (int i = 0; i < FA_SLOTS; i++)
         fa_slot_clear(s, i);
     for (int i = 0; i < FA_BACKENDS; i++) {
-        bp_memory_info mi;
+        bp_memory_info mi = {.struct_size = sizeof(bp_memory_info)};
         if (!s->be[i])
             continue;
         fz_mark();

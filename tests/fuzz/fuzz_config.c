@@ -36,7 +36,7 @@ static void walk_settings(const bp_context *ctx)
 {
     size_t n = bp_context_setting_count(ctx);
     for (size_t i = 0; i < n; i++) {
-        bp_setting s;
+        bp_setting s = {.struct_size = sizeof(bp_setting)};
         fz_mark();
         bp_status st = bp_context_setting(ctx, i, &s);
         fz_status("bp_context_setting", st);
@@ -47,7 +47,7 @@ static void walk_settings(const bp_context *ctx)
         check_str("setting.value", s.value);
         check_str("setting.origin", s.origin);
     }
-    bp_setting s;
+    bp_setting s = {.struct_size = sizeof(bp_setting)};
     fz_mark();
     bp_status st = bp_context_setting(ctx, n, &s);
     fz_status("bp_context_setting(past the end)", st);
@@ -59,7 +59,8 @@ static void walk_plugins(bp_context *ctx)
 {
     size_t n = bp_context_plugin_count(ctx);
     for (size_t i = 0; i < n; i++) {
-        bp_plugin_record r;
+        bp_plugin_record r = {.struct_size = sizeof(bp_plugin_record)};
+        bp_status opened = BP_ERR_NOT_FOUND;
         for (int pass = 0; pass < 2; pass++) {
             fz_mark();
             bp_status st = bp_context_plugin(ctx, i, &r);
@@ -73,13 +74,14 @@ static void walk_plugins(bp_context *ctx)
             fz_known("record.status", r.status);
             for (const bp_config_key *k = r.config_keys; k && k->name; k++)
                 check_str("config key help", k->help);
-            if (pass == 1)
+            if (pass == 1) {
+                if (opened == BP_OK && !r.loaded)
+                    fz_fail("plugin %s opened though its record says it is not loaded", r.path);
                 break;
+            }
             fz_mark();
-            st = bp_context_plugin_open(ctx, i);
-            fz_status("bp_context_plugin_open", st);
-            if (st == BP_OK && !r.loaded)
-                fz_fail("plugin %s opened though it was not loaded", r.path);
+            opened = bp_context_plugin_open(ctx, i);
+            fz_status("bp_context_plugin_open", opened);
         }
         if (r.opened && r.device_count < 0)
             fz_fail("plugin %s is open with %d devices", r.path, (int)r.device_count);

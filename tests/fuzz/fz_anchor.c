@@ -10,9 +10,9 @@ static bp_context *anchor;
 
 const char *fz_plugin_file(const char *name)
 {
-    bp_plugin_record r;
+    bp_plugin_record r = {.struct_size = sizeof(bp_plugin_record)};
     for (size_t i = 0; i < bp_context_plugin_count(anchor); i++)
-        if (bp_context_plugin(anchor, i, &r) == BP_OK && r.loaded && strcmp(r.name, name) == 0)
+        if (bp_context_plugin(anchor, i, &r) == BP_OK && strcmp(r.name, name) == 0)
             return r.path;
     return "";
 }

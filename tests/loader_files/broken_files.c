@@ -118,9 +118,18 @@ static int child(const char *dir, const char *file)
     }
     bool recorded = false;
     for (size_t i = 0; i < bp_context_plugin_count(ctx); i++) {
-        bp_plugin_record r;
+        bp_plugin_record r = {.struct_size = sizeof(bp_plugin_record)};
         if (bp_context_plugin(ctx, i, &r) != BP_OK || strcmp(r.path, broken) != 0)
             continue;
+        /* plugins load on first use: load this one now, as `backplane info` does */
+        if (bp_context_plugin_open(ctx, i) == BP_OK) {
+            fprintf(stderr, "%s: bp_context_plugin_open succeeded\n", file);
+            bad = 1;
+        }
+        if (bp_context_plugin(ctx, i, &r) != BP_OK) {
+            fprintf(stderr, "%s: the record cannot be read after the load\n", file);
+            bad = 1;
+        }
         recorded = true;
         if (r.loaded || !*r.message) {
             fprintf(stderr, "%s: loaded %d, reason \"%s\"\n", file, r.loaded, r.message);
@@ -185,8 +194,8 @@ int main(int argc, char **argv)
         return 2;
     }
     for (size_t i = 0; i < bp_context_plugin_count(ctx); i++) {
-        bp_plugin_record r;
-        if (bp_context_plugin(ctx, i, &r) == BP_OK && r.loaded && strcmp(r.name, "binary") == 0)
+        bp_plugin_record r = {.struct_size = sizeof(bp_plugin_record)};
+        if (bp_context_plugin(ctx, i, &r) == BP_OK && strcmp(r.name, "binary") == 0)
             snprintf(builtin_binary, sizeof builtin_binary, "%s", r.path);
     }
     bp_context_destroy(ctx);

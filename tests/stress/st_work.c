@@ -114,9 +114,9 @@ void st_iteration(bp_context *ctx, int id, int it)
         st_report("thread %d: a tensor given away by transfer was used", id);
     if (a)
         st_own_error(ctx, id, it, a);
-    bp_memory_info mi;
+    bp_memory_info mi = {.struct_size = sizeof(bp_memory_info)};
     ST_OK(bp_backend_memory_info(blas, &mi));
-    bp_plugin_record rec;
+    bp_plugin_record rec = {.struct_size = sizeof(bp_plugin_record)};
     for (size_t i = 0; i < bp_context_plugin_count(ctx); i++)
         ST_OK(bp_context_plugin(ctx, i, &rec));
     if (it % 8 == id % 8)
