@@ -12,9 +12,37 @@
 
 /* ---- the loops ------------------------------------------------------------ */
 
+/* Dense views (one axis, unit strides): each thread loads BPCU_UNROLL
+ * elements, a block's width apart (every load instruction of a warp stays
+ * coalesced), before it computes any, so a thread has that many loads in
+ * flight instead of one. On an H100, add of 2^28 f32 ran at 0.79 of a
+ * device-to-device copy's bandwidth one element per thread. */
+#define BPCU_UNROLL 4
+
+static inline unsigned bpcu_dense_blocks(const bpcu_ix &ix)
+{
+    return ix.dense ? bpcu_blocks((ix.n + BPCU_UNROLL - 1) / BPCU_UNROLL) : bpcu_blocks(ix.n);
+}
+
 template <class IT, class OT, class Fn>
 __global__ void bpcu_k_unary(bpcu_ix ix, const IT *x, OT *out, Fn fn)
 {
+    if (ix.dense) {
+        const int64_t span = (int64_t)blockDim.x * BPCU_UNROLL;
+        for (int64_t b0 = (int64_t)blockIdx.x * span + threadIdx.x; b0 < ix.n;
+             b0 += (int64_t)gridDim.x * span) {
+            IT v[BPCU_UNROLL];
+#pragma unroll
+            for (int u = 0; u < BPCU_UNROLL; u++)
+                if (b0 + (int64_t)u * blockDim.x < ix.n)
+                    v[u] = x[b0 + (int64_t)u * blockDim.x];
+#pragma unroll
+            for (int u = 0; u < BPCU_UNROLL; u++)
+                if (b0 + (int64_t)u * blockDim.x < ix.n)
+                    out[b0 + (int64_t)u * blockDim.x] = fn(v[u]);
+        }
+        return;
+    }
     int64_t off[2];
     BPCU_FOR(i, ix.n) {
         bpcu_offsets<2>(ix, i, off);
@@ -25,6 +53,22 @@ __global__ void bpcu_k_unary(bpcu_ix ix, const IT *x, OT *out, Fn fn)
 template <class IT, class OT, class Fn>
 __global__ void bpcu_k_binary(bpcu_ix ix, const IT *a, const IT *b, OT *out, Fn fn)
 {
+    if (ix.dense) {
+        const int64_t span = (int64_t)blockDim.x * BPCU_UNROLL;
+        for (int64_t b0 = (int64_t)blockIdx.x * span + threadIdx.x; b0 < ix.n;
+             b0 += (int64_t)gridDim.x * span) {
+            IT va[BPCU_UNROLL], vb[BPCU_UNROLL];
+#pragma unroll
+            for (int u = 0; u < BPCU_UNROLL; u++)
+                if (b0 + (int64_t)u * blockDim.x < ix.n)
+                    va[u] = a[b0 + (int64_t)u * blockDim.x], vb[u] = b[b0 + (int64_t)u * blockDim.x];
+#pragma unroll
+            for (int u = 0; u < BPCU_UNROLL; u++)
+                if (b0 + (int64_t)u * blockDim.x < ix.n)
+                    out[b0 + (int64_t)u * blockDim.x] = fn(va[u], vb[u]);
+        }
+        return;
+    }
     int64_t off[3];
     BPCU_FOR(i, ix.n) {
         bpcu_offsets<3>(ix, i, off);
@@ -322,7 +366,7 @@ static bp_status launch_unary(bpcu_device *d, const bp_view *x, const bp_view *o
     bpcu_ix ix = bpcu_collapse(2, vs);
     if (ix.n == 0)
         return BP_OK;
-    e = bpcu_launch(d->stream, bpcu_blocks(ix.n), BPCU_THREADS, 0, bpcu_k_unary<IT, OT, Fn>,
+    e = bpcu_launch(d->stream, bpcu_dense_blocks(ix), BPCU_THREADS, 0, bpcu_k_unary<IT, OT, Fn>,
         ix, (const IT *)bpcu_ptr(x), (OT *)bpcu_ptr(out), fn);
     return bpcu_launched(d, e, "unary kernel");
 }
@@ -336,7 +380,7 @@ static bp_status launch_binary(bpcu_device *d, const bp_view *a, const bp_view *
     bpcu_ix ix = bpcu_collapse(3, vs);
     if (ix.n == 0)
         return BP_OK;
-    e = bpcu_launch(d->stream, bpcu_blocks(ix.n), BPCU_THREADS, 0, bpcu_k_binary<IT, OT, Fn>,
+    e = bpcu_launch(d->stream, bpcu_dense_blocks(ix), BPCU_THREADS, 0, bpcu_k_binary<IT, OT, Fn>,
         ix, (const IT *)bpcu_ptr(a), (const IT *)bpcu_ptr(b), (OT *)bpcu_ptr(out), fn);
     return bpcu_launched(d, e, "binary kernel");
 }

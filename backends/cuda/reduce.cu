@@ -104,6 +104,26 @@ template <class S> struct red_float {
         double e = (double)bpcu_ft<S>::ld(p[red_off(g, j)]);                            \
         __VA_ARGS__;                                                                    \
     }
+        if ((g.op == BP_OP_SUM || g.op == BP_OP_MEAN) && g.rrank == 1) {
+            /* One reduced axis: four independent sums, so that a thread has
+             * four loads in flight rather than one add chain waiting on
+             * each load (on an H100 a full f32 sum ran at 0.56 of the copy
+             * bandwidth with one). Only the rounding order changes. */
+            const int64_t st = g.rstr[0];
+            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            int64_t j = first;
+            for (; j + 3 * step < end; j += 4 * step) {
+                double e0 = (double)bpcu_ft<S>::ld(p[j * st]);
+                double e1 = (double)bpcu_ft<S>::ld(p[(j + step) * st]);
+                double e2 = (double)bpcu_ft<S>::ld(p[(j + 2 * step) * st]);
+                double e3 = (double)bpcu_ft<S>::ld(p[(j + 3 * step) * st]);
+                s0 += e0, s1 += e1, s2 += e2, s3 += e3;
+            }
+            for (; j < end; j += step)
+                s0 += (double)bpcu_ft<S>::ld(p[j * st]);
+            a.v += (s0 + s1) + (s2 + s3);
+            return;
+        }
         switch (g.op) {
         case BP_OP_SUM: case BP_OP_MEAN: RED_LOOP(a.v += e) break;
         case BP_OP_PROD: RED_LOOP(a.v *= e) break;
@@ -350,14 +370,20 @@ __global__ void bpcu_k_red_cols(bpcu_red_args g, const typename R::E *x, char *o
     }
 }
 
-/* the partials of each output, merged in order */
+/* the partials of output blockIdx.x, merged by the block's threads. Each
+ * merge covers other indices (ARG* compares them), so the order is free.
+ * One thread merging an output's partials in turn waited on each load: on
+ * an H100 that tail kept a full f32 sum of 8192 x 8192 at 0.56 of the copy
+ * bandwidth. */
 template <class R>
 __global__ void bpcu_k_red_finish(bpcu_red_args g, const bpcu_acc *partials, char *out)
 {
-    BPCU_FOR(o, g.nout) {
-        bpcu_acc a = partials[o * g.split];
-        for (int64_t k = 1; k < g.split; k++)
-            R::merge(g.op, a, partials[o * g.split + k]);
+    int64_t o = blockIdx.x;
+    bpcu_acc a = R::identity(g.op);
+    for (int64_t k = threadIdx.x; k < g.split; k += blockDim.x)
+        R::merge(g.op, a, partials[o * g.split + k]);
+    a = block_merge<R>(g.op, a);
+    if (threadIdx.x == 0) {
         int64_t xo, oo;
         out_pos(g, o, &xo, &oo);
         R::store(g, a, out + oo * (int64_t)bp_dtype_size(g.odt));
@@ -417,8 +443,8 @@ static cudaError_t launch(bpcu_device *d, int how, const bpcu_red_args &g, const
         break;
     }
     if (e == cudaSuccess && g.split > 1)
-        e = bpcu_launch(d->stream, bpcu_blocks(g.nout), BPCU_THREADS, 0, bpcu_k_red_finish<R>, g,
-                        (const bpcu_acc *)partials, out);
+        e = bpcu_launch(d->stream, (unsigned)g.nout, g.split >= 256 ? 256 : 32, 0,
+                        bpcu_k_red_finish<R>, g, (const bpcu_acc *)partials, out);
     return e;
 }
 
