@@ -228,6 +228,8 @@ static bp_status f_random(void *dev, bp_op op, uint64_t seed, uint64_t off, doub
     return impl->random(dev, op, seed, off, p0, p1, o);
 }
 
+static bp_status f_deferred_error(void *dev) { return impl->deferred_error(dev); }
+
 static const bp_plugin front = {
     .struct_size = sizeof(bp_plugin),
     .abi_major = BP_ABI_MAJOR,
@@ -262,6 +264,7 @@ static const bp_plugin front = {
     .fill = f_fill,
     .arange = f_arange,
     .random = f_random,
+    .deferred_error = f_deferred_error,
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void) { return &front; }
