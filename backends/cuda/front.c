@@ -229,6 +229,11 @@ static bp_status f_random(void *dev, bp_op op, uint64_t seed, uint64_t off, doub
 }
 
 static bp_status f_deferred_error(void *dev) { return impl->deferred_error(dev); }
+static bp_status f_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                      const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    return impl->op(dev, op, p, n_in, in, n_out, out);
+}
 
 static const bp_plugin front = {
     .struct_size = sizeof(bp_plugin),
@@ -265,6 +270,7 @@ static const bp_plugin front = {
     .arange = f_arange,
     .random = f_random,
     .deferred_error = f_deferred_error,
+    .op = f_op,
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void) { return &front; }
