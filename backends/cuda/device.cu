@@ -3,7 +3,8 @@
  * memory_fraction (or plain cudaMalloc/cudaFree where the device has no
  * memory pools), a cuBLAS handle, for each transfer direction a stream
  * and two pinned staging buffers (transfer.cu), and the slots of its index
- * checks (checks.cu). */
+ * checks (checks.cu). Closing gives back any wrapped memory still held
+ * (exchange.cu). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ static void device_destroy(bpcu_device *d)
                 cudaStreamSynchronize(st[s]->stream);
         if (d->stream)
             cudaStreamSynchronize(d->stream);
+        bpcu_releases_run(d, true);
         bpcu_checks_destroy(d);
         if (d->blas)
             cublasDestroy(d->blas);

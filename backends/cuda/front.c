@@ -229,6 +229,16 @@ static bp_status f_random(void *dev, bp_op op, uint64_t seed, uint64_t off, doub
 }
 
 static bp_status f_deferred_error(void *dev) { return impl->deferred_error(dev); }
+static bp_status f_wrap(void *dev, int32_t kind, void *memory, size_t bytes,
+                        void (*release)(void *), void *release_ctx, void **b)
+{
+    return impl->wrap(dev, kind, memory, bytes, release, release_ctx, b);
+}
+static bp_status f_buffer_address(void *dev, void *b, int32_t *kind, int32_t *device_id,
+                                  void **address)
+{
+    return impl->buffer_address(dev, b, kind, device_id, address);
+}
 static bp_status f_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
                       const bp_view *const *in, int32_t n_out, const bp_view *const *out)
 {
@@ -270,6 +280,8 @@ static const bp_plugin front = {
     .arange = f_arange,
     .random = f_random,
     .deferred_error = f_deferred_error,
+    .wrap = f_wrap,
+    .buffer_address = f_buffer_address,
     .op = f_op,
 };
 

@@ -54,6 +54,8 @@ static bp_plugin make_descriptor(void)
     p.arange = bpcu_arange;
     p.random = bpcu_random;
     p.deferred_error = bpcu_deferred_error;
+    p.wrap = bpcu_wrap;
+    p.buffer_address = bpcu_buffer_address;
     p.op = bpcu_op;
     return p;
 }
