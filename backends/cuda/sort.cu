@@ -212,6 +212,22 @@ static bp_status emit(bpcu_device *d, const bpcu_sort_args &a, const long long *
     return bpcu_launched(d, e, "sort output kernel");
 }
 
+/* CUB checks each of its launches with cudaPeekAtLastError, so an error
+ * the caller left pending on this thread (errors.cu leaves it alone) would
+ * make the sort fail as if it were CUB's, and a sticky one would mark this
+ * device lost. Refuse plainly instead. Our own calls before the sort
+ * returned their errors, so a pending one is the caller's. */
+static bp_status caller_error_pending(bpcu_device *d)
+{
+    cudaError_t e = cudaPeekAtLastError();
+    if (e == cudaSuccess)
+        return BP_OK;
+    return bpcu_fail(d, BP_ERR_BACKEND, "cuda: a CUDA error of the calling thread is pending "
+                     "(%s: %s); the sort (CUB) would take it for its own; remedy: clear it with "
+                     "cudaGetLastError() before calling backplane", cudaGetErrorName(e),
+                     cudaGetErrorString(e));
+}
+
 bp_status bpcu_more_sort(bpcu_device *d, const bpcu_opcall *c)
 {
     const bp_view *x = c->in[0], *values = c->out[0], *indices = c->out[1];
@@ -236,6 +252,9 @@ bp_status bpcu_more_sort(bpcu_device *d, const bpcu_opcall *c)
                          (long long)a.n);
     if (a.total == 0 || a.k == 0)
         return BP_OK;
+    bp_status pending = caller_error_pending(d);
+    if (pending != BP_OK)
+        return pending;
     bool wide = key_bits(a.dt) > 32;
     size_t kbytes = (size_t)a.total * (wide || a.xr.count - 1 > 0xffffffffll ? 8 : 4);
     sort_scratch s;
