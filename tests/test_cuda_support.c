@@ -4,7 +4,9 @@
  * (and a reason wherever it runs less), and `accepts` equal to the dtypes
  * the core's validation lets through, found by calling every op on the
  * binary backend: BP_ERR_DTYPE means refused, anything else (BP_OK, or
- * BP_ERR_UNSUPPORTED_OP from a backend without the op) means accepted. */
+ * BP_ERR_UNSUPPORTED_OP from a backend without the op) means accepted. A
+ * row for an op not implemented yet (support.c's NOT_YET) is held to the
+ * same: it runs nothing, says why, and still records what the core accepts. */
 #include <stdlib.h>
 #include <string.h>
 

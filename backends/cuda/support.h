@@ -26,7 +26,8 @@ extern "C" {
 typedef struct bpcu_support {
     bp_op op;
     uint32_t accepts;              /* the input dtypes the core lets through (ops.h) */
-    uint32_t runs;                 /* those this plugin computes; a subset of accepts */
+    uint32_t runs;                 /* those this plugin computes; a subset of accepts (0
+                                      for an op not implemented yet) */
     const char *missing;           /* why runs != accepts (NULL when they are equal) */
 } bpcu_support;
 
