@@ -41,6 +41,9 @@ Test(cuda_support, every_op_of_abi_1_4_has_exactly_one_row)
         for (size_t j = 0; j < n; j++)
             hits += t[j].op == list_1_4[i];
         cr_expect_eq(hits, 1, "%s has %zu rows", bp_op_name(list_1_4[i]), hits);
+        if (i < n) /* support.h: in opcodes.h's order */
+            cr_expect_eq(t[i].op, list_1_4[i], "row %zu is %s, opcodes.h has %s there", i,
+                         bp_op_name(t[i].op), bp_op_name(list_1_4[i]));
     }
 }
 
@@ -58,6 +61,28 @@ Test(cuda_support, each_row_runs_what_the_core_accepts_or_says_why_not)
         else
             cr_expect_null(r->missing, "%s gives a reason for a gap it does not have",
                            bp_op_name(r->op));
+        cr_expect_eq(bpcu_op_missing(r->op), r->missing, "%s", bp_op_name(r->op));
+    }
+    cr_expect_null(bpcu_op_missing(BP_OP_COUNT));
+    cr_expect_null(bpcu_op_missing(BP_OP_ADD));
+}
+
+/* nn.h's ops (issue 16) are declared, run nowhere on cuda yet, and say so. */
+Test(cuda_support, nn_ops_are_refused_with_a_reason)
+{
+    const bp_op nn[] = {BP_OP_CONV, BP_OP_CONV_TRANSPOSE, BP_OP_MAX_POOL, BP_OP_AVERAGE_POOL,
+                        BP_OP_LRN, BP_OP_BATCH_NORM, BP_OP_INSTANCE_NORM, BP_OP_LAYER_NORM,
+                        BP_OP_RMS_NORM, BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS, BP_OP_NLL_LOSS,
+                        BP_OP_RESIZE};
+    for (size_t i = 0; i < sizeof nn / sizeof nn[0]; i++) {
+        const bpcu_support *r = row_of(nn[i]);
+        cr_assert_not_null(r, "%s", bp_op_name(nn[i]));
+        cr_expect_eq(r->runs, 0, "%s", bp_op_name(nn[i]));
+        const char *why = bpcu_op_missing(nn[i]);
+        cr_expect(why && strstr(why, "issue 16"), "%s: %s", bp_op_name(nn[i]), why ? why : "NULL");
+        for (int dt = 0; dt < BP_DTYPE_COUNT; dt++)
+            cr_expect_not(bpcu_op_supported(nn[i], (bp_dtype)dt), "%s / %s", bp_op_name(nn[i]),
+                          bp_dtype_name((bp_dtype)dt));
     }
 }
 
@@ -92,8 +117,12 @@ static bp_tensor *zeros(bp_backend *be, bp_dtype dt, int32_t rank, const int64_t
 static bp_status call(bp_backend *be, bp_op op, bp_dtype dt)
 {
     const int64_t s23[2] = {2, 3}, s32[2] = {3, 2}, s11[2] = {1, 1}, s13[2] = {1, 3}, s2[1] = {2};
+    const int64_t s123[3] = {1, 2, 3}, s221[3] = {2, 2, 1}, s3[1] = {3};
+    const double twice[2] = {1.0, 2.0};
     bp_tensor *x = zeros(be, dt, 2, s23), *y = NULL, *o1 = NULL, *o2 = NULL;
-    bp_tensor *idx = NULL, *aux = NULL;
+    bp_tensor *idx = NULL, *aux = NULL, *xs = NULL;
+    bp_window win = BP_WINDOW_INIT;
+    win.kernel[0] = 1;
     bp_status st = BP_ERR_INVALID_ARGUMENT;
     switch (op) {
 #define PLAIN(NAME, name) case BP_OP_##NAME: st = bp_##name(x, &o1); break;
@@ -155,6 +184,41 @@ static bp_status call(bp_backend *be, bp_op op, bp_dtype dt)
         y = zeros(be, dt, 2, s32);
         st = bp_gemm(x, y, NULL, 1.0, 0.0, false, false, &o1);
         break;
+    /* nn.h: xs (N 1, C 2, L 3); y a (2, 2, 1) kernel or a (C) or (3) parameter */
+    case BP_OP_CONV:
+    case BP_OP_CONV_TRANSPOSE:
+        xs = zeros(be, dt, 3, s123);
+        y = zeros(be, dt, 3, s221);
+        st = op == BP_OP_CONV ? bp_conv(xs, y, NULL, NULL, &o1)
+                              : bp_conv_transpose(xs, y, NULL, NULL, &o1);
+        break;
+    case BP_OP_MAX_POOL: xs = zeros(be, dt, 3, s123); st = bp_max_pool(xs, &win, &o1, &o2); break;
+    case BP_OP_AVERAGE_POOL: xs = zeros(be, dt, 3, s123); st = bp_average_pool(xs, &win, &o1); break;
+    case BP_OP_LRN: xs = zeros(be, dt, 3, s123); st = bp_lrn(xs, 1, 1e-4, 0.75, 1.0, &o1); break;
+    case BP_OP_BATCH_NORM:
+        xs = zeros(be, dt, 3, s123);
+        y = zeros(be, dt, 1, s2);
+        st = bp_batch_norm(xs, y, y, y, y, 1e-5, &o1);
+        break;
+    case BP_OP_INSTANCE_NORM:
+        xs = zeros(be, dt, 3, s123);
+        y = zeros(be, dt, 1, s2);
+        st = bp_instance_norm(xs, y, y, 1e-5, &o1);
+        break;
+    case BP_OP_LAYER_NORM:
+        y = zeros(be, dt, 1, s3);
+        st = bp_layer_norm(x, -1, y, NULL, 1e-5, &o1, NULL, NULL);
+        break;
+    case BP_OP_RMS_NORM: st = bp_rms_norm(x, -1, NULL, 1e-5, &o1); break;
+    case BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS: /* x: scores (N 2, C 3) */
+        idx = zeros(be, BP_I64, 1, s2);
+        st = bp_softmax_cross_entropy_loss(x, idx, NULL, BP_LOSS_MEAN, NULL, &o1, NULL);
+        break;
+    case BP_OP_NLL_LOSS:
+        idx = zeros(be, BP_I64, 1, s2);
+        st = bp_nll_loss(x, idx, NULL, BP_LOSS_MEAN, NULL, &o1);
+        break;
+    case BP_OP_RESIZE: st = bp_resize(x, twice, NULL, NULL, &o1); break; /* nearest */
     default:
         cr_assert_fail("no call for %s: add it to this test", bp_op_name(op));
     }
@@ -162,6 +226,7 @@ static bp_status call(bp_backend *be, bp_op op, bp_dtype dt)
     bp_tensor_release(y);
     bp_tensor_release(idx);
     bp_tensor_release(aux);
+    bp_tensor_release(xs);
     bp_tensor_release(o1);
     bp_tensor_release(o2);
     return st;

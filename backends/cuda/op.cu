@@ -3,8 +3,10 @@
  * that computes it, after the checks every op shares: the arity the op's
  * comment in opcodes.h promises, a dtype the support table (support.c)
  * declares, and the entry's scope (errors.cu: lost devices, the caller's
- * context, the outputs' memory and ready events). An op code this build does
- * not know (appended by a later ABI) is BP_ERR_UNSUPPORTED_OP. */
+ * context, the outputs' memory and ready events). An op the table lists as
+ * not implemented yet (nn.h's, issue 16) is BP_ERR_UNSUPPORTED_OP with the
+ * table's reason; so is an op code this build does not know (appended by a
+ * later ABI). */
 #include <string.h>
 
 #include "op.h"
@@ -78,9 +80,13 @@ bp_status bpcu_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
 {
     bpcu_device *d = (bpcu_device *)dev;
     route r;
-    if (!route_of(op, &r))
+    if (!route_of(op, &r)) {
+        const char *why = bpcu_op_missing(op); /* a NOT_YET row: nn.h's ops */
+        if (why)
+            return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: %s is %s", bp_op_name(op), why);
         return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: op code %d (%s) is not implemented by "
                          "this build of the plugin", (int)op, bp_op_name(op));
+    }
     bool ok = n_in == r.n_in && n_out == r.n_out && in && out;
     for (int32_t k = 0; ok && k < n_in; k++)
         ok = in[k] || optional_input(op, k);
@@ -90,9 +96,12 @@ bp_status bpcu_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
         return bpcu_fail(d, BP_ERR_INVALID_ARGUMENT, "cuda: %s takes %d inputs and %d outputs "
                          "(opcodes.h), not %d and %d", bp_op_name(op), (int)r.n_in,
                          (int)r.n_out, (int)n_in, (int)n_out);
-    if (!bpcu_op_supported(op, in[0]->dtype))
-        return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: %s is not implemented for %s",
-                         bp_op_name(op), bp_dtype_name(in[0]->dtype));
+    if (!bpcu_op_supported(op, in[0]->dtype)) {
+        const char *why = bpcu_op_missing(op);
+        return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: %s is not implemented for %s%s%s",
+                         bp_op_name(op), bp_dtype_name(in[0]->dtype), why ? ": " : "",
+                         why ? why : "");
+    }
     bpcu_opcall c;
     memset(&c, 0, sizeof c);
     c.op = op;

@@ -10,6 +10,7 @@
 
 #define ROW(NAME, accepts) {BP_OP_##NAME, accepts, accepts, NULL}
 #define NOT_YET(NAME, accepts, why) {BP_OP_##NAME, accepts, 0, why}
+#define NN_WHY "not yet implemented on cuda (issue 16); use binary or blas_cpu"
 
 static const bpcu_support table[] = {
     /* elementwise: elementwise_more.cu, clip.cu */
@@ -38,6 +39,15 @@ static const bpcu_support table[] = {
     ROW(GATHER_ND, BPCU_ALL), ROW(SCATTER_ELEMENTS, BPCU_ALL), ROW(SCATTER_ND, BPCU_ALL),
     /* gemm.cu */
     ROW(GEMM, BPCU_NUMERIC),
+    /* nn.h's ops (issue 16): none on cuda yet; the core refuses them here */
+    NOT_YET(CONV, BPCU_FLOATS, NN_WHY), NOT_YET(CONV_TRANSPOSE, BPCU_FLOATS, NN_WHY),
+    NOT_YET(MAX_POOL, BPCU_NUMERIC, NN_WHY), NOT_YET(AVERAGE_POOL, BPCU_FLOATS, NN_WHY),
+    NOT_YET(LRN, BPCU_FLOATS, NN_WHY), NOT_YET(BATCH_NORM, BPCU_FLOATS, NN_WHY),
+    NOT_YET(INSTANCE_NORM, BPCU_FLOATS, NN_WHY), NOT_YET(LAYER_NORM, BPCU_FLOATS, NN_WHY),
+    NOT_YET(RMS_NORM, BPCU_FLOATS, NN_WHY),
+    NOT_YET(SOFTMAX_CROSS_ENTROPY_LOSS, BPCU_FLOATS, NN_WHY),
+    NOT_YET(NLL_LOSS, BPCU_FLOATS, NN_WHY),
+    NOT_YET(RESIZE, BPCU_NUMERIC, NN_WHY), /* linear and cubic: floats (nn.h) */
 };
 
 const bpcu_support *bpcu_support_table(size_t *rows)
@@ -46,12 +56,24 @@ const bpcu_support *bpcu_support_table(size_t *rows)
     return table;
 }
 
+static const bpcu_support *row_of(bp_op op)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].op == op)
+            return &table[i];
+    return NULL;
+}
+
+const char *bpcu_op_missing(bp_op op)
+{
+    const bpcu_support *r = row_of(op);
+    return r ? r->missing : NULL;
+}
+
 bool bpcu_op_supported(bp_op op, bp_dtype dtype)
 {
     if (!bp_dtype_valid((int)dtype))
         return false;
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (table[i].op == op)
-            return (table[i].runs & BPCU_DT(dtype)) != 0;
-    return false;
+    const bpcu_support *r = row_of(op);
+    return r && (r->runs & BPCU_DT(dtype)) != 0;
 }

@@ -34,6 +34,11 @@ typedef struct bpcu_support {
 /* The table: one row per op of BP_OP_LIST_1_4, in opcodes.h's order. */
 const bpcu_support *bpcu_support_table(size_t *rows);
 
+/* Why the plugin runs fewer dtypes of op than the core accepts (a NOT_YET
+ * row: why it runs none), for the op entry's refusal; NULL for an op that
+ * runs every dtype the core accepts and for a code the table lacks. */
+const char *bpcu_op_missing(bp_op op);
+
 /* supports() for an op of ABI 1.4: false for a code the table lacks (a
  * later op) and for a dtype outside `runs`. */
 bool bpcu_op_supported(bp_op op, bp_dtype dtype);
