@@ -7,7 +7,9 @@
  *   serial  a thread per row, in order: short rows, and rows adjacent in
  *           memory (a scan over a leading axis, as a state-space model's
  *           (batch, length, channels) over length), whose loads coalesce
- *           across the threads;
+ *           across the threads, when there are enough of them to keep the
+ *           device busy (a few long adjacent rows, as a (1e8, 2) cumsum
+ *           over axis 0, would each be one thread walking the whole row);
  *   block   a block per row (rows looped over a capped grid), 256 elements
  *           a tile, scanned with CUB's BlockScan and carried from tile to
  *           tile by its prefix callback.
@@ -21,6 +23,9 @@
 
 #define SCAN_BLOCK 256
 #define SCAN_SERIAL_MAX 64 /* rows up to this long are scanned by one thread */
+/* adjacent rows are scanned a thread each from this many on (a guess, not
+ * measured: a few warps per SM of a large GPU; docs/cuda.md) */
+#define SCAN_ADJACENT_MIN_ROWS 4096
 
 typedef struct bpcu_scan_args {
     bpcu_rows xr, orow;            /* the rows of x and of out */
@@ -123,7 +128,8 @@ static cudaError_t launch_scan(bpcu_device *d, const bpcu_scan_args &a, const ch
     const S *xs = (const S *)x;
     S *os = (S *)out;
     int64_t inner = a.xr.lead > 0 ? a.xr.strides[a.xr.lead - 1] : 0;
-    bool adjacent_rows = a.xr.count > 1 && (inner == 1 || inner == -1) && a.sx != 1;
+    bool adjacent_rows = a.xr.count >= SCAN_ADJACENT_MIN_ROWS && (inner == 1 || inner == -1) &&
+                         a.sx != 1;
     if (adjacent_rows || a.n <= SCAN_SERIAL_MAX)
         return bpcu_launch(d->stream, bpcu_blocks(a.xr.count), BPCU_THREADS, 0,
                            bpcu_k_scan_serial<S>, a, xs, os);
