@@ -211,8 +211,9 @@ bp_status bpcu_read(void *dev, const void *buffer, size_t offset, void *dst, siz
     return BP_OK;
 }
 
-/* Waits for everything queued on the three streams, then trims the memory
- * pool (memory.cu). */
+/* Waits for everything queued on the three streams, then gives back the
+ * wrapped memory freed meanwhile (exchange.cu) and trims the memory pool
+ * (memory.cu). */
 bp_status bpcu_synchronize(void *dev)
 {
     bpcu_device *d = (bpcu_device *)dev;
@@ -227,5 +228,6 @@ bp_status bpcu_synchronize(void *dev)
     if (e != cudaSuccess)
         return bpcu_cuda_fail(d, e, "waiting for queued work");
     bpcu_synced(d);
+    bpcu_releases_run(d, false); /* wrapped memory whose last reader has now ended */
     return bpcu_pool_trim(d);
 }
