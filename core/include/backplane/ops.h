@@ -426,13 +426,8 @@ BP_API bp_status bp_gather_elements(const bp_tensor *x, const bp_tensor *indices
  * first batch_dims axes, which x and indices share. */
 BP_API bp_status bp_gather_nd(const bp_tensor *x, const bp_tensor *indices, int32_t batch_dims,
                               bp_tensor **out);
-typedef enum bp_scatter_reduction {
-    BP_SCATTER_NONE = 0,   /* write (on duplicate indices, the last in row-major order wins) */
-    BP_SCATTER_ADD = 1,
-    BP_SCATTER_MUL = 2,
-    BP_SCATTER_MAX = 3,
-    BP_SCATTER_MIN = 4
-} bp_scatter_reduction;
+/* bp_scatter_reduction (opcodes.h: the plugin reads it too) says how an
+ * update combines with the element it lands on. */
 /* A copy of x with updates written at indices along axis (ONNX
  * ScatterElements; updates and indices share a shape of x's rank), combined
  * by reduction. Scatter-add is gather's gradient. */
