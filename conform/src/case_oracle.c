@@ -63,6 +63,8 @@ bool cf_case_oracle(const cf_case *c, const cf_array *in, int n_in, cf_array *wa
 {
     *scale = NULL;
     *k = 1;
+    if (cf_is_compose(c->op))
+        return cf_oracle_compose(c, in, n_in, want, want2, scale, k);
     if (c->op >= BP_OP_COUNT)
         return false;
     bp_op op = (bp_op)c->op;

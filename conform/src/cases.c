@@ -595,6 +595,7 @@ size_t cf_cases_build(cf_case **out)
     movement_cases(&b);
     creation_cases(&b);
     cf_cases_1_4(&b);
+    cf_cases_compose(&b);
     if (b.oom) {
         free(b.v);
         *out = NULL;

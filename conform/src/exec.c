@@ -140,9 +140,9 @@ static void check_output(const cf_worker_env *env, const cf_case *c, const bp_te
     if (ok)
         compare(env, c, &got, &e->want, e->scale, e->k,
                 cf_tol_find(env->tols, c->name, c->dtype, env->tf32), in, "", r);
-    if (ok && two && r->status == CF_PASS) /* indices: exact */
+    if (ok && two && r->status == CF_PASS) /* indices, or split's second part: exact */
         compare(env, c, &got2, &e->want2, NULL, 1, (cf_tol){.kind = CF_TOL_EXACT}, in,
-                "indices: ", r);
+                "second output: ", r);
     cf_array_free(&got);
     cf_array_free(&got2);
 }
@@ -153,6 +153,8 @@ static bool declared(const cf_worker_env *env, const cf_case *c)
 {
     bp_backend *be = env->be;
     bp_op op = (bp_op)c->op;
+    if (cf_is_compose(c->op))
+        return cf_declared_compose(be, c);
     switch (op) {
     case BP_OP_CAST:
         return bp_backend_supports(be, op, c->dtype) && bp_backend_supports(be, op, c->dtype2);
@@ -168,6 +170,8 @@ static bp_status call_op(const cf_worker_env *env, const cf_case *c, const cf_op
 {
     bp_op op = (bp_op)c->op;
     bp_backend *be = env->be;
+    if (cf_is_compose(c->op))
+        return cf_call_compose(c, ops, n_in, out, out2);
     switch (op) {
     case BP_OP_WHERE: return bp_where(ops[0].t, ops[1].t, ops[2].t, out);
     case BP_OP_MATMUL: return bp_matmul(ops[0].t, ops[1].t, out);

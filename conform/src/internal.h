@@ -39,7 +39,18 @@ enum {
     CF_OP_CONTRACT_ABI = 1000, /* pseudo op codes for the contract rows */
     CF_OP_CONTRACT_ROUNDTRIP,
     CF_OP_CONTRACT_SUPPORTS,
-    CF_OP_CONTRACT_STDOUT
+    CF_OP_CONTRACT_STDOUT,
+    /* pseudo op codes of the ops the core composes (compose.c) */
+    CF_OP_SPLIT = 1100,
+    CF_OP_TILE,
+    CF_OP_DEPTH_TO_SPACE,
+    CF_OP_SPACE_TO_DEPTH,
+    CF_OP_MAX_N,
+    CF_OP_MIN_N,
+    CF_OP_SUM_N,
+    CF_OP_MEAN_N,
+    CF_OP_EINSUM,
+    CF_OP_COMPOSE_END
 };
 
 /* How the inputs are filled. */
@@ -79,8 +90,11 @@ cf_case *cf_case_add(cf_builder *b, int op, const char *name, bp_dtype dt, const
                      cf_data data, double lo, double hi, int variant);
 void cf_case_suffix(cf_case *c, const char *s); /* appended to the label */
 void cf_int_range(bp_dtype dt, double *lo, double *hi); /* a float range clipped to dt */
-/* The cases of the ops of ABI 1.4 (cases_1_4.c). */
+/* The cases of the ops of ABI 1.4 (cases_1_4.c), and of those the core
+ * composes from others (compose.c). */
 void cf_cases_1_4(cf_builder *b);
+void cf_cases_compose(cf_builder *b);
+static inline bool cf_is_compose(int op) { return op >= CF_OP_SPLIT && op < CF_OP_COMPOSE_END; }
 /* Whether the case's name matches any of the fnmatch patterns (none: all). */
 bool cf_case_selected(const cf_case *c, const char *const *patterns, size_t n_patterns);
 
@@ -183,6 +197,13 @@ void cf_inputs_free(cf_inputs *in);
  * (topk's and sort's indices), left NULL by the others. */
 bp_status cf_call_op_1_4(const cf_case *c, const cf_operand *ops, int n_in, bp_tensor **out,
                          bp_tensor **out2);
+/* The composed ops (compose.c): the call (split: the two parts in out and
+ * out2), the oracle, and whether supports() says yes to the ops each needs. */
+bp_status cf_call_compose(const cf_case *c, const cf_operand *ops, int n_in, bp_tensor **out,
+                          bp_tensor **out2);
+bool cf_oracle_compose(const cf_case *c, const cf_array *in, int n_in, cf_array *want,
+                       cf_array *want2, double **scale, int64_t *k);
+bool cf_declared_compose(bp_backend *be, const cf_case *c);
 /* An unsorted topk's values and indices (as read back) put in the order
  * the oracle gives them: each row best first, ties by the lower index. */
 void cf_topk_canonical(const cf_case *c, cf_array *values, cf_array *indices);
