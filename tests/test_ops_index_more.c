@@ -334,6 +334,36 @@ Test(index_more, scatter_elements_add_is_gathers_gradient_at_scale)
     free(iv);
 }
 
+Test(index_more, scatter_elements_add_along_the_last_axis_at_scale)
+{
+    /* rows scattered into independently: the threaded backends cut the rows */
+    int64_t R = 64, C = 50, B = 3000;
+    double *u = malloc((size_t)(R * B) * sizeof *u);
+    int64_t *iv = malloc((size_t)(R * B) * sizeof *iv);
+    cr_assert(u && iv);
+    bpt_fill_random(u, R * B, 6, -1, 1);
+    for (int64_t k = 0; k < R * B; k++)
+        iv[k] = (k * 104729) % (2 * C) - C; /* negative ones too */
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        cf_array xa = bpt_array(BP_F32, 2, (const int64_t[]){R, C}, u);
+        cf_array ia = bpt_array_i64(BP_I32, 2, (const int64_t[]){R, B}, iv);
+        cf_array ua = bpt_array(BP_F32, 2, (const int64_t[]){R, B}, u), want;
+        cr_assert(cf_oracle_scatter_elements(&xa, &ia, &ua, -1, BP_SCATTER_ADD, &want, NULL, NULL));
+        bp_tensor *t = bpt_tensor_of(be, &xa), *ti = bpt_tensor_of(be, &ia),
+                  *tu = bpt_tensor_of(be, &ua), *o = NULL;
+        BPT_OK(bp_scatter_elements(t, ti, tu, -1, BP_SCATTER_ADD, &o));
+        /* in f64 in row-major order, rounded once: the oracle's own sums */
+        bpt_expect_array("scatter-add along the last axis", o, &want, bpt_exact());
+        bp_tensor_release(o), bp_tensor_release(t), bp_tensor_release(ti), bp_tensor_release(tu);
+        cf_array_free(&xa), cf_array_free(&ia), cf_array_free(&ua), cf_array_free(&want);
+    }
+    bp_context_destroy(ctx);
+    free(u);
+    free(iv);
+}
+
 Test(index_more, scatter_nd_every_reduction_with_slices_and_elements)
 {
     double x[3 * 4], u[2 * 4];
