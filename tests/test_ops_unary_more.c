@@ -106,7 +106,6 @@ Test(unary_more, acos_outside_minus_one_to_one_is_nan)
 {
     static const double xs[] = {-1.5, 1.25, 4};
     check(BP_OP_ACOS, FLOATS, xs, NV(xs), 0, 0, false);
-    double got[3];
     bp_context *ctx = bpt_context();
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
@@ -114,10 +113,8 @@ Test(unary_more, acos_outside_minus_one_to_one_is_nan)
         BPT_OK(bp_acos(t, &y));
         double *r = bpt_read(y);
         for (int i = 0; i < 3; i++)
-            got[i] = r[i];
+            cr_expect(isnan(r[i]), "acos(%g) on %s is %g", xs[i], bp_backend_name(be), r[i]);
         free(r);
-        for (int i = 0; i < 3; i++)
-            cr_expect(isnan(got[i]), "acos(%g) on %s is %g", xs[i], bp_backend_name(be), got[i]);
         bp_tensor_release(t);
         bp_tensor_release(y);
     }

@@ -58,6 +58,19 @@ typedef struct bpb_iter {
 void bpb_iter_init(bpb_iter *it, int n, const bp_view *const *views);
 bool bpb_iter_next(bpb_iter *it, int64_t *pos);
 
+/* The low bits of u as integer dtype dt holds them (two's complement), for
+ * arithmetic that wraps: computed in uint64_t, stored by this. Written out
+ * because C leaves the unsigned-to-signed conversion implementation-defined. */
+static inline int64_t bpb_wrap_int(bp_dtype dt, uint64_t u)
+{
+    int bits = (int)bp_dtype_size(dt) * 8;
+    if (dt == BP_U8)
+        return (int64_t)(u & 0xffu);
+    uint64_t sign = (uint64_t)1 << (bits - 1);
+    u &= bits == 64 ? ~(uint64_t)0 : (sign << 1) - 1;
+    return (u & sign) ? (int64_t)(u - sign) - (int64_t)(sign - 1) - 1 : (int64_t)u;
+}
+
 /* Element loads and stores with the cast rules: backplane/cast.h's
  * bp_elem_load_f64, bp_elem_store_f64, bp_elem_load_i64, bp_elem_store_i64. */
 /* n elements of a float dtype, `stride` elements apart, widened to double. */

@@ -8,17 +8,6 @@
 
 static inline int dtype_bits(bp_dtype dt) { return (int)bp_dtype_size(dt) * 8; }
 
-/* The low bits of u as dt holds them. */
-static inline int64_t wrap_to(bp_dtype dt, uint64_t u)
-{
-    int bits = dtype_bits(dt);
-    if (dt == BP_U8)
-        return (int64_t)(u & 0xffu);
-    uint64_t sign = (uint64_t)1 << (bits - 1);
-    u &= bits == 64 ? ~(uint64_t)0 : (sign << 1) - 1;
-    return (u & sign) ? (int64_t)(u - sign) - (int64_t)(sign - 1) - 1 : (int64_t)u;
-}
-
 /* a % b truncating (C), with x % 0 and x % -1 (MIN % -1 overflows in C) 0. */
 static inline int64_t fmod_i(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
 
@@ -26,7 +15,7 @@ static inline int64_t shift_left(bp_dtype dt, int64_t a, int64_t b)
 {
     if (b < 0 || b >= dtype_bits(dt))
         return 0;
-    return wrap_to(dt, (uint64_t)a << b);
+    return bpb_wrap_int(dt, (uint64_t)a << b);
 }
 
 /* Arithmetic for signed values (ones shifted in), spelled without relying on
@@ -42,10 +31,10 @@ static int64_t int_op(bp_op op, bp_dtype dt, int64_t a, int64_t b)
 {
     switch (op) {
     case BP_OP_FMOD: return fmod_i(a, b);
-    case BP_OP_PRELU: return a < 0 ? wrap_to(dt, (uint64_t)a * (uint64_t)b) : a;
+    case BP_OP_PRELU: return a < 0 ? bpb_wrap_int(dt, (uint64_t)a * (uint64_t)b) : a;
     case BP_OP_BITWISE_AND: return a & b;
     case BP_OP_BITWISE_OR: return a | b;
-    case BP_OP_BITWISE_XOR: return wrap_to(dt, (uint64_t)(a ^ b));
+    case BP_OP_BITWISE_XOR: return bpb_wrap_int(dt, (uint64_t)(a ^ b));
     case BP_OP_BITSHIFT_LEFT: return shift_left(dt, a, b);
     default: return shift_right(dt, a, b);
     }

@@ -18,16 +18,6 @@
 
 static bool integral(double v) { return v == trunc(v) && fabs(v) < 9.2e18; }
 
-static inline int64_t wrap_to(bp_dtype dt, uint64_t u)
-{
-    int bits = (int)bp_dtype_size(dt) * 8;
-    if (dt == BP_U8)
-        return (int64_t)(u & 0xffu);
-    uint64_t sign = (uint64_t)1 << (bits - 1);
-    u &= bits == 64 ? ~(uint64_t)0 : (sign << 1) - 1;
-    return (u & sign) ? (int64_t)(u - sign) - (int64_t)(sign - 1) - 1 : (int64_t)u;
-}
-
 /* A dense row-major f32 copy of a 2-D view (f16/bf16 widened exactly). */
 static void widen(const bp_view *v, float *dst, bp_view *dv)
 {
@@ -64,7 +54,7 @@ static void combine(const bp_view *out, const void *prod, bp_dtype pd, const bp_
                 uint64_t acc = pp ? (uint64_t)(int64_t)alpha * (uint64_t)bp_elem_load_i64(pd, pp) : 0;
                 if (cp)
                     acc += (uint64_t)(int64_t)beta * (uint64_t)bp_elem_load_i64(dt, cp);
-                bp_elem_store_i64(dt, o, wrap_to(dt, acc));
+                bp_elem_store_i64(dt, o, bpb_wrap_int(dt, acc));
             } else {
                 double acc = pp ? alpha * bp_elem_load_f64(pd, pp) : 0.0;
                 if (cp)

@@ -22,16 +22,6 @@ typedef struct red {
             for (const char *P = (X) + (pos_[0] + i_ * it_.inner_stride[0]) * (int64_t)(R)->esz; \
                  P; P = NULL)
 
-static inline int64_t wrap_to(bp_dtype dt, uint64_t u)
-{
-    int bits = (int)bp_dtype_size(dt) * 8;
-    if (dt == BP_U8)
-        return (int64_t)(u & 0xffu);
-    uint64_t sign = (uint64_t)1 << (bits - 1);
-    u &= bits == 64 ? ~(uint64_t)0 : (sign << 1) - 1;
-    return (u & sign) ? (int64_t)(u - sign) - (int64_t)(sign - 1) - 1 : (int64_t)u;
-}
-
 static void reduce_int(const red *r, const char *x, char *out)
 {
     int64_t pos_[1];
@@ -43,7 +33,7 @@ static void reduce_int(const red *r, const char *x, char *out)
         else /* SUM_SQUARE */
             acc += (uint64_t)v * (uint64_t)v;
     }
-    bp_elem_store_i64(r->dt, out, wrap_to(r->dt, acc));
+    bp_elem_store_i64(r->dt, out, bpb_wrap_int(r->dt, acc));
 }
 
 static double reduce_float(const red *r, const char *x)

@@ -5,16 +5,6 @@
  * f64 have typed loops; the other dtypes go through the cast helpers. */
 #include "binary.h"
 
-static inline int64_t wrap_to(bp_dtype dt, uint64_t u)
-{
-    int bits = (int)bp_dtype_size(dt) * 8;
-    if (dt == BP_U8)
-        return (int64_t)(u & 0xffu);
-    uint64_t sign = (uint64_t)1 << (bits - 1);
-    u &= bits == 64 ? ~(uint64_t)0 : (sign << 1) - 1;
-    return (u & sign) ? (int64_t)(u - sign) - (int64_t)(sign - 1) - 1 : (int64_t)u;
-}
-
 /* One row: n elements, x's stride sx, out's so (elements); step +1 or -1
  * walks it forward or backward from `first`. */
 #define SCAN_ROW(T, ACC_T, ONE, COMBINE)                                                  \
@@ -81,10 +71,10 @@ static void scan_row(const scan *s, const char *xs, char *os)
         uint64_t v = (uint64_t)bp_elem_load_i64(s->dt, xs + i * sx * (int64_t)es);
         char *o = os + i * so * (int64_t)es;
         if (exclusive)
-            bp_elem_store_i64(s->dt, o, wrap_to(s->dt, acc));
+            bp_elem_store_i64(s->dt, o, bpb_wrap_int(s->dt, acc));
         acc = s->prod ? acc * v : acc + v;
         if (!exclusive)
-            bp_elem_store_i64(s->dt, o, wrap_to(s->dt, acc));
+            bp_elem_store_i64(s->dt, o, bpb_wrap_int(s->dt, acc));
     }
 }
 

@@ -18,16 +18,6 @@ typedef struct sink {
     double *acc;    /* floats with ADD/MUL: the running values in double */
 } sink;
 
-static inline int64_t wrap_to(bp_dtype dt, uint64_t u)
-{
-    int bits = (int)bp_dtype_size(dt) * 8;
-    if (dt == BP_U8)
-        return (int64_t)(u & 0xffu);
-    uint64_t sign = (uint64_t)1 << (bits - 1);
-    u &= bits == 64 ? ~(uint64_t)0 : (sign << 1) - 1;
-    return (u & sign) ? (int64_t)(u - sign) - (int64_t)(sign - 1) - 1 : (int64_t)u;
-}
-
 /* Combine the update at u into out's element o. */
 static void apply(const sink *s, int64_t o, const char *u)
 {
@@ -50,8 +40,8 @@ static void apply(const sink *s, int64_t o, const char *u)
     }
     int64_t c = bp_elem_load_i64(s->dt, dst), v = bp_elem_load_i64(s->dt, u);
     switch (s->red) {
-    case BP_SCATTER_ADD: c = wrap_to(s->dt, (uint64_t)c + (uint64_t)v); break;
-    case BP_SCATTER_MUL: c = wrap_to(s->dt, (uint64_t)c * (uint64_t)v); break;
+    case BP_SCATTER_ADD: c = bpb_wrap_int(s->dt, (uint64_t)c + (uint64_t)v); break;
+    case BP_SCATTER_MUL: c = bpb_wrap_int(s->dt, (uint64_t)c * (uint64_t)v); break;
     case BP_SCATTER_MAX: c = v > c ? v : c; break;
     default: c = v < c ? v : c; break;
     }

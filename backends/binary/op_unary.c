@@ -57,18 +57,6 @@
     }                                                                                   \
     break
 
-/* Two's complement of the low bits: the conversion from unsigned that C
- * leaves implementation-defined, written out. */
-static inline int64_t wrap_to(bp_dtype dt, uint64_t u)
-{
-    int bits = (int)bp_dtype_size(dt) * 8;
-    if (dt == BP_U8)
-        return (int64_t)(u & 0xffu);
-    uint64_t sign = (uint64_t)1 << (bits - 1);
-    u &= bits == 64 ? ~(uint64_t)0 : (sign << 1) - 1;
-    return (u & sign) ? (int64_t)(u - sign) - (int64_t)(sign - 1) - 1 : (int64_t)u;
-}
-
 static inline double softplus_f(double v)
 {
     /* log(1 + e^v) without overflow: v + log1p(e^-v) above 0 */
@@ -120,7 +108,7 @@ static void square_int(const bp_view *x, const bp_view *out)
             const char *src = bpb_base(x) + (pos[1] + i * it.inner_stride[1]) * (int64_t)es;
             char *dst = bpb_base(out) + (pos[0] + i * it.inner_stride[0]) * (int64_t)es;
             uint64_t u = (uint64_t)bp_elem_load_i64(x->dtype, src);
-            bp_elem_store_i64(out->dtype, dst, wrap_to(out->dtype, u * u));
+            bp_elem_store_i64(out->dtype, dst, bpb_wrap_int(out->dtype, u * u));
         }
 }
 

@@ -19,16 +19,6 @@
 
 #include "op.h"
 
-static inline int64_t wrap_to(bp_dtype dt, uint64_t u)
-{
-    int bits = (int)bp_dtype_size(dt) * 8;
-    if (dt == BP_U8)
-        return (int64_t)(u & 0xffu);
-    uint64_t sign = (uint64_t)1 << (bits - 1);
-    u &= bits == 64 ? ~(uint64_t)0 : (sign << 1) - 1;
-    return (u & sign) ? (int64_t)(u - sign) - (int64_t)(sign - 1) - 1 : (int64_t)u;
-}
-
 /* ---- the updates ------------------------------------------------------------------- */
 
 typedef struct add_job {
@@ -54,7 +44,7 @@ typedef struct add_job {
     }
 #define PLUS(a, b) ((a) + (b))
 #define WRAP64(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
-#define WRAP32(a, b) ((int32_t)wrap_to(BP_I32, (uint64_t)(int64_t)(a) + (uint64_t)(int64_t)(b)))
+#define WRAP32(a, b) ((int32_t)bpb_wrap_int(BP_I32, (uint64_t)(int64_t)(a) + (uint64_t)(int64_t)(b)))
 ADD_RUN_FN(run_f32_i32, int32_t, float, double, PLUS)
 ADD_RUN_FN(run_f32_i64, int64_t, float, double, PLUS)
 ADD_RUN_FN(run_f64_i32, int32_t, double, double, PLUS)
@@ -81,7 +71,7 @@ static void run_any(const add_job *j, const char *ip, int64_t si, const char *up
             *(double *)a += bp_elem_load_f64(j->dt, u);
         } else {
             uint64_t sum = (uint64_t)bp_elem_load_i64(j->dt, a) + (uint64_t)bp_elem_load_i64(j->dt, u);
-            bp_elem_store_i64(j->dt, a, wrap_to(j->dt, sum));
+            bp_elem_store_i64(j->dt, a, bpb_wrap_int(j->dt, sum));
         }
     }
 }
