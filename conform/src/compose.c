@@ -2,8 +2,10 @@
  * depth_to_space, space_to_depth, max_n, min_n, sum_n, mean_n, einsum):
  * no op code of their own, so their cases carry pseudo codes (CF_OP_SPLIT
  * ..., internal.h), and this file holds all that conform knows of them:
- * the cases, the call, the oracle, and which ops of the backend a case
- * needs (what supports() must say yes to).
+ * the cases, the call, the oracle, and the backend ops each is made of.
+ * They are no plugin op, so supports() is not asked about them: a backend
+ * that lacks a part refuses them (UNSUPPORTED), and a failure names the
+ * parts, where the wrong value comes from.
  *
  * Parameters: split pi[0] axis, pi[1] the first part's extent (0: two equal
  * parts; the second part is the rest); tile variant: a row of REPS;
@@ -172,27 +174,17 @@ bool cf_oracle_compose(const cf_case *c, const cf_array *in, int n_in, cf_array 
     }
 }
 
-bool cf_declared_compose(bp_backend *be, const cf_case *c)
+const char *cf_compose_parts(const cf_case *c)
 {
-    bp_dtype dt = c->dtype;
     switch (c->op) {
-    case CF_OP_SPLIT: return bp_backend_supports(be, BP_OP_SLICE, dt);
-    case CF_OP_TILE: return bp_backend_supports(be, BP_OP_BROADCAST_TO, dt);
-    case CF_OP_DEPTH_TO_SPACE: case CF_OP_SPACE_TO_DEPTH:
-        return bp_backend_supports(be, BP_OP_TRANSPOSE, dt);
-    case CF_OP_MAX_N: case CF_OP_MIN_N: case CF_OP_SUM_N: case CF_OP_MEAN_N: {
-        bp_op op = c->op == CF_OP_MAX_N ? BP_OP_MAXIMUM : c->op == CF_OP_MIN_N ? BP_OP_MINIMUM
-                                                                               : BP_OP_ADD;
-        bool ok = bp_backend_supports(be, BP_OP_BROADCAST_TO, dt) &&
-                  (c->n_in == 1 || bp_backend_supports(be, op, dt));
-        if (c->op == CF_OP_MEAN_N)
-            ok = ok && bp_backend_supports(be, BP_OP_DIV, dt) &&
-                 bp_backend_supports(be, BP_OP_FILL, dt);
-        return ok;
-    }
-    case CF_OP_EINSUM:
-        return bp_backend_supports(be, BP_OP_MATMUL, dt) && bp_backend_supports(be, BP_OP_SUM, dt) &&
-               bp_backend_supports(be, BP_OP_TRANSPOSE, dt);
-    default: return false;
+    case CF_OP_SPLIT: return "slice";
+    case CF_OP_TILE: return "broadcast_to";
+    case CF_OP_DEPTH_TO_SPACE: case CF_OP_SPACE_TO_DEPTH: return "transpose";
+    case CF_OP_MAX_N: return "broadcast_to, maximum";
+    case CF_OP_MIN_N: return "broadcast_to, minimum";
+    case CF_OP_SUM_N: return "broadcast_to, add";
+    case CF_OP_MEAN_N: return "broadcast_to, add, fill, div";
+    case CF_OP_EINSUM: return "sum, transpose, matmul";
+    default: return "?";
     }
 }

@@ -198,12 +198,12 @@ void cf_inputs_free(cf_inputs *in);
 bp_status cf_call_op_1_4(const cf_case *c, const cf_operand *ops, int n_in, bp_tensor **out,
                          bp_tensor **out2);
 /* The composed ops (compose.c): the call (split: the two parts in out and
- * out2), the oracle, and whether supports() says yes to the ops each needs. */
+ * out2), the oracle, and the backend ops each is made of ("add, div"). */
 bp_status cf_call_compose(const cf_case *c, const cf_operand *ops, int n_in, bp_tensor **out,
                           bp_tensor **out2);
 bool cf_oracle_compose(const cf_case *c, const cf_array *in, int n_in, cf_array *want,
                        cf_array *want2, double **scale, int64_t *k);
-bool cf_declared_compose(bp_backend *be, const cf_case *c);
+const char *cf_compose_parts(const cf_case *c);
 /* An unsorted topk's values and indices (as read back) put in the order
  * the oracle gives them: each row best first, ties by the lower index. */
 void cf_topk_canonical(const cf_case *c, cf_array *values, cf_array *indices);
