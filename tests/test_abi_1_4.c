@@ -54,16 +54,26 @@ Test(abi_1_4, a_plugin_claiming_abi_1_3_is_never_called_even_with_an_op_entry)
     refuses_every_new_op(PLUGIN("bp_abi_1_3_claims_op"), "arrived in ABI 1.4; rebuild it");
 }
 
+/* Issue 16's nn ops (nn.h: conv .. resize, appended to BP_OP_LIST_1_4) have
+ * no CPU kernels on this branch: declared unsupported until they come. */
+static bool nn_op(int op) { return op >= BP_OP_CONV && op <= BP_OP_RESIZE; }
+
 Test(abi_1_4, the_cpu_backends_declare_every_new_op)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
-        for (int op = BP_OP_FIRST_1_4; op < BP_OP_COUNT; op++)
-            cr_expect(bp_backend_supports(be, (bp_op)op, BP_F32) ||
-                          bp_backend_supports(be, (bp_op)op, BP_BOOL) ||
-                          bp_backend_supports(be, (bp_op)op, BP_I32),
-                      "%s does not declare %s", bp_backend_name(be), bp_op_name((bp_op)op));
+        for (int op = BP_OP_FIRST_1_4; op < BP_OP_COUNT; op++) {
+            bool declared = bp_backend_supports(be, (bp_op)op, BP_F32) ||
+                            bp_backend_supports(be, (bp_op)op, BP_BOOL) ||
+                            bp_backend_supports(be, (bp_op)op, BP_I32);
+            if (nn_op(op))
+                cr_expect_not(declared, "%s declares %s, which has no kernel yet",
+                              bp_backend_name(be), bp_op_name((bp_op)op));
+            else
+                cr_expect(declared, "%s does not declare %s", bp_backend_name(be),
+                          bp_op_name((bp_op)op));
+        }
     }
     bp_context_destroy(ctx);
 }
@@ -103,7 +113,7 @@ static void unknown_code_is_unsupported(const char *path)
     void *state = NULL, *dev = NULL;
     cr_assert_eq(p->open(&host, &state), BP_OK, "%s", host_msg);
     cr_assert_eq(p->device_open(state, 0, &dev), BP_OK, "%s", host_msg);
-    bp_op code = (bp_op)(BP_OP_COUNT + 3); /* say, one of issue 16's */
+    bp_op code = (bp_op)(BP_OP_COUNT + 3); /* past this core's list, as a newer core sends */
     cr_assert(p->supports(dev, BP_OP_GEMM, BP_F32), "%s does not declare gemm", path);
     cr_assert(p->supports(dev, BP_OP_ADD, BP_F32), "%s does not declare add", path);
     cr_assert_not(p->supports(dev, code, BP_F32), "%s declares an op it has no kernel for", path);

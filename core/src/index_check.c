@@ -1,10 +1,10 @@
-/* Checking index tensors (gather, gather_elements, gather_nd, scatter_*)
- * before a backend sees them. Host-addressable backends are read in place
- * (they run synchronously anyway). A device backend with deferred_error
- * checks the indices itself, on the device, and reports a bad one at the
- * next wait: reading them here would synchronise it on every call. Any other
- * device backend is read (and so waited for), which the stats count and the
- * debug log names. */
+/* Checking index tensors (gather, gather_elements, gather_nd, scatter_*,
+ * the losses' labels) before a backend sees them. Host-addressable backends
+ * are read in place (they run synchronously anyway). A device backend with
+ * deferred_error checks the indices itself, on the device, and reports a bad
+ * one at the next wait: reading them here would synchronise it on every
+ * call. Any other device backend is read (and so waited for), which the
+ * stats count and the debug log names. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,33 +39,45 @@ static int64_t first_bad(bp_dtype dt, const unsigned char *at, int64_t n, int32_
     return -1;
 }
 
+/* The index values where the core can see them: in place on a host backend,
+ * read from any other (*host, to free). NULL with *st BP_OK when there is
+ * nothing to check here (no indices, or a deferring device). */
+static const unsigned char *index_bytes(const char *fn, const bp_tensor *indices, void **host,
+                                        bp_status *st)
+{
+    bp_backend *be = bp__backend_of(indices);
+    *host = NULL;
+    *st = BP_OK;
+    if (indices->numel == 0 || (!be->host_addressable && BP__HAS(be->vt, deferred_error)))
+        return NULL;
+    if (be->host_addressable)
+        return (const unsigned char *)be->vt->host_ptr(be->dev, indices->storage->buffer) +
+               indices->offset;
+    *host = malloc(indices->nbytes);
+    if (*host == NULL) {
+        *st = bp__error(BP_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of host memory to "
+                        "check the indices", fn, indices->nbytes);
+        return NULL;
+    }
+    *st = bp__device_read(be, fn, indices->storage->buffer, (size_t)indices->offset, *host,
+                          indices->nbytes);
+    if (*st != BP_OK) {
+        free(*host);
+        *host = NULL;
+        return NULL;
+    }
+    return *host;
+}
+
 bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, int32_t m,
                                  const int64_t *dims, const char *const *what)
 {
-    bp_backend *be = bp__backend_of(indices);
-    if (indices->numel == 0 || (!be->host_addressable && BP__HAS(be->vt, deferred_error)))
-        return BP_OK;
-    void *host = NULL;
-    const unsigned char *at;
-    if (be->host_addressable) {
-        at = (const unsigned char *)be->vt->host_ptr(be->dev, indices->storage->buffer) +
-             indices->offset;
-    } else {
-        host = malloc(indices->nbytes);
-        if (host == NULL)
-            return bp__error(BP_ERR_OUT_OF_MEMORY,
-                             "%s: cannot allocate %zu bytes of host memory to check the indices",
-                             fn, indices->nbytes);
-        bp_status st = bp__device_read(be, fn, indices->storage->buffer, (size_t)indices->offset,
-                                       host, indices->nbytes);
-        if (st != BP_OK) {
-            free(host);
-            return st;
-        }
-        at = host;
-    }
+    void *host;
+    bp_status st;
+    const unsigned char *at = index_bytes(fn, indices, &host, &st);
+    if (!at)
+        return st;
     int64_t i = first_bad(indices->dtype, at, indices->numel, m, dims);
-    bp_status st = BP_OK;
     if (i >= 0) {
         int64_t v = bp_elem_load_i64(indices->dtype, at + (size_t)i * bp_dtype_size(indices->dtype));
         int64_t dim = dims[i % m];
@@ -74,6 +86,28 @@ bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, int32
                        "extent %lld; indices must lie in [%lld, %lld)",
                        fn, (long long)i, (long long)v, what[i % m], (long long)dim,
                        (long long)-dim, (long long)dim);
+    }
+    free(host);
+    return st;
+}
+
+bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels, int64_t classes,
+                                 const int64_t *ignore_index)
+{
+    void *host;
+    bp_status st;
+    const unsigned char *at = index_bytes(fn, labels, &host, &st);
+    if (!at)
+        return st;
+    size_t esize = bp_dtype_size(labels->dtype);
+    for (int64_t i = 0; i < labels->numel && st == BP_OK; i++) {
+        int64_t v = bp_elem_load_i64(labels->dtype, at + (size_t)i * esize);
+        if ((v < 0 || v >= classes) && !(ignore_index && v == *ignore_index))
+            st = bp__error(BP_ERR_INDEX,
+                           "%s: label %lld (flat position %lld) is not a class: labels must "
+                           "lie in [0, %lld)%s",
+                           fn, (long long)v, (long long)i, (long long)classes,
+                           ignore_index ? " or equal ignore_index" : "");
     }
     free(host);
     return st;

@@ -83,13 +83,18 @@ bp_status bp__device_read(bp_backend *b, const char *fn, const void *buffer, siz
 /* After a synchronising call: the error queued work left behind, if any. */
 bp_status bp__deferred_check(bp_backend *b, const char *fn);
 
-/* ---- structs filled for the caller (struct_out.c) ---------------------------
+/* ---- structs with a struct_size (struct_size.c) -----------------------------
  * Copy min(out->struct_size, full_size) bytes of full into out, leaving
  * out->struct_size as the caller set it; BP_ERR_INVALID_ARGUMENT naming fn and
  * type if the caller's struct_size is below min_size (the first layout that
  * had a struct_size). */
 bp_status bp__struct_out(const char *fn, const char *type, void *out, size_t min_size,
                          const void *full, size_t full_size);
+/* The caller's struct in (struct_size set by the INIT macro init) into copy
+ * (full_size bytes): the members it lacks are zero. BP_ERR_INVALID_ARGUMENT
+ * naming init if its struct_size is below min_size. */
+bp_status bp__struct_in(const char *fn, const char *type, const char *init, const void *in,
+                        size_t min_size, void *copy, size_t full_size);
 
 /* ---- logging (log.c) ----------------------------------------------------- */
 void bp__log(const bp_context *ctx, bp_log_level level, const char *fmt, ...) BP__PRINTF(3, 4);
@@ -398,6 +403,10 @@ void bp__axis_last_perm(int32_t rank, int32_t axis, int32_t *perm);
  * on a device backend that checks (and defers) on the device. */
 bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, int32_t m,
                                  const int64_t *dims, const char *const *what);
+/* Class labels of a loss: each in [0, classes) or equal to *ignore_index
+ * (NULL: none). Skipped as above. */
+bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels, int64_t classes,
+                                 const int64_t *ignore_index);
 
 /* ---- the ops of ABI 1.4 (ops_more_elementwise.c) ----------------------------- */
 /* Call the plugin's op entry. */
@@ -405,6 +414,25 @@ bp_status bp__op_entry(bp_backend *be, bp_op op, const bp_op_params *p, int32_t 
                        const bp_view *const *in, int32_t n_out, const bp_view *const *out);
 /* Zeroed parameters with their struct_size. */
 bp_op_params bp__params(void);
+
+/* ---- windows: conv, conv_transpose, pools (window.c) ------------------------- */
+/* A bp_window resolved for x's s spatial axes. */
+typedef struct bp__window_plan {
+    int32_t s;                                   /* spatial axes, 1..3 */
+    int64_t kernel[3], stride[3], dilation[3];
+    int64_t pad_begin[3], pad_end[3];
+    int64_t out[3];                              /* the output's spatial extents */
+} bp__window_plan;
+/* The caller's window (NULL: defaults) checked for x (rank 3..5) and copied,
+ * with strides, dilations and groups of 0 made 1. */
+bp_status bp__window_read(const char *fn, const bp_tensor *x, const bp_window *w,
+                          bp_window *copy);
+/* A forward window (conv, pools) of the given kernel over x's spatial axes:
+ * auto_pad resolved, output extents computed (ceil for a ceil_mode pool). */
+bp_status bp__window_forward(const char *fn, const bp_tensor *x, const bp_window *w,
+                             const int64_t *kernel, bp__window_plan *pl);
+/* The plan's window into p.i (opcodes.h's layout for the window ops). */
+void bp__window_params(const bp__window_plan *pl, bp_op_params *p);
 
 /* ---- views handed to a backend (views.c) ------------------------------------ */
 /* Dense row-major view of t. */

@@ -209,6 +209,50 @@ static int32_t job_shapes(const op_def *op, int64_t rows, int64_t cols, int64_t 
     }
 }
 
+/* xorshift64*: the host's random numbers for the inputs. */
+static uint64_t xorshift64s(uint64_t *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 0x2545F4914F6CDD1Dull;
+}
+
+/* Uniform f32 values in [-1, 1) made on the host (xorshift64*, keyed by
+ * seed) and copied in: a plugin without random ops can be benchmarked too. */
+static bp_status host_uniform(bp_backend *be, int32_t rank, const int64_t *shape, uint64_t seed,
+                              bp_tensor **out)
+{
+    int64_t n = 1;
+    for (int32_t k = 0; k < rank; k++)
+        n *= shape[k];
+    float *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    if (!v)
+        return BP_ERR_OUT_OF_MEMORY;
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int64_t i = 0; i < n; i++)
+        v[i] = (float)((double)(xorshift64s(&x) >> 11) * 0x1p-52 - 1.0);
+    bp_status st = bp_tensor_from_host(be, BP_F32, rank, shape, v, out);
+    free(v);
+    return st;
+}
+
+/* i64 indices of shape (n, 1), uniform in [0, bound), made on the host like
+ * host_uniform's values. */
+static bp_status host_row_indices(bp_backend *be, int64_t n, int64_t bound, uint64_t seed,
+                                  bp_tensor **out)
+{
+    int64_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    if (!v)
+        return BP_ERR_OUT_OF_MEMORY;
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int64_t i = 0; i < n; i++)
+        v[i] = (int64_t)((xorshift64s(&x) >> 11) % (uint64_t)bound);
+    bp_status st = bp_tensor_from_host(be, BP_I64, 2, (const int64_t[]){n, 1}, v, out);
+    free(v);
+    return st;
+}
+
 /* Make the inputs (uniform random f32) and run one untimed warm-up call:
  * first-touch of buffers, thread start-up. */
 static bp_status prepare(bp_backend *be, const op_def *op, int64_t rows, int64_t cols, job *j,
@@ -218,28 +262,24 @@ static bp_status prepare(bp_backend *be, const op_def *op, int64_t rows, int64_t
     memset(j, 0, sizeof *j);
     j->kind = op->kind;
     int32_t rank = job_shapes(op, rows, cols, shape_a, shape_b, j, r);
-    bp_status st = bp_random_uniform(be, BP_F32, rank, shape_a, 1, 0, -1.0, 1.0, &j->a);
+    bp_status st = host_uniform(be, rank, shape_a, 1, &j->a);
     if (st == BP_OK && (op->kind == K_MATMUL || op->kind == K_ADD || op->kind == K_ADD_TINY ||
                         op->kind == K_GEMM || op->kind == K_GEMM_OLD))
-        st = bp_random_uniform(be, BP_F32, rank,
-                               op->kind == K_ADD || op->kind == K_ADD_TINY ? shape_a : shape_b,
-                               2, 0, -1.0, 1.0, &j->b);
+        st = host_uniform(be, rank,
+                          op->kind == K_ADD || op->kind == K_ADD_TINY ? shape_a : shape_b, 2,
+                          &j->b);
     if (st == BP_OK && (op->kind == K_GEMM || op->kind == K_GEMM_OLD)) /* a bias row */
-        st = bp_random_uniform(be, BP_F32, 1, &shape_b[0], 3, 0, -1.0, 1.0, &j->c);
+        st = host_uniform(be, 1, &shape_b[0], 3, &j->c);
     if (st == BP_OK && op->kind == K_SCATTER_ADD) {
         /* an embedding's gradient: update row b goes to x's row idx[b], the
          * same for every column (indices (R, 1) broadcast to (R, C)) */
-        bp_tensor *f = NULL, *i1 = NULL;
-        st = bp_random_uniform(be, BP_F32, 2, (const int64_t[]){shape_b[0], 1}, 4, 0, 0.0, 999.0,
-                               &f);
+        bp_tensor *rows_idx = NULL;
+        st = host_row_indices(be, shape_b[0], shape_a[0], 4, &rows_idx);
         if (st == BP_OK)
-            st = bp_cast(f, BP_I64, &i1);
+            st = bp_broadcast_to(rows_idx, 2, shape_b, &j->b);
+        bp_tensor_release(rows_idx);
         if (st == BP_OK)
-            st = bp_broadcast_to(i1, 2, shape_b, &j->b);
-        bp_tensor_release(f);
-        bp_tensor_release(i1);
-        if (st == BP_OK)
-            st = bp_random_uniform(be, BP_F32, 2, shape_b, 5, 0, -1.0, 1.0, &j->c);
+            st = host_uniform(be, 2, shape_b, 5, &j->c);
     }
     return st == BP_OK ? run_calls(be, j, 1) : st;
 }

@@ -14,6 +14,7 @@
 #include "dtype.h"
 #include "export.h"
 #include "format.h"
+#include "nn.h"
 #include "opcodes.h"
 #include "ops.h"
 #include "safetensors.h"

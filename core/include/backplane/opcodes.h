@@ -135,7 +135,38 @@ extern "C" {
     X(SCATTER_ND, scatter_nd)        /* in: x, indices, updates; p.i[1] reduction */        \
     /* in: a (M, K), b (K, N) as views (transposes are strides), c broadcast to (M, N);       \
      * out = p.f[0] alpha * a b + p.f[1] beta * c; p.i[0] c given */                          \
-    X(GEMM, gemm)
+    X(GEMM, gemm)                                                                              \
+    /* neural-network ops (nn.h). Windows over the s = rank - 2 spatial axes of x (N, C,      \
+     * spatial...), s in 1..3; per spatial axis j: p.i[j] kernel extent (pools), p.i[3+j]     \
+     * stride, p.i[6+j] dilation, p.i[9+j] / p.i[12+j] the padding before / after (auto_pad  \
+     * resolved by the core; may be negative for conv_transpose's output_shape) */           \
+    X(CONV, conv)                    /* in: x, w (M, C/g, k...), bias (M) or NULL; out: y     \
+                                        (N, M, o...); p.i[15] groups g */                    \
+    X(CONV_TRANSPOSE, conv_transpose) /* in: x, w (C, M/g, k...), bias or NULL; out: y;      \
+                                         p.i[15] groups */                                   \
+    X(MAX_POOL, max_pool)            /* out: y, indices (i64, flat into x) or NULL;          \
+                                        p.i[15] storage_order (1: column-major indices) */   \
+    X(AVERAGE_POOL, average_pool)    /* out: y; p.i[15] count_include_pad */                 \
+    X(LRN, lrn)                      /* in: x (N, C, ...); p.i[0] size; p.f[0] alpha,         \
+                                        p.f[1] beta, p.f[2] bias */                          \
+    X(BATCH_NORM, batch_norm)        /* in: x (N, C, ...), scale, bias, mean, var (each (C)); \
+                                        p.f[0] epsilon */                                    \
+    X(INSTANCE_NORM, instance_norm)  /* in: x (N, C, ...), scale, bias (each (C));            \
+                                        p.f[0] epsilon */                                    \
+    X(LAYER_NORM, layer_norm)        /* in: x, scale, bias (broadcast to x; bias may be      \
+                                        NULL); out: y, mean, inv_std (x's leading axes; or   \
+                                        NULL); p.i[0] normalised trailing axes, p.f[0] eps */ \
+    X(RMS_NORM, rms_norm)            /* in: x, scale (broadcast to x) or NULL; out: y;       \
+                                        p.i[0] normalised trailing axes, p.f[0] epsilon */   \
+    /* losses, in: scores / log-probabilities with the class axis last (N, d..., C), labels \
+     * (N, d...) i32/i64, weights (C) or NULL; p.i[0] reduction (bp_loss_reduction),       \
+     * p.i[1] ignore_index given, p.i[2] ignore_index */                                    \
+    X(SOFTMAX_CROSS_ENTROPY_LOSS, softmax_cross_entropy_loss) /* out: loss, log_prob or NULL */ \
+    X(NLL_LOSS, nll_loss)            /* out: loss */                                          \
+    X(RESIZE, resize)                /* in: x; out: y; p.i[0] mode, p.i[1] coordinate         \
+                                        transformation, p.i[2] nearest mode, p.i[3]          \
+                                        exclude_outside (nn.h's enums); p.f[0] cubic_coeff_a; \
+                                        p.f[8+k] the scale of axis k */
 
 typedef enum bp_op {
 #define BP__OP_ENUM(NAME, name, FAMILY) BP_OP_##NAME,

@@ -134,8 +134,8 @@ typedef struct bp_memory_info {
  * written beside its code in opcodes.h; the rest is zero. */
 typedef struct bp_op_params {
     uint32_t struct_size;          /* sizeof(bp_op_params) as the core knows it */
-    int64_t i[6];                  /* integer parameters (axis, k, flags, modes) */
-    double f[6];                   /* real parameters (alpha, beta, correction) */
+    int64_t i[16];                 /* integer parameters (axis, k, flags, modes, windows) */
+    double f[16];                  /* real parameters (alpha, beta, epsilon, scales) */
 } bp_op_params;
 
 /* The descriptor. `dev` below is a handle from device_open(). */
