@@ -8,7 +8,7 @@
 #include "internal.h"
 
 static const char *const DTYPES[] = {"bool", "u8", "i8", "i32", "i64", "f16", "bf16", "f32", "f64", "-"};
-enum { N_DT = 10, MAX_OPS = 96, MAX_BACKENDS = 8 };
+enum { N_DT = 10, MAX_OPS = 192, MAX_BACKENDS = 8 };
 
 typedef struct cell_table {
     char backends[MAX_BACKENDS][64];

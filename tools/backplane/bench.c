@@ -19,7 +19,10 @@ static const char *const CMD = "bench";
 
 enum { MAX_ITEMS = 16, MAX_SAMPLES = 100000 };
 
-typedef enum op_kind { K_MATMUL, K_ADD, K_EXP, K_SUM, K_SOFTMAX, K_ADD_TINY } op_kind;
+typedef enum op_kind {
+    K_MATMUL, K_ADD, K_EXP, K_SUM, K_SOFTMAX, K_ADD_TINY,
+    K_GEMM, K_GEMM_OLD, K_CUMSUM, K_CUMSUM_COLS, K_TOPK, K_SCATTER_ADD
+} op_kind;
 
 typedef struct op_def {
     const char *name;
@@ -35,6 +38,14 @@ static const op_def OPS[] = {
     {"sum", K_SUM, "16777216", "f32 sum of N elements to a scalar (GB/s counts N * 4 bytes)"},
     {"softmax", K_SOFTMAX, "4096x1024", "f32 softmax over the rows of R x C (GB/s: 2 R C * 4)"},
     {"add_tiny", K_ADD_TINY, "4", "f32 a + b on N (4) elements: the per-op overhead"},
+    {"gemm", K_GEMM, "128,1024", "f32 x @ w.T + bias by bp_gemm (trans_b): N x N (GFLOP/s = 2 N^3 / t)"},
+    {"gemm_old", K_GEMM_OLD, "128,1024", "f32 x @ w.T + bias the old way: transpose, matmul, add"},
+    {"cumsum", K_CUMSUM, "4096x1024", "f32 cumsum along the rows of R x C (GB/s: 2 R C * 4)"},
+    {"cumsum_cols", K_CUMSUM_COLS, "4096x1024", "f32 cumsum down the columns of R x C (axis 0)"},
+    {"topk", K_TOPK, "4096x1024", "f32 top 8 of each row of R x C (GB/s: R C * 4)"},
+    {"scatter_add", K_SCATTER_ADD, "65536x64",
+     "f32 scatter_elements add of R x C updates into rows of a 1000 x C x along axis 0, an "
+     "embedding's gradient (each update row to one random row; GB/s: R C * 16)"},
 };
 #define N_OPS (sizeof OPS / sizeof OPS[0])
 
@@ -70,7 +81,7 @@ static void usage(FILE *f)
             "\n"
             "ops:\n");
     for (size_t i = 0; i < N_OPS; i++)
-        fprintf(f, "  %-9s %s; default size %s\n", OPS[i].name, OPS[i].what,
+        fprintf(f, "  %-11s %s; default size %s\n", OPS[i].name, OPS[i].what,
                 OPS[i].default_sizes);
 }
 
@@ -109,9 +120,35 @@ static int cmp_double(const void *a, const void *b)
 /* The inputs of one measurement and the call being timed. */
 typedef struct job {
     op_kind kind;
-    bp_tensor *a, *b;
-    double flops, bytes; /* work per call, for the throughput */
+    bp_tensor *a, *b, *c; /* the operands (gemm: x, w, bias; scatter: x, indices, updates) */
+    double flops, bytes;  /* work per call, for the throughput */
 } job;
+
+/* The ops of ABI 1.4 (and the old way to x @ w.T + bias, for comparison). */
+static bp_status run_more(const job *j, bp_tensor **out)
+{
+    bp_tensor *t = NULL, *u = NULL;
+    bp_status st;
+    switch (j->kind) {
+    case K_GEMM: return bp_gemm(j->a, j->b, j->c, 1, 1, false, true, out);
+    case K_GEMM_OLD:
+        st = bp_transpose(j->b, NULL, &t);
+        if (st == BP_OK)
+            st = bp_matmul(j->a, t, &u);
+        if (st == BP_OK)
+            st = bp_add(u, j->c, out);
+        bp_tensor_release(t);
+        bp_tensor_release(u);
+        return st;
+    case K_CUMSUM: return bp_cumsum(j->a, -1, false, false, out);
+    case K_CUMSUM_COLS: return bp_cumsum(j->a, 0, false, false, out);
+    case K_TOPK:
+        st = bp_topk(j->a, 8, -1, true, true, out, &t);
+        bp_tensor_release(t);
+        return st;
+    default: return bp_scatter_elements(j->a, j->b, j->c, 0, BP_SCATTER_ADD, out);
+    }
+}
 
 static bp_status run_once(const job *j)
 {
@@ -122,7 +159,8 @@ static bp_status run_once(const job *j)
     case K_ADD: case K_ADD_TINY: st = bp_add(j->a, j->b, &out); break;
     case K_EXP: st = bp_exp(j->a, &out); break;
     case K_SUM: st = bp_sum(j->a, 0, NULL, false, &out); break;
-    default: st = bp_softmax(j->a, -1, &out); break;
+    case K_SOFTMAX: st = bp_softmax(j->a, -1, &out); break;
+    default: st = run_more(j, &out); break;
     }
     bp_tensor_release(out);
     return st;
@@ -143,15 +181,23 @@ static int32_t job_shapes(const op_def *op, int64_t rows, int64_t cols, int64_t 
                           int64_t *shape_b, job *j, result *r)
 {
     switch (op->kind) {
-    case K_MATMUL:
+    case K_MATMUL: case K_GEMM: case K_GEMM_OLD:
         shape_a[0] = shape_a[1] = shape_b[0] = shape_b[1] = rows;
         j->flops = 2.0 * (double)rows * (double)rows * (double)rows;
         snprintf(r->size, sizeof r->size, "%lld", (long long)rows);
         return 2;
+    case K_SCATTER_ADD: /* a: x (1000, C); b: the updates' shape (R, C) */
+        shape_a[0] = 1000;
+        shape_a[1] = shape_b[1] = cols ? cols : 64;
+        shape_b[0] = rows;
+        j->bytes = 16.0 * (double)shape_b[0] * (double)shape_b[1];
+        snprintf(r->size, sizeof r->size, "%lldx%lld", (long long)shape_b[0], (long long)shape_b[1]);
+        return 2;
+    case K_CUMSUM: case K_CUMSUM_COLS: case K_TOPK:
     case K_SOFTMAX:
         shape_a[0] = rows;
         shape_a[1] = cols ? cols : 1024;
-        j->bytes = 2.0 * 4 * (double)shape_a[0] * (double)shape_a[1];
+        j->bytes = (op->kind == K_TOPK ? 1.0 : 2.0) * 4 * (double)shape_a[0] * (double)shape_a[1];
         snprintf(r->size, sizeof r->size, "%lldx%lld", (long long)shape_a[0], (long long)shape_a[1]);
         return 2;
     default:
@@ -161,6 +207,15 @@ static int32_t job_shapes(const op_def *op, int64_t rows, int64_t cols, int64_t 
         snprintf(r->size, sizeof r->size, "%lld", (long long)shape_a[0]);
         return 1;
     }
+}
+
+/* xorshift64*: the host's random numbers for the inputs. */
+static uint64_t xorshift64s(uint64_t *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 0x2545F4914F6CDD1Dull;
 }
 
 /* Uniform f32 values in [-1, 1) made on the host (xorshift64*, keyed by
@@ -175,13 +230,25 @@ static bp_status host_uniform(bp_backend *be, int32_t rank, const int64_t *shape
     if (!v)
         return BP_ERR_OUT_OF_MEMORY;
     uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-    for (int64_t i = 0; i < n; i++) {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        v[i] = (float)((double)((x * 0x2545F4914F6CDD1Dull) >> 11) * 0x1p-52 - 1.0);
-    }
+    for (int64_t i = 0; i < n; i++)
+        v[i] = (float)((double)(xorshift64s(&x) >> 11) * 0x1p-52 - 1.0);
     bp_status st = bp_tensor_from_host(be, BP_F32, rank, shape, v, out);
+    free(v);
+    return st;
+}
+
+/* i64 indices of shape (n, 1), uniform in [0, bound), made on the host like
+ * host_uniform's values. */
+static bp_status host_row_indices(bp_backend *be, int64_t n, int64_t bound, uint64_t seed,
+                                  bp_tensor **out)
+{
+    int64_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    if (!v)
+        return BP_ERR_OUT_OF_MEMORY;
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int64_t i = 0; i < n; i++)
+        v[i] = (int64_t)((xorshift64s(&x) >> 11) % (uint64_t)bound);
+    bp_status st = bp_tensor_from_host(be, BP_I64, 2, (const int64_t[]){n, 1}, v, out);
     free(v);
     return st;
 }
@@ -196,8 +263,24 @@ static bp_status prepare(bp_backend *be, const op_def *op, int64_t rows, int64_t
     j->kind = op->kind;
     int32_t rank = job_shapes(op, rows, cols, shape_a, shape_b, j, r);
     bp_status st = host_uniform(be, rank, shape_a, 1, &j->a);
-    if (st == BP_OK && (op->kind == K_MATMUL || op->kind == K_ADD || op->kind == K_ADD_TINY))
-        st = host_uniform(be, rank, op->kind == K_MATMUL ? shape_b : shape_a, 2, &j->b);
+    if (st == BP_OK && (op->kind == K_MATMUL || op->kind == K_ADD || op->kind == K_ADD_TINY ||
+                        op->kind == K_GEMM || op->kind == K_GEMM_OLD))
+        st = host_uniform(be, rank,
+                          op->kind == K_ADD || op->kind == K_ADD_TINY ? shape_a : shape_b, 2,
+                          &j->b);
+    if (st == BP_OK && (op->kind == K_GEMM || op->kind == K_GEMM_OLD)) /* a bias row */
+        st = host_uniform(be, 1, &shape_b[0], 3, &j->c);
+    if (st == BP_OK && op->kind == K_SCATTER_ADD) {
+        /* an embedding's gradient: update row b goes to x's row idx[b], the
+         * same for every column (indices (R, 1) broadcast to (R, C)) */
+        bp_tensor *rows_idx = NULL;
+        st = host_row_indices(be, shape_b[0], shape_a[0], 4, &rows_idx);
+        if (st == BP_OK)
+            st = bp_broadcast_to(rows_idx, 2, shape_b, &j->b);
+        bp_tensor_release(rows_idx);
+        if (st == BP_OK)
+            st = host_uniform(be, 2, shape_b, 5, &j->c);
+    }
     return st == BP_OK ? run_calls(be, j, 1) : st;
 }
 
@@ -236,7 +319,7 @@ static void summarize(const job *j, double *samples, int64_t n, int64_t inner, r
     r->median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
     r->samples = n;
     r->inner = inner;
-    bool flops = j->kind == K_MATMUL;
+    bool flops = j->kind == K_MATMUL || j->kind == K_GEMM || j->kind == K_GEMM_OLD;
     r->throughput = (flops ? j->flops : j->bytes) / r->median * 1e-9;
     r->unit = flops ? "GFLOP/s" : "GB/s";
 }
@@ -254,6 +337,7 @@ static int measure(bp_backend *be, const op_def *op, int64_t rows, int64_t cols,
     if (st == BP_OK && !(samples = malloc(MAX_SAMPLES * sizeof *samples))) {
         bp_tensor_release(j.a);
         bp_tensor_release(j.b);
+        bp_tensor_release(j.c);
         return cli_error(CMD, "out of memory");
     }
     if (st == BP_OK)
@@ -266,6 +350,7 @@ static int measure(bp_backend *be, const op_def *op, int64_t rows, int64_t cols,
     free(samples);
     bp_tensor_release(j.a);
     bp_tensor_release(j.b);
+    bp_tensor_release(j.c);
     return rc;
 }
 
@@ -311,14 +396,14 @@ static void print_results(const result *rs, size_t n, const char *first, bool js
         printf("]\n");
         return;
     }
-    printf("%-9s %-10s %-10s %12s %16s %9s\n", "op", "size", "backend", "median", "throughput",
+    printf("%-11s %-10s %-10s %12s %16s %9s\n", "op", "size", "backend", "median", "throughput",
            "ratio");
     for (size_t i = 0; i < n; i++) {
         const result *r = &rs[i], *b = baseline(rs, n, r, first);
         char t[32], tp[32];
         print_time(t, sizeof t, r->median);
         snprintf(tp, sizeof tp, "%.2f %s", r->throughput, r->unit);
-        printf("%-9s %-10s %-10s %12s %16s %9.3f\n", r->op, r->size, r->backend, t, tp,
+        printf("%-11s %-10s %-10s %12s %16s %9.3f\n", r->op, r->size, r->backend, t, tp,
                b ? b->median / r->median : 1.0);
     }
     printf("(ratio: throughput relative to %s; higher is faster)\n", first);
