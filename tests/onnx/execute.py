@@ -83,9 +83,10 @@ def run_case(case, backend):
 def _run_set(case, op, handler, arena, inputs, outputs):
     """(largest error, known-difference explanation or None), or a Result that
     ends the test."""
-    values = {v.name: decode(p, v.elem_type) for v, p in zip(case.inputs, inputs)}
-    node = Node(case.node, case.opset, values, {v.name: v.elem_type for v in case.outputs}, arena)
     try:
+        values = {v.name: decode(p, v.elem_type) for v, p in zip(case.inputs, inputs)}
+        node = Node(case.node, case.opset, values, {v.name: v.elem_type for v in case.outputs},
+                    arena)
         produced = handler(node)
         by_name = dict(zip(case.node.output, produced))
         worst, known = 0.0, None

@@ -76,7 +76,8 @@ def main(argv):
         import onnx
     except ImportError as e:
         skip(f"{e.name} is not importable by {sys.executable} (Debian: apt-get install "
-             f"python3-onnx python3-numpy; tools/bootstrap.sh test installs them)")
+             f"python3-onnx python3-numpy, then run this with /usr/bin/python3; "
+             f"tools/bootstrap.sh test installs them)")
     sys.path.insert(0, HERE)
     import report
     import testdata
@@ -85,6 +86,11 @@ def main(argv):
 
     root = testdata.find_root(args.testdata)
     if root is None:
+        named = args.testdata or os.environ.get("BP_ONNX_TESTDATA")
+        if named:
+            print(f"error: no ONNX node tests in {named} (test_abs/model.onnx is not there)",
+                  file=sys.stderr)
+            return 2
         skip("ONNX's node test data is not installed (Debian: apt-get install libonnx-testdata; "
              "or set $BP_ONNX_TESTDATA)")
     lib = find_library(args.lib)

@@ -21,14 +21,17 @@ DEFAULT_ROOTS = ("/usr/share/libonnx-testdata/data/node",
 
 
 def find_root(explicit=None):
-    """The data/node directory, or None if the test data is not installed."""
-    candidates = [explicit] if explicit else []
-    if os.environ.get("BP_ONNX_TESTDATA"):
-        candidates.append(os.environ["BP_ONNX_TESTDATA"])
-    candidates += list(DEFAULT_ROOTS)
-    candidates.append(os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node"))
+    """The data/node directory, or None if the test data is not there. A
+    directory named by the caller or by $BP_ONNX_TESTDATA is the only one
+    tried; else Debian's, then the onnx package's own copy."""
+    named = explicit or os.environ.get("BP_ONNX_TESTDATA")
+    if named:
+        candidates = [named]
+    else:
+        candidates = list(DEFAULT_ROOTS) + [
+            os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node")]
     for c in candidates:
-        if c and os.path.isfile(os.path.join(c, "test_abs", "model.onnx")):
+        if os.path.isfile(os.path.join(c, "test_abs", "model.onnx")):
             return c
     return None
 

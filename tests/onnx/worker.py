@@ -17,7 +17,7 @@ def _serve(conn, lib_path, backend_name, root):
     import registry
     import testdata
     from bplib import BpError, Library
-    from execute import run_case
+    from execute import Result, run_case
 
     try:
         lib = Library(lib_path)
@@ -35,7 +35,11 @@ def _serve(conn, lib_path, backend_name, root):
             break
         if name is None:
             break
-        conn.send(run_case(testdata.load(root, name), backend))
+        try:
+            result = run_case(testdata.load(root, name), backend)
+        except Exception as e:  # unreadable test data: a FAIL that says so, never a pass
+            result = Result(name, "?", FAIL, detail=f"runner error: {type(e).__name__}: {e}")
+        conn.send(result)
     ctx.destroy()
 
 
