@@ -173,8 +173,9 @@ class Library:
         lib.bp_tensor_nbytes.restype = c_size_t
         lib.bp_backend_name.argtypes = [c_void_p]
         lib.bp_backend_name.restype = c_char_p
-        lib.bp_status_string.argtypes = [c_int]
-        lib.bp_status_string.restype = c_char_p
+        for name in ("bp_status_string", "bp_status_message"):
+            getattr(lib, name).argtypes = [c_int]
+            getattr(lib, name).restype = c_char_p
         lib.bp_last_error.argtypes = []
         lib.bp_last_error.restype = c_char_p
         lib.bp_version.restype = c_char_p
@@ -184,8 +185,10 @@ class Library:
 
     def check(self, function, status):
         if status != 0:
-            raise BpError(function, self._lib.bp_status_string(status).decode(),
-                          self._lib.bp_last_error().decode(errors="replace"))
+            # The thread's detailed message; the code's one-line meaning if none.
+            detail = self._lib.bp_last_error().decode(errors="replace") or \
+                self._lib.bp_status_message(status).decode()
+            raise BpError(function, self._lib.bp_status_string(status).decode(), detail)
 
     def context(self):
         ctx = c_void_p()

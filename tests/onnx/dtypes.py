@@ -50,12 +50,3 @@ def decode(tensor, elem_type):
         return dtype, bits.reshape(dims).copy()
     arr = numpy_helper.to_array(tensor)
     return dtype, np.array(arr, dtype=DTYPES[dtype][2]).reshape(dims)
-
-
-def to_storage(dtype, values):
-    """Numbers (any NumPy array) as the dtype's host array: the runner uses it
-    for values it makes itself (a Constant's value, a Clip bound, a default)."""
-    values = np.asarray(values)
-    if dtype == "bf16":
-        raise ValueError("bf16 values are only taken from test data")
-    return values.astype(DTYPES[dtype][2])

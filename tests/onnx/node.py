@@ -7,7 +7,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from dtypes import bp_dtype, to_storage
+from dtypes import bp_dtype
 
 
 class Node:
@@ -100,7 +100,3 @@ class Node:
     # ---- library calls ------------------------------------------------------
     def call(self, function, *args):
         return self.arena.call(function, *args)
-
-    def const(self, dtype, values):
-        """A tensor the runner makes from its own numbers (a default bound)."""
-        return self.arena.from_host(dtype, to_storage(dtype, values))

@@ -46,16 +46,17 @@ def totals(results, n_node_tests, not_single):
 
 def summary(t, title):
     out = [title, ""]
-    row = "  {:<54} {:>5}"
+    row = "  {:<64} {:>5}"
     out.append(row.format("node tests", t["node_tests"]))
-    out.append(row.format("  not single-node (more than one node, or sequences/optionals)",
+    out.append(row.format("  not single-node (several nodes, or sequences/optionals)",
                           t["not_single_node"]))
     out.append(row.format("single-node tests", t["single_node"]))
     out.append(row.format("  in scope", t["in_scope"]))
     out.append(row.format("    PASS", t["pass"]))
     fail = row.format("    FAIL", t["fail"])
     if t["fail_unsupported"]:
-        fail += f"   ({t['fail_unsupported']} refused with {UNSUPPORTED}: mapped, no kernel yet)"
+        fail += (f"   ({t['fail_unsupported']} refused with {UNSUPPORTED}: mapped, but the backend "
+                 f"has no kernel for that op and dtype)")
     out.append(fail)
     out.append(row.format("  KNOWN DIFFERENCE", t["known_difference"]))
     out.append(row.format("  OUT OF SCOPE", t["out_of_scope"]))

@@ -79,6 +79,7 @@ def main(argv):
              f"python3-onnx python3-numpy, then run this with /usr/bin/python3; "
              f"tools/bootstrap.sh test installs them)")
     sys.path.insert(0, HERE)
+    import compare
     import report
     import testdata
     from execute import op_label
@@ -139,7 +140,8 @@ def main(argv):
         report.write_json(args.json, {
             "onnx_version": onnx.__version__, "testdata": root, "library": lib,
             "library_version": worker.version, "backend": worker.backend or args.backend,
-            "pattern": args.pattern or "", "rtol": 1e-3, "atol": 1e-5,
+            "pattern": args.pattern or "", "rtol": compare.RTOL, "atol": compare.ATOL,
+            "not_single_node": {name: why for name, why in not_single},
         }, t, results)
     return 1 if t["fail"] else 0
 
