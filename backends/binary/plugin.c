@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "binary.h"
+#include "binary_nn.h"
 
 /* Alignment of every buffer; also the size of the header before it that
  * remembers the requested size for memory_info. */
@@ -131,6 +132,13 @@ static bp_status bin_memory_info(void *dev, bp_memory_info *info)
 
 /* ---- descriptor --------------------------------------------------------- */
 
+/* Every op of the families for every dtype the core accepts; of the op
+ * entry's codes, those bpb_nn_op computes. */
+static bool bin_supports(void *dev, bp_op op, bp_dtype dt)
+{
+    return bp_op_family_of(op) != BP_FAMILY_OP || bpb_nn_supports(op, dt);
+}
+
 static const bp_plugin bin_plugin = {
     .struct_size = sizeof(bp_plugin),
     .abi_major = BP_ABI_MAJOR,
@@ -153,7 +161,7 @@ static const bp_plugin bin_plugin = {
     .host_ptr = bpb_host_ptr,
     .synchronize = bpb_synchronize,
     .memory_info = bin_memory_info,
-    .supports = NULL, /* every op the core accepts, for every dtype it accepts */
+    .supports = bin_supports,
     .unary = bpb_unary,
     .binary = bpb_binary,
     .where = bpb_where,
@@ -166,6 +174,7 @@ static const bp_plugin bin_plugin = {
     .arange = bpb_arange,
     .random = bpb_random,
     .wrap = bin_wrap,
+    .op = bpb_nn_op,
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);
