@@ -167,4 +167,6 @@ bool cf_oracle_random_uniform(bp_dtype dtype, int32_t rank, const int64_t *shape
 bool cf_oracle_random_normal(bp_dtype dtype, int32_t rank, const int64_t *shape, uint64_t seed,
                              uint64_t offset, double mean, double std, cf_array *want);
 
+#include "oracle_nn.h" /* nn.h's ops */
+
 #endif
