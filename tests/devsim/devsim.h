@@ -32,7 +32,7 @@ typedef struct ds_buf {
 
 typedef enum ds_kind {
     DS_UNARY, DS_BINARY, DS_WHERE, DS_REDUCE, DS_MATMUL, DS_COPY, DS_GATHER, DS_SOFTMAX,
-    DS_FILL, DS_ARANGE, DS_RANDOM, DS_WRITE, DS_FREE
+    DS_FILL, DS_ARANGE, DS_RANDOM, DS_WRITE, DS_FREE, DS_NN
 } ds_kind;
 
 /* One piece of queued work. Views hold ds_buf handles as their buffers. */
@@ -99,5 +99,11 @@ bp_status ds_fill(void *dev, const bp_view *out, const void *value);
 bp_status ds_arange(void *dev, double start, double step, const bp_view *out);
 bp_status ds_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, double p0, double p1,
                     const bp_view *out);
+
+/* nn.c: nn.h's ops through the op entry (ABI 1.4), and supports(). */
+bool ds_supports(void *dev, bp_op op, bp_dtype dt);
+bp_status ds_nn_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                   const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+bp_status ds_run_nn(ds_dev *d, ds_item *item);
 
 #endif

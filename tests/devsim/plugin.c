@@ -227,6 +227,7 @@ static const bp_plugin ds_plugin = {
     .host_ptr = NULL, /* private memory */
     .synchronize = ds_synchronize,
     .memory_info = ds_memory_info,
+    .supports = ds_supports,
     .unary = ds_unary,
     .binary = ds_binary,
     .where = ds_where,
@@ -240,6 +241,7 @@ static const bp_plugin ds_plugin = {
     .random = ds_random,
     .config_key_size = sizeof(bp_config_key),
     .deferred_error = ds_deferred_error,
+    .op = ds_nn_op,
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);

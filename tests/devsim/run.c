@@ -80,6 +80,7 @@ void ds_run(ds_dev *d, ds_item *it)
     case DS_FILL: st = bpb_fill(dev, out, it->value); break;
     case DS_ARANGE: st = bpb_arange(dev, it->d0, it->d1, out); break;
     case DS_RANDOM: st = bpb_random(dev, it->op, it->u0, it->u1, it->d0, it->d1, out); break;
+    case DS_NN: st = ds_run_nn(d, it); break;
     case DS_WRITE: case DS_FREE: break;
     }
     if (st != BP_OK)
