@@ -6,8 +6,11 @@
  *             spatial elements
  *   layer:    over the axes from axis on; Mean and InvStdDev outputs
  *   rms:      x / sqrt(mean(x^2) + eps) * scale
- * terms: |x r s| + |m r s| + |b| (r the 1 / sqrt factor), k 1: a few
- * roundings of terms of that size once the statistics are exact. */
+ * terms: |x r s| + |m r s| + |b| (r the 1 / sqrt factor); k: the elements
+ * behind each statistic (1 for batch_norm): a few roundings of terms of that
+ * size, plus the statistics' accumulation (K eps relative) where they are
+ * computed in the dtype itself (f64; f32 and the halves have them in
+ * double, so only their output roundings count). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -83,6 +86,8 @@ bool cf_oracle_instance_norm(const cf_array *x, const cf_array *scale, const cf_
     if (!outputs(x, want, terms, k, &mag))
         return false;
     const int64_t C = x->shape[1], S = cf_numel(x->rank - 2, x->shape + 2);
+    if (k)
+        *k = S;
     for (int64_t p = 0; S && p < x->n / S; p++) {
         double m, r;
         stats(x, p * S, S, epsilon, false, &m, &r);
@@ -125,6 +130,8 @@ static bool trailing_norm(bool rms, const cf_array *x, int32_t axis, const cf_ar
         return false;
     }
     const int64_t rows = cf_numel(axis, x->shape);
+    if (k)
+        *k = L;
     for (int64_t row = 0; row < rows; row++) {
         double m, r;
         stats(x, row * L, L, eps, rms, &m, &r);
