@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "nn_cases.h"
 
 /* Sizes just past blas_cpu's threading grains (BPC_GRAIN_LIGHT / _HEAVY). */
 #define BIG_LIGHT "65537"
@@ -599,6 +600,8 @@ size_t cf_cases_build(cf_case **out)
     softmax_cases(&b);
     movement_cases(&b);
     creation_cases(&b);
+    if (!cf_nn_cases_append(&b.v, &b.n, &b.cap)) /* nn.h's ops: cases_nn.c */
+        b.oom = true;
     if (b.oom) {
         free(b.v);
         *out = NULL;
