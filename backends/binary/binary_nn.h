@@ -20,8 +20,9 @@ bp_status bpb_nn_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
 bool bpb_nn_supports(bp_op op, bp_dtype dt);
 
 /* A window op's geometry over x's s = rank - 2 spatial axes, padded to three
- * (missing axes: extent 1, kernel 1, stride 1, dilation 1, no padding), so
- * every kernel loops over three. */
+ * at the front (missing axes: extent 1, kernel 1, stride 1, dilation 1, no
+ * padding), so every kernel loops over three and the innermost loop runs
+ * along x's last, contiguous axis. */
 typedef struct bpb_window {
     int32_t s;
     int64_t in[3], out[3];          /* x's and y's spatial extents */

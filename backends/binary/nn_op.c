@@ -8,15 +8,16 @@ void bpb_window_of(const bp_op_params *p, const bp_view *x, const bp_view *y,
                    const int64_t *kernel, bpb_window *w)
 {
     w->s = x->rank - 2;
-    for (int32_t j = 0; j < 3; j++) {
-        bool on = j < w->s;
-        w->in[j] = on ? x->shape[2 + j] : 1;
-        w->out[j] = on ? y->shape[2 + j] : 1;
-        w->k[j] = on ? (kernel ? kernel[j] : p->i[j]) : 1;
-        w->st[j] = on ? p->i[3 + j] : 1;
-        w->dl[j] = on ? p->i[6 + j] : 1;
-        w->pb[j] = on ? p->i[9 + j] : 0;
-        w->pe[j] = on ? p->i[12 + j] : 0;
+    for (int32_t a = 0; a < 3; a++) {
+        const int32_t j = a - (3 - w->s); /* the spatial axis at position a, or < 0 */
+        bool on = j >= 0;
+        w->in[a] = on ? x->shape[2 + j] : 1;
+        w->out[a] = on ? y->shape[2 + j] : 1;
+        w->k[a] = on ? (kernel ? kernel[j] : p->i[j]) : 1;
+        w->st[a] = on ? p->i[3 + j] : 1;
+        w->dl[a] = on ? p->i[6 + j] : 1;
+        w->pb[a] = on ? p->i[9 + j] : 0;
+        w->pe[a] = on ? p->i[12 + j] : 0;
     }
 }
 
