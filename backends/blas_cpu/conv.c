@@ -34,9 +34,13 @@ bool bpc_conv_gemm_takes(const bp_op_params *p, const bp_view *x, const bp_view 
 {
     if ((x->dtype != BP_F32 && x->dtype != BP_F64) || !dense(x) || !dense(w) || !dense(y))
         return false;
-    const int64_t G = p->i[15], mg = y->shape[1] / G, ck = bpb_numel(w) / w->shape[0];
-    const int64_t nin = bpb_numel(x) / (x->shape[0] * x->shape[1]);
-    const int64_t nout = bpb_numel(y) / (y->shape[0] * y->shape[1]);
+    int64_t ck = w->shape[1], nin = 1, nout = 1;
+    for (int32_t k = 2; k < x->rank; k++) {
+        ck *= w->shape[k];
+        nin *= x->shape[k];
+        nout *= y->shape[k];
+    }
+    const int64_t mg = y->shape[1] / p->i[15];
     return mg >= 4 && ck >= 4 && mg <= INT_MAX && ck <= INT_MAX && nin <= INT_MAX &&
            nout <= INT_MAX;
 }
