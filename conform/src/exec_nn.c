@@ -26,15 +26,20 @@ static void outputs_free(outputs *o)
     }
 }
 
+/* What supports() says; for the ops the core composes, of the ops it
+ * composes them from (ops_dropout.c, ops_pool.c). */
 static bool declared(bp_backend *be, const cf_case *c)
 {
     bp_dtype dt = c->dtype;
     switch (c->op) {
     case CF_OP_NN_DROPOUT:
+        if (!cf_nn_spec_of(c)->training) /* a copy and a mask of ones */
+            return bp_backend_supports(be, BP_OP_BROADCAST_TO, dt) &&
+                   bp_backend_supports(be, BP_OP_FILL, BP_BOOL);
         return bp_backend_supports(be, BP_OP_RANDOM_UNIFORM, BP_F32) &&
-               bp_backend_supports(be, BP_OP_GE, BP_F32) && bp_backend_supports(be, BP_OP_DIV, dt) &&
-               bp_backend_supports(be, BP_OP_WHERE, dt) && bp_backend_supports(be, BP_OP_FILL, dt) &&
-               bp_backend_supports(be, BP_OP_COPY, dt);
+               bp_backend_supports(be, BP_OP_FILL, BP_F32) && bp_backend_supports(be, BP_OP_GE, BP_F32) &&
+               bp_backend_supports(be, BP_OP_FILL, dt) && bp_backend_supports(be, BP_OP_DIV, dt) &&
+               bp_backend_supports(be, BP_OP_WHERE, dt);
     case CF_OP_NN_GLOBAL_MAX_POOL: return bp_backend_supports(be, BP_OP_MAX, dt);
     case CF_OP_NN_GLOBAL_AVERAGE_POOL: return bp_backend_supports(be, BP_OP_MEAN, dt);
     default: return bp_backend_supports(be, (bp_op)c->op, dt);
