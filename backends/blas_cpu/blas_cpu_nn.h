@@ -1,8 +1,8 @@
 /* blas_cpu's neural-network ops (nn.h, ABI 1.4): private declarations.
  *
  * nn.c routes each op: f32/f64 convolutions to im2col + OpenBLAS gemm
- * (conv.c), dense f32 layer_norm / rms_norm to one fused pass per row
- * (norm.c), f32 losses to one fused stable pass per sample (loss.c); every
+ * (conv.c), dense f32 layer_norm / rms_norm to one fused pass per row and
+ * batch_norm / instance_norm to one per (n, c) plane (norm.c), f32 losses to one fused stable pass per sample (loss.c); every
  * other case runs the binary backend's reference kernels (binary_nn.h) over
  * ranges of their independent units on the thread pool, so it gives the
  * reference's bits. */
@@ -36,6 +36,11 @@ bool bpc_norm_fused_takes(const bp_view *x, const bp_view *y, int64_t L);
 bp_status bpc_norm_fused(bpc_dev *dev, bool rms, const bp_op_params *p, const bp_view *x,
                          const bp_view *scale, const bp_view *bias, const bp_view *y,
                          const bp_view *mean, const bp_view *inv_std);
+
+/* norm.c: fused f32 batch_norm / instance_norm over dense (n, c) planes. */
+bool bpc_planes_fused_takes(const bp_view *x, const bp_view *y);
+bp_status bpc_planes_fused(bpc_dev *dev, bool instance, const bp_op_params *p,
+                           const bp_view *const *in, const bp_view *y);
 
 /* loss.c: fused f32 softmax cross-entropy over dense (N, C) scores. */
 bool bpc_loss_fused_takes(bp_op op, const bp_view *x, const bp_view *log_prob);

@@ -157,6 +157,10 @@ bp_status bpc_nn_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
                                   op == BP_OP_LAYER_NORM ? out[1] : NULL,
                                   op == BP_OP_LAYER_NORM ? out[2] : NULL);
         break;
+    case BP_OP_BATCH_NORM: case BP_OP_INSTANCE_NORM:
+        if (bpc_planes_fused_takes(x, out[0]))
+            return bpc_planes_fused(d, op == BP_OP_INSTANCE_NORM, p, in, out[0]);
+        break;
     case BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS: case BP_OP_NLL_LOSS:
         if (bpc_loss_fused_takes(op, x, n_out > 1 ? out[1] : NULL))
             return bpc_loss_fused(d, op, p, x, in[1], in[2], out[0], n_out > 1 ? out[1] : NULL);

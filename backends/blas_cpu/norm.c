@@ -1,4 +1,4 @@
-/* Fused f32 layer_norm and rms_norm over dense rows, threaded over rows.
+/* Fused f32 norms. layer_norm and rms_norm over dense rows, threaded over rows.
  * One row is read from memory once: its sum (and, layer_norm, the sum of
  * squared deviations from the mean) accumulate in double in eight lanes
  * while the row stays in L1/L2, then y = (x - mean) (inv_std scale) + bias
@@ -7,7 +7,13 @@
  * Against the reference (every step in double, rounded once): the
  * statistics agree to ~1e-16 relative; y differs by the f32 roundings of
  * x - mean, of inv_std scale and of the product and sum (a few ulp of
- * |x inv_std scale| + |mean inv_std scale| + |bias|). */
+ * |x inv_std scale| + |mean inv_std scale| + |bias|).
+ *
+ * batch_norm and instance_norm the same way over dense (n, c) planes,
+ * threaded over planes: the channel's factor r scale (instance_norm: r from
+ * the plane's own mean and variance, accumulated as above) and bias in
+ * double, y = (x - mean) (r scale) + bias per element in double and rounded
+ * once, so y is within an ulp of the reference's. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -138,5 +144,85 @@ bp_status bpc_norm_fused(bpc_dev *dev, bool rms, const bp_op_params *p, const bp
         st = bpc_ranges(dev, rms ? "rms_norm" : "layer_norm", n, n * len * 4, rows, &j);
     free(s);
     free(b);
+    return st;
+}
+
+/* ---- batch_norm and instance_norm: one (n, c) plane at a time ------------------- */
+
+/* y = ((x - m) rs + b) in double, rounded once to f32: the reference's
+ * formula with r s taken as one factor (so its special values: r = inf
+ * still gives NaN where x = m). */
+BPC_CLONES static void apply_plane(const float *restrict x, float *restrict y, int64_t n, double m,
+                                   double rs, double b)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = (float)(((double)x[i] - m) * rs + b);
+}
+
+typedef struct plane_job {
+    bool instance;
+    double eps;
+    int64_t C, S;                        /* channels, elements per plane */
+    const float *x;
+    float *y;
+    const double *scale, *bias, *mean, *var; /* C each; mean and var: batch_norm only */
+} plane_job;
+
+static bp_status planes(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
+{
+    (void)d;
+    const plane_job *j = args;
+    const int64_t S = j->S;
+    for (int64_t u = lo; u < hi; u++) {
+        const int64_t c = u % j->C;
+        const float *x = j->x + u * S;
+        double m, r;
+        if (j->instance) {
+            m = bpc_vsum_f32(x, S) / (double)S;
+            r = 1.0 / sqrt(sq_dev(x, S, m) / (double)S + j->eps);
+        } else {
+            m = j->mean[c];
+            r = 1.0 / sqrt(j->var[c] + j->eps);
+        }
+        apply_plane(x, j->y + u * S, S, m, r * j->scale[c], j->bias[c]);
+    }
+    return BP_OK;
+}
+
+bool bpc_planes_fused_takes(const bp_view *x, const bp_view *y)
+{
+    if (x->rank < 3)
+        return false;
+    int64_t S = 1;
+    for (int32_t k = 2; k < x->rank; k++)
+        S *= x->shape[k];
+    return bpc_norm_fused_takes(x, y, S);
+}
+
+bp_status bpc_planes_fused(bpc_dev *dev, bool instance, const bp_op_params *p,
+                           const bp_view *const *in, const bp_view *y)
+{
+    const bp_view *x = in[0];
+    const int64_t C = x->shape[1], n = x->shape[0] * C;
+    const int nparams = instance ? 2 : 4;
+    plane_job j = {.instance = instance, .eps = p->f[0], .C = C, .S = bpb_numel(x) / (n ? n : 1),
+                   .x = (const float *)bpb_base(x), .y = (float *)bpb_base(y)};
+    if (n == 0 || j.S == 0)
+        return BP_OK;
+    double *buf = malloc((size_t)(nparams * C) * sizeof *buf);
+    if (!buf)
+        return bpb_fail(dev, BP_ERR_OUT_OF_MEMORY, "%s: out of memory for the channels' "
+                        "parameters", instance ? "instance_norm" : "batch_norm");
+    for (int k = 0; k < nparams; k++)
+        bpb_block_load(in[1 + k], 0, C, buf + k * C);
+    j.scale = buf;
+    j.bias = buf + C;
+    if (!instance) {
+        j.mean = buf + 2 * C;
+        j.var = buf + 3 * C;
+    }
+    bp_status st = bpc_ranges(dev, instance ? "instance_norm" : "batch_norm", n,
+                              n * j.S * (instance ? 4 : 2), planes, &j);
+    free(buf);
     return st;
 }
