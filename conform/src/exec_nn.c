@@ -74,7 +74,11 @@ static bp_status call(const cf_case *c, const cf_nn_spec *s, const cf_nn_inputs 
     switch (c->op) {
     case BP_OP_CONV: return bp_conv(t[0], t[1], t[2], &w, y);
     case BP_OP_CONV_TRANSPOSE: return bp_conv_transpose(t[0], t[1], t[2], &w, y);
-    case BP_OP_MAX_POOL: o->n = 2; return bp_max_pool(t[0], &w, y, &o->t[1]);
+    case BP_OP_MAX_POOL: { /* and again without indices: a backend may take another path */
+        o->n = 3;
+        bp_status st = bp_max_pool(t[0], &w, y, &o->t[1]);
+        return st == BP_OK ? bp_max_pool(t[0], &w, &o->t[2], NULL) : st;
+    }
     case BP_OP_AVERAGE_POOL: return bp_average_pool(t[0], &w, y);
     case CF_OP_NN_GLOBAL_MAX_POOL: return bp_global_max_pool(t[0], y);
     case CF_OP_NN_GLOBAL_AVERAGE_POOL: return bp_global_average_pool(t[0], y);
@@ -118,7 +122,9 @@ static bool oracle(const cf_case *c, const cf_nn_spec *s, const cf_nn_inputs *in
     case BP_OP_CONV_TRANSPOSE: return cf_oracle_conv_transpose(&a[0], &a[1], OPT(2), &w, y, tm, k);
     case BP_OP_MAX_POOL:
         o->tol[1] = "max_pool.indices";
-        return cf_oracle_max_pool(&a[0], &w, y, &o->want[1]);
+        o->tol[2] = c->name;
+        return cf_oracle_max_pool(&a[0], &w, y, &o->want[1]) &&
+               cf_oracle_max_pool(&a[0], &w, &o->want[2], NULL);
     case BP_OP_AVERAGE_POOL: return cf_oracle_average_pool(&a[0], &w, y, tm, k);
     case CF_OP_NN_GLOBAL_MAX_POOL: case CF_OP_NN_GLOBAL_AVERAGE_POOL: {
         static const int32_t axes[3] = {2, 3, 4};
