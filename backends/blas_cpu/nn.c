@@ -1,7 +1,7 @@
 /* blas_cpu's op entry for nn.h's ops: the fast paths where it has one
- * (conv.c, norm.c, loss.c), else the reference kernels over ranges of
- * their units (images x groups, planes, rows, output elements) on the
- * pool. */
+ * (conv.c, max_pool.c, norm.c, loss.c), else the reference kernels over
+ * ranges of their units (images x groups, planes, rows, output elements) on
+ * the pool. */
 #include <stdlib.h>
 
 #include "blas_cpu_nn.h"
@@ -156,6 +156,10 @@ bp_status bpc_nn_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
                                   op == BP_OP_LAYER_NORM ? in[2] : NULL, out[0],
                                   op == BP_OP_LAYER_NORM ? out[1] : NULL,
                                   op == BP_OP_LAYER_NORM ? out[2] : NULL);
+        break;
+    case BP_OP_MAX_POOL:
+        if (bpc_max_pool_takes(x, out[0], n_out > 1 ? out[1] : NULL))
+            return bpc_max_pool(d, p, x, out[0]);
         break;
     case BP_OP_BATCH_NORM: case BP_OP_INSTANCE_NORM:
         if (bpc_planes_fused_takes(x, out[0]))
