@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -682,4 +685,32 @@ Test(loader, a_file_whose_name_promises_another_backend_is_refused_with_the_fix)
                   strstr(bp_last_error(), "rename it to bp_crashy.so"),
               "%s", bp_last_error());
     bp_context_destroy(ctx);
+}
+
+/* A plugin directory that exists but cannot be opened is an error naming it
+ * and the cause, not a silent "no plugins" (found by the allocation sweep:
+ * opendir failing with ENOMEM; EMFILE here, which needs no injection). */
+Test(loader, a_plugin_directory_that_cannot_be_opened_is_reported)
+{
+    struct rlimit old;
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+    int fds[4096], n = 0;
+    struct rlimit low = {old.rlim_cur, old.rlim_max};
+    if (low.rlim_cur > 256)
+        low.rlim_cur = 256;
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+    while (n < 4096 && (fds[n] = open("/dev/null", O_RDONLY)) >= 0) /* every descriptor */
+        n++;
+    bp_context *ctx = (bp_context *)(uintptr_t)0x10;
+    bp_status st = bp_context_create(NULL, &ctx);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", bp_last_error());
+    while (n > 0)
+        close(fds[--n]);
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+    if (st == BP_OK)
+        bp_context_destroy(ctx);
+    cr_assert_eq(st, BP_ERR_IO, "got %s: %s", bp_status_string(st), msg);
+    cr_assert_null(ctx);
+    cr_assert(strstr(msg, "plugin directory") && strstr(msg, "too many files open"), "%s", msg);
 }

@@ -69,8 +69,22 @@ static bp_status bp__note_search(bp_context *ctx, const char *path, const char *
 static bp_status bp__scan_dir(bp_context *ctx, const char *dir)
 {
     DIR *d = opendir(dir);
-    if (!d)
-        return BP_OK; /* said by the caller */
+    if (!d) {
+        int e = errno;
+        if (e == ENOENT || e == ENOTDIR)
+            return BP_OK; /* absent: said by the caller */
+        if (e == ENOMEM)
+            return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin loader: out of memory opening the "
+                             "plugin directory %s", dir);
+        if (e == EMFILE || e == ENFILE)
+            return bp__error(BP_ERR_IO, "plugin loader: cannot open the plugin directory %s: %s; "
+                             "the process has too many files open", dir, strerror(e));
+        /* unreadable (EACCES, ...): its plugins are missing, and the user is told why */
+        bp__log(ctx, BP_LOG_WARN, "plugin loader: cannot read the plugin directory %s: %s; no "
+                "plugin there is available (fix its permissions or remove it from the path)",
+                dir, strerror(e));
+        return BP_OK;
+    }
     char **names = NULL;
     size_t n = 0;
     bp_status st = BP_OK;

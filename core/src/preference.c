@@ -87,7 +87,14 @@ bp_status bp_backend_default(bp_context *ctx, bp_backend **out)
         bp__pref pr = {ctx, builtin, BP_OK, NULL, NULL, 0, false};
         bp__pref_note(&pr, "default_backend = %s (%s%s)", list,
                       builtin ? "the built-in default" : "from ", builtin ? "" : s->origin);
-        bp__list_foreach(list, bp__pref_try, &pr);
+        bp_status listed = bp__list_foreach(list, bp__pref_try, &pr);
+        if (listed != BP_OK && !pr.winner && !pr.stop) {
+            /* out of memory splitting the list: nothing was tried; not cached,
+             * so a later call tries again */
+            pthread_mutex_unlock(&ctx->default_lock);
+            free(pr.reason);
+            return listed;
+        }
         ctx->default_backend = pr.winner;
         ctx->default_status = pr.stop ? pr.stop : BP_ERR_NOT_FOUND;
         atomic_store(&ctx->default_reason, pr.reason);

@@ -45,7 +45,7 @@ typedef struct bp_window {
     bool count_include_pad;        /* average_pool: the padding counts in the divisor */
     int32_t storage_order;         /* max_pool's indices: 0 row-major, 1 column-major */
 } bp_window;
-#define BP_WINDOW_INIT {sizeof(bp_window)}
+#define BP_WINDOW_INIT {.struct_size = sizeof(bp_window)}
 
 /* Convolution (ONNX Conv): y[n, m] = bias[m] + sum over the m's group's
  * channels c and the kernel of w[m, c, k...] x[n, c, o stride + k dilation -
@@ -178,8 +178,9 @@ typedef struct bp_resize_options {
     bool exclude_outside;              /* cubic: weights outside x are dropped, the rest renormalised */
 } bp_resize_options;
 #define BP_RESIZE_OPTIONS_INIT                                                              \
-    {sizeof(bp_resize_options), BP_RESIZE_NEAREST, BP_RESIZE_HALF_PIXEL,                    \
-     BP_NEAREST_ROUND_PREFER_FLOOR, -0.75, false}
+    {.struct_size = sizeof(bp_resize_options), .mode = BP_RESIZE_NEAREST,                   \
+     .coordinates = BP_RESIZE_HALF_PIXEL, .nearest = BP_NEAREST_ROUND_PREFER_FLOOR,         \
+     .cubic_coeff_a = -0.75, .exclude_outside = false}
 /* Resize every axis of x (ONNX Resize): by scales (x's rank entries, > 0;
  * out extent floor(D scale)) or to sizes (x's rank entries, >= 1): exactly
  * one of them non-NULL. options NULL: BP_RESIZE_OPTIONS_INIT. ONNX's

@@ -1,0 +1,141 @@
+/* The program the allocation-failure sweep runs (tests/alloc/run.sh): a
+ * representative use of backplane, from bp_context_create to
+ * bp_context_destroy, in which every call is checked. Under the fail_shim
+ * one allocation made by backplane fails; the program must then see a
+ * failure with a known bp_status, a non-empty bp_last_error() and *out left
+ * NULL, clean up everything it made and exit 0. AddressSanitizer and
+ * LeakSanitizer check that nothing crashed and nothing leaked.
+ *
+ * usage: alloc_program CONFIG.ini
+ * exit: 0 clean (whether or not a call failed), 1 a failure broke the
+ * contract (unknown status, no message, *out not NULL), 2 usage. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <backplane/backplane.h>
+
+#define NT 32
+
+static bp_context *ctx;
+static bp_tensor *t[NT];
+static int nt;
+static int broken;
+
+/* A call failed: say which, and check the failure's contract. */
+static void failed(const char *call, bp_status st, const void *out)
+{
+    const char *name = bp_status_string(st), *msg = bp_last_error();
+    fprintf(stderr, "alloc_program: %s -> %s: %s\n", call, name, msg ? msg : "(null)");
+    if (strcmp(name, "BP_UNKNOWN_STATUS") == 0) {
+        fprintf(stderr, "alloc_program: BROKEN: %s returned unknown status %d\n", call, (int)st);
+        broken = 1;
+    }
+    if (!msg || !*msg) {
+        fprintf(stderr, "alloc_program: BROKEN: %s failed with an empty bp_last_error()\n", call);
+        broken = 1;
+    }
+    if (out) {
+        fprintf(stderr, "alloc_program: BROKEN: %s failed but left *out = %p\n", call, out);
+        broken = 1;
+    }
+}
+
+/* Run a call making a tensor (written through OUT) into slot; on failure,
+ * clean up and stop. OUT starts as garbage that a failure must clear. */
+#define OUT (&o_)
+#define T(call, slot)                                                      \
+    do {                                                                   \
+        bp_tensor *o_ = (bp_tensor *)(uintptr_t)0x10;                      \
+        bp_status st_ = (call);                                            \
+        if (st_ != BP_OK) {                                                \
+            failed(#call, st_, o_);                                        \
+            goto cleanup;                                                  \
+        }                                                                  \
+        (slot) = o_;                                                       \
+        t[nt++] = o_;                                                      \
+    } while (0)
+/* Run any other call; on failure, clean up and stop. */
+#define C(call)                                                            \
+    do {                                                                   \
+        bp_status st_ = (call);                                            \
+        if (st_ != BP_OK) {                                                \
+            failed(#call, st_, NULL);                                      \
+            goto cleanup;                                                  \
+        }                                                                  \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: alloc_program CONFIG.ini\n");
+        return 2;
+    }
+    bp_backend *bin = NULL, *blas = NULL, *def = NULL;
+    bp_tensor *a, *b, *idx, *s, *m, *r, *x, *y, *z, *moved, *gone = NULL;
+    float av[6] = {1, 2, 3, 4, 5, 6}, bv[12] = {1, 0, 2, 0, 1, 3, 0, 1, 1, 2, 2, 1}, host[12];
+    int64_t iv[2] = {2, 0};
+    double item;
+    bp_memory_info mi = {.struct_size = sizeof(bp_memory_info)};
+
+    C(bp_context_create(argv[1], &ctx));
+    C(bp_backend_get(ctx, "binary", &bin));
+    C(bp_backend_get(ctx, "blas_cpu", &blas));
+    C(bp_backend_default(ctx, &def));
+    T(bp_tensor_from_host(bin, BP_F32, 2, (int64_t[]){2, 3}, av, OUT), a);
+    T(bp_tensor_from_host(bin, BP_F32, 2, (int64_t[]){3, 4}, bv, OUT), b);
+    T(bp_tensor_from_host(bin, BP_I64, 1, (int64_t[]){2}, iv, OUT), idx);
+    /* a dozen ops on the reference backend */
+    T(bp_add(a, a, OUT), x);
+    T(bp_matmul(a, b, OUT), m);
+    T(bp_sum(m, 1, (int32_t[]){1}, false, OUT), s);
+    T(bp_softmax(m, -1, OUT), x);
+    T(bp_transpose(a, NULL, OUT), x);
+    T(bp_concat(2, (const bp_tensor *const[]){a, a}, 0, OUT), x);
+    T(bp_gather(a, idx, 1, OUT), x);
+    T(bp_cast(a, BP_F64, OUT), x);
+    T(bp_slice(b, (int64_t[]){0, 3}, NULL, (int64_t[]){2, -1}, OUT), x);
+    T(bp_pad(a, (int64_t[]){1, 0}, (int64_t[]){0, 2}, -1.0, OUT), x);
+    T(bp_exp(a, OUT), x);
+    T(bp_reshape(a, 1, (int64_t[]){-1}, OUT), x);
+    T(bp_random_uniform(bin, BP_F32, 1, (int64_t[]){5}, 1, 0, 0.0, 1.0, OUT), x);
+    T(bp_eye(bin, BP_F64, 3, 3, OUT), x);
+    T(bp_gt(a, a, OUT), y);
+    T(bp_where(y, a, a, OUT), x);
+    T(bp_broadcast_to(idx, 2, (int64_t[]){3, 2}, OUT), x);
+    T(bp_argmax(m, 0, NULL, false, OUT), x);
+    T(bp_arange(bin, BP_I32, 0.0, 5.0, 2.0, OUT), x);
+    T(bp_unsqueeze(a, 0, OUT), x);
+    T(bp_squeeze(x, 0, NULL, OUT), x);
+    /* across backends: copy, compute there (OpenBLAS), copy back */
+    T(bp_backend_copy(a, blas, OUT), y);
+    T(bp_backend_copy(b, blas, OUT), z);
+    T(bp_matmul(y, z, OUT), r);
+    T(bp_reduce(BP_OP_MAX, r, 0, NULL, true, OUT), x);
+    C(bp_item_f64(x, &item));
+    T(bp_backend_copy(r, bin, OUT), x);
+    /* a transfer gives the source away: using it must fail cleanly */
+    T(bp_backend_transfer(s, blas, OUT), moved);
+    gone = s;
+    C(bp_tensor_to_host(moved, host, sizeof host));
+    if (bp_tensor_to_host(gone, host, sizeof host) != BP_ERR_INVALID_ARGUMENT) {
+        fprintf(stderr, "alloc_program: BROKEN: a given-away tensor was read\n");
+        broken = 1;
+    }
+    C(bp_backend_memory_info(blas, &mi));
+    /* guard bytes around new buffers */
+    C(bp_context_set_debug_guards(ctx, 64));
+    T(bp_full(blas, BP_I32, 1, (int64_t[]){7}, 3.0, OUT), x);
+    C(bp_tensor_check_guards(x));
+    /* the context goes first; its tensors keep it alive */
+    bp_context_destroy(ctx);
+    ctx = NULL;
+    T(bp_neg(x, OUT), y);
+
+cleanup:
+    (void)def, (void)item, (void)mi;
+    for (int i = nt - 1; i >= 0; i--)
+        bp_tensor_release(t[i]);
+    bp_context_destroy(ctx);
+    return broken;
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The allocation-failure sweep (docs/reliability.md).
+#
+#   tests/alloc/run.sh                 build (build-asan) and sweep every k
+#   tests/alloc/run.sh 17 42           only these k
+# Options: --build-dir DIR (default: build-asan, or $BP_ALLOC_BUILD_DIR; a
+#          BP_SANITIZE=ON build), --no-build, --jobs N (default: nproc).
+#
+# alloc_program runs once with nothing failed, which counts N, the
+# allocations backplane makes; then once per k = 1..N with fail_shim.so
+# failing allocation k. Each run must end cleanly: a known status with a
+# message for the call that failed, no crash, no undefined behaviour, no leak.
+# Every k that does not is listed with what went wrong; its log stays in
+# DIR/alloc-sweep/k.log. Reproduce one with:
+#   BP_ALLOC_FAIL_AT=k LD_PRELOAD=DIR/lib/fail_shim.so \
+#   ASAN_OPTIONS=verify_asan_link_order=0 DIR/bin/alloc_program tests/alloc/sweep.ini
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${BP_ALLOC_BUILD_DIR:-$root/build-asan}
+do_build=1 jobs=$(nproc) only=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build=$2; shift ;;
+    --no-build) do_build=0 ;;
+    --jobs) jobs=$2; shift ;;
+    [0-9]*) only+=("$1") ;;
+    *) echo "usage: $0 [--build-dir DIR] [--no-build] [--jobs N] [K...]" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [ $do_build = 1 ]; then
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBP_SANITIZE=ON \
+    -DBP_WERROR=ON -DBP_WITH_CUDA=OFF -DBP_ALLOC_SWEEP=ON >/dev/null
+  cmake --build "$build" -j "$jobs" --target alloc_program bp_fail_shim bp_binary bp_blas_cpu >/dev/null
+fi
+
+work=$build/alloc-sweep
+rm -rf "$work"
+mkdir -p "$work/home"
+# Nothing from the user's environment: the program names its config.
+export BP_CONFIG= BP_PLUGIN_PATH= BP_DEFAULT_BACKEND= BP_LOG_LEVEL= HOME=$work/home XDG_CONFIG_HOME=$work/home
+export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:halt_on_error=1:handle_segv=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export BP_SWEEP_SHIM=$build/lib/fail_shim.so BP_SWEEP_PROG=$build/bin/alloc_program
+export BP_SWEEP_CONF=$here/sweep.ini BP_SWEEP_WORK=$work
+
+# One run with allocation k failed (0: none); prints "k verdict".
+sweep_one() {
+  local k=$1 log=$BP_SWEEP_WORK/$1.log rc=0
+  BP_ALLOC_FAIL_AT=$k LD_PRELOAD=$BP_SWEEP_SHIM timeout 120 "$BP_SWEEP_PROG" "$BP_SWEEP_CONF" \
+    >"$log" 2>&1 || rc=$?
+  local frame what
+  frame=$(grep -m1 -E '^ +#[0-9]+ .* (/[^ ]*)?(core|backends)/' "$log" | sed -E 's/^ +#[0-9]+ 0x[0-9a-f]+ in //; s/ \(.*//') || true
+  if grep -q 'ERROR: LeakSanitizer' "$log"; then
+    what="leak: $(grep -m1 -E 'SUMMARY: AddressSanitizer: [0-9]+ byte' "$log" | sed 's/SUMMARY: AddressSanitizer: //'); first allocated in $frame"
+  elif grep -q 'ERROR: AddressSanitizer' "$log"; then
+    what="crash: $(grep -m1 'ERROR: AddressSanitizer' "$log" | sed -E 's/^==[0-9]+==ERROR: AddressSanitizer: //; s/ on address.*//; s/ (at|for) .*//') in $frame"
+  elif grep -q 'runtime error' "$log"; then
+    what="undefined behaviour: $(grep -m1 'runtime error' "$log" | sed -E 's/.*runtime error: //') in $frame"
+  elif grep -q 'BROKEN' "$log"; then
+    what="contract: $(grep -m1 BROKEN "$log" | sed 's/alloc_program: BROKEN: //')"
+  elif [ $rc != 0 ]; then
+    what="exit status $rc"
+  fi
+  local call
+  call=$(grep -m1 -E '^alloc_program: .* -> ' "$log" | sed -E 's/^alloc_program: //; s/: .*//') || true
+  if [ -n "${what:-}" ]; then
+    echo "$k FAIL $what (the failed call: ${call:-none})"
+  elif [ "$k" != 0 ] && ! grep -q "failing allocation #$k:" "$log"; then
+    echo "$k ok (allocation $k was not reached)"
+  else
+    echo "$k ok ${call:+($call)}"
+  fi
+}
+export -f sweep_one
+
+start=$(date +%s)
+base=$(sweep_one 0)
+n=$(grep -m1 -oE 'alloc-shim: [0-9]+ allocation' "$work/0.log" | grep -oE '[0-9]+' || echo 0)
+if [[ "$base" != "0 ok"* ]] || [ "$n" = 0 ]; then
+  echo "alloc sweep: the run with nothing failed is not clean (or counted nothing): $base" >&2
+  tail -n 30 "$work/0.log" >&2
+  exit 1
+fi
+[ ${#only[@]} -gt 0 ] || only=($(seq 1 "$n"))
+echo "== alloc sweep: backplane makes $n allocations in alloc_program; failing each of ${#only[@]} k with $jobs jobs"
+printf '%s\n' "${only[@]}" | xargs -P "$jobs" -I{} bash -c 'sweep_one {}' | sort -n >"$work/results.txt"
+fails=$(grep -c ' FAIL ' "$work/results.txt" || true)
+echo "== alloc sweep: ${#only[@]} runs in $(( $(date +%s) - start ))s; $fails k fail:"
+grep ' FAIL ' "$work/results.txt" | sed 's/^/  k=/' || true
+if [ "$fails" != 0 ]; then
+  echo "== logs: $work/K.log; reproduce: BP_ALLOC_FAIL_AT=K LD_PRELOAD=$BP_SWEEP_SHIM ASAN_OPTIONS=verify_asan_link_order=0 $BP_SWEEP_PROG $BP_SWEEP_CONF"
+  exit 1
+fi
