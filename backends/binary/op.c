@@ -1,12 +1,13 @@
-/* The op entry of ABI 1.4: one table from op code to kernel. The table is
- * both the dispatch and what supports() answers, so the two cannot
- * disagree: a code without a kernel here (issue 16's conv, pool, norm,
- * loss and resize ops, appended to BP_OP_LIST_1_4, until their kernels are
- * written) is declared unsupported and refused with BP_ERR_UNSUPPORTED_OP,
- * at the one place past the table where other kernels can take it. */
+/* The op entry of ABI 1.4: one table from op code to kernel, then issue
+ * 16's nn ops (conv, pool, norm, loss and resize, appended to
+ * BP_OP_LIST_1_4; binary_nn.h). The table and bpb_nn_supports are both the
+ * dispatch and what supports() answers, so the two cannot disagree: a code
+ * with a kernel in neither is declared unsupported and refused with
+ * BP_ERR_UNSUPPORTED_OP by bpb_nn_op. */
 #include <string.h>
 
 #include "binary.h"
+#include "binary_nn.h"
 
 #define SLOT(NAME) [BP_OP_##NAME - BP_OP_FIRST_1_4]
 
@@ -53,10 +54,10 @@ bool bpb_op_implemented(bp_op op) { return kernel_of(op) != NULL; }
 bool bpb_supports(void *dev, bp_op op, bp_dtype dtype)
 {
     (void)dev;
-    (void)dtype; /* every dtype the core accepts for the op */
     if ((int)op < (int)BP_OP_FIRST_1_4)
         return true;
-    return bpb_op_implemented(op);
+    /* the table's kernels take every dtype the core accepts for the op */
+    return bpb_op_implemented(op) || bpb_nn_supports(op, dtype);
 }
 
 bp_status bpb_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
@@ -72,8 +73,6 @@ bp_status bpb_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
     bpb_op_fn fn = kernel_of(op);
     if (fn)
         return fn(dev, op, &p, n_in, in, n_out, out);
-    /* issue 16's nn codes (nn.h) end here too until their kernels come */
-    return bpb_fail(dev, BP_ERR_UNSUPPORTED_OP,
-                    "op code %d (%s) has no kernel in this build of the reference kernels",
-                    (int)op, bp_op_name(op));
+    /* issue 16's nn codes (nn.h); any other code is refused there */
+    return bpb_nn_op(dev, op, &p, n_in, in, n_out, out);
 }

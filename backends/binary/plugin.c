@@ -154,7 +154,8 @@ static const bp_plugin bin_plugin = {
     .synchronize = bpb_synchronize,
     .memory_info = bin_memory_info,
     /* every op of 1.0 the core accepts, for every dtype it accepts; of the
-     * ops since, those op.c's table has a kernel for */
+     * ops since, those op.c's table has a kernel for and the nn ops
+     * bpb_nn_supports answers for */
     .supports = bpb_supports,
     .unary = bpb_unary,
     .binary = bpb_binary,

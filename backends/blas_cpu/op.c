@@ -3,11 +3,13 @@
  * reference kernels, cut into slabs across threads where each output
  * element (elementwise ops) or row (reductions, hardmax, sort) depends only
  * on its own inputs; cutting changes which thread computes a value, never
- * how, so those results are the binary backend's bits. What supports()
- * answers is the reference's table (bpb_supports), since every op falls
- * back to it. */
+ * how, so those results are the binary backend's bits. Issue 16's nn ops
+ * (not in the reference's table) go to nn.c's entry (blas_cpu_nn.h). What
+ * supports() answers is the reference's (bpb_supports: its table and
+ * bpb_nn_supports), since every op falls back to the reference's kernels. */
 #include <string.h>
 
+#include "blas_cpu_nn.h"
 #include "op.h"
 
 /* A slab's views back into the op entry's form: inputs then outputs, the
@@ -98,15 +100,15 @@ static bp_status dispatch(bpc_dev *d, const bpc_op_call *c)
 bp_status bpc_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                  const bp_view *const *in, int32_t n_out, const bp_view *const *out)
 {
-    if (!bpb_op_implemented(op)) /* the reference's refusal, with its detail */
-        return bpb_op(dev, op, params, n_in, in, n_out, out);
-    if (n_in + n_out > BPC_MAX_VIEWS || n_out < 1)
-        return bpb_fail(dev, BP_ERR_BACKEND, "blas_cpu: %s with %d inputs and %d outputs",
-                        bp_op_name(op), (int)n_in, (int)n_out);
     bp_op_params p;
     memset(&p, 0, sizeof p);
     memcpy(&p, params, params->struct_size < sizeof p ? params->struct_size : sizeof p);
     p.struct_size = sizeof p;
+    if (!bpb_op_implemented(op)) /* issue 16's nn ops (nn.c); any other code is refused there */
+        return bpc_nn_op(dev, op, &p, n_in, in, n_out, out);
+    if (n_in + n_out > BPC_MAX_VIEWS || n_out < 1)
+        return bpb_fail(dev, BP_ERR_BACKEND, "blas_cpu: %s with %d inputs and %d outputs",
+                        bp_op_name(op), (int)n_in, (int)n_out);
     bpc_op_call c = {.op = op, .p = &p, .n_in = n_in, .n_out = n_out, .in = in, .out = out};
     return dispatch(dev, &c);
 }

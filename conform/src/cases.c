@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "nn_cases.h"
 
 /* Sizes just past blas_cpu's threading grains (BPC_GRAIN_LIGHT / _HEAVY). */
 #define BIG_LIGHT "65537"
@@ -596,6 +597,8 @@ size_t cf_cases_build(cf_case **out)
     creation_cases(&b);
     cf_cases_1_4(&b);
     cf_cases_compose(&b);
+    if (!cf_nn_cases_append(&b.v, &b.n, &b.cap)) /* nn.h's ops: cases_nn.c */
+        b.oom = true;
     if (b.oom) {
         free(b.v);
         *out = NULL;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "nn_cases.h"
 
 /* ---- checks ------------------------------------------------------------------ */
 
@@ -324,6 +325,10 @@ void cf_exec_case(const cf_worker_env *env, const cf_case *c, cf_result *r)
     r->message[0] = '\0';
     if (c->op == CF_OP_CONTRACT_ABI) {
         cf_contract_abi(env, c, r);
+        return;
+    }
+    if (cf_is_nn_case(c)) { /* nn.h's ops: exec_nn.c */
+        cf_exec_nn_case(env, c, r);
         return;
     }
     cf_inputs in;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binary_nn.h"
 #include "devsim.h"
 
 /* Queue kind over views (inputs, then the output). */
@@ -95,7 +96,8 @@ bp_status ds_op_entry(void *dev, bp_op op, const bp_op_params *params, int32_t n
                       const bp_view *const *in, int32_t n_out, const bp_view *const *out)
 {
     ds_dev *d = dev;
-    if (!bpb_op_implemented(op)) { /* refused at launch, as a device plugin would */
+    /* refused at launch, as a device plugin would */
+    if (!bpb_op_implemented(op) && !(n_in > 0 && in[0] && bpb_nn_supports(op, in[0]->dtype))) {
         d->host->set_error(d->host->host, "devsim: op code %d (%s) has no kernel here",
                            (int)op, bp_op_name(op));
         return BP_ERR_UNSUPPORTED_OP;
@@ -127,10 +129,15 @@ bp_status ds_op_entry(void *dev, bp_op op, const bp_op_params *params, int32_t n
             it->absent |= 1u << k;
     }
     ds_buf *outs[DS_MAX_VIEWS];
+    int n_written = 0;
     for (int32_t k = 0; k < n_out; k++) {
-        it->v[n_in + k] = *out[k];
-        outs[k] = out[k]->buffer;
+        if (out[k]) {
+            it->v[n_in + k] = *out[k];
+            outs[n_written++] = out[k]->buffer;
+        } else { /* an optional output not wanted (max_pool's indices, ...) */
+            it->absent |= 1u << (n_in + k);
+        }
     }
-    ds_enqueue(d, it, n_out, outs);
+    ds_enqueue(d, it, n_written, outs);
     return BP_OK;
 }

@@ -240,7 +240,8 @@ static const bp_plugin ds_plugin = {
     .random = ds_random,
     .config_key_size = sizeof(bp_config_key),
     .deferred_error = ds_deferred_error,
-    /* the reference kernels' table: 1.0's ops, and the 1.4 ops it has */
+    /* the reference kernels': 1.0's ops, the 1.4 ops of their table, and
+     * nn.h's ops for the dtypes bpb_nn_supports takes */
     .supports = bpb_supports,
     .op = ds_op_entry,
 };

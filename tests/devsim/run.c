@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binary_nn.h"
 #include "devsim.h"
 
 static void ds_defer(ds_dev *d, bp_status st, const char *fmt, ...)
@@ -77,7 +78,28 @@ static bool ds_op_indices_ok(ds_dev *d, const ds_item *it, const bp_view *v)
     return true;
 }
 
-/* The op entry's views, NULL where an input was absent. */
+/* The labels of softmax_cross_entropy_loss / nll_loss: like gather's
+ * indices, the core does not read a deferring device's labels, so the first
+ * that is neither a class nor ignore_index is deferred here as the
+ * BP_ERR_INDEX it is. */
+static bool ds_loss_labels_ok(ds_dev *d, const ds_item *it, const bp_view *v)
+{
+    if (it->op != BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS && it->op != BP_OP_NLL_LOSS)
+        return true;
+    bpb_loss_args a;
+    int64_t value;
+    bpb_loss_args_of(it->op, &it->params, &v[0], &a);
+    int64_t bad = bpb_loss_bad_label(&a, &v[1], 0, a.rows, &value);
+    if (bad < 0)
+        return true;
+    ds_defer(d, BP_ERR_INDEX,
+             "bp_%s: label %lld (flat position %lld) is not a class: labels must lie in "
+             "[0, %lld)%s", bp_op_name(it->op), (long long)value, (long long)bad,
+             (long long)a.classes, a.has_ignore ? " or equal ignore_index" : "");
+    return false;
+}
+
+/* The op entry's views, NULL where one was absent. */
 static bp_status ds_run_op(void *dev, const ds_item *it, const bp_view *v)
 {
     const bp_view *pv[DS_MAX_VIEWS];
@@ -125,7 +147,7 @@ void ds_run(ds_dev *d, ds_item *it)
     case DS_ARANGE: st = bpb_arange(dev, it->d0, it->d1, out); break;
     case DS_RANDOM: st = bpb_random(dev, it->op, it->u0, it->u1, it->d0, it->d1, out); break;
     case DS_OP:
-        if (ds_op_indices_ok(d, it, v))
+        if (ds_op_indices_ok(d, it, v) && ds_loss_labels_ok(d, it, v))
             st = ds_run_op(dev, it, v);
         break;
     case DS_WRITE: case DS_FREE: break;

@@ -246,4 +246,6 @@ bool cf_oracle_gemm(const cf_array *a, const cf_array *b, const cf_array *c, dou
 bool cf_oracle_einsum(const char *equation, int32_t n, const cf_array *const *xs,
                       cf_array *want, double **scale, int64_t *k);
 
+#include "oracle_nn.h" /* nn.h's ops */
+
 #endif
