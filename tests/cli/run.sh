@@ -64,6 +64,11 @@ check demo_learns_well_above_chance 0 "$bp" demo --steps 150 &&
     if [ -n "$acc" ] && awk "BEGIN{exit !($acc > 90)}" && stderr_empty; then ok "demo_learns_well_above_chance ($acc%)";
     else bad "demo_learns_well_above_chance: accuracy '$acc', stderr: $(head -c 200 "$tmp/err")"; fi; }
 
+check demo_cnn_learns_well_above_chance 0 "$bp" demo --model cnn --steps 30 &&
+  { acc=$(sed -n 's/^final: .*accuracy \([0-9.]*\)%.*/\1/p' "$tmp/out")
+    if [ -n "$acc" ] && awk "BEGIN{exit !($acc > 90)}" && stderr_empty; then ok "demo_cnn_learns_well_above_chance ($acc%)";
+    else bad "demo_cnn_learns_well_above_chance: accuracy '$acc', stderr: $(head -c 300 "$tmp/err")"; fi; }
+
 check demo_prints_what_training_moved_and_waited_for 0 "$bp" demo --steps 20 &&
   { stdout_has "synchronising reads" && stdout_has "host -> backend" &&
     ok demo_prints_what_training_moved_and_waited_for ||
