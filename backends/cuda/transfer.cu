@@ -78,6 +78,19 @@ static bool host_pinned(const void *p, size_t bytes)
     return true;
 }
 
+/* One DMA on a direction's stream between device memory and page-locked
+ * host memory, waited for (the caller's memory is in use until it is done). */
+static cudaError_t dma_and_wait(bpcu_stage *st, void *dst, const void *src, size_t bytes,
+                                cudaMemcpyKind kind)
+{
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, st->stream);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(st->done[0], st->stream);
+    if (e == cudaSuccess)
+        e = cudaEventSynchronize(st->done[0]);
+    return e;
+}
+
 static size_t chunk_len(size_t bytes, size_t off)
 {
     return bytes - off < BPCU_STAGE_BYTES ? bytes - off : BPCU_STAGE_BYTES;
@@ -105,13 +118,8 @@ bp_status bpcu_write(void *dev, void *buffer, size_t offset, const void *src, si
         e = cudaStreamWaitEvent(up->stream, b->ready, 0);
     }
     if (e == cudaSuccess && host_pinned(src, bytes)) {
-        /* one DMA; src is needed until it is done, so wait for it */
-        e = cudaMemcpyAsync((char *)b->ptr + offset, src, bytes, cudaMemcpyHostToDevice,
-                            up->stream);
-        if (e == cudaSuccess)
-            e = cudaEventRecord(up->done[0], up->stream);
-        if (e == cudaSuccess)
-            e = cudaEventSynchronize(up->done[0]);
+        /* src is needed until the DMA is done */
+        e = dma_and_wait(up, (char *)b->ptr + offset, src, bytes, cudaMemcpyHostToDevice);
         bytes = e == cudaSuccess ? 0 : bytes; /* nothing left to stage */
     }
     for (size_t done = 0, k = 0; e == cudaSuccess && done < bytes;
@@ -181,12 +189,7 @@ bp_status bpcu_read(void *dev, const void *buffer, size_t offset, void *dst, siz
             e = cudaEventSynchronize(down->done[0]);
     }
     if (e == cudaSuccess && host_pinned(dst, bytes)) { /* one DMA, straight into dst */
-        e = cudaMemcpyAsync(dst, (const char *)b->ptr + offset, bytes, cudaMemcpyDeviceToHost,
-                            down->stream);
-        if (e == cudaSuccess)
-            e = cudaEventRecord(down->done[0], down->stream);
-        if (e == cudaSuccess)
-            e = cudaEventSynchronize(down->done[0]);
+        e = dma_and_wait(down, dst, (const char *)b->ptr + offset, bytes, cudaMemcpyDeviceToHost);
         bytes = e == cudaSuccess ? 0 : bytes; /* nothing left to stage */
     }
     size_t nchunks = (bytes + BPCU_STAGE_BYTES - 1) / BPCU_STAGE_BYTES;
