@@ -359,12 +359,24 @@ Test(blas_cpu, slabs_of_every_family_match_the_reference_bit_for_bit)
     /* reductions cut over their outputs: rows, columns, arg* */
     x0 = make(bin, BP_F64, 2, (int64_t[]){513, 1031});
     BPT_OK(bp_backend_copy(x0, blas, &x1));
-    static const bp_op red[] = {BP_OP_MAX, BP_OP_ARGMAX, BP_OP_LOGSUMEXP, BP_OP_SUM, BP_OP_PROD};
+    static const bp_op red[] = {BP_OP_MAX,  BP_OP_ARGMAX, BP_OP_LOGSUMEXP, BP_OP_SUM,
+                                BP_OP_PROD, BP_OP_MIN,    BP_OP_ARGMIN,    BP_OP_MEAN};
     for (size_t i = 0; i < sizeof red / sizeof red[0]; i++)
-        for (int32_t ax = 0; ax < 2; ax++) {
-            BPT_OK(bp_reduce(red[i], x0, 1, &ax, false, &r0));
-            BPT_OK(bp_reduce(red[i], x1, 1, &ax, false, &r1));
-            expect_same_bytes(bp_op_name(red[i]), r0, r1);
+        for (int32_t ax = -1; ax < 2; ax++) { /* -1: every axis */
+            BPT_OK(bp_reduce(red[i], x0, ax >= 0, ax >= 0 ? &ax : NULL, false, &r0));
+            BPT_OK(bp_reduce(red[i], x1, ax >= 0, ax >= 0 ? &ax : NULL, false, &r1));
+            if (red[i] == BP_OP_LOGSUMEXP || (ax < 0 && (red[i] == BP_OP_SUM || red[i] == BP_OP_MEAN))) {
+                /* blas_cpu's own row kernel (max, then one pass of a vectorised
+                 * exp), or chunks summed in parallel: another rounding (the sum
+                 * cancels: 1e-8 absolute is ~K eps sum|x|) */
+                double *p0 = bytes_of(r0), *p1 = bytes_of(r1);
+                for (int64_t k = 0; k < bp_tensor_numel(r0); k++)
+                    cr_expect_leq(fabs(p0[k] - p1[k]), 1e-13 * fabs(p0[k]) + 1e-8, "%s axis %d element %lld",
+                                  bp_op_name(red[i]), ax, (long long)k);
+                free(p0), free(p1);
+            } else {
+                expect_same_bytes(bp_op_name(red[i]), r0, r1);
+            }
             bp_tensor_release(r0), bp_tensor_release(r1);
         }
     BPT_OK(bp_softmax(x0, 0, &r0)); /* f64: the reference kernel on slabs */
@@ -409,5 +421,64 @@ Test(blas_cpu, slabs_of_every_family_match_the_reference_bit_for_bit)
         bp_tensor_release(r0), bp_tensor_release(r1);
         bp_tensor_release(a0), bp_tensor_release(b0), bp_tensor_release(a1), bp_tensor_release(b1);
     }
+    bp_context_destroy(ctx);
+}
+
+/* blas_cpu's vectorised unary kernels (vmath.c): the exact ones give the
+ * reference's bits; the transcendental ones, evaluated in double, are within
+ * one f32 ulp of the reference (libm in double, rounded once) and within
+ * 1e-14 relative in f64. Values cover every quadrant, the patched ranges
+ * (NaN, infinities, zeros, huge arguments) and tiny ones. */
+Test(blas_cpu, vectorised_unary_kernels_match_the_reference)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    enum { N = 100003 };
+    double *v = malloc(N * sizeof *v);
+    for (int64_t i = 0; i < N; i++) {
+        double t = (double)((i * 7919) % 20011 - 10005);
+        v[i] = i % 5 == 0 ? t / 37.0 : i % 5 == 1 ? t * 1e-9 : i % 5 == 2 ? t * 11.0 : t / 1001.0;
+    }
+    static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e30, -1e30, 3e5,
+                                     709.5, -745.2, 88.8, -103.9, 1e-310, 0x1p-20, 20.0};
+    for (size_t k = 0; k < sizeof special / sizeof special[0]; k++)
+        v[k * 7] = special[k];
+    static const bp_op ops[] = {BP_OP_EXP,  BP_OP_LOG,   BP_OP_SIN,   BP_OP_COS,  BP_OP_TAN,
+                                BP_OP_TANH, BP_OP_SIGMOID, BP_OP_SQRT, BP_OP_RSQRT,
+                                BP_OP_FLOOR, BP_OP_CEIL, BP_OP_ROUND, BP_OP_ABS, BP_OP_NEG,
+                                BP_OP_RELU};
+    for (int d = 0; d < 2; d++) {
+        bp_dtype dt = d ? BP_F64 : BP_F32;
+        bp_tensor *x0 = bpt_tensor(bin, dt, 1, (int64_t[]){N}, v), *x1 = NULL;
+        BPT_OK(bp_backend_copy(x0, blas, &x1));
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+            bp_tensor *r0 = NULL, *r1 = NULL;
+            BPT_OK(bp_unary(ops[k], x0, &r0));
+            BPT_OK(bp_unary(ops[k], x1, &r1));
+            bool exact = ops[k] >= BP_OP_SQRT && ops[k] != BP_OP_SIN && ops[k] != BP_OP_COS &&
+                         ops[k] != BP_OP_TAN && ops[k] != BP_OP_TANH && ops[k] != BP_OP_SIGMOID;
+            if (exact) {
+                expect_same_bytes(bp_op_name(ops[k]), r0, r1);
+            } else {
+                int64_t off = 0;
+                void *b0 = bytes_of(r0), *b1 = bytes_of(r1);
+                for (int64_t i = 0; i < N; i++) {
+                    double a = d ? ((double *)b0)[i] : ((float *)b0)[i];
+                    double b = d ? ((double *)b1)[i] : ((float *)b1)[i];
+                    double tol = d ? 1e-14 * fabs(a) : 0x1p-23 * fabs(a);
+                    bool same = (a != a && b != b) || a == b || fabs(a - b) <= tol;
+                    if (!same && off++ < 3)
+                        cr_log_error("%s %s x=%.17g: %.17g vs %.17g", bp_op_name(ops[k]),
+                                     bp_dtype_name(dt), v[i], a, b);
+                }
+                cr_expect_eq(off, 0, "%s %s: %lld elements apart", bp_op_name(ops[k]),
+                             bp_dtype_name(dt), (long long)off);
+                free(b0), free(b1);
+            }
+            bp_tensor_release(r0), bp_tensor_release(r1);
+        }
+        bp_tensor_release(x0), bp_tensor_release(x1);
+    }
+    free(v);
     bp_context_destroy(ctx);
 }
