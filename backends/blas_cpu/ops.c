@@ -172,12 +172,13 @@ bp_status bpc_gather(void *dev, const bp_view *x, const bp_view *indices, int32_
 
 /* Dense f32/f64 rows (the reduced axes one contiguous run) for the ops with
  * a vmath row kernel: SUM/MEAN (the reference's own summation order, so the
- * same bits), MAX/MIN/ARG* (exact) and LOGSUMEXP (two passes, within the
- * op's tolerance). False: the reference does the slab. */
+ * same bits), MAX/MIN/ARG* (exact), LOGSUMEXP (two passes) and PROD (eight
+ * partial products), the last two within the ops' tolerances. False: the
+ * reference does the slab. */
 static bool row_op(bp_op op)
 {
     return op == BP_OP_SUM || op == BP_OP_MEAN || op == BP_OP_MAX || op == BP_OP_MIN ||
-           op == BP_OP_ARGMAX || op == BP_OP_ARGMIN || op == BP_OP_LOGSUMEXP;
+           op == BP_OP_ARGMAX || op == BP_OP_ARGMIN || op == BP_OP_LOGSUMEXP || op == BP_OP_PROD;
 }
 
 static void row_store(bp_op op, bp_dtype dt, const char *p, int64_t n, char *o)
@@ -199,6 +200,9 @@ static void row_store(bp_op op, bp_dtype dt, const char *p, int64_t n, char *o)
         return;
     case BP_OP_LOGSUMEXP:
         r = f32 ? bpc_vlogsumexp_f32((const float *)p, n) : bpc_vlogsumexp_f64((const double *)p, n);
+        break;
+    case BP_OP_PROD:
+        r = f32 ? bpc_vprod_f32((const float *)p, n) : bpc_vprod_f64((const double *)p, n);
         break;
     default:
         r = f32 ? bpc_vsum_f32((const float *)p, n) : bpc_vsum_f64((const double *)p, n);
@@ -239,11 +243,59 @@ static bool reduce_rows(bp_op op, const bp_view *x, int32_t n_reduce, const bp_v
     return true;
 }
 
+/* LOGSUMEXP of f32/f64 columns (the kept axes innermost and dense, the
+ * reduced ones one run): bpc_logsumexp_cols over blocks of columns, which
+ * streams whole rows (the reference walks each output's column alone). */
+static bool logsumexp_columns(bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
+{
+    int32_t keep = x->rank - n_reduce;
+    if (op != BP_OP_LOGSUMEXP || (x->dtype != BP_F32 && x->dtype != BP_F64) || keep < 1 ||
+        n_reduce < 1 || x->strides[keep - 1] != 1 || x->shape[keep - 1] < 2)
+        return false;
+    bp_view red = *x;
+    red.rank = n_reduce;
+    for (int32_t k = 0; k < n_reduce; k++)
+        red.shape[k] = x->shape[keep + k], red.strides[k] = x->strides[keep + k];
+    bpb_iter rit;
+    bpb_iter_init(&rit, 1, (const bp_view *[]){&red});
+    if (rit.done || rit.rank != 1 || rit.inner_stride[0] == 1)
+        return false;
+    int64_t n = rit.inner, sx = rit.inner_stride[0], k = x->shape[keep - 1];
+    int64_t so = out->strides[keep - 1];
+    bp_view lead[2] = {*out, *x}; /* the kept axes before the columns */
+    lead[0].rank = lead[1].rank = keep - 1;
+    bpb_iter it;
+    int64_t pos[2];
+    bpb_iter_init(&it, 2, (const bp_view *[]){&lead[0], &lead[1]});
+    double r[BPC_COLS];
+    bool f32 = x->dtype == BP_F32;
+    size_t esz = bp_dtype_size(x->dtype);
+    while (bpb_iter_next(&it, pos))
+        for (int64_t i = 0; i < it.inner; i++)
+            for (int64_t c0 = 0; c0 < k; c0 += BPC_COLS) {
+                int64_t kc = k - c0 < BPC_COLS ? k - c0 : BPC_COLS;
+                const char *p = bpb_base(x) + (pos[1] + i * it.inner_stride[1] + c0) * (int64_t)esz;
+                char *o = bpb_base(out) + (pos[0] + i * it.inner_stride[0] + c0 * so) * (int64_t)esz;
+                if (f32)
+                    bpc_logsumexp_cols_f32((const float *)p, sx, n, kc, r);
+                else
+                    bpc_logsumexp_cols_f64((const double *)p, sx, n, kc, r);
+                for (int64_t c = 0; c < kc; c++) {
+                    if (f32)
+                        ((float *)o)[c * so] = (float)r[c];
+                    else
+                        ((double *)o)[c * so] = r[c];
+                }
+            }
+    return true;
+}
+
 static bp_status reduce_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
                              int64_t hi)
 {
     const op_args *a = args;
-    if (reduce_rows(a->op, &v[1], a->n_reduce, &v[0]))
+    if (reduce_rows(a->op, &v[1], a->n_reduce, &v[0]) ||
+        logsumexp_columns(a->op, &v[1], a->n_reduce, &v[0]))
         return BP_OK;
     return bpb_reduce(d, a->op, &v[1], a->n_reduce, &v[0]);
 }
@@ -284,6 +336,9 @@ static void sum_item(void *ctx, int64_t t)
     case BP_OP_LOGSUMEXP:
         j->part[t] = f32 ? bpc_vlogsumexp_f32(pf, hi - lo) : bpc_vlogsumexp_f64(pd, hi - lo);
         break;
+    case BP_OP_PROD:
+        j->part[t] = f32 ? bpc_vprod_f32(pf, hi - lo) : bpc_vprod_f64(pd, hi - lo);
+        break;
     default:
         j->part[t] = f32 ? bpc_vsum_f32(pf, hi - lo) : bpc_vsum_f64(pd, hi - lo);
         break;
@@ -301,6 +356,16 @@ static double combine(sum_job *j, int64_t *idx)
         for (int64_t t = 1; t < j->ns; t++)
             s += j->part[t];
         return op == BP_OP_MEAN ? s / (double)j->n : s;
+    }
+    if (op == BP_OP_PROD) {
+        for (int64_t t = 1; t < j->ns; t++)
+            s *= j->part[t];
+        if (isfinite(s))
+            return s;
+        /* chunks out of range (one at 0, another at inf): one pass, the
+         * reference's order (bpc_vprod redoes a non-finite result so) */
+        return j->dt == BP_F32 ? bpc_vprod_f32((const float *)j->p, j->n)
+                               : bpc_vprod_f64((const double *)j->p, j->n);
     }
     if (op == BP_OP_LOGSUMEXP) {
         double m = -INFINITY;
@@ -331,7 +396,8 @@ static double combine(sum_job *j, int64_t *idx)
  * (the chunks do not depend on which thread takes them); it differs from the
  * reference's one-pass order only by the rounding of a different
  * association (relative ~1e-16 in the double accumulator, far inside f32).
- * MAX/MIN/ARG*: exact. LOGSUMEXP: within the op's tolerance. */
+ * MAX/MIN/ARG*: exact. LOGSUMEXP and PROD: within the op's tolerance (a
+ * PROD that is not finite is redone in one pass). */
 static bool dense_scalar(bpc_dev *d, bp_op op, const bp_view *x, int32_t n_reduce,
                          const bp_view *out)
 {
@@ -383,17 +449,64 @@ bp_status bpc_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, co
 
 /* ---- softmax: rows split across threads --------------------------------- */
 
-/* f32 SOFTMAX on dense rows: the fused vmath row (one pass for the max, one
- * for exp and its sum, one to scale); other rows, dtypes and LOG_SOFTMAX go
- * to the reference, one row (or the whole slab) at a time. */
+/* Columns: f32 x whose softmax axis is strided while the axis before it is
+ * dense in x and out (softmax over a leading or middle axis, which the core
+ * hands over as a strided last axis): bpc_softmax_cols_f32 over blocks of
+ * columns, streaming whole rows; a column whose max is not finite goes to
+ * the reference alone. */
+static bool softmax_columns(bpc_dev *d, bp_op op, const bp_view *x, const bp_view *out,
+                            bp_status *st)
+{
+    int32_t r = x->rank;
+    if (x->dtype != BP_F32 || r < 2 || x->strides[r - 1] == 1 || x->strides[r - 2] != 1 ||
+        out->strides[r - 2] != 1 || x->shape[r - 2] < 2)
+        return false;
+    int64_t n = x->shape[r - 1], k = x->shape[r - 2];
+    int64_t sx = x->strides[r - 1], so = out->strides[r - 1];
+    bool bad[BPC_COLS];
+    bp_view lead[2] = {*out, *x}; /* the axes before the columns */
+    lead[0].rank = lead[1].rank = r - 2;
+    bpb_iter it;
+    int64_t pos[2];
+    bpb_iter_init(&it, 2, (const bp_view *[]){&lead[0], &lead[1]});
+    *st = BP_OK;
+    while (bpb_iter_next(&it, pos))
+        for (int64_t i = 0; i < it.inner; i++)
+            for (int64_t c0 = 0; c0 < k; c0 += BPC_COLS) {
+                int64_t kc = k - c0 < BPC_COLS ? k - c0 : BPC_COLS;
+                float *o = (float *)bpb_base(out) + pos[0] + i * it.inner_stride[0] + c0;
+                const float *p = (const float *)bpb_base(x) + pos[1] + i * it.inner_stride[1] + c0;
+                bpc_softmax_cols_f32(op == BP_OP_LOG_SOFTMAX, p, sx, o, so, n, kc, bad);
+                for (int64_t c = 0; c < kc; c++) {
+                    if (!bad[c])
+                        continue;
+                    bp_view xc = *x, oc = *out; /* this column alone, by the reference */
+                    xc.rank = oc.rank = 1;
+                    xc.shape[0] = oc.shape[0] = n;
+                    xc.strides[0] = sx, oc.strides[0] = so;
+                    xc.offset = (int64_t)((const char *)(p + c) - (const char *)x->buffer);
+                    oc.offset = (int64_t)((char *)(o + c) - (char *)out->buffer);
+                    if ((*st = bpb_softmax(d, op, &xc, &oc)) != BP_OK)
+                        return true;
+                }
+            }
+    return true;
+}
+
+/* f32 SOFTMAX and LOG_SOFTMAX on dense rows: the fused vmath rows (one pass
+ * for the max, one for exp and its sum, one to scale or subtract); strided
+ * rows by columns (above); other dtypes, and rows whose max is not finite,
+ * go to the reference, one row (or the whole slab) at a time. */
 static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
                               int64_t hi)
 {
     const op_args *a = args;
     const bp_view *x = &v[1], *out = &v[0];
     int32_t r = x->rank;
-    if (a->op != BP_OP_SOFTMAX || x->dtype != BP_F32 || r == 0 || x->strides[r - 1] != 1 ||
-        out->strides[r - 1] != 1)
+    bp_status st;
+    if (softmax_columns(d, a->op, x, out, &st))
+        return st;
+    if (x->dtype != BP_F32 || r == 0 || x->strides[r - 1] != 1 || out->strides[r - 1] != 1)
         return bpb_softmax(d, a->op, x, out);
     int64_t n = x->shape[r - 1];
     bp_view rows[2] = {*out, *x};
@@ -403,11 +516,12 @@ static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, in
     bpb_iter_init(&it, 2, (const bp_view *[]){&rows[0], &rows[1]});
     if (n == 0)
         return BP_OK;
+    bool log = a->op == BP_OP_LOG_SOFTMAX;
     while (bpb_iter_next(&it, pos))
         for (int64_t i = 0; i < it.inner; i++) {
             float *o = (float *)bpb_base(out) + pos[0] + i * it.inner_stride[0];
             const float *p = (const float *)bpb_base(x) + pos[1] + i * it.inner_stride[1];
-            if (bpc_softmax_row_f32(p, o, n))
+            if (log ? bpc_log_softmax_row_f32(p, o, n) : bpc_softmax_row_f32(p, o, n))
                 continue;
             bp_view xr = *x, orow = *out; /* this row alone, by the reference */
             xr.rank = orow.rank = 1;
@@ -415,9 +529,9 @@ static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, in
             xr.strides[0] = orow.strides[0] = 1;
             xr.offset = (int64_t)((const char *)p - (const char *)x->buffer);
             orow.offset = (int64_t)((char *)o - (char *)out->buffer);
-            bp_status st = bpb_softmax(d, a->op, &xr, &orow);
-            if (st != BP_OK)
-                return st;
+            bp_status st2 = bpb_softmax(d, a->op, &xr, &orow);
+            if (st2 != BP_OK)
+                return st2;
         }
     return BP_OK;
 }
@@ -425,7 +539,12 @@ static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, in
 bp_status bpc_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 {
     op_args a = {.op = op};
-    int32_t r = x->rank;
-    return bpc_split(dev, 2, (const bp_view *[]){out, x}, r > 0 ? r - 1 : 0, NULL, false,
+    int32_t r = x->rank, n_axes = r > 0 ? r - 1 : 0;
+    /* columns (softmax_columns): cut only the axes before them, as for
+     * reductions over leading axes */
+    if (x->dtype == BP_F32 && r >= 2 && x->strides[r - 1] != 1 && x->strides[r - 2] == 1 &&
+        out->strides[r - 2] == 1)
+        n_axes = r - 2;
+    return bpc_split(dev, 2, (const bp_view *[]){out, x}, n_axes, NULL, false,
                      bpb_numel(x) * BPC_HEAVY, softmax_slab, &a);
 }

@@ -385,3 +385,155 @@ BPC_CLONES double bpc_vlogsumexp_f64(const double *restrict p, int64_t n)
 {
     LSE_BODY(double, p, n, bpc_vextreme_f64(p, n, true));
 }
+
+BPC_CLONES bool bpc_log_softmax_row_f32(const float *restrict x, float *restrict o, int64_t n)
+{
+    float m = bpc_vextreme_f32(x, n, true);
+    if (!(m > -INFINITY && m < INFINITY))
+        return false;
+    double part[8] = {0};
+    float e[CHUNK];
+    for (int64_t c = 0; c < n; c += CHUNK) {
+        int64_t len = n - c < CHUNK ? n - c : CHUNK;
+        const float *xc = x + c;
+        for (int64_t i = 0; i < len; i++) {
+            float v = xc[i] - m; /* <= 0 */
+            v = v < BPC_EXPF_LO ? BPC_EXPF_LO : v; /* exp(-86.5) is far below the sum's ulp */
+            e[i] = bpc_expf_core(v);
+        }
+        int64_t i = 0;
+        for (; i + 8 <= len; i += 8)
+            for (int j = 0; j < 8; j++)
+                part[j] += (double)e[i + j];
+        for (; i < len; i++)
+            part[i & 7] += (double)e[i];
+    }
+    double s = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    double sub = (double)m + log(s);
+    for (int64_t i = 0; i < n; i++)
+        o[i] = (float)((double)x[i] - sub);
+    return true;
+}
+
+BPC_CLONES void bpc_softmax_cols_f32(bool lg, const float *restrict x, int64_t sx,
+                                     float *restrict o, int64_t so, int64_t n, int64_t k,
+                                     bool *restrict bad)
+{
+    float m[BPC_COLS];
+    double s[BPC_COLS];
+    int nn[BPC_COLS];
+    for (int64_t c = 0; c < k; c++)
+        m[c] = -INFINITY, s[c] = 0, nn[c] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const float *xr = x + i * sx;
+        for (int64_t c = 0; c < k; c++) {
+            float a = xr[c], b = m[c];
+            m[c] = a > b ? a : b;
+            nn[c] |= a != a;
+        }
+    }
+    for (int64_t c = 0; c < k; c++) {
+        bad[c] = nn[c] || !(m[c] > -INFINITY && m[c] < INFINITY);
+        m[c] = bad[c] ? 0.0f : m[c]; /* any finite value: the column is redone */
+    }
+    float tmp[BPC_COLS];
+    for (int64_t i = 0; i < n; i++) {
+        const float *xr = x + i * sx;
+        float *dst = lg ? tmp : o + i * so;
+        int ok = 1;
+        for (int64_t c = 0; c < k; c++) {
+            float v = xr[c] - m[c];
+            ok &= v >= BPC_EXPF_LO;
+            v = v < BPC_EXPF_LO ? BPC_EXPF_LO : v > 0.0f ? 0.0f : v;
+            dst[c] = bpc_expf_core(v);
+        }
+        if (!ok && !lg) /* tiny results: the reference's bits, as bpc_softmax_row_f32 */
+            for (int64_t c = 0; c < k; c++)
+                if (!(xr[c] - m[c] >= BPC_EXPF_LO))
+                    dst[c] = (float)exp((double)(xr[c] - m[c]));
+        for (int64_t c = 0; c < k; c++)
+            s[c] += (double)dst[c];
+    }
+    if (lg) {
+        double sub[BPC_COLS];
+        for (int64_t c = 0; c < k; c++)
+            sub[c] = (double)m[c] + log(s[c]);
+        for (int64_t i = 0; i < n; i++) {
+            const float *xr = x + i * sx;
+            float *orow = o + i * so;
+            for (int64_t c = 0; c < k; c++)
+                orow[c] = (float)((double)xr[c] - sub[c]);
+        }
+        return;
+    }
+    float inv[BPC_COLS];
+    for (int64_t c = 0; c < k; c++)
+        inv[c] = (float)(1.0 / s[c]);
+    for (int64_t i = 0; i < n; i++) {
+        float *orow = o + i * so;
+        for (int64_t c = 0; c < k; c++)
+            orow[c] *= inv[c];
+    }
+}
+
+#define LSE_COLS_BODY(T)                                                             \
+    double m[BPC_COLS], s[BPC_COLS], e[BPC_COLS];                                    \
+    int nn[BPC_COLS];                                                                \
+    for (int64_t c = 0; c < k; c++)                                                  \
+        m[c] = -INFINITY, s[c] = 0, nn[c] = 0;                                       \
+    for (int64_t i = 0; i < n; i++) {                                                \
+        const T *xr = x + i * sx;                                                    \
+        for (int64_t c = 0; c < k; c++) {                                            \
+            double a = (double)xr[c], b = m[c];                                      \
+            m[c] = a > b ? a : b;                                                    \
+            nn[c] |= a != a;                                                         \
+        }                                                                            \
+    }                                                                                \
+    for (int64_t i = 0; i < n; i++) {                                                \
+        const T *xr = x + i * sx;                                                    \
+        for (int64_t c = 0; c < k; c++) {                                            \
+            double d = (double)xr[c] - m[c];                                         \
+            d = d != d ? 0.0 : d; /* NaN/inf columns: any value, replaced below */   \
+            e[c] = d < -708.0 ? 0.0 : bpc_exp_core(d < -708.0 ? -708.0 : d);         \
+        }                                                                            \
+        for (int64_t c = 0; c < k; c++)                                              \
+            s[c] += e[c];                                                            \
+    }                                                                                \
+    for (int64_t c = 0; c < k; c++)                                                  \
+        out[c] = nn[c] ? NAN : (m[c] == INFINITY || m[c] == -INFINITY) ? m[c]        \
+                                                                     : m[c] + log(s[c])
+
+BPC_CLONES void bpc_logsumexp_cols_f32(const float *restrict x, int64_t sx, int64_t n, int64_t k,
+                                       double *restrict out)
+{
+    LSE_COLS_BODY(float);
+}
+BPC_CLONES void bpc_logsumexp_cols_f64(const double *restrict x, int64_t sx, int64_t n, int64_t k,
+                                       double *restrict out)
+{
+    LSE_COLS_BODY(double);
+}
+
+/* Eight lanes, then the lanes multiplied together. A lane can leave double's
+ * range where one pass would not (one lane at inf, another at 0: NaN for a
+ * finite product), so a result that is not finite is redone in one pass, the
+ * reference's order: an inf or NaN that the data really gives costs twice. */
+#define PROD_BODY(p, n)                                                              \
+    double part[8] = {1, 1, 1, 1, 1, 1, 1, 1};                                       \
+    int64_t i = 0;                                                                   \
+    for (; i + 8 <= n; i += 8)                                                       \
+        for (int j = 0; j < 8; j++)                                                  \
+            part[j] *= (double)p[i + j];                                             \
+    for (; i < n; i++)                                                               \
+        part[i & 7] *= (double)p[i];                                                 \
+    double r = ((part[0] * part[1]) * (part[2] * part[3])) *                         \
+               ((part[4] * part[5]) * (part[6] * part[7]));                          \
+    if (isfinite(r))                                                                 \
+        return r;                                                                    \
+    r = 1;                                                                           \
+    for (i = 0; i < n; i++)                                                          \
+        r *= (double)p[i];                                                           \
+    return r
+
+BPC_CLONES double bpc_vprod_f32(const float *restrict p, int64_t n) { PROD_BODY(p, n); }
+BPC_CLONES double bpc_vprod_f64(const double *restrict p, int64_t n) { PROD_BODY(p, n); }

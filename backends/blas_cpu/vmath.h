@@ -205,4 +205,30 @@ int64_t bpc_varg_f64(const double *p, int64_t n, bool is_max);
 double bpc_vlogsumexp_f32(const float *p, int64_t n);
 double bpc_vlogsumexp_f64(const double *p, int64_t n);
 
+/* One dense f32 row: o = log_softmax(x), fused (max; the sum of exp(x - max)
+ * in double with the float exp; o = (x - max) - log(sum) in double, rounded
+ * once). False, with o untouched, when the max is not finite. */
+bool bpc_log_softmax_row_f32(const float *x, float *o, int64_t n);
+
+/* Softmax (or log_softmax, `lg`) of k adjacent f32 columns along n rows:
+ * column c is x[i * sx + c], i < n (rows contiguous over the k columns), and
+ * goes to o[i * so + c]. Three passes that stream whole rows: the max per
+ * column, exp and its sum, the scale. bad[c] is set (and column c left to
+ * the caller) when its max is not finite. k <= BPC_COLS. */
+#define BPC_COLS 2048
+void bpc_softmax_cols_f32(bool lg, const float *x, int64_t sx, float *o, int64_t so, int64_t n,
+                          int64_t k, bool *bad);
+
+/* log(sum(exp(x))) of k adjacent columns along n rows (column c is
+ * x[i * sx + c]), into out[c] (a double per column): the max per column,
+ * then the sum of exp(x - max), streaming whole rows. NaN, +inf and all
+ * -inf columns as bpc_vlogsumexp. k <= BPC_COLS. */
+void bpc_logsumexp_cols_f32(const float *x, int64_t sx, int64_t n, int64_t k, double *out);
+void bpc_logsumexp_cols_f64(const double *x, int64_t sx, int64_t n, int64_t k, double *out);
+/* The product of n elements: eight interleaved partial products in double
+ * (another association than one pass: within the op's tolerance); a result
+ * that is not finite is redone in one pass, the reference's order. */
+double bpc_vprod_f32(const float *p, int64_t n);
+double bpc_vprod_f64(const double *p, int64_t n);
+
 #endif
