@@ -295,6 +295,29 @@ Test(blas_cpu, batched_and_integer_matmul_match_the_reference)
     free(p0), free(p1);
     bp_tensor_release(r0), bp_tensor_release(r1);
     bp_tensor_release(a0), bp_tensor_release(b0), bp_tensor_release(a1), bp_tensor_release(b1);
+    /* a b per batch, plain and broadcast (3, 1) x (1, 4): the batches go to
+     * the kernel pool, one single-threaded gemm each */
+    static const int64_t bsa[2][4] = {{6, 7, 9}, {3, 1, 7, 9}}, bsb[2][4] = {{6, 9, 4}, {1, 4, 9, 5}};
+    static const bp_dtype bdt[2] = {BP_F64, BP_F32};
+    for (int c = 0; c < 2; c++) {
+        int32_t rk = c ? 4 : 3;
+        a0 = make(bin, bdt[c], rk, bsa[c]), b0 = make(bin, bdt[c], rk, bsb[c]);
+        BPT_OK(bp_backend_copy(a0, blas, &a1));
+        BPT_OK(bp_backend_copy(b0, blas, &b1));
+        BPT_OK(bp_matmul(a0, b0, &r0));
+        BPT_OK(bp_matmul(a1, b1, &r1));
+        if (bdt[c] == BP_F32) {
+            cr_expect_leq(rel_diff_f32(r1, r0), 1e-5, "broadcast batched matmul");
+        } else {
+            p0 = bytes_of(r0), p1 = bytes_of(r1);
+            for (int64_t i = 0; i < bp_tensor_numel(r0); i++)
+                cr_expect_leq(fabs(p0[i] - p1[i]), 1e-12 * (1 + fabs(p0[i])), "batched element %lld",
+                              (long long)i);
+            free(p0), free(p1);
+        }
+        bp_tensor_release(r0), bp_tensor_release(r1);
+        bp_tensor_release(a0), bp_tensor_release(b0), bp_tensor_release(a1), bp_tensor_release(b1);
+    }
     /* integers wrap identically, rows split across threads */
     a0 = make(bin, BP_I32, 2, (int64_t[]){300, 200});
     b0 = make(bin, BP_I32, 2, (int64_t[]){200, 250});
