@@ -19,6 +19,11 @@ logsumexp max + log(sum(exp)), bf16 the bit manipulation of float32 a NumPy
 user writes); erf and gelu use scipy.special.erf when SciPy is installed,
 else a per-element Python call (np.frompyfunc), which says nothing useful.
 
+--vs LABEL=PATH (repeatable) times another build's backplane CLI in the same
+rounds, interleaved with the others (e.g. the branch point's build, to see
+what a change did on a noisy machine): the table gets one more ratio column
+per build, each against the same NumPy samples.
+
 --binary also times the binary (reference) backend against blas_cpu limited
 to one thread (a config file with `threads = 1`) on the elementwise cases,
 and the binary backend's matmul against blas_cpu's: issue 14 asks for at
@@ -26,7 +31,7 @@ least 1/3 and 1/10 of blas_cpu's throughput.
 
 usage: bench/numpy_compare.py --backplane build/bin/backplane [--backend blas_cpu]
            [--rounds 3] [--min-time 0.2] [--min-reps 5] [--config FILE]
-           [--only REGEX] [--binary] [--list] [--json FILE]
+           [--only REGEX] [--binary] [--vs LABEL=PATH]... [--list] [--json FILE]
 """
 import argparse
 import json
@@ -326,8 +331,8 @@ def time_numpy(fn, min_time, min_reps):
     return statistics.median(samples)
 
 
-def time_backplane(args, backend, spec, size, config=None):
-    cmd = [args.backplane, "bench", "--json", "--backend", backend, "--op", spec, "--size", size,
+def time_backplane(args, backend, spec, size, config=None, exe=None):
+    cmd = [exe or args.backplane, "bench", "--json", "--backend", backend, "--op", spec, "--size", size,
            "--min-time", str(args.min_time), "--min-reps", str(args.min_reps)]
     config = config or args.config
     if config:
@@ -362,9 +367,18 @@ def main():
     p.add_argument("--binary", action="store_true",
                    help="also time the binary backend (elementwise vs blas_cpu on one thread, "
                         "matmul vs blas_cpu)")
+    p.add_argument("--vs", action="append", default=[], metavar="LABEL=PATH",
+                   help="also time this backplane CLI (another build) in the same rounds; "
+                        "repeatable")
     p.add_argument("--list", action="store_true", help="print the cases and exit")
     p.add_argument("--json", help="also write the rows as JSON to this file")
     args = p.parse_args()
+    others = []
+    for v in args.vs:
+        label, sep, path = v.partition("=")
+        if not sep or not label or not path:
+            p.error(f"--vs wants LABEL=PATH, got {v!r}")
+        others.append((label, path))
 
     todo = [c for c in cases() if not args.only or re.search(args.only, f"{c[0]} {c[1]}")]
     if args.list:
@@ -383,6 +397,7 @@ def main():
     for i, (spec, size, fam, target) in enumerate(todo):
         fn = numpy_case(spec, size)
         np_t, bp_t, bin_t, one_t = [], [], [], []
+        vs_t = {label: [] for label, _ in others}
         bin_check = args.binary and (fam in ("unary", "binary", "where") or
                                      (fam == "matmul" and size in ("1024", "128")))
         for r in range(args.rounds):
@@ -390,6 +405,8 @@ def main():
                   file=sys.stderr)
             np_t.append(time_numpy(fn, args.min_time, args.min_reps))
             bp_t.append(time_backplane(args, args.backend, spec, size))
+            for label, exe in others:
+                vs_t[label].append(time_backplane(args, args.backend, spec, size, exe=exe))
             if bin_check:
                 bin_t.append(time_backplane(args, "binary", spec, size))
                 if fam != "matmul":
@@ -397,7 +414,8 @@ def main():
         rows.append({"spec": spec, "size": size, "family": fam, "target": target,
                      "numpy_s": statistics.median(np_t), "backplane_s": statistics.median(bp_t),
                      "binary_s": statistics.median(bin_t) if bin_t else None,
-                     "one_thread_s": statistics.median(one_t) if one_t else None})
+                     "one_thread_s": statistics.median(one_t) if one_t else None,
+                     "vs_s": {label: statistics.median(t) for label, t in vs_t.items()}})
     load_after = load_average()
     if one_thread:
         os.unlink(one_thread)
@@ -405,7 +423,12 @@ def main():
     print(f"NumPy {np.__version__} vs backplane ({args.backend}); medians of {args.rounds} "
           f"interleaved rounds; ratio = NumPy time / backplane time (higher is better); "
           f"load average {load_before} -> {load_after}")
-    print(f"{'op':<18} {'size':<15} {'NumPy':>11} {'backplane':>11} {'ratio':>6} {'target':>7}  met")
+    vs_head = "".join(f" {label[:8]:>8}" for label, _ in others)
+    if others:
+        print("other builds' columns: their ratio (NumPy time / their time) in the same rounds: "
+              + ", ".join(f"{label} = {path}" for label, path in others))
+    print(f"{'op':<18} {'size':<15} {'NumPy':>11} {'backplane':>11} {'ratio':>6} {'target':>7}  met"
+          + vs_head)
     missed = 0
     for row in rows:
         ratio = row["numpy_s"] / row["backplane_s"]
@@ -414,7 +437,8 @@ def main():
         missed += not met
         print(f"{row['spec']:<18} {row['size']:<15} {fmt_time(row['numpy_s']):>11} "
               f"{fmt_time(row['backplane_s']):>11} {ratio:>6.2f} {'>= ' + str(row['target']):>7}"
-              f"  {'yes' if met else 'NO'}")
+              f"  {'yes' if met else 'NO '}"
+              + "".join(f" {row['numpy_s'] / row['vs_s'][label]:>8.2f}" for label, _ in others))
     print(f"{len(rows) - missed} of {len(rows)} cases meet their target")
     if args.binary:
         print(f"\nbinary backend vs {args.backend} (ratio = {args.backend} time / binary time)")
