@@ -180,3 +180,46 @@ Test(transfers, each_synchronising_read_logs_one_debug_line_naming_the_call,
     log[n] = '\0';
     cr_assert(strstr(log, "bp_item_f64: synchronising read of 4 bytes from devsim:0"), "%s", log);
 }
+
+/* ---- the op entry of ABI 1.4 on the device-like backend ----------------------- */
+
+Test(transfers, ops_of_abi_1_4_are_queued_and_return_before_they_run)
+{
+    bp_tensor *x = f32(dev, 4, (float[]){3, 1, 4, 1}), *cs = NULL, *v = NULL, *i = NULL;
+    bp_stats s0 = stats_of(dev);
+    BPT_OK(bp_cumsum(x, 0, false, false, &cs));
+    BPT_OK(bp_topk(x, 2, 0, true, true, &v, &i));
+    cr_assert_eq(stats_of(dev).sync_reads, s0.sync_reads, "an op of ABI 1.4 waited");
+    cr_assert_eq(queued(), 3, "the write, cumsum and topk are still queued");
+    /* topk's second output alone: its read waits for the topk */
+    int64_t idx[2];
+    BPT_OK(bp_tensor_to_host(i, idx, sizeof idx));
+    cr_assert(idx[0] == 2 && idx[1] == 0, "topk indices %lld %lld", (long long)idx[0],
+              (long long)idx[1]);
+    float out[4];
+    BPT_OK(bp_tensor_to_host(cs, out, sizeof out));
+    cr_assert_arr_eq(out, ((float[]){3, 4, 8, 9}), sizeof out);
+    bp_tensor_release(x), bp_tensor_release(cs), bp_tensor_release(v), bp_tensor_release(i);
+}
+
+Test(transfers, scatter_and_gather_elements_do_not_synchronise_and_defer_a_bad_index)
+{
+    bp_tensor *x = f32(dev, 4, (float[]){10, 20, 30, 40}), *u = f32(dev, 2, (float[]){1, 2});
+    bp_tensor *idx = NULL, *bad = NULL, *s = NULL, *g = NULL;
+    BPT_OK(bp_tensor_from_host(dev, BP_I64, 1, (int64_t[]){2}, (int64_t[]){3, 3}, &idx));
+    BPT_OK(bp_tensor_from_host(dev, BP_I32, 1, (int64_t[]){2}, (int32_t[]){0, 4}, &bad));
+    bp_stats s0 = stats_of(dev);
+    BPT_OK(bp_scatter_elements(x, idx, u, 0, BP_SCATTER_ADD, &s));
+    BPT_OK(bp_gather_elements(x, bad, 0, &g)); /* queued: the device finds the bad index */
+    cr_assert_eq(stats_of(dev).sync_reads, s0.sync_reads, "the index ops waited for the device");
+    float out[4];
+    BPT_FAILS(BP_ERR_INDEX, bp_tensor_to_host(g, out, 2 * sizeof(float)));
+    const char *e = bp_last_error();
+    cr_assert(strstr(e, "devsim:0") && strstr(e, "gather_elements") && strstr(e, "indices[1]") &&
+                  strstr(e, "is 4") && strstr(e, "axis 0"),
+              "%s", e);
+    BPT_OK(bp_tensor_to_host(s, out, sizeof out)); /* reported once, then cleared */
+    cr_assert_arr_eq(out, ((float[]){10, 20, 30, 43}), sizeof out);
+    bp_tensor_release(x), bp_tensor_release(u), bp_tensor_release(idx), bp_tensor_release(bad);
+    bp_tensor_release(s), bp_tensor_release(g);
+}

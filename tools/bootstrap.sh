@@ -18,6 +18,11 @@ build=${BP_BUILD_DIR:-$root/build}
 # benchmark comparison), venv (the tests' Python reference implementations).
 packages=(build-essential cmake pkg-config libinih-dev libcjson-dev libdlpack-dev libcriterion-dev
           libopenblas-dev python3-numpy python3-venv)
+# The test job also runs ONNX's backend node tests (tests/onnx/): ONNX's
+# Python package and its test data, both from Debian, read by Debian's python3.
+if [ "$job" = test ]; then
+  packages+=(python3-onnx libonnx-testdata)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -42,7 +47,9 @@ if [ "$job" = test ]; then
       "$venv/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes >&2 ||
       echo "bootstrap: could not install the Python reference packages; their tests will be skipped" >&2
   fi
-  venv_args=(-DBP_TEST_PYTHON="$venv/bin/python")
+  # The ONNX node tests need python3-onnx, which only Debian's own python3
+  # imports (the venv above does not see the system's packages).
+  venv_args=(-DBP_TEST_PYTHON="$venv/bin/python" -DBP_ONNX_PYTHON=/usr/bin/python3)
 fi
 
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

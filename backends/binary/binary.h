@@ -58,6 +58,19 @@ typedef struct bpb_iter {
 void bpb_iter_init(bpb_iter *it, int n, const bp_view *const *views);
 bool bpb_iter_next(bpb_iter *it, int64_t *pos);
 
+/* The low bits of u as integer dtype dt holds them (two's complement), for
+ * arithmetic that wraps: computed in uint64_t, stored by this. Written out
+ * because C leaves the unsigned-to-signed conversion implementation-defined. */
+static inline int64_t bpb_wrap_int(bp_dtype dt, uint64_t u)
+{
+    int bits = (int)bp_dtype_size(dt) * 8;
+    if (dt == BP_U8)
+        return (int64_t)(u & 0xffu);
+    uint64_t sign = (uint64_t)1 << (bits - 1);
+    u &= bits == 64 ? ~(uint64_t)0 : (sign << 1) - 1;
+    return (u & sign) ? (int64_t)(u - sign) - (int64_t)(sign - 1) - 1 : (int64_t)u;
+}
+
 /* Element loads and stores with the cast rules: backplane/cast.h's
  * bp_elem_load_f64, bp_elem_store_f64, bp_elem_load_i64, bp_elem_store_i64. */
 /* n elements of a float dtype, `stride` elements apart, widened to double. */
@@ -118,5 +131,77 @@ bp_status bpb_gather(void *dev, const bp_view *x, const bp_view *indices, int32_
 #else
 #define BPB_CLONES
 #endif
+
+/* ---- the op entry of ABI 1.4 (opcodes.h's BP_OP_LIST_1_4) ---------------- */
+/* One kernel: the op entry's signature (plugin.h), params already widened to
+ * this build's bp_op_params (missing members zero). */
+typedef bp_status (*bpb_op_fn)(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                               const bp_view *const *in, int32_t n_out,
+                               const bp_view *const *out);
+/* op.c: the entry (dispatch through one table of kernels, then bpb_nn_op)
+ * and whether that table has a kernel for op (every op of BP_OP_LIST is the
+ * family entries'; the nn ops are bpb_nn_op's, not the table's). */
+bp_status bpb_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                 const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+bool bpb_op_implemented(bp_op op);
+/* supports() of a plugin whose 1.4 ops are these kernels: true for the
+ * ops of 1.0 (their family entries take every dtype the core accepts), for
+ * the 1.4 ops the table has, and for the nn ops (binary_nn.h) where
+ * bpb_nn_supports(op, dtype). */
+bool bpb_supports(void *dev, bp_op op, bp_dtype dtype);
+/* The kernels, by file (each checks nothing the core guarantees). */
+/* op_unary.c: acos .. bitwise_not (x -> out) and clip (x, lo|NULL, hi|NULL) */
+bp_status bpb_op_unary(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                       const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+bp_status bpb_op_clip(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                      const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+/* op_binary.c: fmod, prelu, bitwise and/or/xor, bit shifts (a, b -> out) */
+bp_status bpb_op_binary(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                        const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+/* op_reduce.c: the reductions of 1.4 (x with p->i[0] reduced axes last) */
+bp_status bpb_op_reduce(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                        const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+/* op_hardmax.c, op_scan.c, op_sort.c: along the last axis of x */
+bp_status bpb_op_hardmax(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                         const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+bp_status bpb_op_scan(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                      const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+bp_status bpb_op_sort(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                      const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+/* op_index.c: trilu, one_hot; op_gather.c: gather_elements, gather_nd;
+ * op_scatter.c: scatter_elements, scatter_nd */
+bp_status bpb_op_trilu(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                       const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+bp_status bpb_op_one_hot(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                         const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+bp_status bpb_op_gather_more(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                             const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+bp_status bpb_op_scatter(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                         const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+/* op_gemm.c */
+bp_status bpb_op_gemm(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                      const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+
+/* ---- helpers the 1.4 kernels share (op_rows.c) ---------------------------- */
+/* Rows along the last axis: views[j] (rank >= 1) without their last axis,
+ * walked together (they share those leading extents):
+ *
+ *     bpb_rows r; bpb_rows_init(&r, 2, (const bp_view *[]){x, out});
+ *     while (bpb_rows_next(&r))  ... row of x at bpb_base(x) + r.at[0] * esz ...
+ *
+ * at[j] is the element offset of the current row's first element in view j;
+ * its elements are views[j]->strides[rank - 1] apart. */
+typedef struct bpb_rows {
+    bpb_iter it;
+    int n;
+    int64_t pos[BPB_ITER_MAX], t, at[BPB_ITER_MAX];
+    bool have;
+} bpb_rows;
+void bpb_rows_init(bpb_rows *r, int n, const bp_view *const *views);
+bool bpb_rows_next(bpb_rows *r);
+/* An index element (i32 or i64) at flat position i of a dense view. */
+int64_t bpb_index_at(const bp_view *indices, int64_t i);
+/* The element offset of a dense row-major position in view v. */
+int64_t bpb_offset_of(const bp_view *v, const int64_t *idx);
 
 #endif

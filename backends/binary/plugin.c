@@ -153,7 +153,10 @@ static const bp_plugin bin_plugin = {
     .host_ptr = bpb_host_ptr,
     .synchronize = bpb_synchronize,
     .memory_info = bin_memory_info,
-    .supports = NULL, /* every op the core accepts, for every dtype it accepts */
+    /* every op of 1.0 the core accepts, for every dtype it accepts; of the
+     * ops since, those op.c's table has a kernel for and the nn ops
+     * bpb_nn_supports answers for */
+    .supports = bpb_supports,
     .unary = bpb_unary,
     .binary = bpb_binary,
     .where = bpb_where,
@@ -166,6 +169,7 @@ static const bp_plugin bin_plugin = {
     .arange = bpb_arange,
     .random = bpb_random,
     .wrap = bin_wrap,
+    .op = bpb_op,
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);

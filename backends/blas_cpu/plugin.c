@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "blas_cpu.h"
+#include "op.h"
 
 #define BPC_MAX_THREADS 1024
 #define BPC_DEFAULT_CACHE_MB 1024
@@ -198,7 +199,7 @@ static const bp_plugin bpc_plugin = {
     .host_ptr = bpb_host_ptr,
     .synchronize = bpb_synchronize,
     .memory_info = bpc_memory_info,
-    .supports = NULL, /* every op the core accepts, for every dtype it accepts */
+    .supports = bpb_supports, /* the reference's: 1.0's ops, the 1.4 ops it has, its nn ops */
     .unary = bpc_unary,
     .binary = bpc_binary,
     .where = bpc_where,
@@ -211,6 +212,7 @@ static const bp_plugin bpc_plugin = {
     .arange = bpb_arange, /* cheap and rank 1: the reference as is */
     .random = bpc_random,
     .wrap = bpc_wrap,
+    .op = bpc_op, /* op.c; the nn ops through nn.c's bpc_nn_op */
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);

@@ -12,7 +12,14 @@
  *   host_copy.cu   staging memcpys on a few threads
  *   index.h/.c     collapsing views, launch geometry;  elem.h  element types
  *   elementwise.cu copy.cu creation.cu gather.cu reduce.cu softmax.cu matmul.cu
- *                  the op entries
+ *                  the op entries of ABI 1.0
+ *   support.c      which op of ABI 1.4 runs for which dtype (plain C, one table)
+ *   op.cu          the op entry (ABI 1.4): one switch to the files below
+ *   elementwise_more.cu  clip.cu  reduce_more.cu  hardmax.cu  scan.cu  sort.cu
+ *   trilu.cu  one_hot.cu  gather_more.cu  scatter.cu  gemm.cu
+ *                  the ops of ABI 1.4
+ *   checks.cu      index bounds checked on the device, reported by deferred_error
+ *   exchange.cu    wrap and buffer_address: other libraries' CUDA memory (DLPack)
  *
  * A buffer handle is a small host struct (bpcu_buf) holding the device
  * pointer, so zero-byte buffers still get unique handles and memory_info can
@@ -49,6 +56,7 @@
 #include "cc_check.h"
 #include "host_copy.h"
 #include "index.h"
+#include "support.h"
 
 /* ---- state ---------------------------------------------------------------- */
 
@@ -59,6 +67,11 @@ typedef struct bpcu_buf {
     void *ptr;                     /* device memory; NULL before the first use and for 0 bytes */
     size_t bytes;
     cudaEvent_t ready;             /* recorded after the last queued work that writes ptr */
+    /* wrapped memory (exchange.cu): another library's, given back through
+     * release(release_ctx) once the work queued on it has ended */
+    void (*release)(void *);
+    void *release_ctx;
+    bool wrapped;
 } bpcu_buf;
 
 #define BPCU_STAGE_BYTES ((size_t)8 << 20) /* each of a direction's two pinned buffers */
@@ -72,6 +85,42 @@ typedef struct bpcu_stage {
 } bpcu_stage;
 
 #define BPCU_SPARE_EVENTS 256      /* buffer events kept for reuse */
+
+/* One index-checking op's result (checks.cu), written by the device into
+ * mapped pinned memory that the host reads once the op's event completed. */
+typedef struct bpcu_ixerr {
+    unsigned long long pos;        /* the first bad index's flat position in indices */
+    long long value, extent;       /* its value, and the extent it must lie within */
+    int axis;                      /* the axis of x it indexes */
+    int set;                       /* 1: an index was out of range; 0: none */
+} bpcu_ixerr;
+
+#define BPCU_CHECK_SLOTS 256       /* index-checking ops in flight before one is waited for */
+
+/* The device's index checks and the deferred error they produce. Slots are
+ * used in queue order (a ring: head is the oldest in flight, tail the next
+ * free); the mutex is held from taking a slot to recording its event, so
+ * the ring's order is the stream's. */
+typedef struct bpcu_checks {
+    std::mutex mu;
+    bpcu_ixerr *host;              /* BPCU_CHECK_SLOTS results, mapped pinned memory */
+    bpcu_ixerr *dev;               /* the same memory, as the device addresses it */
+    unsigned long long *bad;       /* device memory: per slot, the smallest bad position */
+    cudaEvent_t done[BPCU_CHECK_SLOTS]; /* recorded behind each slot's commit */
+    bp_op op[BPCU_CHECK_SLOTS];    /* which op used the slot */
+    uint64_t head, tail;
+    bp_status status;              /* the deferred error (BP_OK: none) ... */
+    char msg[512];                 /* ... and its message */
+} bpcu_checks;
+
+/* Wrapped buffers freed while work using them may still be queued: their
+ * release waits for the event (exchange.cu). */
+typedef struct bpcu_release {
+    struct bpcu_release *next;
+    cudaEvent_t after;             /* NULL: recording failed; released once the stream is idle */
+    void (*release)(void *);
+    void *ctx;
+} bpcu_release;
 #define BPCU_RECENT 8                      /* op names kept for a lost-device report */
 
 typedef struct bpcu_device {
@@ -98,6 +147,9 @@ typedef struct bpcu_device {
     char lost_msg[1024];
     const char *recent[BPCU_RECENT]; /* ops queued since the last successful synchronisation */
     uint64_t nrecent;
+    bpcu_checks checks;            /* index checks on the device (checks.cu) */
+    std::mutex release_mu;         /* guards releases */
+    bpcu_release *releases;        /* wrapped buffers waiting to be given back */
 } bpcu_device;
 
 /* ---- errors and entries: errors.cu ------------------------------------------- */
@@ -158,9 +210,9 @@ class bpcu_scope {
     /* buffer entries; queues: the entry queues device work (a write),
      * named in a lost-device report */
     bpcu_scope(bpcu_device *d, const char *op, bool queues);
-    /* op entries */
+    /* op entries (out2: a second output, or NULL; NULL inputs are skipped) */
     bpcu_scope(bpcu_device *d, const char *op, const bp_view *out,
-               std::initializer_list<const bp_view *> inputs);
+               std::initializer_list<const bp_view *> inputs, const bp_view *out2 = NULL);
     ~bpcu_scope();
     bpcu_scope(const bpcu_scope &) = delete;
     bpcu_scope &operator=(const bpcu_scope &) = delete;
@@ -169,7 +221,7 @@ class bpcu_scope {
   private:
     void enter(const char *op, bool queues);
     bpcu_device *d_;
-    bpcu_buf *out_;
+    bpcu_buf *out_, *out2_;
     CUcontext saved_;
     bool switched_, clean_;
     const char *outer_op_;
@@ -231,6 +283,39 @@ void bpcu_events_destroy(bpcu_device *d);
  * densifies operands with it). */
 bp_status bpcu_copy_view(bpcu_device *d, const bp_view *src, const bp_view *out);
 
+/* A dense row-major copy of v in new scratch (buf->ptr, to be freed with
+ * bpcu_scratch_free), described by *dense (matmul.cu). */
+bp_status bpcu_densify(bpcu_device *d, const bp_view *v, bpcu_buf *buf, bp_view *dense);
+
+/* A rows x cols matrix with element strides (rs, cs) as a cuBLAS operand of
+ * a row-major product computed column-major: op N with ld = rs (row-major
+ * data) or op T with ld = cs (column-major data); false if neither fits
+ * (matmul.cu). */
+bool bpcu_matrix_form(int64_t rows, int64_t cols, int64_t rs, int64_t cs, cublasOperation_t *op,
+                      int64_t *ld);
+
+/* A cuBLAS call's failure as a bp_status: a sticky error of earlier work
+ * (which makes cuBLAS fail too) is named as such (matmul.cu). */
+bp_status bpcu_blas_fail(bpcu_device *d, cublasStatus_t bs, const char *what);
+
+/* REDUCE of the ABI 1.0 ops without an entry's scope (reduce.cu): for ops
+ * that reduce into scratch (hardmax). */
+bp_status bpcu_reduce_run(bpcu_device *d, bp_op op, const bp_view *x, int32_t n_reduce,
+                          const bp_view *out);
+
+/* Index checks (checks.cu): create and destroy a device's, harvest the
+ * finished ones (waiting for all with wait). */
+cudaError_t bpcu_checks_create(bpcu_device *d);
+void bpcu_checks_destroy(bpcu_device *d);
+
+/* free() of a wrapped buffer (exchange.cu): its memory is given back once
+ * the work queued before the free has ended. */
+void bpcu_release_wrapped(bpcu_device *d, bpcu_buf *b);
+
+/* Give back wrapped memory whose queued work has ended (exchange.cu);
+ * wait: wait for that work first (device close). */
+void bpcu_releases_run(bpcu_device *d, bool wait);
+
 /* ---- the plugin entries (see plugin.h for each contract) ---------------------- */
 /* memory.cu, transfer.cu */
 bp_status bpcu_alloc(void *dev, size_t bytes, void **buffer);
@@ -255,5 +340,14 @@ bp_status bpcu_gather(void *dev, const bp_view *x, const bp_view *indices, int32
 bp_status bpcu_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out);
 bp_status bpcu_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out);
 bp_status bpcu_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_view *out);
+/* checks.cu, exchange.cu (ABI 1.2, 1.3) */
+bp_status bpcu_deferred_error(void *dev);
+bp_status bpcu_wrap(void *dev, int32_t kind, void *memory, size_t bytes, void (*release)(void *),
+                    void *release_ctx, void **buffer);
+bp_status bpcu_buffer_address(void *dev, void *buffer, int32_t *kind, int32_t *device_id,
+                              void **address);
+/* op.cu (ABI 1.4) */
+bp_status bpcu_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                  const bp_view *const *in, int32_t n_out, const bp_view *const *out);
 
 #endif

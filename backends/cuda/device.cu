@@ -1,8 +1,10 @@
 /* device_open/close: each exposed device gets its primary context
  * (retained), a compute stream, a stream-ordered memory pool capped by
  * memory_fraction (or plain cudaMalloc/cudaFree where the device has no
- * memory pools), a cuBLAS handle, and for each transfer direction a stream
- * and two pinned staging buffers (transfer.cu). */
+ * memory pools), a cuBLAS handle, for each transfer direction a stream
+ * and two pinned staging buffers (transfer.cu), and the slots of its index
+ * checks (checks.cu). Closing gives back any wrapped memory still held
+ * (exchange.cu). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,8 @@ static void device_destroy(bpcu_device *d)
                 cudaStreamSynchronize(st[s]->stream);
         if (d->stream)
             cudaStreamSynchronize(d->stream);
+        bpcu_releases_run(d, true);
+        bpcu_checks_destroy(d);
         if (d->blas)
             cublasDestroy(d->blas);
         for (int s = 0; s < 2; s++) {
@@ -178,6 +182,9 @@ bp_status bpcu_device_open(void *state, int32_t index, void **dev)
     d->copier.want = s->staging_threads;
     const char *what = "";
     cudaError_t e = create_queues(d, &what);
+    if (e == cudaSuccess)
+        what = "the index checks (cudaHostAlloc, cudaMalloc, cudaEventCreate)",
+        e = bpcu_checks_create(d);
     if (e != cudaSuccess) {
         s->host->set_error(s->host->host, "cuda: opening device %d: %s: %s", d->ordinal, what,
                            cudaGetErrorString(e));

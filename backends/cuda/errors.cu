@@ -185,16 +185,16 @@ bpcu_ctx_guard::~bpcu_ctx_guard()
 }
 
 bpcu_scope::bpcu_scope(bpcu_device *d, const char *op, bool queues)
-    : status(BP_OK), d_(d), out_(NULL), saved_(NULL), switched_(false), clean_(false),
-      outer_op_(current_op)
+    : status(BP_OK), d_(d), out_(NULL), out2_(NULL), saved_(NULL), switched_(false),
+      clean_(false), outer_op_(current_op)
 {
     enter(op, queues);
 }
 
 bpcu_scope::bpcu_scope(bpcu_device *d, const char *op, const bp_view *out,
-                       std::initializer_list<const bp_view *> inputs)
-    : status(BP_OK), d_(d), out_(NULL), saved_(NULL), switched_(false), clean_(false),
-      outer_op_(current_op)
+                       std::initializer_list<const bp_view *> inputs, const bp_view *out2)
+    : status(BP_OK), d_(d), out_(NULL), out2_(NULL), saved_(NULL), switched_(false),
+      clean_(false), outer_op_(current_op)
 {
     enter(op, true);
     /* inputs were written or produced before, so they have memory; a
@@ -207,6 +207,11 @@ bpcu_scope::bpcu_scope(bpcu_device *d, const char *op, const bp_view *out,
         status = bpcu_materialize(d, (bpcu_buf *)out->buffer, d->stream);
         if (status == BP_OK)
             out_ = (bpcu_buf *)out->buffer;
+    }
+    if (status == BP_OK && out2) {
+        status = bpcu_materialize(d, (bpcu_buf *)out2->buffer, d->stream);
+        if (status == BP_OK)
+            out2_ = (bpcu_buf *)out2->buffer;
     }
 }
 
@@ -238,8 +243,11 @@ void bpcu_scope::enter(const char *op, bool queues)
 bpcu_scope::~bpcu_scope()
 {
     /* behind whatever the op queued (nothing, if it failed before) */
-    if (out_) {
-        cudaError_t e = bpcu_mark_written(d_, out_, d_->stream);
+    bpcu_buf *outs[2] = {out_, out2_};
+    for (int k = 0; k < 2; k++) {
+        if (!outs[k])
+            continue;
+        cudaError_t e = bpcu_mark_written(d_, outs[k], d_->stream);
         if (e != cudaSuccess)
             bpcu_note_lost(d_, e);
     }

@@ -228,6 +228,23 @@ static bp_status f_random(void *dev, bp_op op, uint64_t seed, uint64_t off, doub
     return impl->random(dev, op, seed, off, p0, p1, o);
 }
 
+static bp_status f_deferred_error(void *dev) { return impl->deferred_error(dev); }
+static bp_status f_wrap(void *dev, int32_t kind, void *memory, size_t bytes,
+                        void (*release)(void *), void *release_ctx, void **b)
+{
+    return impl->wrap(dev, kind, memory, bytes, release, release_ctx, b);
+}
+static bp_status f_buffer_address(void *dev, void *b, int32_t *kind, int32_t *device_id,
+                                  void **address)
+{
+    return impl->buffer_address(dev, b, kind, device_id, address);
+}
+static bp_status f_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                      const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    return impl->op(dev, op, p, n_in, in, n_out, out);
+}
+
 static const bp_plugin front = {
     .struct_size = sizeof(bp_plugin),
     .abi_major = BP_ABI_MAJOR,
@@ -262,6 +279,10 @@ static const bp_plugin front = {
     .fill = f_fill,
     .arange = f_arange,
     .random = f_random,
+    .deferred_error = f_deferred_error,
+    .wrap = f_wrap,
+    .buffer_address = f_buffer_address,
+    .op = f_op,
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void) { return &front; }

@@ -9,6 +9,7 @@
  * copied back. f16/bf16 accumulate in f32 and round once (compute 32F), as
  * the binary backend; f32 uses TF32 tensor cores only when tf32 = true.
  * Integers: one thread per output, 64-bit wrapping sums. */
+#include <stdio.h>
 #include <string.h>
 
 #include "bpcu.h"
@@ -100,22 +101,22 @@ static bool batch_stride(const bp_view *v, const bp_view *out, long long *stride
     return true;
 }
 
-/* A rows x cols matrix with strides (rs, cs) as a cuBLAS operand of the
- * swapped (column-major) product: row-major data is op N with ld = rs;
- * column-major data is op T with ld = cs. */
-static bool matrix_form(int64_t rows, int64_t cols, int64_t rs, int64_t cs, gemm_op *g)
+/* row-major data is op N with ld = rs; column-major data is op T with
+ * ld = cs (bpcu.h) */
+bool bpcu_matrix_form(int64_t rows, int64_t cols, int64_t rs, int64_t cs, cublasOperation_t *op,
+                      int64_t *ld)
 {
     if (cols == 1 || cs == 1) {
-        int64_t ld = rows == 1 ? (cols > 1 ? cols : 1) : rs;
-        if (ld >= cols && ld >= 1) {
-            g->op = CUBLAS_OP_N, g->ld = ld;
+        int64_t l = rows == 1 ? (cols > 1 ? cols : 1) : rs;
+        if (l >= cols && l >= 1) {
+            *op = CUBLAS_OP_N, *ld = l;
             return true;
         }
     }
     if (rows == 1 || rs == 1) {
-        int64_t ld = cols == 1 ? (rows > 1 ? rows : 1) : cs;
-        if (ld >= rows && ld >= 1) {
-            g->op = CUBLAS_OP_T, g->ld = ld;
+        int64_t l = cols == 1 ? (rows > 1 ? rows : 1) : cs;
+        if (l >= rows && l >= 1) {
+            *op = CUBLAS_OP_T, *ld = l;
             return true;
         }
     }
@@ -126,11 +127,12 @@ static bool gemm_form(const bp_view *v, const bp_view *out, gemm_op *g)
 {
     int32_t r = v->rank;
     return batch_stride(v, out, &g->batch_stride) &&
-           matrix_form(v->shape[r - 2], v->shape[r - 1], v->strides[r - 2], v->strides[r - 1], g);
+           bpcu_matrix_form(v->shape[r - 2], v->shape[r - 1], v->strides[r - 2],
+                            v->strides[r - 1], &g->op, &g->ld);
 }
 
-/* A dense row-major view of v's shape (batch axes as out's) over scratch. */
-static bp_status densify(bpcu_device *d, const bp_view *v, bpcu_buf *buf, bp_view *dense)
+/* A dense row-major view of v's shape over scratch (bpcu.h). */
+bp_status bpcu_densify(bpcu_device *d, const bp_view *v, bpcu_buf *buf, bp_view *dense)
 {
     *dense = *v;
     dense->offset = 0;
@@ -147,6 +149,16 @@ static bp_status densify(bpcu_device *d, const bp_view *v, bpcu_buf *buf, bp_vie
     return bpcu_copy_view(d, v, dense);
 }
 
+bp_status bpcu_blas_fail(bpcu_device *d, cublasStatus_t bs, const char *what)
+{
+    /* a sticky error of earlier work makes cuBLAS fail too: name it */
+    cudaError_t ce = cudaStreamQuery(d->stream);
+    if (ce != cudaSuccess && ce != cudaErrorNotReady && bpcu_note_lost(d, ce))
+        return bpcu_cuda_fail(d, ce, "%s", what);
+    return bpcu_fail(d, bs == CUBLAS_STATUS_ALLOC_FAILED ? BP_ERR_OUT_OF_MEMORY : BP_ERR_BACKEND,
+                     "cuda: %s failed: %s", what, cublasGetStatusString(bs));
+}
+
 static bp_status matmul_blas(bpcu_device *d, const bp_view *a, const bp_view *b, const bp_view *out)
 {
     int32_t r = out->rank;
@@ -155,19 +167,19 @@ static bp_status matmul_blas(bpcu_device *d, const bp_view *a, const bp_view *b,
     for (int32_t k = 0; k < r - 2; k++)
         batch *= out->shape[k];
 
-    bpcu_buf sa = {NULL, 0, NULL}, sb = {NULL, 0, NULL}, sc = {NULL, 0, NULL};
+    bpcu_buf sa = bpcu_buf(), sb = bpcu_buf(), sc = bpcu_buf();
     bp_view da, db, dc;
     const bp_view *pa = a, *pb = b, *pc = out;
     gemm_op ga, gb, gc;
     bp_status st = BP_OK;
     if (!gemm_form(a, out, &ga)) {
-        if ((st = densify(d, a, &sa, &da)) != BP_OK)
+        if ((st = bpcu_densify(d, a, &sa, &da)) != BP_OK)
             goto done;
         pa = &da;
         gemm_form(pa, out, &ga);
     }
     if (!gemm_form(b, out, &gb)) {
-        if ((st = densify(d, b, &sb, &db)) != BP_OK)
+        if ((st = bpcu_densify(d, b, &sb, &db)) != BP_OK)
             goto done;
         pb = &db;
         gemm_form(pb, out, &gb);
@@ -205,16 +217,11 @@ static bp_status matmul_blas(bpcu_device *d, const bp_view *a, const bp_view *b,
             bpcu_ptr(pa), t, ga.ld, ga.batch_stride, beta, bpcu_ptr(pc), t, gc.ld,
             gc.batch_stride, batch, ct, CUBLAS_GEMM_DEFAULT);
         if (bs != CUBLAS_STATUS_SUCCESS) {
-            /* a sticky error of earlier work makes cuBLAS fail too: name it */
-            cudaError_t ce = cudaStreamQuery(d->stream);
-            if (ce != cudaSuccess && ce != cudaErrorNotReady && bpcu_note_lost(d, ce)) {
-                st = bpcu_cuda_fail(d, ce, "matmul");
-                goto done;
-            }
-            st = bpcu_fail(d, bs == CUBLAS_STATUS_ALLOC_FAILED ? BP_ERR_OUT_OF_MEMORY : BP_ERR_BACKEND,
-                           "cuda: cublasGemmStridedBatchedEx (M=%lld N=%lld K=%lld batch=%lld "
-                           "%s) failed: %s", (long long)M, (long long)N, (long long)K,
-                           (long long)batch, bp_dtype_name(out->dtype), cublasGetStatusString(bs));
+            char what[160];
+            snprintf(what, sizeof what, "cublasGemmStridedBatchedEx (M=%lld N=%lld K=%lld "
+                     "batch=%lld %s)", (long long)M, (long long)N, (long long)K,
+                     (long long)batch, bp_dtype_name(out->dtype));
+            st = bpcu_blas_fail(d, bs, what);
             goto done;
         }
     }

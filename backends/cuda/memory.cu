@@ -113,13 +113,20 @@ cudaError_t bpcu_mark_written(bpcu_device *d, bpcu_buf *b, cudaStream_t s)
 }
 
 /* A free that fails keeps its bytes counted as used (the memory may still
- * be held) and is logged: free() has no way to return an error. */
+ * be held) and is logged: free() has no way to return an error. A wrapped
+ * buffer's memory is given back to its owner instead. */
 void bpcu_free(void *dev, void *buffer)
 {
     bpcu_device *d = (bpcu_device *)dev;
     bpcu_buf *b = (bpcu_buf *)buffer;
     if (!b)
         return;
+    if (b->wrapped) { /* another library's memory: given back, not freed (exchange.cu) */
+        bpcu_release_wrapped(d, b);
+        event_put(d, b->ready);
+        free(b);
+        return;
+    }
     bool freed = !b->ptr;
     if (b->ptr) {
         bpcu_scope in(d, "free", false);

@@ -7,11 +7,13 @@
 
 static bool cuda_supports(void *dev, bp_op op, bp_dtype dtype)
 {
-    if ((int)op < 0 || op >= BP_OP_COUNT || !bp_dtype_valid((int)dtype))
+    if ((int)op < 0 || !bp_dtype_valid((int)dtype))
         return false;
+    if (op >= BP_OP_FIRST_1_4) /* the ops of ABI 1.4, and any later: support.c's table */
+        return bpcu_op_supported(op, dtype);
     if (op == BP_OP_MATMUL)
         return dtype != BP_BOOL;
-    return true; /* every other op, for every dtype the core lets through */
+    return true; /* every other op of 1.0, for every dtype the core lets through */
 }
 
 static bp_plugin make_descriptor(void)
@@ -51,6 +53,10 @@ static bp_plugin make_descriptor(void)
     p.fill = bpcu_fill;
     p.arange = bpcu_arange;
     p.random = bpcu_random;
+    p.deferred_error = bpcu_deferred_error;
+    p.wrap = bpcu_wrap;
+    p.buffer_address = bpcu_buffer_address;
+    p.op = bpcu_op;
     return p;
 }
 

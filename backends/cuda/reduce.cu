@@ -22,63 +22,7 @@
  *            splitting it further: outputs adjacent in memory (reducing a
  *            leading axis) or very short runs, so loads coalesce across
  *            outputs. */
-#include <math.h>
-#include <string.h>
-
-#include "bpcu.h"
-#include "elem.h"
-
-typedef struct bpcu_red_args {
-    int64_t nout;                  /* output elements */
-    int32_t keep;                  /* out's rank */
-    int64_t oshape[BP_MAX_RANK], ostr[BP_MAX_RANK], xkstr[BP_MAX_RANK];
-    int32_t rrank;                 /* collapsed reduced axes */
-    int64_t rn;                    /* reduced elements per output */
-    int64_t rshape[BP_MAX_RANK], rstr[BP_MAX_RANK];
-    int64_t split;                 /* blocks (column segments) per output; 1: none */
-    int64_t seg;                   /* reduced elements per block or segment */
-    bp_op op;
-    bp_dtype odt;
-} bpcu_red_args;
-
-/* One output's running state. */
-typedef struct bpcu_acc {
-    double v;      /* sum, product, extreme, ARG* value, LOGSUMEXP running max */
-    double s;      /* LOGSUMEXP: sum of exp(x - v) */
-    uint64_t u;    /* integer sum / product bits */
-    int64_t m;     /* integer extreme or ARG* value */
-    int64_t idx;   /* ARG*: index of the winner; -1 before the first element */
-    int flags;     /* ACC_NAN: a NaN was seen; ACC_PINF: a +inf (LOGSUMEXP) */
-} bpcu_acc;
-#define ACC_NAN 1
-#define ACC_PINF 2
-
-/* Element offset (in elements) of reduced index j, row-major. */
-static __device__ __forceinline__ int64_t red_off(const bpcu_red_args &a, int64_t j)
-{
-    if (a.rrank == 1)
-        return j * a.rstr[0];
-    int64_t off = 0;
-    for (int32_t k = a.rrank - 1; k >= 0; k--) {
-        off += (j % a.rshape[k]) * a.rstr[k];
-        j /= a.rshape[k];
-    }
-    return off;
-}
-
-/* Offsets of output o in x (its first reduced element) and in out. */
-static __device__ __forceinline__ void out_pos(const bpcu_red_args &a, int64_t o, int64_t *xo,
-                                               int64_t *oo)
-{
-    int64_t x = 0, y = 0;
-    for (int32_t k = a.keep - 1; k >= 0; k--) {
-        int64_t c = o % a.oshape[k];
-        o /= a.oshape[k];
-        x += c * a.xkstr[k];
-        y += c * a.ostr[k];
-    }
-    *xo = x, *oo = y;
-}
+#include "reduce.h"
 
 /* ---- floats -------------------------------------------------------------------------- */
 
@@ -104,6 +48,25 @@ template <class S> struct red_float {
         double e = (double)bpcu_ft<S>::ld(p[red_off(g, j)]);                            \
         __VA_ARGS__;                                                                    \
     }
+        if ((g.op == BP_OP_SUM || g.op == BP_OP_MEAN) && g.rrank == 1) {
+            /* One reduced axis: four independent sums, so that a thread has
+             * four loads in flight rather than one add chain waiting on
+             * each load. Only the rounding order changes. */
+            const int64_t st = g.rstr[0];
+            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            int64_t j = first;
+            for (; j + 3 * step < end; j += 4 * step) {
+                double e0 = (double)bpcu_ft<S>::ld(p[j * st]);
+                double e1 = (double)bpcu_ft<S>::ld(p[(j + step) * st]);
+                double e2 = (double)bpcu_ft<S>::ld(p[(j + 2 * step) * st]);
+                double e3 = (double)bpcu_ft<S>::ld(p[(j + 3 * step) * st]);
+                s0 += e0, s1 += e1, s2 += e2, s3 += e3;
+            }
+            for (; j < end; j += step)
+                s0 += (double)bpcu_ft<S>::ld(p[j * st]);
+            a.v += (s0 + s1) + (s2 + s3);
+            return;
+        }
         switch (g.op) {
         case BP_OP_SUM: case BP_OP_MEAN: RED_LOOP(a.v += e) break;
         case BP_OP_PROD: RED_LOOP(a.v *= e) break;
@@ -236,144 +199,14 @@ template <class T> struct red_int {
     }
 };
 
-/* ---- merging across threads ----------------------------------------------------------- */
+/* ---- planning ---------------------------------------------------------------------------- */
 
-static __device__ __forceinline__ bpcu_acc shfl_down(const bpcu_acc &a, int by)
-{
-    bpcu_acc b;
-    const unsigned all = 0xffffffffu;
-    b.v = __shfl_down_sync(all, a.v, by);
-    b.s = __shfl_down_sync(all, a.s, by);
-    b.u = __shfl_down_sync(all, (unsigned long long)a.u, by);
-    b.m = __shfl_down_sync(all, (long long)a.m, by);
-    b.idx = __shfl_down_sync(all, (long long)a.idx, by);
-    b.flags = __shfl_down_sync(all, a.flags, by);
-    return b;
-}
-
-/* The whole warp's accumulators merged into lane 0's. */
-template <class R> static __device__ bpcu_acc warp_merge(bp_op op, bpcu_acc a)
-{
-    for (int by = 16; by > 0; by >>= 1) {
-        bpcu_acc b = shfl_down(a, by);
-        R::merge(op, a, b);
-    }
-    return a;
-}
-
-/* The whole (1-D) block's accumulators merged into thread 0's. */
-template <class R> static __device__ bpcu_acc block_merge(bp_op op, bpcu_acc a)
-{
-    __shared__ bpcu_acc warps[32];
-    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-    a = warp_merge<R>(op, a);
-    if (lane == 0)
-        warps[w] = a;
-    __syncthreads();
-    if (w == 0) {
-        a = lane < nw ? warps[lane] : R::identity(op);
-        a = warp_merge<R>(op, a);
-    }
-    return a;
-}
-
-/* Store output o's result, or block part's partial when outputs are split. */
-template <class R>
-static __device__ void finish(const bpcu_red_args &g, int64_t o, int64_t part, const bpcu_acc &a,
-                              char *out, bpcu_acc *partials)
-{
-    if (g.split > 1) {
-        partials[o * g.split + part] = a;
-        return;
-    }
-    int64_t xo, oo;
-    out_pos(g, o, &xo, &oo);
-    R::store(g, a, out + oo * (int64_t)bp_dtype_size(g.odt));
-}
-
-/* ---- the kernels ----------------------------------------------------------------------- */
-
-/* rows: block b reduces part b % split of output b / split */
-template <class R>
-__global__ void bpcu_k_red_rows(bpcu_red_args g, const typename R::E *x, char *out,
-                                bpcu_acc *partials)
-{
-    int64_t o = blockIdx.x / g.split, part = blockIdx.x % g.split;
-    int64_t xo, oo, first = part * g.seg;
-    int64_t end = first + g.seg < g.rn ? first + g.seg : g.rn;
-    out_pos(g, o, &xo, &oo);
-    bpcu_acc a = R::identity(g.op);
-    R::fold(g, a, x + xo, first + threadIdx.x, end, blockDim.x);
-    a = block_merge<R>(g.op, a);
-    if (threadIdx.x == 0)
-        finish<R>(g, o, part, a, out, partials);
-}
-
-/* warps: warp w of block b reduces output b * warps_per_block + w */
-template <class R>
-__global__ void bpcu_k_red_warps(bpcu_red_args g, const typename R::E *x, char *out)
-{
-    int64_t o = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    int lane = threadIdx.x & 31;
-    if (o >= g.nout)
-        return; /* whole warps only: no shuffle is left half-done */
-    int64_t xo, oo;
-    out_pos(g, o, &xo, &oo);
-    bpcu_acc a = R::identity(g.op);
-    R::fold(g, a, x + xo, lane, g.rn, 32);
-    a = warp_merge<R>(g.op, a);
-    if (lane == 0)
-        R::store(g, a, out + oo * (int64_t)bp_dtype_size(g.odt));
-}
-
-/* columns: blockDim (32, 8); x picks the output, y strides within segment
- * blockIdx.y of its run */
-template <class R>
-__global__ void bpcu_k_red_cols(bpcu_red_args g, const typename R::E *x, char *out,
-                                bpcu_acc *partials)
-{
-    __shared__ bpcu_acc part[8][32];
-    int64_t o = (int64_t)blockIdx.x * 32 + threadIdx.x, seg = blockIdx.y;
-    bpcu_acc a = R::identity(g.op);
-    if (o < g.nout) {
-        int64_t xo, oo, first = seg * g.seg;
-        int64_t end = first + g.seg < g.rn ? first + g.seg : g.rn;
-        out_pos(g, o, &xo, &oo);
-        R::fold(g, a, x + xo, first + threadIdx.y, end, 8);
-    }
-    part[threadIdx.y][threadIdx.x] = a;
-    __syncthreads();
-    if (threadIdx.y == 0 && o < g.nout) {
-        for (int k = 1; k < 8; k++)
-            R::merge(g.op, a, part[k][threadIdx.x]);
-        finish<R>(g, o, seg, a, out, partials);
-    }
-}
-
-/* the partials of each output, merged in order */
-template <class R>
-__global__ void bpcu_k_red_finish(bpcu_red_args g, const bpcu_acc *partials, char *out)
-{
-    BPCU_FOR(o, g.nout) {
-        bpcu_acc a = partials[o * g.split];
-        for (int64_t k = 1; k < g.split; k++)
-            R::merge(g.op, a, partials[o * g.split + k]);
-        int64_t xo, oo;
-        out_pos(g, o, &xo, &oo);
-        R::store(g, a, out + oo * (int64_t)bp_dtype_size(g.odt));
-    }
-}
-
-/* ---- the entry ------------------------------------------------------------------------ */
-
-enum { RED_ROWS, RED_WARPS, RED_COLS };
 #define RED_TARGET_BLOCKS 1024 /* enough blocks to fill any current GPU a few times over */
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* The layout and the split for g (sets g->split and g->seg). */
-static int plan(bpcu_red_args *g)
+int bpcu_red_plan(bpcu_red_args *g)
 {
     int64_t inner_r = g->rrank > 0 ? g->rstr[g->rrank - 1] : 1;
     int64_t inner_o = g->keep > 0 ? g->xkstr[g->keep - 1] : 0;
@@ -381,49 +214,23 @@ static int plan(bpcu_red_args *g)
     inner_o = inner_o < 0 ? -inner_o : inner_o;
     bool adjacent_outputs = g->keep > 0 && g->nout > 1 && inner_o < inner_r;
     if (adjacent_outputs || g->rn < 32) {
-        int64_t bx = ceil_div(g->nout, 32);
-        int64_t most = clamp64(ceil_div(g->rn, 256), 1, 65535); /* >= 32 rows per y thread */
-        g->split = clamp64(ceil_div(RED_TARGET_BLOCKS, bx), 1, most);
-        g->seg = ceil_div(g->rn, g->split);
+        int64_t bx = bpcu_ceil_div(g->nout, 32);
+        int64_t most = clamp64(bpcu_ceil_div(g->rn, 256), 1, 65535); /* >= 32 rows per y thread */
+        g->split = clamp64(bpcu_ceil_div(RED_TARGET_BLOCKS, bx), 1, most);
+        g->seg = bpcu_ceil_div(g->rn, g->split);
         return RED_COLS;
     }
     if (g->rn < 2048) {
         g->split = 1, g->seg = g->rn;
         return RED_WARPS;
     }
-    g->split = clamp64(ceil_div(RED_TARGET_BLOCKS, g->nout), 1, ceil_div(g->rn, 4096));
-    g->seg = ceil_div(g->rn, g->split);
+    g->split = clamp64(bpcu_ceil_div(RED_TARGET_BLOCKS, g->nout), 1, bpcu_ceil_div(g->rn, 4096));
+    g->seg = bpcu_ceil_div(g->rn, g->split);
     return RED_ROWS;
 }
 
-template <class R>
-static cudaError_t launch(bpcu_device *d, int how, const bpcu_red_args &g, const char *x,
-                          char *out, bpcu_acc *partials)
-{
-    const typename R::E *xe = (const typename R::E *)x;
-    cudaError_t e;
-    switch (how) {
-    case RED_ROWS:
-        e = bpcu_launch(d->stream, (unsigned)(g.nout * g.split), 256, 0, bpcu_k_red_rows<R>, g,
-                        xe, out, partials);
-        break;
-    case RED_WARPS:
-        e = bpcu_launch(d->stream, (unsigned)ceil_div(g.nout, 8), 256, 0, bpcu_k_red_warps<R>, g,
-                        xe, out);
-        break;
-    default:
-        e = bpcu_launch(d->stream, dim3((unsigned)ceil_div(g.nout, 32), (unsigned)g.split),
-                        dim3(32, 8), 0, bpcu_k_red_cols<R>, g, xe, out, partials);
-        break;
-    }
-    if (e == cudaSuccess && g.split > 1)
-        e = bpcu_launch(d->stream, bpcu_blocks(g.nout), BPCU_THREADS, 0, bpcu_k_red_finish<R>, g,
-                        (const bpcu_acc *)partials, out);
-    return e;
-}
-
 /* The reduced axes of x, collapsed, and out's positions, into g. */
-static void describe(const bp_view *x, int32_t n_reduce, const bp_view *out, bpcu_red_args *g)
+void bpcu_red_describe(const bp_view *x, int32_t n_reduce, const bp_view *out, bpcu_red_args *g)
 {
     memset(g, 0, sizeof *g);
     g->nout = bpcu_numel(out);
@@ -442,39 +249,34 @@ static void describe(const bp_view *x, int32_t n_reduce, const bp_view *out, bpc
         g->rshape[k] = rx.shape[k], g->rstr[k] = rx.strides[0][k];
 }
 
+/* ---- the entry ------------------------------------------------------------------------ */
+
+bp_status bpcu_reduce_run(bpcu_device *d, bp_op op, const bp_view *x, int32_t n_reduce,
+                          const bp_view *out)
+{
+    bpcu_red_args g;
+    bpcu_red_describe(x, n_reduce, out, &g);
+    g.op = op;
+    g.odt = out->dtype;
+    switch (x->dtype) {
+    case BP_F32: return bpcu_red_run<red_float<float>>(d, g, x, out);
+    case BP_F64: return bpcu_red_run<red_float<double>>(d, g, x, out);
+    case BP_F16: return bpcu_red_run<red_float<bpcu_h16>>(d, g, x, out);
+    case BP_BF16: return bpcu_red_run<red_float<bpcu_b16>>(d, g, x, out);
+    case BP_BOOL: case BP_U8: return bpcu_red_run<red_int<uint8_t>>(d, g, x, out);
+    case BP_I8: return bpcu_red_run<red_int<int8_t>>(d, g, x, out);
+    case BP_I32: return bpcu_red_run<red_int<int32_t>>(d, g, x, out);
+    case BP_I64: return bpcu_red_run<red_int<int64_t>>(d, g, x, out);
+    }
+    return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: %s not implemented for %s", bp_op_name(op),
+                     bp_dtype_name(x->dtype));
+}
+
 bp_status bpcu_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
     bpcu_scope in(d, bp_op_name(op), out, {x});
     if (in.status != BP_OK)
         return in.status;
-    bpcu_red_args g;
-    describe(x, n_reduce, out, &g);
-    if (g.nout == 0)
-        return BP_OK;
-    g.op = op;
-    g.odt = out->dtype;
-    int how = plan(&g);
-    bpcu_acc *partials = NULL;
-    if (g.split > 1) {
-        bp_status st = bpcu_scratch(d, (size_t)(g.nout * g.split) * sizeof(bpcu_acc),
-                                    (void **)&partials);
-        if (st != BP_OK)
-            return st;
-    }
-    const char *xp = bpcu_ptr(x);
-    char *op_ = bpcu_ptr(out);
-    cudaError_t e = cudaSuccess;
-    switch (x->dtype) {
-    case BP_F32: e = launch<red_float<float>>(d, how, g, xp, op_, partials); break;
-    case BP_F64: e = launch<red_float<double>>(d, how, g, xp, op_, partials); break;
-    case BP_F16: e = launch<red_float<bpcu_h16>>(d, how, g, xp, op_, partials); break;
-    case BP_BF16: e = launch<red_float<bpcu_b16>>(d, how, g, xp, op_, partials); break;
-    case BP_BOOL: case BP_U8: e = launch<red_int<uint8_t>>(d, how, g, xp, op_, partials); break;
-    case BP_I8: e = launch<red_int<int8_t>>(d, how, g, xp, op_, partials); break;
-    case BP_I32: e = launch<red_int<int32_t>>(d, how, g, xp, op_, partials); break;
-    case BP_I64: e = launch<red_int<int64_t>>(d, how, g, xp, op_, partials); break;
-    }
-    bpcu_scratch_free(d, partials);
-    return bpcu_launched(d, e, "reduce kernel");
+    return bpcu_reduce_run(d, op, x, n_reduce, out);
 }

@@ -97,6 +97,56 @@ template <class S> __global__ void bpcu_k_softmax_block(bpcu_sm_args a, const S 
     row<S, true>(a, x + xo, out + oo, threadIdx.x, blockDim.x);
 }
 
+/* Contiguous rows that fit in shared memory (softmax over a model's last
+ * axis, the usual case): a block per row keeps the row, as the compute
+ * type, in shared memory, and then exp(x - m) in place of it, so the row is
+ * read from device memory once, written once, and exp is taken once per
+ * element. Each thread reads back only the elements it wrote, so the
+ * team's barriers are the only ones needed. The arithmetic is row()'s, value
+ * for value. On an H100, 8192 x 8192 f32 ran at 0.38 of a device-to-device
+ * copy's bandwidth with three reads and two exps per element. */
+#define BPCU_SM_SMEM_MAX (48 * 1024)
+
+template <class S> __global__ void bpcu_k_softmax_smem(bpcu_sm_args a, const S *x, S *out)
+{
+    typedef bpcu_ft<S> F;
+    typedef typename F::C C;
+    extern __shared__ __align__(16) unsigned char bpcu_sm_raw[];
+    C *v = (C *)bpcu_sm_raw;
+    int64_t xo, oo;
+    row_pos(a, blockIdx.x, &xo, &oo);
+    const S *px = x + xo;
+    S *po = out + oo;
+    double m = -INFINITY, nan = 0;
+    for (int64_t i = threadIdx.x; i < a.n; i += blockDim.x) {
+        C c = (C)F::ld(px[i]);
+        v[i] = c;
+        double e = (double)c;
+        m = e > m ? e : m;
+        nan = e != e ? 1 : nan;
+    }
+    m = team<true, true>(m);
+    if (team<true, true>(nan) != 0)
+        m = NAN;
+    double s = 0;
+    for (int64_t i = threadIdx.x; i < a.n; i += blockDim.x) {
+        double ex = bpcu_exp_c<S>((double)v[i] - m);
+        if (!a.log_)
+            v[i] = (C)ex; /* exact: the exp was taken in C */
+        s += ex;
+    }
+    s = team<true, false>(s);
+    if (a.log_) {
+        double add = -log(s);
+        for (int64_t i = threadIdx.x; i < a.n; i += blockDim.x)
+            po[i] = F::std_(((double)v[i] - m) * 1.0 + add);
+    } else {
+        double mul = 1.0 / s;
+        for (int64_t i = threadIdx.x; i < a.n; i += blockDim.x)
+            po[i] = F::std_((double)v[i] * mul);
+    }
+}
+
 template <class S> __global__ void bpcu_k_softmax_warp(bpcu_sm_args a, const S *x, S *out)
 {
     int64_t r = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
@@ -144,6 +194,10 @@ template <class S> static cudaError_t launch(bpcu_device *d, const bpcu_sm_args 
     if (adjacent_rows)
         return bpcu_launch(d->stream, bpcu_blocks(a.rows), BPCU_THREADS, 0,
                            bpcu_k_softmax_thread<S>, a, xs, os);
+    size_t smem = (size_t)a.n * sizeof(typename bpcu_ft<S>::C);
+    if (a.n >= 1024 && a.rows <= 0x7fffffff && a.sx == 1 && a.so == 1 && smem <= BPCU_SM_SMEM_MAX)
+        return bpcu_launch(d->stream, (unsigned)a.rows, 256, smem, bpcu_k_softmax_smem<S>, a, xs,
+                           os);
     if (a.n >= 1024 && a.rows <= 0x7fffffff)
         return bpcu_launch(d->stream, (unsigned)a.rows, 256, 0, bpcu_k_softmax_block<S>, a, xs, os);
     return bpcu_launch(d->stream, (unsigned)((a.rows + 7) / 8), 256, 0, bpcu_k_softmax_warp<S>, a,

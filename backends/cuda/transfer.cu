@@ -52,6 +52,32 @@
 
 #include "bpcu.h"
 
+/* The caller's memory is already page-locked (cudaMallocHost,
+ * cudaHostRegister, a framework's pinned tensor) at both ends of the range:
+ * the DMA can read or write it directly at full speed, and staging would
+ * only add a host memcpy (on an H100 machine, staging from pageable memory
+ * ran at 0.33 of pinned cudaMemcpy's speed). Not worth a lookup for small
+ * copies. Were the middle of the range not pinned, the driver would stage
+ * it itself: still correct. */
+#define BPCU_DIRECT_MIN ((size_t)1 << 20)
+
+static bool host_pinned(const void *p, size_t bytes)
+{
+    if (bytes < BPCU_DIRECT_MIN)
+        return false;
+    const char *ends[2] = {(const char *)p, (const char *)p + bytes - 1};
+    for (int k = 0; k < 2; k++) {
+        cudaPointerAttributes at;
+        if (cudaPointerGetAttributes(&at, ends[k]) != cudaSuccess) {
+            (void)cudaGetLastError(); /* not an error of ours to report */
+            return false;
+        }
+        if (at.type != cudaMemoryTypeHost)
+            return false;
+    }
+    return true;
+}
+
 static size_t chunk_len(size_t bytes, size_t off)
 {
     return bytes - off < BPCU_STAGE_BYTES ? bytes - off : BPCU_STAGE_BYTES;
@@ -77,6 +103,16 @@ bp_status bpcu_write(void *dev, void *buffer, size_t offset, const void *src, si
             return st;
     } else if (b->ready) {
         e = cudaStreamWaitEvent(up->stream, b->ready, 0);
+    }
+    if (e == cudaSuccess && host_pinned(src, bytes)) {
+        /* one DMA; src is needed until it is done, so wait for it */
+        e = cudaMemcpyAsync((char *)b->ptr + offset, src, bytes, cudaMemcpyHostToDevice,
+                            up->stream);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(up->done[0], up->stream);
+        if (e == cudaSuccess)
+            e = cudaEventSynchronize(up->done[0]);
+        bytes = e == cudaSuccess ? 0 : bytes; /* nothing left to stage */
     }
     for (size_t done = 0, k = 0; e == cudaSuccess && done < bytes;
          done += BPCU_STAGE_BYTES, k ^= 1) {
@@ -144,6 +180,15 @@ bp_status bpcu_read(void *dev, const void *buffer, size_t offset, void *dst, siz
         if (e == cudaSuccess)
             e = cudaEventSynchronize(down->done[0]);
     }
+    if (e == cudaSuccess && host_pinned(dst, bytes)) { /* one DMA, straight into dst */
+        e = cudaMemcpyAsync(dst, (const char *)b->ptr + offset, bytes, cudaMemcpyDeviceToHost,
+                            down->stream);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(down->done[0], down->stream);
+        if (e == cudaSuccess)
+            e = cudaEventSynchronize(down->done[0]);
+        bytes = e == cudaSuccess ? 0 : bytes; /* nothing left to stage */
+    }
     size_t nchunks = (bytes + BPCU_STAGE_BYTES - 1) / BPCU_STAGE_BYTES;
     for (size_t c = 0; e == cudaSuccess && bytes && c <= nchunks; c++) {
         if (c < nchunks) { /* queue chunk c */
@@ -166,8 +211,9 @@ bp_status bpcu_read(void *dev, const void *buffer, size_t offset, void *dst, siz
     return BP_OK;
 }
 
-/* Waits for everything queued on the three streams, then trims the memory
- * pool (memory.cu). */
+/* Waits for everything queued on the three streams, then gives back the
+ * wrapped memory freed meanwhile (exchange.cu) and trims the memory pool
+ * (memory.cu). */
 bp_status bpcu_synchronize(void *dev)
 {
     bpcu_device *d = (bpcu_device *)dev;
@@ -182,5 +228,6 @@ bp_status bpcu_synchronize(void *dev)
     if (e != cudaSuccess)
         return bpcu_cuda_fail(d, e, "waiting for queued work");
     bpcu_synced(d);
+    bpcu_releases_run(d, false); /* wrapped memory whose last reader has now ended */
     return bpcu_pool_trim(d);
 }

@@ -59,13 +59,17 @@ static bool creation(const cf_case *c, cf_array *want)
 }
 
 bool cf_case_oracle(const cf_case *c, const cf_array *in, int n_in, cf_array *want,
-                    double **scale, int64_t *k)
+                    cf_array *want2, double **scale, int64_t *k)
 {
     *scale = NULL;
     *k = 1;
+    if (cf_is_compose(c->op))
+        return cf_oracle_compose(c, in, n_in, want, want2, scale, k);
     if (c->op >= BP_OP_COUNT)
         return false;
     bp_op op = (bp_op)c->op;
+    if (bp_op_family_of(op) == BP_FAMILY_OP)
+        return cf_case_oracle_1_4(c, in, n_in, want, want2, scale, k);
     switch (op) {
     case BP_OP_COPY: return cf_oracle_cast(&in[0], in[0].dt, want);
     case BP_OP_CAST: return cf_oracle_cast(&in[0], c->dtype2, want);

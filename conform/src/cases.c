@@ -12,16 +12,12 @@
 #include <string.h>
 
 #include "internal.h"
+#include "nn_cases.h"
 
 /* Sizes just past blas_cpu's threading grains (BPC_GRAIN_LIGHT / _HEAVY). */
 #define BIG_LIGHT "65537"
 #define BIG_HEAVY "4097"
 
-typedef struct builder {
-    cf_case *v;
-    size_t n, cap;
-    bool oom;
-} builder;
 
 /* The oracle's dtype sets (oracle/dtypes.c), and bool alone. */
 #define ALL cf_all_dtypes
@@ -71,7 +67,7 @@ static void label_shapes(cf_case *c)
     }
 }
 
-static cf_case *add(builder *b, int op, const char *name, bp_dtype dt, const char *shapes,
+cf_case *cf_case_add(cf_builder *b, int op, const char *name, bp_dtype dt, const char *shapes,
                     cf_data data, double lo, double hi, int variant)
 {
     if (b->n == b->cap) {
@@ -105,14 +101,14 @@ static cf_case *add(builder *b, int op, const char *name, bp_dtype dt, const cha
     return c;
 }
 
-static void suffix(cf_case *c, const char *s)
+void cf_case_suffix(cf_case *c, const char *s)
 {
     size_t used = strlen(c->label);
     snprintf(c->label + used, sizeof c->label - used, "%s", s);
 }
 
 /* Integer ranges: the op's float range clipped to the dtype. */
-static void int_range(bp_dtype dt, double *lo, double *hi)
+void cf_int_range(bp_dtype dt, double *lo, double *hi)
 {
     if (dt == BP_U8 && *lo < 0) {
         *lo = 0;
@@ -132,7 +128,7 @@ typedef struct unary_def {
     int set;       /* 0 floats, 1 numeric, 2 bool */
 } unary_def;
 
-static void unary_cases(builder *b)
+static void unary_cases(cf_builder *b)
 {
     static const unary_def defs[] = {
         {BP_OP_NEG, -100, 100, false, 1},       {BP_OP_ABS, -100, 100, false, 1},
@@ -157,18 +153,18 @@ static void unary_cases(builder *b)
             bp_dtype dt = dts[t];
             double lo = u->lo, hi = u->hi;
             if (!cf_is_float(dt))
-                int_range(dt, &lo, &hi);
+                cf_int_range(dt, &lo, &hi);
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-                add(b, u->op, name, dt, shapes[s], CF_RANDOM, lo, hi, 0);
-            add(b, u->op, name, dt, u->heavy ? BIG_HEAVY : BIG_LIGHT, CF_RANDOM, lo, hi, 0);
-            add(b, u->op, name, dt, "0", CF_SPECIAL, 0, 0, 0); /* length set by the data */
+                cf_case_add(b, u->op, name, dt, shapes[s], CF_RANDOM, lo, hi, 0);
+            cf_case_add(b, u->op, name, dt, u->heavy ? BIG_HEAVY : BIG_LIGHT, CF_RANDOM, lo, hi, 0);
+            cf_case_add(b, u->op, name, dt, "0", CF_SPECIAL, 0, 0, 0); /* length set by the data */
         }
     }
 }
 
 /* ---- binary and where -------------------------------------------------------- */
 
-static void binary_cases(builder *b)
+static void binary_cases(cf_builder *b)
 {
     static const bp_op numeric_ops[] = {BP_OP_ADD, BP_OP_SUB, BP_OP_MUL, BP_OP_DIV,
                                         BP_OP_POW, BP_OP_MAXIMUM, BP_OP_MINIMUM, BP_OP_MOD};
@@ -202,14 +198,14 @@ static void binary_cases(builder *b)
                     hi = hi2 = 3;
                 }
                 if (!cf_is_float(dt)) {
-                    int_range(dt, &lo, &hi);
-                    int_range(dt, &lo2, &hi2);
+                    cf_int_range(dt, &lo, &hi);
+                    cf_int_range(dt, &lo2, &hi2);
                     if (g == 1)
                         data = CF_RANDOM;
                 }
                 const char *name = bp_op_name(op);
                 for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-                    cf_case *c = add(b, op, name, dt, shapes[s], data, lo, hi, 0);
+                    cf_case *c = cf_case_add(b, op, name, dt, shapes[s], data, lo, hi, 0);
                     if (c) {
                         c->lo[1] = lo2;
                         c->hi[1] = hi2;
@@ -218,13 +214,13 @@ static void binary_cases(builder *b)
                 const char *big[] = {heavy ? BIG_HEAVY ";" BIG_HEAVY : BIG_LIGHT ";" BIG_LIGHT,
                                      heavy ? "17,257;257" : "257,256;256"};
                 for (int s = 0; s < 2; s++) {
-                    cf_case *c = add(b, op, name, dt, big[s], data, lo, hi, 0);
+                    cf_case *c = cf_case_add(b, op, name, dt, big[s], data, lo, hi, 0);
                     if (c) {
                         c->lo[1] = lo2;
                         c->hi[1] = hi2;
                     }
                 }
-                add(b, op, name, dt, "0,1;1,0", CF_SPECIAL, 0, 0, 0); /* every pair */
+                cf_case_add(b, op, name, dt, "0,1;1,0", CF_SPECIAL, 0, 0, 0); /* every pair */
             }
         }
     }
@@ -232,17 +228,17 @@ static void binary_cases(builder *b)
                                     BIG_LIGHT ";" BIG_LIGHT ";" BIG_LIGHT};
     for (int t = 0; t < 9; t++) {
         for (size_t s = 0; s < sizeof wshapes / sizeof wshapes[0]; s++) {
-            cf_case *c = add(b, BP_OP_WHERE, "where", ALL[t], wshapes[s], CF_RANDOM, -100, 100, 0);
+            cf_case *c = cf_case_add(b, BP_OP_WHERE, "where", ALL[t], wshapes[s], CF_RANDOM, -100, 100, 0);
             if (c) {
                 c->dtype2 = BP_BOOL;
                 c->lo[0] = 0;
                 c->hi[0] = 1;
                 if (!cf_is_float(ALL[t]))
                     for (int k = 1; k < 3; k++)
-                        int_range(ALL[t], &c->lo[k], &c->hi[k]);
+                        cf_int_range(ALL[t], &c->lo[k], &c->hi[k]);
             }
         }
-        cf_case *c = add(b, BP_OP_WHERE, "where", ALL[t], "0;0;0", CF_SPECIAL, 0, 0, 0);
+        cf_case *c = cf_case_add(b, BP_OP_WHERE, "where", ALL[t], "0;0;0", CF_SPECIAL, 0, 0, 0);
         if (c)
             c->dtype2 = BP_BOOL;
     }
@@ -265,7 +261,7 @@ void cf_reduce_axes(const cf_case *c, int32_t *n_axes, int32_t *axes, bool *keep
     }
 }
 
-static void reduce_cases(builder *b)
+static void reduce_cases(cf_builder *b)
 {
     static const bp_op ops[] = {BP_OP_SUM, BP_OP_PROD, BP_OP_MEAN, BP_OP_MAX,
                                 BP_OP_MIN, BP_OP_ARGMAX, BP_OP_ARGMIN, BP_OP_LOGSUMEXP};
@@ -299,27 +295,27 @@ static void reduce_cases(builder *b)
                 }
             }
             if (!cf_is_float(dt))
-                int_range(dt, &lo, &hi);
+                cf_int_range(dt, &lo, &hi);
             const char *name = bp_op_name(op);
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
                 if (no_empty && shapes[s].empty)
                     continue;
-                cf_case *c = add(b, op, name, dt, shapes[s].shape, CF_RANDOM, lo, hi,
+                cf_case *c = cf_case_add(b, op, name, dt, shapes[s].shape, CF_RANDOM, lo, hi,
                                  shapes[s].variant);
                 if (c)
-                    suffix(c, vname[shapes[s].variant]);
+                    cf_case_suffix(c, vname[shapes[s].variant]);
             }
             cf_case *c;
-            c = add(b, op, name, dt, heavy ? BIG_HEAVY : BIG_LIGHT, CF_RANDOM, lo, hi, 0);
-            c = add(b, op, name, dt, heavy ? "17,257" : "300,257", CF_RANDOM, lo, hi, 1);
+            c = cf_case_add(b, op, name, dt, heavy ? BIG_HEAVY : BIG_LIGHT, CF_RANDOM, lo, hi, 0);
+            c = cf_case_add(b, op, name, dt, heavy ? "17,257" : "300,257", CF_RANDOM, lo, hi, 1);
             if (c)
-                suffix(c, vname[1]);
-            c = add(b, op, name, dt, heavy ? "257,17" : "257,300", CF_RANDOM, lo, hi, 2);
+                cf_case_suffix(c, vname[1]);
+            c = cf_case_add(b, op, name, dt, heavy ? "257,17" : "257,300", CF_RANDOM, lo, hi, 2);
             if (c)
-                suffix(c, vname[2]);
-            c = add(b, op, name, dt, "0,0", CF_SPECIAL, 0, 0, 1); /* rows of specials */
+                cf_case_suffix(c, vname[2]);
+            c = cf_case_add(b, op, name, dt, "0,0", CF_SPECIAL, 0, 0, 1); /* rows of specials */
             if (c)
-                suffix(c, vname[1]);
+                cf_case_suffix(c, vname[1]);
         }
     }
 }
@@ -329,7 +325,7 @@ int32_t cf_axis_param(const cf_case *c)
     return (int32_t)c->variant;
 }
 
-static void softmax_cases(builder *b)
+static void softmax_cases(cf_builder *b)
 {
     static const struct { const char *shape; int axis; } shapes[] = {
         {"7", -1}, {"1", 0}, {"3,33", -1}, {"33,3", 0}, {"2,0", -1}, {"0,5", -1},
@@ -339,20 +335,20 @@ static void softmax_cases(builder *b)
         bp_op op = o == 0 ? BP_OP_SOFTMAX : BP_OP_LOG_SOFTMAX;
         for (int t = 0; t < 4; t++) {
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-                cf_case *c = add(b, op, bp_op_name(op), FLOATS[t], shapes[s].shape, CF_RANDOM,
+                cf_case *c = cf_case_add(b, op, bp_op_name(op), FLOATS[t], shapes[s].shape, CF_RANDOM,
                                  -10, 10, shapes[s].axis);
                 if (c) {
                     char a[24];
                     snprintf(a, sizeof a, " axis=%d", shapes[s].axis);
-                    suffix(c, a);
+                    cf_case_suffix(c, a);
                 }
             }
-            add(b, op, bp_op_name(op), FLOATS[t], "0,0", CF_SPECIAL, 0, 0, -1);
+            cf_case_add(b, op, bp_op_name(op), FLOATS[t], "0,0", CF_SPECIAL, 0, 0, -1);
         }
     }
 }
 
-static void matmul_cases(builder *b)
+static void matmul_cases(cf_builder *b)
 {
     static const char *shapes[] = {"1,1;1,1",   "2,3;3,4",   "7,33;33,5", "33;33,7",
                                    "5,33;33",   "33;33",     "0,3;3,4",   "2,0;0,3",
@@ -360,10 +356,10 @@ static void matmul_cases(builder *b)
     for (int t = 0; t < 8; t++) {
         bp_dtype dt = NUMERIC[t];
         double lo = cf_is_float(dt) ? -1 : -100, hi = cf_is_float(dt) ? 1 : 100;
-        int_range(dt, &lo, &hi);
+        cf_int_range(dt, &lo, &hi);
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-            add(b, BP_OP_MATMUL, "matmul", dt, shapes[s], CF_RANDOM, lo, hi, 0);
-        add(b, BP_OP_MATMUL, "matmul", dt, "0;0", CF_SPECIAL, 0, 0, 0);
+            cf_case_add(b, BP_OP_MATMUL, "matmul", dt, shapes[s], CF_RANDOM, lo, hi, 0);
+        cf_case_add(b, BP_OP_MATMUL, "matmul", dt, "0;0", CF_SPECIAL, 0, 0, 0);
     }
 }
 
@@ -425,7 +421,7 @@ void cf_broadcast_target(const cf_case *c, int32_t *rank, int64_t *shape)
         shape[k] = c->shape[1][k];
 }
 
-static void movement_cases(builder *b)
+static void movement_cases(cf_builder *b)
 {
     static const struct { const char *shape; int variant; } tr[] = {
         {"()", 0}, {"0,3", 0}, {"7", 0}, {"3,5", 0}, {"2,3,4", 1}, {"1,33,1", 2},
@@ -448,42 +444,42 @@ static void movement_cases(builder *b)
     for (int t = 0; t < 9; t++) {
         bp_dtype dt = ALL[t];
         double lo = -100, hi = 100;
-        int_range(dt, &lo, &hi);
+        cf_int_range(dt, &lo, &hi);
         for (size_t s = 0; s < sizeof tr / sizeof tr[0]; s++)
-            add(b, BP_OP_TRANSPOSE, "transpose", dt, tr[s].shape, CF_RANDOM, lo, hi, tr[s].variant);
+            cf_case_add(b, BP_OP_TRANSPOSE, "transpose", dt, tr[s].shape, CF_RANDOM, lo, hi, tr[s].variant);
         for (size_t s = 0; s < sizeof sl / sizeof sl[0]; s++) {
-            cf_case *c = add(b, BP_OP_SLICE, "slice", dt, sl[s].shape, CF_RANDOM, lo, hi,
+            cf_case *c = cf_case_add(b, BP_OP_SLICE, "slice", dt, sl[s].shape, CF_RANDOM, lo, hi,
                              sl[s].variant);
             if (c)
-                suffix(c, sl[s].what);
+                cf_case_suffix(c, sl[s].what);
         }
         for (size_t s = 0; s < sizeof cc / sizeof cc[0]; s++) {
-            cf_case *c = add(b, BP_OP_CONCAT, "concat", dt, cc[s].shape, CF_RANDOM, lo, hi,
+            cf_case *c = cf_case_add(b, BP_OP_CONCAT, "concat", dt, cc[s].shape, CF_RANDOM, lo, hi,
                              cc[s].axis);
             if (c)
-                suffix(c, cc[s].axis ? " axis=1" : " axis=0");
+                cf_case_suffix(c, cc[s].axis ? " axis=1" : " axis=0");
         }
         for (size_t s = 0; s < sizeof bc / sizeof bc[0]; s++)
-            add(b, BP_OP_BROADCAST_TO, "broadcast_to", dt, bc[s], CF_RANDOM, lo, hi, 0);
+            cf_case_add(b, BP_OP_BROADCAST_TO, "broadcast_to", dt, bc[s], CF_RANDOM, lo, hi, 0);
         for (size_t s = 0; s < sizeof pd / sizeof pd[0]; s++)
-            add(b, BP_OP_PAD, "pad", dt, pd[s].shape, CF_RANDOM, lo, hi, pd[s].variant);
+            cf_case_add(b, BP_OP_PAD, "pad", dt, pd[s].shape, CF_RANDOM, lo, hi, pd[s].variant);
         for (size_t s = 0; s < sizeof cp / sizeof cp[0]; s++)
-            add(b, BP_OP_COPY, "copy", dt, cp[s], CF_RANDOM, lo, hi, 0);
-        add(b, BP_OP_COPY, "copy", dt, "0", CF_SPECIAL, 0, 0, 0);
+            cf_case_add(b, BP_OP_COPY, "copy", dt, cp[s], CF_RANDOM, lo, hi, 0);
+        cf_case_add(b, BP_OP_COPY, "copy", dt, "0", CF_SPECIAL, 0, 0, 0);
         /* cast: every source x every target; the matrix row is the source */
         for (int u = 0; u < 9; u++) {
             if (u == t)
                 continue;
             static const char *cs[] = {"33", BIG_LIGHT};
             for (int s = 0; s < 3; s++) {
-                cf_case *c = s < 2 ? add(b, BP_OP_CAST, "cast", dt, cs[s], CF_RANDOM,
+                cf_case *c = s < 2 ? cf_case_add(b, BP_OP_CAST, "cast", dt, cs[s], CF_RANDOM,
                                          cf_is_float(dt) ? -300 : lo, cf_is_float(dt) ? 300 : hi, 0)
-                                   : add(b, BP_OP_CAST, "cast", dt, "0", CF_SPECIAL, 0, 0, 0);
+                                   : cf_case_add(b, BP_OP_CAST, "cast", dt, "0", CF_SPECIAL, 0, 0, 0);
                 if (c) {
                     c->dtype2 = ALL[u];
                     char to[16];
                     snprintf(to, sizeof to, " -> %s", bp_dtype_name(ALL[u]));
-                    suffix(c, to);
+                    cf_case_suffix(c, to);
                 }
             }
         }
@@ -493,14 +489,14 @@ static void movement_cases(builder *b)
         };
         for (int it = 0; it < 2; it++) {
             for (size_t s = 0; s < sizeof ga / sizeof ga[0]; s++) {
-                cf_case *c = add(b, BP_OP_GATHER, "gather", dt, ga[s].shape, CF_RANDOM, lo, hi,
+                cf_case *c = cf_case_add(b, BP_OP_GATHER, "gather", dt, ga[s].shape, CF_RANDOM, lo, hi,
                                  ga[s].axis);
                 if (c) {
                     c->dtype2 = it == 0 ? BP_I32 : BP_I64;
                     char what[32];
                     snprintf(what, sizeof what, " axis=%d idx=%s", ga[s].axis,
                              it == 0 ? "i32" : "i64");
-                    suffix(c, what);
+                    cf_case_suffix(c, what);
                 }
             }
         }
@@ -527,31 +523,31 @@ void cf_arange_params(const cf_case *c, double *start, double *stop, double *ste
     *step = p[v][2];
 }
 
-static void creation_cases(builder *b)
+static void creation_cases(cf_builder *b)
 {
     static const char *fs[] = {"()", "0", "7", "3,1,5", BIG_LIGHT};
     for (int t = 0; t < 9; t++) {
         bp_dtype dt = ALL[t];
         for (int v = 0; v < 10; v++) {
-            cf_case *c = add(b, BP_OP_FILL, "fill", dt, fs[v % 5], CF_RANDOM, 0, 0, v);
+            cf_case *c = cf_case_add(b, BP_OP_FILL, "fill", dt, fs[v % 5], CF_RANDOM, 0, 0, v);
             if (c) {
                 char what[40];
                 snprintf(what, sizeof what, " full=%g", cf_fill_value(c));
-                suffix(c, what);
+                cf_case_suffix(c, what);
             }
         }
         /* bp_eye is made of fills (a strided diagonal view): variant 100+ */
         static const char *ey[] = {"3,5", "0,4", "1,1", "5,3", "300,300"};
         for (int s = 0; s < 5; s++) {
-            cf_case *c = add(b, BP_OP_FILL, "fill", dt, ey[s], CF_RANDOM, 0, 0, 100 + s);
+            cf_case *c = cf_case_add(b, BP_OP_FILL, "fill", dt, ey[s], CF_RANDOM, 0, 0, 100 + s);
             if (c)
-                suffix(c, " eye");
+                cf_case_suffix(c, " eye");
         }
     }
     for (int t = 0; t < 8; t++) {
         bp_dtype dt = NUMERIC[t];
         for (int v = 0; v < 7; v++) {
-            cf_case *c = add(b, BP_OP_ARANGE, "arange", dt, "()", CF_RANDOM, 0, 0, v);
+            cf_case *c = cf_case_add(b, BP_OP_ARANGE, "arange", dt, "()", CF_RANDOM, 0, 0, v);
             if (c) {
                 double s0, s1, s2;
                 cf_arange_params(c, &s0, &s1, &s2);
@@ -564,33 +560,33 @@ static void creation_cases(builder *b)
         bp_op op = o == 0 ? BP_OP_RANDOM_UNIFORM : BP_OP_RANDOM_NORMAL;
         for (int t = 0; t < 4; t++)
             for (int s = 0; s < 6; s++) {
-                cf_case *c = add(b, op, bp_op_name(op), FLOATS[t], rs[s], CF_RANDOM,
+                cf_case *c = cf_case_add(b, op, bp_op_name(op), FLOATS[t], rs[s], CF_RANDOM,
                                  o == 0 ? -2 : 1, o == 0 ? 5 : 3, s);
                 if (c)
-                    suffix(c, o == 0 ? " low=-2 high=5" : " mean=1 std=3");
+                    cf_case_suffix(c, o == 0 ? " low=-2 high=5" : " mean=1 std=3");
             }
     }
 }
 
 /* ---- the plugin contract ----------------------------------------------------------- */
 
-static void contract_cases(builder *b)
+static void contract_cases(cf_builder *b)
 {
-    cf_case *c = add(b, CF_OP_CONTRACT_ABI, "contract.abi", (bp_dtype)-1, "()", CF_RANDOM, 0, 0, 0);
+    cf_case *c = cf_case_add(b, CF_OP_CONTRACT_ABI, "contract.abi", (bp_dtype)-1, "()", CF_RANDOM, 0, 0, 0);
     if (c)
         snprintf(c->label, sizeof c->label, "descriptor");
     static const char *rt[] = {"()", "0", "7", "1023", "2,0,3"};
     for (int t = 0; t < 9; t++) {
         for (int s = 0; s < 5; s++)
-            add(b, CF_OP_CONTRACT_ROUNDTRIP, "contract.roundtrip", ALL[t], rt[s], CF_RANDOM, -100,
+            cf_case_add(b, CF_OP_CONTRACT_ROUNDTRIP, "contract.roundtrip", ALL[t], rt[s], CF_RANDOM, -100,
                 100, 0);
-        add(b, CF_OP_CONTRACT_ROUNDTRIP, "contract.roundtrip", ALL[t], "0", CF_SPECIAL, 0, 0, 0);
+        cf_case_add(b, CF_OP_CONTRACT_ROUNDTRIP, "contract.roundtrip", ALL[t], "0", CF_SPECIAL, 0, 0, 0);
     }
 }
 
 size_t cf_cases_build(cf_case **out)
 {
-    builder b = {0};
+    cf_builder b = {0};
     contract_cases(&b);
     unary_cases(&b);
     binary_cases(&b);
@@ -599,6 +595,10 @@ size_t cf_cases_build(cf_case **out)
     softmax_cases(&b);
     movement_cases(&b);
     creation_cases(&b);
+    cf_cases_1_4(&b);
+    cf_cases_compose(&b);
+    if (!cf_nn_cases_append(&b.v, &b.n, &b.cap)) /* nn.h's ops: cases_nn.c */
+        b.oom = true;
     if (b.oom) {
         free(b.v);
         *out = NULL;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "nn_cases.h"
 
 /* ---- checks ------------------------------------------------------------------ */
 
@@ -32,7 +33,7 @@ static void shape_text(char *buf, size_t cap, int32_t rank, const int64_t *shape
 
 /* The oracle's answer for a case. */
 typedef struct expected {
-    cf_array want;
+    cf_array want, want2; /* want2: the second output (topk's, sort's indices), if any */
     double *scale; /* norm-wise ops: the magnitude of each element's terms */
     int64_t k;     /* terms per element */
 } expected;
@@ -86,7 +87,8 @@ static void inputs_at(const cf_case *c, const cf_inputs *in, int64_t n_out, int6
 {
     const cf_operand *ops = in->ops;
     bp_op_family fam = bp_op_family_of((bp_op)c->op);
-    bool elementwise = fam == BP_FAMILY_UNARY || c->op == BP_OP_CAST || c->op == BP_OP_COPY;
+    bool elementwise = fam == BP_FAMILY_UNARY || c->op == BP_OP_CAST || c->op == BP_OP_COPY ||
+                       (c->op >= BP_OP_ACOS && c->op <= BP_OP_BITWISE_NOT);
     buf[0] = '\0';
     if (elementwise && bad >= 0 && bad < ops[0].a.n)
         snprintf(buf, cap, "; input %.17g", cf_get_f(&ops[0].a, bad));
@@ -96,29 +98,54 @@ static void inputs_at(const cf_case *c, const cf_inputs *in, int64_t n_out, int6
                  cf_get_f(&ops[1].a, bad));
 }
 
-/* Compare the metadata and values of out with the oracle's. */
-static void check_output(const cf_worker_env *env, const cf_case *c, const bp_tensor *out,
-                         const expected *e, const cf_inputs *in, cf_result *r)
+/* got's values against want's within tol (r says why on failure). */
+static void compare(const cf_worker_env *env, const cf_case *c, const cf_array *got,
+                    const cf_array *want, const double *scale, int64_t k, cf_tol tol,
+                    const cf_inputs *in, const char *which, cf_result *r)
 {
-    cf_array got;
-    r->status = CF_FAIL;
-    if (!check_meta(c, out, &e->want, r) || !read_result(c, out, &e->want, &got, r))
-        return;
-    cf_tol tol = cf_tol_find(env->tols, c->name, c->dtype, env->tf32);
     int64_t bad;
     char why[400];
-    if (cf_compare(&got, &e->want, e->scale, e->k, tol, env->tf32, &r->max_error, &r->tolerance,
-                   &bad, why, sizeof why)) {
+    r->status = CF_FAIL;
+    if (cf_compare(got, want, scale, k, tol, env->tf32, &r->max_error, &r->tolerance, &bad, why,
+                   sizeof why)) {
         r->status = CF_PASS;
-    } else {
-        char inputs[160];
-        inputs_at(c, in, e->want.n, bad, inputs, sizeof inputs);
-        CF_MSG(r, "%s [%s] %s: %s%s (tolerance: %s %g, tolerances.txt line %d)", c->name,
-               bp_dtype_name(c->dtype), c->label, why, inputs,
-               tol.kind == CF_TOL_EXACT ? "exact" : tol.kind == CF_TOL_ULP ? "ulp" : "norm",
-               r->tolerance, tol.line);
+        return;
     }
+    char inputs[160];
+    inputs_at(c, in, want->n, bad, inputs, sizeof inputs);
+    CF_MSG(r, "%s [%s] %s: %s%s%s (tolerance: %s %g, tolerances.txt line %d)", c->name,
+           bp_dtype_name(c->dtype), c->label, which, why, inputs,
+           tol.kind == CF_TOL_EXACT ? "exact" : tol.kind == CF_TOL_ULP ? "ulp" : "norm",
+           r->tolerance, tol.line);
+}
+
+/* Compare the metadata and values of out (and out2) with the oracle's. */
+static void check_output(const cf_worker_env *env, const cf_case *c, const bp_tensor *out,
+                         const bp_tensor *out2, const expected *e, const cf_inputs *in,
+                         cf_result *r)
+{
+    cf_array got = {0}, got2 = {0};
+    bool two = e->want2.f || e->want2.i;
+    r->status = CF_FAIL;
+    bool ok = check_meta(c, out, &e->want, r) && read_result(c, out, &e->want, &got, r);
+    if (ok && two) {
+        if (!out2) {
+            CF_MSG(r, "%s: returned BP_OK without its second result", c->name);
+            ok = false;
+        } else {
+            ok = check_meta(c, out2, &e->want2, r) && read_result(c, out2, &e->want2, &got2, r);
+        }
+    }
+    if (ok && c->op == BP_OP_TOPK && !c->pi[3]) /* any order: compare in the oracle's */
+        cf_topk_canonical(c, &got, &got2);
+    if (ok)
+        compare(env, c, &got, &e->want, e->scale, e->k,
+                cf_tol_find(env->tols, c->name, c->dtype, env->tf32), in, "", r);
+    if (ok && two && r->status == CF_PASS) /* indices, or split's second part: exact */
+        compare(env, c, &got2, &e->want2, NULL, 1, (cf_tol){.kind = CF_TOL_EXACT}, in,
+                "second output: ", r);
     cf_array_free(&got);
+    cf_array_free(&got2);
 }
 
 /* ---- the op call ---------------------------------------------------------------- */
@@ -138,10 +165,12 @@ static bool declared(const cf_worker_env *env, const cf_case *c)
 }
 
 static bp_status call_op(const cf_worker_env *env, const cf_case *c, const cf_operand *ops,
-                         int n_in, bp_tensor **out)
+                         int n_in, bp_tensor **out, bp_tensor **out2)
 {
     bp_op op = (bp_op)c->op;
     bp_backend *be = env->be;
+    if (cf_is_compose(c->op))
+        return cf_call_compose(c, ops, n_in, out, out2);
     switch (op) {
     case BP_OP_WHERE: return bp_where(ops[0].t, ops[1].t, ops[2].t, out);
     case BP_OP_MATMUL: return bp_matmul(ops[0].t, ops[1].t, out);
@@ -191,6 +220,7 @@ static bp_status call_op(const cf_worker_env *env, const cf_case *c, const cf_op
     default: break;
     }
     switch (bp_op_family_of(op)) {
+    case BP_FAMILY_OP: return cf_call_op_1_4(c, ops, n_in, out, out2);
     case BP_FAMILY_UNARY: return bp_unary(op, ops[0].t, out);
     case BP_FAMILY_BINARY: return bp_binary(op, ops[0].t, ops[1].t, out);
     case BP_FAMILY_REDUCE: {
@@ -243,9 +273,9 @@ static bool judge_status(const cf_case *c, bool says, bp_status st, const bp_ten
 /* A result to check: guard bytes first (a write outside a tensor makes its
  * values meaningless), then the oracle's values. */
 static void check_result(const cf_worker_env *env, const cf_case *c, bp_tensor *out,
-                         const cf_inputs *in, cf_result *r)
+                         bp_tensor *out2, const cf_inputs *in, cf_result *r)
 {
-    bool guards = check_guards(c, out, "result", r);
+    bool guards = check_guards(c, out, "result", r) && check_guards(c, out2, "second result", r);
     for (int k = 0; guards && k < in->n; k++)
         guards = check_guards(c, in->ops[k].t, "input", r);
     if (!guards) {
@@ -257,24 +287,34 @@ static void check_result(const cf_worker_env *env, const cf_case *c, bp_tensor *
     cf_array ins[CF_MAX_OPERANDS];
     for (int k = 0; k < CF_MAX_OPERANDS; k++)
         ins[k] = in->ops[k].a;
-    if (!cf_case_oracle(c, ins, in->n, &e.want, &e.scale, &e.k)) {
+    if (!cf_case_oracle(c, ins, in->n, &e.want, &e.want2, &e.scale, &e.k)) {
         r->status = CF_FAIL;
         CF_MSG(r, "%s: the oracle does not know this case (a bug in conform)", c->name);
     } else {
-        check_output(env, c, out, &e, in, r);
+        check_output(env, c, out, out2, &e, in, r);
     }
     cf_array_free(&e.want);
+    cf_array_free(&e.want2);
     free(e.scale);
 }
 
 static void run_op(const cf_worker_env *env, const cf_case *c, const cf_inputs *in, cf_result *r)
 {
-    bool says = declared(env, c);
-    bp_tensor *out = NULL;
-    bp_status st = call_op(env, c, in->ops, in->n, &out);
+    bool compose = cf_is_compose(c->op);
+    bool says = compose || declared(env, c);
+    bp_tensor *out = NULL, *out2 = NULL;
+    bp_status st = call_op(env, c, in->ops, in->n, &out, &out2);
+    if (compose && st == BP_ERR_UNSUPPORTED_OP) /* a part is missing: no supports() to ask */
+        says = false;
     if (judge_status(c, says, st, out, r))
-        check_result(env, c, out, in, r);
+        check_result(env, c, out, out2, in, r);
+    if (compose && r->status == CF_FAIL) { /* where a wrong value comes from */
+        size_t used = strlen(r->message);
+        snprintf(r->message + used, sizeof r->message - used, " (composed of %s)",
+                 cf_compose_parts(c));
+    }
     bp_tensor_release(out);
+    bp_tensor_release(out2);
 }
 
 void cf_exec_case(const cf_worker_env *env, const cf_case *c, cf_result *r)
@@ -285,6 +325,10 @@ void cf_exec_case(const cf_worker_env *env, const cf_case *c, cf_result *r)
     r->message[0] = '\0';
     if (c->op == CF_OP_CONTRACT_ABI) {
         cf_contract_abi(env, c, r);
+        return;
+    }
+    if (cf_is_nn_case(c)) { /* nn.h's ops: exec_nn.c */
+        cf_exec_nn_case(env, c, r);
         return;
     }
     cf_inputs in;

@@ -57,6 +57,31 @@ static int n_specials(bp_dtype dt)
     return cf_is_float(dt) ? float_specials(dt, f) : int_specials(dt, i);
 }
 
+/* The family whose special-value layout a case uses: its own, or for an op
+ * of ABI 1.4 the one it resembles (fmod .. bitshift: binary; reductions and
+ * the ops along an axis: rows; gemm: matmul; the rest, prelu included: one
+ * vector per operand, so x and its slope pair the specials elementwise). */
+static bp_op_family layout_family(const cf_case *c)
+{
+    if (c->op >= BP_OP_COUNT)
+        return BP_FAMILY_MOVEMENT;
+    bp_op op = (bp_op)c->op;
+    if (bp_op_family_of(op) != BP_FAMILY_OP)
+        return bp_op_family_of(op);
+    switch (op) {
+    case BP_OP_FMOD: case BP_OP_BITWISE_AND: case BP_OP_BITWISE_OR: case BP_OP_BITWISE_XOR:
+    case BP_OP_BITSHIFT_LEFT: case BP_OP_BITSHIFT_RIGHT:
+        return BP_FAMILY_BINARY; /* not prelu: its slope broadcasts one way only */
+    case BP_OP_REDUCE_L1: case BP_OP_REDUCE_L2: case BP_OP_REDUCE_SUM_SQUARE:
+    case BP_OP_REDUCE_LOG_SUM: case BP_OP_REDUCE_VAR: case BP_OP_REDUCE_STD:
+    case BP_OP_REDUCE_ANY: case BP_OP_REDUCE_ALL: case BP_OP_ARGMAX_LAST: case BP_OP_ARGMIN_LAST:
+    case BP_OP_HARDMAX: case BP_OP_CUMSUM: case BP_OP_CUMPROD: case BP_OP_SORT: case BP_OP_TOPK:
+        return BP_FAMILY_REDUCE;
+    case BP_OP_GEMM: return BP_FAMILY_MATMUL;
+    default: return BP_FAMILY_UNARY;
+    }
+}
+
 /* The shapes of the special-value layouts, by family (n: the number of
  * special values of the dtype): every pair for binary ops, rows of specials
  * for reductions, fixed rows for softmax, small matrices for matmul, one
@@ -64,7 +89,7 @@ static int n_specials(bp_dtype dt)
 static void special_shapes(const cf_case *c, int n_in, int n, int32_t *ranks,
                            int64_t (*shapes)[BP_MAX_RANK])
 {
-    bp_op_family fam = c->op < BP_OP_COUNT ? bp_op_family_of((bp_op)c->op) : BP_FAMILY_MOVEMENT;
+    bp_op_family fam = layout_family(c);
     for (int k = 0; k < n_in; k++) {
         ranks[k] = 1;
         shapes[k][0] = n;
@@ -93,7 +118,7 @@ static void special_shapes(const cf_case *c, int n_in, int n, int32_t *ranks,
 /* Fill the arrays (initialised to the layout) with special values. */
 static void special_values(const cf_case *c, int n_in, int n, cf_array *a)
 {
-    bp_op_family fam = c->op < BP_OP_COUNT ? bp_op_family_of((bp_op)c->op) : BP_FAMILY_MOVEMENT;
+    bp_op_family fam = layout_family(c);
     if (fam == BP_FAMILY_REDUCE && c->op < BP_OP_COUNT) {
         /* row r: {special_r, 1, special_r, -2, 0}: ties and NaN/inf placement */
         for (int64_t row = 0; row < n; row++) {
@@ -176,6 +201,33 @@ static bool gather_indices(const cf_case *c, bp_dtype dt, cf_array *ind)
     return true;
 }
 
+/* The indices of gather_elements, scatter_elements (uniform in [-dim, dim)
+ * of the axis) and gather_nd, scatter_nd (tuples: component j in range of
+ * x's axis b + j after the batch axes), for operand 1 of shape c->shape[1]. */
+static bool more_indices(const cf_case *c, bp_dtype dt, cf_array *ind)
+{
+    if (!cf_array_init(ind, dt, c->rank[1], c->shape[1]))
+        return false;
+    bool nd = c->op == BP_OP_GATHER_ND || c->op == BP_OP_SCATTER_ND;
+    int32_t axis = (int32_t)c->pi[0], xr = c->rank[0];
+    int32_t b = c->op == BP_OP_GATHER_ND ? (int32_t)c->pi[0] : 0;
+    int64_t m = nd && ind->rank ? ind->shape[ind->rank - 1] : 1;
+    if (axis < 0)
+        axis += xr;
+    for (int64_t k = 0; k < ind->n; k++) {
+        int64_t dim = nd ? c->shape[0][b + k % m] : c->shape[0][axis];
+        double u = cf_philox_uniform01(c->seed, 77u + (uint64_t)k);
+        ind->i[k] = (int64_t)floor(u * 2.0 * (double)dim) - dim;
+    }
+    return true;
+}
+
+static bool has_index_operand(const cf_case *c)
+{
+    return c->op == BP_OP_GATHER || c->op == BP_OP_GATHER_ELEMENTS || c->op == BP_OP_GATHER_ND ||
+           c->op == BP_OP_SCATTER_ELEMENTS || c->op == BP_OP_SCATTER_ND;
+}
+
 /* ---- tensors ------------------------------------------------------------------ */
 
 /* The tensor of operand `which` (dtype dt): from op->a's values when they are
@@ -242,7 +294,7 @@ static int operands(const cf_case *c, bp_dtype *dts)
         dts[k] = c->dtype;
     if (c->op == BP_OP_WHERE)
         dts[0] = BP_BOOL;
-    if (c->op == BP_OP_GATHER)
+    if (has_index_operand(c))
         dts[1] = c->dtype2;
     return n;
 }
@@ -257,8 +309,10 @@ bool cf_make_inputs(const cf_worker_env *env, const cf_case *c, cf_inputs *in, c
         ok = special_layout(c, dts, in);
     else if (c->op == BP_OP_GATHER)
         ok = gather_indices(c, dts[1], &in->ops[1].a);
+    else if (has_index_operand(c))
+        ok = more_indices(c, dts[1], &in->ops[1].a);
     for (int k = 0; ok && k < in->n; k++) {
-        bool set = c->data == CF_SPECIAL || (c->op == BP_OP_GATHER && k == 1);
+        bool set = c->data == CF_SPECIAL || (has_index_operand(c) && k == 1);
         ok = make_operand(env, c, &in->ops[k], k, dts[k], set, r);
     }
     if (!ok) {

@@ -39,7 +39,18 @@ enum {
     CF_OP_CONTRACT_ABI = 1000, /* pseudo op codes for the contract rows */
     CF_OP_CONTRACT_ROUNDTRIP,
     CF_OP_CONTRACT_SUPPORTS,
-    CF_OP_CONTRACT_STDOUT
+    CF_OP_CONTRACT_STDOUT,
+    /* pseudo op codes of the ops the core composes (compose.c) */
+    CF_OP_SPLIT = 1100,
+    CF_OP_TILE,
+    CF_OP_DEPTH_TO_SPACE,
+    CF_OP_SPACE_TO_DEPTH,
+    CF_OP_MAX_N,
+    CF_OP_MIN_N,
+    CF_OP_SUM_N,
+    CF_OP_MEAN_N,
+    CF_OP_EINSUM,
+    CF_OP_COMPOSE_END
 };
 
 /* How the inputs are filled. */
@@ -56,12 +67,34 @@ typedef struct cf_case {
     cf_data data;
     double lo[CF_MAX_OPERANDS], hi[CF_MAX_OPERANDS]; /* range of random data */
     int variant;                  /* op-specific parameters (axes, perm, slice...) */
+    int64_t pi[4];                /* ABI 1.4 ops: their integer parameters (cases_1_4.c) */
+    double pf[2];                 /* ... and real ones (alpha, beta, correction) */
     uint64_t seed;
     char label[96];               /* shape as printed: "(2,1),(1,3)" */
 } cf_case;
 
 /* Every case, in a fixed order. *out is malloc'd. */
 size_t cf_cases_build(cf_case **out);
+
+/* Building the table (cases.c): cases are appended; oom records a failed
+ * growth (the build then fails as a whole). */
+typedef struct cf_builder {
+    cf_case *v;
+    size_t n, cap;
+    bool oom;
+} cf_builder;
+/* One case: shapes "2,1,5;3,1" (one per operand, "()" rank 0), random data
+ * in [lo, hi) (every operand; adjust c->lo[k] / c->hi[k] after), the
+ * variant; its label is the shapes. NULL when out of memory. */
+cf_case *cf_case_add(cf_builder *b, int op, const char *name, bp_dtype dt, const char *shapes,
+                     cf_data data, double lo, double hi, int variant);
+void cf_case_suffix(cf_case *c, const char *s); /* appended to the label */
+void cf_int_range(bp_dtype dt, double *lo, double *hi); /* a float range clipped to dt */
+/* The cases of the ops of ABI 1.4 (cases_1_4.c), and of those the core
+ * composes from others (compose.c). */
+void cf_cases_1_4(cf_builder *b);
+void cf_cases_compose(cf_builder *b);
+static inline bool cf_is_compose(int op) { return op >= CF_OP_SPLIT && op < CF_OP_COMPOSE_END; }
 /* Whether the case's name matches any of the fnmatch patterns (none: all). */
 bool cf_case_selected(const cf_case *c, const char *const *patterns, size_t n_patterns);
 
@@ -105,7 +138,11 @@ bool cf_compare(const cf_array *got, const cf_array *want, const double *scale, 
  * false if out of memory or the oracle does not know the case (a bug in the
  * table). */
 bool cf_case_oracle(const cf_case *c, const cf_array *in, int n_in, cf_array *want,
-                    double **scale, int64_t *k);
+                    cf_array *want2, double **scale, int64_t *k);
+/* The same for the ops of ABI 1.4 (case_oracle_1_4.c); want2: topk's and
+ * sort's indices (left as initialised otherwise). */
+bool cf_case_oracle_1_4(const cf_case *c, const cf_array *in, int n_in, cf_array *want,
+                        cf_array *want2, double **scale, int64_t *k);
 
 /* The case's parameters, by its variant (cases.c): shared by the op call in
  * the worker and the oracle. */
@@ -155,6 +192,21 @@ typedef struct cf_inputs {
 /* Make them (false: r says why; nothing is left to free). */
 bool cf_make_inputs(const cf_worker_env *env, const cf_case *c, cf_inputs *in, cf_result *r);
 void cf_inputs_free(cf_inputs *in);
+
+/* The op call of a case of ABI 1.4 (exec_1_4.c); *out2: the second output
+ * (topk's and sort's indices), left NULL by the others. */
+bp_status cf_call_op_1_4(const cf_case *c, const cf_operand *ops, int n_in, bp_tensor **out,
+                         bp_tensor **out2);
+/* The composed ops (compose.c): the call (split: the two parts in out and
+ * out2), the oracle, and the backend ops each is made of ("add, div"). */
+bp_status cf_call_compose(const cf_case *c, const cf_operand *ops, int n_in, bp_tensor **out,
+                          bp_tensor **out2);
+bool cf_oracle_compose(const cf_case *c, const cf_array *in, int n_in, cf_array *want,
+                       cf_array *want2, double **scale, int64_t *k);
+const char *cf_compose_parts(const cf_case *c);
+/* An unsorted topk's values and indices (as read back) put in the order
+ * the oracle gives them: each row best first, ties by the lower index. */
+void cf_topk_canonical(const cf_case *c, cf_array *values, cf_array *indices);
 
 /* The contract rows run in the worker (contract.c). */
 void cf_contract_abi(const cf_worker_env *env, const cf_case *c, cf_result *r);

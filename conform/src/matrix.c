@@ -8,7 +8,7 @@
 #include "internal.h"
 
 static const char *const DTYPES[] = {"bool", "u8", "i8", "i32", "i64", "f16", "bf16", "f32", "f64", "-"};
-enum { N_DT = 10, MAX_OPS = 96, MAX_BACKENDS = 8 };
+enum { N_DT = 10, MAX_OPS = 192, MAX_BACKENDS = 8 };
 
 typedef struct cell_table {
     char backends[MAX_BACKENDS][64];
@@ -175,11 +175,42 @@ static const char MERGED_HEADER[] =
     "`tests/conformance/tolerances.txt`. A backend of your own: `backplane conform\n"
     "--plugin path/to/plugin.so --json mine.json`, then add it to `--matrix-from`.\n\n";
 
+/* Sections other tools write below the matrix (tests/onnx/doc.py: the ONNX
+ * node tests) start with a line beginning KEEP_MARK; rewriting the matrix
+ * keeps everything from there to the end of the file it replaces. */
+static const char KEEP_MARK[] = "<!-- kept by backplane conform";
+
+/* The kept tail of the file at path (malloc'd), or NULL if none. */
+static char *kept_tail(const char *path)
+{
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return NULL;
+    char *text = NULL;
+    size_t cap = 0;
+    ssize_t n = getdelim(&text, &cap, '\0', in); /* the whole file */
+    fclose(in);
+    char *at = n > 0 ? text : NULL; /* the first line that begins with KEEP_MARK */
+    while (at && strncmp(at, KEEP_MARK, sizeof KEEP_MARK - 1) != 0) {
+        at = strchr(at, '\n');
+        at = at ? at + 1 : NULL;
+    }
+    if (!at) {
+        free(text);
+        return NULL;
+    }
+    memmove(text, at, strlen(at) + 1);
+    return text;
+}
+
 static bool write_merged(const char *path, const cell_table *t, const backend_totals *totals)
 {
+    char *kept = kept_tail(path);
     FILE *f = fopen(path, "w");
-    if (!f)
+    if (!f) {
+        free(kept);
         return false;
+    }
     fputs(MERGED_HEADER, f);
     fputs("| backend | plugin version | passed | failed | unsupported | crashed |\n"
           "|---|---|---|---|---|---|\n", f);
@@ -190,6 +221,11 @@ static bool write_merged(const char *path, const cell_table *t, const backend_to
     fputs(LEGEND, f);
     fputc('\n', f);
     write_table(f, t);
+    if (kept) {
+        fputc('\n', f);
+        fputs(kept, f);
+        free(kept);
+    }
     return fclose(f) == 0;
 }
 

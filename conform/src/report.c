@@ -5,7 +5,7 @@
 
 #include "internal.h"
 
-enum { MAX_OPS = 96 };
+enum { MAX_OPS = 192 };
 
 const char *cf_status_name(cf_status s)
 {

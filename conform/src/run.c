@@ -244,7 +244,12 @@ static void supervise(supervisor *s, worker *w)
             on_timeout(s, w, startup);
             break;
         }
-        ssize_t n = read(w->fd, w->buf + w->used, sizeof w->buf - 1 - w->used);
+        /* take_lines keeps used below sizeof buf - 1; saying so here also
+         * tells GCC 13's fortified read (-Wstringop-overflow) the room left. */
+        size_t room = w->used < sizeof w->buf - 1 ? sizeof w->buf - 1 - w->used : 0;
+        if (room == 0)
+            w->used = 0, room = sizeof w->buf - 1;
+        ssize_t n = read(w->fd, w->buf + w->used, room);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {

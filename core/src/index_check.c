@@ -7,8 +7,37 @@
  * stats count and the debug log names. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
+
+/* The flat position of the first index outside [-dims[j], dims[j]) (j the
+ * position modulo m), or -1. Typed loops: this runs over every index of
+ * every gather and scatter on a host backend, so it must cost little next
+ * to the op (a per-element dtype switch and modulo made it ~15% of a
+ * scatter-add of 4M updates). */
+#define FIRST_BAD(T)                                                                    \
+    do {                                                                                \
+        for (int64_t i = 0, j = 0; i < n; i++) {                                        \
+            T v;                                                                        \
+            memcpy(&v, at + (size_t)i * sizeof(T), sizeof(T));                          \
+            int64_t dim = dims[j];                                                      \
+            if (v < -dim || v >= dim)                                                   \
+                return i;                                                               \
+            if (m > 1 && ++j == m)                                                      \
+                j = 0;                                                                  \
+        }                                                                               \
+    } while (0)
+
+static int64_t first_bad(bp_dtype dt, const unsigned char *at, int64_t n, int32_t m,
+                         const int64_t *dims)
+{
+    if (dt == BP_I32)
+        FIRST_BAD(int32_t);
+    else
+        FIRST_BAD(int64_t);
+    return -1;
+}
 
 /* The index values where the core can see them: in place on a host backend,
  * read from any other (*host, to free). NULL with *st BP_OK when there is
@@ -48,16 +77,15 @@ bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, int32
     const unsigned char *at = index_bytes(fn, indices, &host, &st);
     if (!at)
         return st;
-    size_t esize = bp_dtype_size(indices->dtype);
-    for (int64_t i = 0; i < indices->numel && st == BP_OK; i++) {
-        int64_t v = bp_elem_load_i64(indices->dtype, at + (size_t)i * esize);
+    int64_t i = first_bad(indices->dtype, at, indices->numel, m, dims);
+    if (i >= 0) {
+        int64_t v = bp_elem_load_i64(indices->dtype, at + (size_t)i * bp_dtype_size(indices->dtype));
         int64_t dim = dims[i % m];
-        if (v < -dim || v >= dim)
-            st = bp__error(BP_ERR_INDEX,
-                           "%s: indices[%lld] (flat position) is %lld, out of range for %s of "
-                           "extent %lld; indices must lie in [%lld, %lld)",
-                           fn, (long long)i, (long long)v, what[i % m], (long long)dim,
-                           (long long)-dim, (long long)dim);
+        st = bp__error(BP_ERR_INDEX,
+                       "%s: indices[%lld] (flat position) is %lld, out of range for %s of "
+                       "extent %lld; indices must lie in [%lld, %lld)",
+                       fn, (long long)i, (long long)v, what[i % m], (long long)dim,
+                       (long long)-dim, (long long)dim);
     }
     free(host);
     return st;

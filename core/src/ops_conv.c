@@ -60,6 +60,16 @@ static bp_status kernel_of(const char *fn, const bp_tensor *w, const bp_window *
     return BP_OK;
 }
 
+/* ceil_mode, count_include_pad and storage_order shape a pool's windows; a
+ * convolution given one would silently ignore what the caller asked for. */
+static bp_status no_pool_fields(const char *fn, const bp_window *win)
+{
+    if (win->ceil_mode || win->count_include_pad || win->storage_order)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: ceil_mode, count_include_pad and "
+                         "storage_order are the pools'; leave them 0 for a convolution", fn);
+    return BP_OK;
+}
+
 static bp_status conv_call(const char *fn, bp_op op, const bp_tensor *x, const bp_tensor *w,
                            const bp_tensor *bias, const bp__window_plan *pl, int64_t groups,
                            int64_t m, bp_tensor **out)
@@ -99,6 +109,7 @@ bp_status bp_conv(const bp_tensor *x, const bp_tensor *w, const bp_tensor *bias,
                          "it is %lld", fn, (long long)c, (long long)m, (long long)g,
                          (long long)c, (long long)g, (long long)w->shape[1]);
     BP__TRY(check_bias(fn, bias, m));
+    BP__TRY(no_pool_fields(fn, &win));
     for (int j = 0; j < 3; j++)
         if (win.output_padding[j] || win.output_shape[j])
             return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: output_padding and output_shape "
@@ -110,9 +121,19 @@ bp_status bp_conv(const bp_tensor *x, const bp_tensor *w, const bp_tensor *bias,
     return conv_call(fn, BP_OP_CONV, x, w, bias, &pl, g, m, out);
 }
 
-/* ConvTranspose's pads and output extents, as ONNX (and onnxruntime) define
- * them: output_shape or SAME fix the extent and the padding follows (none
- * below zero); else the explicit pads fix the extent. */
+static int64_t floor_half(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
+
+/* ConvTranspose's pads and output extents. Explicit pads fix the extent.
+ * SAME_UPPER / SAME_LOWER fix it (output_shape, else D * stride) and split
+ * the padding as ONNX's text and its reference implementation do (the odd
+ * one at the end for SAME_UPPER, at the start for SAME_LOWER; negative when
+ * the output is larger than the natural one, floor division as in Python).
+ * output_shape without SAME: the natural output cut (or extended) at the
+ * end, pads (0, natural - O): what ONNX's reference implementation computes
+ * (and PyTorch's output_size), where ONNX's text would put the larger half
+ * at the start and onnxruntime the smaller one; nothing in ONNX's node tests
+ * tells them apart. The kernel sees the resolved pads, the end one possibly
+ * negative. */
 static bp_status transpose_plan(const char *fn, const bp_tensor *x, const bp_window *win,
                                 const int64_t *kernel, bp__window_plan *pl)
 {
@@ -142,13 +163,17 @@ static bp_status transpose_plan(const char *fn, const bp_tensor *x, const bp_win
         const int64_t natural = st * (d > 0 ? d - 1 : 0) + op + dl * (k - 1) + 1;
         bool same = win->auto_pad == BP_AUTO_PAD_SAME_UPPER ||
                     win->auto_pad == BP_AUTO_PAD_SAME_LOWER;
-        if (given || same) {
+        if (same) {
             const int64_t o = given ? win->output_shape[j] : d * st;
-            const int64_t total = natural - o > 0 ? natural - o : 0, half = total / 2;
+            const int64_t total = natural - o, half = floor_half(total);
             bool upper = win->auto_pad == BP_AUTO_PAD_SAME_UPPER;
             pl->pad_begin[j] = upper ? half : total - half;
             pl->pad_end[j] = upper ? total - half : half;
             pl->out[j] = o;
+        } else if (given) {
+            pl->pad_begin[j] = 0;
+            pl->pad_end[j] = natural - win->output_shape[j];
+            pl->out[j] = win->output_shape[j];
         } else {
             pl->pad_begin[j] = win->pads[j];
             pl->pad_end[j] = win->pads[pl->s + j];
@@ -183,6 +208,7 @@ bp_status bp_conv_transpose(const bp_tensor *x, const bp_tensor *w, const bp_ten
         return bp__error(BP_ERR_SHAPE, "%s: the output channels overflow", fn);
     const int64_t m = w->shape[1] * g;
     BP__TRY(check_bias(fn, bias, m));
+    BP__TRY(no_pool_fields(fn, &win));
     int64_t kernel[3] = {0};
     BP__TRY(kernel_of(fn, w, &win, kernel));
     bp__window_plan pl;

@@ -180,10 +180,13 @@ bp_status bp_topk(const bp_tensor *x, int64_t k, int32_t axis, bool largest, boo
                   bp_tensor **values, bp_tensor **indices)
 {
     static const char fn[] = "bp_topk";
+    if (values) /* cleared first: a failure leaves no garbage in either */
+        *values = NULL;
+    if (indices)
+        *indices = NULL;
     if (!values || !indices)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: values and indices must both be given",
                          fn);
-    *values = *indices = NULL;
     int32_t ax = 0;
     BP__TRY(sort_checks(fn, x, axis, &ax));
     if (k < 0 || k > x->shape[ax])

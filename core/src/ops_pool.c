@@ -103,6 +103,11 @@ bp_status bp_average_pool(const bp_tensor *x, const bp_window *window, bp_tensor
     if (win.storage_order)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: storage_order is max_pool's; leave it 0",
                          fn);
+    for (int32_t j = 0; j < pl.s; j++)
+        if (pl.dilation[j] != 1)
+            return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: dilations[%d] is %lld; average "
+                             "pooling has no dilations (ONNX 1.12): leave them 0 or 1", fn,
+                             (int)j, (long long)pl.dilation[j]);
     bp_backend *be = bp__backend_of(x);
     BP__TRY(bp__require_op(be, BP_OP_AVERAGE_POOL, x->dtype, BP__HAS(be->vt, op)));
     int64_t shape[BP_MAX_RANK];

@@ -100,6 +100,11 @@ bp_status bp__window_forward(const char *fn, const bp_tensor *x, const bp_window
                              "%lld", fn, (int)j, (long long)eff, (long long)k, (long long)dl,
                              (long long)(d + pl->pad_begin[j] + pl->pad_end[j]));
         pl->out[j] = (w->ceil_mode ? -div_floor(-span, st) : div_floor(span, st)) + 1;
+        /* ceil_mode: a last window that would start in the padding at the end
+         * holds no element of x and is dropped (onnx/onnx#5741, as onnxruntime
+         * and PyTorch do) */
+        if (w->ceil_mode && (pl->out[j] - 1) * st >= d + pl->pad_begin[j])
+            pl->out[j]--;
     }
     return BP_OK;
 }

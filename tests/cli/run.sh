@@ -50,7 +50,7 @@ check info_json_is_valid_json 0 "$bp" info --json &&
   { python3 -m json.tool "$tmp/out" >/dev/null && ok info_json_is_valid_json || bad "info_json_is_valid_json: does not parse"; }
 
 check info_shows_plugins_and_default_backend 0 "$bp" info &&
-  { stdout_has "bp_binary.so" && stdout_has "default backend: \(blas_cpu\|binary\):0" &&
+  { stdout_has "bp_binary.so" && stdout_has "default backend: \(cuda\|blas_cpu\|binary\):0" &&
     stdout_has "the built-in default" &&
     ok info_shows_plugins_and_default_backend || bad "info_shows_plugins_and_default_backend"; }
 
@@ -63,6 +63,11 @@ check demo_learns_well_above_chance 0 "$bp" demo --steps 150 &&
   { acc=$(sed -n 's/^final: .*accuracy \([0-9.]*\)%.*/\1/p' "$tmp/out")
     if [ -n "$acc" ] && awk "BEGIN{exit !($acc > 90)}" && stderr_empty; then ok "demo_learns_well_above_chance ($acc%)";
     else bad "demo_learns_well_above_chance: accuracy '$acc', stderr: $(head -c 200 "$tmp/err")"; fi; }
+
+check demo_cnn_learns_well_above_chance 0 "$bp" demo --model cnn --steps 30 &&
+  { acc=$(sed -n 's/^final: .*accuracy \([0-9.]*\)%.*/\1/p' "$tmp/out")
+    if [ -n "$acc" ] && awk "BEGIN{exit !($acc > 90)}" && stderr_empty; then ok "demo_cnn_learns_well_above_chance ($acc%)";
+    else bad "demo_cnn_learns_well_above_chance: accuracy '$acc', stderr: $(head -c 300 "$tmp/err")"; fi; }
 
 check demo_prints_what_training_moved_and_waited_for 0 "$bp" demo --steps 20 &&
   { stdout_has "synchronising reads" && stdout_has "host -> backend" &&
@@ -91,7 +96,7 @@ if [ -n "$test_plugins" ]; then
   crash_dir="$test_plugins/isolated/bp_crash_open"
   check info_survives_a_plugin_that_crashes_in_open 0 env BP_PLUGIN_PATH="$crash_dir" "$bp" info &&
     { stdout_has "crash_open.*CRASHED while loading or opening (signal 11, SIGSEGV)" && stdout_has "bp_binary.so" &&
-      stdout_has "default backend: \(blas_cpu\|binary\):0" &&
+      stdout_has "default backend: \(cuda\|blas_cpu\|binary\):0" &&
       ok info_survives_a_plugin_that_crashes_in_open ||
       bad "info_survives_a_plugin_that_crashes_in_open: $(head -c 600 "$tmp/out")"; }
   check info_json_reports_the_crash_signal 0 env BP_PLUGIN_PATH="$crash_dir" "$bp" info --json &&

@@ -9,7 +9,9 @@
  *    reads; synchronize waits for everything queued;
  *  - it computes with the binary backend's reference kernels;
  *  - it checks gather's indices itself, on the "device", and reports a bad
- *    one through deferred_error at the next wait (ABI 1.2).
+ *    one through deferred_error at the next wait (ABI 1.2); so too those of
+ *    gather_elements, gather_nd and the scatters, and the losses' labels
+ *    (ABI 1.4's op entry, whose ops it queues like the others).
  * With [backend.devsim] hold = true, queued work does not run at all until a
  * call waits for it, so a test can see that an op did not synchronise.
  * Not installed: tests/ builds it as bp_devsim.so. */
@@ -32,8 +34,12 @@ typedef struct ds_buf {
 
 typedef enum ds_kind {
     DS_UNARY, DS_BINARY, DS_WHERE, DS_REDUCE, DS_MATMUL, DS_COPY, DS_GATHER, DS_SOFTMAX,
-    DS_FILL, DS_ARANGE, DS_RANDOM, DS_WRITE, DS_FREE
+    DS_FILL, DS_ARANGE, DS_RANDOM, DS_WRITE, DS_FREE, DS_OP
 } ds_kind;
+
+/* Views per item: the most any entry takes (op: batch_norm's 5 inputs and
+ * 1 output, layer_norm's 3 inputs and 3 outputs). */
+#define DS_MAX_VIEWS 6
 
 /* One piece of queued work. Views hold ds_buf handles as their buffers. */
 typedef struct ds_item {
@@ -42,7 +48,11 @@ typedef struct ds_item {
     ds_kind kind;
     bp_op op;
     int nv;
-    bp_view v[4];            /* inputs first, the output last */
+    bp_view v[DS_MAX_VIEWS]; /* inputs first, the output(s) last */
+    int n_out;               /* DS_OP: outputs among the views (else 1) */
+    unsigned absent;         /* DS_OP: bit k set when view k was NULL (an optional
+                                input, or an output not wanted) */
+    bp_op_params params;     /* DS_OP */
     int32_t arg;             /* n_reduce, or gather's axis */
     double d0, d1;           /* arange start/step, random p0/p1 */
     uint64_t u0, u1;         /* random seed/offset */
@@ -74,9 +84,9 @@ typedef struct ds_dev {
 /* queue.c */
 bp_status ds_queue_start(ds_dev *d);
 void ds_queue_stop(ds_dev *d);
-/* Queue item (malloc'ed; the queue frees it); out, if not NULL, is the
- * buffer the item writes. */
-void ds_enqueue(ds_dev *d, ds_item *item, ds_buf *out);
+/* Queue item (malloc'ed; the queue frees it); outs[0 .. n_out) are the
+ * buffers the item writes. */
+void ds_enqueue(ds_dev *d, ds_item *item, int n_out, ds_buf *const *outs);
 /* Wait until the item `seq` (and so every earlier one) is done. */
 void ds_wait_for(ds_dev *d, uint64_t seq);
 void ds_wait_all(ds_dev *d);
@@ -99,5 +109,9 @@ bp_status ds_fill(void *dev, const bp_view *out, const void *value);
 bp_status ds_arange(void *dev, double start, double step, const bp_view *out);
 bp_status ds_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, double p0, double p1,
                     const bp_view *out);
+/* ABI 1.4's op entry (plugin.h): every op of BP_OP_LIST_1_4 (nn.h's
+ * included) that the reference kernels compute, queued. */
+bp_status ds_op_entry(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                      const bp_view *const *in, int32_t n_out, const bp_view *const *out);
 
 #endif

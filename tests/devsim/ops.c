@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binary_nn.h"
 #include "devsim.h"
 
 /* Queue kind over views (inputs, then the output). */
@@ -23,7 +24,7 @@ static bp_status ds_op(void *dev, ds_kind kind, bp_op op, int nv, const bp_view 
     it->nv = nv;
     for (int k = 0; k < nv; k++)
         it->v[k] = *views[k];
-    ds_enqueue(d, it, (ds_buf *)views[nv - 1]->buffer);
+    ds_enqueue(d, it, 1, (ds_buf *const[]){(ds_buf *)views[nv - 1]->buffer});
     return BP_OK;
 }
 
@@ -89,4 +90,54 @@ bp_status ds_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, double 
 {
     ds_item args = {.u0 = seed, .u1 = offset, .d0 = p0, .d1 = p1};
     return ds_op(dev, DS_RANDOM, op, 1, (const bp_view *[]){out}, &args);
+}
+
+bp_status ds_op_entry(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                      const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    ds_dev *d = dev;
+    /* refused at launch, as a device plugin would */
+    if (!bpb_op_implemented(op) && !(n_in > 0 && in[0] && bpb_nn_supports(op, in[0]->dtype))) {
+        d->host->set_error(d->host->host, "devsim: op code %d (%s) has no kernel here",
+                           (int)op, bp_op_name(op));
+        return BP_ERR_UNSUPPORTED_OP;
+    }
+    if (n_in < 0 || n_out < 1 || n_in + n_out > DS_MAX_VIEWS) {
+        d->host->set_error(d->host->host, "devsim: %s with %d inputs and %d outputs is more "
+                           "than an item holds (%d views)", bp_op_name(op), (int)n_in,
+                           (int)n_out, DS_MAX_VIEWS);
+        return BP_ERR_BACKEND;
+    }
+    ds_item *it = calloc(1, sizeof *it);
+    if (!it) {
+        d->host->set_error(d->host->host, "devsim: out of memory queueing %s", bp_op_name(op));
+        return BP_ERR_OUT_OF_MEMORY;
+    }
+    it->kind = DS_OP;
+    it->op = op;
+    it->nv = n_in + n_out;
+    it->n_out = n_out;
+    /* the parameters as this build knows them; what the core lacks stays 0 */
+    size_t size = params->struct_size < sizeof it->params ? params->struct_size
+                                                          : sizeof it->params;
+    memcpy(&it->params, params, size);
+    it->params.struct_size = sizeof it->params;
+    for (int32_t k = 0; k < n_in; k++) {
+        if (in[k])
+            it->v[k] = *in[k];
+        else
+            it->absent |= 1u << k;
+    }
+    ds_buf *outs[DS_MAX_VIEWS];
+    int n_written = 0;
+    for (int32_t k = 0; k < n_out; k++) {
+        if (out[k]) {
+            it->v[n_in + k] = *out[k];
+            outs[n_written++] = out[k]->buffer;
+        } else { /* an optional output not wanted (max_pool's indices, ...) */
+            it->absent |= 1u << (n_in + k);
+        }
+    }
+    ds_enqueue(d, it, n_written, outs);
+    return BP_OK;
 }

@@ -144,7 +144,7 @@ static void ds_free(void *dev, void *buffer)
     }
     it->kind = DS_FREE;
     it->buf = buffer;
-    ds_enqueue(d, it, NULL);
+    ds_enqueue(d, it, 0, NULL);
 }
 
 /* Queued with a copy of the bytes: src may be reused at once. */
@@ -165,7 +165,7 @@ static bp_status ds_write(void *dev, void *buffer, size_t offset, const void *sr
     it->offset = offset;
     it->bytes = bytes;
     it->data = data;
-    ds_enqueue(d, it, buffer);
+    ds_enqueue(d, it, 1, (ds_buf *const[]){buffer});
     return BP_OK;
 }
 
@@ -240,6 +240,10 @@ static const bp_plugin ds_plugin = {
     .random = ds_random,
     .config_key_size = sizeof(bp_config_key),
     .deferred_error = ds_deferred_error,
+    /* the reference kernels': 1.0's ops, the 1.4 ops of their table, and
+     * nn.h's ops for the dtypes bpb_nn_supports takes */
+    .supports = bpb_supports,
+    .op = ds_op_entry,
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);

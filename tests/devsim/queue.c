@@ -70,13 +70,13 @@ void ds_queue_stop(ds_dev *d)
     pthread_mutex_destroy(&d->lock);
 }
 
-void ds_enqueue(ds_dev *d, ds_item *item, ds_buf *out)
+void ds_enqueue(ds_dev *d, ds_item *item, int n_out, ds_buf *const *outs)
 {
     pthread_mutex_lock(&d->lock);
     item->seq = ++d->next_seq;
     item->next = NULL;
-    if (out)
-        atomic_store(&out->last_write, item->seq);
+    for (int k = 0; k < n_out; k++)
+        atomic_store(&outs[k]->last_write, item->seq);
     if (d->tail)
         d->tail->next = item;
     else

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binary_nn.h"
 #include "devsim.h"
 
 static void ds_defer(ds_dev *d, bp_status st, const char *fmt, ...)
@@ -44,6 +45,70 @@ static bool ds_gather_indices_ok(ds_dev *d, const bp_view *x, const bp_view *idx
     return true;
 }
 
+/* The index tuples of gather_nd / scatter_nd (m components, addressing
+ * x's axes b ..), or the indices of gather_elements / scatter_elements
+ * (m = 1, axis b): the first outside [-dim, dim), deferred as the error it
+ * is, in the words the core uses when it checks them itself. */
+static bool ds_op_indices_ok(ds_dev *d, const ds_item *it, const bp_view *v)
+{
+    const bp_view *x = &v[0], *idx = &v[1];
+    int32_t b, m;
+    switch (it->op) {
+    case BP_OP_GATHER_ELEMENTS: case BP_OP_SCATTER_ELEMENTS:
+        b = (int32_t)it->params.i[0], m = 1;
+        break;
+    case BP_OP_GATHER_ND:
+        b = (int32_t)it->params.i[0], m = (int32_t)idx->shape[idx->rank - 1];
+        break;
+    case BP_OP_SCATTER_ND: b = 0, m = (int32_t)idx->shape[idx->rank - 1]; break;
+    default: return true;
+    }
+    int64_t n = bpb_numel(idx);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t value = bpb_index_at(idx, i), dim = x->shape[b + i % m];
+        if (value < -dim || value >= dim) {
+            ds_defer(d, BP_ERR_INDEX,
+                     "bp_%s: indices[%lld] (flat position) is %lld, out of range for axis %d "
+                     "of extent %lld; indices must lie in [%lld, %lld)",
+                     bp_op_name(it->op), (long long)i, (long long)value, (int)(b + i % m),
+                     (long long)dim, (long long)-dim, (long long)dim);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The labels of softmax_cross_entropy_loss / nll_loss: like gather's
+ * indices, the core does not read a deferring device's labels, so the first
+ * that is neither a class nor ignore_index is deferred here as the
+ * BP_ERR_INDEX it is. */
+static bool ds_loss_labels_ok(ds_dev *d, const ds_item *it, const bp_view *v)
+{
+    if (it->op != BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS && it->op != BP_OP_NLL_LOSS)
+        return true;
+    bpb_loss_args a;
+    int64_t value;
+    bpb_loss_args_of(it->op, &it->params, &v[0], &a);
+    int64_t bad = bpb_loss_bad_label(&a, &v[1], 0, a.rows, &value);
+    if (bad < 0)
+        return true;
+    ds_defer(d, BP_ERR_INDEX,
+             "bp_%s: label %lld (flat position %lld) is not a class: labels must lie in "
+             "[0, %lld)%s", bp_op_name(it->op), (long long)value, (long long)bad,
+             (long long)a.classes, a.has_ignore ? " or equal ignore_index" : "");
+    return false;
+}
+
+/* The op entry's views, NULL where one was absent. */
+static bp_status ds_run_op(void *dev, const ds_item *it, const bp_view *v)
+{
+    const bp_view *pv[DS_MAX_VIEWS];
+    for (int k = 0; k < it->nv; k++)
+        pv[k] = (it->absent >> k) & 1u ? NULL : &v[k];
+    int n_in = it->nv - it->n_out;
+    return bpb_op(dev, it->op, &it->params, n_in, pv, it->n_out, pv + n_in);
+}
+
 void ds_run(ds_dev *d, ds_item *it)
 {
     if (it->kind == DS_FREE) {
@@ -56,10 +121,11 @@ void ds_run(ds_dev *d, ds_item *it)
         memcpy(it->buf->mem + it->offset, it->data, it->bytes);
         return;
     }
-    bp_view v[4];
+    bp_view v[DS_MAX_VIEWS];
     for (int k = 0; k < it->nv; k++) {
         v[k] = it->v[k];
-        v[k].buffer = ((ds_buf *)it->v[k].buffer)->mem;
+        if (!(it->kind == DS_OP && (it->absent >> k) & 1u))
+            v[k].buffer = ((ds_buf *)it->v[k].buffer)->mem;
     }
     bp_view *out = &v[it->nv - 1];
     void *dev = &d->base; /* the kernels' device: reports land in worker_msg */
@@ -80,6 +146,10 @@ void ds_run(ds_dev *d, ds_item *it)
     case DS_FILL: st = bpb_fill(dev, out, it->value); break;
     case DS_ARANGE: st = bpb_arange(dev, it->d0, it->d1, out); break;
     case DS_RANDOM: st = bpb_random(dev, it->op, it->u0, it->u1, it->d0, it->d1, out); break;
+    case DS_OP:
+        if (ds_op_indices_ok(d, it, v) && ds_loss_labels_ok(d, it, v))
+            st = ds_run_op(dev, it, v);
+        break;
     case DS_WRITE: case DS_FREE: break;
     }
     if (st != BP_OK)

@@ -17,7 +17,7 @@ void fa_slot_clear(fa_state *s, int slot)
 int fa_storage_new(fa_state *s)
 {
     if (s->storages >= FA_STORAGES - 1)
-        return FA_STORAGES - 1; /* shared overflow id: never given away below */
+        return FA_STORAGES - 1; /* shared overflow id */
     return s->storages++;
 }
 
@@ -28,7 +28,7 @@ void fa_expect_input(fa_state *s, fa_expect *e, int slot)
         fa_invalid(e, "an input tensor is NULL");
         return;
     }
-    bool gone = s->given_away[sl->storage];
+    bool gone = sl->gone;
     if (gone == bp_tensor_is_valid(sl->t))
         fz_fail("bp_tensor_is_valid says %s for a tensor whose data was %sgiven away",
                 gone ? "true" : "false", gone ? "" : "not ");

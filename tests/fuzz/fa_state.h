@@ -1,6 +1,6 @@
 /* fuzz_api's state: two contexts, their binary and blas_cpu backends, a few
  * tensor slots, and what the harness knows about each tensor (which storage
- * it shares, whether that storage was given away by bp_backend_transfer). */
+ * it shares, whether its handle was given away by bp_backend_transfer). */
 #ifndef FA_STATE_H
 #define FA_STATE_H
 
@@ -30,6 +30,8 @@ typedef struct fa_slot {
     int be_id;                 /* which backend instance holds it (fa_state.be_id) */
     int ctx_id;                /* which context instance (fa_state.ctx_id) */
     bool odd;                  /* zero elements but an overflowing extent product */
+    bool gone;                 /* this handle gave its data away (bp_backend_transfer);
+                                  other handles on the same data stay valid */
 } fa_slot;
 
 typedef struct fa_state {
@@ -42,7 +44,6 @@ typedef struct fa_state {
     int be_id[FA_BACKENDS];    /* a fresh id each time a backend pointer is stored */
     int be_ids;
     fa_slot slot[FA_SLOTS];
-    bool given_away[FA_STORAGES];
     int storages;
 } fa_state;
 

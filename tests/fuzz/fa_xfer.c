@@ -26,10 +26,11 @@ void fa_act_copy(fa_state *s)
     fz_mark();
     bp_status st = transfer ? bp_backend_transfer(t, s->be[to], &out)
                             : bp_backend_copy(t, s->be[to], &out);
-    int storage = t ? s->slot[x].storage : -1;
     fa_finish(s, transfer ? "bp_backend_transfer" : "bp_backend_copy", st, out, &e, dst, -1);
-    if (transfer && st == BP_OK)
-        s->given_away[storage] = true; /* every handle on that data */
+    if (transfer && st == BP_OK) /* the handle, wherever it is held; views stay valid */
+        for (int i = 0; i < FA_SLOTS; i++)
+            if (s->slot[i].t == t && t)
+                s->slot[i].gone = true;
 }
 
 void fa_act_read(fa_state *s)
@@ -210,7 +211,7 @@ void fa_act_guards(fa_state *s)
         fz_mark();
         st = bp_tensor_check_guards(s->slot[i].t);
         fz_status("bp_tensor_check_guards", st);
-        bool gone = s->given_away[s->slot[i].storage];
+        bool gone = s->slot[i].gone;
         if (gone ? st == BP_OK : st != BP_OK)
             fz_fail("bp_tensor_check_guards returned %s for a %s tensor: %s", bp_status_string(st),
                     gone ? "given-away" : "live", bp_last_error());

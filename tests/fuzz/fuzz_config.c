@@ -32,7 +32,7 @@ static void check_str(const char *what, const char *s)
     (void)strlen(s); /* ASan: a readable, terminated string */
 }
 
-static void walk_settings(const bp_context *ctx)
+static void walk_settings(bp_context *ctx)
 {
     size_t n = bp_context_setting_count(ctx);
     for (size_t i = 0; i < n; i++) {

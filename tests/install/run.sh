@@ -10,9 +10,14 @@ san=""
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
-# The built-in preference list picks the best that opens: blas_cpu if installed.
+# The built-in preference list (cuda, blas_cpu, binary) picks the first that
+# opens: cuda where it is installed and nvidia-smi sees a GPU, else blas_cpu if
+# installed, else binary.
 be=binary
 [ -n "$(find "$tmp/prefix" -name bp_blas_cpu.so)" ] && be=blas_cpu
+if [ -n "$(find "$tmp/prefix" -name bp_cuda.so)" ] && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+  be=cuda
+fi
 want="$be:0 14 32 32 77"
 
 cmake -S "$src" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_C_FLAGS="$san" >/dev/null

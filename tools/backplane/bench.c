@@ -2,8 +2,9 @@
  *
  * An op is named by a spec, NAME[:MOD]... (see usage()): any unary, binary
  * or reduction op by its name, and matmul, where, softmax, log_softmax, cast,
- * gather, concat, pad, slice and transpose; the modifiers choose dtypes and
- * axes. For every op, size and backend: inputs are made once on the host
+ * gather, concat, pad, slice and transpose, and of ABI 1.4's ops gemm (beside
+ * gemm_old, the same by transpose, matmul and add), cumsum, topk and
+ * scatter_add; the modifiers choose dtypes and axes. For every op, size and backend: inputs are made once on the host
  * (uniform random values, outside the timing) and copied in, one untimed
  * warm-up call, then timed samples until at least --min-reps samples and
  * --min-time seconds. One sample is `inner` back-to-back calls, inner chosen
@@ -29,7 +30,7 @@ enum { MAX_ITEMS = 16, MAX_SAMPLES = 100000, MAX_DIMS = 4 };
 
 typedef enum fam {
     F_MATMUL, F_UNARY, F_BINARY, F_WHERE, F_REDUCE, F_SOFTMAX, F_CAST, F_GATHER, F_CONCAT,
-    F_PAD, F_SLICE, F_TRANSPOSE
+    F_PAD, F_SLICE, F_TRANSPOSE, F_GEMM, F_GEMM_OLD, F_CUMSUM, F_TOPK, F_SCATTER_ADD
 } fam;
 
 /* A parsed op spec. */
@@ -99,8 +100,15 @@ static void usage(FILE *f)
             "  pad            one zero before and after every axis of S\n"
             "  slice          [1:-1] on every axis of S\n"
             "  transpose[:PERM]  a copy with the axes permuted (default reversed)\n"
-            "default sizes: 2^24 elements (4096x4096 for reductions), softmax 4096x1024,\n"
-            "matmul 128 and 1024, add_tiny 4.\n");
+            "  gemm           x @ w.T + bias by bp_gemm (trans_b); S = N: N x N (GFLOP/s)\n"
+            "  gemm_old       the same the old way: transpose, matmul, add\n"
+            "  cumsum[:AXIS]  along the rows of R x C (default -1); cumsum_cols: axis 0\n"
+            "  topk           the top 8 of each row of R x C\n"
+            "  scatter_add    scatter_elements add of R x C updates into a 1000 x C x\n"
+            "                 along axis 0, an embedding's gradient (each update row to\n"
+            "                 one random row; GB/s: R C * 16)\n"
+            "default sizes: 2^24 elements (4096x4096 for reductions), softmax, cumsum and\n"
+            "topk 4096x1024, matmul and gemm 128 and 1024, scatter_add 65536x64, add_tiny 4.\n");
 }
 
 /* "N", "2^K" or "AxBx..." -> extents (at most MAX_DIMS). */
@@ -173,11 +181,16 @@ static bool find_family(const char *name, spec *sp)
         {"cast", F_CAST, BP_OP_CAST},       {"gather", F_GATHER, BP_OP_GATHER},
         {"concat", F_CONCAT, BP_OP_CONCAT}, {"pad", F_PAD, BP_OP_PAD},
         {"slice", F_SLICE, BP_OP_SLICE},    {"transpose", F_TRANSPOSE, BP_OP_TRANSPOSE},
+        {"gemm", F_GEMM, BP_OP_GEMM},       {"gemm_old", F_GEMM_OLD, BP_OP_GEMM},
+        {"cumsum", F_CUMSUM, BP_OP_CUMSUM}, {"cumsum_cols", F_CUMSUM, BP_OP_CUMSUM},
+        {"topk", F_TOPK, BP_OP_TOPK},       {"scatter_add", F_SCATTER_ADD, BP_OP_SCATTER_ELEMENTS},
     };
     for (size_t k = 0; k < sizeof named / sizeof named[0]; k++)
         if (strcmp(name, named[k].name) == 0) {
             sp->f = named[k].f;
             sp->op = named[k].op;
+            if (strcmp(name, "cumsum_cols") == 0) /* axis 0 unless axes are given */
+                sp->axes_given = true, sp->n_axes = 1, sp->axes[0] = 0;
             return true;
         }
     for (int op = 0; op < BP_OP_FIRST_1_4; op++) {
@@ -227,8 +240,9 @@ static const char *default_sizes(const char *name, const spec *sp)
         if (strcmp(DEFAULTS[k].name, name) == 0)
             return DEFAULTS[k].default_sizes;
     switch (sp->f) {
-    case F_MATMUL: return "128,1024";
-    case F_SOFTMAX: return "4096x1024";
+    case F_MATMUL: case F_GEMM: case F_GEMM_OLD: return "128,1024";
+    case F_SOFTMAX: case F_CUMSUM: case F_TOPK: return "4096x1024";
+    case F_SCATTER_ADD: return "65536x64";
     case F_REDUCE: return "4096x4096";
     default: return "16777216";
     }
@@ -248,6 +262,31 @@ typedef struct job {
     int64_t lo[BP_MAX_RANK], hi[BP_MAX_RANK]; /* pad: before/after; slice: starts/stops */
     double flops, bytes;                      /* work per call, for the throughput */
 } job;
+
+/* The ops of ABI 1.4 (and the old way to x @ w.T + bias, for comparison). */
+static bp_status run_more(const job *j, int32_t axis, bp_tensor **out)
+{
+    bp_tensor *t = NULL, *u = NULL;
+    bp_status st;
+    switch (j->s.f) {
+    case F_GEMM: return bp_gemm(j->in[0], j->in[1], j->in[2], 1, 1, false, true, out);
+    case F_GEMM_OLD:
+        st = bp_transpose(j->in[1], NULL, &t);
+        if (st == BP_OK)
+            st = bp_matmul(j->in[0], t, &u);
+        if (st == BP_OK)
+            st = bp_add(u, j->in[2], out);
+        bp_tensor_release(t);
+        bp_tensor_release(u);
+        return st;
+    case F_CUMSUM: return bp_cumsum(j->in[0], axis, false, false, out);
+    case F_TOPK:
+        st = bp_topk(j->in[0], 8, -1, true, true, out, &t);
+        bp_tensor_release(t);
+        return st;
+    default: return bp_scatter_elements(j->in[0], j->in[1], j->in[2], 0, BP_SCATTER_ADD, out);
+    }
+}
 
 static bp_status run_once(const job *j)
 {
@@ -271,7 +310,8 @@ static bp_status run_once(const job *j)
     case F_CONCAT: st = bp_concat(2, (const bp_tensor *const *)j->in, n_axes ? axes[0] : 0, &out); break;
     case F_PAD: st = bp_pad(j->in[0], j->lo, j->hi, 0.0, &out); break;
     case F_SLICE: st = bp_slice(j->in[0], j->lo, j->hi, NULL, &out); break;
-    default: st = bp_transpose(j->in[0], n_axes ? axes : NULL, &out); break;
+    case F_TRANSPOSE: st = bp_transpose(j->in[0], n_axes ? axes : NULL, &out); break;
+    default: st = run_more(j, n_axes ? axes[0] : -1, &out); break;
     }
     bp_tensor_release(out);
     return st;
@@ -346,6 +386,40 @@ static int64_t numel(int32_t rank, const int64_t *shape)
     return n;
 }
 
+/* gemm and gemm_old (S = N: x and w N x N, a bias row of N) and scatter_add
+ * (S = R x C, or R: C = 64; x 1000 x C; i64 row indices (R, 1) broadcast
+ * to the updates' R x C, so each update row goes to one random row). */
+static bp_status more_inputs(bp_backend *be, job *j, const int64_t *dims, int nd, result *r)
+{
+    const spec *s = &j->s;
+    bp_status st;
+    if (s->f != F_SCATTER_ADD) {
+        if (nd != 1)
+            return BP_ERR_SHAPE;
+        int64_t n = dims[0], sq[2] = {n, n};
+        j->flops = 2.0 * (double)n * (double)n * (double)n;
+        snprintf(r->size, sizeof r->size, "%lld", (long long)n);
+        st = host_uniform(be, s->dt, 2, sq, 1, -1.0, 1.0, &j->in[0]);
+        if (st == BP_OK)
+            st = host_uniform(be, s->dt, 2, sq, 2, -1.0, 1.0, &j->in[1]);
+        return st == BP_OK ? host_uniform(be, s->dt, 1, &n, 3, -1.0, 1.0, &j->in[2]) : st;
+    }
+    if (nd > 2)
+        return BP_ERR_SHAPE;
+    int64_t upd[2] = {dims[0], nd == 2 ? dims[1] : 64}, xs[2] = {1000, upd[1]};
+    int64_t col[2] = {upd[0], 1};
+    j->bytes = 16.0 * (double)upd[0] * (double)upd[1];
+    snprintf(r->size, sizeof r->size, "%lldx%lld", (long long)upd[0], (long long)upd[1]);
+    bp_tensor *rows_idx = NULL;
+    st = host_uniform(be, s->dt, 2, xs, 1, -1.0, 1.0, &j->in[0]);
+    if (st == BP_OK)
+        st = host_uniform(be, BP_I64, 2, col, 4, 0.0, (double)xs[0], &rows_idx);
+    if (st == BP_OK)
+        st = bp_broadcast_to(rows_idx, 2, upd, &j->in[1]);
+    bp_tensor_release(rows_idx);
+    return st == BP_OK ? host_uniform(be, s->dt, 2, upd, 5, -1.0, 1.0, &j->in[2]) : st;
+}
+
 /* The inputs' shapes for s at dims, the work per call, and the size as
  * printed; then the inputs themselves. */
 static bp_status make_inputs(bp_backend *be, job *j, const int64_t *dims, int nd, result *r)
@@ -359,6 +433,8 @@ static bp_status make_inputs(bp_backend *be, job *j, const int64_t *dims, int nd
         n += (size_t)snprintf(r->size + n, sizeof r->size - n, "%s%lld", k ? "x" : "",
                               (long long)dims[k]);
     }
+    if (s->f == F_GEMM || s->f == F_GEMM_OLD || s->f == F_SCATTER_ADD)
+        return more_inputs(be, j, dims, nd, r);
     if (s->f == F_MATMUL) {
         int64_t B = nd == 4 ? dims[0] : 1, M = dims[nd == 4], K = nd == 1 ? M : dims[1 + (nd == 4)];
         int64_t N = nd == 1 ? M : dims[2 + (nd == 4)];
@@ -368,7 +444,7 @@ static bp_status make_inputs(bp_backend *be, job *j, const int64_t *dims, int nd
         sa[0] = sb[0] = B;
         sa[rank - 2] = M, sa[rank - 1] = K, sb[rank - 2] = K, sb[rank - 1] = N;
         j->flops = 2.0 * (double)B * (double)M * (double)N * (double)K;
-    } else if (s->f == F_SOFTMAX && nd == 1) {
+    } else if ((s->f == F_SOFTMAX || s->f == F_CUMSUM || s->f == F_TOPK) && nd == 1) {
         rank = 2;
         sa[1] = 1024;
         snprintf(r->size, sizeof r->size, "%lldx1024", (long long)dims[0]);
@@ -407,7 +483,7 @@ static bp_status make_inputs(bp_backend *be, job *j, const int64_t *dims, int nd
         }
         j->bytes = 2.0 * in_bytes;
         break;
-    case F_REDUCE: j->bytes = in_bytes; break;
+    case F_REDUCE: case F_TOPK: j->bytes = in_bytes; break;
     case F_CAST: j->bytes = (double)count * (double)(esz + bp_dtype_size(s->dt2)); break;
     default:
         j->bytes = in_bytes + (double)count * (double)esz;
@@ -468,7 +544,7 @@ static void summarize(const job *j, double *samples, int64_t n, int64_t inner, r
     r->median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
     r->samples = n;
     r->inner = inner;
-    bool flops = j->s.f == F_MATMUL;
+    bool flops = j->s.f == F_MATMUL || j->s.f == F_GEMM || j->s.f == F_GEMM_OLD;
     r->throughput = (flops ? j->flops : j->bytes) / r->median * 1e-9;
     r->unit = flops ? "GFLOP/s" : "GB/s";
 }

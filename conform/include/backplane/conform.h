@@ -138,7 +138,10 @@ BP_CONFORM_API bp_status bp_conform_write_matrix(const bp_conform_results *resul
 
 /* The op x backend x dtype matrix (Markdown, as docs/conformance.md) from the
  * JSON-lines files of several runs (bp_conform_write_json), in the order
- * given. Lines that are not result objects are skipped. Overwrites path.
+ * given. Lines that are not result objects are skipped. Overwrites path,
+ * except for the sections other tools write below the matrix: from a line
+ * beginning "<!-- kept by backplane conform" to the end, the file's old text
+ * is kept (docs/conformance.md's ONNX node tests, tests/onnx/doc.py).
  * BP_ERR_IO when a file cannot be read or path cannot be written. */
 BP_CONFORM_API bp_status bp_conform_merge_matrix(const char *const *json_paths, size_t n_paths,
                                                  const char *path);

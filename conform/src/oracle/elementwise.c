@@ -34,7 +34,46 @@ double cf_unary_f(bp_op op, double x)
     case BP_OP_ROUND: return nearbyint(x); /* default rounding mode: half to even */
     case BP_OP_ISNAN: return isnan(x) ? 1 : 0;
     case BP_OP_ISINF: return isinf(x) ? 1 : 0;
+    /* ABI 1.4, in long double (each formula as ops.h writes it, so its IEEE
+     * edges are the formula's: softsign(inf) is inf / inf, NaN) */
+    case BP_OP_ACOS: return (double)acosl(x);
+    case BP_OP_ASIN: return (double)asinl(x);
+    case BP_OP_ATAN: return (double)atanl(x);
+    case BP_OP_ACOSH: return (double)acoshl(x);
+    case BP_OP_ASINH: return (double)asinhl(x);
+    case BP_OP_ATANH: return (double)atanhl(x);
+    case BP_OP_SINH: return (double)sinhl(x);
+    case BP_OP_COSH: return (double)coshl(x);
+    case BP_OP_LOG1P: return (double)log1pl(x);
+    case BP_OP_EXPM1: return (double)expm1l(x);
+    case BP_OP_SOFTPLUS: /* log(1 + e^x) = max(x, 0) + log(1 + e^-|x|) */
+        return isnan(x) ? x : (double)(fmaxl(x, 0.0L) + log1pl(expl(-fabsl(x))));
+    case BP_OP_SOFTSIGN: return (double)((long double)x / (1.0L + fabsl(x)));
+    case BP_OP_SILU: return (double)((long double)x / (1.0L + expl(-(long double)x)));
+    case BP_OP_HARDSWISH: {
+        long double t = (long double)x / 6.0L + 0.5L;
+        return isnan(x) ? x : (double)((long double)x * (t < 0 ? 0.0L : t > 1 ? 1.0L : t));
+    }
+    case BP_OP_SQUARE: return (double)((long double)x * x);
     default: return NAN;
+    }
+}
+
+double cf_unary_pf(bp_op op, double x, double p0, double p1)
+{
+    long double v = x;
+    switch (op) {
+    case BP_OP_ELU: return x < 0 ? (double)(p0 * expm1l(v)) : x;
+    case BP_OP_SELU: return (double)(p1 * (x > 0 ? v : p0 * expm1l(v)));
+    case BP_OP_LEAKY_RELU: return x < 0 ? (double)(p0 * v) : x;
+    case BP_OP_THRESHOLDED_RELU: return x > p0 ? x : 0.0;
+    case BP_OP_HARD_SIGMOID: {
+        double t = (double)(p0 * v + p1);
+        return isnan(t) ? t : t < 0 ? 0.0 : t > 1 ? 1.0 : t;
+    }
+    case BP_OP_SHRINK: /* bias p0, lambd p1 */
+        return x < -p1 ? (double)(v + p0) : x > p1 ? (double)(v - p0) : 0.0;
+    default: return cf_unary_f(op, x);
     }
 }
 
@@ -52,6 +91,8 @@ int64_t cf_unary_i(bp_op op, bp_dtype dt, int64_t x)
     case BP_OP_SIGN: return (x > 0) - (x < 0);
     case BP_OP_RELU: return x > 0 ? x : 0;
     case BP_OP_LOGICAL_NOT: return !x;
+    case BP_OP_SQUARE: return cf_wrap(dt, (int64_t)((uint64_t)x * (uint64_t)x));
+    case BP_OP_BITWISE_NOT: return cf_wrap(dt, (int64_t)(0u - (uint64_t)x - 1u)); /* ~x: -x - 1 */
     default: return 0;
     }
 }
@@ -81,8 +122,28 @@ double cf_binary_f(bp_op op, double a, double b)
     case BP_OP_LOGICAL_AND: return (a != 0) && (b != 0);
     case BP_OP_LOGICAL_OR: return (a != 0) || (b != 0);
     case BP_OP_LOGICAL_XOR: return (a != 0) != (b != 0);
+    case BP_OP_FMOD: return fmod(a, b); /* exact */
+    case BP_OP_PRELU: return a < 0 ? a * b : a;
     default: return NAN;
     }
+}
+
+/* 2^b as an unsigned 64-bit value, b in [0, 64). */
+static uint64_t pow2(int64_t b) { return (uint64_t)1 << b; }
+
+/* a << b (a >> b when !left) on a dtype of `bits` bits (ops.h's bp_bitshift_*):
+ * a left shift multiplies by 2^b and wraps, a right shift divides by 2^b
+ * rounding toward -inf; counts outside [0, bits) shift everything out. */
+static int64_t shift(bool left, bp_dtype dt, int64_t a, int64_t b)
+{
+    int64_t bits = (int64_t)cf_dtype_size(dt) * 8;
+    if (b < 0 || b >= bits)
+        return left ? 0 : a < 0 ? -1 : 0;
+    if (left)
+        return cf_wrap(dt, (int64_t)((uint64_t)a * pow2(b)));
+    if (a >= 0)
+        return (int64_t)((uint64_t)a / pow2(b));
+    return -(int64_t)(((uint64_t)(-(a + 1))) / pow2(b)) - 1; /* floor(a / 2^b) */
 }
 
 /* a^b wrapping to dt; a negative exponent gives 0 unless |a| is 1. */
@@ -133,6 +194,14 @@ int64_t cf_binary_i(bp_op op, bp_dtype dt, int64_t a, int64_t b)
     case BP_OP_LOGICAL_AND: return (a != 0) && (b != 0);
     case BP_OP_LOGICAL_OR: return (a != 0) || (b != 0);
     case BP_OP_LOGICAL_XOR: return (a != 0) != (b != 0);
+    case BP_OP_FMOD: /* truncating; x % 0 is 0; MIN % -1 is 0 */
+        return b == 0 || b == -1 ? 0 : a - (a / b) * b;
+    case BP_OP_PRELU: return a < 0 ? cf_wrap(dt, (int64_t)((uint64_t)a * (uint64_t)b)) : a;
+    case BP_OP_BITWISE_AND: return cf_wrap(dt, (int64_t)((uint64_t)a & (uint64_t)b));
+    case BP_OP_BITWISE_OR: return cf_wrap(dt, (int64_t)((uint64_t)a | (uint64_t)b));
+    case BP_OP_BITWISE_XOR: return cf_wrap(dt, (int64_t)((uint64_t)a ^ (uint64_t)b));
+    case BP_OP_BITSHIFT_LEFT: return shift(true, dt, a, b);
+    case BP_OP_BITSHIFT_RIGHT: return shift(false, dt, a, b);
     default: return 0;
     }
 }

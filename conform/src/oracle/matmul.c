@@ -80,3 +80,64 @@ bool cf_oracle_matmul(const cf_array *a_in, const cf_array *b_in, cf_array *want
         free(sc);
     return true;
 }
+
+/* ONNX Gemm as ops.h and the BLAS convention define it: alpha op(a) op(b) +
+ * beta c, with op(a) a's transpose when trans_a; alpha == 0 leaves a and b
+ * unread, beta == 0 (or no c) leaves c unread, so their NaNs do not count.
+ * Floats: the products summed in double, *scale = |alpha| sum |a b| +
+ * |beta c|, *k = K + 1. Integers: the product wraps to the dtype (as
+ * matmul's); integral alpha and beta scale it in wrapping integers, others
+ * in double with the cast rules. */
+bool cf_oracle_gemm(const cf_array *a, const cf_array *b, const cf_array *c, double alpha,
+                    double beta, bool trans_a, bool trans_b, cf_array *want, double **scale,
+                    int64_t *k)
+{
+    int64_t M = a->shape[trans_a ? 1 : 0], K = a->shape[trans_a ? 0 : 1];
+    int64_t N = b->shape[trans_b ? 0 : 1];
+    const int64_t shape[2] = {M, N};
+    bool use_c = c && beta != 0;
+    if (scale)
+        *scale = NULL;
+    if (k)
+        *k = K + 1;
+    if (!cf_array_init(want, a->dt, 2, shape))
+        return false;
+    double *sc = calloc((size_t)(want->n > 0 ? want->n : 1), sizeof *sc);
+    if (!sc)
+        return false;
+    bool ints = !a->f && alpha == trunc(alpha) && beta == trunc(beta) && fabs(alpha) < 9.2e18 &&
+                fabs(beta) < 9.2e18;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            int64_t o = i * N + j, idx[2] = {i, j};
+            int64_t ci = use_c ? cf_bcast_index(2, idx, c->rank, c->shape) : 0;
+            double f = 0, mag = 0;
+            uint64_t u = 0;
+            for (int64_t t = 0; alpha != 0 && t < K; t++) {
+                int64_t ia = trans_a ? t * M + i : i * K + t;
+                int64_t ib = trans_b ? j * K + t : t * N + j;
+                if (a->f) {
+                    f += a->f[ia] * b->f[ib];
+                    mag += fabs(a->f[ia] * b->f[ib]);
+                } else {
+                    u += (uint64_t)a->i[ia] * (uint64_t)b->i[ib];
+                }
+            }
+            if (a->f) {
+                want->f[o] = (alpha != 0 ? alpha * f : 0) + (use_c ? beta * c->f[ci] : 0);
+                sc[o] = fabs(alpha) * mag + (use_c ? fabs(beta * c->f[ci]) : 0);
+            } else {
+                int64_t p = cf_wrap(a->dt, (int64_t)u), cv = use_c ? c->i[ci] : 0;
+                if (ints)
+                    want->i[o] = cf_wrap(a->dt, (int64_t)((uint64_t)(int64_t)alpha * (uint64_t)p +
+                                                          (uint64_t)(int64_t)beta * (uint64_t)cv));
+                else
+                    cf_set_f(want, o, alpha * (double)p + (use_c ? beta * (double)cv : 0));
+            }
+        }
+    if (scale)
+        *scale = sc;
+    else
+        free(sc);
+    return true;
+}

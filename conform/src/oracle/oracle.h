@@ -121,6 +121,10 @@ double cf_philox_normal01(uint64_t seed, uint64_t pos);
  * isnan/isinf give 0 or 1. NaN for a float op the switch does not know. */
 double cf_unary_f(bp_op op, double x);
 int64_t cf_unary_i(bp_op op, bp_dtype dt, int64_t x);
+/* The unary ops with ONNX attributes (elu, selu, leaky_relu,
+ * thresholded_relu, hard_sigmoid, shrink: p0, p1 as opcodes.h's p.f[0],
+ * p.f[1]); any other op is cf_unary_f's. */
+double cf_unary_pf(bp_op op, double x, double p0, double p1);
 double cf_binary_f(bp_op op, double a, double b);
 int64_t cf_binary_i(bp_op op, bp_dtype dt, int64_t a, int64_t b);
 /* The result dtype of a unary or binary op on dt (bool for comparisons and
@@ -166,5 +170,82 @@ bool cf_oracle_random_uniform(bp_dtype dtype, int32_t rank, const int64_t *shape
                               uint64_t offset, double low, double high, cf_array *want);
 bool cf_oracle_random_normal(bp_dtype dtype, int32_t rank, const int64_t *shape, uint64_t seed,
                              uint64_t offset, double mean, double std, cf_array *want);
+
+/* ---- ABI 1.4 (elementwise_more.c, reduce_more.c, scan.c, sort.c,
+ * softmax.c, index_more.c, scatter.c, compose.c, matmul.c, einsum.c) ------- *
+ * By the contract above; lo / hi of clip may be NULL; split fills n arrays;
+ * topk and sort fill values and indices (values NULL for argsort); the
+ * scatters, scans and reductions give *scale and *k for norm-wise floats. */
+bool cf_oracle_elu(const cf_array *x, double alpha, cf_array *want);
+bool cf_oracle_selu(const cf_array *x, double alpha, double gamma, cf_array *want);
+bool cf_oracle_leaky_relu(const cf_array *x, double alpha, cf_array *want);
+bool cf_oracle_thresholded_relu(const cf_array *x, double alpha, cf_array *want);
+bool cf_oracle_hard_sigmoid(const cf_array *x, double alpha, double beta, cf_array *want);
+bool cf_oracle_shrink(const cf_array *x, double bias, double lambd, cf_array *want);
+bool cf_oracle_clip(const cf_array *x, const cf_array *lo, const cf_array *hi, cf_array *want);
+bool cf_oracle_max_n(int32_t n, const cf_array *const *xs, cf_array *want);
+bool cf_oracle_min_n(int32_t n, const cf_array *const *xs, cf_array *want);
+bool cf_oracle_sum_n(int32_t n, const cf_array *const *xs, cf_array *want);
+bool cf_oracle_mean_n(int32_t n, const cf_array *const *xs, cf_array *want);
+
+bool cf_oracle_reduce_l1(const cf_array *x, int32_t n_axes, const int32_t *axes, bool keepdims,
+                         cf_array *want, double **scale, int64_t *k);
+bool cf_oracle_reduce_l2(const cf_array *x, int32_t n_axes, const int32_t *axes, bool keepdims,
+                         cf_array *want, double **scale, int64_t *k);
+bool cf_oracle_reduce_sum_square(const cf_array *x, int32_t n_axes, const int32_t *axes,
+                                 bool keepdims, cf_array *want, double **scale, int64_t *k);
+bool cf_oracle_reduce_log_sum(const cf_array *x, int32_t n_axes, const int32_t *axes,
+                              bool keepdims, cf_array *want, double **scale, int64_t *k);
+bool cf_oracle_reduce_var(const cf_array *x, int32_t n_axes, const int32_t *axes, bool keepdims,
+                          double correction, cf_array *want, double **scale, int64_t *k);
+bool cf_oracle_reduce_std(const cf_array *x, int32_t n_axes, const int32_t *axes, bool keepdims,
+                          double correction, cf_array *want, double **scale, int64_t *k);
+bool cf_oracle_reduce_any(const cf_array *x, int32_t n_axes, const int32_t *axes, bool keepdims,
+                          cf_array *want, double **scale, int64_t *k);
+bool cf_oracle_reduce_all(const cf_array *x, int32_t n_axes, const int32_t *axes, bool keepdims,
+                          cf_array *want, double **scale, int64_t *k);
+bool cf_oracle_argmax_last(const cf_array *x, int32_t n_axes, const int32_t *axes,
+                           bool keepdims, cf_array *want, double **scale, int64_t *k);
+bool cf_oracle_argmin_last(const cf_array *x, int32_t n_axes, const int32_t *axes,
+                           bool keepdims, cf_array *want, double **scale, int64_t *k);
+bool cf_oracle_hardmax(const cf_array *x, int32_t axis, cf_array *want);
+
+bool cf_oracle_cumsum(const cf_array *x, int32_t axis, bool exclusive, bool reverse,
+                      cf_array *want, double **scale, int64_t *k);
+bool cf_oracle_cumprod(const cf_array *x, int32_t axis, bool exclusive, bool reverse,
+                       cf_array *want, double **scale, int64_t *k);
+bool cf_oracle_topk(const cf_array *x, int64_t k, int32_t axis, bool largest, bool sorted,
+                    cf_array *values, cf_array *indices);
+bool cf_oracle_sort(const cf_array *x, int32_t axis, bool descending, cf_array *values,
+                    cf_array *indices);
+bool cf_oracle_argsort(const cf_array *x, int32_t axis, bool descending, cf_array *indices);
+
+bool cf_oracle_split(const cf_array *x, int32_t axis, int32_t n, const int64_t *sizes,
+                     cf_array *outs);
+bool cf_oracle_tile(const cf_array *x, const int64_t *reps, cf_array *want);
+bool cf_oracle_trilu(const cf_array *x, bool upper, int64_t k, cf_array *want);
+bool cf_oracle_one_hot(const cf_array *indices, int64_t depth, int32_t axis,
+                       const cf_array *values, cf_array *want);
+bool cf_oracle_gather_elements(const cf_array *x, const cf_array *indices, int32_t axis,
+                               cf_array *want);
+bool cf_oracle_gather_nd(const cf_array *x, const cf_array *indices, int32_t batch_dims,
+                         cf_array *want);
+bool cf_oracle_scatter_elements(const cf_array *x, const cf_array *indices,
+                                const cf_array *updates, int32_t axis,
+                                bp_scatter_reduction reduction, cf_array *want, double **scale,
+                                int64_t *k);
+bool cf_oracle_scatter_nd(const cf_array *x, const cf_array *indices, const cf_array *updates,
+                          bp_scatter_reduction reduction, cf_array *want, double **scale,
+                          int64_t *k);
+bool cf_oracle_depth_to_space(const cf_array *x, int64_t blocksize, bool crd, cf_array *want);
+bool cf_oracle_space_to_depth(const cf_array *x, int64_t blocksize, cf_array *want);
+
+bool cf_oracle_gemm(const cf_array *a, const cf_array *b, const cf_array *c, double alpha,
+                    double beta, bool trans_a, bool trans_b, cf_array *want, double **scale,
+                    int64_t *k);
+bool cf_oracle_einsum(const char *equation, int32_t n, const cf_array *const *xs,
+                      cf_array *want, double **scale, int64_t *k);
+
+#include "oracle_nn.h" /* nn.h's ops */
 
 #endif

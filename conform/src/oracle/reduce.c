@@ -7,76 +7,18 @@
 #include <stdlib.h>
 
 #include "oracle.h"
+#include "reduce_plan.h"
 #include "independent.h"
-
-/* Which axes of x are kept and which reduced, where their elements lie, and
- * the result's shape. */
-typedef struct plan {
-    int32_t krank, rrank;
-    int64_t kshape[BP_MAX_RANK], rshape[BP_MAX_RANK];
-    int64_t kstride[BP_MAX_RANK], rstride[BP_MAX_RANK]; /* element strides in x */
-    int32_t orank;
-    int64_t oshape[BP_MAX_RANK];
-    int64_t K; /* elements reduced into each output */
-} plan;
-
-static void make_plan(const cf_array *x, int32_t n_axes, const int32_t *axes, bool keepdims,
-                      plan *p)
-{
-    bool red[BP_MAX_RANK] = {false};
-    for (int32_t d = 0; d < x->rank; d++)
-        red[d] = n_axes == 0;
-    for (int32_t a = 0; a < n_axes; a++)
-        red[axes[a] < 0 ? axes[a] + x->rank : axes[a]] = true;
-    int64_t stride[BP_MAX_RANK], s = 1;
-    for (int32_t d = x->rank - 1; d >= 0; d--) {
-        stride[d] = s;
-        s *= x->shape[d] ? x->shape[d] : 1;
-    }
-    p->krank = p->rrank = p->orank = 0;
-    for (int32_t d = 0; d < x->rank; d++) {
-        if (red[d]) {
-            p->rstride[p->rrank] = stride[d];
-            p->rshape[p->rrank++] = x->shape[d];
-            if (keepdims)
-                p->oshape[p->orank++] = 1;
-        } else {
-            p->kstride[p->krank] = stride[d];
-            p->kshape[p->krank++] = x->shape[d];
-            p->oshape[p->orank++] = x->shape[d];
-        }
-    }
-    p->K = cf_numel(p->rrank, p->rshape);
-}
-
-/* The flat index in x of output o's first term, and of its r-th term. */
-static int64_t first_term(const plan *p, int64_t o)
-{
-    int64_t idx[BP_MAX_RANK], at = 0;
-    cf_unravel(p->krank, p->kshape, o, idx);
-    for (int32_t j = 0; j < p->krank; j++)
-        at += idx[j] * p->kstride[j];
-    return at;
-}
-
-static int64_t term(const plan *p, int64_t base, int64_t r)
-{
-    int64_t idx[BP_MAX_RANK], at = base;
-    cf_unravel(p->rrank, p->rshape, r, idx);
-    for (int32_t j = 0; j < p->rrank; j++)
-        at += idx[j] * p->rstride[j];
-    return at;
-}
 
 /* ---- floats ------------------------------------------------------------------ */
 
 /* sum, mean or prod; *scale the magnitude of the terms. */
-static double float_sum(bp_op op, const cf_array *x, const plan *p, int64_t base, double *scale)
+static double float_sum(bp_op op, const cf_array *x, const cf_plan *p, int64_t base, double *scale)
 {
     double acc = op == BP_OP_PROD ? 1.0 : 0.0;
     long double mag = 0.0L;
     for (int64_t r = 0; r < p->K; r++) {
-        double v = x->f[term(p, base, r)];
+        double v = x->f[cf_plan_term(p, base, r)];
         if (op == BP_OP_PROD) {
             acc *= v;
         } else {
@@ -98,13 +40,13 @@ static double float_sum(bp_op op, const cf_array *x, const plan *p, int64_t base
 
 /* The first NaN, else the first maximum (minimum): its position among the
  * terms, and its value in *best. -1 for no terms. */
-static int64_t float_extreme(bool max, const cf_array *x, const plan *p, int64_t base,
+static int64_t float_extreme(bool max, const cf_array *x, const cf_plan *p, int64_t base,
                              double *best)
 {
     double b = 0;
     int64_t at = -1;
     for (int64_t r = 0; r < p->K; r++) {
-        double v = x->f[term(p, base, r)];
+        double v = x->f[cf_plan_term(p, base, r)];
         if (at < 0 || (!isnan(b) && (isnan(v) || (max ? v > b : v < b)))) {
             b = v;
             at = r;
@@ -116,12 +58,12 @@ static int64_t float_extreme(bool max, const cf_array *x, const plan *p, int64_t
 
 /* m + log(sum exp(x - m)) with m the largest term, in long double; +inf
  * terms give +inf, no finite term -inf, any NaN NaN. */
-static double float_logsumexp(const cf_array *x, const plan *p, int64_t base, double *scale)
+static double float_logsumexp(const cf_array *x, const cf_plan *p, int64_t base, double *scale)
 {
     double m = -INFINITY;
     bool any_nan = false;
     for (int64_t r = 0; r < p->K; r++) {
-        double v = x->f[term(p, base, r)];
+        double v = x->f[cf_plan_term(p, base, r)];
         any_nan = any_nan || isnan(v);
         if (v > m)
             m = v;
@@ -133,14 +75,14 @@ static double float_logsumexp(const cf_array *x, const plan *p, int64_t base, do
         return m;
     long double s = 0.0L;
     for (int64_t r = 0; r < p->K; r++)
-        s += expl((long double)x->f[term(p, base, r)] - (long double)m);
+        s += expl((long double)x->f[cf_plan_term(p, base, r)] - (long double)m);
     return (double)((long double)m + logl(s));
 }
 
-static void reduce_floats(bp_op op, const cf_array *x, const plan *p, int64_t o, cf_array *want,
+static void reduce_floats(bp_op op, const cf_array *x, const cf_plan *p, int64_t o, cf_array *want,
                           double *scale)
 {
-    int64_t base = first_term(p, o);
+    int64_t base = cf_plan_first(p, o);
     double best;
     switch (op) {
     case BP_OP_SUM: case BP_OP_MEAN: case BP_OP_PROD:
@@ -159,23 +101,23 @@ static void reduce_floats(bp_op op, const cf_array *x, const plan *p, int64_t o,
 
 /* ---- integers ------------------------------------------------------------------ */
 
-static int64_t int_sum(bp_op op, const cf_array *x, const plan *p, int64_t base)
+static int64_t int_sum(bp_op op, const cf_array *x, const cf_plan *p, int64_t base)
 {
     uint64_t acc = op == BP_OP_PROD ? 1u : 0u;
     for (int64_t r = 0; r < p->K; r++) {
-        uint64_t v = (uint64_t)x->i[term(p, base, r)];
+        uint64_t v = (uint64_t)x->i[cf_plan_term(p, base, r)];
         acc = op == BP_OP_PROD ? acc * v : acc + v;
     }
     return cf_wrap(x->dt, (int64_t)acc);
 }
 
 /* The first maximum (minimum): its position, its value in *best. */
-static int64_t int_extreme(bool max, const cf_array *x, const plan *p, int64_t base,
+static int64_t int_extreme(bool max, const cf_array *x, const cf_plan *p, int64_t base,
                            int64_t *best)
 {
     int64_t b = 0, at = -1;
     for (int64_t r = 0; r < p->K; r++) {
-        int64_t v = x->i[term(p, base, r)];
+        int64_t v = x->i[cf_plan_term(p, base, r)];
         if (at < 0 || (max ? v > b : v < b)) {
             b = v;
             at = r;
@@ -185,9 +127,9 @@ static int64_t int_extreme(bool max, const cf_array *x, const plan *p, int64_t b
     return at;
 }
 
-static void reduce_ints(bp_op op, const cf_array *x, const plan *p, int64_t o, cf_array *want)
+static void reduce_ints(bp_op op, const cf_array *x, const cf_plan *p, int64_t o, cf_array *want)
 {
-    int64_t base = first_term(p, o), best;
+    int64_t base = cf_plan_first(p, o), best;
     switch (op) {
     case BP_OP_SUM: case BP_OP_PROD: want->i[o] = int_sum(op, x, p, base); break;
     case BP_OP_MAX: case BP_OP_MIN: int_extreme(op == BP_OP_MAX, x, p, base, &want->i[o]); break;
@@ -201,8 +143,8 @@ static void reduce_ints(bp_op op, const cf_array *x, const plan *p, int64_t o, c
 bool cf_oracle_reduce(bp_op op, const cf_array *x, int32_t n_axes, const int32_t *axes,
                       bool keepdims, cf_array *want, double **scale, int64_t *k)
 {
-    plan p;
-    make_plan(x, n_axes, axes, keepdims, &p);
+    cf_plan p;
+    cf_plan_make(x, n_axes, axes, keepdims, &p);
     bool arg = op == BP_OP_ARGMAX || op == BP_OP_ARGMIN;
     if (scale)
         *scale = NULL;

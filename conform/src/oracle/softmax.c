@@ -78,3 +78,28 @@ bool cf_oracle_log_softmax(const cf_array *x, int32_t axis, cf_array *want, doub
 {
     return softmax(true, x, axis, want, scale, k);
 }
+
+/* ONNX Hardmax: 1 at each row's first maximum along axis, 0 elsewhere; the
+ * maximum is argmax's (a NaN over any number, the first NaN). */
+bool cf_oracle_hardmax(const cf_array *x, int32_t axis, cf_array *want)
+{
+    if (axis < 0)
+        axis += x->rank;
+    int64_t K = x->shape[axis], inner = 1;
+    for (int32_t d = axis + 1; d < x->rank; d++)
+        inner *= x->shape[d];
+    if (!cf_array_init(want, x->dt, x->rank, x->shape))
+        return false;
+    int64_t outer = K && inner ? x->n / (K * inner) : 0;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t in = 0; in < inner; in++) {
+            int64_t best = 0, base = o * K * inner + in;
+            for (int64_t r = 1; r < K; r++) {
+                double v = x->f[base + r * inner], b = x->f[base + best * inner];
+                if (!isnan(b) && (isnan(v) || v > b))
+                    best = r;
+            }
+            want->f[base + best * inner] = 1.0;
+        }
+    return true;
+}

@@ -45,7 +45,7 @@ typedef struct bp_window {
     bool count_include_pad;        /* average_pool: the padding counts in the divisor */
     int32_t storage_order;         /* max_pool's indices: 0 row-major, 1 column-major */
 } bp_window;
-#define BP_WINDOW_INIT {sizeof(bp_window)}
+#define BP_WINDOW_INIT {.struct_size = sizeof(bp_window)}
 
 /* Convolution (ONNX Conv): y[n, m] = bias[m] + sum over the m's group's
  * channels c and the kernel of w[m, c, k...] x[n, c, o stride + k dilation -
@@ -57,19 +57,26 @@ BP_API bp_status bp_conv(const bp_tensor *x, const bp_tensor *w, const bp_tensor
 /* Transposed convolution (ONNX ConvTranspose, 1 to 3 spatial axes): the
  * gradient of bp_conv with respect to its input. w (C, M / groups, K...);
  * y (N, M, O...) with O = stride (D - 1) + output_padding + dilation (K - 1)
- * + 1 - pads, or window->output_shape (pads then follow as ONNX says). */
+ * + 1 - pads, or window->output_shape: with auto_pad SAME_UPPER / SAME_LOWER
+ * the padding then splits as ONNX says, else the natural output is cut or
+ * extended at the end (ONNX's reference implementation, PyTorch's
+ * output_size). */
 BP_API bp_status bp_conv_transpose(const bp_tensor *x, const bp_tensor *w, const bp_tensor *bias,
                                    const bp_window *window, bp_tensor **out);
 /* Max pooling (ONNX MaxPool): window->kernel required; padding never wins.
  * indices (NULL if not wanted) gets, per output, the i64 flat index into x
  * of the maximum (the first on ties; storage_order 1: column-major spatial
  * order, as ONNX). O = floor (or ceil with ceil_mode) ((D + pads - dilation
- * (K - 1) - 1) / stride) + 1. Numeric dtypes. */
+ * (K - 1) - 1) / stride) + 1; with ceil_mode a last window that would start
+ * in the end padding is dropped (as onnxruntime and PyTorch). A dilated
+ * window that holds only padding gives -inf (integers: the dtype's minimum)
+ * and index -1. Numeric dtypes. */
 BP_API bp_status bp_max_pool(const bp_tensor *x, const bp_window *window, bp_tensor **out,
                              bp_tensor **indices);
 /* Average pooling (ONNX AveragePool): the mean of each window's elements
- * inside x (count_include_pad: inside x and its padding). No dilations
- * (ONNX 1.12 has none for it). Float dtypes. */
+ * inside x (count_include_pad: inside x and its padding, a ceil_mode window
+ * cut where the end padding ends). No dilations (ONNX 1.12 has none for
+ * it). Float dtypes. */
 BP_API bp_status bp_average_pool(const bp_tensor *x, const bp_window *window, bp_tensor **out);
 /* The maximum / mean over every spatial axis: (N, C, D...) -> (N, C, 1...)
  * (ONNX GlobalMaxPool, GlobalAveragePool). Float dtypes. */
@@ -146,11 +153,14 @@ typedef enum bp_resize_mode {
     BP_RESIZE_LINEAR = 1,      /* multilinear over every resized axis */
     BP_RESIZE_CUBIC = 2        /* separable cubic convolution (cubic_coeff_a) */
 } bp_resize_mode;
+/* The coordinate in x of output index o on an axis of extent D; L = D scale
+ * is ONNX's output length (a real number when scales are given, the size
+ * when sizes are). */
 typedef enum bp_resize_coordinates {
     BP_RESIZE_HALF_PIXEL = 0,          /* (o + 0.5) / scale - 0.5 (ONNX's default) */
     BP_RESIZE_ASYMMETRIC = 1,          /* o / scale */
-    BP_RESIZE_ALIGN_CORNERS = 2,       /* o (D - 1) / (O - 1) */
-    BP_RESIZE_PYTORCH_HALF_PIXEL = 3,  /* half_pixel, 0 where O is 1 */
+    BP_RESIZE_ALIGN_CORNERS = 2,       /* o (D - 1) / (L - 1), 0 where L is 1 */
+    BP_RESIZE_PYTORCH_HALF_PIXEL = 3,  /* half_pixel, 0 where L is 1 */
     BP_RESIZE_TF_HALF_PIXEL_FOR_NN = 4 /* (o + 0.5) / scale */
 } bp_resize_coordinates;
 typedef enum bp_resize_nearest {
@@ -168,8 +178,9 @@ typedef struct bp_resize_options {
     bool exclude_outside;              /* cubic: weights outside x are dropped, the rest renormalised */
 } bp_resize_options;
 #define BP_RESIZE_OPTIONS_INIT                                                              \
-    {sizeof(bp_resize_options), BP_RESIZE_NEAREST, BP_RESIZE_HALF_PIXEL,                    \
-     BP_NEAREST_ROUND_PREFER_FLOOR, -0.75, false}
+    {.struct_size = sizeof(bp_resize_options), .mode = BP_RESIZE_NEAREST,                   \
+     .coordinates = BP_RESIZE_HALF_PIXEL, .nearest = BP_NEAREST_ROUND_PREFER_FLOOR,         \
+     .cubic_coeff_a = -0.75, .exclude_outside = false}
 /* Resize every axis of x (ONNX Resize): by scales (x's rank entries, > 0;
  * out extent floor(D scale)) or to sizes (x's rank entries, >= 1): exactly
  * one of them non-NULL. options NULL: BP_RESIZE_OPTIONS_INIT. ONNX's

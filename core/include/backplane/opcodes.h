@@ -178,6 +178,17 @@ typedef enum bp_op {
     BP_OP_COUNT /* not an op: the number of codes in this header */
 } bp_op;
 
+/* How scatter_elements / scatter_nd combine an update with the element it
+ * lands on (their p.i[1]; ops.h's bp_scatter_elements). Here rather than in
+ * ops.h because plugins, which include only plugin.h, read it too. */
+typedef enum bp_scatter_reduction {
+    BP_SCATTER_NONE = 0,   /* write (on duplicate indices, the last in row-major order wins) */
+    BP_SCATTER_ADD = 1,
+    BP_SCATTER_MUL = 2,
+    BP_SCATTER_MAX = 3,
+    BP_SCATTER_MIN = 4
+} bp_scatter_reduction;
+
 /* The first op of ABI 1.4: codes from here on come through the op entry. */
 #define BP_OP_FIRST_1_4 BP_OP_ACOS
 

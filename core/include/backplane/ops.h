@@ -365,13 +365,14 @@ BP_API bp_status bp_reduce_any(const bp_tensor *x, int32_t n_axes, const int32_t
                                bool keepdims, bp_tensor **out);
 BP_API bp_status bp_reduce_all(const bp_tensor *x, int32_t n_axes, const int32_t *axes,
                                bool keepdims, bp_tensor **out);
-/* bp_argmax / bp_argmin, the last index on ties (ONNX select_last_index). */
+/* bp_argmax / bp_argmin, the last index on ties (ONNX select_last_index); a
+ * NaN wins over any number, and the last NaN over earlier ones. */
 BP_API bp_status bp_argmax_last(const bp_tensor *x, int32_t n_axes, const int32_t *axes,
                                 bool keepdims, bp_tensor **out);
 BP_API bp_status bp_argmin_last(const bp_tensor *x, int32_t n_axes, const int32_t *axes,
                                 bool keepdims, bp_tensor **out);
-/* 1 where x has the first maximum along axis, 0 elsewhere (ONNX Hardmax).
- * Float dtypes. */
+/* 1 where x has the first maximum along axis, 0 elsewhere (ONNX Hardmax);
+ * the maximum is bp_argmax's (a NaN wins, the first NaN). Float dtypes. */
 BP_API bp_status bp_hardmax(const bp_tensor *x, int32_t axis, bp_tensor **out);
 
 /* ---- scans ------------------------------------------------------------------------ */
@@ -391,8 +392,9 @@ BP_API bp_status bp_cumprod(const bp_tensor *x, int32_t axis, bool exclusive, bo
 BP_API bp_status bp_topk(const bp_tensor *x, int64_t k, int32_t axis, bool largest, bool sorted,
                          bp_tensor **values, bp_tensor **indices);
 /* Stable sort along axis, ascending or descending (NaN last when ascending,
- * first when descending, as NumPy); values and the i64 indices that sort x
- * (either out may be NULL if not wanted, not both). Numeric dtypes. */
+ * first when descending, as NumPy; -0 and +0 are equal, so they keep their
+ * order); values and the i64 indices that sort x (either out may be NULL if
+ * not wanted, not both). Numeric dtypes. */
 BP_API bp_status bp_sort(const bp_tensor *x, int32_t axis, bool descending, bp_tensor **values,
                          bp_tensor **indices);
 /* The indices alone (i64). */
@@ -413,8 +415,8 @@ BP_API bp_status bp_trilu(const bp_tensor *x, bool upper, int64_t k, bp_tensor *
 /* One-hot along a new axis (ONNX OneHot): out has indices' shape with an
  * axis of extent depth inserted at axis (-rank-1 <= axis <= rank), of values'
  * dtype; values holds (off, on). Negative indices count from depth's end;
- * an index outside [-depth, depth) gives a row of off values. indices:
- * numeric (floats truncated); depth >= 1. */
+ * an index outside [-depth, depth) (a NaN too) gives a row of off values.
+ * indices: numeric (floats truncated toward zero); depth >= 1. */
 BP_API bp_status bp_one_hot(const bp_tensor *indices, int64_t depth, int32_t axis,
                             const bp_tensor *values, bp_tensor **out);
 /* out[...i_axis...] = x[...indices[...]...] with indices of x's rank and any
@@ -426,16 +428,14 @@ BP_API bp_status bp_gather_elements(const bp_tensor *x, const bp_tensor *indices
  * first batch_dims axes, which x and indices share. */
 BP_API bp_status bp_gather_nd(const bp_tensor *x, const bp_tensor *indices, int32_t batch_dims,
                               bp_tensor **out);
-typedef enum bp_scatter_reduction {
-    BP_SCATTER_NONE = 0,   /* write (on duplicate indices, the last in row-major order wins) */
-    BP_SCATTER_ADD = 1,
-    BP_SCATTER_MUL = 2,
-    BP_SCATTER_MAX = 3,
-    BP_SCATTER_MIN = 4
-} bp_scatter_reduction;
+/* bp_scatter_reduction (opcodes.h: the plugin reads it too) says how an
+ * update combines with the element it lands on. */
 /* A copy of x with updates written at indices along axis (ONNX
  * ScatterElements; updates and indices share a shape of x's rank), combined
- * by reduction. Scatter-add is gather's gradient. */
+ * by reduction, in row-major order of the indices. ADD and MUL on floats
+ * accumulate each element in f64 and round once (a device backend may add
+ * duplicates in another order); MAX and MIN propagate NaN as bp_maximum
+ * does; integers wrap. Scatter-add is gather's gradient. */
 BP_API bp_status bp_scatter_elements(const bp_tensor *x, const bp_tensor *indices,
                                      const bp_tensor *updates, int32_t axis,
                                      bp_scatter_reduction reduction, bp_tensor **out);
@@ -459,7 +459,13 @@ BP_API bp_status bp_mean_n(int32_t n, const bp_tensor *const *xs, bp_tensor **ou
 /* ---- linear algebra -------------------------------------------------------------------- */
 /* alpha op(a) op(b) + beta c (ONNX Gemm): a, b 2-D (op: transposed if
  * trans_a / trans_b; the transpose is a view, never a copy), c NULL or
- * broadcasting to (M, N). Numeric dtypes. */
+ * broadcasting to (M, N). Numeric dtypes. As BLAS (and cuBLAS, PyTorch's
+ * addmm) define it: with beta == 0 c is not read, so its NaN and infinities
+ * do not propagate; with alpha == 0 a and b are not read. f16/bf16: the
+ * product accumulates in f32, then alpha p + beta c rounds once. Integers:
+ * the product wraps as bp_matmul's; whole alpha and beta scale it in
+ * wrapping integer arithmetic, others in double, converted by the cast
+ * rules. */
 BP_API bp_status bp_gemm(const bp_tensor *a, const bp_tensor *b, const bp_tensor *c, double alpha,
                          double beta, bool trans_a, bool trans_b, bp_tensor **out);
 /* Einstein summation over one or two operands ("ij,jk->ik", "bij,bjk->bik",

@@ -1,0 +1,56 @@
+/* blas_cpu's neural-network ops (nn.h, ABI 1.4): private declarations.
+ *
+ * nn.c routes each op: f32/f64 convolutions to im2col + OpenBLAS gemm
+ * (conv.c), dense f32 layer_norm / rms_norm to one fused pass per row and
+ * batch_norm / instance_norm to one per (n, c) plane (norm.c), f32
+ * max_pool without indices to whole lines of taps (max_pool.c), f32 losses
+ * to one fused stable pass per sample (loss.c); every other case runs the
+ * binary backend's reference kernels (binary_nn.h) over ranges of their
+ * independent units on the thread pool, so it gives the reference's bits. */
+#ifndef BPC_BLAS_CPU_NN_H
+#define BPC_BLAS_CPU_NN_H
+
+#include "binary_nn.h"
+#include "blas_cpu.h"
+
+/* The op entry for nn.h's ops (op.c's bpc_op passes them here, params
+ * widened to this build's struct); BP_ERR_UNSUPPORTED_OP for any other. */
+bp_status bpc_nn_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                    const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+
+/* fn(dev, args, lo, hi) over [0, n) in ranges on the pool (one range on the
+ * calling thread when work, in BPC_GRAIN units, is small). The first failure
+ * is returned, named with op. */
+typedef bp_status (*bpc_range_fn)(bpc_dev *dev, const void *args, int64_t lo, int64_t hi);
+bp_status bpc_ranges(bpc_dev *dev, const char *op, int64_t n, int64_t work, bpc_range_fn fn,
+                     const void *args);
+
+/* conv.c: f32/f64 convolution as im2col + gemm; false (nothing done) when
+ * the case is not one it takes. */
+bool bpc_conv_gemm_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,
+                         const bp_view *y);
+bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *w,
+                        const bp_view *bias, const bp_view *y);
+
+/* max_pool.c: f32 max_pool over dense planes, no indices output. */
+bool bpc_max_pool_takes(const bp_view *x, const bp_view *y, const bp_view *indices);
+bp_status bpc_max_pool(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *y);
+
+/* norm.c: fused f32 layer_norm / rms_norm over dense rows. */
+bool bpc_norm_fused_takes(const bp_view *x, const bp_view *y, int64_t L);
+bp_status bpc_norm_fused(bpc_dev *dev, bool rms, const bp_op_params *p, const bp_view *x,
+                         const bp_view *scale, const bp_view *bias, const bp_view *y,
+                         const bp_view *mean, const bp_view *inv_std);
+
+/* norm.c: fused f32 batch_norm / instance_norm over dense (n, c) planes. */
+bool bpc_planes_fused_takes(const bp_view *x, const bp_view *y);
+bp_status bpc_planes_fused(bpc_dev *dev, bool instance, const bp_op_params *p,
+                           const bp_view *const *in, const bp_view *y);
+
+/* loss.c: fused f32 softmax cross-entropy over dense (N, C) scores. */
+bool bpc_loss_fused_takes(bp_op op, const bp_view *x, const bp_view *log_prob);
+bp_status bpc_loss_fused(bpc_dev *dev, bp_op op, const bp_op_params *p, const bp_view *x,
+                         const bp_view *labels, const bp_view *weights, const bp_view *loss,
+                         const bp_view *log_prob);
+
+#endif

@@ -1,0 +1,189 @@
+/* f32/f64 convolution as im2col + gemm. For each image and group, the input
+ * patches of a block of output positions are unfolded into a (C/g K) x
+ * width matrix (row c K + k holds channel c seen through kernel tap k, 0
+ * where the tap falls in the padding), built by the pool's threads, and
+ *     y[n, group's channels, block] = W_group (M/g x C/g K) . col (+ bias)
+ * is one cblas_sgemm / dgemm on OpenBLAS's threads, written in place into y.
+ * A 1x1 kernel with stride 1 and no padding needs no unfolding: x is the
+ * matrix. The block is the whole image unless the unfolded matrix would
+ * pass BPC_CONV_COL elements. Groups too small for a gemm to pay (depthwise
+ * convolutions) run the reference kernel on the pool instead. */
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas_cpu_nn.h"
+
+/* The largest unfolded matrix, in elements (32 MiB of f32). */
+#define BPC_CONV_COL ((int64_t)8 << 20)
+
+static bool dense(const bp_view *v)
+{
+    int64_t expect = 1;
+    for (int32_t k = v->rank - 1; k >= 0; k--) {
+        if (v->shape[k] != 1 && v->strides[k] != expect)
+            return false;
+        expect *= v->shape[k];
+    }
+    return true;
+}
+
+bool bpc_conv_gemm_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,
+                         const bp_view *y)
+{
+    if ((x->dtype != BP_F32 && x->dtype != BP_F64) || !dense(x) || !dense(w) || !dense(y))
+        return false;
+    int64_t ck = w->shape[1], nin = 1, nout = 1;
+    for (int32_t k = 2; k < x->rank; k++) {
+        ck *= w->shape[k];
+        nin *= x->shape[k];
+        nout *= y->shape[k];
+    }
+    const int64_t mg = y->shape[1] / p->i[15];
+    return mg >= 4 && ck >= 4 && mg <= INT_MAX && ck <= INT_MAX && nin <= INT_MAX &&
+           nout <= INT_MAX;
+}
+
+/* One im2col job: rows [lo, hi) of the block [o_lo, o_lo + width) of the
+ * output positions, for image n's group grp. */
+typedef struct unfold {
+    const bpb_window *g;
+    const char *xg;             /* x[n, grp * cg] */
+    char *col;
+    size_t es;
+    int64_t nk, o_lo, width;
+} unfold;
+
+/* col[r, 0 .. width): channel r / nk through tap r % nk. */
+static void unfold_row(const unfold *u, int64_t r)
+{
+    const bpb_window *g = u->g;
+    const int64_t nin = bpb_window_numel(g->in), c = r / u->nk, k = r % u->nk;
+    const int64_t kk[3] = {k / (g->k[1] * g->k[2]), k / g->k[2] % g->k[1], k % g->k[2]};
+    const char *src = u->xg + (size_t)(c * nin) * u->es;
+    char *dst = u->col + (size_t)(r * u->width) * u->es;
+    int64_t off[3], lo2, hi2;
+    for (int j = 0; j < 3; j++)
+        off[j] = kk[j] * g->dl[j] - g->pb[j];
+    { /* the o2 range whose tap lies inside x (the same for every line) */
+        int64_t a = bpb_div_ceil(-off[2], g->st[2]), b = bpb_div_floor(g->in[2] - 1 - off[2], g->st[2]) + 1;
+        lo2 = a > 0 ? a : 0;
+        hi2 = b < g->out[2] ? b : g->out[2];
+        if (hi2 < lo2)
+            hi2 = lo2;
+    }
+    const int64_t o_hi = u->o_lo + u->width, line = g->out[2];
+    for (int64_t o = u->o_lo; o < o_hi;) {
+        const int64_t o0 = o / (g->out[1] * line), o1 = o / line % g->out[1], o2 = o % line;
+        const int64_t end = o - o2 + line < o_hi ? o - o2 + line : o_hi; /* this line's part */
+        const int64_t i0 = o0 * g->st[0] + off[0], i1 = o1 * g->st[1] + off[1];
+        char *d = dst + (size_t)(o - u->o_lo) * u->es;
+        const int64_t n = end - o;
+        if (i0 < 0 || i0 >= g->in[0] || i1 < 0 || i1 >= g->in[1]) {
+            memset(d, 0, (size_t)n * u->es);
+        } else { /* zeros, the taps inside x, zeros */
+            const char *s = src + (size_t)((i0 * g->in[1] + i1) * g->in[2]) * u->es;
+            const int64_t a = lo2 > o2 ? (lo2 < o2 + n ? lo2 : o2 + n) : o2;
+            const int64_t b = hi2 < o2 + n ? (hi2 > a ? hi2 : a) : o2 + n;
+            memset(d, 0, (size_t)(a - o2) * u->es);
+            const int64_t st2 = g->st[2];
+            if (b > a && st2 == 1) {
+                memcpy(d + (size_t)(a - o2) * u->es, s + (size_t)(a + off[2]) * u->es,
+                       (size_t)(b - a) * u->es);
+            } else if (u->es == sizeof(float)) { /* indices: s + off[2] may precede x */
+                for (int64_t t = a; t < b; t++)
+                    ((float *)d)[t - o2] = ((const float *)s)[t * st2 + off[2]];
+            } else {
+                for (int64_t t = a; t < b; t++)
+                    ((double *)d)[t - o2] = ((const double *)s)[t * st2 + off[2]];
+            }
+            memset(d + (size_t)(b - o2) * u->es, 0, (size_t)(o2 + n - b) * u->es);
+        }
+        o = end;
+    }
+}
+
+static bp_status unfold_range(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
+{
+    for (int64_t r = lo; r < hi; r++)
+        unfold_row(args, r);
+    return BP_OK;
+}
+
+/* y block rows (mg of them, ldc apart) := bias, before a beta = 1 gemm. */
+static void fill_bias(const bp_view *bias, int64_t m0, int64_t mg, char *yb, int64_t width,
+                      int64_t ldc, size_t es)
+{
+    for (int64_t m = 0; m < mg; m++) {
+        double b;
+        bpb_block_load(bias, m0 + m, 1, &b);
+        char *row = yb + (size_t)(m * ldc) * es;
+        if (es == sizeof(float))
+            for (int64_t i = 0; i < width; i++)
+                ((float *)row)[i] = (float)b;
+        else
+            for (int64_t i = 0; i < width; i++)
+                ((double *)row)[i] = b;
+    }
+}
+
+static void gemm(bp_dtype dt, int64_t m, int64_t n, int64_t k, const char *a, const char *b,
+                 int64_t ldb, bool beta1, char *c, int64_t ldc)
+{
+    if (dt == BP_F32)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f,
+                    (const float *)a, (int)k, (const float *)b, (int)ldb, beta1 ? 1.0f : 0.0f,
+                    (float *)c, (int)ldc);
+    else
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0,
+                    (const double *)a, (int)k, (const double *)b, (int)ldb, beta1 ? 1.0 : 0.0,
+                    (double *)c, (int)ldc);
+}
+
+bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *w,
+                        const bp_view *bias, const bp_view *y)
+{
+    bpb_window g;
+    bpb_window_of(p, x, y, NULL, &g);
+    const size_t es = bp_dtype_size(x->dtype);
+    const int64_t G = p->i[15], cg = x->shape[1] / G, mg = y->shape[1] / G;
+    const int64_t nk = bpb_window_numel(g.k), ck = cg * nk;
+    const int64_t nin = bpb_window_numel(g.in), nout = bpb_window_numel(g.out);
+    if (bpb_numel(y) == 0)
+        return BP_OK;
+    bool direct = nk == 1 && nin == nout;
+    for (int j = 0; j < 3; j++)
+        direct = direct && g.st[j] == 1 && g.pb[j] == 0 && g.pe[j] == 0;
+    int64_t width = BPC_CONV_COL / ck;
+    width = width < 1 ? 1 : width > nout ? nout : width;
+    char *col = direct ? NULL : malloc((size_t)(ck * width) * es);
+    if (!direct && !col)
+        return bpb_fail(dev, BP_ERR_OUT_OF_MEMORY, "conv: out of memory for a %lld x %lld "
+                        "im2col matrix", (long long)ck, (long long)width);
+    unfold u = {.g = &g, .col = col, .es = es, .nk = nk, .width = width};
+    for (int64_t n = 0; n < x->shape[0]; n++)
+        for (int64_t grp = 0; grp < G; grp++) {
+            const char *xg = bpb_base(x) + (size_t)((n * x->shape[1] + grp * cg) * nin) * es;
+            const char *wg = bpb_base(w) + (size_t)(grp * mg * ck) * es;
+            char *yg = bpb_base(y) + (size_t)((n * y->shape[1] + grp * mg) * nout) * es;
+            for (int64_t o = 0; o < nout; o += width) {
+                const int64_t wd = nout - o < width ? nout - o : width;
+                const char *b = xg + (size_t)o * es;
+                int64_t ldb = nin;
+                if (!direct) {
+                    u.xg = xg;
+                    u.o_lo = o;
+                    u.width = wd;
+                    (void)bpc_ranges(dev, "conv", ck, ck * wd, unfold_range, &u); /* never fails */
+                    b = col;
+                    ldb = wd;
+                }
+                if (bias)
+                    fill_bias(bias, grp * mg, mg, yg + (size_t)o * es, wd, nout, es);
+                gemm(x->dtype, mg, wd, ck, wg, b, ldb, bias != NULL, yg + (size_t)o * es, nout);
+            }
+        }
+    free(col);
+    return BP_OK;
+}

@@ -1,0 +1,139 @@
+/* GEMM: out = alpha op(a) op(b) + beta c with OpenBLAS for f32 and f64.
+ *
+ * The core hands a transposed operand as a view with swapped strides; here
+ * such a view is given to cblas_?gemm as CblasTrans on the operand's own
+ * memory, so x @ w.T reads w in place and nothing is copied (a view that is
+ * neither row-major nor a transpose of one, which the core never makes for
+ * gemm, would be packed). c is broadcast into the output first (one pass,
+ * any strides: a bias row has stride 0 down the rows) and BLAS scales and
+ * adds it with beta, in the same call. alpha and beta go to sgemm as floats.
+ *
+ * As the reference (backends/binary/op_gemm.c) and BLAS itself define it:
+ * beta == 0 or no c leaves c unread; alpha == 0 leaves a and b unread (the
+ * reference runs that case). f16/bf16 and integers run the reference kernel
+ * with the rows split across threads, as matmul does (the same bits as the
+ * binary backend). */
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas_cpu.h"
+#include "op.h"
+
+/* How cblas reads a rows x cols view in place: row-major (NoTrans, ld =
+ * the row stride) or the transpose of a row-major matrix (Trans, ld = the
+ * column stride); extent-1 axes may have any stride. */
+static bool in_place(const bp_view *v, CBLAS_TRANSPOSE *tr, int64_t *ld)
+{
+    int64_t r = v->shape[0], c = v->shape[1], rs = v->strides[0], cs = v->strides[1];
+    if ((cs == 1 || c == 1) && (r == 1 || rs >= c)) {
+        *tr = CblasNoTrans;
+        *ld = r == 1 ? (c > 1 ? c : 1) : rs;
+        return *ld <= INT_MAX;
+    }
+    if ((rs == 1 || r == 1) && (c == 1 || cs >= r)) {
+        *tr = CblasTrans;
+        *ld = c == 1 ? (r > 1 ? r : 1) : cs;
+        return *ld <= INT_MAX;
+    }
+    return false;
+}
+
+/* A dense row-major copy of v in dst (elements of esz bytes). */
+static void pack(const bp_view *v, size_t esz, char *dst, bp_view *dv)
+{
+    int64_t r = v->shape[0], c = v->shape[1];
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < c; j++)
+            memcpy(dst + (i * c + j) * (int64_t)esz,
+                   bpb_base(v) + (i * v->strides[0] + j * v->strides[1]) * (int64_t)esz, esz);
+    *dv = *v;
+    dv->buffer = dst;
+    dv->offset = 0;
+    dv->strides[0] = c;
+    dv->strides[1] = 1;
+}
+
+/* out (dense M x N) = c broadcast, element by element. */
+static void broadcast_c(const bp_view *c, const bp_view *out, size_t esz)
+{
+    int64_t m = out->shape[0], n = out->shape[1];
+    char *o = bpb_base(out);
+    const char *src = bpb_base(c);
+    for (int64_t i = 0; i < m; i++) {
+        const char *row = src + i * c->strides[0] * (int64_t)esz;
+        if (c->strides[1] == 1) {
+            memcpy(o + i * n * (int64_t)esz, row, (size_t)n * esz);
+            continue;
+        }
+        for (int64_t j = 0; j < n; j++)
+            memcpy(o + (i * n + j) * (int64_t)esz, row + j * c->strides[1] * (int64_t)esz, esz);
+    }
+}
+
+/* The reference on slabs of rows: out's and c's rows along a's, b whole. */
+static bp_status ref_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo, int64_t hi)
+{
+    const bpc_op_call *call = args;
+    const bp_view *in[3] = {&v[1], &v[2], call->in[2] ? &v[3] : NULL};
+    return bpb_op(d, BP_OP_GEMM, call->p, 3, in, 1, (const bp_view *[]){&v[0]});
+}
+
+static bp_status gemm_ref(bpc_dev *d, const bpc_op_call *call)
+{
+    const bp_view *a = call->in[0], *b = call->in[1], *c = call->in[2], *out = call->out[0];
+    int32_t vax[4][BP_MAX_RANK] = {{0}, {0}, {-1}, {0}};
+    int64_t work = out->shape[0] * out->shape[1] * (a->shape[1] > 0 ? a->shape[1] : 1);
+    const bp_view *v[4] = {out, a, b, c ? c : out};
+    return bpc_split(d, c ? 4 : 3, v, 1, (const int32_t(*)[BP_MAX_RANK])vax, false, work, ref_slab,
+                     call);
+}
+
+bp_status bpc_gemm(bpc_dev *d, const bpc_op_call *call)
+{
+    const bp_view *a = call->in[0], *b = call->in[1], *out = call->out[0];
+    const double alpha = call->p->f[0], beta = call->p->f[1];
+    const bp_view *c = call->in[2] && beta != 0 ? call->in[2] : NULL;
+    bp_dtype dt = out->dtype;
+    int64_t m = out->shape[0], n = out->shape[1], k = a->shape[1];
+    if (m == 0 || n == 0)
+        return BP_OK;
+    if ((dt != BP_F32 && dt != BP_F64) || alpha == 0 || k == 0)
+        return gemm_ref(d, call);
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+        return bpb_fail(d, BP_ERR_BACKEND,
+                        "gemm: a dimension over %d (M=%lld N=%lld K=%lld) is beyond cblas's int "
+                        "sizes", INT_MAX, (long long)m, (long long)n, (long long)k);
+    size_t esz = bp_dtype_size(dt);
+    CBLAS_TRANSPOSE ta = CblasNoTrans, tb = CblasNoTrans;
+    int64_t lda = 1, ldb = 1;
+    bp_view pa = *a, pb = *b;
+    bool pack_a = !in_place(a, &ta, &lda), pack_b = !in_place(b, &tb, &ldb);
+    size_t bytes = ((pack_a ? (size_t)(m * k) : 0) + (pack_b ? (size_t)(k * n) : 0)) * esz;
+    char *scratch = bytes ? malloc(bytes) : NULL;
+    if (bytes && !scratch)
+        return bpb_fail(d, BP_ERR_OUT_OF_MEMORY, "gemm: no memory for %zu bytes of packing",
+                        bytes);
+    if (pack_a) {
+        pack(a, esz, scratch, &pa);
+        in_place(&pa, &ta, &lda);
+    }
+    if (pack_b) {
+        pack(b, esz, scratch + (pack_a ? m * k * (int64_t)esz : 0), &pb);
+        in_place(&pb, &tb, &ldb);
+    }
+    if (c)
+        broadcast_c(c, out, esz);
+    int ldc = n > 1 ? (int)n : 1;
+    if (dt == BP_F32)
+        cblas_sgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, (float)alpha,
+                    (const float *)bpb_base(&pa), (int)lda, (const float *)bpb_base(&pb), (int)ldb,
+                    c ? (float)beta : 0.0f, (float *)bpb_base(out), ldc);
+    else
+        cblas_dgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, alpha,
+                    (const double *)bpb_base(&pa), (int)lda, (const double *)bpb_base(&pb),
+                    (int)ldb, c ? beta : 0.0, (double *)bpb_base(out), ldc);
+    free(scratch);
+    return BP_OK;
+}

@@ -1,0 +1,31 @@
+/* blas_cpu's op entry of ABI 1.4 (op.c) and its fast kernels, each in a
+ * file of its own: gemm.c (OpenBLAS with the transposes as flags), scan.c
+ * (cumsum/cumprod, rows across threads, columns vectorised), topk.c
+ * (partial selection), scatter.c (scatter-add). Everything else runs the
+ * reference kernels (binary.h's bpb_op), split across threads where the op
+ * is elementwise or row-wise. */
+#ifndef BPC_OP_H
+#define BPC_OP_H
+
+#include "blas_cpu.h"
+
+/* One call of the op entry, as the kernels below receive it. */
+typedef struct bpc_op_call {
+    bp_op op;
+    const bp_op_params *p;       /* widened to this build's struct (missing members 0) */
+    int32_t n_in, n_out;
+    const bp_view *const *in;    /* an absent optional input is NULL */
+    const bp_view *const *out;
+} bpc_op_call;
+
+/* The entry (plugin.h's op). */
+bp_status bpc_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                 const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+
+bp_status bpc_gemm(bpc_dev *d, const bpc_op_call *call);
+bp_status bpc_scan(bpc_dev *d, const bpc_op_call *call);
+bp_status bpc_topk(bpc_dev *d, const bpc_op_call *call);
+/* SCATTER_ELEMENTS with reduction ADD. */
+bp_status bpc_scatter_add(bpc_dev *d, const bpc_op_call *call);
+
+#endif

@@ -1,0 +1,80 @@
+/* The op entry of ABI 1.4 (op.cu) and the files that compute its ops: one
+ * call record, checked and scoped once in op.cu, handed to each. What each
+ * op receives is opcodes.h's comment beside its code; ops.h gives the
+ * semantics. */
+#ifndef BPCU_OP_H
+#define BPCU_OP_H
+
+#include "bpcu.h"
+#include "elem.h"
+
+typedef struct bpcu_opcall {
+    bp_op op;
+    bp_op_params p;                /* the core's, zero beyond what it sent */
+    const bp_view *in[3];          /* NULL: an optional input not given (or none) */
+    const bp_view *out[2];         /* out[1]: NULL unless the op has two outputs */
+} bpcu_opcall;
+
+/* elementwise_more.cu: the functions of one tensor (all but clip) and of two */
+bp_status bpcu_more_unary(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_more_binary(bpcu_device *d, const bpcu_opcall *c);
+/* clip.cu */
+bp_status bpcu_more_clip(bpcu_device *d, const bpcu_opcall *c);
+/* reduce_more.cu: REDUCE_* and ARG*_LAST */
+bp_status bpcu_more_reduce(bpcu_device *d, const bpcu_opcall *c);
+/* hardmax.cu, scan.cu (CUMSUM, CUMPROD), sort.cu (SORT, TOPK) */
+bp_status bpcu_more_hardmax(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_more_scan(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_more_sort(bpcu_device *d, const bpcu_opcall *c);
+/* trilu.cu, one_hot.cu, gather_more.cu (GATHER_ELEMENTS, GATHER_ND),
+ * scatter.cu (SCATTER_ELEMENTS, SCATTER_ND) */
+bp_status bpcu_more_trilu(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_more_one_hot(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_more_gather(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_more_scatter(bpcu_device *d, const bpcu_opcall *c);
+/* gemm.cu */
+bp_status bpcu_more_gemm(bpcu_device *d, const bpcu_opcall *c);
+
+/* The leading axes of a view whose last axis is the op's (rows), for the
+ * ops along one axis: row r's first element is at sum c_k * strides[k]. */
+typedef struct bpcu_rows {
+    int32_t lead;                  /* leading axes */
+    int64_t count;                 /* rows */
+    int64_t shape[BP_MAX_RANK];
+    int64_t strides[BP_MAX_RANK];
+} bpcu_rows;
+
+static inline bpcu_rows bpcu_rows_of(const bp_view *v)
+{
+    bpcu_rows r;
+    memset(&r, 0, sizeof r);
+    r.lead = v->rank > 0 ? v->rank - 1 : 0;
+    r.count = 1;
+    for (int32_t k = 0; k < r.lead; k++) {
+        r.shape[k] = v->shape[k];
+        r.strides[k] = v->strides[k];
+        r.count *= v->shape[k];
+    }
+    return r;
+}
+
+#ifdef __CUDACC__
+/* Offset (in elements) of row r's first element. */
+static __device__ __forceinline__ int64_t bpcu_row_off(const bpcu_rows &g, int64_t r)
+{
+    int64_t off = 0;
+    for (int32_t k = g.lead - 1; k >= 0; k--) {
+        off += (r % g.shape[k]) * g.strides[k];
+        r /= g.shape[k];
+    }
+    return off;
+}
+
+/* An index element (i32 or i64) at element offset off. */
+static __device__ __forceinline__ int64_t bpcu_load_index(const char *idx, bool i64, int64_t off)
+{
+    return i64 ? ((const int64_t *)idx)[off] : (int64_t)((const int32_t *)idx)[off];
+}
+#endif
+
+#endif

@@ -1,0 +1,287 @@
+/* One nn case in the worker: inputs (inputs_nn.c), the op, its status
+ * judged against supports() as every case's is, guard bytes, then every
+ * output against the oracle (oracle/oracle_nn.h) with the tolerance of its
+ * own name. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn_cases.h"
+
+typedef struct outputs {
+    int n;
+    bp_tensor *t[CF_NN_MAX_OUT];
+    const char *tol[CF_NN_MAX_OUT];     /* the tolerance file's name of each */
+    cf_array want[CF_NN_MAX_OUT];
+    double *terms[CF_NN_MAX_OUT];
+    int64_t k[CF_NN_MAX_OUT];
+} outputs;
+
+static void outputs_free(outputs *o)
+{
+    for (int i = 0; i < CF_NN_MAX_OUT; i++) {
+        bp_tensor_release(o->t[i]);
+        cf_array_free(&o->want[i]);
+        free(o->terms[i]);
+    }
+}
+
+/* What supports() says; for the ops the core composes, of the ops it
+ * composes them from (ops_dropout.c, ops_pool.c). */
+static bool declared(bp_backend *be, const cf_case *c)
+{
+    bp_dtype dt = c->dtype;
+    switch (c->op) {
+    case CF_OP_NN_DROPOUT:
+        if (!cf_nn_spec_of(c)->training) /* a copy and a mask of ones */
+            return bp_backend_supports(be, BP_OP_BROADCAST_TO, dt) &&
+                   bp_backend_supports(be, BP_OP_FILL, BP_BOOL);
+        return bp_backend_supports(be, BP_OP_RANDOM_UNIFORM, BP_F32) &&
+               bp_backend_supports(be, BP_OP_FILL, BP_F32) && bp_backend_supports(be, BP_OP_GE, BP_F32) &&
+               bp_backend_supports(be, BP_OP_FILL, dt) && bp_backend_supports(be, BP_OP_DIV, dt) &&
+               bp_backend_supports(be, BP_OP_WHERE, dt);
+    case CF_OP_NN_GLOBAL_MAX_POOL: return bp_backend_supports(be, BP_OP_MAX, dt);
+    case CF_OP_NN_GLOBAL_AVERAGE_POOL: return bp_backend_supports(be, BP_OP_MEAN, dt);
+    default: return bp_backend_supports(be, (bp_op)c->op, dt);
+    }
+}
+
+static bp_window window_of(const cf_nn_spec *s)
+{
+    bp_window w = s->win;
+    w.struct_size = sizeof w;
+    return w;
+}
+
+static bp_resize_options resize_of(const cf_nn_spec *s)
+{
+    bp_resize_options o = s->ro;
+    o.struct_size = sizeof o;
+    return o;
+}
+
+static const int64_t IGNORE = -1;
+
+/* The op, its outputs into o (o->n of them). */
+static bp_status call(const cf_case *c, const cf_nn_spec *s, const cf_nn_inputs *in, outputs *o)
+{
+    bp_tensor *const *t = in->t;
+    bp_window w = window_of(s);
+    bp_resize_options ro = resize_of(s);
+    const int64_t *ig = s->ignore ? &IGNORE : NULL;
+    bp_tensor **y = &o->t[0];
+    o->n = 1;
+    switch (c->op) {
+    case BP_OP_CONV: return bp_conv(t[0], t[1], t[2], &w, y);
+    case BP_OP_CONV_TRANSPOSE: return bp_conv_transpose(t[0], t[1], t[2], &w, y);
+    case BP_OP_MAX_POOL: { /* and again without indices: a backend may take another path */
+        o->n = 3;
+        bp_status st = bp_max_pool(t[0], &w, y, &o->t[1]);
+        return st == BP_OK ? bp_max_pool(t[0], &w, &o->t[2], NULL) : st;
+    }
+    case BP_OP_AVERAGE_POOL: return bp_average_pool(t[0], &w, y);
+    case CF_OP_NN_GLOBAL_MAX_POOL: return bp_global_max_pool(t[0], y);
+    case CF_OP_NN_GLOBAL_AVERAGE_POOL: return bp_global_average_pool(t[0], y);
+    case BP_OP_LRN: return bp_lrn(t[0], s->axis, s->p[0], s->p[1], s->p[2], y);
+    case BP_OP_BATCH_NORM: return bp_batch_norm(t[0], t[1], t[2], t[3], t[4], s->p[0], y);
+    case BP_OP_INSTANCE_NORM: return bp_instance_norm(t[0], t[1], t[2], s->p[0], y);
+    case BP_OP_LAYER_NORM:
+        o->n = 3;
+        return bp_layer_norm(t[0], s->axis, t[1], t[2], s->p[0], y, &o->t[1], &o->t[2]);
+    case BP_OP_RMS_NORM: return bp_rms_norm(t[0], s->axis, t[1], s->p[0], y);
+    case BP_OP_NLL_LOSS:
+        return bp_nll_loss(t[0], t[1], t[2], (bp_loss_reduction)s->reduction, ig, y);
+    case BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS:
+        o->n = 2;
+        return bp_softmax_cross_entropy_loss(t[0], t[1], t[2], (bp_loss_reduction)s->reduction,
+                                             ig, y, &o->t[1]);
+    case CF_OP_NN_DROPOUT:
+        o->n = 2;
+        return bp_dropout(t[0], s->p[0], s->training, c->seed, 1000u, y, &o->t[1]);
+    case BP_OP_RESIZE:
+        return bp_resize(t[0], s->sizes[0] ? NULL : s->scales, s->sizes[0] ? s->sizes : NULL,
+                         &ro, y);
+    default: return BP_ERR_INVALID_ARGUMENT;
+    }
+}
+
+/* The oracle's outputs, and each one's tolerance name. */
+static bool oracle(const cf_case *c, const cf_nn_spec *s, const cf_nn_inputs *in, outputs *o)
+{
+    const cf_array *a = in->a;
+#define OPT(k) (in->given[k] ? &a[k] : NULL)
+    bp_window w = window_of(s);
+    bp_resize_options ro = resize_of(s);
+    const int64_t *ig = s->ignore ? &IGNORE : NULL;
+    cf_array *y = &o->want[0];
+    double **tm = &o->terms[0];
+    int64_t *k = &o->k[0];
+    o->tol[0] = c->name;
+    switch (c->op) {
+    case BP_OP_CONV: return cf_oracle_conv(&a[0], &a[1], OPT(2), &w, y, tm, k);
+    case BP_OP_CONV_TRANSPOSE: return cf_oracle_conv_transpose(&a[0], &a[1], OPT(2), &w, y, tm, k);
+    case BP_OP_MAX_POOL:
+        o->tol[1] = "max_pool.indices";
+        o->tol[2] = c->name;
+        return cf_oracle_max_pool(&a[0], &w, y, &o->want[1]) &&
+               cf_oracle_max_pool(&a[0], &w, &o->want[2], NULL);
+    case BP_OP_AVERAGE_POOL: return cf_oracle_average_pool(&a[0], &w, y, tm, k);
+    case CF_OP_NN_GLOBAL_MAX_POOL: case CF_OP_NN_GLOBAL_AVERAGE_POOL: {
+        static const int32_t axes[3] = {2, 3, 4};
+        bp_op op = c->op == CF_OP_NN_GLOBAL_MAX_POOL ? BP_OP_MAX : BP_OP_MEAN;
+        return cf_oracle_reduce(op, &a[0], a[0].rank - 2, axes, true, y, tm, k);
+    }
+    case BP_OP_LRN: return cf_oracle_lrn(&a[0], s->axis, s->p[0], s->p[1], s->p[2], y);
+    case BP_OP_BATCH_NORM:
+        return cf_oracle_batch_norm(&a[0], &a[1], &a[2], &a[3], &a[4], s->p[0], y, tm, k);
+    case BP_OP_INSTANCE_NORM:
+        return cf_oracle_instance_norm(&a[0], &a[1], &a[2], s->p[0], y, tm, k);
+    case BP_OP_LAYER_NORM:
+        o->tol[1] = "layer_norm.mean";
+        o->tol[2] = "layer_norm.inv_std";
+        return cf_oracle_layer_norm(&a[0], s->axis, &a[1], OPT(2), s->p[0], y, &o->want[1],
+                                    &o->want[2], tm, k);
+    case BP_OP_RMS_NORM: return cf_oracle_rms_norm(&a[0], s->axis, OPT(1), s->p[0], y, tm, k);
+    case BP_OP_NLL_LOSS:
+        return cf_oracle_nll_loss(&a[0], &a[1], OPT(2), (bp_loss_reduction)s->reduction, ig, y,
+                                  tm, k);
+    case BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS: {
+        o->tol[1] = "softmax_cross_entropy_loss.log_prob";
+        cf_array ls = {0};
+        bool ok = cf_oracle_softmax_cross_entropy_loss(&a[0], &a[1], OPT(2),
+                                                       (bp_loss_reduction)s->reduction, ig, y,
+                                                       &o->want[1], tm, k) &&
+                  cf_oracle_log_softmax(&a[0], 1, &ls, &o->terms[1], &o->k[1]);
+        cf_array_free(&ls); /* log_prob's terms only: its values are the loss oracle's */
+        return ok;
+    }
+    case CF_OP_NN_DROPOUT:
+        o->tol[1] = "dropout.mask";
+        return cf_oracle_dropout(&a[0], s->p[0], s->training, c->seed, 1000u, y, &o->want[1]);
+    case BP_OP_RESIZE:
+        if (s->ro.mode == BP_RESIZE_NEAREST)
+            o->tol[0] = "resize.nearest";
+        return cf_oracle_resize(&a[0], s->sizes[0] ? NULL : s->scales,
+                                s->sizes[0] ? s->sizes : NULL, &ro, y, tm, k);
+    default: return false;
+    }
+#undef OPT
+}
+
+/* As exec.c judges every case: the status against what supports() said. */
+static bool judge(const cf_case *c, bool says, bp_status st, const bp_tensor *y, cf_result *r)
+{
+    const char *dt = bp_dtype_name(c->dtype);
+    r->status = CF_FAIL;
+    if (!says && st == BP_ERR_UNSUPPORTED_OP) {
+        r->status = CF_UNSUPPORTED;
+        CF_MSG(r, "%s [%s]: declared unsupported", c->name, dt);
+    } else if (!says && st == BP_OK) {
+        r->supports_mismatch = true;
+        CF_MSG(r, "%s [%s]: supports lies: supports() said false but the op succeeded", c->name, dt);
+    } else if (!says) {
+        CF_MSG(r, "%s [%s]: supports() said false, yet the op failed with %s instead of "
+               "BP_ERR_UNSUPPORTED_OP: %s", c->name, dt, bp_status_string(st), bp_last_error());
+    } else if (st == BP_ERR_UNSUPPORTED_OP) {
+        r->supports_mismatch = true;
+        CF_MSG(r, "%s [%s]: refused with BP_ERR_UNSUPPORTED_OP although supports() said yes: %s",
+               c->name, dt, bp_last_error());
+    } else if (st != BP_OK) {
+        CF_MSG(r, "%s [%s] %s: failed with %s: %s", c->name, dt, c->label, bp_status_string(st),
+               bp_last_error());
+    } else if (!y) {
+        CF_MSG(r, "%s: returned BP_OK without a result", c->name);
+    } else {
+        return true;
+    }
+    return false;
+}
+
+static bool guards_ok(const cf_case *c, bp_tensor *const *t, int n, const char *what,
+                      cf_result *r)
+{
+    for (int i = 0; i < n; i++)
+        if (t[i] && bp_tensor_check_guards(t[i]) != BP_OK) {
+            CF_MSG(r, "%s: guard damage around %s %d: %s", c->name, what, i, bp_last_error());
+            return false;
+        }
+    return true;
+}
+
+/* Output i against the oracle; false with r's message when it differs. */
+static bool compare(const cf_worker_env *env, const cf_case *c, const outputs *o, int i,
+                    cf_result *r)
+{
+    const cf_array *want = &o->want[i];
+    const bp_tensor *t = o->t[i];
+    bool meta = bp_tensor_dtype(t) == want->dt && bp_tensor_rank(t) == want->rank;
+    for (int32_t d = 0; meta && d < want->rank; d++)
+        meta = bp_tensor_shape(t)[d] == want->shape[d];
+    if (!meta) {
+        CF_MSG(r, "%s [%s] %s: output %s is %s of rank %d, want %s of rank %d", c->name,
+               bp_dtype_name(c->dtype), c->label, o->tol[i], bp_dtype_name(bp_tensor_dtype(t)),
+               (int)bp_tensor_rank(t), bp_dtype_name(want->dt), (int)want->rank);
+        return false;
+    }
+    cf_array got;
+    size_t bytes = (size_t)want->n * bp_dtype_size(want->dt);
+    void *raw = malloc(bytes ? bytes : 1);
+    if (!raw || !cf_array_init(&got, want->dt, want->rank, want->shape)) {
+        free(raw);
+        CF_MSG(r, "%s: out of host memory", c->name);
+        return false;
+    }
+    bp_status st = bp_tensor_to_host(t, raw, bytes);
+    if (st == BP_OK)
+        cf_decode(&got, raw);
+    free(raw);
+    if (st != BP_OK) {
+        CF_MSG(r, "%s: reading %s failed: %s: %s", c->name, o->tol[i], bp_status_string(st),
+               bp_last_error());
+        cf_array_free(&got);
+        return false;
+    }
+    cf_tol tol = cf_tol_find(env->tols, o->tol[i], c->dtype, env->tf32);
+    double err, bound;
+    int64_t bad;
+    char why[400];
+    bool ok = cf_compare(&got, want, o->terms[i], o->k[i], tol, env->tf32, &err, &bound, &bad,
+                         why, sizeof why);
+    if (err > r->max_error)
+        r->max_error = err;
+    if (bound > r->tolerance)
+        r->tolerance = bound;
+    if (!ok)
+        CF_MSG(r, "%s [%s] %s: %s: %s (tolerance: %s %g, tolerances.txt line %d)", c->name,
+               bp_dtype_name(c->dtype), c->label, o->tol[i], why,
+               tol.kind == CF_TOL_EXACT ? "exact" : tol.kind == CF_TOL_ULP ? "ulp" : "norm", bound,
+               tol.line);
+    cf_array_free(&got);
+    return ok;
+}
+
+void cf_exec_nn_case(const cf_worker_env *env, const cf_case *c, cf_result *r)
+{
+    const cf_nn_spec *s = cf_nn_spec_of(c);
+    cf_nn_inputs in;
+    if (!cf_nn_make_inputs(env, c, &in, r))
+        return;
+    outputs o;
+    memset(&o, 0, sizeof o);
+    bool says = declared(env->be, c);
+    bp_status st = call(c, s, &in, &o);
+    if (judge(c, says, st, o.t[0], r) && guards_ok(c, o.t, o.n, "output", r) &&
+        guards_ok(c, in.t, in.n, "input", r)) {
+        if (!oracle(c, s, &in, &o)) {
+            r->status = CF_FAIL;
+            CF_MSG(r, "%s: the oracle does not know this case or ran out of memory", c->name);
+        } else {
+            bool ok = true;
+            for (int i = 0; ok && i < o.n; i++)
+                ok = compare(env, c, &o, i, r);
+            r->status = ok ? CF_PASS : CF_FAIL;
+        }
+    }
+    outputs_free(&o);
+    cf_nn_inputs_free(&in);
+}

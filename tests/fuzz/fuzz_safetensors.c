@@ -1,0 +1,154 @@
+/* fuzz_safetensors: the input is a .safetensors file. bp_safetensors_open
+ * must either refuse it (a known status, a message, no handle) or give a
+ * handle whose every entry is consistent with the file's bytes: in bounds,
+ * its size the product of its shape and dtype, found by its name, and loaded
+ * onto the binary backend with exactly the bytes the file holds there. The
+ * handle is closed before or after the loaded tensors are released (a loaded
+ * tensor keeps the mapping alive). Seeds: tests/fuzz/corpus/fuzz_safetensors
+ * (files written by Python's safetensors, made by make_safetensors_seeds.py). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <backplane/backplane.h>
+
+#include "fz_anchor.h"
+#include "fz_oracle.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char fz_path[600];
+static bp_context *ctx;
+static bp_backend *binary;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    const char *dir = fz_setup();
+    snprintf(fz_path, sizeof fz_path, "%s/input.safetensors", dir);
+    ctx = fz_anchor(dir);
+    if (bp_backend_get(ctx, "binary", &binary) != BP_OK)
+        fz_fail("the binary backend: %s", bp_last_error());
+    return 0;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int k = 7; k >= 0; k--)
+        v = v << 8 | p[k];
+    return v;
+}
+
+/* Entry i against the file: returns the tensor loaded from it, or NULL. */
+static bp_tensor *check_entry(bp_safetensors *f, size_t i, const uint8_t *data, uint64_t base,
+                              uint64_t data_size)
+{
+    bp_safetensors_entry e = {.struct_size = sizeof e};
+    fz_mark();
+    bp_status st = bp_safetensors_entry_at(f, i, &e);
+    fz_status("bp_safetensors_entry_at", st);
+    if (st != BP_OK)
+        fz_fail("entry %zu of %zu cannot be read: %s", i, bp_safetensors_count(f), bp_last_error());
+    if (!e.name || !e.dtype_name || (e.rank > 0 && !e.shape) || e.rank < 0)
+        fz_fail("entry %zu has a NULL name, dtype or shape, or rank %d", i, (int)e.rank);
+    if (e.offset > data_size || e.nbytes > data_size - e.offset)
+        fz_fail("entry '%s' lies outside the data: [%llu, +%llu) of %llu", e.name,
+                (unsigned long long)e.offset, (unsigned long long)e.nbytes,
+                (unsigned long long)data_size);
+    size_t at = SIZE_MAX;
+    fz_mark();
+    st = bp_safetensors_find(f, e.name, &at);
+    fz_status("bp_safetensors_find", st);
+    if (st != BP_OK || at != i)
+        fz_fail("entry '%s' (index %zu) is found at %zu (%s)", e.name, i, at,
+                bp_status_string(st));
+    if (e.dtype < 0 || e.rank > BP_MAX_RANK)
+        return NULL; /* a dtype backplane lacks, or too many axes: load refuses it */
+    int64_t numel = 1;
+    for (int32_t k = 0; k < e.rank; k++)
+        numel *= e.shape[k]; /* validated by open: no overflow */
+    if ((uint64_t)numel * bp_dtype_size((bp_dtype)e.dtype) != e.nbytes)
+        fz_fail("entry '%s': %lld elements of %s but %llu bytes", e.name, (long long)numel,
+                e.dtype_name, (unsigned long long)e.nbytes);
+    bp_tensor *t = (bp_tensor *)(uintptr_t)0x10;
+    fz_mark();
+    st = bp_safetensors_load(f, e.name, binary, &t);
+    fz_result("bp_safetensors_load", st, t);
+    if (st != BP_OK)
+        return NULL;
+    void *host = malloc(e.nbytes ? e.nbytes : 1);
+    if (!host)
+        fz_fail("out of memory");
+    fz_mark();
+    st = bp_tensor_to_host(t, host, e.nbytes);
+    fz_status("bp_tensor_to_host", st);
+    if (st == BP_OK && memcmp(host, data + base + e.offset, e.nbytes) != 0)
+        fz_fail("entry '%s' loaded other bytes than the file holds", e.name);
+    free(host);
+    return t;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    FILE *out = fopen(fz_path, "wb");
+    if (!out || fwrite(data, 1, size, out) != size || fclose(out) != 0)
+        fz_fail("cannot write %s", fz_path);
+    bp_safetensors *f = (bp_safetensors *)(uintptr_t)0x10;
+    fz_mark();
+    bp_status st = bp_safetensors_open(fz_path, &f);
+    fz_status("bp_safetensors_open", st);
+    if (st != BP_OK) {
+        if (f)
+            fz_fail("bp_safetensors_open failed but left *out = %p", (void *)f);
+        if (st != BP_ERR_FORMAT && st != BP_ERR_IO && st != BP_ERR_OUT_OF_MEMORY)
+            fz_fail("bp_safetensors_open refused a file with %s", bp_status_string(st));
+        fz_stdout_check();
+        return 0;
+    }
+    if (!f || size < 8)
+        fz_fail("bp_safetensors_open accepted %zu bytes without a handle or a header", size);
+    const uint64_t header = le64(data);
+    if (header > size - 8)
+        fz_fail("bp_safetensors_open accepted a header of %llu bytes in a %zu-byte file",
+                (unsigned long long)header, size);
+    const uint64_t base = 8 + header, data_size = size - base;
+    for (size_t i = 0; i < bp_safetensors_metadata_count(f); i++) {
+        const char *k = NULL, *v = NULL;
+        if (bp_safetensors_metadata_at(f, i, &k, &v) != BP_OK || !k || !v)
+            fz_fail("metadata %zu cannot be read", i);
+        (void)strlen(k);
+        (void)strlen(v);
+    }
+    size_t n = bp_safetensors_count(f);
+    bp_tensor *loaded[64] = {NULL};
+    for (size_t i = 0; i < n; i++) {
+        bp_tensor *t = check_entry(f, i, data, base, data_size);
+        if (t && i < 64)
+            loaded[i] = t;
+        else
+            bp_tensor_release(t);
+    }
+    bool close_first = size % 2 == 0; /* the mapping must outlive the handle */
+    if (close_first)
+        bp_safetensors_close(f);
+    for (size_t i = 0; i < 64; i++) {
+        if (loaded[i] && close_first) { /* read again: the pages must still be mapped */
+            size_t nb = bp_tensor_nbytes(loaded[i]);
+            void *host = malloc(nb ? nb : 1);
+            if (!host)
+                fz_fail("out of memory");
+            if (bp_tensor_to_host(loaded[i], host, nb) != BP_OK)
+                fz_fail("a tensor loaded from a closed file cannot be read: %s", bp_last_error());
+            free(host);
+        }
+        bp_tensor_release(loaded[i]);
+    }
+    if (!close_first)
+        bp_safetensors_close(f);
+    fz_stdout_check();
+    return 0;
+}

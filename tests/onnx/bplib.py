@@ -1,0 +1,333 @@
+"""ctypes binding to libbackplane: the calls the ONNX runner makes, nothing more.
+
+Every op is called through one signature table (SIGNATURES) so a new library
+function is one line here. A failing call raises BpError carrying the status
+name and bp_last_error()'s message; tensors are released by the Arena that
+made or received them, so a test never leaks into the next one.
+"""
+import ctypes
+from ctypes import POINTER, byref, c_bool, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_void_p
+
+import numpy as np
+
+# dtype.h's BP_DTYPE_LIST: name -> (code, bytes, NumPy storage dtype). bf16 is
+# carried as its 16 bits (NumPy has no bf16).
+DTYPES = {
+    "bool": (0, 1, np.bool_),
+    "u8": (1, 1, np.uint8),
+    "i8": (2, 1, np.int8),
+    "i32": (3, 4, np.int32),
+    "i64": (4, 8, np.int64),
+    "f16": (5, 2, np.float16),
+    "bf16": (6, 2, np.uint16),
+    "f32": (7, 4, np.float32),
+    "f64": (8, 8, np.float64),
+}
+DTYPE_BY_CODE = {code: name for name, (code, _, _) in DTYPES.items()}
+
+# bp_scatter_reduction
+SCATTER = {"none": 0, "add": 1, "mul": 2, "max": 3, "min": 4}
+
+# Argument kinds of the op signatures. 'o' is an output: the binding passes a
+# fresh bp_tensor ** and returns what the call wrote there.
+_T, _O = "t", "o"
+_KINDS = {
+    "t": c_void_p,                 # const bp_tensor * (None: NULL)
+    "o": POINTER(c_void_p),        # bp_tensor **
+    "b": c_void_p,                 # bp_backend *
+    "dt": c_int,                   # bp_dtype
+    "i32": c_int32,
+    "i64": c_int64,
+    "f64": c_double,
+    "bool": c_bool,
+    "i32[]": POINTER(c_int32),     # None: NULL
+    "i64[]": POINTER(c_int64),
+    "t[]": POINTER(c_void_p),      # const bp_tensor *const *
+    "str": c_char_p,
+}
+
+_UNARY = [_T, _O]
+_UNARY_1F = [_T, "f64", _O]
+_UNARY_2F = [_T, "f64", "f64", _O]
+_BINARY = [_T, _T, _O]
+_REDUCE = [_T, "i32", "i32[]", "bool", _O]
+_REDUCE_CORR = [_T, "i32", "i32[]", "bool", "f64", _O]
+_AXIS = [_T, "i32", _O]
+_SCAN = [_T, "i32", "bool", "bool", _O]
+_VARIADIC = ["i32", "t[]", _O]
+
+# ops.h, every op the runner can call. The order follows ops.h.
+SIGNATURES = {
+    # creation
+    "bp_full": ["b", "dt", "i32", "i64[]", "f64", _O],
+    "bp_arange": ["b", "dt", "f64", "f64", "f64", _O],
+    "bp_eye": ["b", "dt", "i64", "i64", _O],
+    # elementwise
+    **{f"bp_{n}": _UNARY for n in (
+        "neg abs sign exp log sqrt rsqrt reciprocal sin cos tan tanh sigmoid relu gelu erf "
+        "floor ceil round isnan isinf logical_not").split()},
+    **{f"bp_{n}": _BINARY for n in (
+        "add sub mul div pow maximum minimum mod eq ne lt le gt ge "
+        "logical_and logical_or logical_xor").split()},
+    "bp_where": [_T, _T, _T, _O],
+    # reductions, softmax, matmul
+    **{f"bp_{n}": _REDUCE for n in "sum prod mean max min argmax argmin logsumexp".split()},
+    "bp_softmax": _AXIS,
+    "bp_log_softmax": _AXIS,
+    "bp_matmul": _BINARY,
+    # movement
+    "bp_transpose": [_T, "i32[]", _O],
+    "bp_slice": [_T, "i64[]", "i64[]", "i64[]", _O],
+    "bp_concat": ["i32", "t[]", "i32", _O],
+    "bp_broadcast_to": [_T, "i32", "i64[]", _O],
+    "bp_pad": [_T, "i64[]", "i64[]", "f64", _O],
+    "bp_gather": [_T, _T, "i32", _O],
+    "bp_cast": [_T, "dt", _O],
+    # tensor.h views
+    "bp_reshape": [_T, "i32", "i64[]", _O],
+    "bp_squeeze": [_T, "i32", "i32[]", _O],
+    "bp_unsqueeze": [_T, "i32", _O],
+    # ==== ops added with plugin ABI 1.4 ====
+    **{f"bp_{n}": _UNARY for n in (
+        "acos asin atan acosh asinh atanh sinh cosh log1p expm1 softplus softsign silu "
+        "hardswish square bitwise_not").split()},
+    "bp_elu": _UNARY_1F,
+    "bp_selu": _UNARY_2F,
+    "bp_leaky_relu": _UNARY_1F,
+    "bp_thresholded_relu": _UNARY_1F,
+    "bp_hard_sigmoid": _UNARY_2F,
+    "bp_shrink": _UNARY_2F,
+    "bp_clip": [_T, _T, _T, _O],
+    "bp_clip_scalar": _UNARY_2F,
+    **{f"bp_{n}": _BINARY for n in (
+        "fmod prelu bitwise_and bitwise_or bitwise_xor bitshift_left bitshift_right").split()},
+    **{f"bp_{n}": _REDUCE for n in (
+        "reduce_l1 reduce_l2 reduce_sum_square reduce_log_sum reduce_any reduce_all "
+        "argmax_last argmin_last").split()},
+    "bp_reduce_var": _REDUCE_CORR,
+    "bp_reduce_std": _REDUCE_CORR,
+    "bp_hardmax": _AXIS,
+    "bp_cumsum": _SCAN,
+    "bp_cumprod": _SCAN,
+    "bp_topk": [_T, "i64", "i32", "bool", "bool", _O, _O],
+    "bp_sort": [_T, "i32", "bool", _O, _O],
+    "bp_argsort": [_T, "i32", "bool", _O],
+    # bp_split is called by Library.split (its outputs are an array)
+    "bp_tile": [_T, "i64[]", _O],
+    "bp_trilu": [_T, "bool", "i64", _O],
+    "bp_one_hot": [_T, "i64", "i32", _T, _O],
+    "bp_gather_elements": [_T, _T, "i32", _O],
+    "bp_gather_nd": [_T, _T, "i32", _O],
+    "bp_scatter_elements": [_T, _T, _T, "i32", "i32", _O],
+    "bp_scatter_nd": [_T, _T, _T, "i32", _O],
+    "bp_depth_to_space": [_T, "i64", "bool", _O],
+    "bp_space_to_depth": [_T, "i64", _O],
+    "bp_max_n": _VARIADIC,
+    "bp_min_n": _VARIADIC,
+    "bp_sum_n": _VARIADIC,
+    "bp_mean_n": _VARIADIC,
+    "bp_gemm": [_T, _T, _T, "f64", "f64", "bool", "bool", _O],
+    "bp_einsum": ["str", "i32", "t[]", _O],
+}
+
+
+class BpError(Exception):
+    """A library call returned a status other than BP_OK."""
+
+    def __init__(self, function, status, message):
+        super().__init__(f"{function}: {status}: {message}")
+        self.function, self.status, self.message = function, status, message
+
+
+class Library:
+    """libbackplane.so, opened once per process."""
+
+    def __init__(self, path):
+        self.path = path
+        lib = self._lib = ctypes.CDLL(path)
+        for name, kinds in SIGNATURES.items():
+            fn = getattr(lib, name)
+            fn.argtypes = [_KINDS[k] for k in kinds]
+            fn.restype = c_int
+        for name, args in {
+            "bp_context_create": [c_char_p, POINTER(c_void_p)],
+            "bp_backend_get": [c_void_p, c_char_p, POINTER(c_void_p)],
+            "bp_tensor_from_host": [c_void_p, c_int, c_int32, POINTER(c_int64), c_void_p,
+                                    POINTER(c_void_p)],
+            "bp_tensor_to_host": [c_void_p, c_void_p, c_size_t],
+            "bp_split": [c_void_p, c_int32, c_int32, POINTER(c_int64), POINTER(c_void_p)],
+        }.items():
+            getattr(lib, name).argtypes = args
+            getattr(lib, name).restype = c_int
+        lib.bp_context_destroy.argtypes = [c_void_p]
+        lib.bp_context_destroy.restype = None
+        lib.bp_tensor_release.argtypes = [c_void_p]
+        lib.bp_tensor_release.restype = None
+        lib.bp_tensor_dtype.argtypes = [c_void_p]
+        lib.bp_tensor_dtype.restype = c_int
+        lib.bp_tensor_rank.argtypes = [c_void_p]
+        lib.bp_tensor_rank.restype = c_int32
+        lib.bp_tensor_shape.argtypes = [c_void_p]
+        lib.bp_tensor_shape.restype = POINTER(c_int64)
+        lib.bp_tensor_nbytes.argtypes = [c_void_p]
+        lib.bp_tensor_nbytes.restype = c_size_t
+        lib.bp_backend_name.argtypes = [c_void_p]
+        lib.bp_backend_name.restype = c_char_p
+        for name in ("bp_status_string", "bp_status_message"):
+            getattr(lib, name).argtypes = [c_int]
+            getattr(lib, name).restype = c_char_p
+        lib.bp_last_error.argtypes = []
+        lib.bp_last_error.restype = c_char_p
+        lib.bp_version.restype = c_char_p
+
+    def version(self):
+        return self._lib.bp_version().decode()
+
+    def check(self, function, status):
+        if status != 0:
+            # The thread's detailed message; the code's one-line meaning if none.
+            detail = self._lib.bp_last_error().decode(errors="replace") or \
+                self._lib.bp_status_message(status).decode()
+            raise BpError(function, self._lib.bp_status_string(status).decode(), detail)
+
+    def context(self):
+        ctx = c_void_p()
+        # NULL: the layered defaults (ctest clears $BP_CONFIG and the user's file)
+        self.check("bp_context_create", self._lib.bp_context_create(None, byref(ctx)))
+        return Context(self, ctx)
+
+
+class Context:
+    def __init__(self, lib, handle):
+        self.lib, self.handle = lib, handle
+
+    def backend(self, name):
+        b = c_void_p()
+        self.lib.check("bp_backend_get",
+                       self.lib._lib.bp_backend_get(self.handle, name.encode(), byref(b)))
+        return Backend(self.lib, b, self.lib._lib.bp_backend_name(b).decode())
+
+    def destroy(self):
+        self.lib._lib.bp_context_destroy(self.handle)
+        self.handle = None
+
+
+class Backend:
+    def __init__(self, lib, handle, name):
+        self.lib, self.handle, self.name = lib, handle, name
+
+
+class Tensor:
+    """A borrowed bp_tensor *: owned (and released) by its Arena."""
+
+    def __init__(self, arena, handle):
+        self.arena, self.handle = arena, handle
+
+    @property
+    def _raw(self):
+        return self.arena.lib._lib
+
+    @property
+    def dtype(self):
+        return DTYPE_BY_CODE[self._raw.bp_tensor_dtype(self.handle)]
+
+    @property
+    def shape(self):
+        rank = self._raw.bp_tensor_rank(self.handle)
+        p = self._raw.bp_tensor_shape(self.handle)
+        return tuple(p[i] for i in range(rank))
+
+    def to_host(self):
+        """The elements as a NumPy array of the dtype's storage type (synchronises)."""
+        _, _, storage = DTYPES[self.dtype]
+        out = np.empty(self.shape, dtype=storage)
+        nbytes = self._raw.bp_tensor_nbytes(self.handle)
+        if nbytes != out.nbytes:
+            raise BpError("bp_tensor_nbytes", "MISMATCH",
+                          f"{nbytes} bytes for shape {self.shape} of {self.dtype}")
+        self.arena.lib.check("bp_tensor_to_host", self._raw.bp_tensor_to_host(
+            self.handle, out.ctypes.data_as(c_void_p), c_size_t(out.nbytes)))
+        return out
+
+
+class Arena:
+    """Makes tensors on one backend and calls ops; release() drops every tensor
+    it made or received."""
+
+    def __init__(self, backend):
+        self.backend, self.lib = backend, backend.lib
+        self._owned = []
+
+    def _own(self, handle):
+        t = Tensor(self, handle)
+        self._owned.append(handle)
+        return t
+
+    def release(self):
+        for h in self._owned:
+            self.lib._lib.bp_tensor_release(h)
+        self._owned = []
+
+    def from_host(self, dtype, array):
+        """A tensor of `dtype` holding `array` (already in the dtype's storage type)."""
+        code, _, storage = DTYPES[dtype]
+        a = np.array(array, dtype=storage, order="C")  # (ascontiguousarray makes rank 0 rank 1)
+        shape = (c_int64 * max(a.ndim, 1))(*a.shape)
+        out = c_void_p()
+        self.lib.check("bp_tensor_from_host", self.lib._lib.bp_tensor_from_host(
+            self.backend.handle, code, a.ndim, shape,
+            a.ctypes.data_as(c_void_p) if a.size else None, byref(out)))
+        return self._own(out)
+
+    def _arg(self, kind, value, keep):
+        if kind == "t":
+            return None if value is None else value.handle
+        if kind == "b":
+            return self.backend.handle
+        if kind == "dt":
+            return DTYPES[value][0]
+        if kind in ("i32[]", "i64[]"):
+            if value is None:
+                return None
+            ctype = c_int32 if kind == "i32[]" else c_int64
+            arr = (ctype * max(len(value), 1))(*[int(v) for v in value])
+            keep.append(arr)
+            return arr
+        if kind == "t[]":
+            arr = (c_void_p * max(len(value), 1))(*[t.handle for t in value])
+            keep.append(arr)
+            return arr
+        if kind == "str":
+            return value.encode()
+        return value
+
+    def call(self, function, *args):
+        """Call bp_<function> with the inputs of its signature (the backend is
+        filled in for 'b'); returns its output tensor, or a tuple of them."""
+        name = "bp_" + function
+        kinds = SIGNATURES[name]
+        ins = [k for k in kinds if k not in ("o", "b")]
+        if len(args) != len(ins):
+            raise TypeError(f"{name} takes {len(ins)} arguments ({', '.join(ins)}), got {len(args)}")
+        keep, cargs, outs, it = [], [], [], iter(args)
+        for k in kinds:
+            if k == "o":
+                outs.append(c_void_p())
+                cargs.append(byref(outs[-1]))
+            elif k == "b":
+                cargs.append(self.backend.handle)
+            else:
+                cargs.append(self._arg(k, next(it), keep))
+        status = getattr(self.lib._lib, name)(*cargs)
+        # Outputs written before a failure still belong to the caller.
+        owned = [self._own(o) if o.value else None for o in outs]
+        self.lib.check(name, status)
+        return owned[0] if len(owned) == 1 else tuple(owned)
+
+    def split(self, x, axis, n, sizes):
+        outs = (c_void_p * n)()
+        sz = None if sizes is None else (c_int64 * n)(*[int(s) for s in sizes])
+        status = self.lib._lib.bp_split(x.handle, axis, n, sz, outs)
+        owned = [self._own(outs[i]) for i in range(n) if outs[i]]
+        self.lib.check("bp_split", status)
+        return owned

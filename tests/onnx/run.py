@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""ONNX's backend node tests on a backplane backend.
+
+  python3 tests/onnx/run.py --backend binary [-k PATTERN] [-v] [--json FILE]
+
+Reads every node test of Debian's libonnx-testdata with python3-onnx, runs
+each single-node test's node through libbackplane (ctypes) on the backend,
+and compares every output with onnxruntime's default tolerances. Each
+single-node test ends in PASS, FAIL, OUT OF SCOPE (with a reason from a fixed
+vocabulary) or KNOWN DIFFERENCE; see scope.py. Exit status: 0 when no test
+failed, 1 when one did, 77 when this machine cannot run them (no test data,
+no python3-onnx, a sanitizer build, or --skip-unavailable and a backend that
+does not open), 2 for a usage error.
+"""
+import argparse
+import fnmatch
+import glob
+import os
+import sys
+
+SKIP = 77
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def skip(why):
+    print(f"SKIPPED: {why}")
+    sys.exit(SKIP)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--backend", default="binary", help="backend name: binary, blas_cpu, cuda, cuda:1")
+    p.add_argument("--lib", help="libbackplane.so (default: $BP_LIBRARY, else the newest build*/ "
+                                 "of this checkout)")
+    p.add_argument("--testdata", help="ONNX's data/node directory (default: $BP_ONNX_TESTDATA, "
+                                      "else Debian's /usr/share/libonnx-testdata/data/node)")
+    p.add_argument("-k", dest="pattern", help="only tests whose name contains PATTERN (or matches "
+                                              "it as a glob when it has * ? [)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="full details, and the largest error of each passing test")
+    p.add_argument("-q", "--quiet", action="store_true", help="only FAIL lines and the summary")
+    p.add_argument("--json", help="write the totals and every test's outcome to this file")
+    p.add_argument("--timeout", type=float, default=120, help="seconds per test (default 120)")
+    p.add_argument("--skip-unavailable", action="store_true",
+                   help="exit 77, not 1, if the backend does not open here (a GPU backend)")
+    p.add_argument("--sanitize", default="OFF",
+                   help="ON: the library was built with sanitizers; Python cannot load it (exit 77)")
+    return p.parse_args(argv)
+
+
+def find_library(explicit):
+    if explicit:
+        return explicit
+    if os.environ.get("BP_LIBRARY"):
+        return os.environ["BP_LIBRARY"]
+    found = glob.glob(os.path.join(ROOT, "build*", "lib", "libbackplane.so"))
+    return max(found, key=os.path.getmtime) if found else None
+
+
+def selected(name, pattern):
+    if not pattern:
+        return True
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatchcase(name, pattern)
+    return pattern in name
+
+
+def main(argv):
+    args = parse_args(argv)
+    if args.sanitize.upper() in ("ON", "1", "TRUE", "YES"):
+        skip("a sanitizer build of libbackplane cannot be loaded into an uninstrumented Python")
+    try:
+        import numpy  # noqa: F401
+        import onnx
+    except ImportError as e:
+        skip(f"{e.name} is not importable by {sys.executable} (Debian: apt-get install "
+             f"python3-onnx python3-numpy, then run this with /usr/bin/python3; "
+             f"tools/bootstrap.sh test installs them)")
+    sys.path.insert(0, HERE)
+    import compare
+    import report
+    import testdata
+    from execute import op_label
+    from worker import BackendUnavailable, Worker
+
+    root = testdata.find_root(args.testdata)
+    if root is None:
+        named = args.testdata or os.environ.get("BP_ONNX_TESTDATA")
+        if named:
+            print(f"error: no ONNX node tests in {named} (test_abs/model.onnx is not there)",
+                  file=sys.stderr)
+            return 2
+        skip("ONNX's node test data is not installed (Debian: apt-get install libonnx-testdata; "
+             "or set $BP_ONNX_TESTDATA)")
+    lib = find_library(args.lib)
+    if lib is None or not os.path.isfile(lib):
+        print(f"error: libbackplane.so not found ({lib or 'no build*/lib here'}); build first or "
+              f"pass --lib", file=sys.stderr)
+        return 2
+
+    names = [n for n in testdata.list_tests(root) if selected(n, args.pattern)]
+    cases, not_single = {}, []
+    for name in names:
+        case = testdata.load(root, name)
+        if case.single_node:
+            cases[name] = case
+        else:
+            not_single.append((name, case.why_not_single))
+
+    worker = Worker(lib, args.backend, root, args.timeout)
+    results = []
+    try:
+        for name, case in cases.items():
+            r = worker.run(name, lambda n: op_label(cases[n]))
+            results.append(r)
+            if not args.quiet or r.outcome == "FAIL":
+                print(report.line(r, args.verbose), flush=True)
+    except BackendUnavailable as e:
+        msg = f"backend {args.backend} is not available: {e}"
+        if args.skip_unavailable:
+            skip(msg)
+        print(f"error: {msg}", file=sys.stderr)
+        return 1
+    finally:
+        worker.close()
+    if args.verbose:
+        for name, why in not_single:
+            print(f"{'not single-node':<16} {name:<58} {why}")
+
+    t = report.totals(results, len(names), not_single)
+    title = (f"ONNX {onnx.__version__} node tests ({root}) on {worker.backend or args.backend}, "
+             f"libbackplane {worker.version or '?'} ({lib})"
+             + (f", tests matching '{args.pattern}'" if args.pattern else ""))
+    print()
+    print(report.summary(t, title))
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        report.write_json(args.json, {
+            "onnx_version": onnx.__version__, "testdata": root, "library": lib,
+            "library_version": worker.version, "backend": worker.backend or args.backend,
+            "pattern": args.pattern or "", "rtol": compare.RTOL, "atol": compare.ATOL,
+            "not_single_node": {name: why for name, why in not_single},
+        }, t, results)
+    return 1 if t["fail"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,102 @@
+"""ONNX's backend node tests (Debian's libonnx-testdata): where they are,
+which are single-node tests, and one test's model and data sets.
+
+A single-node test is a directory of data/node whose model's graph has
+exactly one node and whose graph inputs and outputs are all tensors. That
+leaves out the function-body expansions of more than one node
+(*_expanded with several nodes), and the one-node tests over sequences or
+optionals (the library has no such values). ONNX 1.12 has 932 node tests,
+801 of them single-node.
+"""
+import glob
+import os
+from dataclasses import dataclass, field
+from typing import List
+
+import onnx
+
+# Debian's libonnx-testdata; $BP_ONNX_TESTDATA names another copy.
+DEFAULT_ROOTS = ("/usr/share/libonnx-testdata/data/node",
+                 "/usr/include/onnx/backend/test/data/node")
+
+
+def find_root(explicit=None):
+    """The data/node directory, or None if the test data is not there. A
+    directory named by the caller or by $BP_ONNX_TESTDATA is the only one
+    tried; else Debian's, then the onnx package's own copy."""
+    named = explicit or os.environ.get("BP_ONNX_TESTDATA")
+    if named:
+        candidates = [named]
+    else:
+        candidates = list(DEFAULT_ROOTS) + [
+            os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node")]
+    for c in candidates:
+        if os.path.isfile(os.path.join(c, "test_abs", "model.onnx")):
+            return c
+    return None
+
+
+def list_tests(root):
+    return sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, "model.onnx")))
+
+
+@dataclass
+class Value:
+    name: str
+    elem_type: int          # ONNX element type the graph declares
+
+
+@dataclass
+class Case:
+    name: str
+    path: str
+    model: onnx.ModelProto
+    single_node: bool
+    why_not_single: str = ""
+    inputs: List[Value] = field(default_factory=list)
+    outputs: List[Value] = field(default_factory=list)
+
+    @property
+    def node(self):
+        return self.model.graph.node[0]
+
+    @property
+    def opset(self):
+        """The model's version of the node's domain."""
+        domain = self.node.domain
+        for o in self.model.opset_import:
+            if o.domain == domain or (domain in ("", "ai.onnx") and o.domain in ("", "ai.onnx")):
+                return o.version
+        return 1
+
+    def data_sets(self):
+        """[(inputs, outputs)], each a list of TensorProto in graph order."""
+        sets = []
+        for d in sorted(glob.glob(os.path.join(self.path, "test_data_set_*"))):
+            sets.append((_read(d, "input", len(self.inputs)), _read(d, "output", len(self.outputs))))
+        return sets
+
+
+def _read(d, kind, count):
+    protos = []
+    for i in range(count):
+        t = onnx.TensorProto()
+        with open(os.path.join(d, f"{kind}_{i}.pb"), "rb") as f:
+            t.ParseFromString(f.read())
+        protos.append(t)
+    return protos
+
+
+def load(root, name):
+    path = os.path.join(root, name)
+    model = onnx.load(os.path.join(path, "model.onnx"))
+    g = model.graph
+    if len(g.node) != 1:
+        return Case(name, path, model, False, f"{len(g.node)} nodes")
+    kinds = [v.type.WhichOneof("value") for v in list(g.input) + list(g.output)]
+    if any(k != "tensor_type" for k in kinds):
+        other = sorted({k for k in kinds if k != "tensor_type"})
+        return Case(name, path, model, False, f"{', '.join(other)} values")
+    return Case(name, path, model, True,
+                inputs=[Value(v.name, v.type.tensor_type.elem_type) for v in g.input],
+                outputs=[Value(v.name, v.type.tensor_type.elem_type) for v in g.output])

@@ -1,0 +1,110 @@
+"""Tests run in a worker process, so a crash or a hang in the library ends
+one test (a FAIL saying so), not the run. The parent never loads
+libbackplane: a GPU backend is only ever opened in a worker.
+"""
+import multiprocessing
+import signal
+
+from scope import FAIL
+
+
+class BackendUnavailable(Exception):
+    pass
+
+
+def _serve(conn, lib_path, backend_name, root):
+    # Imports here: the worker alone loads the library (and ONNX's protobufs).
+    import registry
+    import testdata
+    from bplib import BpError, Library
+    from execute import Result, run_case
+
+    try:
+        lib = Library(lib_path)
+        ctx = lib.context()
+        backend = ctx.backend(backend_name)
+    except (OSError, BpError) as e:
+        conn.send(("unavailable", str(e)))
+        return
+    registry.load()
+    conn.send(("ready", backend.name, lib.version()))
+    while True:
+        try:
+            name = conn.recv()
+        except EOFError:
+            break
+        if name is None:
+            break
+        try:
+            result = run_case(testdata.load(root, name), backend)
+        except Exception as e:  # unreadable test data: a FAIL that says so, never a pass
+            result = Result(name, "?", FAIL, detail=f"runner error: {type(e).__name__}: {e}")
+        conn.send(result)
+    ctx.destroy()
+
+
+class Worker:
+    def __init__(self, lib_path, backend_name, root, timeout):
+        self.args = (lib_path, backend_name, root)
+        self.timeout = timeout
+        self.proc = None
+        self.backend = self.version = None
+        self._ctx = multiprocessing.get_context("fork")
+
+    def _start(self):
+        self.conn, child = self._ctx.Pipe()
+        self.proc = self._ctx.Process(target=_serve, args=(child, *self.args), daemon=True)
+        self.proc.start()
+        child.close()
+        if not self.conn.poll(120):
+            self._stop()
+            raise BackendUnavailable("the worker did not start within 120 s")
+        try:
+            msg = self.conn.recv()
+        except EOFError:
+            self.proc.join()
+            raise BackendUnavailable(f"the worker died while opening the backend "
+                                     f"({_exit_text(self.proc.exitcode)})")
+        if msg[0] == "unavailable":
+            self._stop()
+            raise BackendUnavailable(msg[1])
+        _, self.backend, self.version = msg
+
+    def _stop(self):
+        if self.proc is not None:
+            if self.proc.is_alive():
+                self.proc.kill()
+            self.proc.join()
+            self.proc = None
+
+    def run(self, name, op_of):
+        """The Result of test `name`; op_of(name) labels a test that crashed."""
+        if self.proc is None:
+            self._start()
+        from execute import Result
+        self.conn.send(name)
+        if not self.conn.poll(self.timeout):
+            self._stop()
+            return Result(name, op_of(name), FAIL, detail=f"timed out after {self.timeout} s")
+        try:
+            return self.conn.recv()
+        except EOFError:
+            self.proc.join()
+            code = self.proc.exitcode
+            self.proc = None
+            return Result(name, op_of(name), FAIL, detail=f"crashed: {_exit_text(code)}")
+
+    def close(self):
+        if self.proc is not None:
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+            self.proc.join(10)
+            self._stop()
+
+
+def _exit_text(code):
+    if code is not None and code < 0:
+        return f"killed by {signal.Signals(-code).name}"
+    return f"exit status {code}"

@@ -1,0 +1,144 @@
+/* The op entry of ABI 1.4 (plugin.h's `op`) and plugins built before it:
+ * such a plugin loads and works, declares none of the new ops, and every
+ * one of them is refused with BP_ERR_UNSUPPORTED_OP, without the plugin
+ * being called (its would-be entry aborts: tests/plugins/bp_abi_1_3*.c). */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpt.h"
+#include "expect.h"
+
+#define PLUGIN(stem) BPT_PLUGIN_DIR "/" stem ".so"
+
+static void refuses_every_new_op(const char *path, const char *needle)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_get(ctx, path, &be));
+    for (int op = BP_OP_FIRST_1_4; op < BP_OP_COUNT; op++)
+        cr_assert_not(bp_backend_supports(be, (bp_op)op, BP_F32),
+                      "%s declares %s although built for ABI 1.3", path, bp_op_name((bp_op)op));
+    bp_tensor *x = bpt_tensor(be, BP_F32, 2, (const int64_t[]){2, 3},
+                              (const double[]){1, 2, 3, 4, 5, 6});
+    bp_tensor *i = bpt_tensor_i64(be, BP_I64, 2, (const int64_t[]){2, 3}, NULL);
+    bp_tensor *o = NULL, *v = NULL;
+    BPT_FAILS(BP_ERR_UNSUPPORTED_OP, bp_cumsum(x, 1, false, false, &o));
+    cr_assert(strstr(bp_last_error(), needle), "%s", bp_last_error());
+    cr_assert(strstr(bp_last_error(), "cumsum"), "%s", bp_last_error());
+    BPT_FAILS(BP_ERR_UNSUPPORTED_OP, bp_acos(x, &o));
+    BPT_FAILS(BP_ERR_UNSUPPORTED_OP, bp_gemm(x, x, NULL, 1, 0, false, true, &o));
+    BPT_FAILS(BP_ERR_UNSUPPORTED_OP, bp_topk(x, 1, 1, true, true, &v, &o));
+    BPT_FAILS(BP_ERR_UNSUPPORTED_OP, bp_scatter_elements(x, i, x, 0, BP_SCATTER_ADD, &o));
+    BPT_FAILS(BP_ERR_UNSUPPORTED_OP, bp_reduce_var(x, 0, NULL, false, 0, &o));
+    cr_assert_null(o);
+    /* the plugin still works for what it has: buffers */
+    float back[6];
+    BPT_OK(bp_tensor_to_host(x, back, sizeof back));
+    cr_assert(back[0] == 1 && back[5] == 6, "read back %g .. %g", back[0], back[5]);
+    bp_tensor_release(x);
+    bp_tensor_release(i);
+    bp_context_destroy(ctx);
+}
+
+Test(abi_1_4, a_plugin_built_for_abi_1_3_is_never_handed_a_new_op)
+{
+    refuses_every_new_op(PLUGIN("bp_abi_1_3"), "no entry for this op family");
+}
+
+Test(abi_1_4, a_plugin_claiming_abi_1_3_is_never_called_even_with_an_op_entry)
+{
+    refuses_every_new_op(PLUGIN("bp_abi_1_3_claims_op"), "arrived in ABI 1.4; rebuild it");
+}
+
+/* Every op of 1.4 (issue 15's tier-2 ops and issue 16's nn ops, nn.h: conv
+ * .. resize, appended to BP_OP_LIST_1_4) has CPU kernels: declared on
+ * binary, blas_cpu and devsim alike. */
+Test(abi_1_4, the_cpu_backends_declare_every_new_op)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int op = BP_OP_FIRST_1_4; op < BP_OP_COUNT; op++) {
+            bool declared = bp_backend_supports(be, (bp_op)op, BP_F32) ||
+                            bp_backend_supports(be, (bp_op)op, BP_BOOL) ||
+                            bp_backend_supports(be, (bp_op)op, BP_I32);
+            cr_expect(declared, "%s does not declare %s", bp_backend_name(be),
+                      bp_op_name((bp_op)op));
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+/* ---- a code the plugin does not know, as a newer core would send ------------ *
+ * The core never sends a code past its own list, so these talk to the plugin
+ * directly, as the core does: its descriptor, a host API, a device. */
+
+static char host_msg[512];
+
+static void h_log(void *h, bp_log_level l, const char *fmt, ...) { (void)h, (void)l, (void)fmt; }
+static const char *h_get(void *h, const char *key) { (void)h, (void)key; return NULL; }
+static bp_status h_config_error(void *h, const char *key, const char *fmt, ...)
+{
+    (void)h, (void)key, (void)fmt;
+    return BP_ERR_CONFIG;
+}
+static void h_set_error(void *h, const char *fmt, ...)
+{
+    (void)h;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(host_msg, sizeof host_msg, fmt, ap);
+    va_end(ap);
+}
+
+static void unknown_code_is_unsupported(const char *path)
+{
+    void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(so, "dlopen %s: %s", path, dlerror());
+    bp_plugin_entry_fn entry = (bp_plugin_entry_fn)(uintptr_t)dlsym(so, BP_PLUGIN_ENTRY_SYMBOL);
+    cr_assert_not_null(entry);
+    const bp_plugin *p = entry();
+    bp_host_api host = {.struct_size = sizeof host, .abi_major = BP_ABI_MAJOR,
+                        .abi_minor = BP_ABI_MINOR, .log = h_log, .config_get = h_get,
+                        .config_error = h_config_error, .set_error = h_set_error};
+    void *state = NULL, *dev = NULL;
+    cr_assert_eq(p->open(&host, &state), BP_OK, "%s", host_msg);
+    cr_assert_eq(p->device_open(state, 0, &dev), BP_OK, "%s", host_msg);
+    bp_op code = (bp_op)(BP_OP_COUNT + 3); /* past this core's list, as a newer core sends */
+    cr_assert(p->supports(dev, BP_OP_GEMM, BP_F32), "%s does not declare gemm", path);
+    cr_assert(p->supports(dev, BP_OP_ADD, BP_F32), "%s does not declare add", path);
+    cr_assert_not(p->supports(dev, code, BP_F32), "%s declares an op it has no kernel for", path);
+    bp_op_params params = {.struct_size = sizeof params};
+    host_msg[0] = '\0';
+    bp_status st = p->op(dev, code, &params, 0, NULL, 0, NULL);
+    cr_assert_eq(st, BP_ERR_UNSUPPORTED_OP, "%s: op code %d -> %s", path, (int)code,
+                 bp_status_string(st));
+    char num[16];
+    snprintf(num, sizeof num, "%d", (int)code);
+    cr_assert(strstr(host_msg, num), "%s: the detail does not name the code: '%s'", path,
+              host_msg);
+    p->device_close(dev);
+    p->close(state);
+    dlclose(so);
+}
+
+Test(abi_1_4, binary_refuses_an_op_code_it_does_not_know)
+{
+    unknown_code_is_unsupported(BPT_BUILD_PLUGIN_DIR "/bp_binary.so");
+}
+
+Test(abi_1_4, blas_cpu_refuses_an_op_code_it_does_not_know)
+{
+    if (access(BPT_BUILD_PLUGIN_DIR "/bp_blas_cpu.so", R_OK) != 0)
+        cr_skip_test("blas_cpu is not built here (no OpenBLAS)");
+    unknown_code_is_unsupported(BPT_BUILD_PLUGIN_DIR "/bp_blas_cpu.so");
+}
+
+Test(abi_1_4, devsim_refuses_an_op_code_it_does_not_know_before_queueing_it)
+{
+    unknown_code_is_unsupported(BPT_DEVSIM_PATH);
+}

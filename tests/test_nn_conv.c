@@ -1,0 +1,322 @@
+/* Convolution and transposed convolution (nn.h bp_conv, bp_conv_transpose)
+ * on every backend and float dtype, against the oracle (cf_oracle_conv,
+ * cf_oracle_conv_transpose), compared norm-wise by the size of the terms
+ * summed; plus the behaviours the oracle alone would not pin down: auto_pad
+ * against the explicit pads it stands for, groups that never mix, the
+ * transpose as conv's adjoint, ONNX's published examples. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpt.h"
+#include "expect_nn.h"
+
+#define FLOATS cf_float_dtypes
+
+typedef struct geometry {
+    int32_t rank;
+    int64_t x[5], w[5];
+    bool bias;
+    bp_window win;
+} geometry;
+
+static int64_t out_channels(const geometry *g, bool transpose)
+{
+    return transpose ? g->w[1] * (g->win.groups ? g->win.groups : 1) : g->w[0];
+}
+
+static bp_status run(bool transpose, const bp_tensor *x, const bp_tensor *w, const bp_tensor *b,
+                     const bp_window *win, bp_tensor **out)
+{
+    return transpose ? bp_conv_transpose(x, w, b, win, out) : bp_conv(x, w, b, win, out);
+}
+
+/* Every backend, every float dtype it supports: the op against the oracle. */
+static void check(const char *what, bool transpose, const geometry *g)
+{
+    bp_op op = transpose ? BP_OP_CONV_TRANSPOSE : BP_OP_CONV;
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < CF_COUNT(FLOATS); d++) {
+            bp_dtype dt = FLOATS[d];
+            if (!bpt_supports(be, op, dt))
+                continue;
+            int64_t m = out_channels(g, transpose);
+            cf_array xa = bpt_random_array(dt, g->rank, g->x, 11, -1, 1);
+            cf_array wa = bpt_random_array(dt, g->rank, g->w, 12, -1, 1);
+            cf_array ba = bpt_random_array(dt, 1, &m, 13, -1, 1);
+            cf_array want;
+            double *terms = NULL;
+            int64_t k = 0;
+            bool ok = transpose ? cf_oracle_conv_transpose(&xa, &wa, g->bias ? &ba : NULL,
+                                                           &g->win, &want, &terms, &k)
+                                : cf_oracle_conv(&xa, &wa, g->bias ? &ba : NULL, &g->win, &want,
+                                                 &terms, &k);
+            cr_assert(ok, "oracle out of memory");
+            bp_tensor *x = bpt_tensor_of(be, &xa), *w = bpt_tensor_of(be, &wa);
+            bp_tensor *b = g->bias ? bpt_tensor_of(be, &ba) : NULL, *y = NULL;
+            BPT_OK(run(transpose, x, w, b, &g->win, &y));
+            bpt_expect_norm(what, y, &want, terms, k, 2);
+            bp_tensor_release(y);
+            bp_tensor_release(x);
+            bp_tensor_release(w);
+            bp_tensor_release(b);
+            cf_array_free(&xa);
+            cf_array_free(&wa);
+            cf_array_free(&ba);
+            cf_array_free(&want);
+            free(terms);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+#define WIN(...) ((bp_window){.struct_size = sizeof(bp_window), __VA_ARGS__})
+
+Test(nn_conv, conv_1d_2d_and_3d_match_the_oracle)
+{
+    check("conv 1-D", false, &(geometry){3, {2, 3, 7}, {4, 3, 3}, true, WIN(.groups = 0)});
+    check("conv 2-D", false, &(geometry){4, {2, 3, 6, 5}, {4, 3, 3, 2}, true, WIN(.groups = 0)});
+    check("conv 3-D", false,
+          &(geometry){5, {1, 2, 4, 5, 3}, {3, 2, 2, 3, 2}, true, WIN(.groups = 0)});
+}
+
+Test(nn_conv, conv_strides_pads_and_dilations_match_the_oracle)
+{
+    check("conv strided, padded, dilated", false,
+          &(geometry){4, {2, 2, 9, 8}, {3, 2, 3, 2}, true,
+                      WIN(.strides = {2, 3}, .pads = {1, 0, 2, 1}, .dilations = {2, 1})});
+    check("conv 1-D asymmetric pads", false,
+          &(geometry){3, {1, 2, 5}, {2, 2, 4}, false, WIN(.pads = {3, 1})});
+}
+
+Test(nn_conv, conv_groups_split_channels)
+{
+    check("conv groups=2", false,
+          &(geometry){4, {2, 6, 5, 5}, {4, 3, 3, 3}, true, WIN(.groups = 2, .pads = {1, 1, 1, 1})});
+    /* a NaN in group 1's input channels never reaches group 0's outputs */
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        int64_t xs[4] = {1, 4, 3, 3}, ws[4] = {4, 2, 2, 2};
+        cf_array xa = bpt_random_array(BP_F32, 4, xs, 5, -1, 1);
+        for (int64_t i = 18; i < 36; i++) /* channels 2 and 3 */
+            xa.f[i] = NAN;
+        cf_array wa = bpt_random_array(BP_F32, 4, ws, 6, -1, 1);
+        bp_tensor *x = bpt_tensor_of(be, &xa), *w = bpt_tensor_of(be, &wa), *y = NULL;
+        BPT_OK(bp_conv(x, w, NULL, &WIN(.groups = 2), &y));
+        double *v = bpt_read(y);
+        for (int64_t i = 0; i < 16; i++)
+            cr_assert_eq(isnan(v[i]), i >= 8, "%s: element %lld is %g", bp_backend_name(be),
+                         (long long)i, v[i]);
+        free(v);
+        bp_tensor_release(x);
+        bp_tensor_release(w);
+        bp_tensor_release(y);
+        cf_array_free(&xa);
+        cf_array_free(&wa);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(nn_conv, conv_depthwise_has_one_channel_per_group)
+{
+    check("conv depthwise", false,
+          &(geometry){4, {2, 5, 6, 6}, {5, 1, 3, 3}, true, WIN(.groups = 5, .pads = {1, 1, 1, 1})});
+}
+
+Test(nn_conv, conv_big_enough_for_gemm_matches_the_oracle)
+{
+    check("conv 16->8 channels", false,
+          &(geometry){4, {2, 16, 12, 12}, {8, 16, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})});
+    check("conv 16->8 strided dilated", false,
+          &(geometry){4, {2, 16, 13, 11}, {8, 16, 3, 3}, false,
+                      WIN(.strides = {2, 2}, .dilations = {2, 1}, .pads = {2, 0, 1, 3})});
+    check("conv 16->8 in 2 groups", false,
+          &(geometry){4, {3, 16, 9, 9}, {8, 8, 3, 3}, true, WIN(.groups = 2, .pads = {1, 1, 1, 1})});
+    check("conv 1x1", false, &(geometry){4, {2, 8, 6, 7}, {8, 8, 1, 1}, true, WIN(.groups = 0)});
+    check("conv 1-D 8->8", false, &(geometry){3, {2, 8, 40}, {8, 8, 5}, true, WIN(.pads = {2, 2})});
+}
+
+Test(nn_conv, conv_with_an_empty_batch_gives_an_empty_result)
+{
+    check("conv N=0", false, &(geometry){4, {0, 3, 4, 4}, {2, 3, 3, 3}, true, WIN(.groups = 0)});
+}
+
+/* The same op twice: with auto_pad and with the explicit pads it means. */
+static void same_as_pads(bool transpose, int32_t rank, const int64_t *xs, const int64_t *ws,
+                         bp_window a, bp_window b)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        cf_array xa = bpt_random_array(BP_F64, rank, xs, 21, -1, 1);
+        cf_array wa = bpt_random_array(BP_F64, rank, ws, 22, -1, 1);
+        bp_tensor *x = bpt_tensor_of(be, &xa), *w = bpt_tensor_of(be, &wa), *ya = NULL, *yb = NULL;
+        BPT_OK(run(transpose, x, w, NULL, &a, &ya));
+        BPT_OK(run(transpose, x, w, NULL, &b, &yb));
+        cf_array want;
+        double *vb = bpt_read(yb);
+        want = bpt_array(BP_F64, bp_tensor_rank(yb), bp_tensor_shape(yb), vb);
+        bpt_expect_array("auto_pad against its explicit pads", ya, &want, bpt_exact());
+        free(vb);
+        cf_array_free(&want);
+        cf_array_free(&xa);
+        cf_array_free(&wa);
+        bp_tensor_release(x);
+        bp_tensor_release(w);
+        bp_tensor_release(ya);
+        bp_tensor_release(yb);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(nn_conv, conv_auto_pad_same_upper_puts_the_odd_pad_at_the_end)
+{
+    /* D 7, stride 2, kernel 4: O 4, total pad 3 * 2 + 4 - 7 = 3: (1, 2) */
+    same_as_pads(false, 3, (int64_t[]){1, 2, 7}, (int64_t[]){2, 2, 4},
+                 WIN(.auto_pad = BP_AUTO_PAD_SAME_UPPER, .strides = {2}),
+                 WIN(.pads = {1, 2}, .strides = {2}));
+}
+
+Test(nn_conv, conv_auto_pad_same_lower_puts_the_odd_pad_at_the_start)
+{
+    same_as_pads(false, 3, (int64_t[]){1, 2, 7}, (int64_t[]){2, 2, 4},
+                 WIN(.auto_pad = BP_AUTO_PAD_SAME_LOWER, .strides = {2}),
+                 WIN(.pads = {2, 1}, .strides = {2}));
+}
+
+Test(nn_conv, conv_auto_pad_valid_is_no_padding)
+{
+    same_as_pads(false, 4, (int64_t[]){1, 2, 6, 5}, (int64_t[]){2, 2, 3, 2},
+                 WIN(.auto_pad = BP_AUTO_PAD_VALID), WIN(.groups = 0));
+}
+
+/* ---- conv_transpose ----------------------------------------------------------- */
+
+Test(nn_conv, conv_transpose_1d_2d_and_3d_match_the_oracle)
+{
+    check("conv_transpose 1-D", true, &(geometry){3, {2, 3, 5}, {3, 2, 3}, true, WIN(.groups = 0)});
+    check("conv_transpose 2-D", true,
+          &(geometry){4, {2, 3, 4, 3}, {3, 2, 3, 2}, true, WIN(.strides = {2, 3})});
+    check("conv_transpose 3-D", true,
+          &(geometry){5, {1, 2, 3, 2, 3}, {2, 3, 2, 2, 2}, false, WIN(.strides = {1, 2, 1})});
+}
+
+Test(nn_conv, conv_transpose_strides_pads_output_padding_dilations_and_groups)
+{
+    check("conv_transpose everything", true,
+          &(geometry){4, {2, 4, 4, 5}, {4, 3, 3, 2}, true,
+                      WIN(.groups = 2, .strides = {3, 2}, .dilations = {2, 1},
+                          .pads = {1, 2, 2, 0}, .output_padding = {1, 1})});
+    check("conv_transpose gemm-sized", true,
+          &(geometry){4, {2, 16, 6, 6}, {16, 8, 3, 3}, true, WIN(.strides = {2, 2}, .pads = {1, 1, 1, 1})});
+}
+
+Test(nn_conv, conv_transpose_output_shape_pads_at_the_end)
+{
+    /* D 4, stride 2, kernel 3: natural 9; output_shape 7 cuts 2 at the end,
+     * output_shape 11 adds 2 (bias only) at the end */
+    same_as_pads(true, 3, (int64_t[]){1, 2, 4}, (int64_t[]){2, 1, 3},
+                 WIN(.strides = {2}, .output_shape = {7}), WIN(.strides = {2}, .pads = {0, 2}));
+    check("conv_transpose output_shape larger than natural", true,
+          &(geometry){3, {1, 2, 4}, {2, 1, 3}, true, WIN(.strides = {2}, .output_shape = {11})});
+    check("conv_transpose output_shape 2-D", true,
+          &(geometry){4, {1, 1, 3, 3}, {1, 2, 3, 3}, true,
+                      WIN(.strides = {3, 2}, .output_shape = {8, 9})});
+}
+
+Test(nn_conv, conv_transpose_same_upper_output_is_input_times_stride)
+{
+    /* D 3, stride 2, kernel 3: natural 7, O 6, total 1 at the end (UPPER) */
+    same_as_pads(true, 4, (int64_t[]){1, 1, 3, 3}, (int64_t[]){1, 2, 3, 3},
+                 WIN(.auto_pad = BP_AUTO_PAD_SAME_UPPER, .strides = {2, 2}),
+                 WIN(.strides = {2, 2}, .pads = {0, 0, 1, 1}));
+    same_as_pads(true, 4, (int64_t[]){1, 1, 3, 3}, (int64_t[]){1, 2, 3, 3},
+                 WIN(.auto_pad = BP_AUTO_PAD_SAME_LOWER, .strides = {2, 2}),
+                 WIN(.strides = {2, 2}, .pads = {1, 1, 0, 0}));
+}
+
+/* <conv(x, w), g> = <x, conv_transpose(g, w)>: the transpose is the adjoint. */
+Test(nn_conv, conv_transpose_is_the_adjoint_of_conv)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    bp_window win = WIN(.strides = {2, 1}, .pads = {1, 0, 1, 2}, .dilations = {1, 2}, .groups = 2);
+    int64_t xs[4] = {2, 4, 7, 6}, ws[4] = {6, 2, 3, 2};
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        cf_array xa = bpt_random_array(BP_F64, 4, xs, 31, -1, 1);
+        cf_array wa = bpt_random_array(BP_F64, 4, ws, 32, -1, 1);
+        bp_tensor *x = bpt_tensor_of(be, &xa), *w = bpt_tensor_of(be, &wa), *y = NULL;
+        BPT_OK(bp_conv(x, w, NULL, &win, &y));
+        cf_array ga = bpt_random_array(BP_F64, 4, bp_tensor_shape(y), 33, -1, 1);
+        bp_tensor *gt = bpt_tensor_of(be, &ga), *xt = NULL;
+        /* w (6, 2, ...) read by conv_transpose as (in 6, out 2 per group): the
+         * same window gives conv's input extents back (7 = 2 (4 - 1) + 3 - 2,
+         * 6 = 1 (6 - 1) + 3 - 2) */
+        bp_window pw = win;
+        BPT_OK(bp_conv_transpose(gt, w, NULL, &pw, &xt));
+        bpt_expect_meta("conv_transpose of conv's output", xt, BP_F64, 4, xs);
+        double *yv = bpt_read(y), *xv = bpt_read(xt), lhs = 0, rhs = 0, mag = 0;
+        for (int64_t i = 0; i < bp_tensor_numel(y); i++) {
+            lhs += yv[i] * ga.f[i];
+            mag += fabs(yv[i] * ga.f[i]);
+        }
+        for (int64_t i = 0; i < xa.n; i++)
+            rhs += xa.f[i] * xv[i];
+        cr_assert(fabs(lhs - rhs) <= 1e-12 * mag, "%s: <conv x, g> %.17g, <x, conv_transpose g> "
+                  "%.17g", bp_backend_name(be), lhs, rhs);
+        free(yv);
+        free(xv);
+        cf_array_free(&xa);
+        cf_array_free(&wa);
+        cf_array_free(&ga);
+        bp_tensor_release(x);
+        bp_tensor_release(w);
+        bp_tensor_release(y);
+        bp_tensor_release(gt);
+        bp_tensor_release(xt);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* ONNX's published examples (onnx/backend/test/case/node/convtranspose.py). */
+Test(nn_conv, conv_transpose_gives_onnx_published_examples)
+{
+    static const double pads_y[7][3] = {{1, 1, 3}, {1, 1, 3}, {7, 4, 9}, {7, 4, 9},
+                                        {7, 4, 9}, {13, 7, 15}, {13, 7, 15}};
+    static const double same_y[6][6] = {{0, 0, 1, 1, 3, 2},   {0, 0, 1, 1, 3, 2},
+                                        {3, 3, 8, 5, 12, 7},  {3, 3, 7, 4, 9, 5},
+                                        {9, 9, 20, 11, 24, 13}, {6, 6, 13, 7, 15, 8}};
+    double xv[9], ones[18];
+    for (int i = 0; i < 9; i++)
+        xv[i] = i;
+    for (int i = 0; i < 18; i++)
+        ones[i] = 1;
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *x = bpt_tensor(be, BP_F32, 4, (int64_t[]){1, 1, 3, 3}, xv);
+        bp_tensor *w = bpt_tensor(be, BP_F32, 4, (int64_t[]){1, 2, 3, 3}, ones), *y = NULL;
+        double want[2 * 7 * 3];
+        BPT_OK(bp_conv_transpose(x, w, NULL, &WIN(.strides = {3, 2}, .pads = {1, 2, 1, 2}), &y));
+        for (int i = 0; i < 42; i++)
+            want[i] = pads_y[i % 21 / 3][i % 3];
+        bpt_expect("test_convtranspose_pads", y, BP_F32, 4, (int64_t[]){1, 2, 7, 3}, want,
+                   bpt_exact());
+        bp_tensor_release(y);
+        double want2[2 * 36];
+        BPT_OK(bp_conv_transpose(x, w, NULL,
+                                 &WIN(.strides = {2, 2}, .auto_pad = BP_AUTO_PAD_SAME_UPPER), &y));
+        for (int i = 0; i < 72; i++)
+            want2[i] = same_y[i % 36 / 6][i % 6];
+        bpt_expect("test_convtranspose_autopad_same", y, BP_F32, 4, (int64_t[]){1, 2, 6, 6}, want2,
+                   bpt_exact());
+        bp_tensor_release(y);
+        bp_tensor_release(x);
+        bp_tensor_release(w);
+    }
+    bp_context_destroy(ctx);
+}

@@ -1,0 +1,326 @@
+/* Pooling (nn.h bp_max_pool, bp_average_pool, bp_global_*_pool) and LRN on
+ * every backend against the oracle (cf_oracle_max_pool, _average_pool,
+ * _lrn; the global pools against cf_oracle_reduce over the spatial axes). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bpt.h"
+#include "expect_nn.h"
+
+#define WIN(...) ((bp_window){.struct_size = sizeof(bp_window), __VA_ARGS__})
+
+static double lo_of(bp_dtype dt) { return dt == BP_U8 ? 0 : -100; }
+
+/* max_pool on every backend and numeric dtype: values exactly, indices exactly. */
+static void check_max(const char *what, int32_t rank, const int64_t *xs, bp_window win)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < CF_COUNT(cf_numeric_dtypes); d++) {
+            bp_dtype dt = cf_numeric_dtypes[d];
+            if (!bpt_supports(be, BP_OP_MAX_POOL, dt))
+                continue;
+            cf_array xa = bpt_random_array(dt, rank, xs, 41 + d, lo_of(dt), 100);
+            cf_array want, idx;
+            cr_assert(cf_oracle_max_pool(&xa, &win, &want, &idx));
+            bp_tensor *x = bpt_tensor_of(be, &xa), *y = NULL, *i = NULL, *y2 = NULL;
+            BPT_OK(bp_max_pool(x, &win, &y, &i));
+            bpt_expect_array(what, y, &want, bpt_exact());
+            bpt_expect_array(what, i, &idx, bpt_exact());
+            BPT_OK(bp_max_pool(x, &win, &y2, NULL)); /* indices not wanted */
+            bpt_expect_array(what, y2, &want, bpt_exact());
+            bp_tensor_release(x);
+            bp_tensor_release(y);
+            bp_tensor_release(y2);
+            bp_tensor_release(i);
+            cf_array_free(&xa);
+            cf_array_free(&want);
+            cf_array_free(&idx);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(nn_pool, max_pool_1d_2d_and_3d_match_the_oracle)
+{
+    check_max("max_pool 1-D", 3, (int64_t[]){2, 3, 9}, WIN(.kernel = {3}, .strides = {2}));
+    check_max("max_pool 2-D", 4, (int64_t[]){2, 3, 7, 6},
+              WIN(.kernel = {3, 2}, .strides = {2, 1}, .pads = {1, 0, 1, 1}));
+    check_max("max_pool 3-D", 5, (int64_t[]){1, 2, 4, 5, 3},
+              WIN(.kernel = {2, 3, 2}, .pads = {1, 1, 0, 0, 1, 1}));
+}
+
+Test(nn_pool, max_pool_dilations_and_auto_pad_match_the_oracle)
+{
+    check_max("max_pool dilated", 4, (int64_t[]){1, 2, 9, 8},
+              WIN(.kernel = {3, 2}, .dilations = {2, 3}, .pads = {2, 1, 1, 1}));
+    check_max("max_pool SAME_UPPER", 4, (int64_t[]){1, 2, 7, 6},
+              WIN(.kernel = {3, 2}, .strides = {2, 2}, .auto_pad = BP_AUTO_PAD_SAME_UPPER));
+    check_max("max_pool SAME_LOWER", 4, (int64_t[]){1, 2, 7, 6},
+              WIN(.kernel = {3, 2}, .strides = {2, 2}, .auto_pad = BP_AUTO_PAD_SAME_LOWER));
+}
+
+Test(nn_pool, max_pool_storage_order_1_gives_column_major_indices)
+{
+    check_max("max_pool storage_order 1", 4, (int64_t[]){2, 2, 5, 4},
+              WIN(.kernel = {2, 2}, .strides = {1, 2}, .storage_order = 1));
+}
+
+Test(nn_pool, max_pool_ceil_mode_rounds_the_output_up)
+{
+    /* (8 + 0 - 3) / 2 = 2.5: floor 3 outputs, ceil 4 */
+    check_max("max_pool ceil_mode", 3, (int64_t[]){1, 1, 8}, WIN(.kernel = {3}, .strides = {2},
+                                                                 .ceil_mode = true));
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *x = bpt_tensor(be, BP_F32, 3, (int64_t[]){1, 1, 8}, NULL), *y = NULL;
+        BPT_OK(bp_max_pool(x, &WIN(.kernel = {3}, .strides = {2}, .ceil_mode = true), &y, NULL));
+        bpt_expect_meta("ceil_mode", y, BP_F32, 3, (int64_t[]){1, 1, 4});
+        bp_tensor_release(y);
+        BPT_OK(bp_max_pool(x, &WIN(.kernel = {3}, .strides = {2}), &y, NULL));
+        bpt_expect_meta("floor", y, BP_F32, 3, (int64_t[]){1, 1, 3});
+        bp_tensor_release(y);
+        bp_tensor_release(x);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(nn_pool, max_pool_ceil_mode_drops_a_window_that_starts_in_the_end_padding)
+{
+    /* D 4, kernel 2, stride 2, pads (0, 1): ceil(3 / 2) + 1 = 3 windows, but
+     * the third starts at 4, in the padding: 2 (onnx/onnx#5741) */
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *x = bpt_tensor(be, BP_F32, 3, (int64_t[]){1, 1, 4}, (double[]){1, 2, 3, 4});
+        bp_tensor *y = NULL, *a = NULL;
+        bp_window win = WIN(.kernel = {2}, .strides = {2}, .pads = {0, 1}, .ceil_mode = true);
+        BPT_OK(bp_max_pool(x, &win, &y, NULL));
+        bpt_expect("max_pool", y, BP_F32, 3, (int64_t[]){1, 1, 2}, (double[]){2, 4}, bpt_exact());
+        BPT_OK(bp_average_pool(x, &win, &a));
+        bpt_expect("average_pool", a, BP_F32, 3, (int64_t[]){1, 1, 2}, (double[]){1.5, 3.5},
+                   bpt_exact());
+        bp_tensor_release(x);
+        bp_tensor_release(y);
+        bp_tensor_release(a);
+    }
+    bp_context_destroy(ctx);
+    check_max("max_pool ceil_mode with end padding", 4, (int64_t[]){1, 2, 5, 6},
+              WIN(.kernel = {2, 3}, .strides = {2, 3}, .pads = {0, 1, 1, 2}, .ceil_mode = true));
+}
+
+Test(nn_pool, max_pool_padding_never_wins)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *x = bpt_tensor(be, BP_F32, 3, (int64_t[]){1, 1, 3}, (double[]){-5, -3, -4});
+        bp_tensor *y = NULL, *i = NULL;
+        BPT_OK(bp_max_pool(x, &WIN(.kernel = {2}, .pads = {1, 1}), &y, &i));
+        bpt_expect("max_pool", y, BP_F32, 3, (int64_t[]){1, 1, 4}, (double[]){-5, -3, -3, -4},
+                   bpt_exact());
+        bpt_expect_i64("indices", i, BP_I64, 3, (int64_t[]){1, 1, 4}, (int64_t[]){0, 1, 1, 2});
+        bp_tensor_release(x);
+        bp_tensor_release(y);
+        bp_tensor_release(i);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(nn_pool, max_pool_indices_are_flat_into_x)
+{
+    /* the second image's second channel: indices count every element before it */
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        double v[2 * 2 * 4] = {0};
+        v[15] = 9; /* x[1, 1, 3] */
+        v[9] = 7;  /* x[1, 0, 1] */
+        bp_tensor *x = bpt_tensor(be, BP_F64, 3, (int64_t[]){2, 2, 4}, v), *y = NULL, *i = NULL;
+        BPT_OK(bp_max_pool(x, &WIN(.kernel = {4}), &y, &i));
+        bpt_expect_i64("indices", i, BP_I64, 3, (int64_t[]){2, 2, 1}, (int64_t[]){0, 4, 9, 15});
+        bp_tensor_release(x);
+        bp_tensor_release(y);
+        bp_tensor_release(i);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(nn_pool, max_pool_first_maximum_wins_ties_and_nan_wins_over_numbers)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *x = bpt_tensor(be, BP_F32, 3, (int64_t[]){1, 1, 6},
+                                  (double[]){2, 2, 1, NAN, 5, 3});
+        bp_tensor *y = NULL, *i = NULL;
+        BPT_OK(bp_max_pool(x, &WIN(.kernel = {3}, .strides = {3}), &y, &i));
+        bpt_expect("max_pool", y, BP_F32, 3, (int64_t[]){1, 1, 2}, (double[]){2, NAN}, bpt_exact());
+        bpt_expect_i64("indices", i, BP_I64, 3, (int64_t[]){1, 1, 2}, (int64_t[]){0, 3});
+        bp_tensor_release(x);
+        bp_tensor_release(y);
+        bp_tensor_release(i);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(nn_pool, max_pool_window_of_only_padding_gives_minus_infinity_and_index_minus_one)
+{
+    /* D 1, kernel 2 dilated by 2, pads (1, 1): the taps are at -1 and 1 */
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_window win = WIN(.kernel = {2}, .dilations = {2}, .pads = {1, 1});
+        bp_tensor *x = bpt_tensor(be, BP_F32, 3, (int64_t[]){1, 1, 1}, (double[]){4});
+        bp_tensor *xi = bpt_tensor(be, BP_I8, 3, (int64_t[]){1, 1, 1}, (double[]){4});
+        bp_tensor *y = NULL, *i = NULL, *yi = NULL;
+        BPT_OK(bp_max_pool(x, &win, &y, &i));
+        bpt_expect("max_pool", y, BP_F32, 3, (int64_t[]){1, 1, 1}, (double[]){-INFINITY},
+                   bpt_exact());
+        bpt_expect_i64("indices", i, BP_I64, 3, (int64_t[]){1, 1, 1}, (int64_t[]){-1});
+        BPT_OK(bp_max_pool(xi, &win, &yi, NULL));
+        bpt_expect_i64("max_pool i8", yi, BP_I8, 3, (int64_t[]){1, 1, 1}, (int64_t[]){-128});
+        bp_tensor_release(x);
+        bp_tensor_release(xi);
+        bp_tensor_release(y);
+        bp_tensor_release(yi);
+        bp_tensor_release(i);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* ---- average_pool ----------------------------------------------------------- */
+
+static void check_avg(const char *what, int32_t rank, const int64_t *xs, bp_window win)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < CF_COUNT(cf_float_dtypes); d++) {
+            bp_dtype dt = cf_float_dtypes[d];
+            if (!bpt_supports(be, BP_OP_AVERAGE_POOL, dt))
+                continue;
+            cf_array xa = bpt_random_array(dt, rank, xs, 51 + d, -10, 10), want;
+            double *terms;
+            int64_t k;
+            cr_assert(cf_oracle_average_pool(&xa, &win, &want, &terms, &k));
+            bp_tensor *x = bpt_tensor_of(be, &xa), *y = NULL;
+            BPT_OK(bp_average_pool(x, &win, &y));
+            bpt_expect_norm(what, y, &want, terms, k, 2);
+            bp_tensor_release(x);
+            bp_tensor_release(y);
+            cf_array_free(&xa);
+            cf_array_free(&want);
+            free(terms);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(nn_pool, average_pool_1d_2d_and_3d_match_the_oracle)
+{
+    check_avg("average_pool 1-D", 3, (int64_t[]){2, 3, 9}, WIN(.kernel = {3}, .strides = {2}));
+    check_avg("average_pool 2-D padded", 4, (int64_t[]){2, 3, 7, 6},
+              WIN(.kernel = {3, 2}, .strides = {2, 1}, .pads = {1, 0, 1, 1}));
+    check_avg("average_pool 3-D", 5, (int64_t[]){1, 2, 4, 5, 3}, WIN(.kernel = {2, 3, 2}));
+    check_avg("average_pool SAME_UPPER", 4, (int64_t[]){1, 2, 7, 6},
+              WIN(.kernel = {3, 3}, .strides = {2, 2}, .auto_pad = BP_AUTO_PAD_SAME_UPPER));
+}
+
+Test(nn_pool, average_pool_count_include_pad)
+{
+    check_avg("average_pool count_include_pad", 4, (int64_t[]){1, 2, 5, 5},
+              WIN(.kernel = {3, 3}, .pads = {1, 1, 1, 1}, .count_include_pad = true));
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *x = bpt_tensor(be, BP_F64, 3, (int64_t[]){1, 1, 2}, (double[]){3, 6});
+        bp_tensor *y = NULL, *z = NULL;
+        BPT_OK(bp_average_pool(x, &WIN(.kernel = {2}, .pads = {1, 1}, .count_include_pad = true),
+                               &y));
+        bpt_expect("counting the padding", y, BP_F64, 3, (int64_t[]){1, 1, 3},
+                   (double[]){1.5, 4.5, 3}, bpt_exact());
+        BPT_OK(bp_average_pool(x, &WIN(.kernel = {2}, .pads = {1, 1}), &z));
+        bpt_expect("not counting it", z, BP_F64, 3, (int64_t[]){1, 1, 3}, (double[]){3, 4.5, 6},
+                   bpt_exact());
+        bp_tensor_release(x);
+        bp_tensor_release(y);
+        bp_tensor_release(z);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(nn_pool, average_pool_ceil_mode_counts_the_padding_only_up_to_its_end)
+{
+    check_avg("average_pool ceil_mode count_include_pad", 4, (int64_t[]){1, 1, 6, 7},
+              WIN(.kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 0, 1, 0}, .ceil_mode = true,
+                  .count_include_pad = true));
+}
+
+/* ---- global pools (composed in the core from bp_max / bp_mean) ------------------- */
+
+static void check_global(bool max)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    static const int32_t axes3[3] = {2, 3, 4};
+    int64_t xs[5] = {2, 3, 4, 5, 2};
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int32_t rank = 3; rank <= 5; rank++) {
+            cf_array xa = bpt_random_array(BP_F32, rank, xs, 61 + rank, -5, 5), want;
+            double *terms;
+            int64_t k;
+            cr_assert(cf_oracle_reduce(max ? BP_OP_MAX : BP_OP_MEAN, &xa, rank - 2, axes3, true,
+                                       &want, &terms, &k));
+            bp_tensor *x = bpt_tensor_of(be, &xa), *y = NULL;
+            BPT_OK(max ? bp_global_max_pool(x, &y) : bp_global_average_pool(x, &y));
+            if (max)
+                bpt_expect_array("global_max_pool", y, &want, bpt_exact());
+            else
+                bpt_expect_norm("global_average_pool", y, &want, terms, k, 2);
+            bp_tensor_release(x);
+            bp_tensor_release(y);
+            cf_array_free(&xa);
+            cf_array_free(&want);
+            free(terms);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(nn_pool, global_max_pool_is_the_max_over_every_spatial_axis) { check_global(true); }
+
+Test(nn_pool, global_average_pool_is_the_mean_over_every_spatial_axis) { check_global(false); }
+
+/* ---- LRN ----------------------------------------------------------------------- */
+
+Test(nn_pool, lrn_matches_the_oracle_for_odd_and_even_sizes)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    int64_t xs[4] = {2, 7, 3, 2};
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < CF_COUNT(cf_float_dtypes); d++) {
+            bp_dtype dt = cf_float_dtypes[d];
+            if (!bpt_supports(be, BP_OP_LRN, dt))
+                continue;
+            for (int64_t size = 1; size <= 4; size++) {
+                cf_array xa = bpt_random_array(dt, 4, xs, 71, -3, 3), want;
+                cr_assert(cf_oracle_lrn(&xa, size, 0.5, 0.75, 2.0, &want));
+                bp_tensor *x = bpt_tensor_of(be, &xa), *y = NULL;
+                BPT_OK(bp_lrn(x, size, 0.5, 0.75, 2.0, &y));
+                char what[32];
+                snprintf(what, sizeof what, "lrn size %lld", (long long)size);
+                bpt_expect_array(what, y, &want, bpt_math(dt));
+                bp_tensor_release(x);
+                bp_tensor_release(y);
+                cf_array_free(&xa);
+                cf_array_free(&want);
+            }
+        }
+    }
+    bp_context_destroy(ctx);
+}

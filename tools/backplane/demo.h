@@ -1,0 +1,69 @@
+/* backplane demo: what the training loop (demo.c) and its models (demo_mlp.c,
+ * demo_cnn.c) share. A model makes its data and parameters with the
+ * library's RNG, runs a forward pass to logits, measures loss and accuracy,
+ * and writes its own gradients with the library's ops. */
+#ifndef BACKPLANE_DEMO_H
+#define BACKPLANE_DEMO_H
+
+#include "cli.h"
+
+enum { DEMO_SCRATCH_MAX = 160 };
+
+/* The call that failed, for the message (bp_last_error has the detail):
+ * the innermost one, as the failure unwinds through nested DEMO_TRYs. */
+extern const char *demo_failed_call;
+
+#define DEMO_TRY(call)                        \
+    do {                                      \
+        bp_status st_ = (call);               \
+        if (st_ != BP_OK) {                   \
+            if (!demo_failed_call)            \
+                demo_failed_call = #call;     \
+            return st_;                       \
+        }                                     \
+    } while (0)
+
+/* Temporaries of one step, released together at its end. */
+typedef struct demo_scratch {
+    bp_tensor *t[DEMO_SCRATCH_MAX];
+    int n;
+} demo_scratch;
+
+bp_status demo_keep(demo_scratch *s, bp_tensor *t);
+void demo_clear(demo_scratch *s);
+
+/* DEMO_OP(var, call): run call (which writes var), keep var as a temporary of
+ * the scratch list `sc` in scope. */
+#define DEMO_OP(var, call)                  \
+    do {                                    \
+        DEMO_TRY(call);                     \
+        DEMO_TRY(demo_keep(sc, (var)));     \
+    } while (0)
+
+/* *param <- *param - lr * grad, releasing the old parameter. */
+bp_status demo_sgd(bp_tensor **param, const bp_tensor *grad, const bp_tensor *lr,
+                   demo_scratch *sc);
+
+/* One model: state behind `self`, made by setup and freed by release (also
+ * after a failed setup). forward keeps what backward needs in the state,
+ * borrowed from the scratch list, which the loop clears after each step. */
+typedef struct demo_model {
+    const char *name;                 /* --model NAME */
+    int default_steps;
+    double default_lr;
+    bp_status (*setup)(void *self, bp_backend *be, uint64_t seed, double lr, demo_scratch *sc);
+    void (*describe)(const void *self, FILE *f); /* the data and model lines */
+    bp_status (*forward)(void *self, demo_scratch *sc, bp_tensor **logits);
+    /* reads two scalars: synchronises */
+    bp_status (*metrics)(void *self, const bp_tensor *logits, demo_scratch *sc, double *loss,
+                         double *accuracy);
+    bp_status (*backward_update)(void *self, const bp_tensor *logits, demo_scratch *sc);
+    void (*release)(void *self);
+    int n_classes;                    /* for "chance" */
+    size_t state_size;
+} demo_model;
+
+extern const demo_model demo_mlp;
+extern const demo_model demo_cnn;
+
+#endif

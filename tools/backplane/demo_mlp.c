@@ -1,0 +1,187 @@
+/* backplane demo, the default model: a small MLP on Gaussian blobs.
+ *
+ * Data: class centres come from bp_random_uniform, points are centre +
+ * bp_random_normal noise, so the labels are known by construction.
+ * Model: in -> hidden (ReLU) -> classes, softmax cross-entropy, full-batch
+ * SGD. The gradients are written out by hand:
+ *
+ *   z1 = x W1 + b1          h = relu(z1)          logits = h W2 + b2
+ *   dlogits = (softmax(logits) - onehot) / N
+ *   dW2 = h^T dlogits       db2 = sum_0(dlogits)
+ *   dh  = dlogits W2^T      dz1 = where(z1 > 0, dh, 0)
+ *   dW1 = x^T dz1           db1 = sum_0(dz1)
+ *
+ * It uses only the ops of ABI 1.0, so it runs on every backend. */
+#include "demo.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+enum { N_SAMPLES = 1024, N_FEATURES = 8, N_HIDDEN = 32, N_CLASSES = 4 };
+/* Class c's centre: CENTRE_SEPARATION on axis c plus a uniform jitter in
+ * [-CENTRE_JITTER, CENTRE_JITTER] on every axis; the noise has stddev 1. The
+ * fixed part keeps every pair of classes apart whatever the seed. */
+#define CENTRE_SEPARATION 4.0
+#define CENTRE_JITTER 1.5
+
+/* Disjoint stream positions of the counter-based generator, one per use. */
+#define OFF_CENTRES ((uint64_t)0)
+#define OFF_NOISE ((uint64_t)1 << 32)
+#define OFF_W1 ((uint64_t)2 << 32)
+#define OFF_W2 ((uint64_t)3 << 32)
+
+typedef struct mlp {
+    bp_tensor *x, *xt, *labels, *onehot;  /* (N, D), (D, N), (N) i64, (N, C) */
+    bp_tensor *w1, *b1, *w2, *b2;         /* (D, H), (H), (H, C), (C) */
+    bp_tensor *lr, *inv_n, *zero;         /* scalars */
+    bp_tensor *z1, *h;                    /* borrowed from the step's scratch */
+} mlp;
+
+static bp_status make_data(mlp *m, bp_backend *be, uint64_t seed, demo_scratch *sc)
+{
+    int64_t *host_labels = malloc(N_SAMPLES * sizeof *host_labels);
+    if (!host_labels) {
+        demo_failed_call = "malloc";
+        return BP_ERR_OUT_OF_MEMORY;
+    }
+    for (int64_t i = 0; i < N_SAMPLES; i++)
+        host_labels[i] = i % N_CLASSES;
+    bp_status st = bp_tensor_from_host(be, BP_I64, 1, (const int64_t[]){N_SAMPLES}, host_labels,
+                                       &m->labels);
+    free(host_labels);
+    if (st != BP_OK) {
+        demo_failed_call = "bp_tensor_from_host(labels)";
+        return st;
+    }
+    bp_tensor *jitter, *axes, *separation, *spread, *centres, *per_point, *noise, *classes,
+        *label_col, *hit;
+    DEMO_OP(jitter, bp_random_uniform(be, BP_F32, 2, (const int64_t[]){N_CLASSES, N_FEATURES},
+                                      seed, OFF_CENTRES, -CENTRE_JITTER, CENTRE_JITTER, &jitter));
+    DEMO_OP(axes, bp_eye(be, BP_F32, N_CLASSES, N_FEATURES, &axes));
+    DEMO_OP(separation, bp_full(be, BP_F32, 0, NULL, CENTRE_SEPARATION, &separation));
+    DEMO_OP(spread, bp_mul(axes, separation, &spread));
+    DEMO_OP(centres, bp_add(spread, jitter, &centres)); /* (C, D) */
+    DEMO_OP(per_point, bp_gather(centres, m->labels, 0, &per_point)); /* (N, D) */
+    DEMO_OP(noise, bp_random_normal(be, BP_F32, 2, (const int64_t[]){N_SAMPLES, N_FEATURES},
+                                    seed, OFF_NOISE, 0.0, 1.0, &noise));
+    DEMO_TRY(bp_add(per_point, noise, &m->x));
+    DEMO_TRY(bp_transpose(m->x, NULL, &m->xt));
+    /* one-hot: labels[:, None] == arange(C) */
+    DEMO_OP(classes, bp_arange(be, BP_I64, 0, N_CLASSES, 1, &classes));
+    DEMO_OP(label_col, bp_reshape(m->labels, 2, (const int64_t[]){N_SAMPLES, 1}, &label_col));
+    DEMO_OP(hit, bp_eq(label_col, classes, &hit));
+    DEMO_TRY(bp_cast(hit, BP_F32, &m->onehot));
+    return BP_OK;
+}
+
+static bp_status setup(void *self, bp_backend *be, uint64_t seed, double lr, demo_scratch *sc)
+{
+    mlp *m = self;
+    DEMO_TRY(make_data(m, be, seed, sc));
+    /* He initialisation for the ReLU layer, 1/sqrt(fan_in) for the output. */
+    DEMO_TRY(bp_random_normal(be, BP_F32, 2, (const int64_t[]){N_FEATURES, N_HIDDEN}, seed,
+                              OFF_W1, 0.0, sqrt(2.0 / N_FEATURES), &m->w1));
+    DEMO_TRY(bp_zeros(be, BP_F32, 1, (const int64_t[]){N_HIDDEN}, &m->b1));
+    DEMO_TRY(bp_random_normal(be, BP_F32, 2, (const int64_t[]){N_HIDDEN, N_CLASSES}, seed,
+                              OFF_W2, 0.0, sqrt(1.0 / N_HIDDEN), &m->w2));
+    DEMO_TRY(bp_zeros(be, BP_F32, 1, (const int64_t[]){N_CLASSES}, &m->b2));
+    DEMO_TRY(bp_full(be, BP_F32, 0, NULL, lr, &m->lr));
+    DEMO_TRY(bp_full(be, BP_F32, 0, NULL, 1.0 / N_SAMPLES, &m->inv_n));
+    DEMO_TRY(bp_full(be, BP_F32, 0, NULL, 0.0, &m->zero));
+    return BP_OK;
+}
+
+static void describe(const void *self, FILE *f)
+{
+    (void)self;
+    fprintf(f, "data: %d-class Gaussian blobs, %d samples x %d features\n", N_CLASSES, N_SAMPLES,
+            N_FEATURES);
+    fprintf(f, "model: MLP %d -> %d (ReLU) -> %d, softmax cross-entropy, full-batch SGD, f32\n",
+            N_FEATURES, N_HIDDEN, N_CLASSES);
+}
+
+static bp_status forward(void *self, demo_scratch *sc, bp_tensor **logits_out)
+{
+    mlp *m = self;
+    bp_tensor *xw, *z1, *h, *hw, *logits;
+    DEMO_OP(xw, bp_matmul(m->x, m->w1, &xw));
+    DEMO_OP(z1, bp_add(xw, m->b1, &z1));
+    DEMO_OP(h, bp_relu(z1, &h));
+    DEMO_OP(hw, bp_matmul(h, m->w2, &hw));
+    DEMO_OP(logits, bp_add(hw, m->b2, &logits));
+    m->z1 = z1;
+    m->h = h;
+    *logits_out = logits;
+    return BP_OK;
+}
+
+static bp_status metrics(void *self, const bp_tensor *logits, demo_scratch *sc, double *loss,
+                         double *accuracy)
+{
+    mlp *m = self;
+    bp_tensor *logp, *picked, *total, *pred, *right, *right_f, *acc;
+    const int32_t class_axis[1] = {1};
+    DEMO_OP(logp, bp_log_softmax(logits, 1, &logp));
+    DEMO_OP(picked, bp_mul(m->onehot, logp, &picked));
+    DEMO_OP(total, bp_sum(picked, 0, NULL, false, &total));
+    DEMO_OP(pred, bp_argmax(logits, 1, class_axis, false, &pred));
+    DEMO_OP(right, bp_eq(pred, m->labels, &right));
+    DEMO_OP(right_f, bp_cast(right, BP_F32, &right_f));
+    DEMO_OP(acc, bp_mean(right_f, 0, NULL, false, &acc));
+    double sum_logp = 0.0;
+    DEMO_TRY(bp_item_f64(total, &sum_logp));
+    DEMO_TRY(bp_item_f64(acc, accuracy));
+    *loss = -sum_logp / N_SAMPLES;
+    return BP_OK;
+}
+
+static bp_status backward_update(void *self, const bp_tensor *logits, demo_scratch *sc)
+{
+    mlp *m = self;
+    const int32_t batch_axis[1] = {0};
+    bp_tensor *p, *diff, *dlogits, *ht, *dw2, *db2, *w2t, *dh, *active, *dz1, *dw1, *db1;
+    DEMO_OP(p, bp_softmax(logits, 1, &p));
+    DEMO_OP(diff, bp_sub(p, m->onehot, &diff));
+    DEMO_OP(dlogits, bp_mul(diff, m->inv_n, &dlogits));
+
+    DEMO_OP(ht, bp_transpose(m->h, NULL, &ht));
+    DEMO_OP(dw2, bp_matmul(ht, dlogits, &dw2));
+    DEMO_OP(db2, bp_sum(dlogits, 1, batch_axis, false, &db2));
+
+    DEMO_OP(w2t, bp_transpose(m->w2, NULL, &w2t));
+    DEMO_OP(dh, bp_matmul(dlogits, w2t, &dh));
+    DEMO_OP(active, bp_gt(m->z1, m->zero, &active));
+    DEMO_OP(dz1, bp_where(active, dh, m->zero, &dz1));
+
+    DEMO_OP(dw1, bp_matmul(m->xt, dz1, &dw1));
+    DEMO_OP(db1, bp_sum(dz1, 1, batch_axis, false, &db1));
+
+    DEMO_TRY(demo_sgd(&m->w1, dw1, m->lr, sc));
+    DEMO_TRY(demo_sgd(&m->b1, db1, m->lr, sc));
+    DEMO_TRY(demo_sgd(&m->w2, dw2, m->lr, sc));
+    DEMO_TRY(demo_sgd(&m->b2, db2, m->lr, sc));
+    return BP_OK;
+}
+
+static void release(void *self)
+{
+    mlp *m = self;
+    bp_tensor *all[] = {m->x, m->xt, m->labels, m->onehot, m->w1, m->b1, m->w2, m->b2,
+                        m->lr, m->inv_n, m->zero};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        bp_tensor_release(all[i]);
+}
+
+const demo_model demo_mlp = {
+    .name = "mlp",
+    .default_steps = 200,
+    .default_lr = 0.1,
+    .setup = setup,
+    .describe = describe,
+    .forward = forward,
+    .metrics = metrics,
+    .backward_update = backward_update,
+    .release = release,
+    .n_classes = N_CLASSES,
+    .state_size = sizeof(mlp),
+};
