@@ -338,6 +338,13 @@ Test(movement, gather_with_i64_index_matrix_on_axis_1)
     check_gather(BP_I64, 1, 2, (int64_t[]){2, 2}, (int64_t[]){-4, 3, 1, -1});
 }
 
+Test(movement, gather_with_an_index_list_on_the_last_axis)
+{
+    /* the binary kernel's one-row-at-a-time path (indices normalised once) */
+    check_gather(BP_I32, 1, 1, (int64_t[]){6}, (int64_t[]){3, -1, 0, -4, 2, 3});
+    check_gather(BP_I64, 1, 1, (int64_t[]){1}, (int64_t[]){-3});
+}
+
 Test(movement, gather_with_a_rank_zero_index_drops_the_axis)
 {
     check_gather(BP_I64, 0, 0, NULL, (int64_t[]){-2});

@@ -123,6 +123,15 @@ bp_status bpb_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_vie
 bp_status bpb_gather(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
                      const bp_view *out);
 
+/* Hot loops compiled for the x86-64 baseline and for AVX2 + FMA + F16C, the
+ * loader picking one by CPU (GCC function multiversioning, as blas_cpu's
+ * vmath.c). No FMA contraction (-std=c11), so both clones give the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(BP_NO_CLONES)
+#define BPB_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define BPB_CLONES
+#endif
+
 /* ---- the op entry of ABI 1.4 (opcodes.h's BP_OP_LIST_1_4) ---------------- */
 /* One kernel: the op entry's signature (plugin.h), params already widened to
  * this build's bp_op_params (missing members zero). */

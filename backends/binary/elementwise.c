@@ -248,7 +248,7 @@ static inline double relu_f(double v) { return (v > 0 || v != v) ? v : 0.0; }   
 #define I_SIGN(S, T) UN_LOOP(T, T, ID, T, ID, (T)((v > 0) - (v < (T)1 && v != 0)))
 #define I_RELU(S, T) UN_LOOP(T, T, ID, T, ID, (v > 0 ? v : 0))
 
-bp_status bpb_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
+BPB_CLONES bp_status bpb_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 {
     switch (op) {
     case BP_OP_NEG: NUMERIC_UN(-v, I_NEG);
@@ -362,7 +362,7 @@ bp_status bpb_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 #define min_i8 min_i64
 #define min_u8 min_i64
 
-bp_status bpb_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out)
+BPB_CLONES bp_status bpb_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out)
 {
     bp_dtype dt = a->dtype;
     switch (op) {
@@ -418,7 +418,7 @@ bp_status bpb_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, co
 
 #define NZ_U8(v) ((uint8_t)((v) != 0))
 
-bp_status bpb_where(void *dev, const bp_view *cond, const bp_view *a, const bp_view *b,
+BPB_CLONES bp_status bpb_where(void *dev, const bp_view *cond, const bp_view *a, const bp_view *b,
                     const bp_view *out)
 {
     if (out->dtype == BP_BOOL) {

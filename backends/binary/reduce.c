@@ -264,53 +264,204 @@ static void reduce_one(const rctx *c, const char *x, char *out)
 }
 
 /* Column mode: when consecutive outputs are adjacent in x (reducing a leading
- * axis of a row-major tensor), walking one output at a time would stride
- * through memory. Instead a block of up to CHUNK outputs advances together:
- * each reduced position contributes one contiguous row to CHUNK accumulators.
- * Only for the ops that combine elementwise (not ARG*, not LOGSUMEXP). */
-static void reduce_block(const rctx *c, const char *x, int64_t n, char *out, int64_t ostride,
-                         size_t osz)
+ * or middle axis of a row-major tensor), walking one output at a time would
+ * stride through memory. Instead a block of up to COLS outputs advances
+ * together: each reduced position contributes one contiguous row to COLS
+ * accumulators, in the reduced positions' row-major order, so every output
+ * sees its elements in the same order as reduce_one would (the same sums,
+ * bit for bit). A block is as wide as the rows allow (up to COLS): a row
+ * then streams through memory instead of restarting the prefetchers every
+ * few KiB. f32/f64 rows are consumed in place by the typed loops below
+ * (multiversioned: AVX2 where the CPU has it); other float dtypes are widened
+ * into a double row first, integers into an int64 row. */
+#define COLS 8192
+
+/* v[j] op= x[j] over one row; MAX/MIN keep a NaN once seen (F_MAX's rule),
+ * ARG* take the row index r where x[j] beats best[j] or is the first NaN. */
+#define COL_LOOPS(SFX, T)                                                                     \
+    BPB_CLONES static void col_sum_##SFX(double *restrict v, const T *restrict x, int64_t n)  \
+    {                                                                                         \
+        for (int64_t j = 0; j < n; j++)                                                       \
+            v[j] += (double)x[j];                                                             \
+    }                                                                                         \
+    BPB_CLONES static void col_prod_##SFX(double *restrict v, const T *restrict x, int64_t n) \
+    {                                                                                         \
+        for (int64_t j = 0; j < n; j++)                                                       \
+            v[j] *= (double)x[j];                                                             \
+    }                                                                                         \
+    BPB_CLONES static void col_max_##SFX(double *restrict v, const T *restrict x, int64_t n)  \
+    {                                                                                         \
+        for (int64_t j = 0; j < n; j++) {                                                     \
+            double a = (double)x[j], m = v[j];                                                \
+            v[j] = (a > m || a != a) ? a : m;                                                 \
+        }                                                                                     \
+    }                                                                                         \
+    BPB_CLONES static void col_min_##SFX(double *restrict v, const T *restrict x, int64_t n)  \
+    {                                                                                         \
+        for (int64_t j = 0; j < n; j++) {                                                     \
+            double a = (double)x[j], m = v[j];                                                \
+            v[j] = (a < m || a != a) ? a : m;                                                 \
+        }                                                                                     \
+    }                                                                                         \
+    BPB_CLONES static void col_argmax_##SFX(double *restrict best, int64_t *restrict idx,     \
+                                            const T *restrict x, int64_t n, int64_t r)        \
+    {                                                                                         \
+        for (int64_t j = 0; j < n; j++) {                                                     \
+            double a = (double)x[j], b = best[j];                                             \
+            bool take = a > b || (a != a && b == b);                                          \
+            best[j] = take ? a : b;                                                           \
+            idx[j] = take ? r : idx[j];                                                       \
+        }                                                                                     \
+    }                                                                                         \
+    BPB_CLONES static void col_argmin_##SFX(double *restrict best, int64_t *restrict idx,     \
+                                            const T *restrict x, int64_t n, int64_t r)        \
+    {                                                                                         \
+        for (int64_t j = 0; j < n; j++) {                                                     \
+            double a = (double)x[j], b = best[j];                                             \
+            bool take = a < b || (a != a && b == b);                                          \
+            best[j] = take ? a : b;                                                           \
+            idx[j] = take ? r : idx[j];                                                       \
+        }                                                                                     \
+    }                                                                                         \
+    static void col_row_##SFX(bp_op op, double *v, int64_t *idx, const T *x, int64_t n,       \
+                              int64_t r)                                                      \
+    {                                                                                         \
+        switch (op) {                                                                         \
+        case BP_OP_SUM: case BP_OP_MEAN: col_sum_##SFX(v, x, n); break;                       \
+        case BP_OP_PROD: col_prod_##SFX(v, x, n); break;                                      \
+        case BP_OP_MAX: col_max_##SFX(v, x, n); break;                                        \
+        case BP_OP_MIN: col_min_##SFX(v, x, n); break;                                        \
+        case BP_OP_ARGMAX: col_argmax_##SFX(v, idx, x, n, r); break;                          \
+        default: col_argmin_##SFX(v, idx, x, n, r); break;                                    \
+        }                                                                                     \
+    }
+COL_LOOPS(f32, float)
+COL_LOOPS(f64, double)
+
+/* f32 MAX/MIN/ARG* keep float accumulators (exact: nothing is rounded), half
+ * the bytes of double ones and twice the lanes */
+BPB_CLONES static void colf_extreme(float *restrict v, const float *restrict x, int64_t n, bool mx)
 {
-    double v[CHUNK], fbuf[CHUNK];
-    int64_t w[CHUNK], ibuf[CHUNK]; /* integers: the sum/product bits, or the extreme */
-    bool nan[CHUNK];
+    if (mx)
+        for (int64_t j = 0; j < n; j++) {
+            float a = x[j], m = v[j];
+            v[j] = (a > m || a != a) ? a : m;
+        }
+    else
+        for (int64_t j = 0; j < n; j++) {
+            float a = x[j], m = v[j];
+            v[j] = (a < m || a != a) ? a : m;
+        }
+}
+BPB_CLONES static void colf_arg(float *restrict best, int64_t *restrict idx, const float *restrict x,
+                                int64_t n, int64_t r, bool mx)
+{
+    if (mx)
+        for (int64_t j = 0; j < n; j++) {
+            float a = x[j], b = best[j];
+            bool take = a > b || (a != a && b == b);
+            best[j] = take ? a : b;
+            idx[j] = take ? r : idx[j];
+        }
+    else
+        for (int64_t j = 0; j < n; j++) {
+            float a = x[j], b = best[j];
+            bool take = a < b || (a != a && b == b);
+            best[j] = take ? a : b;
+            idx[j] = take ? r : idx[j];
+        }
+}
+
+static void col_row_int(bp_op op, int64_t *w, int64_t *idx, const int64_t *x, int64_t n, int64_t r)
+{
+    switch (op) {
+    case BP_OP_SUM:
+        for (int64_t j = 0; j < n; j++) w[j] = (int64_t)((uint64_t)w[j] + (uint64_t)x[j]);
+        break;
+    case BP_OP_PROD:
+        for (int64_t j = 0; j < n; j++) w[j] = (int64_t)((uint64_t)w[j] * (uint64_t)x[j]);
+        break;
+    case BP_OP_MAX:
+        for (int64_t j = 0; j < n; j++) w[j] = x[j] > w[j] ? x[j] : w[j];
+        break;
+    case BP_OP_MIN:
+        for (int64_t j = 0; j < n; j++) w[j] = x[j] < w[j] ? x[j] : w[j];
+        break;
+    case BP_OP_ARGMAX: /* strict: the first index stays on ties */
+        for (int64_t j = 0; j < n; j++) {
+            bool take = x[j] > w[j];
+            w[j] = take ? x[j] : w[j];
+            idx[j] = take ? r : idx[j];
+        }
+        break;
+    default:
+        for (int64_t j = 0; j < n; j++) {
+            bool take = x[j] < w[j];
+            w[j] = take ? x[j] : w[j];
+            idx[j] = take ? r : idx[j];
+        }
+        break;
+    }
+}
+
+/* The accumulators of a block of n columns, in one allocation. */
+typedef struct col_scratch {
+    double *v, *fbuf;
+    int64_t *w, *ibuf, *idx;
+} col_scratch;
+
+static bool col_scratch_alloc(col_scratch *cs, int64_t n)
+{
+    cs->v = malloc((size_t)n * (2 * sizeof(double) + 3 * sizeof(int64_t)));
+    if (!cs->v)
+        return false;
+    cs->fbuf = cs->v + n;
+    cs->w = (int64_t *)(cs->fbuf + n);
+    cs->ibuf = cs->w + n;
+    cs->idx = cs->ibuf + n;
+    return true;
+}
+
+static void reduce_block(const rctx *c, const col_scratch *cs, const char *x, int64_t n,
+                         char *out, int64_t ostride, size_t osz)
+{
+    double *v = cs->v, *fbuf = cs->fbuf;
+    float *vf = (float *)cs->fbuf; /* f32 MAX/MIN/ARG*: float accumulators */
+    int64_t *w = cs->w, *ibuf = cs->ibuf, *idx = cs->idx; /* integers: sum/product bits, extreme */
     bp_op op = c->op;
-    bool is_float = bp_dtype_is_float(c->dt);
-    double v0 = op == BP_OP_PROD ? 1 : op == BP_OP_MAX ? -INFINITY : op == BP_OP_MIN ? INFINITY : 0;
-    int64_t w0 = op == BP_OP_PROD ? 1 : op == BP_OP_MAX ? INT64_MIN : op == BP_OP_MIN ? INT64_MAX : 0;
+    bool is_float = bp_dtype_is_float(c->dt), is_arg = op == BP_OP_ARGMAX || op == BP_OP_ARGMIN;
+    bool maxish = op == BP_OP_MAX || op == BP_OP_ARGMAX, minish = op == BP_OP_MIN || op == BP_OP_ARGMIN;
+    bool f32x = c->dt == BP_F32 && (maxish || minish);
+    double v0 = op == BP_OP_PROD ? 1 : maxish ? -INFINITY : minish ? INFINITY : 0;
+    int64_t w0 = op == BP_OP_PROD ? 1 : maxish ? INT64_MIN : minish ? INT64_MAX : 0;
     for (int64_t j = 0; j < n; j++)
-        v[j] = v0, w[j] = w0, nan[j] = false;
+        v[j] = v0, w[j] = w0, idx[j] = 0, vf[j] = (float)v0;
     bpb_iter it = c->rit;
     int64_t pos[1], seen = 0;
     while (bpb_iter_next(&it, pos))
         for (int64_t r = 0; r < it.inner; r++, seen++) {
             const char *q = x + (pos[0] + r * it.inner_stride[0]) * (int64_t)c->esz;
-            if (is_float) {
+            if (f32x && is_arg) {
+                colf_arg(vf, idx, (const float *)q, n, seen, maxish);
+            } else if (f32x) {
+                colf_extreme(vf, (const float *)q, n, maxish);
+            } else if (c->dt == BP_F32) {
+                col_row_f32(op, v, idx, (const float *)q, n, seen);
+            } else if (c->dt == BP_F64) {
+                col_row_f64(op, v, idx, (const double *)q, n, seen);
+            } else if (is_float) {
                 bpb_load_row_f64(c->dt, q, 1, n, fbuf);
-                if (op == BP_OP_SUM || op == BP_OP_MEAN)
-                    for (int64_t j = 0; j < n; j++) v[j] += fbuf[j];
-                else if (op == BP_OP_PROD)
-                    for (int64_t j = 0; j < n; j++) v[j] *= fbuf[j];
-                else if (op == BP_OP_MAX)
-                    for (int64_t j = 0; j < n; j++)
-                        v[j] = fbuf[j] > v[j] ? fbuf[j] : v[j], nan[j] |= fbuf[j] != fbuf[j];
-                else
-                    for (int64_t j = 0; j < n; j++)
-                        v[j] = fbuf[j] < v[j] ? fbuf[j] : v[j], nan[j] |= fbuf[j] != fbuf[j];
+                col_row_f64(op, v, idx, fbuf, n, seen);
             } else {
                 load_i(c->dt, q, 1, n, ibuf);
-                if (op == BP_OP_SUM)
-                    for (int64_t j = 0; j < n; j++) w[j] = (int64_t)((uint64_t)w[j] + (uint64_t)ibuf[j]);
-                else if (op == BP_OP_PROD)
-                    for (int64_t j = 0; j < n; j++) w[j] = (int64_t)((uint64_t)w[j] * (uint64_t)ibuf[j]);
-                else if (op == BP_OP_MAX)
-                    for (int64_t j = 0; j < n; j++) w[j] = ibuf[j] > w[j] ? ibuf[j] : w[j];
-                else
-                    for (int64_t j = 0; j < n; j++) w[j] = ibuf[j] < w[j] ? ibuf[j] : w[j];
+                col_row_int(op, w, idx, ibuf, n, seen);
             }
         }
+    for (int64_t j = 0; j < n && f32x; j++)
+        v[j] = vf[j];
     for (int64_t j = 0; j < n; j++) {
-        acc a = {.v = v[j], .u = (uint64_t)w[j], .best = w[j], .seen = seen, .nan = nan[j]};
+        acc a = {.v = v[j], .u = (uint64_t)w[j], .best = w[j], .idx = idx[j], .seen = seen,
+                 .nan = !is_arg && v[j] != v[j]};
         store(c, &a, out + j * ostride * (int64_t)osz);
     }
 }
@@ -337,17 +488,22 @@ bp_status bpb_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, co
     bpb_iter_init(&it, 2, (const bp_view *[]){&xo, out});
     size_t osz = bp_dtype_size(out->dtype);
     bool column = it.inner_stride[0] == 1 && c.rit.inner_stride[0] != 1 && !c.rit.done &&
-                  op != BP_OP_ARGMAX && op != BP_OP_ARGMIN && op != BP_OP_LOGSUMEXP;
+                  op != BP_OP_LOGSUMEXP;
+    col_scratch cs = {0};
+    int64_t width = it.inner < COLS ? it.inner : COLS;
+    if (column && !col_scratch_alloc(&cs, width))
+        return bpb_fail(dev, BP_ERR_OUT_OF_MEMORY, "reduce: no memory for %lld accumulators",
+                        (long long)width);
     while (bpb_iter_next(&it, pos)) {
-        for (int64_t i = 0; column && i < it.inner; i += CHUNK)
-            reduce_block(&c, bpb_base(x) + (pos[0] + i) * (int64_t)c.esz,
-                         it.inner - i < CHUNK ? it.inner - i : CHUNK,
+        for (int64_t i = 0; column && i < it.inner; i += COLS)
+            reduce_block(&c, &cs, bpb_base(x) + (pos[0] + i) * (int64_t)c.esz,
+                         it.inner - i < COLS ? it.inner - i : COLS,
                          bpb_base(out) + (pos[1] + i * it.inner_stride[1]) * (int64_t)osz,
                          it.inner_stride[1], osz);
         for (int64_t i = 0; !column && i < it.inner; i++)
             reduce_one(&c, bpb_base(x) + (pos[0] + i * it.inner_stride[0]) * (int64_t)c.esz,
                        bpb_base(out) + (pos[1] + i * it.inner_stride[1]) * (int64_t)osz);
     }
-    (void)dev;
+    free(cs.v);
     return BP_OK;
 }

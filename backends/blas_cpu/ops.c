@@ -5,6 +5,7 @@
  * computed by the same code: cutting a view changes which thread computes an
  * element, never how. */
 #include <math.h>
+#include <string.h>
 
 #include "blas_cpu.h"
 #include "vmath.h"
@@ -38,34 +39,27 @@ typedef struct op_args {
     int32_t axis, n_reduce;     /* gather, reduce */
 } op_args;
 
-/* f32 EXP through bpc_vexp_f32 on dense runs, bpc_expf elementwise otherwise
- * (the same bits either way). */
-static void exp_f32(const bp_view *x, const bp_view *out)
-{
-    bpb_iter it;
-    int64_t pos[2];
-    bpb_iter_init(&it, 2, (const bp_view *[]){out, x});
-    float *ob = (float *)bpb_base(out);
-    const float *xb = (const float *)bpb_base(x);
-    int64_t so = it.inner_stride[0], sx = it.inner_stride[1];
-    while (bpb_iter_next(&it, pos)) {
-        if (so == 1 && sx == 1)
-            bpc_vexp_f32(xb + pos[1], ob + pos[0], it.inner);
-        else
-            for (int64_t i = 0; i < it.inner; i++)
-                ob[pos[0] + i * so] = bpc_expf(xb[pos[1] + i * sx]);
-    }
-}
+/* f32/f64 ops with a vmath kernel (bpc_vunary) on dense runs; everything
+ * else, and strided runs, by the reference. */
+static bool has_vunary(bp_op op, bp_dtype dt) { return bpc_vunary(op, dt, NULL, NULL, 0); }
 
 static bp_status unary_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
                             int64_t hi)
 {
     const op_args *a = args;
-    if (a->op == BP_OP_EXP && v[1].dtype == BP_F32) {
-        exp_f32(&v[1], &v[0]);
-        return BP_OK;
-    }
-    return bpb_unary(d, a->op, &v[1], &v[0]);
+    const bp_view *x = &v[1], *out = &v[0];
+    if (!has_vunary(a->op, x->dtype))
+        return bpb_unary(d, a->op, x, out);
+    bpb_iter it;
+    int64_t pos[2];
+    bpb_iter_init(&it, 2, (const bp_view *[]){out, x});
+    if (it.inner_stride[0] != 1 || it.inner_stride[1] != 1)
+        return bpb_unary(d, a->op, x, out);
+    size_t esz = bp_dtype_size(x->dtype);
+    while (bpb_iter_next(&it, pos))
+        bpc_vunary(a->op, x->dtype, bpb_base(x) + pos[1] * (int64_t)esz,
+                   bpb_base(out) + pos[0] * (int64_t)esz, it.inner);
+    return BP_OK;
 }
 
 bp_status bpc_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
@@ -176,10 +170,133 @@ bp_status bpc_gather(void *dev, const bp_view *x, const bp_view *indices, int32_
 
 /* ---- reductions: split over the kept (output) axes ---------------------- */
 
+/* Dense f32/f64 rows (the reduced axes one contiguous run) for the ops with
+ * a vmath row kernel: SUM/MEAN (the reference's own summation order, so the
+ * same bits), MAX/MIN/ARG* (exact), LOGSUMEXP (two passes) and PROD (eight
+ * partial products), the last two within the ops' tolerances. False: the
+ * reference does the slab. */
+static bool row_op(bp_op op)
+{
+    return op == BP_OP_SUM || op == BP_OP_MEAN || op == BP_OP_MAX || op == BP_OP_MIN ||
+           op == BP_OP_ARGMAX || op == BP_OP_ARGMIN || op == BP_OP_LOGSUMEXP || op == BP_OP_PROD;
+}
+
+static void row_store(bp_op op, bp_dtype dt, const char *p, int64_t n, char *o)
+{
+    bool f32 = dt == BP_F32, is_max = op == BP_OP_MAX || op == BP_OP_ARGMAX;
+    double r;
+    switch (op) {
+    case BP_OP_ARGMAX:
+    case BP_OP_ARGMIN:
+        *(int64_t *)o = f32 ? bpc_varg_f32((const float *)p, n, is_max)
+                            : bpc_varg_f64((const double *)p, n, is_max);
+        return;
+    case BP_OP_MAX:
+    case BP_OP_MIN:
+        if (f32)
+            *(float *)o = bpc_vextreme_f32((const float *)p, n, is_max);
+        else
+            *(double *)o = bpc_vextreme_f64((const double *)p, n, is_max);
+        return;
+    case BP_OP_LOGSUMEXP:
+        r = f32 ? bpc_vlogsumexp_f32((const float *)p, n) : bpc_vlogsumexp_f64((const double *)p, n);
+        break;
+    case BP_OP_PROD:
+        r = f32 ? bpc_vprod_f32((const float *)p, n) : bpc_vprod_f64((const double *)p, n);
+        break;
+    default:
+        r = f32 ? bpc_vsum_f32((const float *)p, n) : bpc_vsum_f64((const double *)p, n);
+        if (op == BP_OP_MEAN)
+            r /= (double)n;
+        break;
+    }
+    if (f32)
+        *(float *)o = (float)r;
+    else
+        *(double *)o = r;
+}
+
+static bool reduce_rows(bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
+{
+    if ((x->dtype != BP_F32 && x->dtype != BP_F64) || !row_op(op) || n_reduce < 1)
+        return false;
+    int32_t keep = x->rank - n_reduce;
+    bp_view red = *x; /* the reduced axes alone */
+    red.rank = n_reduce;
+    for (int32_t k = 0; k < n_reduce; k++)
+        red.shape[k] = x->shape[keep + k], red.strides[k] = x->strides[keep + k];
+    bpb_iter rit;
+    bpb_iter_init(&rit, 1, (const bp_view *[]){&red});
+    if (rit.done || rit.rank != 1 || (rit.inner_stride[0] != 1 && rit.inner > 1))
+        return false;
+    bp_view xo = *out; /* x's kept axes, walked alongside out */
+    for (int32_t k = 0; k < keep; k++)
+        xo.strides[k] = x->strides[k];
+    bpb_iter it;
+    int64_t pos[2];
+    bpb_iter_init(&it, 2, (const bp_view *[]){&xo, out});
+    size_t esz = bp_dtype_size(x->dtype), osz = bp_dtype_size(out->dtype);
+    while (bpb_iter_next(&it, pos))
+        for (int64_t i = 0; i < it.inner; i++)
+            row_store(op, x->dtype, bpb_base(x) + (pos[0] + i * it.inner_stride[0]) * (int64_t)esz,
+                      rit.inner, bpb_base(out) + (pos[1] + i * it.inner_stride[1]) * (int64_t)osz);
+    return true;
+}
+
+/* LOGSUMEXP of f32/f64 columns (the kept axes innermost and dense, the
+ * reduced ones one run): bpc_logsumexp_cols over blocks of columns, which
+ * streams whole rows (the reference walks each output's column alone). */
+static bool logsumexp_columns(bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
+{
+    int32_t keep = x->rank - n_reduce;
+    if (op != BP_OP_LOGSUMEXP || (x->dtype != BP_F32 && x->dtype != BP_F64) || keep < 1 ||
+        n_reduce < 1 || x->strides[keep - 1] != 1 || x->shape[keep - 1] < 2)
+        return false;
+    bp_view red = *x;
+    red.rank = n_reduce;
+    for (int32_t k = 0; k < n_reduce; k++)
+        red.shape[k] = x->shape[keep + k], red.strides[k] = x->strides[keep + k];
+    bpb_iter rit;
+    bpb_iter_init(&rit, 1, (const bp_view *[]){&red});
+    if (rit.done || rit.rank != 1 || rit.inner_stride[0] == 1)
+        return false;
+    int64_t n = rit.inner, sx = rit.inner_stride[0], k = x->shape[keep - 1];
+    int64_t so = out->strides[keep - 1];
+    bp_view lead[2] = {*out, *x}; /* the kept axes before the columns */
+    lead[0].rank = lead[1].rank = keep - 1;
+    bpb_iter it;
+    int64_t pos[2];
+    bpb_iter_init(&it, 2, (const bp_view *[]){&lead[0], &lead[1]});
+    double r[BPC_COLS];
+    bool f32 = x->dtype == BP_F32;
+    size_t esz = bp_dtype_size(x->dtype);
+    while (bpb_iter_next(&it, pos))
+        for (int64_t i = 0; i < it.inner; i++)
+            for (int64_t c0 = 0; c0 < k; c0 += BPC_COLS) {
+                int64_t kc = k - c0 < BPC_COLS ? k - c0 : BPC_COLS;
+                const char *p = bpb_base(x) + (pos[1] + i * it.inner_stride[1] + c0) * (int64_t)esz;
+                char *o = bpb_base(out) + (pos[0] + i * it.inner_stride[0] + c0 * so) * (int64_t)esz;
+                if (f32)
+                    bpc_logsumexp_cols_f32((const float *)p, sx, n, kc, r);
+                else
+                    bpc_logsumexp_cols_f64((const double *)p, sx, n, kc, r);
+                for (int64_t c = 0; c < kc; c++) {
+                    if (f32)
+                        ((float *)o)[c * so] = (float)r[c];
+                    else
+                        ((double *)o)[c * so] = r[c];
+                }
+            }
+    return true;
+}
+
 static bp_status reduce_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
                              int64_t hi)
 {
     const op_args *a = args;
+    if (reduce_rows(a->op, &v[1], a->n_reduce, &v[0]) ||
+        logsumexp_columns(a->op, &v[1], a->n_reduce, &v[0]))
+        return BP_OK;
     return bpb_reduce(d, a->op, &v[1], a->n_reduce, &v[0]);
 }
 
@@ -191,9 +308,11 @@ static bp_status reduce_slab(bpc_dev *d, const void *args, const bp_view *v, int
  * ~1e-16 in the double accumulator, far inside f32). */
 typedef struct sum_job {
     const char *p;
+    bp_op op;
     bp_dtype dt;
     int64_t n, ns;
-    double part[BPC_MAX_SLABS];
+    double part[BPC_MAX_SLABS]; /* per chunk: sum, extreme, or log-sum-exp */
+    int64_t idx[BPC_MAX_SLABS]; /* ARG*: the chunk's winner */
 } sum_job;
 
 static void sum_item(void *ctx, int64_t t)
@@ -201,30 +320,107 @@ static void sum_item(void *ctx, int64_t t)
     sum_job *j = ctx;
     int64_t n8 = j->n / 8;
     int64_t lo = n8 * t / j->ns * 8, hi = t + 1 == j->ns ? j->n : n8 * (t + 1) / j->ns * 8;
-    j->part[t] = j->dt == BP_F32 ? bpc_vsum_f32((const float *)j->p + lo, hi - lo)
-                                 : bpc_vsum_f64((const double *)j->p + lo, hi - lo);
+    bool f32 = j->dt == BP_F32, is_max = j->op == BP_OP_MAX || j->op == BP_OP_ARGMAX;
+    const float *pf = (const float *)j->p + lo;
+    const double *pd = (const double *)j->p + lo;
+    switch (j->op) {
+    case BP_OP_ARGMAX:
+    case BP_OP_ARGMIN:
+        j->idx[t] = lo + (f32 ? bpc_varg_f32(pf, hi - lo, is_max) : bpc_varg_f64(pd, hi - lo, is_max));
+        j->part[t] = f32 ? (double)((const float *)j->p)[j->idx[t]] : ((const double *)j->p)[j->idx[t]];
+        break;
+    case BP_OP_MAX:
+    case BP_OP_MIN:
+        j->part[t] = f32 ? (double)bpc_vextreme_f32(pf, hi - lo, is_max) : bpc_vextreme_f64(pd, hi - lo, is_max);
+        break;
+    case BP_OP_LOGSUMEXP:
+        j->part[t] = f32 ? bpc_vlogsumexp_f32(pf, hi - lo) : bpc_vlogsumexp_f64(pd, hi - lo);
+        break;
+    case BP_OP_PROD:
+        j->part[t] = f32 ? bpc_vprod_f32(pf, hi - lo) : bpc_vprod_f64(pd, hi - lo);
+        break;
+    default:
+        j->part[t] = f32 ? bpc_vsum_f32(pf, hi - lo) : bpc_vsum_f64(pd, hi - lo);
+        break;
+    }
 }
 
-static bool dense_scalar_sum(bpc_dev *d, bp_op op, const bp_view *x, int32_t n_reduce,
-                             const bp_view *out)
+/* The chunks' results in chunk order: the first winner on ties and the first
+ * NaN, as one pass would; log-sum-exp of the chunks' log-sum-exps. */
+static double combine(sum_job *j, int64_t *idx)
 {
-    if ((op != BP_OP_SUM && op != BP_OP_MEAN) || (x->dtype != BP_F32 && x->dtype != BP_F64) ||
-        bpb_numel(out) != 1 || n_reduce != x->rank)
+    bp_op op = j->op;
+    double s = j->part[0];
+    *idx = j->idx[0];
+    if (op == BP_OP_SUM || op == BP_OP_MEAN) {
+        for (int64_t t = 1; t < j->ns; t++)
+            s += j->part[t];
+        return op == BP_OP_MEAN ? s / (double)j->n : s;
+    }
+    if (op == BP_OP_PROD) {
+        for (int64_t t = 1; t < j->ns; t++)
+            s *= j->part[t];
+        if (isfinite(s))
+            return s;
+        /* chunks out of range (one at 0, another at inf): one pass, the
+         * reference's order (bpc_vprod redoes a non-finite result so) */
+        return j->dt == BP_F32 ? bpc_vprod_f32((const float *)j->p, j->n)
+                               : bpc_vprod_f64((const double *)j->p, j->n);
+    }
+    if (op == BP_OP_LOGSUMEXP) {
+        double m = -INFINITY;
+        for (int64_t t = 0; t < j->ns; t++) {
+            if (j->part[t] != j->part[t])
+                return NAN;
+            m = j->part[t] > m ? j->part[t] : m;
+        }
+        if (m == INFINITY || m == -INFINITY)
+            return m;
+        double e = 0;
+        for (int64_t t = 0; t < j->ns; t++)
+            e += exp(j->part[t] - m);
+        return m + log(e);
+    }
+    bool is_max = op == BP_OP_MAX || op == BP_OP_ARGMAX;
+    for (int64_t t = 1; t < j->ns && s == s; t++) {
+        double v = j->part[t];
+        if (v != v || (is_max ? v > s : v < s))
+            s = v, *idx = j->idx[t];
+    }
+    return s;
+}
+
+/* One dense f32/f64 run reduced to a single value (every axis): cut into
+ * chunks (8 per thread), each reduced by its vmath row kernel, the chunks
+ * then combined in order. SUM/MEAN: deterministic for a given thread count
+ * (the chunks do not depend on which thread takes them); it differs from the
+ * reference's one-pass order only by the rounding of a different
+ * association (relative ~1e-16 in the double accumulator, far inside f32).
+ * MAX/MIN/ARG*: exact. LOGSUMEXP and PROD: within the op's tolerance (a
+ * PROD that is not finite is redone in one pass). */
+static bool dense_scalar(bpc_dev *d, bp_op op, const bp_view *x, int32_t n_reduce,
+                         const bp_view *out)
+{
+    if (!row_op(op) || (x->dtype != BP_F32 && x->dtype != BP_F64) || bpb_numel(out) != 1 ||
+        n_reduce != x->rank)
         return false;
     bpb_iter it;
     bpb_iter_init(&it, 1, (const bp_view *[]){x});
-    sum_job j = {.p = bpb_base(x), .dt = x->dtype, .n = bpb_numel(x)};
-    int team = bpc_team(d, j.n);
+    sum_job j = {.p = bpb_base(x), .op = op, .dt = x->dtype, .n = bpb_numel(x)};
+    int team = bpc_team(d, j.n * weight(op, x->dtype));
     if (it.rank != 1 || it.inner_stride[0] != 1 || team < 2)
         return false;
     j.ns = bpc_slabs(team, j.n / 8, j.n);
     bpc_pool_run(d->pool, team, j.ns, sum_item, &j);
-    double s = 0;
-    for (int64_t t = 0; t < j.ns; t++)
-        s += j.part[t];
-    if (op == BP_OP_MEAN)
-        s /= (double)j.n;
-    if (x->dtype == BP_F32)
+    int64_t idx;
+    double s = combine(&j, &idx);
+    if (op == BP_OP_ARGMAX || op == BP_OP_ARGMIN)
+        *(int64_t *)bpb_base(out) = idx;
+    else if (op == BP_OP_MAX || op == BP_OP_MIN)
+        memcpy(bpb_base(out), x->dtype == BP_F32 ? (void *)&(float){(float)(s == s ? s : NAN)}
+                                                 : (void *)&(double){s == s ? s : NAN},
+               bp_dtype_size(x->dtype));
+    else if (x->dtype == BP_F32)
         *(float *)bpb_base(out) = (float)s;
     else
         *(double *)bpb_base(out) = s;
@@ -233,26 +429,84 @@ static bool dense_scalar_sum(bpc_dev *d, bp_op op, const bp_view *x, int32_t n_r
 
 bp_status bpc_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
 {
-    if (dense_scalar_sum(dev, op, x, n_reduce, out))
+    if (dense_scalar(dev, op, x, n_reduce, out))
         return BP_OK;
     op_args a = {.op = op, .n_reduce = n_reduce};
-    return bpc_split(dev, 2, (const bp_view *[]){out, x}, out->rank, NULL, false,
-                     bpb_numel(x) * weight(op, x->dtype), reduce_slab, &a);
+    int64_t work = bpb_numel(x) * weight(op, x->dtype);
+
+    /* columns (the reference's column mode: the kept axes innermost): only
+     * the outer kept axes are cut, never the columns. A block as wide as the
+     * rows streams through memory; cutting the columns among threads cuts
+     * every row into short pieces, and two threads were measured 2x slower
+     * than one (docs/performance.md). */
+    int32_t keep = x->rank - n_reduce, r = x->rank, n_axes = out->rank;
+    if (keep >= 1 && n_reduce >= 1 && x->strides[keep - 1] == 1 && x->shape[keep - 1] > 1 &&
+        x->strides[r - 1] != 1 && x->shape[r - 1] > 1)
+        n_axes = keep - 1;
+    return bpc_split(dev, 2, (const bp_view *[]){out, x}, n_axes, NULL, false, work,
+                     reduce_slab, &a);
 }
 
 /* ---- softmax: rows split across threads --------------------------------- */
 
-/* f32 SOFTMAX on dense rows: the fused vmath row (one pass for the max, one
- * for exp and its sum, one to scale); other rows, dtypes and LOG_SOFTMAX go
- * to the reference, one row (or the whole slab) at a time. */
+/* Columns: f32 x whose softmax axis is strided while the axis before it is
+ * dense in x and out (softmax over a leading or middle axis, which the core
+ * hands over as a strided last axis): bpc_softmax_cols_f32 over blocks of
+ * columns, streaming whole rows; a column whose max is not finite goes to
+ * the reference alone. */
+static bool softmax_columns(bpc_dev *d, bp_op op, const bp_view *x, const bp_view *out,
+                            bp_status *st)
+{
+    int32_t r = x->rank;
+    if (x->dtype != BP_F32 || r < 2 || x->strides[r - 1] == 1 || x->strides[r - 2] != 1 ||
+        out->strides[r - 2] != 1 || x->shape[r - 2] < 2)
+        return false;
+    int64_t n = x->shape[r - 1], k = x->shape[r - 2];
+    int64_t sx = x->strides[r - 1], so = out->strides[r - 1];
+    bool bad[BPC_COLS];
+    bp_view lead[2] = {*out, *x}; /* the axes before the columns */
+    lead[0].rank = lead[1].rank = r - 2;
+    bpb_iter it;
+    int64_t pos[2];
+    bpb_iter_init(&it, 2, (const bp_view *[]){&lead[0], &lead[1]});
+    *st = BP_OK;
+    while (bpb_iter_next(&it, pos))
+        for (int64_t i = 0; i < it.inner; i++)
+            for (int64_t c0 = 0; c0 < k; c0 += BPC_COLS) {
+                int64_t kc = k - c0 < BPC_COLS ? k - c0 : BPC_COLS;
+                float *o = (float *)bpb_base(out) + pos[0] + i * it.inner_stride[0] + c0;
+                const float *p = (const float *)bpb_base(x) + pos[1] + i * it.inner_stride[1] + c0;
+                bpc_softmax_cols_f32(op == BP_OP_LOG_SOFTMAX, p, sx, o, so, n, kc, bad);
+                for (int64_t c = 0; c < kc; c++) {
+                    if (!bad[c])
+                        continue;
+                    bp_view xc = *x, oc = *out; /* this column alone, by the reference */
+                    xc.rank = oc.rank = 1;
+                    xc.shape[0] = oc.shape[0] = n;
+                    xc.strides[0] = sx, oc.strides[0] = so;
+                    xc.offset = (int64_t)((const char *)(p + c) - (const char *)x->buffer);
+                    oc.offset = (int64_t)((char *)(o + c) - (char *)out->buffer);
+                    if ((*st = bpb_softmax(d, op, &xc, &oc)) != BP_OK)
+                        return true;
+                }
+            }
+    return true;
+}
+
+/* f32 SOFTMAX and LOG_SOFTMAX on dense rows: the fused vmath rows (one pass
+ * for the max, one for exp and its sum, one to scale or subtract); strided
+ * rows by columns (above); other dtypes, and rows whose max is not finite,
+ * go to the reference, one row (or the whole slab) at a time. */
 static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
                               int64_t hi)
 {
     const op_args *a = args;
     const bp_view *x = &v[1], *out = &v[0];
     int32_t r = x->rank;
-    if (a->op != BP_OP_SOFTMAX || x->dtype != BP_F32 || r == 0 || x->strides[r - 1] != 1 ||
-        out->strides[r - 1] != 1)
+    bp_status st;
+    if (softmax_columns(d, a->op, x, out, &st))
+        return st;
+    if (x->dtype != BP_F32 || r == 0 || x->strides[r - 1] != 1 || out->strides[r - 1] != 1)
         return bpb_softmax(d, a->op, x, out);
     int64_t n = x->shape[r - 1];
     bp_view rows[2] = {*out, *x};
@@ -262,11 +516,12 @@ static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, in
     bpb_iter_init(&it, 2, (const bp_view *[]){&rows[0], &rows[1]});
     if (n == 0)
         return BP_OK;
+    bool log = a->op == BP_OP_LOG_SOFTMAX;
     while (bpb_iter_next(&it, pos))
         for (int64_t i = 0; i < it.inner; i++) {
             float *o = (float *)bpb_base(out) + pos[0] + i * it.inner_stride[0];
             const float *p = (const float *)bpb_base(x) + pos[1] + i * it.inner_stride[1];
-            if (bpc_softmax_row_f32(p, o, n))
+            if (log ? bpc_log_softmax_row_f32(p, o, n) : bpc_softmax_row_f32(p, o, n))
                 continue;
             bp_view xr = *x, orow = *out; /* this row alone, by the reference */
             xr.rank = orow.rank = 1;
@@ -274,9 +529,9 @@ static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, in
             xr.strides[0] = orow.strides[0] = 1;
             xr.offset = (int64_t)((const char *)p - (const char *)x->buffer);
             orow.offset = (int64_t)((char *)o - (char *)out->buffer);
-            bp_status st = bpb_softmax(d, a->op, &xr, &orow);
-            if (st != BP_OK)
-                return st;
+            bp_status st2 = bpb_softmax(d, a->op, &xr, &orow);
+            if (st2 != BP_OK)
+                return st2;
         }
     return BP_OK;
 }
@@ -284,7 +539,12 @@ static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, in
 bp_status bpc_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 {
     op_args a = {.op = op};
-    int32_t r = x->rank;
-    return bpc_split(dev, 2, (const bp_view *[]){out, x}, r > 0 ? r - 1 : 0, NULL, false,
+    int32_t r = x->rank, n_axes = r > 0 ? r - 1 : 0;
+    /* columns (softmax_columns): cut only the axes before them, as for
+     * reductions over leading axes */
+    if (x->dtype == BP_F32 && r >= 2 && x->strides[r - 1] != 1 && x->strides[r - 2] == 1 &&
+        out->strides[r - 2] == 1)
+        n_axes = r - 2;
+    return bpc_split(dev, 2, (const bp_view *[]){out, x}, n_axes, NULL, false,
                      bpb_numel(x) * BPC_HEAVY, softmax_slab, &a);
 }

@@ -109,3 +109,431 @@ BPC_CLONES bool bpc_softmax_row_f32(const float *restrict x, float *restrict o, 
         o[i] *= inv;
     return true;
 }
+
+/* ---- dense unary kernels ------------------------------------------------- */
+
+/* One chunk at a time: every lane through the branch-free CORE (inputs
+ * outside the fast range IN replaced by a harmless value first), then the
+ * few elements outside the range patched with the reference REF. */
+#define PATCHED(T, x, o, n, IN, SAFE, CORE, REF)                                     \
+    for (int64_t c_ = 0; c_ < n; c_ += CHUNK) {                                      \
+        int64_t len_ = n - c_ < CHUNK ? n - c_ : CHUNK;                              \
+        const T *xc_ = x + c_;                                                       \
+        T *oc_ = o + c_;                                                             \
+        int ok_ = 1;                                                                 \
+        for (int64_t i_ = 0; i_ < len_; i_++) {                                      \
+            double v = (double)xc_[i_];                                              \
+            int in_ = IN;                                                            \
+            ok_ &= in_;                                                              \
+            v = in_ ? v : SAFE;                                                      \
+            oc_[i_] = (T)(CORE);                                                     \
+        }                                                                            \
+        if (!ok_)                                                                    \
+            for (int64_t i_ = 0; i_ < len_; i_++) {                                  \
+                double v = (double)xc_[i_];                                          \
+                if (!(IN))                                                           \
+                    oc_[i_] = (T)(REF);                                              \
+            }                                                                        \
+    }
+
+static inline double tanh_core(double v)
+{
+    double t = fabs(v);
+    double e = bpc_exp_core(-2.0 * (t < 20.0 ? t : 20.0));
+    double y = t < 0x1p-20 ? t - t * t * t * (1.0 / 3.0) : (1.0 - e) / (1.0 + e);
+    return copysign(y, v);
+}
+
+static inline double sin_core(double v)
+{
+    double s, c;
+    bpc_sincos_core(v, &s, &c);
+    return s;
+}
+static inline double cos_core(double v)
+{
+    double s, c;
+    bpc_sincos_core(v, &s, &c);
+    return c;
+}
+static inline double tan_core(double v)
+{
+    double s, c;
+    bpc_sincos_core(v, &s, &c);
+    return s / c;
+}
+
+#define IN_EXP (v >= -708.0 && v <= 708.0)
+#define IN_LOG (v > 0x1p-1022 && v < INFINITY)
+#define IN_TRIG (fabs(v) <= BPC_TRIG_MAX)
+
+BPC_CLONES static void u_log_f32(const float *restrict x, float *restrict o, int64_t n)
+{
+    PATCHED(float, x, o, n, IN_LOG, 1.0, bpc_log_core(v), log(v))
+}
+BPC_CLONES static void u_log_f64(const double *restrict x, double *restrict o, int64_t n)
+{
+    PATCHED(double, x, o, n, IN_LOG, 1.0, bpc_log_core(v), log(v))
+}
+BPC_CLONES static void u_exp_f64(const double *restrict x, double *restrict o, int64_t n)
+{
+    PATCHED(double, x, o, n, IN_EXP, 0.0, bpc_exp_core(v), exp(v))
+}
+BPC_CLONES static void u_sin_f32(const float *restrict x, float *restrict o, int64_t n)
+{
+    PATCHED(float, x, o, n, IN_TRIG, 0.0, sin_core(v), sin(v))
+}
+BPC_CLONES static void u_cos_f32(const float *restrict x, float *restrict o, int64_t n)
+{
+    PATCHED(float, x, o, n, IN_TRIG, 0.0, cos_core(v), cos(v))
+}
+BPC_CLONES static void u_tan_f32(const float *restrict x, float *restrict o, int64_t n)
+{
+    PATCHED(float, x, o, n, IN_TRIG, 0.0, tan_core(v), tan(v))
+}
+BPC_CLONES static void u_tanh_f32(const float *restrict x, float *restrict o, int64_t n)
+{
+    PATCHED(float, x, o, n, v == v, 0.0, tanh_core(v), tanh(v))
+}
+BPC_CLONES static void u_sigmoid_f32(const float *restrict x, float *restrict o, int64_t n)
+{
+    PATCHED(float, x, o, n, IN_EXP, 0.0, 1.0 / (1.0 + bpc_exp_core(-v)), 1.0 / (1.0 + exp(-v)))
+}
+BPC_CLONES static void u_sigmoid_f64(const double *restrict x, double *restrict o, int64_t n)
+{
+    PATCHED(double, x, o, n, IN_EXP, 0.0, 1.0 / (1.0 + bpc_exp_core(-v)), 1.0 / (1.0 + exp(-v)))
+}
+
+/* Exact in the dtype's own arithmetic: the same bits as the reference's
+ * double evaluation rounded once (sqrt, floor, ceil and rint of a float are
+ * floats; sqrt is correctly rounded either way). */
+#define SIMPLE(NAME, T, EXPR)                                                        \
+    BPC_CLONES static void NAME(const T *restrict x, T *restrict o, int64_t n)       \
+    {                                                                                \
+        for (int64_t i = 0; i < n; i++) {                                            \
+            T v = x[i];                                                              \
+            o[i] = (EXPR);                                                           \
+        }                                                                            \
+    }
+SIMPLE(u_sqrt_f32, float, sqrtf(v))
+SIMPLE(u_sqrt_f64, double, sqrt(v))
+SIMPLE(u_rsqrt_f32, float, (float)(1.0 / sqrt((double)v)))
+SIMPLE(u_rsqrt_f64, double, 1.0 / sqrt(v))
+SIMPLE(u_floor_f32, float, floorf(v))
+SIMPLE(u_floor_f64, double, floor(v))
+SIMPLE(u_ceil_f32, float, ceilf(v))
+SIMPLE(u_ceil_f64, double, ceil(v))
+SIMPLE(u_round_f32, float, rintf(v))
+SIMPLE(u_round_f64, double, rint(v))
+SIMPLE(u_abs_f32, float, fabsf(v))
+SIMPLE(u_abs_f64, double, fabs(v))
+SIMPLE(u_neg_f32, float, -v)
+SIMPLE(u_neg_f64, double, -v)
+SIMPLE(u_relu_f32, float, (v > 0 || v != v) ? v : 0.0f)
+SIMPLE(u_relu_f64, double, (v > 0 || v != v) ? v : 0.0)
+
+typedef void (*u_f32_fn)(const float *, float *, int64_t);
+typedef void (*u_f64_fn)(const double *, double *, int64_t);
+
+bool bpc_vunary(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n)
+{
+    u_f32_fn f = NULL;
+    u_f64_fn d = NULL;
+    switch (op) {
+    case BP_OP_EXP: f = bpc_vexp_f32, d = u_exp_f64; break;
+    case BP_OP_LOG: f = u_log_f32, d = u_log_f64; break;
+    case BP_OP_SIN: f = u_sin_f32; break;
+    case BP_OP_COS: f = u_cos_f32; break;
+    case BP_OP_TAN: f = u_tan_f32; break;
+    case BP_OP_TANH: f = u_tanh_f32; break;
+    case BP_OP_SIGMOID: f = u_sigmoid_f32, d = u_sigmoid_f64; break;
+    case BP_OP_SQRT: f = u_sqrt_f32, d = u_sqrt_f64; break;
+    case BP_OP_RSQRT: f = u_rsqrt_f32, d = u_rsqrt_f64; break;
+    case BP_OP_FLOOR: f = u_floor_f32, d = u_floor_f64; break;
+    case BP_OP_CEIL: f = u_ceil_f32, d = u_ceil_f64; break;
+    case BP_OP_ROUND: f = u_round_f32, d = u_round_f64; break;
+    case BP_OP_ABS: f = u_abs_f32, d = u_abs_f64; break;
+    case BP_OP_NEG: f = u_neg_f32, d = u_neg_f64; break;
+    case BP_OP_RELU: f = u_relu_f32, d = u_relu_f64; break;
+    default: break;
+    }
+    if (dt == BP_F32 && f)
+        f(x, o, n);
+    else if (dt == BP_F64 && d)
+        d(x, o, n);
+    else
+        return false;
+    return true;
+}
+
+/* ---- row reductions ------------------------------------------------------ */
+
+/* Max (min) in vector lanes with a NaN mask, in GCC's vector extensions: the
+ * select has to be spelled out for the compiler to keep it in vectors (the
+ * plain `a > b ? a : b` over an array of lanes stays scalar). Then the lanes
+ * combined; a zero result is re-read as the first zero (its sign), as one
+ * sequential pass keeps it. */
+typedef float vf8 __attribute__((vector_size(32)));
+typedef int32_t vi8 __attribute__((vector_size(32)));
+typedef double vd4 __attribute__((vector_size(32)));
+typedef int64_t vl4 __attribute__((vector_size(32)));
+
+#define EXTREME_BODY(T, VT, VI, L, p, n, is_max)                                     \
+    VT m0, m1;                                                                       \
+    VI n0 = {0}, n1 = {0};                                                           \
+    for (int j = 0; j < L; j++)                                                      \
+        m0[j] = m1[j] = p[0];                                                        \
+    int64_t i = 0;                                                                   \
+    for (; i + 2 * L <= n; i += 2 * L) {                                             \
+        VT a, b;                                                                     \
+        memcpy(&a, p + i, sizeof a);                                                 \
+        memcpy(&b, p + i + L, sizeof b);                                             \
+        VI ga = is_max ? (VI)(a > m0) : (VI)(a < m0);                                \
+        VI gb = is_max ? (VI)(b > m1) : (VI)(b < m1);                                \
+        m0 = (VT)(((VI)a & ga) | ((VI)m0 & ~ga));                                    \
+        m1 = (VT)(((VI)b & gb) | ((VI)m1 & ~gb));                                    \
+        n0 |= (VI)(a != a);                                                          \
+        n1 |= (VI)(b != b);                                                          \
+    }                                                                                \
+    T m[2 * L];                                                                      \
+    bool nan = false;                                                                \
+    for (int j = 0; j < L; j++) {                                                    \
+        m[j] = m0[j], m[L + j] = m1[j];                                              \
+        nan |= n0[j] != 0 || n1[j] != 0;                                             \
+    }                                                                                \
+    for (; i < n; i++) {                                                             \
+        T a = p[i];                                                                  \
+        m[0] = (is_max ? a > m[0] : a < m[0]) ? a : m[0];                            \
+        nan |= a != a;                                                               \
+    }                                                                                \
+    T r = m[0];                                                                      \
+    for (int j = 0; j < 2 * L; j++) {                                                \
+        nan |= m[j] != m[j];                                                         \
+        r = (is_max ? m[j] > r : m[j] < r) ? m[j] : r;                               \
+    }                                                                                \
+    if (nan)                                                                         \
+        return (T)NAN;                                                               \
+    if (r == 0)                                                                      \
+        for (i = 0; i < n; i++)                                                      \
+            if (p[i] == 0)                                                           \
+                return p[i];                                                         \
+    return r
+
+BPC_CLONES float bpc_vextreme_f32(const float *restrict p, int64_t n, bool is_max)
+{
+    EXTREME_BODY(float, vf8, vi8, 8, p, n, is_max);
+}
+BPC_CLONES double bpc_vextreme_f64(const double *restrict p, int64_t n, bool is_max)
+{
+    EXTREME_BODY(double, vd4, vl4, 4, p, n, is_max);
+}
+
+/* The first index holding v (v == v), or the first NaN (v != v): blocks of 64
+ * tested branch-free, the hit block then scanned. */
+#define FIND_BODY(T, p, n, v)                                                        \
+    bool nan = v != v;                                                               \
+    int64_t i = 0;                                                                   \
+    for (; i + 64 <= n; i += 64) {                                                   \
+        int hit = 0;                                                                 \
+        for (int j = 0; j < 64; j++)                                                 \
+            hit |= nan ? p[i + j] != p[i + j] : p[i + j] == v;                       \
+        if (hit)                                                                     \
+            break;                                                                   \
+    }                                                                                \
+    for (; i < n; i++)                                                               \
+        if (nan ? p[i] != p[i] : p[i] == v)                                          \
+            return i;                                                                \
+    return 0
+
+BPC_CLONES static int64_t find_f32(const float *restrict p, int64_t n, float v) { FIND_BODY(float, p, n, v); }
+BPC_CLONES static int64_t find_f64(const double *restrict p, int64_t n, double v) { FIND_BODY(double, p, n, v); }
+
+int64_t bpc_varg_f32(const float *p, int64_t n, bool is_max)
+{
+    return find_f32(p, n, bpc_vextreme_f32(p, n, is_max));
+}
+int64_t bpc_varg_f64(const double *p, int64_t n, bool is_max)
+{
+    return find_f64(p, n, bpc_vextreme_f64(p, n, is_max));
+}
+
+/* max m, then exp(x - m) of a chunk into a buffer (a plain loop, so it
+ * vectorises) and the buffer summed in 8 lanes */
+#define LSE_BODY(T, p, n, M)                                                         \
+    double m = (double)(M);                                                          \
+    if (m != m)                                                                      \
+        return NAN;                                                                  \
+    if (m == INFINITY || m == -INFINITY)                                             \
+        return m; /* +inf somewhere, or every element -inf */                        \
+    double e[CHUNK], s = 0;                                                          \
+    for (int64_t c = 0; c < n; c += CHUNK) {                                         \
+        int64_t len = n - c < CHUNK ? n - c : CHUNK;                                 \
+        const T *pc = p + c;                                                         \
+        for (int64_t i = 0; i < len; i++) {                                          \
+            double d = (double)pc[i] - m; /* <= 0 */                                 \
+            e[i] = d < -708.0 ? 0.0 : bpc_exp_core(d < -708.0 ? -708.0 : d);         \
+        }                                                                            \
+        s += bpc_vsum_f64(e, len);                                                   \
+    }                                                                                \
+    return m + log(s)
+
+BPC_CLONES double bpc_vlogsumexp_f32(const float *restrict p, int64_t n)
+{
+    LSE_BODY(float, p, n, bpc_vextreme_f32(p, n, true));
+}
+BPC_CLONES double bpc_vlogsumexp_f64(const double *restrict p, int64_t n)
+{
+    LSE_BODY(double, p, n, bpc_vextreme_f64(p, n, true));
+}
+
+BPC_CLONES bool bpc_log_softmax_row_f32(const float *restrict x, float *restrict o, int64_t n)
+{
+    float m = bpc_vextreme_f32(x, n, true);
+    if (!(m > -INFINITY && m < INFINITY))
+        return false;
+    double part[8] = {0};
+    float e[CHUNK];
+    for (int64_t c = 0; c < n; c += CHUNK) {
+        int64_t len = n - c < CHUNK ? n - c : CHUNK;
+        const float *xc = x + c;
+        for (int64_t i = 0; i < len; i++) {
+            float v = xc[i] - m; /* <= 0 */
+            v = v < BPC_EXPF_LO ? BPC_EXPF_LO : v; /* exp(-86.5) is far below the sum's ulp */
+            e[i] = bpc_expf_core(v);
+        }
+        int64_t i = 0;
+        for (; i + 8 <= len; i += 8)
+            for (int j = 0; j < 8; j++)
+                part[j] += (double)e[i + j];
+        for (; i < len; i++)
+            part[i & 7] += (double)e[i];
+    }
+    double s = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    double sub = (double)m + log(s);
+    for (int64_t i = 0; i < n; i++)
+        o[i] = (float)((double)x[i] - sub);
+    return true;
+}
+
+BPC_CLONES void bpc_softmax_cols_f32(bool lg, const float *restrict x, int64_t sx,
+                                     float *restrict o, int64_t so, int64_t n, int64_t k,
+                                     bool *restrict bad)
+{
+    float m[BPC_COLS];
+    double s[BPC_COLS];
+    int nn[BPC_COLS];
+    for (int64_t c = 0; c < k; c++)
+        m[c] = -INFINITY, s[c] = 0, nn[c] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const float *xr = x + i * sx;
+        for (int64_t c = 0; c < k; c++) {
+            float a = xr[c], b = m[c];
+            m[c] = a > b ? a : b;
+            nn[c] |= a != a;
+        }
+    }
+    for (int64_t c = 0; c < k; c++) {
+        bad[c] = nn[c] || !(m[c] > -INFINITY && m[c] < INFINITY);
+        m[c] = bad[c] ? 0.0f : m[c]; /* any finite value: the column is redone */
+    }
+    float tmp[BPC_COLS];
+    for (int64_t i = 0; i < n; i++) {
+        const float *xr = x + i * sx;
+        float *dst = lg ? tmp : o + i * so;
+        int ok = 1;
+        for (int64_t c = 0; c < k; c++) {
+            float v = xr[c] - m[c];
+            ok &= v >= BPC_EXPF_LO;
+            v = v < BPC_EXPF_LO ? BPC_EXPF_LO : v > 0.0f ? 0.0f : v;
+            dst[c] = bpc_expf_core(v);
+        }
+        if (!ok && !lg) /* tiny results: the reference's bits, as bpc_softmax_row_f32 */
+            for (int64_t c = 0; c < k; c++)
+                if (!(xr[c] - m[c] >= BPC_EXPF_LO))
+                    dst[c] = (float)exp((double)(xr[c] - m[c]));
+        for (int64_t c = 0; c < k; c++)
+            s[c] += (double)dst[c];
+    }
+    if (lg) {
+        double sub[BPC_COLS];
+        for (int64_t c = 0; c < k; c++)
+            sub[c] = (double)m[c] + log(s[c]);
+        for (int64_t i = 0; i < n; i++) {
+            const float *xr = x + i * sx;
+            float *orow = o + i * so;
+            for (int64_t c = 0; c < k; c++)
+                orow[c] = (float)((double)xr[c] - sub[c]);
+        }
+        return;
+    }
+    float inv[BPC_COLS];
+    for (int64_t c = 0; c < k; c++)
+        inv[c] = (float)(1.0 / s[c]);
+    for (int64_t i = 0; i < n; i++) {
+        float *orow = o + i * so;
+        for (int64_t c = 0; c < k; c++)
+            orow[c] *= inv[c];
+    }
+}
+
+#define LSE_COLS_BODY(T)                                                             \
+    double m[BPC_COLS], s[BPC_COLS], e[BPC_COLS];                                    \
+    int nn[BPC_COLS];                                                                \
+    for (int64_t c = 0; c < k; c++)                                                  \
+        m[c] = -INFINITY, s[c] = 0, nn[c] = 0;                                       \
+    for (int64_t i = 0; i < n; i++) {                                                \
+        const T *xr = x + i * sx;                                                    \
+        for (int64_t c = 0; c < k; c++) {                                            \
+            double a = (double)xr[c], b = m[c];                                      \
+            m[c] = a > b ? a : b;                                                    \
+            nn[c] |= a != a;                                                         \
+        }                                                                            \
+    }                                                                                \
+    for (int64_t i = 0; i < n; i++) {                                                \
+        const T *xr = x + i * sx;                                                    \
+        for (int64_t c = 0; c < k; c++) {                                            \
+            double d = (double)xr[c] - m[c];                                         \
+            d = d != d ? 0.0 : d; /* NaN/inf columns: any value, replaced below */   \
+            e[c] = d < -708.0 ? 0.0 : bpc_exp_core(d < -708.0 ? -708.0 : d);         \
+        }                                                                            \
+        for (int64_t c = 0; c < k; c++)                                              \
+            s[c] += e[c];                                                            \
+    }                                                                                \
+    for (int64_t c = 0; c < k; c++)                                                  \
+        out[c] = nn[c] ? NAN : (m[c] == INFINITY || m[c] == -INFINITY) ? m[c]        \
+                                                                     : m[c] + log(s[c])
+
+BPC_CLONES void bpc_logsumexp_cols_f32(const float *restrict x, int64_t sx, int64_t n, int64_t k,
+                                       double *restrict out)
+{
+    LSE_COLS_BODY(float);
+}
+BPC_CLONES void bpc_logsumexp_cols_f64(const double *restrict x, int64_t sx, int64_t n, int64_t k,
+                                       double *restrict out)
+{
+    LSE_COLS_BODY(double);
+}
+
+/* Eight lanes, then the lanes multiplied together. A lane can leave double's
+ * range where one pass would not (one lane at inf, another at 0: NaN for a
+ * finite product), so a result that is not finite is redone in one pass, the
+ * reference's order: an inf or NaN that the data really gives costs twice. */
+#define PROD_BODY(p, n)                                                              \
+    double part[8] = {1, 1, 1, 1, 1, 1, 1, 1};                                       \
+    int64_t i = 0;                                                                   \
+    for (; i + 8 <= n; i += 8)                                                       \
+        for (int j = 0; j < 8; j++)                                                  \
+            part[j] *= (double)p[i + j];                                             \
+    for (; i < n; i++)                                                               \
+        part[i & 7] *= (double)p[i];                                                 \
+    double r = ((part[0] * part[1]) * (part[2] * part[3])) *                         \
+               ((part[4] * part[5]) * (part[6] * part[7]));                          \
+    if (isfinite(r))                                                                 \
+        return r;                                                                    \
+    r = 1;                                                                           \
+    for (i = 0; i < n; i++)                                                          \
+        r *= (double)p[i];                                                           \
+    return r
+
+BPC_CLONES double bpc_vprod_f32(const float *restrict p, int64_t n) { PROD_BODY(p, n); }
+BPC_CLONES double bpc_vprod_f64(const double *restrict p, int64_t n) { PROD_BODY(p, n); }

@@ -13,8 +13,11 @@
 #define BPC_VMATH_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <backplane/plugin.h>
 
 /* The hot loops are compiled twice, for the x86-64 baseline (SSE2) and for
  * AVX2 + FMA, and the loader picks one by CPU (GCC function multiversioning),
@@ -80,5 +83,152 @@ bool bpc_softmax_row_f32(const float *x, float *o, int64_t n);
 /* The sum of n contiguous elements in double, 8 interleaved partial sums. */
 double bpc_vsum_f32(const float *p, int64_t n);
 double bpc_vsum_f64(const double *p, int64_t n);
+
+
+/* ---- double-precision cores (vmath.c's vectorised unary kernels) ---------
+ * Evaluated in double, so an f32 result is the reference's (libm in double,
+ * rounded once) except where the double value lies within ~1e-15 relative of
+ * a float rounding boundary: then one ulp apart, inside the op tests' f32
+ * tolerance (4e-7 relative) and the conformance file's 4 ulp. Each core has
+ * a fast range; kernels patch inputs outside it with the reference formula. */
+
+/* exp(x) for |x| <= 708: x = n ln2 + r (fdlibm's ln2 split, n * ln2_hi
+ * exact), |r| <= ln2/2, the Taylor polynomial of degree 13 (truncation
+ * < 1e-17 relative), 2^n put in the exponent bits. */
+static inline double bpc_exp_core(double x)
+{
+    const double shifter = 6755399441055744.0; /* 0x1.8p52 */
+    const double log2e = 1.4426950408889634074;
+    const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    double t = x * log2e + shifter;
+    double n = t - shifter;
+    uint64_t tb, sb;
+    memcpy(&tb, &t, 8);
+    memcpy(&sb, &shifter, 8);
+    double r = (x - n * ln2_hi) - n * ln2_lo;
+    double p = 1.0 / 6227020800.0;
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    double y = (p * (r * r) + r) + 1.0;
+    uint64_t eb = (tb - sb + 1023u) << 52; /* 2^n, n in [-1022, 1023] */
+    double scale;
+    memcpy(&scale, &eb, 8);
+    return y * scale;
+}
+
+/* log(x) for x positive, finite and normal (fdlibm's e_log.c: x = 2^k m,
+ * m in [sqrt(2)/2, sqrt(2)), f = m - 1, s = f / (2 + f), log(1 + f) from
+ * its odd series in s; < 1 ulp). */
+static inline double bpc_log_core(double x)
+{
+    const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    const double Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01,
+                 Lg3 = 2.857142874366239149e-01, Lg4 = 2.222219843214978396e-01,
+                 Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
+                 Lg7 = 1.479819860511658591e-01;
+    uint64_t u, eb;
+    memcpy(&u, &x, 8);
+    uint64_t mb = (u & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
+    eb = (u >> 52) | 0x4330000000000000ull; /* the biased exponent, as 2^52 + e */
+    double m, e;
+    memcpy(&m, &mb, 8);
+    memcpy(&e, &eb, 8);
+    e = (e - 4503599627370496.0) - 1023.0; /* the unbiased exponent */
+    double big = m > 1.4142135623730951 ? 1.0 : 0.0;
+    m = big != 0.0 ? m * 0.5 : m;
+    double k = e + big;
+    double f = m - 1.0;
+    double s = f / (2.0 + f), z = s * s, w = z * z;
+    double t1 = w * (Lg2 + w * (Lg4 + w * Lg6));
+    double t2 = z * (Lg1 + w * (Lg3 + w * (Lg5 + w * Lg7)));
+    double R = t2 + t1, hfsq = 0.5 * f * f;
+    return k * ln2_hi - ((hfsq - (s * (hfsq + R) + k * ln2_lo)) - f);
+}
+
+/* sin and cos of x for |x| <= BPC_TRIG_MAX: x = q pi/2 + r with fdlibm's
+ * three-part pi/2 (each part 33 bits, so q * part is exact for q < 2^20),
+ * |r| <= pi/4, and fdlibm's kernels (k_sin.c, k_cos.c). */
+#define BPC_TRIG_MAX 262144.0
+static inline void bpc_sincos_core(double x, double *s_out, double *c_out)
+{
+    const double shifter = 6755399441055744.0, invpio2 = 6.36619772367581382433e-01;
+    const double pio2_1 = 1.57079632673412561417e+00, pio2_2 = 6.07710050630396597660e-11,
+                 pio2_3 = 2.02226624871116645580e-21;
+    const double S1 = -1.66666666666666324348e-01, S2 = 8.33333333332248946124e-03,
+                 S3 = -1.98412698298579493134e-04, S4 = 2.75573137070700676789e-06,
+                 S5 = -2.50507602534068634195e-08, S6 = 1.58969099521155010221e-10;
+    const double C1 = 4.16666666666666019037e-02, C2 = -1.38888888888741095749e-03,
+                 C3 = 2.48015872894767294178e-05, C4 = -2.75573143513906633035e-07,
+                 C5 = 2.08757232129817482790e-09, C6 = -1.13596475577881948265e-11;
+    double t = x * invpio2 + shifter;
+    double q = t - shifter;
+    uint64_t tb;
+    memcpy(&tb, &t, 8);
+    double r = ((x - q * pio2_1) - q * pio2_2) - q * pio2_3;
+    double z = r * r;
+    double ps = S2 + z * (S3 + z * (S4 + z * (S5 + z * S6)));
+    double sn = r + (z * r) * (S1 + z * ps);
+    double pc = z * (C1 + z * (C2 + z * (C3 + z * (C4 + z * (C5 + z * C6)))));
+    double hz = 0.5 * z, w = 1.0 - hz;
+    double cs = w + (((1.0 - w) - hz) + z * pc);
+    uint64_t k = tb & 3u; /* the quadrant */
+    double s1 = (k & 1u) ? cs : sn, c1 = (k & 1u) ? sn : cs;
+    *s_out = (k & 2u) ? -s1 : s1;
+    *c_out = ((k + 1u) & 2u) ? -c1 : c1;
+}
+
+/* A dense unary op: o[i] = op(x[i]) for n contiguous elements of dt (f32 or
+ * f64). False, with o untouched, when (op, dt) has no kernel here (so a call
+ * with n = 0 asks whether it has one). */
+bool bpc_vunary(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n);
+
+/* ---- reductions of one dense row ---------------------------------------- */
+/* max (is_max) or min of n >= 1 elements, the first one on ties of equal
+ * value (so +0 and -0 come out as the reference's), NaN if any is NaN (the
+ * canonical NaN, as the reference stores). */
+float bpc_vextreme_f32(const float *p, int64_t n, bool is_max);
+double bpc_vextreme_f64(const double *p, int64_t n, bool is_max);
+/* the index of the first max (min), or of the first NaN if there is one */
+int64_t bpc_varg_f32(const float *p, int64_t n, bool is_max);
+int64_t bpc_varg_f64(const double *p, int64_t n, bool is_max);
+/* log(sum(exp(x))) of n >= 1 elements: max m, then m + log(sum exp(x - m))
+ * in double; NaN if any is NaN, +inf if any is +inf, -inf if all are -inf. */
+double bpc_vlogsumexp_f32(const float *p, int64_t n);
+double bpc_vlogsumexp_f64(const double *p, int64_t n);
+
+/* One dense f32 row: o = log_softmax(x), fused (max; the sum of exp(x - max)
+ * in double with the float exp; o = (x - max) - log(sum) in double, rounded
+ * once). False, with o untouched, when the max is not finite. */
+bool bpc_log_softmax_row_f32(const float *x, float *o, int64_t n);
+
+/* Softmax (or log_softmax, `lg`) of k adjacent f32 columns along n rows:
+ * column c is x[i * sx + c], i < n (rows contiguous over the k columns), and
+ * goes to o[i * so + c]. Three passes that stream whole rows: the max per
+ * column, exp and its sum, the scale. bad[c] is set (and column c left to
+ * the caller) when its max is not finite. k <= BPC_COLS. */
+#define BPC_COLS 2048
+void bpc_softmax_cols_f32(bool lg, const float *x, int64_t sx, float *o, int64_t so, int64_t n,
+                          int64_t k, bool *bad);
+
+/* log(sum(exp(x))) of k adjacent columns along n rows (column c is
+ * x[i * sx + c]), into out[c] (a double per column): the max per column,
+ * then the sum of exp(x - max), streaming whole rows. NaN, +inf and all
+ * -inf columns as bpc_vlogsumexp. k <= BPC_COLS. */
+void bpc_logsumexp_cols_f32(const float *x, int64_t sx, int64_t n, int64_t k, double *out);
+void bpc_logsumexp_cols_f64(const double *x, int64_t sx, int64_t n, int64_t k, double *out);
+/* The product of n elements: eight interleaved partial products in double
+ * (another association than one pass: within the op's tolerance); a result
+ * that is not finite is redone in one pass, the reference's order. */
+double bpc_vprod_f32(const float *p, int64_t n);
+double bpc_vprod_f64(const double *p, int64_t n);
 
 #endif
