@@ -6,7 +6,8 @@ name and bp_last_error()'s message; tensors are released by the Arena that
 made or received them, so a test never leaks into the next one.
 """
 import ctypes
-from ctypes import POINTER, byref, c_bool, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_void_p
+from ctypes import (POINTER, Structure, byref, c_bool, c_char_p, c_double, c_int, c_int32, c_int64,
+                    c_size_t, c_uint32, c_uint64, c_void_p, sizeof)
 
 import numpy as np
 
@@ -28,20 +29,81 @@ DTYPE_BY_CODE = {code: name for name, (code, _, _) in DTYPES.items()}
 # bp_scatter_reduction
 SCATTER = {"none": 0, "add": 1, "mul": 2, "max": 3, "min": 4}
 
+
+
+class Window(Structure):
+    """nn.h's bp_window (struct_size set by window())."""
+    _fields_ = [("struct_size", c_uint32), ("kernel", c_int64 * 3), ("strides", c_int64 * 3),
+                ("dilations", c_int64 * 3), ("pads", c_int64 * 6), ("auto_pad", c_int),
+                ("groups", c_int64), ("output_padding", c_int64 * 3),
+                ("output_shape", c_int64 * 3), ("ceil_mode", c_bool),
+                ("count_include_pad", c_bool), ("storage_order", c_int32)]
+
+
+# bp_auto_pad
+AUTO_PAD = {"NOTSET": 0, "SAME_UPPER": 1, "SAME_LOWER": 2, "VALID": 3}
+
+
+def window(**fields):
+    """A bp_window as BP_WINDOW_INIT makes it, then `fields` (lists fill the
+    arrays from their start)."""
+    w = Window()
+    w.struct_size = sizeof(Window)
+    for name, value in fields.items():
+        if isinstance(value, (list, tuple)):
+            arr = getattr(w, name)
+            for i, v in enumerate(value):
+                arr[i] = int(v)
+        else:
+            setattr(w, name, value)
+    return w
+
+
+class ResizeOptions(Structure):
+    """nn.h's bp_resize_options (struct_size set by resize_options())."""
+    _fields_ = [("struct_size", c_uint32), ("mode", c_int), ("coordinates", c_int),
+                ("nearest", c_int), ("cubic_coeff_a", c_double), ("exclude_outside", c_bool)]
+
+
+# bp_resize_mode, bp_resize_coordinates, bp_resize_nearest
+RESIZE_MODE = {"nearest": 0, "linear": 1, "cubic": 2}
+RESIZE_COORDINATES = {"half_pixel": 0, "asymmetric": 1, "align_corners": 2,
+                      "pytorch_half_pixel": 3, "tf_half_pixel_for_nn": 4}
+RESIZE_NEAREST = {"round_prefer_floor": 0, "round_prefer_ceil": 1, "floor": 2, "ceil": 3}
+
+
+def resize_options(mode, coordinates, nearest, cubic_coeff_a, exclude_outside):
+    o = ResizeOptions()
+    o.struct_size = sizeof(ResizeOptions)
+    o.mode, o.coordinates, o.nearest = mode, coordinates, nearest
+    o.cubic_coeff_a, o.exclude_outside = cubic_coeff_a, exclude_outside
+    return o
+
+
+# bp_loss_reduction
+LOSS_REDUCTION = {"none": 0, "sum": 1, "mean": 2}
+
 # Argument kinds of the op signatures. 'o' is an output: the binding passes a
-# fresh bp_tensor ** and returns what the call wrote there.
-_T, _O = "t", "o"
+# fresh bp_tensor ** and returns what the call wrote there. 'o?' is an
+# optional output: the caller passes whether it is wanted, and NULL goes to
+# the library (and None comes back) when it is not.
+_T, _O, _OPT = "t", "o", "o?"
 _KINDS = {
     "t": c_void_p,                 # const bp_tensor * (None: NULL)
     "o": POINTER(c_void_p),        # bp_tensor **
+    "o?": POINTER(c_void_p),       # bp_tensor ** or NULL
     "b": c_void_p,                 # bp_backend *
     "dt": c_int,                   # bp_dtype
     "i32": c_int32,
     "i64": c_int64,
+    "u64": c_uint64,
     "f64": c_double,
     "bool": c_bool,
     "i32[]": POINTER(c_int32),     # None: NULL
     "i64[]": POINTER(c_int64),
+    "f64[]": POINTER(c_double),    # None: NULL
+    "win": POINTER(Window),        # const bp_window * (None: NULL)
+    "resize": POINTER(ResizeOptions),
     "t[]": POINTER(c_void_p),      # const bp_tensor *const *
     "str": c_char_p,
 }
@@ -128,6 +190,21 @@ SIGNATURES = {
     "bp_mean_n": _VARIADIC,
     "bp_gemm": [_T, _T, _T, "f64", "f64", "bool", "bool", _O],
     "bp_einsum": ["str", "i32", "t[]", _O],
+    # nn.h
+    "bp_conv": [_T, _T, _T, "win", _O],
+    "bp_conv_transpose": [_T, _T, _T, "win", _O],
+    "bp_max_pool": [_T, "win", _O, _OPT],
+    "bp_average_pool": [_T, "win", _O],
+    "bp_global_max_pool": _UNARY,
+    "bp_global_average_pool": _UNARY,
+    "bp_lrn": [_T, "i64", "f64", "f64", "f64", _O],
+    "bp_batch_norm": [_T, _T, _T, _T, _T, "f64", _O],
+    "bp_instance_norm": [_T, _T, _T, "f64", _O],
+    "bp_layer_norm": [_T, "i32", _T, _T, "f64", _O, _OPT, _OPT],
+    "bp_nll_loss": [_T, _T, _T, "i32", "i64[]", _O],
+    "bp_softmax_cross_entropy_loss": [_T, _T, _T, "i32", "i64[]", _O, _OPT],
+    "bp_dropout": [_T, "f64", "bool", "u64", "u64", _O, _OPT],
+    "bp_resize": [_T, "f64[]", "i64[]", "resize", _O],
 }
 
 
@@ -286,13 +363,19 @@ class Arena:
             return self.backend.handle
         if kind == "dt":
             return DTYPES[value][0]
-        if kind in ("i32[]", "i64[]"):
+        if kind in ("i32[]", "i64[]", "f64[]"):
             if value is None:
                 return None
-            ctype = c_int32 if kind == "i32[]" else c_int64
-            arr = (ctype * max(len(value), 1))(*[int(v) for v in value])
+            ctype, conv = {"i32[]": (c_int32, int), "i64[]": (c_int64, int),
+                           "f64[]": (c_double, float)}[kind]
+            arr = (ctype * max(len(value), 1))(*[conv(v) for v in value])
             keep.append(arr)
             return arr
+        if kind in ("win", "resize"):
+            if value is None:
+                return None
+            keep.append(value)
+            return byref(value)
         if kind == "t[]":
             arr = (c_void_p * max(len(value), 1))(*[t.handle for t in value])
             keep.append(arr)
@@ -303,17 +386,23 @@ class Arena:
 
     def call(self, function, *args):
         """Call bp_<function> with the inputs of its signature (the backend is
-        filled in for 'b'); returns its output tensor, or a tuple of them."""
+        filled in for 'b'; an 'o?' takes whether that output is wanted);
+        returns its output tensor, or a tuple of them (None for an output not
+        wanted)."""
         name = "bp_" + function
         kinds = SIGNATURES[name]
         ins = [k for k in kinds if k not in ("o", "b")]
         if len(args) != len(ins):
-            raise TypeError(f"{name} takes {len(ins)} arguments ({', '.join(ins)}), got {len(args)}")
+            raise TypeError(f"{name} takes {len(ins)} arguments ({', '.join(ins)}), "
+                            f"got {len(args)}")
         keep, cargs, outs, it = [], [], [], iter(args)
         for k in kinds:
-            if k == "o":
+            if k == "o" or (k == "o?" and next(it)):
                 outs.append(c_void_p())
                 cargs.append(byref(outs[-1]))
+            elif k == "o?":
+                outs.append(c_void_p())  # stays NULL: no tensor comes back
+                cargs.append(None)
             elif k == "b":
                 cargs.append(self.backend.handle)
             else:
