@@ -613,28 +613,6 @@ Test(cuda_ops, gemm_with_transposed_views_and_a_broadcast_c)
     bp_context_destroy(ctx);
 }
 
-/* ---- nn.h's ops (issue 16): not on cuda yet ------------------------------------------------- */
-
-Test(cuda_ops, nn_ops_are_refused_as_unsupported_with_a_message)
-{
-    bp_backend *be;
-    bp_context *ctx = cuda(&be);
-    const int64_t sx[3] = {1, 2, 3}, sw[3] = {2, 2, 1};
-    bp_tensor *x = NULL, *w = NULL, *o = NULL;
-    BPT_OK(bp_zeros(be, BP_F32, 3, sx, &x));
-    BPT_OK(bp_zeros(be, BP_F32, 3, sw, &w));
-    cr_expect_not(bp_backend_supports(be, BP_OP_CONV, BP_F32));
-    cr_expect_not(bp_backend_supports(be, BP_OP_LAYER_NORM, BP_F32));
-    cr_expect_eq(bp_conv(x, w, NULL, NULL, &o), BP_ERR_UNSUPPORTED_OP);
-    cr_expect_null(o);
-    cr_expect(strstr(bp_last_error(), "conv") != NULL, "%s", bp_last_error());
-    cr_expect_eq(bp_rms_norm(x, -1, NULL, 1e-5, &o), BP_ERR_UNSUPPORTED_OP);
-    cr_expect_null(o);
-    bp_tensor_release(x);
-    bp_tensor_release(w);
-    bp_context_destroy(ctx);
-}
-
 /* ---- deferred index errors (issue 12) ------------------------------------------------------ */
 
 Test(cuda_ops, an_index_out_of_range_is_reported_at_the_next_wait_and_then_cleared)

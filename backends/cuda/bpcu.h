@@ -18,6 +18,8 @@
  *   elementwise_more.cu  clip.cu  reduce_more.cu  hardmax.cu  scan.cu  sort.cu
  *   trilu.cu  one_hot.cu  gather_more.cu  scatter.cu  gemm.cu
  *                  the ops of ABI 1.4
+ *   conv.cu  conv_transpose.cu  conv_gemm.cu  pool.cu  lrn.cu  norm.cu  loss.cu
+ *   resize.cu      nn.h's ops (ABI 1.4, issue 16; what they share: nn_common.h)
  *   checks.cu      index bounds checked on the device, reported by deferred_error
  *   exchange.cu    wrap and buffer_address: other libraries' CUDA memory (DLPack)
  *
@@ -210,9 +212,10 @@ class bpcu_scope {
     /* buffer entries; queues: the entry queues device work (a write),
      * named in a lost-device report */
     bpcu_scope(bpcu_device *d, const char *op, bool queues);
-    /* op entries (out2: a second output, or NULL; NULL inputs are skipped) */
+    /* op entries (out2, out3: further outputs, or NULL; NULL inputs are skipped) */
     bpcu_scope(bpcu_device *d, const char *op, const bp_view *out,
-               std::initializer_list<const bp_view *> inputs, const bp_view *out2 = NULL);
+               std::initializer_list<const bp_view *> inputs, const bp_view *out2 = NULL,
+               const bp_view *out3 = NULL);
     ~bpcu_scope();
     bpcu_scope(const bpcu_scope &) = delete;
     bpcu_scope &operator=(const bpcu_scope &) = delete;
@@ -221,7 +224,7 @@ class bpcu_scope {
   private:
     void enter(const char *op, bool queues);
     bpcu_device *d_;
-    bpcu_buf *out_, *out2_;
+    bpcu_buf *outs_[3];
     CUcontext saved_;
     bool switched_, clean_;
     const char *outer_op_;

@@ -185,15 +185,16 @@ bpcu_ctx_guard::~bpcu_ctx_guard()
 }
 
 bpcu_scope::bpcu_scope(bpcu_device *d, const char *op, bool queues)
-    : status(BP_OK), d_(d), out_(NULL), out2_(NULL), saved_(NULL), switched_(false),
+    : status(BP_OK), d_(d), outs_{NULL, NULL, NULL}, saved_(NULL), switched_(false),
       clean_(false), outer_op_(current_op)
 {
     enter(op, queues);
 }
 
 bpcu_scope::bpcu_scope(bpcu_device *d, const char *op, const bp_view *out,
-                       std::initializer_list<const bp_view *> inputs, const bp_view *out2)
-    : status(BP_OK), d_(d), out_(NULL), out2_(NULL), saved_(NULL), switched_(false),
+                       std::initializer_list<const bp_view *> inputs, const bp_view *out2,
+                       const bp_view *out3)
+    : status(BP_OK), d_(d), outs_{NULL, NULL, NULL}, saved_(NULL), switched_(false),
       clean_(false), outer_op_(current_op)
 {
     enter(op, true);
@@ -203,16 +204,13 @@ bpcu_scope::bpcu_scope(bpcu_device *d, const char *op, const bp_view *out,
     for (const bp_view *v : inputs)
         if (status == BP_OK && v)
             status = bpcu_materialize(d, (bpcu_buf *)v->buffer, d->stream);
-    if (status == BP_OK && out) {
-        status = bpcu_materialize(d, (bpcu_buf *)out->buffer, d->stream);
-        if (status == BP_OK)
-            out_ = (bpcu_buf *)out->buffer;
-    }
-    if (status == BP_OK && out2) {
-        status = bpcu_materialize(d, (bpcu_buf *)out2->buffer, d->stream);
-        if (status == BP_OK)
-            out2_ = (bpcu_buf *)out2->buffer;
-    }
+    const bp_view *outs[3] = {out, out2, out3};
+    for (int k = 0; k < 3; k++)
+        if (status == BP_OK && outs[k]) {
+            status = bpcu_materialize(d, (bpcu_buf *)outs[k]->buffer, d->stream);
+            if (status == BP_OK)
+                outs_[k] = (bpcu_buf *)outs[k]->buffer;
+        }
 }
 
 void bpcu_scope::enter(const char *op, bool queues)
@@ -243,11 +241,10 @@ void bpcu_scope::enter(const char *op, bool queues)
 bpcu_scope::~bpcu_scope()
 {
     /* behind whatever the op queued (nothing, if it failed before) */
-    bpcu_buf *outs[2] = {out_, out2_};
-    for (int k = 0; k < 2; k++) {
-        if (!outs[k])
+    for (int k = 0; k < 3; k++) {
+        if (!outs_[k])
             continue;
-        cudaError_t e = bpcu_mark_written(d_, outs[k], d_->stream);
+        cudaError_t e = bpcu_mark_written(d_, outs_[k], d_->stream);
         if (e != cudaSuccess)
             bpcu_note_lost(d_, e);
     }

@@ -4,7 +4,7 @@
  * comment in opcodes.h promises, a dtype the support table (support.c)
  * declares, and the entry's scope (errors.cu: lost devices, the caller's
  * context, the outputs' memory and ready events). An op the table lists as
- * not implemented yet (nn.h's, issue 16) is BP_ERR_UNSUPPORTED_OP with the
+ * not implemented yet (a NOT_YET row) is BP_ERR_UNSUPPORTED_OP with the
  * table's reason; so is an op code this build does not know (appended by a
  * later ABI). */
 #include <string.h>
@@ -64,15 +64,69 @@ static bool route_of(bp_op op, route *r)
     case BP_OP_GEMM:
         *r = route{bpcu_more_gemm, 3, 1};
         return true;
+    case BP_OP_CONV:
+        *r = route{bpcu_nn_conv, 3, 1};
+        return true;
+    case BP_OP_CONV_TRANSPOSE:
+        *r = route{bpcu_nn_conv_transpose, 3, 1};
+        return true;
+    case BP_OP_MAX_POOL:
+        *r = route{bpcu_nn_pool, 1, 2};
+        return true;
+    case BP_OP_AVERAGE_POOL:
+        *r = route{bpcu_nn_pool, 1, 1};
+        return true;
+    case BP_OP_LRN:
+        *r = route{bpcu_nn_lrn, 1, 1};
+        return true;
+    case BP_OP_BATCH_NORM:
+        *r = route{bpcu_nn_norm, 5, 1};
+        return true;
+    case BP_OP_INSTANCE_NORM:
+        *r = route{bpcu_nn_norm, 3, 1};
+        return true;
+    case BP_OP_LAYER_NORM:
+        *r = route{bpcu_nn_norm, 3, 3};
+        return true;
+    case BP_OP_RMS_NORM:
+        *r = route{bpcu_nn_norm, 2, 1};
+        return true;
+    case BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS:
+        *r = route{bpcu_nn_loss, 3, 2};
+        return true;
+    case BP_OP_NLL_LOSS:
+        *r = route{bpcu_nn_loss, 3, 1};
+        return true;
+    case BP_OP_RESIZE:
+        *r = route{bpcu_nn_resize, 1, 1};
+        return true;
     default:
         return false;
     }
 }
 
-/* Inputs that may be left out (NULL): clip's bounds, gemm's c. */
+/* Inputs that may be left out (NULL): clip's bounds, gemm's c, the
+ * convolutions' bias, layer_norm's bias, rms_norm's scale, the losses'
+ * weights (opcodes.h). */
 static bool optional_input(bp_op op, int32_t k)
 {
-    return (op == BP_OP_CLIP && k >= 1) || (op == BP_OP_GEMM && k == 2);
+    switch (op) {
+    case BP_OP_CLIP: return k >= 1;
+    case BP_OP_GEMM: case BP_OP_CONV: case BP_OP_CONV_TRANSPOSE: case BP_OP_LAYER_NORM:
+    case BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS: case BP_OP_NLL_LOSS:
+        return k == 2;
+    case BP_OP_RMS_NORM: return k == 1;
+    default: return false;
+    }
+}
+
+/* Outputs that may be left out (NULL): max_pool's indices, layer_norm's
+ * mean and inv_std, softmax_cross_entropy_loss's log_prob. The first
+ * output is always there. */
+static bool optional_output(bp_op op, int32_t k)
+{
+    return k >= 1 && (op == BP_OP_MAX_POOL || op == BP_OP_LAYER_NORM ||
+                      op == BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS);
 }
 
 bp_status bpcu_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
@@ -81,7 +135,7 @@ bp_status bpcu_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
     bpcu_device *d = (bpcu_device *)dev;
     route r;
     if (!route_of(op, &r)) {
-        const char *why = bpcu_op_missing(op); /* a NOT_YET row: nn.h's ops */
+        const char *why = bpcu_op_missing(op); /* a NOT_YET row */
         if (why)
             return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: %s is %s", bp_op_name(op), why);
         return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: op code %d (%s) is not implemented by "
@@ -91,7 +145,7 @@ bp_status bpcu_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
     for (int32_t k = 0; ok && k < n_in; k++)
         ok = in[k] || optional_input(op, k);
     for (int32_t k = 0; ok && k < n_out; k++)
-        ok = out[k] != NULL;
+        ok = out[k] || optional_output(op, k);
     if (!ok)
         return bpcu_fail(d, BP_ERR_INVALID_ARGUMENT, "cuda: %s takes %d inputs and %d outputs "
                          "(opcodes.h), not %d and %d", bp_op_name(op), (int)r.n_in,
@@ -115,7 +169,8 @@ bp_status bpcu_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
         c.in[k] = in[k];
     for (int32_t k = 0; k < n_out; k++)
         c.out[k] = out[k];
-    bpcu_scope scope(d, bp_op_name(op), c.out[0], {c.in[0], c.in[1], c.in[2]}, c.out[1]);
+    bpcu_scope scope(d, bp_op_name(op), c.out[0], {c.in[0], c.in[1], c.in[2], c.in[3], c.in[4]},
+                     c.out[1], c.out[2]);
     if (scope.status != BP_OK)
         return scope.status;
     return r.fn(d, &c);

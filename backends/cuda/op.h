@@ -11,8 +11,8 @@
 typedef struct bpcu_opcall {
     bp_op op;
     bp_op_params p;                /* the core's, zero beyond what it sent */
-    const bp_view *in[3];          /* NULL: an optional input not given (or none) */
-    const bp_view *out[2];         /* out[1]: NULL unless the op has two outputs */
+    const bp_view *in[5];          /* NULL: an optional input not given (or none) */
+    const bp_view *out[3];         /* NULL: an optional output not wanted (or none) */
 } bpcu_opcall;
 
 /* elementwise_more.cu: the functions of one tensor (all but clip) and of two */
@@ -34,6 +34,17 @@ bp_status bpcu_more_gather(bpcu_device *d, const bpcu_opcall *c);
 bp_status bpcu_more_scatter(bpcu_device *d, const bpcu_opcall *c);
 /* gemm.cu */
 bp_status bpcu_more_gemm(bpcu_device *d, const bpcu_opcall *c);
+/* nn.h's ops (issue 16; nn_common.h): conv.cu, conv_transpose.cu, pool.cu
+ * (MAX_POOL, AVERAGE_POOL), lrn.cu, norm.cu (BATCH_NORM, INSTANCE_NORM,
+ * LAYER_NORM, RMS_NORM), loss.cu (SOFTMAX_CROSS_ENTROPY_LOSS, NLL_LOSS),
+ * resize.cu */
+bp_status bpcu_nn_conv(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_nn_conv_transpose(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_nn_pool(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_nn_lrn(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_nn_norm(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_nn_loss(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_nn_resize(bpcu_device *d, const bpcu_opcall *c);
 
 /* The leading axes of a view whose last axis is the op's (rows), for the
  * ops along one axis: row r's first element is at sum c_k * strides[k]. */

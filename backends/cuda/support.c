@@ -10,7 +10,6 @@
 
 #define ROW(NAME, accepts) {BP_OP_##NAME, accepts, accepts, NULL}
 #define NOT_YET(NAME, accepts, why) {BP_OP_##NAME, accepts, 0, why}
-#define NN_WHY "not yet implemented on cuda (issue 16); use binary or blas_cpu"
 
 static const bpcu_support table[] = {
     /* elementwise: elementwise_more.cu, clip.cu */
@@ -39,15 +38,17 @@ static const bpcu_support table[] = {
     ROW(GATHER_ND, BPCU_ALL), ROW(SCATTER_ELEMENTS, BPCU_ALL), ROW(SCATTER_ND, BPCU_ALL),
     /* gemm.cu */
     ROW(GEMM, BPCU_NUMERIC),
-    /* nn.h's ops (issue 16): none on cuda yet; the core refuses them here */
-    NOT_YET(CONV, BPCU_FLOATS, NN_WHY), NOT_YET(CONV_TRANSPOSE, BPCU_FLOATS, NN_WHY),
-    NOT_YET(MAX_POOL, BPCU_NUMERIC, NN_WHY), NOT_YET(AVERAGE_POOL, BPCU_FLOATS, NN_WHY),
-    NOT_YET(LRN, BPCU_FLOATS, NN_WHY), NOT_YET(BATCH_NORM, BPCU_FLOATS, NN_WHY),
-    NOT_YET(INSTANCE_NORM, BPCU_FLOATS, NN_WHY), NOT_YET(LAYER_NORM, BPCU_FLOATS, NN_WHY),
-    NOT_YET(RMS_NORM, BPCU_FLOATS, NN_WHY),
-    NOT_YET(SOFTMAX_CROSS_ENTROPY_LOSS, BPCU_FLOATS, NN_WHY),
-    NOT_YET(NLL_LOSS, BPCU_FLOATS, NN_WHY),
-    NOT_YET(RESIZE, BPCU_NUMERIC, NN_WHY), /* linear and cubic: floats (nn.h) */
+    /* nn.h's ops (issue 16): conv.cu, conv_transpose.cu (im2col / col2im + cuBLAS),
+     * pool.cu, lrn.cu, norm.cu, loss.cu, resize.cu (resize's linear and cubic
+     * modes: floats, as the core accepts them) */
+    ROW(CONV, BPCU_FLOATS), ROW(CONV_TRANSPOSE, BPCU_FLOATS),
+    ROW(MAX_POOL, BPCU_NUMERIC), ROW(AVERAGE_POOL, BPCU_FLOATS),
+    ROW(LRN, BPCU_FLOATS), ROW(BATCH_NORM, BPCU_FLOATS),
+    ROW(INSTANCE_NORM, BPCU_FLOATS), ROW(LAYER_NORM, BPCU_FLOATS),
+    ROW(RMS_NORM, BPCU_FLOATS),
+    ROW(SOFTMAX_CROSS_ENTROPY_LOSS, BPCU_FLOATS),
+    ROW(NLL_LOSS, BPCU_FLOATS),
+    ROW(RESIZE, BPCU_NUMERIC),
 };
 
 const bpcu_support *bpcu_support_table(size_t *rows)
