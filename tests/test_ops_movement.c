@@ -292,6 +292,51 @@ Test(movement, pad_of_an_empty_tensor_is_all_padding)
     bp_context_destroy(ctx);
 }
 
+/* pad fills only the borders and copies the interior: every element must be
+ * written by exactly one of them, whatever the output's memory held before
+ * (a buffer filled with a sentinel and released first, so that the
+ * allocator's cache is likely to hand it back). Odd extents, padding on
+ * some axes only, rank 1 to 4, and widths that are not a multiple of a
+ * vector. */
+static void check_pad_reused(bp_backend *be, bp_dtype dt, int32_t rank, const int64_t *s,
+                             const int64_t *before, const int64_t *after)
+{
+    int64_t so[BP_MAX_RANK];
+    for (int32_t k = 0; k < rank; k++)
+        so[k] = before[k] + s[k] + after[k];
+    bp_tensor *junk = NULL;
+    BPT_OK(bp_full(be, dt, rank, so, 99, &junk));
+    bp_tensor_release(junk);
+    cf_array x = iota_array(dt, rank, s, 1), want;
+    cr_assert(cf_oracle_pad(&x, before, after, -3, &want));
+    bp_tensor *t = bpt_tensor_of(be, &x), *o = NULL;
+    BPT_OK(bp_pad(t, before, after, -3, &o));
+    bpt_expect_meta("pad", o, dt, rank, so);
+    expect_and_free("pad over a reused buffer", o, &x, &want);
+    bp_tensor_release(t);
+    bp_tensor_release(o);
+}
+
+Test(movement, pad_border_fill_writes_each_element_once_with_odd_shapes)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        check_pad_reused(be, BP_F32, 1, (int64_t[]){13}, (int64_t[]){3}, (int64_t[]){0});
+        check_pad_reused(be, BP_F32, 2, (int64_t[]){37, 29}, (int64_t[]){1, 1},
+                         (int64_t[]){1, 1});
+        check_pad_reused(be, BP_F64, 3, (int64_t[]){3, 5, 7}, (int64_t[]){1, 0, 2},
+                         (int64_t[]){2, 3, 0});
+        check_pad_reused(be, BP_I32, 3, (int64_t[]){2, 9, 3}, (int64_t[]){0, 0, 0},
+                         (int64_t[]){0, 0, 0});
+        check_pad_reused(be, BP_U8, 4, (int64_t[]){2, 3, 1, 5}, (int64_t[]){0, 2, 3, 0},
+                         (int64_t[]){1, 0, 2, 11});
+        check_pad_reused(be, BP_F32, 2, (int64_t[]){129, 67}, (int64_t[]){0, 5},
+                         (int64_t[]){7, 0});
+    }
+    bp_context_destroy(ctx);
+}
+
 /* ---- gather (ONNX) --------------------------------------------------------------------------- */
 
 static void check_gather(bp_dtype idx_dt, int32_t axis, int32_t ri, const int64_t *si,

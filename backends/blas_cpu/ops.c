@@ -1,6 +1,7 @@
 /* The op entries: the reference kernels (binary.h) run over slabs of the
  * views (bpc_split), plus the vmath overrides where blas_cpu computes
- * differently (f32 EXP, f32 SOFTMAX, a dense f32/f64 SUM/MEAN to one value).
+ * differently (f32 EXP, f32 SOFTMAX, f32 POW, a dense f32/f64 SUM/MEAN to
+ * one value).
  * Every other result is bit-identical to the binary backend's, because it is
  * computed by the same code: cutting a view changes which thread computes an
  * element, never how. */
@@ -69,10 +70,30 @@ bp_status bpc_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
                      bpb_numel(out) * weight(op, x->dtype), unary_slab, &a);
 }
 
+/* f32 pow by bpc_vpow_f32 where the output and the base run densely and the
+ * exponent densely or as one value; everything else by the reference. */
+static bool vpow_slab(const bp_view *a, const bp_view *b, const bp_view *out)
+{
+    bpb_iter it;
+    int64_t pos[3];
+    bpb_iter_init(&it, 3, (const bp_view *[]){out, a, b});
+    if (it.inner_stride[0] != 1 || it.inner_stride[1] != 1 ||
+        (it.inner_stride[2] != 1 && it.inner_stride[2] != 0))
+        return false;
+    const float *pa = (const float *)bpb_base(a), *pb = (const float *)bpb_base(b);
+    float *po = (float *)bpb_base(out);
+    while (bpb_iter_next(&it, pos))
+        bpc_vpow_f32(pa + pos[1], pb + pos[2], it.inner_stride[2], po + pos[0], it.inner);
+    return true;
+}
+
 static bp_status binary_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
                              int64_t hi)
 {
-    return bpb_binary(d, ((const op_args *)args)->op, &v[1], &v[2], &v[0]);
+    bp_op op = ((const op_args *)args)->op;
+    if (op == BP_OP_POW && v[1].dtype == BP_F32 && vpow_slab(&v[1], &v[2], &v[0]))
+        return BP_OK;
+    return bpb_binary(d, op, &v[1], &v[2], &v[0]);
 }
 
 bp_status bpc_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out)

@@ -144,6 +144,44 @@ static inline double tanh_core(double v)
     return copysign(y, v);
 }
 
+/* expm1(u) for |u| <= ln2/2: u + u^2 (1/2! + u/3! + ... + u^11/13!), the
+ * Taylor series cut after u^13 (truncation < 2e-17 relative at the ends).
+ * No cancellation: u^2 P(u) is at most a fifth of |u|. */
+static inline double expm1_small(double u)
+{
+    double p = 1.0 / 6227020800.0;
+    p = p * u + 1.0 / 479001600.0;
+    p = p * u + 1.0 / 39916800.0;
+    p = p * u + 1.0 / 3628800.0;
+    p = p * u + 1.0 / 362880.0;
+    p = p * u + 1.0 / 40320.0;
+    p = p * u + 1.0 / 5040.0;
+    p = p * u + 1.0 / 720.0;
+    p = p * u + 1.0 / 120.0;
+    p = p * u + 1.0 / 24.0;
+    p = p * u + 1.0 / 6.0;
+    p = p * u + 0.5;
+    return u + (u * u) * p;
+}
+
+/* tanh in double to a few ulp (tanh_core's 1 - e cancels for small |x|:
+ * ~1e-16 / |x| relative, fine once rounded to f32, not in f64). With
+ * t = |x|: below ln2/4, -m / (2 + m) with m = expm1(-2t) from its series;
+ * above, (1 - e) / (1 + e) with e = exp(-2t) <= 1/sqrt(2), so 1 - e keeps
+ * all but ~2 bits; t clamped at 20, where tanh is 1 in double. Both sides
+ * computed, one selected (branch-free, one division). NaN: patched. */
+#define TANH_SMALL 0.17328679513998632 /* ln2 / 4 */
+static inline double tanh_core_f64(double v)
+{
+    double t = fabs(v);
+    double m = expm1_small(-2.0 * (t < TANH_SMALL ? t : TANH_SMALL));
+    double e = bpc_exp_core(-2.0 * (t < 20.0 ? t : 20.0));
+    int small = t < TANH_SMALL;
+    double num = small ? -m : 1.0 - e;
+    double den = small ? 2.0 + m : 1.0 + e;
+    return copysign(num / den, v);
+}
+
 static inline double sin_core(double v)
 {
     double s, c;
@@ -195,6 +233,10 @@ BPC_CLONES static void u_tanh_f32(const float *restrict x, float *restrict o, in
 {
     PATCHED(float, x, o, n, v == v, 0.0, tanh_core(v), tanh(v))
 }
+BPC_CLONES static void u_tanh_f64(const double *restrict x, double *restrict o, int64_t n)
+{
+    PATCHED(double, x, o, n, v == v, 0.0, tanh_core_f64(v), tanh(v))
+}
 BPC_CLONES static void u_sigmoid_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED(float, x, o, n, IN_EXP, 0.0, 1.0 / (1.0 + bpc_exp_core(-v)), 1.0 / (1.0 + exp(-v)))
@@ -245,7 +287,7 @@ bool bpc_vunary(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n)
     case BP_OP_SIN: f = u_sin_f32; break;
     case BP_OP_COS: f = u_cos_f32; break;
     case BP_OP_TAN: f = u_tan_f32; break;
-    case BP_OP_TANH: f = u_tanh_f32; break;
+    case BP_OP_TANH: f = u_tanh_f32, d = u_tanh_f64; break;
     case BP_OP_SIGMOID: f = u_sigmoid_f32, d = u_sigmoid_f64; break;
     case BP_OP_SQRT: f = u_sqrt_f32, d = u_sqrt_f64; break;
     case BP_OP_RSQRT: f = u_rsqrt_f32, d = u_rsqrt_f64; break;

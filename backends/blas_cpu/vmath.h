@@ -191,6 +191,12 @@ static inline void bpc_sincos_core(double x, double *s_out, double *c_out)
  * with n = 0 asks whether it has one). */
 bool bpc_vunary(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n);
 
+/* o[i] = pow(a[i], b[i * b_stride]) in f32 for n contiguous elements, a and
+ * o dense, b dense (b_stride 1) or one exponent (0): within one f32 ulp of
+ * the reference (float)pow((double)a, (double)b), its bits outside the fast
+ * range (vpow.c). */
+void bpc_vpow_f32(const float *a, const float *b, int64_t b_stride, float *o, int64_t n);
+
 /* ---- reductions of one dense row ---------------------------------------- */
 /* max (is_max) or min of n >= 1 elements, the first one on ties of equal
  * value (so +0 and -0 come out as the reference's), NaN if any is NaN (the

@@ -224,6 +224,37 @@ bp_status bp_broadcast_to(const bp_tensor *x, int32_t rank, const int64_t *shape
 
 /* ---- pad ------------------------------------------------------------------- */
 
+/* Fill only the padding of dst (the whole output, dense) around an interior
+ * of shape `inner` that starts at `before`: for each axis k, the slab before
+ * and the slab after the interior along k, spanning the interior's extent on
+ * the axes before k and the full extent on the axes after k. These slabs are
+ * disjoint and, with the interior (written by the copy), cover every element
+ * of the output once, so no byte is written twice (filling everything, then
+ * copying the interior over it, wrote most of them twice). */
+static bp_status pad_fill_borders(bp_backend *be, const bp_view *dst, const int64_t *inner,
+                                  const int64_t *before, const int64_t *after,
+                                  const void *scalar)
+{
+    bp_view part = *dst; /* axes < k: the interior's range; axes >= k: all */
+    for (int32_t k = 0; k < dst->rank; k++) {
+        int64_t stride = dst->strides[k];
+        if (before[k] > 0) {
+            bp_view b = part;
+            b.shape[k] = before[k];
+            BP__TRY(BP__OP_CALL(be, "pad (fill)", fill, &b, scalar));
+        }
+        if (after[k] > 0) {
+            bp_view a = part;
+            view_advance(&a, (before[k] + inner[k]) * stride);
+            a.shape[k] = after[k];
+            BP__TRY(BP__OP_CALL(be, "pad (fill)", fill, &a, scalar));
+        }
+        view_advance(&part, before[k] * stride);
+        part.shape[k] = inner[k];
+    }
+    return BP_OK;
+}
+
 bp_status bp_pad(const bp_tensor *x, const int64_t *before, const int64_t *after, double value,
                  bp_tensor **out)
 {
@@ -261,7 +292,8 @@ bp_status bp_pad(const bp_tensor *x, const int64_t *before, const int64_t *after
     bp__view_dense(res, &dst);
     unsigned char scalar[16];
     bp_elem_store_f64(x->dtype, scalar, value);
-    bp_status st = BP__OP_CALL(be, "pad (fill)", fill, &dst, scalar);
+    bp_status st = x->numel == 0 ? BP__OP_CALL(be, "pad (fill)", fill, &dst, scalar)
+                                 : pad_fill_borders(be, &dst, x->shape, before, after, scalar);
     if (st != BP_OK) {
         bp_tensor_release(res);
         return st;

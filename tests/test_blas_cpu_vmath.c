@@ -1,0 +1,169 @@
+/* blas_cpu's vectorised kernels added for issue 14's second round, against
+ * the binary reference: f64 tanh (its small-argument branch, the switch
+ * between the two formulas, the IEEE limits) and f32 pow (specials patched
+ * with the reference's bits, broadcast operands). Lengths
+ * are not a multiple of the vector width or of the kernels' chunk. Skipped
+ * when the plugin was not built (no OpenBLAS). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpt.h"
+#include "expect.h"
+
+static bp_context *two_backends(bp_backend **bin, bp_backend **blas)
+{
+    bp_context *ctx = bpt_context();
+    BPT_OK(bp_backend_get(ctx, "binary", bin));
+    if (bp_backend_get(ctx, "blas_cpu", blas) != BP_OK) {
+        bp_context_destroy(ctx);
+        cr_skip_test("the blas_cpu plugin is not available: %s", bp_last_error());
+    }
+    return ctx;
+}
+
+/* Element i of an f32 or f64 tensor, as a double (malloc'd copy). */
+static double *values_of(const bp_tensor *t)
+{
+    int64_t n = bp_tensor_numel(t);
+    size_t nb = bp_tensor_nbytes(t);
+    void *p = malloc(nb ? nb : 1);
+    double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    cr_assert(p && v);
+    BPT_OK(bp_tensor_to_host(t, p, nb));
+    for (int64_t i = 0; i < n; i++)
+        v[i] = bp_tensor_dtype(t) == BP_F64 ? ((double *)p)[i] : ((float *)p)[i];
+    free(p);
+    return v;
+}
+
+/* Every element of got equals want (both NaN, or the same value with the
+ * same sign of zero) or lies within rel * |want| + tiny (tiny: one step of
+ * the subnormals, where a relative bound means nothing). */
+static void expect_close(const char *what, const bp_tensor *want, const bp_tensor *got,
+                         double rel, double tiny)
+{
+    int64_t n = bp_tensor_numel(want), off = 0;
+    cr_assert_eq(n, bp_tensor_numel(got), "%s: sizes differ", what);
+    double *w = values_of(want), *g = values_of(got);
+    for (int64_t i = 0; i < n; i++) {
+        bool same = (w[i] != w[i] && g[i] != g[i]) ||
+                    (w[i] == g[i] && signbit(w[i]) == signbit(g[i])) ||
+                    (w[i] == w[i] && fabs(w[i] - g[i]) <= rel * fabs(w[i]) + tiny);
+        if (!same && off++ < 3)
+            cr_log_error("%s: element %lld: %.17g, want %.17g", what, (long long)i, g[i], w[i]);
+    }
+    cr_expect_eq(off, 0, "%s: %lld elements apart", what, (long long)off);
+    free(w);
+    free(g);
+}
+
+/* f64 tanh: the binary backend's libm against blas_cpu's kernel, within
+ * 1e-15 relative (the kernel is within 3 ulp; the conformance file allows
+ * 512). Arguments dense around 0, around the switch at ln2/4, through the
+ * range where tanh leaves 1, and the specials. */
+Test(blas_cpu_vmath, tanh_f64_kernel_near_zero_at_its_switch_and_at_the_limits)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    enum { N = 40009 };
+    double *v = malloc(N * sizeof *v);
+    cr_assert(v);
+    for (int64_t i = 0; i < N; i++) {
+        double u = (double)((i * 7919) % 10007) / 10007.0 - 0.5; /* [-0.5, 0.5) */
+        switch (i % 5) {
+        case 0: v[i] = u * 0.7; break;                                  /* both sides of the switch */
+        case 1: v[i] = 0.17328679513998632 * (1.0 + u * 1e-6); break;  /* at the switch */
+        case 2: v[i] = ldexp(u, -(int)(i % 60)); break;                 /* tiny, subnormal-free */
+        case 3: v[i] = u * 50.0; break;                                 /* saturating */
+        default: v[i] = u * 8.0; break;
+        }
+    }
+    static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, 1e-310,
+                                     -4e-320, 0x1p-1022, 19.06, 20.0, -20.5, 710.0, 1e300};
+    for (size_t k = 0; k < sizeof special / sizeof special[0]; k++)
+        v[k * 11] = special[k];
+    bp_tensor *x0 = bpt_tensor(bin, BP_F64, 1, (int64_t[]){N}, v), *x1 = NULL;
+    BPT_OK(bp_backend_copy(x0, blas, &x1));
+    bp_tensor *r0 = NULL, *r1 = NULL;
+    BPT_OK(bp_unary(BP_OP_TANH, x0, &r0));
+    BPT_OK(bp_unary(BP_OP_TANH, x1, &r1));
+    expect_close("tanh f64", r0, r1, 1e-15, 0x1p-1074);
+    bp_tensor_release(r0), bp_tensor_release(r1);
+    bp_tensor_release(x0), bp_tensor_release(x1);
+    free(v);
+    bp_context_destroy(ctx);
+}
+
+/* f32 pow: within one f32 ulp of the reference (a result whose exact value
+ * lies at or near a rounding boundary may round the other way: 2^-150, a
+ * tie that the reference rounds to 0, can come out as 2^-149), and the
+ * reference's own bits for every special case: zero, negative, infinite and
+ * NaN bases, infinite and NaN exponents, 1^NaN, x^0, overflow, underflow to
+ * subnormals and zero. Dense, with one broadcast exponent, and broadcast
+ * along an outer axis. */
+Test(blas_cpu_vmath, pow_f32_kernel_specials_broadcast_and_odd_lengths)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    enum { N = 30011 };
+    double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    cr_assert(a && b);
+    for (int64_t i = 0; i < N; i++) {
+        double u = (double)((i * 7919) % 10007) / 10007.0; /* [0, 1) */
+        double w = (double)((i * 104729) % 9973) / 9973.0;
+        switch (i % 4) {
+        case 0: a[i] = 0.1 + 9.9 * u, b[i] = 8.0 * w - 4.0; break;
+        case 1: a[i] = ldexp(u, (int)(i % 200) - 100), b[i] = 2.0 * w - 1.0; break;
+        case 2: a[i] = 4.0 * u, b[i] = 300.0 * w - 150.0; break;        /* overflow, underflow */
+        default: a[i] = (double)(i % 9) - 4.0, b[i] = (double)(i % 7) - 3.0; break;
+        }
+    }
+    static const double sa[] = {0.0,  -0.0,     INFINITY, -INFINITY, NAN,  1.0,  1.0,
+                                -8.0, -2.0,     0.0,      2.0,       1e-45, 3.0, -0.0,
+                                0.5,  INFINITY, 2.0,      -1.0,      NAN,   0.0};
+    static const double sb[] = {2.0,  -1.0, 0.5,  3.0,       1.0,  NAN,  INFINITY,
+                                1.0 / 3, 3.0, -2.0, 128.0,   0.5,  -0.0, -3.0,
+                                -INFINITY, -1.0, -150.0, INFINITY, 0.0, NAN};
+    for (size_t k = 0; k < sizeof sa / sizeof sa[0]; k++)
+        a[k * 13] = sa[k], b[k * 13] = sb[k];
+    bp_tensor *a0 = bpt_tensor(bin, BP_F32, 1, (int64_t[]){N}, a), *a1 = NULL;
+    bp_tensor *b0 = bpt_tensor(bin, BP_F32, 1, (int64_t[]){N}, b), *b1 = NULL;
+    bp_tensor *e0 = bpt_tensor(bin, BP_F32, 1, (int64_t[]){1}, (double[]){-2.5}), *e1 = NULL;
+    BPT_OK(bp_backend_copy(a0, blas, &a1));
+    BPT_OK(bp_backend_copy(b0, blas, &b1));
+    BPT_OK(bp_backend_copy(e0, blas, &e1));
+    bp_tensor *r0 = NULL, *r1 = NULL;
+    BPT_OK(bp_pow(a0, b0, &r0));
+    BPT_OK(bp_pow(a1, b1, &r1));
+    expect_close("pow f32", r0, r1, 0x1p-23, 0x1p-149);
+    bp_tensor_release(r0), bp_tensor_release(r1);
+    BPT_OK(bp_pow(a0, e0, &r0)); /* one exponent for every base */
+    BPT_OK(bp_pow(a1, e1, &r1));
+    expect_close("pow f32, broadcast exponent", r0, r1, 0x1p-23, 0x1p-149);
+    bp_tensor_release(r0), bp_tensor_release(r1);
+    /* broadcast along an outer axis: a (7, 4287) base with a (1, 4287)
+     * exponent (the kernel, row by row) and a (7, 1) base with the (7, 4287)
+     * exponent (the base's stride 0: the reference) */
+    enum { R = 7, C = 4287 };
+    bp_tensor *m0 = bpt_tensor(bin, BP_F32, 2, (int64_t[]){R, C}, a), *m1 = NULL;
+    bp_tensor *w0 = bpt_tensor(bin, BP_F32, 2, (int64_t[]){1, C}, b), *w1 = NULL;
+    bp_tensor *c0 = bpt_tensor(bin, BP_F32, 2, (int64_t[]){R, 1}, a + 5), *c1 = NULL;
+    BPT_OK(bp_backend_copy(m0, blas, &m1));
+    BPT_OK(bp_backend_copy(w0, blas, &w1));
+    BPT_OK(bp_backend_copy(c0, blas, &c1));
+    BPT_OK(bp_pow(m0, w0, &r0));
+    BPT_OK(bp_pow(m1, w1, &r1));
+    expect_close("pow f32, exponent rows broadcast", r0, r1, 0x1p-23, 0x1p-149);
+    bp_tensor_release(r0), bp_tensor_release(r1);
+    BPT_OK(bp_pow(c0, m0, &r0));
+    BPT_OK(bp_pow(c1, m1, &r1));
+    expect_close("pow f32, base columns broadcast", r0, r1, 0x1p-23, 0x1p-149);
+    bp_tensor_release(r0), bp_tensor_release(r1);
+    bp_tensor_release(m0), bp_tensor_release(m1), bp_tensor_release(w0), bp_tensor_release(w1);
+    bp_tensor_release(c0), bp_tensor_release(c1);
+    bp_tensor_release(a0), bp_tensor_release(a1), bp_tensor_release(b0), bp_tensor_release(b1);
+    bp_tensor_release(e0), bp_tensor_release(e1);
+    free(a), free(b);
+    bp_context_destroy(ctx);
+}
