@@ -74,6 +74,166 @@ Test(cuda_nn, strided_conv_transpose_scatters_each_input_through_the_kernel)
     bp_context_destroy(ctx);
 }
 
+/* Small integers in [-2, 2]: every sum below is an integer of magnitude under 64,
+ * exact in every float dtype (bf16 included), so every dtype must match the
+ * double oracle exactly whatever order cuBLAS sums in. */
+static double small_int(int64_t i, int64_t mul) { return (double)((i * mul) % 5) - 2.0; }
+
+/* 2-D, two images, two groups of two input and two output channels: unlike
+ * the 1-D case above (one channel per group, one output channel), every
+ * cuBLAS dimension (m, n, k), leading dimension and group stride is > 1 here,
+ * so a swapped operand, transpose flag, lda/ldb or batch stride shows. */
+Test(cuda_nn, grouped_2d_conv_with_strides_dilations_and_pads_over_two_images)
+{
+    bp_backend *be;
+    bp_context *ctx = cuda(&be);
+    enum { N = 2, C = 4, M = 4, G = 2, H = 5, W = 6, KH = 2, KW = 2 };
+    const int64_t st[2] = {1, 2}, dl[2] = {2, 1}, pb[2] = {1, 0}, pe[2] = {0, 1};
+    const int64_t OH = (H + pb[0] + pe[0] - dl[0] * (KH - 1) - 1) / st[0] + 1;
+    const int64_t OW = (W + pb[1] + pe[1] - dl[1] * (KW - 1) - 1) / st[1] + 1;
+    const int64_t sx[4] = {N, C, H, W}, sw[4] = {M, C / G, KH, KW}, sb[1] = {M};
+    const int64_t sy[4] = {N, M, OH, OW};
+    double xv[N * C * H * W], wv[M * (C / G) * KH * KW], bv[M], want[N * M * 4 * 3];
+    cr_assert(OH == 4 && OW == 3);
+    for (int64_t i = 0; i < N * C * H * W; i++)
+        xv[i] = small_int(i, 7);
+    for (int64_t i = 0; i < M * (C / G) * KH * KW; i++)
+        wv[i] = small_int(i, 3);
+    for (int64_t m = 0; m < M; m++)
+        bv[m] = (double)m - 1.0;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    double v = bv[m];
+                    for (int64_t ci = 0; ci < C / G; ci++)
+                        for (int64_t kh = 0; kh < KH; kh++)
+                            for (int64_t kw = 0; kw < KW; kw++) {
+                                const int64_t ih = oh * st[0] + kh * dl[0] - pb[0];
+                                const int64_t iw = ow * st[1] + kw * dl[1] - pb[1];
+                                const int64_t c = m / (M / G) * (C / G) + ci;
+                                if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                                    v += wv[((m * (C / G) + ci) * KH + kh) * KW + kw] *
+                                         xv[((n * C + c) * H + ih) * W + iw];
+                            }
+                    want[((n * M + m) * OH + oh) * OW + ow] = v;
+                }
+    bp_window win = BP_WINDOW_INIT;
+    win.groups = G;
+    for (int j = 0; j < 2; j++) {
+        win.strides[j] = st[j];
+        win.dilations[j] = dl[j];
+        win.pads[j] = pb[j];
+        win.pads[2 + j] = pe[j];
+    }
+    for (int k = 0; k < 4; k++) {
+        bp_tensor *x = bpt_tensor(be, floats[k], 4, sx, xv), *w = bpt_tensor(be, floats[k], 4, sw, wv);
+        bp_tensor *b = bpt_tensor(be, floats[k], 1, sb, bv), *y = NULL;
+        BPT_OK(bp_conv(x, w, b, &win, &y));
+        bpt_expect("conv 2-D grouped", y, floats[k], 4, sy, want, bpt_exact());
+        bp_tensor_release(y);
+        BPT_OK(bp_conv(x, w, NULL, &win, &y)); /* no bias */
+        double nb[N * M * 4 * 3];
+        for (int64_t i = 0; i < N * M * OH * OW; i++)
+            nb[i] = want[i] - bv[i / (OH * OW) % M];
+        bpt_expect("conv 2-D grouped, no bias", y, floats[k], 4, sy, nb, bpt_exact());
+        bp_tensor_release(y);
+        bp_tensor_release(x);
+        bp_tensor_release(w);
+        bp_tensor_release(b);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* conv_transpose's oracle: y[n, m, o] = bias[m] + the sum over m's group's
+ * channels c, taps k and inputs j with o = j st + k dl - pb of w[c, m % mg, k]
+ * x[n, c, j]. */
+static void transpose_oracle(const double *xv, const double *wv, const double *bv, int64_t N,
+                             int64_t C, int64_t M, int64_t G, const int64_t *in,
+                             const int64_t *kern, const int64_t *st, const int64_t *dl,
+                             const int64_t *pb, const int64_t *out, double *want)
+{
+    const int64_t cg = C / G, mg = M / G;
+    for (int64_t i = 0; i < N * M * out[0] * out[1]; i++)
+        want[i] = bv[i / (out[0] * out[1]) % M];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t mi = 0; mi < mg; mi++)
+                for (int64_t jh = 0; jh < in[0]; jh++)
+                    for (int64_t jw = 0; jw < in[1]; jw++)
+                        for (int64_t kh = 0; kh < kern[0]; kh++)
+                            for (int64_t kw = 0; kw < kern[1]; kw++) {
+                                const int64_t oh = jh * st[0] + kh * dl[0] - pb[0];
+                                const int64_t ow = jw * st[1] + kw * dl[1] - pb[1];
+                                const int64_t m = c / cg * mg + mi;
+                                if (oh < 0 || oh >= out[0] || ow < 0 || ow >= out[1])
+                                    continue;
+                                want[((n * M + m) * out[0] + oh) * out[1] + ow] +=
+                                    wv[((c * mg + mi) * kern[0] + kh) * kern[1] + kw] *
+                                    xv[((n * C + c) * in[0] + jh) * in[1] + jw];
+                            }
+}
+
+/* As the grouped 2-D conv above, for conv_transpose (w (C, M/g, k...) used
+ * transposed by cuBLAS): output_padding, then output_shape past the natural
+ * extent (a negative end pad). */
+Test(cuda_nn, grouped_2d_conv_transpose_with_output_padding_and_a_negative_end_pad)
+{
+    bp_backend *be;
+    bp_context *ctx = cuda(&be);
+    enum { N = 2, C = 4, M = 4, G = 2, H = 3, W = 2, KH = 2, KW = 3 };
+    const int64_t in[2] = {H, W}, kern[2] = {KH, KW}, st[2] = {2, 1}, dl[2] = {1, 2};
+    const int64_t pb[2] = {0, 1}, pe[2] = {1, 0}, op[2] = {1, 0};
+    int64_t out[2];
+    for (int j = 0; j < 2; j++)
+        out[j] = st[j] * (in[j] - 1) + op[j] + dl[j] * (kern[j] - 1) + 1 - pb[j] - pe[j];
+    cr_assert(out[0] == 6 && out[1] == 5);
+    const int64_t sx[4] = {N, C, H, W}, sw[4] = {C, M / G, KH, KW}, sb[1] = {M};
+    double xv[N * C * H * W], wv[C * (M / G) * KH * KW], bv[M], want[N * M * 8 * 7];
+    for (int64_t i = 0; i < N * C * H * W; i++)
+        xv[i] = small_int(i, 7);
+    for (int64_t i = 0; i < C * (M / G) * KH * KW; i++)
+        wv[i] = small_int(i, 3);
+    for (int64_t m = 0; m < M; m++)
+        bv[m] = (double)m - 1.0;
+    bp_window win = BP_WINDOW_INIT;
+    win.groups = G;
+    for (int j = 0; j < 2; j++) {
+        win.strides[j] = st[j];
+        win.dilations[j] = dl[j];
+        win.pads[j] = pb[j];
+        win.pads[2 + j] = pe[j];
+        win.output_padding[j] = op[j];
+    }
+    /* output_shape (8, 7) past the natural (6, 6): end pads 6 - 8 = -2 and 6 - 7 = -1 */
+    bp_window big = BP_WINDOW_INIT;
+    big.groups = G;
+    int64_t bout[2] = {8, 7}, bpb[2] = {0, 0};
+    for (int j = 0; j < 2; j++) {
+        big.strides[j] = st[j];
+        big.dilations[j] = dl[j];
+        big.output_shape[j] = bout[j];
+    }
+    for (int k = 0; k < 4; k++) {
+        bp_tensor *x = bpt_tensor(be, floats[k], 4, sx, xv), *w = bpt_tensor(be, floats[k], 4, sw, wv);
+        bp_tensor *b = bpt_tensor(be, floats[k], 1, sb, bv), *y = NULL;
+        const int64_t sy[4] = {N, M, out[0], out[1]}, sby[4] = {N, M, bout[0], bout[1]};
+        transpose_oracle(xv, wv, bv, N, C, M, G, in, kern, st, dl, pb, out, want);
+        BPT_OK(bp_conv_transpose(x, w, b, &win, &y));
+        bpt_expect("conv_transpose 2-D grouped", y, floats[k], 4, sy, want, bpt_exact());
+        bp_tensor_release(y);
+        transpose_oracle(xv, wv, bv, N, C, M, G, in, kern, st, dl, bpb, bout, want);
+        BPT_OK(bp_conv_transpose(x, w, b, &big, &y));
+        bpt_expect("conv_transpose 2-D grouped, output_shape", y, floats[k], 4, sby, want,
+                   bpt_exact());
+        bp_tensor_release(y);
+        bp_tensor_release(x);
+        bp_tensor_release(w);
+        bp_tensor_release(b);
+    }
+    bp_context_destroy(ctx);
+}
+
 Test(cuda_nn, max_pool_gives_the_first_maximum_and_its_index_in_either_order)
 {
     bp_backend *be;
