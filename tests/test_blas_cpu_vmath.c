@@ -260,3 +260,51 @@ Test(blas_cpu_vmath, argmax_argmin_rows_ties_nan_signed_zero_and_odd_lengths)
     free(w);
     bp_context_destroy(ctx);
 }
+
+/* Gather of whole rows (the dense-block path, which prefetches the row a few
+ * indices ahead): rows of 280 and 8 bytes, index lists shorter and longer
+ * than the prefetch distance, negative indices, repeated ones, the last row;
+ * each backend's result against the rows picked by hand. */
+Test(blas_cpu_vmath, gather_rows_with_prefetch_negative_repeated_and_short_index_lists)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    enum { R = 301 };
+    static const int64_t widths[] = {70, 2};
+    static const int64_t lens[] = {1, 3, 8, 9, 37};
+    double *v = malloc(R * 70 * sizeof *v);
+    int64_t idx[37];
+    cr_assert(v);
+    for (int64_t i = 0; i < R * 70; i++)
+        v[i] = (double)i;
+    for (int64_t k = 0; k < 37; k++)
+        idx[k] = k % 4 == 1 ? -1 - (k * 13) % R : k % 5 == 2 ? idx[k - 1] : (k * 97) % R;
+    idx[0] = R - 1;
+    for (size_t w = 0; w < 2; w++)
+        for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+            int64_t c = widths[w], n = lens[l];
+            bp_tensor *x0 = bpt_tensor(bin, BP_F32, 2, (int64_t[]){R, c}, v), *x1 = NULL;
+            bp_tensor *i0 = bpt_tensor_i64(bin, BP_I64, 1, (int64_t[]){n}, idx), *i1 = NULL;
+            BPT_OK(bp_backend_copy(x0, blas, &x1));
+            BPT_OK(bp_backend_copy(i0, blas, &i1));
+            bp_tensor *r[2] = {NULL, NULL};
+            BPT_OK(bp_gather(x0, i0, 0, &r[0]));
+            BPT_OK(bp_gather(x1, i1, 0, &r[1]));
+            for (int b = 0; b < 2; b++) {
+                double *g = values_of(r[b]);
+                int64_t off = 0;
+                for (int64_t k = 0; k < n; k++) {
+                    int64_t row = idx[k] < 0 ? idx[k] + R : idx[k];
+                    for (int64_t j = 0; j < c; j++)
+                        off += g[k * c + j] != (double)(row * c + j);
+                }
+                cr_expect_eq(off, 0, "%s: width %lld, %lld indices: %lld elements wrong",
+                             b ? "blas_cpu" : "binary", (long long)c, (long long)n, (long long)off);
+                free(g);
+                bp_tensor_release(r[b]);
+            }
+            bp_tensor_release(x0), bp_tensor_release(x1), bp_tensor_release(i0), bp_tensor_release(i1);
+        }
+    free(v);
+    bp_context_destroy(ctx);
+}
