@@ -167,3 +167,144 @@ Test(blas_cpu_vmath, pow_f32_kernel_specials_broadcast_and_odd_lengths)
     free(a), free(b);
     bp_context_destroy(ctx);
 }
+
+/* The i64 results of two tensors, equal element by element. */
+static void expect_same_index(const char *what, const bp_tensor *want, const bp_tensor *got)
+{
+    int64_t n = bp_tensor_numel(want), off = 0;
+    cr_assert_eq(n, bp_tensor_numel(got), "%s: sizes differ", what);
+    int64_t *w = malloc((size_t)(n ? n : 1) * 8), *g = malloc((size_t)(n ? n : 1) * 8);
+    cr_assert(w && g);
+    BPT_OK(bp_tensor_to_host(want, w, (size_t)n * 8));
+    BPT_OK(bp_tensor_to_host(got, g, (size_t)n * 8));
+    for (int64_t i = 0; i < n; i++)
+        if (w[i] != g[i] && off++ < 3)
+            cr_log_error("%s: row %lld: %lld, want %lld", what, (long long)i, (long long)g[i],
+                         (long long)w[i]);
+    cr_expect_eq(off, 0, "%s: %lld rows apart", what, (long long)off);
+    free(w), free(g);
+}
+
+/* ARGMAX/ARGMIN of dense rows and of everything (blas_cpu's one-pass lane
+ * kernel) against the reference: rows of every length 1..70 (not multiples
+ * of the 8 or 16 lanes), ties (the first index, also when equal maxima sit
+ * in different lanes), 0 and -0 tied, infinities, a NaN at the start, in
+ * the vector part, in the tail, two NaNs, and a long run (the chunked
+ * everything-path, on threads) with a NaN late and with ties across chunks. */
+Test(blas_cpu_vmath, argmax_argmin_rows_ties_nan_signed_zero_and_odd_lengths)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    enum { R = 24, C0 = 70 };
+    double *v = malloc(R * C0 * sizeof *v);
+    cr_assert(v);
+    bp_op ops[2] = {BP_OP_ARGMAX, BP_OP_ARGMIN};
+    for (int dt = 0; dt < 2; dt++)
+        for (int64_t c = 1; c <= C0; c++) {
+            for (int64_t r = 0; r < R; r++)
+                for (int64_t i = 0; i < c; i++) {
+                    double *e = &v[r * c + i];
+                    switch (r % 8) {
+                    case 0: *e = (double)((i * 7919 + r) % 13); break;  /* many ties */
+                    case 1: *e = i % 2 ? 0.0 : -0.0; break;              /* all zero */
+                    case 2: *e = 5.0; break;                             /* all equal */
+                    case 3: *e = (double)((i * 31) % 17) - 8.0; break;
+                    case 4: *e = i == c / 2 ? INFINITY : i == c / 3 ? -INFINITY : (double)(i % 5); break;
+                    default: *e = (double)((i * 104729 + r * 7) % 9973) / 9973.0; break;
+                    }
+                }
+            v[5 * c + 0] = NAN;                   /* row 5: NaN first */
+            v[6 * c + (c - 1)] = NAN;             /* row 6: NaN last (the tail) */
+            v[7 * c + c / 2] = NAN;               /* row 7: two NaNs */
+            v[7 * c + (c - 1) / 3 + (c > 3)] = -NAN;
+            v[13 * c + c / 2] = 2.0;              /* row 13: one max, min elsewhere */
+            v[13 * c + (c - 1)] = 2.0;
+            bp_dtype t = dt ? BP_F64 : BP_F32;
+            bp_tensor *x0 = bpt_tensor(bin, t, 2, (int64_t[]){R, c}, v), *x1 = NULL;
+            BPT_OK(bp_backend_copy(x0, blas, &x1));
+            for (int k = 0; k < 2; k++) {
+                bp_tensor *r0 = NULL, *r1 = NULL;
+                BPT_OK(bp_reduce(ops[k], x0, 1, (int32_t[]){1}, false, &r0));
+                BPT_OK(bp_reduce(ops[k], x1, 1, (int32_t[]){1}, false, &r1));
+                expect_same_index(k ? "argmin rows" : "argmax rows", r0, r1);
+                bp_tensor_release(r0), bp_tensor_release(r1);
+            }
+            bp_tensor_release(x0), bp_tensor_release(x1);
+        }
+    free(v);
+
+    /* everything: long enough for the threaded chunks */
+    enum { N = 1 << 20 };
+    double *w = malloc(N * sizeof *w);
+    cr_assert(w);
+    for (int64_t i = 0; i < N; i++)
+        w[i] = (double)((i * 7919) % 10007);
+    w[3] = w[N - 5] = w[N / 2 + 1] = 20000.0; /* the max, tied across chunks */
+    w[N / 3] = w[N - 2] = -1.0;               /* the min, tied */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass)
+            w[N - 100] = NAN, w[N - 3] = NAN; /* NaNs late */
+        for (int dt = 0; dt < 2; dt++) {
+            bp_tensor *x0 = bpt_tensor(bin, dt ? BP_F64 : BP_F32, 1, (int64_t[]){N}, w), *x1 = NULL;
+            BPT_OK(bp_backend_copy(x0, blas, &x1));
+            for (int k = 0; k < 2; k++) {
+                bp_tensor *r0 = NULL, *r1 = NULL;
+                BPT_OK(bp_reduce(ops[k], x0, 0, NULL, false, &r0));
+                BPT_OK(bp_reduce(ops[k], x1, 0, NULL, false, &r1));
+                expect_same_index(k ? "argmin all" : "argmax all", r0, r1);
+                bp_tensor_release(r0), bp_tensor_release(r1);
+            }
+            bp_tensor_release(x0), bp_tensor_release(x1);
+        }
+    }
+    free(w);
+    bp_context_destroy(ctx);
+}
+
+/* Gather of whole rows (the dense-block path, which prefetches the row a few
+ * indices ahead): rows of 280 and 8 bytes, index lists shorter and longer
+ * than the prefetch distance, negative indices, repeated ones, the last row;
+ * each backend's result against the rows picked by hand. */
+Test(blas_cpu_vmath, gather_rows_with_prefetch_negative_repeated_and_short_index_lists)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    enum { R = 301 };
+    static const int64_t widths[] = {70, 2};
+    static const int64_t lens[] = {1, 3, 8, 9, 37};
+    double *v = malloc(R * 70 * sizeof *v);
+    int64_t idx[37];
+    cr_assert(v);
+    for (int64_t i = 0; i < R * 70; i++)
+        v[i] = (double)i;
+    for (int64_t k = 0; k < 37; k++)
+        idx[k] = k % 4 == 1 ? -1 - (k * 13) % R : k % 5 == 2 ? idx[k - 1] : (k * 97) % R;
+    idx[0] = R - 1;
+    for (size_t w = 0; w < 2; w++)
+        for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+            int64_t c = widths[w], n = lens[l];
+            bp_tensor *x0 = bpt_tensor(bin, BP_F32, 2, (int64_t[]){R, c}, v), *x1 = NULL;
+            bp_tensor *i0 = bpt_tensor_i64(bin, BP_I64, 1, (int64_t[]){n}, idx), *i1 = NULL;
+            BPT_OK(bp_backend_copy(x0, blas, &x1));
+            BPT_OK(bp_backend_copy(i0, blas, &i1));
+            bp_tensor *r[2] = {NULL, NULL};
+            BPT_OK(bp_gather(x0, i0, 0, &r[0]));
+            BPT_OK(bp_gather(x1, i1, 0, &r[1]));
+            for (int b = 0; b < 2; b++) {
+                double *g = values_of(r[b]);
+                int64_t off = 0;
+                for (int64_t k = 0; k < n; k++) {
+                    int64_t row = idx[k] < 0 ? idx[k] + R : idx[k];
+                    for (int64_t j = 0; j < c; j++)
+                        off += g[k * c + j] != (double)(row * c + j);
+                }
+                cr_expect_eq(off, 0, "%s: width %lld, %lld indices: %lld elements wrong",
+                             b ? "blas_cpu" : "binary", (long long)c, (long long)n, (long long)off);
+                free(g);
+                bp_tensor_release(r[b]);
+            }
+            bp_tensor_release(x0), bp_tensor_release(x1), bp_tensor_release(i0), bp_tensor_release(i1);
+        }
+    free(v);
+    bp_context_destroy(ctx);
+}

@@ -390,13 +390,91 @@ BPC_CLONES double bpc_vextreme_f64(const double *restrict p, int64_t n, bool is_
 BPC_CLONES static int64_t find_f32(const float *restrict p, int64_t n, float v) { FIND_BODY(float, p, n, v); }
 BPC_CLONES static int64_t find_f64(const double *restrict p, int64_t n, double v) { FIND_BODY(double, p, n, v); }
 
+/* ARGMAX/ARGMIN in one pass: per lane the best value and the index where it
+ * first appeared (a strict compare keeps the first of equal values), 2 x L
+ * lanes; then the lane with the best value and, among equal ones (0 and -0
+ * included), the least index; the tail scalar, strictly after. A NaN
+ * anywhere is noted on the way and answered by a search for the first one.
+ * Indices run in the lanes' integer width (int32 for f32): longer f32 runs
+ * take the two passes (extreme, then find). */
+#define ARG_BODY(T, VT, VI, IT, L, p, n, GT)                                         \
+    VT m0, m1;                                                                       \
+    VI k0 = {0}, k1 = {0}, c0, c1, nan = {0}, step;                                  \
+    for (int j = 0; j < L; j++) {                                                    \
+        m0[j] = m1[j] = p[0];                                                        \
+        c0[j] = (IT)j, c1[j] = (IT)(L + j), step[j] = 2 * L;                         \
+    }                                                                                \
+    int64_t i = 0;                                                                   \
+    for (; i + 2 * L <= n; i += 2 * L) {                                             \
+        VT a, b;                                                                     \
+        memcpy(&a, p + i, sizeof a);                                                 \
+        memcpy(&b, p + i + L, sizeof b);                                             \
+        VI ga = (VI)GT(a, m0), gb = (VI)GT(b, m1);                                   \
+        m0 = (VT)(((VI)a & ga) | ((VI)m0 & ~ga));                                    \
+        m1 = (VT)(((VI)b & gb) | ((VI)m1 & ~gb));                                    \
+        k0 = (c0 & ga) | (k0 & ~ga);                                                 \
+        k1 = (c1 & gb) | (k1 & ~gb);                                                 \
+        nan |= (VI)(a != a) | (VI)(b != b);                                          \
+        c0 += step, c1 += step;                                                      \
+    }                                                                                \
+    /* the two halves, then the lanes, without branches (a branch per lane \
+     * mispredicts on random data, which costs short rows dearly) */        \
+    VI g = (VI)GT(m1, m0) | ((VI)(m1 == m0) & (k1 < k0));                            \
+    m0 = (VT)(((VI)m1 & g) | ((VI)m0 & ~g));                                         \
+    k0 = (k1 & g) | (k0 & ~g);                                                       \
+    bool any_nan = false;                                                            \
+    T best = m0[0];                                                                  \
+    for (int j = 1; j < L; j++)                                                      \
+        best = GT(m0[j], best) ? m0[j] : best;                                       \
+    int64_t bi = INT64_MAX;                                                          \
+    for (int j = 0; j < L; j++) {                                                    \
+        int64_t c = m0[j] == best ? (int64_t)k0[j] : INT64_MAX;                      \
+        bi = c < bi ? c : bi;                                                        \
+        any_nan |= nan[j] != 0;                                                      \
+    }                                                                                \
+    for (; i < n; i++) {                                                             \
+        any_nan |= p[i] != p[i];                                                     \
+        bool u = GT(p[i], best);                                                     \
+        best = u ? p[i] : best;                                                      \
+        bi = u ? i : bi;                                                             \
+    }                                                                                \
+    return any_nan ? -1 : bi
+
+#define ARG_GT(a, b) ((a) > (b))
+#define ARG_LT(a, b) ((a) < (b))
+/* -1: a NaN is there */
+BPC_CLONES static int64_t argmax_f32(const float *restrict p, int64_t n)
+{
+    ARG_BODY(float, vf8, vi8, int32_t, 8, p, n, ARG_GT);
+}
+BPC_CLONES static int64_t argmin_f32(const float *restrict p, int64_t n)
+{
+    ARG_BODY(float, vf8, vi8, int32_t, 8, p, n, ARG_LT);
+}
+BPC_CLONES static int64_t argmax_f64(const double *restrict p, int64_t n)
+{
+    ARG_BODY(double, vd4, vl4, int64_t, 4, p, n, ARG_GT);
+}
+BPC_CLONES static int64_t argmin_f64(const double *restrict p, int64_t n)
+{
+    ARG_BODY(double, vd4, vl4, int64_t, 4, p, n, ARG_LT);
+}
+
 int64_t bpc_varg_f32(const float *p, int64_t n, bool is_max)
 {
-    return find_f32(p, n, bpc_vextreme_f32(p, n, is_max));
+    if (n <= 0)
+        return 0;
+    if (n > INT32_MAX - 64)
+        return find_f32(p, n, bpc_vextreme_f32(p, n, is_max));
+    int64_t k = is_max ? argmax_f32(p, n) : argmin_f32(p, n);
+    return k >= 0 ? k : find_f32(p, n, NAN);
 }
 int64_t bpc_varg_f64(const double *p, int64_t n, bool is_max)
 {
-    return find_f64(p, n, bpc_vextreme_f64(p, n, is_max));
+    if (n <= 0)
+        return 0;
+    int64_t k = is_max ? argmax_f64(p, n) : argmin_f64(p, n);
+    return k >= 0 ? k : find_f64(p, n, NAN);
 }
 
 /* max m, then exp(x - m) of a chunk into a buffer (a plain loop, so it
