@@ -26,29 +26,11 @@ bool bpc_loss_fused_takes(bp_op op, const bp_view *x, const bp_view *log_prob)
     return rows_dense && C >= 1;
 }
 
-/* The max of a row and whether it is finite (no NaN, not +-inf). */
+/* The max of a row and whether it is finite (no NaN, not +-inf): vmath.h's
+ * loop, in this file's clones. */
 BPC_CLONES static bool row_max(const float *restrict x, int64_t n, float *out)
 {
-    float m[8];
-    int nan = 0;
-    for (int j = 0; j < 8; j++)
-        m[j] = -INFINITY;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) {
-            float v = x[i + j];
-            nan |= v != v;
-            m[j] = v > m[j] ? v : m[j];
-        }
-    for (; i < n; i++) {
-        nan |= x[i] != x[i];
-        m[0] = x[i] > m[0] ? x[i] : m[0];
-    }
-    float r = m[0];
-    for (int j = 1; j < 8; j++)
-        r = m[j] > r ? m[j] : r;
-    *out = r;
-    return !nan && r > -INFINITY && r < INFINITY;
+    return bpc_row_max_f32(x, n, out);
 }
 
 /* sum exp(x - m) in double over f32 exponentials, eight lanes. */

@@ -50,35 +50,10 @@ BPC_CLONES void bpc_vexp_f32(const float *restrict x, float *restrict o, int64_t
 BPC_CLONES double bpc_vsum_f32(const float *restrict p, int64_t n) { SUM_BODY(p, n); }
 BPC_CLONES double bpc_vsum_f64(const double *restrict p, int64_t n) { SUM_BODY(p, n); }
 
-/* max over a row, NaN-aware: false if the max is not finite */
-static inline bool row_max(const float *restrict x, int64_t n, float *m_out)
-{
-    float m[8];
-    int nan = 0;
-    for (int j = 0; j < 8; j++)
-        m[j] = -INFINITY;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) {
-            float v = x[i + j];
-            nan |= v != v;
-            m[j] = v > m[j] ? v : m[j];
-        }
-    for (; i < n; i++) {
-        nan |= x[i] != x[i];
-        m[0] = x[i] > m[0] ? x[i] : m[0];
-    }
-    float r = m[0];
-    for (int j = 1; j < 8; j++)
-        r = m[j] > r ? m[j] : r;
-    *m_out = r;
-    return !nan && r > -INFINITY && r < INFINITY;
-}
-
 BPC_CLONES bool bpc_softmax_row_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     float m;
-    if (!row_max(x, n, &m))
+    if (!bpc_row_max_f32(x, n, &m))
         return false;
     double part[8] = {0};
     for (int64_t c = 0; c < n; c += CHUNK) {

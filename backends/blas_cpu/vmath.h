@@ -92,6 +92,32 @@ double bpc_vsum_f64(const double *p, int64_t n);
  * tolerance (4e-7 relative) and the conformance file's 4 ulp. Each core has
  * a fast range; kernels patch inputs outside it with the reference formula. */
 
+/* The max of an f32 row, NaN-aware: false if it is not finite (a NaN, or
+ * +-inf). Inline, so that it is vectorised in each caller's clones. */
+static inline bool bpc_row_max_f32(const float *restrict x, int64_t n, float *m_out)
+{
+    float m[8];
+    int nan = 0;
+    for (int j = 0; j < 8; j++)
+        m[j] = -INFINITY;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) {
+            float v = x[i + j];
+            nan |= v != v;
+            m[j] = v > m[j] ? v : m[j];
+        }
+    for (; i < n; i++) {
+        nan |= x[i] != x[i];
+        m[0] = x[i] > m[0] ? x[i] : m[0];
+    }
+    float r = m[0];
+    for (int j = 1; j < 8; j++)
+        r = m[j] > r ? m[j] : r;
+    *m_out = r;
+    return !nan && r > -INFINITY && r < INFINITY;
+}
+
 /* exp(x) for |x| <= 708: x = n ln2 + r (fdlibm's ln2 split, n * ln2_hi
  * exact), |r| <= ln2/2, the Taylor polynomial of degree 13 (truncation
  * < 1e-17 relative), 2^n put in the exponent bits. */
