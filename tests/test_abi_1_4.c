@@ -54,8 +54,8 @@ Test(abi_1_4, a_plugin_claiming_abi_1_3_is_never_called_even_with_an_op_entry)
     refuses_every_new_op(PLUGIN("bp_abi_1_3_claims_op"), "arrived in ABI 1.4; rebuild it");
 }
 
-/* Every op of 1.4 (issue 15's tier-2 ops and issue 16's nn ops, nn.h: conv
- * .. resize, appended to BP_OP_LIST_1_4) has CPU kernels: declared on
+/* Every op of the op entry (issue 15's tier-2 ops of 1.4 and issue 16's nn
+ * ops of 1.5, nn.h: conv .. resize) has CPU kernels: declared on
  * binary, blas_cpu and devsim alike. */
 Test(abi_1_4, the_cpu_backends_declare_every_new_op)
 {

@@ -1,6 +1,6 @@
-/* The cuda plugin's support table for the ops of ABI 1.4
- * (backends/cuda/support.c), checked without a GPU: one row per op of
- * opcodes.h's BP_OP_LIST_1_4, what it runs within what the core accepts
+/* The cuda plugin's support table for the ops of its op entry (ABI 1.4 and
+ * 1.5; backends/cuda/support.c), checked without a GPU: one row per op of
+ * opcodes.h's BP_OP_LIST_1_4 and BP_OP_LIST_1_5, what it runs within what the core accepts
  * (and a reason wherever it runs less), and `accepts` equal to the dtypes
  * the core's validation lets through, found by calling every op on the
  * binary backend: BP_ERR_DTYPE means refused, anything else (BP_OK, or
@@ -13,12 +13,13 @@
 #include "bpt.h"
 #include "support.h"
 
-static const bp_op list_1_4[] = {
+static const bp_op entry_ops[] = {
 #define BPT_OP(NAME, name) BP_OP_##NAME,
     BP_OP_LIST_1_4(BPT_OP)
+    BP_OP_LIST_1_5(BPT_OP)
 #undef BPT_OP
 };
-#define N_1_4 (sizeof list_1_4 / sizeof list_1_4[0])
+#define N_ENTRY_OPS (sizeof entry_ops / sizeof entry_ops[0])
 
 static const bpcu_support *row_of(bp_op op)
 {
@@ -30,28 +31,28 @@ static const bpcu_support *row_of(bp_op op)
     return NULL;
 }
 
-Test(cuda_support, every_op_of_abi_1_4_has_exactly_one_row)
+Test(cuda_support, every_op_of_the_op_entry_has_exactly_one_row)
 {
     size_t n = 0;
     const bpcu_support *t = bpcu_support_table(&n);
-    cr_assert_eq(n, N_1_4, "the table has %zu rows for %zu ops of BP_OP_LIST_1_4", n,
-                 (size_t)N_1_4);
-    for (size_t i = 0; i < N_1_4; i++) {
+    cr_assert_eq(n, N_ENTRY_OPS, "the table has %zu rows for %zu ops of BP_OP_LIST_1_4 and 1_5", n,
+                 (size_t)N_ENTRY_OPS);
+    for (size_t i = 0; i < N_ENTRY_OPS; i++) {
         size_t hits = 0;
         for (size_t j = 0; j < n; j++)
-            hits += t[j].op == list_1_4[i];
-        cr_expect_eq(hits, 1, "%s has %zu rows", bp_op_name(list_1_4[i]), hits);
+            hits += t[j].op == entry_ops[i];
+        cr_expect_eq(hits, 1, "%s has %zu rows", bp_op_name(entry_ops[i]), hits);
         if (i < n) /* support.h: in opcodes.h's order */
-            cr_expect_eq(t[i].op, list_1_4[i], "row %zu is %s, opcodes.h has %s there", i,
-                         bp_op_name(t[i].op), bp_op_name(list_1_4[i]));
+            cr_expect_eq(t[i].op, entry_ops[i], "row %zu is %s, opcodes.h has %s there", i,
+                         bp_op_name(t[i].op), bp_op_name(entry_ops[i]));
     }
 }
 
 Test(cuda_support, each_row_runs_what_the_core_accepts_or_says_why_not)
 {
-    for (size_t i = 0; i < N_1_4; i++) {
-        const bpcu_support *r = row_of(list_1_4[i]);
-        cr_assert_not_null(r, "%s", bp_op_name(list_1_4[i]));
+    for (size_t i = 0; i < N_ENTRY_OPS; i++) {
+        const bpcu_support *r = row_of(entry_ops[i]);
+        cr_assert_not_null(r, "%s", bp_op_name(entry_ops[i]));
         cr_expect_eq(r->runs & ~r->accepts, 0, "%s runs dtypes the core refuses",
                      bp_op_name(r->op));
         cr_expect(r->accepts != 0, "%s accepts no dtype", bp_op_name(r->op));
@@ -92,8 +93,8 @@ Test(cuda_support, nn_ops_run_every_dtype_the_core_accepts)
 
 Test(cuda_support, supported_means_in_the_row_and_nothing_else)
 {
-    for (size_t i = 0; i < N_1_4; i++) {
-        const bpcu_support *r = row_of(list_1_4[i]);
+    for (size_t i = 0; i < N_ENTRY_OPS; i++) {
+        const bpcu_support *r = row_of(entry_ops[i]);
         cr_assert_not_null(r);
         for (int dt = 0; dt < BP_DTYPE_COUNT; dt++)
             cr_expect_eq(bpcu_op_supported(r->op, (bp_dtype)dt), (r->runs >> dt) & 1u,
@@ -242,8 +243,8 @@ Test(cuda_support, the_table_accepts_exactly_what_the_core_lets_through)
     bp_context *ctx = bpt_context();
     bp_backend *be = NULL;
     BPT_OK(bp_backend_get(ctx, "binary", &be));
-    for (size_t i = 0; i < N_1_4; i++) {
-        const bpcu_support *r = row_of(list_1_4[i]);
+    for (size_t i = 0; i < N_ENTRY_OPS; i++) {
+        const bpcu_support *r = row_of(entry_ops[i]);
         cr_assert_not_null(r);
         for (int dt = 0; dt < BP_DTYPE_COUNT; dt++) {
             bp_status st = call(be, r->op, (bp_dtype)dt);

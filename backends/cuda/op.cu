@@ -1,4 +1,4 @@
-/* The op entry of ABI 1.4: every op of opcodes.h's BP_OP_LIST_1_4 arrives
+/* The op entry of ABI 1.4 and 1.5: every op of BP_OP_LIST_1_4 and _1_5 arrives
  * here with its views and bp_op_params. One switch routes each to the file
  * that computes it, after the checks every op shares: the arity the op's
  * comment in opcodes.h promises, a dtype the support table (support.c)

@@ -3,14 +3,29 @@
  * clip, and the functions of two tensors. Validation only; each reaches the
  * plugin through its op entry with bp_op_params. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
+
+/* 1.4's layout, frozen: the reals at byte 56 (on the LP64 targets built). */
+_Static_assert(sizeof(void *) != 8 || (offsetof(bp_op_params_1_4, f) == 56 &&
+                                       sizeof(bp_op_params_1_4) == 104),
+               "bp_op_params_1_4 must keep ABI 1.4's layout");
 
 bp_status bp__op_entry(bp_backend *be, bp_op op, const bp_op_params *p, int32_t n_in,
                        const bp_view *const *in, int32_t n_out, const bp_view *const *out)
 {
-    return BP__OP_CALL(be, bp_op_name(op), op, op, p, n_in, in, n_out, out);
+    if (be->vt->abi_minor >= 5)
+        return BP__OP_CALL(be, bp_op_name(op), op, op, p, n_in, in, n_out, out);
+    /* A plugin built for 1.4 reads 1.4's layout (plugin.h): six of each, all
+     * an op of 1.4 has (a 1.5 op never reaches it: bp__require_op). */
+    bp_op_params_1_4 old = {.struct_size = sizeof old};
+    memcpy(old.i, p->i, sizeof old.i);
+    memcpy(old.f, p->f, sizeof old.f);
+    return BP__OP_CALL(be, bp_op_name(op), op, op, (const bp_op_params *)(const void *)&old,
+                       n_in, in, n_out, out);
 }
 
 bp_op_params bp__params(void)

@@ -3,7 +3,7 @@
  * The training loop, the command line and what it prints live here; the
  * models (data, parameters, forward pass, hand-written gradients) are
  * demo_mlp.c (the default, ABI 1.0 ops only) and demo_cnn.c (convolution,
- * pooling, layer norm: the ops of ABI 1.4). Tensors are immutable: each step
+ * pooling, layer norm: the ops of ABI 1.5). Tensors are immutable: each step
  * makes new parameters (w - lr * dw) and releases the old ones; every
  * temporary of a step goes into a scratch list released at the step's end. */
 #include "demo.h"
@@ -34,7 +34,7 @@ static void usage(FILE *f)
             "  mlp  (default) an MLP %d -> %d (ReLU) -> %d on Gaussian blobs; ABI 1.0 ops,\n"
             "       every backend runs it (%d steps, lr %g by default)\n"
             "  cnn  conv 3x3 (ReLU) -> max_pool -> layer_norm -> linear on 12x12 images;\n"
-            "       needs the ops of ABI 1.4 (%d steps, lr %g by default)\n"
+            "       needs the ops of ABI 1.5 (%d steps, lr %g by default)\n"
             "\n"
             "options:\n"
             "  --model NAME    mlp or cnn (default mlp)\n"

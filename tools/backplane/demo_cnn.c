@@ -23,8 +23,9 @@
  *   the gradient the kernel (conv's weight gradient is a convolution)
  *   dbc = sum over (N, S, S) of dz
  *
- * It needs the ops of ABI 1.4 (conv, max_pool, layer_norm, scatter_elements,
- * gemm, the loss): a backend without them says so at the first call. */
+ * It needs the nn ops of ABI 1.5 (conv, max_pool, layer_norm, the loss) and
+ * scatter_elements and gemm of 1.4: a backend without them says so at the
+ * first call. */
 #include "demo.h"
 
 #include <math.h>

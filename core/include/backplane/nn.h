@@ -1,8 +1,8 @@
-/* backplane: neural-network ops (plugin ABI 1.4): convolution, pooling,
+/* backplane: neural-network ops (plugin ABI 1.5): convolution, pooling,
  * normalisation, losses, dropout and resize. ONNX semantics (opset 17, as
  * ONNX 1.12 defines them) unless written otherwise; layouts are NCHW: x is
  * (N, C, spatial...) with 1 to 3 spatial axes. A backend whose plugin was
- * built before ABI 1.4 answers them with BP_ERR_UNSUPPORTED_OP. */
+ * built before ABI 1.5 answers them with BP_ERR_UNSUPPORTED_OP. */
 #ifndef BACKPLANE_NN_H
 #define BACKPLANE_NN_H
 

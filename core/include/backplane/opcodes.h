@@ -135,7 +135,11 @@ extern "C" {
     X(SCATTER_ND, scatter_nd)        /* in: x, indices, updates; p.i[1] reduction */        \
     /* in: a (M, K), b (K, N) as views (transposes are strides), c broadcast to (M, N);       \
      * out = p.f[0] alpha * a b + p.f[1] beta * c; p.i[0] c given */                          \
-    X(GEMM, gemm)                                                                              \
+    X(GEMM, gemm)
+
+/* Ops added in ABI 1.5, through the op entry like those of 1.4.
+ * X(NAME, name) */
+#define BP_OP_LIST_1_5(X)                                                                      \
     /* neural-network ops (nn.h). Windows over the s = rank - 2 spatial axes of x (N, C,      \
      * spatial...), s in 1..3; per spatial axis j: p.i[j] kernel extent (pools), p.i[3+j]     \
      * stride, p.i[6+j] dilation, p.i[9+j] / p.i[12+j] the padding before / after (auto_pad  \
@@ -174,6 +178,7 @@ typedef enum bp_op {
 #undef BP__OP_ENUM
 #define BP__OP_ENUM_1_4(NAME, name) BP_OP_##NAME,
     BP_OP_LIST_1_4(BP__OP_ENUM_1_4)
+    BP_OP_LIST_1_5(BP__OP_ENUM_1_4)
 #undef BP__OP_ENUM_1_4
     BP_OP_COUNT /* not an op: the number of codes in this header */
 } bp_op;
@@ -191,6 +196,8 @@ typedef enum bp_scatter_reduction {
 
 /* The first op of ABI 1.4: codes from here on come through the op entry. */
 #define BP_OP_FIRST_1_4 BP_OP_ACOS
+/* The first op of ABI 1.5. */
+#define BP_OP_FIRST_1_5 BP_OP_CONV
 
 typedef enum bp_op_family {
     BP_FAMILY_UNARY,
@@ -214,6 +221,7 @@ static inline const char *bp_op_name(bp_op op)
 #undef BP__OP_NAME
 #define BP__OP_NAME_1_4(NAME, name) case BP_OP_##NAME: return #name;
         BP_OP_LIST_1_4(BP__OP_NAME_1_4)
+        BP_OP_LIST_1_5(BP__OP_NAME_1_4)
 #undef BP__OP_NAME_1_4
     case BP_OP_COUNT: break;
     }
@@ -227,14 +235,17 @@ static inline bp_op_family bp_op_family_of(bp_op op)
         BP_OP_LIST(BP__OP_FAM)
 #undef BP__OP_FAM
     case BP_OP_COUNT: break;
-    default: return BP_FAMILY_OP; /* every code of BP_OP_LIST_1_4 */
+    default: return BP_FAMILY_OP; /* every code of BP_OP_LIST_1_4 and later */
     }
     return BP_FAMILY_UNARY;
 }
 
 /* The plugin ABI minor that introduced op (0 for the ops of 1.0). The core
  * never hands a plugin an op newer than the ABI it was built for. */
-static inline uint32_t bp_op_since(bp_op op) { return op >= BP_OP_FIRST_1_4 ? 4u : 0u; }
+static inline uint32_t bp_op_since(bp_op op)
+{
+    return op >= BP_OP_FIRST_1_5 ? 5u : op >= BP_OP_FIRST_1_4 ? 4u : 0u;
+}
 
 #ifdef __cplusplus
 }

@@ -59,9 +59,14 @@ extern "C" {
  *        DLPack tensors of other libraries).
  *   1.4  op: every op added since (opcodes.h's BP_OP_LIST_1_4) comes through
  *        this one entry, with bp_op_params; a plugin built for an older
- *        minor is never asked for one. */
+ *        minor is never asked for one.
+ *   1.5  the neural-network ops (opcodes.h's BP_OP_LIST_1_5: conv .. resize),
+ *        and bp_op_params holds 16 integers and 16 reals where 1.4's held 6
+ *        of each. A 1.4 plugin is handed its own layout (bp_op_params_1_4,
+ *        below), so the reals of its ops (elu's alpha, gemm's beta) arrive
+ *        where it reads them. */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 4
+#define BP_ABI_MINOR 5
 
 /* Memory kinds, numbered as DLPack numbers device types (DLDeviceType), so
  * that exchange needs no translation. */
@@ -130,13 +135,22 @@ typedef struct bp_memory_info {
     uint64_t device_total;         /* bytes on the device (0 if unknown) */
 } bp_memory_info;
 
-/* The parameters of an op beyond its views (ABI 1.4). What each op reads is
- * written beside its code in opcodes.h; the rest is zero. */
+/* The parameters of an op beyond its views (ABI 1.4; widened in 1.5). What
+ * each op reads is written beside its code in opcodes.h; the rest is zero. */
 typedef struct bp_op_params {
     uint32_t struct_size;          /* sizeof(bp_op_params) as the core knows it */
     int64_t i[16];                 /* integer parameters (axis, k, flags, modes, windows) */
     double f[16];                  /* real parameters (alpha, beta, epsilon, scales) */
 } bp_op_params;
+
+/* bp_op_params as ABI 1.4 laid it out: what the core hands the op entry of
+ * a plugin whose abi_minor is 4 (the ops of 1.4 read at most i[1] and f[1]).
+ * A plugin built for 1.5 or later never sees it. */
+typedef struct bp_op_params_1_4 {
+    uint32_t struct_size;          /* sizeof(bp_op_params_1_4) */
+    int64_t i[6];
+    double f[6];
+} bp_op_params_1_4;
 
 /* The descriptor. `dev` below is a handle from device_open(). */
 typedef struct bp_plugin {
