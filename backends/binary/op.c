@@ -63,13 +63,8 @@ bool bpb_supports(void *dev, bp_op op, bp_dtype dtype)
 bp_status bpb_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                  const bp_view *const *in, int32_t n_out, const bp_view *const *out)
 {
-    /* a core with a smaller bp_op_params: the members it lacks are zero */
-    bp_op_params p;
-    memset(&p, 0, sizeof p);
-    size_t size = params && params->struct_size < sizeof p ? params->struct_size : sizeof p;
-    if (params)
-        memcpy(&p, params, size);
-    p.struct_size = sizeof p;
+    bp_op_params p; /* in this build's layout, whichever core sent it */
+    bp_op_params_read(params, &p);
     bpb_op_fn fn = kernel_of(op);
     if (fn)
         return fn(dev, op, &p, n_in, in, n_out, out);

@@ -100,10 +100,8 @@ static bp_status dispatch(bpc_dev *d, const bpc_op_call *c)
 bp_status bpc_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                  const bp_view *const *in, int32_t n_out, const bp_view *const *out)
 {
-    bp_op_params p;
-    memset(&p, 0, sizeof p);
-    memcpy(&p, params, params->struct_size < sizeof p ? params->struct_size : sizeof p);
-    p.struct_size = sizeof p;
+    bp_op_params p; /* in this build's layout, whichever core sent it */
+    bp_op_params_read(params, &p);
     if (!bpb_op_implemented(op)) /* issue 16's nn ops (nn.c); any other code is refused there */
         return bpc_nn_op(dev, op, &p, n_in, in, n_out, out);
     if (n_in + n_out > BPC_MAX_VIEWS || n_out < 1)

@@ -159,12 +159,7 @@ bp_status bpcu_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
     bpcu_opcall c;
     memset(&c, 0, sizeof c);
     c.op = op;
-    c.p.struct_size = sizeof c.p;
-    if (params) { /* a core with a smaller bp_op_params: the rest stays zero */
-        size_t n = params->struct_size < sizeof c.p ? params->struct_size : sizeof c.p;
-        memcpy(&c.p, params, n);
-        c.p.struct_size = sizeof c.p;
-    }
+    bp_op_params_read(params, &c.p); /* in this build's layout, whichever core sent it */
     for (int32_t k = 0; k < n_in; k++)
         c.in[k] = in[k];
     for (int32_t k = 0; k < n_out; k++)

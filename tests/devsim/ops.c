@@ -117,11 +117,7 @@ bp_status ds_op_entry(void *dev, bp_op op, const bp_op_params *params, int32_t n
     it->op = op;
     it->nv = n_in + n_out;
     it->n_out = n_out;
-    /* the parameters as this build knows them; what the core lacks stays 0 */
-    size_t size = params->struct_size < sizeof it->params ? params->struct_size
-                                                          : sizeof it->params;
-    memcpy(&it->params, params, size);
-    it->params.struct_size = sizeof it->params;
+    bp_op_params_read(params, &it->params); /* as this build lays them out */
     for (int32_t k = 0; k < n_in; k++) {
         if (in[k])
             it->v[k] = *in[k];

@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dtype.h"
 #include "export.h"
@@ -151,6 +152,30 @@ typedef struct bp_op_params_1_4 {
     int64_t i[6];
     double f[6];
 } bp_op_params_1_4;
+
+/* What a plugin's op entry does first: *out = the parameters the core sent,
+ * in this header's layout. A core older than this header sends a smaller
+ * struct (what it lacks reads as 0); a core of ABI 1.4 sends 1.4's layout,
+ * recognised by its struct_size. params may be NULL (all zero). */
+static inline void bp_op_params_read(const bp_op_params *params, bp_op_params *out)
+{
+    size_t k, n;
+    memset(out, 0, sizeof *out);
+    if (params && params->struct_size <= sizeof(bp_op_params_1_4)) {
+        bp_op_params_1_4 old;
+        memset(&old, 0, sizeof old);
+        n = params->struct_size;
+        memcpy(&old, params, n);
+        for (k = 0; k < 6; k++) {
+            out->i[k] = old.i[k];
+            out->f[k] = old.f[k];
+        }
+    } else if (params) {
+        n = params->struct_size < sizeof *out ? params->struct_size : sizeof *out;
+        memcpy(out, params, n);
+    }
+    out->struct_size = sizeof *out;
+}
 
 /* The descriptor. `dev` below is a handle from device_open(). */
 typedef struct bp_plugin {
