@@ -555,3 +555,76 @@ Test(reduce, softmax_rows_sum_to_one_and_survive_huge_inputs)
     }
     bp_context_destroy(ctx);
 }
+
+/* The CPU backends reduce a leading or middle axis a block of columns at a
+ * time, taking sums, products and f32 extremes four rows per pass: each
+ * output must still see its elements one by one in row-major order, in
+ * double, as a per-output loop would (the same bits). Rows of +-2^38..2^40 and
+ * of multiples of 2^-14 (a quarter of their ulp) make the double sums depend
+ * on the order; 11 and 22
+ * reduced rows leave a tail of 3 and 2; a NaN and both zeros test the
+ * extremes. */
+static double fold(bp_op op, double m, double a)
+{
+    switch (op) {
+    case BP_OP_SUM: return m + a;
+    case BP_OP_PROD: return m * a;
+    case BP_OP_MAX: return (a > m || a != a) ? a : m;
+    default: return (a < m || a != a) ? a : m;
+    }
+}
+
+Test(reduce, cpu_column_reductions_fold_rows_in_order_bit_for_bit)
+{
+    enum { A = 2, R = 11, C = 37 };
+    static double x[A * R * C];
+    for (int a = 0; a < A; a++)
+        for (int i = 0; i < R; i++)
+            for (int j = 0; j < C; j++) {
+                double big = ldexp((i + a) % 2 ? -1.0 : 1.0, 40 - (i % 3));
+                double v = i % 3 == 0 ? big : (double)((j * 5 + i * 3) % 17 + 1) * 0x1p-14;
+                x[(a * R + i) * C + j] = v;
+            }
+    x[(1 * R + 6) * C + 4] = NAN;
+    x[(0 * R + 2) * C + 5] = -0.0, x[(0 * R + 3) * C + 5] = 0.0;
+    static const bp_op ops[] = {BP_OP_SUM, BP_OP_PROD, BP_OP_MAX, BP_OP_MIN};
+    static const axset sets[] = {{1, {1}}, {2, {0, 1}}};
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        if (strcmp(bp_backend_name(be), "cuda") == 0)
+            continue; /* a GPU sums in its own order, within the tolerances */
+        for (int d = 0; d < 2; d++) {
+            bp_dtype dt = d ? BP_F64 : BP_F32;
+            bp_tensor *t = bpt_tensor(be, dt, 3, (const int64_t[]){A, R, C}, x);
+            for (size_t k = 0; k < NV(ops); k++)
+                for (size_t s = 0; s < NV(sets); s++) {
+                    bp_op op = ops[k];
+                    int outer = sets[s].n == 1 ? A : 1, rows = sets[s].n == 1 ? R : A * R;
+                    bp_tensor *o = NULL;
+                    BPT_OK(bp_reduce(op, t, sets[s].n, sets[s].axes, false, &o));
+                    double *got = bpt_read(o);
+                    for (int a = 0; a < outer; a++)
+                        for (int j = 0; j < C; j++) {
+                            double m = op == BP_OP_SUM ? 0 : op == BP_OP_PROD ? 1
+                                     : op == BP_OP_MAX ? -INFINITY : INFINITY;
+                            for (int i = 0; i < rows; i++) {
+                                double v = x[(a * R + i) * C + j];
+                                m = fold(op, m, d ? v : (double)(float)v);
+                            }
+                            double want = d ? m : (double)(float)m;
+                            double g = got[a * C + j];
+                            bool same = (g != g && want != want) ||
+                                        (g == want && signbit(g) == signbit(want));
+                            cr_expect(same, "%s %s %s over %d axes, output (%d, %d): %.17g, want %.17g",
+                                      bp_backend_name(be), bp_dtype_name(dt), bp_op_name(op),
+                                      sets[s].n, a, j, g, want);
+                        }
+                    free(got);
+                    bp_tensor_release(o);
+                }
+            bp_tensor_release(t);
+        }
+    }
+    bp_context_destroy(ctx);
+}
