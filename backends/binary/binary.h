@@ -104,6 +104,13 @@ void *bpb_host_ptr(void *dev, void *buffer);
 bp_status bpb_synchronize(void *dev);
 /* device_total / device_free of memory_info: the machine's RAM (0 if unknown). */
 void bpb_system_memory(bp_memory_info *info);
+/* A block of `total` bytes (a multiple of 64), 64-byte aligned, or NULL.
+ * Blocks of BPB_HUGE_MIN bytes or more are their own 2 MiB-aligned mappings
+ * advised MADV_HUGEPAGE (*map_len: the mapping's length; 0 for the others,
+ * which come from aligned_alloc). Give it back with bpb_block_put. */
+#define BPB_HUGE_MIN ((size_t)4 << 20)
+void *bpb_block_get(size_t total, size_t *map_len);
+void bpb_block_put(void *block, size_t map_len);
 
 /* ---- kernels: the plugin entries (see plugin.h for each contract) ---- */
 /* elementwise.c, cast.c, creation.c */

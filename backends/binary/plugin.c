@@ -1,5 +1,6 @@
 /* The binary backend's descriptor, lifecycle and buffers. One device: the
- * host. Buffers are plain 64-byte aligned heap memory, so the core can read
+ * host. Buffers are plain 64-byte aligned host memory (huge-page mappings
+ * from 4 MiB: host_memory.c), so the core can read
  * them directly (host_addressable). */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -9,7 +10,8 @@
 #include "binary.h"
 
 /* Alignment of every buffer; also the size of the header before it that
- * remembers the requested size for memory_info. */
+ * remembers the requested size (for memory_info) and the block's mapping
+ * length (bpb_block_get: big buffers are huge-page mappings). */
 #define BPB_ALIGN ((size_t)64)
 
 typedef struct bpb_state {
@@ -98,11 +100,12 @@ static bp_status bin_alloc(void *dev, size_t bytes, void **buffer)
         return bpb_fail(dev, BP_ERR_OUT_OF_MEMORY, "binary: cannot allocate %zu bytes", bytes);
     /* aligned_alloc wants a multiple of the alignment; a zero-byte buffer
      * still gets its header, so every handle is unique and non-NULL */
-    size_t total = BPB_ALIGN + ((bytes + BPB_ALIGN - 1) & ~(BPB_ALIGN - 1));
-    char *block = aligned_alloc(BPB_ALIGN, total);
+    size_t total = BPB_ALIGN + ((bytes + BPB_ALIGN - 1) & ~(BPB_ALIGN - 1)), map_len;
+    char *block = bpb_block_get(total, &map_len);
     if (!block)
         return bpb_fail(dev, BP_ERR_OUT_OF_MEMORY, "binary: cannot allocate %zu bytes", bytes);
     memcpy(block, &bytes, sizeof bytes);
+    memcpy(block + sizeof bytes, &map_len, sizeof map_len);
     atomic_fetch_add(&d->used, (uint_fast64_t)bytes);
     *buffer = block + BPB_ALIGN;
     return BP_OK;
@@ -114,10 +117,11 @@ static void bin_free(void *dev, void *buffer)
     if (!buffer || bpb_wraps_release(&d->wraps, buffer))
         return;
     char *block = (char *)buffer - BPB_ALIGN;
-    size_t bytes;
+    size_t bytes, map_len;
     memcpy(&bytes, block, sizeof bytes);
+    memcpy(&map_len, block + sizeof bytes, sizeof map_len);
     atomic_fetch_sub(&d->used, (uint_fast64_t)bytes);
-    free(block);
+    bpb_block_put(block, map_len);
 }
 
 static bp_status bin_memory_info(void *dev, bp_memory_info *info)

@@ -9,15 +9,13 @@
  * ([backend.blas_cpu] cache_mb), beyond which a freed block really goes back
  * to the system. One mutex guards the lists: entries may run on any thread.
  *
- * Blocks of BPC_HUGE_MIN bytes or more are their own 2 MiB-aligned mappings
- * with madvise(MADV_HUGEPAGE): where transparent huge pages are in "madvise"
+ * Blocks of BPB_HUGE_MIN bytes or more are their own 2 MiB-aligned mappings
+ * with madvise(MADV_HUGEPAGE) (bpb_block_get, shared with the binary backend): where transparent huge pages are in "madvise"
  * mode (Debian's default) this is the only way to get them, and NumPy does
  * the same for its big arrays. A 64 MiB operand then costs 32 TLB entries
  * instead of 16384, and a first touch 32 faults instead of 16384. */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "blas_cpu.h"
 
@@ -32,43 +30,18 @@ typedef struct block_header {
 } block_header;
 _Static_assert(sizeof(block_header) <= 64, "the header must fit one alignment unit");
 
-#define BPC_HUGE ((size_t)2 << 20)
-#define BPC_HUGE_MIN ((size_t)4 << 20)
-
-/* total bytes, 64-byte aligned, header included */
+/* total bytes, 64-byte aligned, header included (huge-page mappings from
+ * BPB_HUGE_MIN bytes: host_memory.c) */
 static block_header *block_get(size_t total)
 {
-    if (total < BPC_HUGE_MIN) {
-        block_header *h = aligned_alloc(BPC_ALIGN, total);
-        if (h)
-            h->map_len = 0;
-        return h;
-    }
-    size_t len = (total + BPC_HUGE - 1) & ~(BPC_HUGE - 1);
-    char *p = mmap(NULL, len + BPC_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    /* keep the 2 MiB-aligned len bytes, give back the rest */
-    char *a = (char *)(((uintptr_t)p + BPC_HUGE - 1) & ~(uintptr_t)(BPC_HUGE - 1));
-    if (a > p)
-        munmap(p, (size_t)(a - p));
-    if (a + len < p + len + BPC_HUGE)
-        munmap(a + len, (size_t)(p + len + BPC_HUGE - (a + len)));
-#ifdef MADV_HUGEPAGE
-    madvise(a, len, MADV_HUGEPAGE); /* advice only: a refusal changes nothing */
-#endif
-    block_header *h = (block_header *)a;
-    h->map_len = len;
+    size_t map_len;
+    block_header *h = bpb_block_get(total, &map_len);
+    if (h)
+        h->map_len = map_len;
     return h;
 }
 
-static void block_put(block_header *h)
-{
-    if (h->map_len)
-        munmap(h, h->map_len);
-    else
-        free(h);
-}
+static void block_put(block_header *h) { bpb_block_put(h, h->map_len); }
 
 /* Class of a request and the capacity that class allocates. */
 static int size_class(size_t bytes, size_t *cap)
