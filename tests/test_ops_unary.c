@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bpt.h"
 #include "expect.h"
@@ -502,4 +503,40 @@ Test(unary, input_is_left_untouched)
         bp_tensor_release(y);
     }
     bp_context_destroy(ctx);
+}
+
+/* sqrt is correctly rounded in every dtype: for f32, the root of the float
+ * rounded once (what sqrtf gives, and the double root rounded to float).
+ * 2^20 bit patterns across every exponent, subnormals and specials. */
+Test(unary, sqrt_f32_is_the_correctly_rounded_root_bit_for_bit)
+{
+    enum { N = 1 << 20 };
+    float *x = malloc(N * sizeof *x), *got = malloc(N * sizeof *got);
+    uint32_t s = 12345u;
+    for (int i = 0; i < N; i++) {
+        s = s * 1664525u + 1013904223u;
+        uint32_t bits = i < 256 ? (uint32_t)i << 23 | (s >> 9) : s; /* every exponent first */
+        memcpy(&x[i], &bits, sizeof bits);
+    }
+    x[0] = 0.0f, x[1] = -0.0f, x[2] = INFINITY, x[3] = 0x1p-149f, x[4] = -1.0f, x[5] = NAN;
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *t = NULL, *o = NULL;
+        BPT_OK(bp_tensor_from_host(be, BP_F32, 1, (const int64_t[]){N}, x, &t));
+        BPT_OK(bp_sqrt(t, &o));
+        BPT_OK(bp_tensor_to_host(o, got, N * sizeof *got));
+        int64_t off = 0;
+        for (int i = 0; i < N; i++) {
+            float want = (float)sqrt((double)x[i]);
+            bool same = (want != want && got[i] != got[i]) ||
+                        memcmp(&want, &got[i], sizeof want) == 0;
+            if (!same && off++ < 3)
+                cr_log_error("%s: sqrt(%a) = %a, want %a", bp_backend_name(be), x[i], got[i], want);
+        }
+        cr_expect_eq(off, 0, "%s: %lld of %d roots differ", bp_backend_name(be), (long long)off, N);
+        bp_tensor_release(t), bp_tensor_release(o);
+    }
+    bp_context_destroy(ctx);
+    free(x), free(got);
 }

@@ -105,11 +105,16 @@ bp_status bpb_synchronize(void *dev);
 /* device_total / device_free of memory_info: the machine's RAM (0 if unknown). */
 void bpb_system_memory(bp_memory_info *info);
 /* A block of `total` bytes (a multiple of 64), 64-byte aligned, or NULL.
- * Blocks of BPB_HUGE_MIN bytes or more are their own 2 MiB-aligned mappings
+ * Blocks of huge_min bytes or more are their own 2 MiB-aligned mappings
  * advised MADV_HUGEPAGE (*map_len: the mapping's length; 0 for the others,
- * which come from aligned_alloc). Give it back with bpb_block_put. */
-#define BPB_HUGE_MIN ((size_t)4 << 20)
-void *bpb_block_get(size_t total, size_t *map_len);
+ * which come from aligned_alloc). Give it back with bpb_block_put.
+ * huge_min: BPB_HUGE_CACHED where freed blocks are kept for reuse (blas_cpu's
+ * cache); BPB_HUGE_UNCACHED otherwise: below it glibc serves a block from
+ * the heap, where a freed one is reused without faults; from it on glibc
+ * maps every block afresh (its mmap threshold stops rising at 32 MiB). */
+#define BPB_HUGE_CACHED ((size_t)4 << 20)
+#define BPB_HUGE_UNCACHED ((size_t)32 << 20)
+void *bpb_block_get(size_t total, size_t huge_min, size_t *map_len);
 void bpb_block_put(void *block, size_t map_len);
 
 /* ---- kernels: the plugin entries (see plugin.h for each contract) ---- */

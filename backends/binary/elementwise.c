@@ -257,7 +257,14 @@ BPB_CLONES bp_status bpb_unary(void *dev, bp_op op, const bp_view *x, const bp_v
     case BP_OP_RELU: NUMERIC_UN(relu_f(v), I_RELU);
     case BP_OP_EXP: FLOAT_UN(exp(v));
     case BP_OP_LOG: FLOAT_UN(log(v));
-    case BP_OP_SQRT: FLOAT_UN(sqrt(v));
+    case BP_OP_SQRT:
+        /* f32 in float: the same bits (sqrt of a float rounded from double
+         * equals sqrtf, 53 >= 2 * 24 + 2), at twice the lanes */
+        if (x->dtype == BP_F32) {
+            UN_LOOP(float, float, ID, float, ID, sqrtf(v));
+            return BP_OK;
+        }
+        FLOAT_UN(sqrt(v));
     case BP_OP_RSQRT: FLOAT_UN(1.0 / sqrt(v));
     case BP_OP_RECIPROCAL: FLOAT_UN(1.0 / v);
     case BP_OP_SIN: FLOAT_UN(sin(v));

@@ -49,15 +49,16 @@ void bpb_system_memory(bp_memory_info *info)
  * output spent as long in 16384 first-touch faults as in its loop. Where
  * transparent huge pages are in "madvise" mode (Debian's default) the advice
  * is the only way to get them (NumPy does the same for its big arrays): 32
- * faults and 32 TLB entries instead. Freed blocks still go straight back to
- * the system, so a use after free faults. */
+ * faults and 32 TLB entries instead. Freed blocks go straight back to the
+ * system (a use after free faults), so without a cache every block pays its
+ * huge-page faults: worth it only where glibc would map it anyway (binary.h). */
 #define BPB_HUGE ((size_t)2 << 20)
 
-void *bpb_block_get(size_t total, size_t *map_len)
+void *bpb_block_get(size_t total, size_t huge_min, size_t *map_len)
 {
     *map_len = 0;
 #if defined(MAP_ANONYMOUS)
-    if (total >= BPB_HUGE_MIN && total <= SIZE_MAX - 2 * BPB_HUGE) {
+    if (total >= huge_min && total <= SIZE_MAX - 2 * BPB_HUGE) {
         size_t len = (total + BPB_HUGE - 1) & ~(BPB_HUGE - 1);
         char *p = mmap(NULL, len + BPB_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                        -1, 0);

@@ -1,6 +1,6 @@
 /* The binary backend's descriptor, lifecycle and buffers. One device: the
  * host. Buffers are plain 64-byte aligned host memory (huge-page mappings
- * from 4 MiB: host_memory.c), so the core can read
+ * from 32 MiB: host_memory.c), so the core can read
  * them directly (host_addressable). */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -101,7 +101,7 @@ static bp_status bin_alloc(void *dev, size_t bytes, void **buffer)
     /* aligned_alloc wants a multiple of the alignment; a zero-byte buffer
      * still gets its header, so every handle is unique and non-NULL */
     size_t total = BPB_ALIGN + ((bytes + BPB_ALIGN - 1) & ~(BPB_ALIGN - 1)), map_len;
-    char *block = bpb_block_get(total, &map_len);
+    char *block = bpb_block_get(total, BPB_HUGE_UNCACHED, &map_len);
     if (!block)
         return bpb_fail(dev, BP_ERR_OUT_OF_MEMORY, "binary: cannot allocate %zu bytes", bytes);
     memcpy(block, &bytes, sizeof bytes);

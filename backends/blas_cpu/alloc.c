@@ -9,7 +9,7 @@
  * ([backend.blas_cpu] cache_mb), beyond which a freed block really goes back
  * to the system. One mutex guards the lists: entries may run on any thread.
  *
- * Blocks of BPB_HUGE_MIN bytes or more are their own 2 MiB-aligned mappings
+ * Blocks of BPB_HUGE_CACHED (4 MiB) or more are their own 2 MiB-aligned mappings
  * with madvise(MADV_HUGEPAGE) (bpb_block_get, shared with the binary backend): where transparent huge pages are in "madvise"
  * mode (Debian's default) this is the only way to get them, and NumPy does
  * the same for its big arrays. A 64 MiB operand then costs 32 TLB entries
@@ -31,11 +31,11 @@ typedef struct block_header {
 _Static_assert(sizeof(block_header) <= 64, "the header must fit one alignment unit");
 
 /* total bytes, 64-byte aligned, header included (huge-page mappings from
- * BPB_HUGE_MIN bytes: host_memory.c) */
+ * BPB_HUGE_CACHED bytes: host_memory.c) */
 static block_header *block_get(size_t total)
 {
     size_t map_len;
-    block_header *h = bpb_block_get(total, &map_len);
+    block_header *h = bpb_block_get(total, BPB_HUGE_CACHED, &map_len);
     if (h)
         h->map_len = map_len;
     return h;
