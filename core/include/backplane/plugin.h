@@ -159,20 +159,21 @@ typedef struct bp_op_params_1_4 {
  * recognised by its struct_size. params may be NULL (all zero). */
 static inline void bp_op_params_read(const bp_op_params *params, bp_op_params *out)
 {
-    size_t k, n;
+    size_t k;
+    uint32_t n = 0;
     memset(out, 0, sizeof *out);
-    if (params && params->struct_size <= sizeof(bp_op_params_1_4)) {
+    if (params) /* as bytes: the struct behind it may be 1.4's, smaller than ours */
+        memcpy(&n, params, sizeof n);
+    if (params && n <= sizeof(bp_op_params_1_4)) {
         bp_op_params_1_4 old;
         memset(&old, 0, sizeof old);
-        n = params->struct_size;
         memcpy(&old, params, n);
         for (k = 0; k < 6; k++) {
             out->i[k] = old.i[k];
             out->f[k] = old.f[k];
         }
     } else if (params) {
-        n = params->struct_size < sizeof *out ? params->struct_size : sizeof *out;
-        memcpy(out, params, n);
+        memcpy(out, params, n < sizeof *out ? n : sizeof *out);
     }
     out->struct_size = sizeof *out;
 }
