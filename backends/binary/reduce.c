@@ -466,79 +466,116 @@ static bool col_scratch_alloc(col_scratch *cs, int64_t n)
     return true;
 }
 
+/* A block of n columns being reduced: its accumulators and what the op is. */
+typedef struct col_block {
+    const rctx *c;
+    const col_scratch *cs;
+    int64_t n;
+    bool is_float, is_arg, maxish, f32x; /* f32x: f32 MAX/MIN/ARG*, in float */
+} col_block;
+
+/* Fold one row q (the r-th reduced position) into the block. */
+static void fold_row(const col_block *b, const char *q, int64_t r)
+{
+    const col_scratch *cs = b->cs;
+    float *vf = (float *)cs->fbuf;
+    bp_op op = b->c->op;
+    bp_dtype dt = b->c->dt;
+    int64_t n = b->n;
+    if (b->f32x && b->is_arg) {
+        colf_arg(vf, cs->idx, (const float *)q, n, r, b->maxish);
+    } else if (b->f32x) {
+        colf_extreme(vf, (const float *)q, n, b->maxish);
+    } else if (dt == BP_F32) {
+        col_row_f32(op, cs->v, cs->idx, (const float *)q, n, r);
+    } else if (dt == BP_F64) {
+        col_row_f64(op, cs->v, cs->idx, (const double *)q, n, r);
+    } else if (b->is_float) {
+        bpb_load_row_f64(dt, q, 1, n, cs->fbuf);
+        col_row_f64(op, cs->v, cs->idx, cs->fbuf, n, r);
+    } else {
+        load_i(dt, q, 1, n, cs->ibuf);
+        col_row_int(op, cs->w, cs->idx, cs->ibuf, n, r);
+    }
+}
+
+/* Whether the op folds four rows per pass (fold_rows4): sums, products and
+ * f32 extremes of f32/f64. */
+static bool folds_by_four(const col_block *b)
+{
+    bp_op op = b->c->op;
+    if (b->f32x)
+        return !b->is_arg;
+    return (b->c->dt == BP_F32 || b->c->dt == BP_F64) &&
+           (op == BP_OP_SUM || op == BP_OP_MEAN || op == BP_OP_PROD);
+}
+
+/* Fold four consecutive rows, as four fold_row calls would (the same bits). */
+static void fold_rows4(const col_block *b, const char *const q[4])
+{
+    double *v = b->cs->v;
+    bool prod = b->c->op == BP_OP_PROD;
+    int64_t n = b->n;
+    if (b->f32x) {
+        colf4_extreme((float *)b->cs->fbuf, (const float *)q[0], (const float *)q[1],
+                      (const float *)q[2], (const float *)q[3], n, b->maxish);
+    } else if (b->c->dt == BP_F32) {
+        const float *x0 = (const float *)q[0], *x1 = (const float *)q[1],
+                    *x2 = (const float *)q[2], *x3 = (const float *)q[3];
+        if (prod)
+            col4_prod_f32(v, x0, x1, x2, x3, n);
+        else
+            col4_sum_f32(v, x0, x1, x2, x3, n);
+    } else {
+        const double *x0 = (const double *)q[0], *x1 = (const double *)q[1],
+                     *x2 = (const double *)q[2], *x3 = (const double *)q[3];
+        if (prod)
+            col4_prod_f64(v, x0, x1, x2, x3, n);
+        else
+            col4_sum_f64(v, x0, x1, x2, x3, n);
+    }
+}
+
 static void reduce_block(const rctx *c, const col_scratch *cs, const char *x, int64_t n,
                          char *out, int64_t ostride, size_t osz)
 {
-    double *v = cs->v, *fbuf = cs->fbuf;
+    double *v = cs->v;
     float *vf = (float *)cs->fbuf; /* f32 MAX/MIN/ARG*: float accumulators */
-    int64_t *w = cs->w, *ibuf = cs->ibuf, *idx = cs->idx; /* integers: sum/product bits, extreme */
+    int64_t *w = cs->w, *idx = cs->idx; /* integers: sum/product bits, extreme */
     bp_op op = c->op;
-    bool is_float = bp_dtype_is_float(c->dt), is_arg = op == BP_OP_ARGMAX || op == BP_OP_ARGMIN;
     bool maxish = op == BP_OP_MAX || op == BP_OP_ARGMAX, minish = op == BP_OP_MIN || op == BP_OP_ARGMIN;
-    bool f32x = c->dt == BP_F32 && (maxish || minish);
+    col_block b = {.c = c, .cs = cs, .n = n, .is_float = bp_dtype_is_float(c->dt),
+                   .is_arg = op == BP_OP_ARGMAX || op == BP_OP_ARGMIN, .maxish = maxish,
+                   .f32x = c->dt == BP_F32 && (maxish || minish)};
     double v0 = op == BP_OP_PROD ? 1 : maxish ? -INFINITY : minish ? INFINITY : 0;
     int64_t w0 = op == BP_OP_PROD ? 1 : maxish ? INT64_MIN : minish ? INT64_MAX : 0;
     for (int64_t j = 0; j < n; j++)
         v[j] = v0, w[j] = w0, idx[j] = 0, vf[j] = (float)v0;
     bpb_iter it = c->rit;
     int64_t pos[1], seen = 0;
-    /* sums, products and f32 extremes take their rows four at a time */
-    bool by4 = f32x ? !is_arg
-                    : (c->dt == BP_F32 || c->dt == BP_F64) &&
-                          (op == BP_OP_SUM || op == BP_OP_MEAN || op == BP_OP_PROD);
+    bool by4 = folds_by_four(&b);
     const char *q4[4];
     int held = 0;
     while (bpb_iter_next(&it, pos))
         for (int64_t r = 0; r < it.inner; r++, seen++) {
             const char *q = x + (pos[0] + r * it.inner_stride[0]) * (int64_t)c->esz;
-            if (by4) {
-                q4[held++] = q;
-                if (held < 4)
-                    continue;
+            if (!by4) {
+                fold_row(&b, q, seen);
+                continue;
+            }
+            q4[held++] = q;
+            if (held == 4) {
+                fold_rows4(&b, q4);
                 held = 0;
-                if (f32x)
-                    colf4_extreme(vf, (const float *)q4[0], (const float *)q4[1],
-                                  (const float *)q4[2], (const float *)q4[3], n, maxish);
-                else if (c->dt == BP_F32 && op == BP_OP_PROD)
-                    col4_prod_f32(v, (const float *)q4[0], (const float *)q4[1],
-                                  (const float *)q4[2], (const float *)q4[3], n);
-                else if (c->dt == BP_F32)
-                    col4_sum_f32(v, (const float *)q4[0], (const float *)q4[1],
-                                 (const float *)q4[2], (const float *)q4[3], n);
-                else if (op == BP_OP_PROD)
-                    col4_prod_f64(v, (const double *)q4[0], (const double *)q4[1],
-                                  (const double *)q4[2], (const double *)q4[3], n);
-                else
-                    col4_sum_f64(v, (const double *)q4[0], (const double *)q4[1],
-                                 (const double *)q4[2], (const double *)q4[3], n);
-            } else if (f32x && is_arg) {
-                colf_arg(vf, idx, (const float *)q, n, seen, maxish);
-            } else if (f32x) {
-                colf_extreme(vf, (const float *)q, n, maxish);
-            } else if (c->dt == BP_F32) {
-                col_row_f32(op, v, idx, (const float *)q, n, seen);
-            } else if (c->dt == BP_F64) {
-                col_row_f64(op, v, idx, (const double *)q, n, seen);
-            } else if (is_float) {
-                bpb_load_row_f64(c->dt, q, 1, n, fbuf);
-                col_row_f64(op, v, idx, fbuf, n, seen);
-            } else {
-                load_i(c->dt, q, 1, n, ibuf);
-                col_row_int(op, w, idx, ibuf, n, seen);
             }
         }
     for (int k = 0; k < held; k++) /* the last rows, fewer than four */
-        if (f32x)
-            colf_extreme(vf, (const float *)q4[k], n, maxish);
-        else if (c->dt == BP_F32)
-            col_row_f32(op, v, idx, (const float *)q4[k], n, 0);
-        else
-            col_row_f64(op, v, idx, (const double *)q4[k], n, 0);
-    for (int64_t j = 0; j < n && f32x; j++)
+        fold_row(&b, q4[k], seen - held + k);
+    for (int64_t j = 0; j < n && b.f32x; j++)
         v[j] = vf[j];
     for (int64_t j = 0; j < n; j++) {
         acc a = {.v = v[j], .u = (uint64_t)w[j], .best = w[j], .idx = idx[j], .seen = seen,
-                 .nan = !is_arg && v[j] != v[j]};
+                 .nan = !b.is_arg && v[j] != v[j]};
         store(c, &a, out + j * ostride * (int64_t)osz);
     }
 }
