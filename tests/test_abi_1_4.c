@@ -2,14 +2,13 @@
  * such a plugin loads and works, declares none of the new ops, and every
  * one of them is refused with BP_ERR_UNSUPPORTED_OP, without the plugin
  * being called (its would-be entry aborts: tests/plugins/bp_abi_1_3*.c). */
-#include <dlfcn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bpt.h"
+#include "direct_plugin.h"
 #include "expect.h"
 
 #define PLUGIN(stem) BPT_PLUGIN_DIR "/" stem ".so"
@@ -77,53 +76,25 @@ Test(abi_1_4, the_cpu_backends_declare_every_new_op)
  * The core never sends a code past its own list, so these talk to the plugin
  * directly, as the core does: its descriptor, a host API, a device. */
 
-static char host_msg[512];
-
-static void h_log(void *h, bp_log_level l, const char *fmt, ...) { (void)h, (void)l, (void)fmt; }
-static const char *h_get(void *h, const char *key) { (void)h, (void)key; return NULL; }
-static bp_status h_config_error(void *h, const char *key, const char *fmt, ...)
-{
-    (void)h, (void)key, (void)fmt;
-    return BP_ERR_CONFIG;
-}
-static void h_set_error(void *h, const char *fmt, ...)
-{
-    (void)h;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(host_msg, sizeof host_msg, fmt, ap);
-    va_end(ap);
-}
-
 static void unknown_code_is_unsupported(const char *path)
 {
-    void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    cr_assert_not_null(so, "dlopen %s: %s", path, dlerror());
-    bp_plugin_entry_fn entry = (bp_plugin_entry_fn)(uintptr_t)dlsym(so, BP_PLUGIN_ENTRY_SYMBOL);
-    cr_assert_not_null(entry);
-    const bp_plugin *p = entry();
-    bp_host_api host = {.struct_size = sizeof host, .abi_major = BP_ABI_MAJOR,
-                        .abi_minor = BP_ABI_MINOR, .log = h_log, .config_get = h_get,
-                        .config_error = h_config_error, .set_error = h_set_error};
-    void *state = NULL, *dev = NULL;
-    cr_assert_eq(p->open(&host, &state), BP_OK, "%s", host_msg);
-    cr_assert_eq(p->device_open(state, 0, &dev), BP_OK, "%s", host_msg);
+    bpt_direct d;
+    bpt_direct_open(&d, path, BP_ABI_MINOR);
+    const bp_plugin *p = d.p;
     bp_op code = (bp_op)(BP_OP_COUNT + 3); /* past this core's list, as a newer core sends */
-    cr_assert(p->supports(dev, BP_OP_GEMM, BP_F32), "%s does not declare gemm", path);
-    cr_assert(p->supports(dev, BP_OP_ADD, BP_F32), "%s does not declare add", path);
-    cr_assert_not(p->supports(dev, code, BP_F32), "%s declares an op it has no kernel for", path);
+    cr_assert(p->supports(d.dev, BP_OP_GEMM, BP_F32), "%s does not declare gemm", path);
+    cr_assert(p->supports(d.dev, BP_OP_ADD, BP_F32), "%s does not declare add", path);
+    cr_assert_not(p->supports(d.dev, code, BP_F32), "%s declares an op it has no kernel for", path);
     bp_op_params params = {.struct_size = sizeof params};
-    host_msg[0] = '\0';
-    bp_status st = p->op(dev, code, &params, 0, NULL, 0, NULL);
+    bpt_direct_clear_error();
+    bp_status st = p->op(d.dev, code, &params, 0, NULL, 0, NULL);
     cr_assert_eq(st, BP_ERR_UNSUPPORTED_OP, "%s: op code %d -> %s", path, (int)code,
                  bp_status_string(st));
     char num[16];
     snprintf(num, sizeof num, "%d", (int)code);
-    cr_assert(strstr(host_msg, num), "%s: the detail does not name the code: '%s'", path,
-              host_msg);
-    p->device_close(dev);
-    p->close(state);
-    dlclose(so);
+    cr_assert(strstr(bpt_direct_error(), num), "%s: the detail does not name the code: '%s'", path,
+              bpt_direct_error());
+    bpt_direct_close(&d);
 }
 
 Test(abi_1_4, binary_refuses_an_op_code_it_does_not_know)

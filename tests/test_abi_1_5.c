@@ -3,15 +3,14 @@
  * computes with the parameters it was given (the core hands it 1.4's
  * layout: tests/plugins/bp_abi_1_4_params.c reads through a frozen copy of
  * it) and is never handed an op of 1.5. */
-#include <dlfcn.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bpt.h"
+#include "direct_plugin.h"
 #include "expect.h"
 
 #define PLUGIN(stem) BPT_PLUGIN_DIR "/" stem ".so"
@@ -90,24 +89,6 @@ Test(abi_1_5, a_plugin_built_for_abi_1_4_is_never_handed_an_op_of_abi_1_5)
  * does (its descriptor, a host API, a device, buffers through its entries),
  * handing elu alpha = 1.5 in 1.4's f[0]. */
 
-static char host_msg[512];
-
-static void h_log(void *h, bp_log_level l, const char *fmt, ...) { (void)h, (void)l, (void)fmt; }
-static const char *h_get(void *h, const char *key) { (void)h, (void)key; return NULL; }
-static bp_status h_config_error(void *h, const char *key, const char *fmt, ...)
-{
-    (void)h, (void)key, (void)fmt;
-    return BP_ERR_CONFIG;
-}
-static void h_set_error(void *h, const char *fmt, ...)
-{
-    (void)h;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(host_msg, sizeof host_msg, fmt, ap);
-    va_end(ap);
-}
-
 static bp_view dense6(void *buffer)
 {
     bp_view v = {.struct_size = sizeof v, .buffer = buffer, .dtype = BP_F32, .rank = 1};
@@ -118,40 +99,32 @@ static bp_view dense6(void *buffer)
 
 static void reads_params_sent_by_a_1_4_core(const char *path)
 {
-    void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    cr_assert_not_null(so, "dlopen %s: %s", path, dlerror());
-    bp_plugin_entry_fn entry = (bp_plugin_entry_fn)(uintptr_t)dlsym(so, BP_PLUGIN_ENTRY_SYMBOL);
-    cr_assert_not_null(entry);
-    const bp_plugin *p = entry();
-    bp_host_api host = {.struct_size = sizeof host, .abi_major = 1, .abi_minor = 4,
-                        .log = h_log, .config_get = h_get, .config_error = h_config_error,
-                        .set_error = h_set_error};
-    void *state = NULL, *dev = NULL, *bx = NULL, *by = NULL;
-    cr_assert_eq(p->open(&host, &state), BP_OK, "%s", host_msg);
-    cr_assert_eq(p->device_open(state, 0, &dev), BP_OK, "%s", host_msg);
+    bpt_direct d;
+    bpt_direct_open(&d, path, 4);
+    const bp_plugin *p = d.p;
+    void *dev = d.dev, *bx = NULL, *by = NULL;
+    const char *msg = bpt_direct_error();
     const float xs[6] = {-2, -0.5f, 0, 0.25f, 1, 3};
-    cr_assert_eq(p->alloc(dev, sizeof xs, &bx), BP_OK, "%s", host_msg);
-    cr_assert_eq(p->alloc(dev, sizeof xs, &by), BP_OK, "%s", host_msg);
-    cr_assert_eq(p->write(dev, bx, 0, xs, sizeof xs), BP_OK, "%s", host_msg);
+    cr_assert_eq(p->alloc(dev, sizeof xs, &bx), BP_OK, "%s", msg);
+    cr_assert_eq(p->alloc(dev, sizeof xs, &by), BP_OK, "%s", msg);
+    cr_assert_eq(p->write(dev, bx, 0, xs, sizeof xs), BP_OK, "%s", msg);
     bp_view vx = dense6(bx), vy = dense6(by);
     bp_op_params_1_4 old = {.struct_size = sizeof old};
     old.f[0] = 1.5;
     bp_status st = p->op(dev, BP_OP_ELU, (const bp_op_params *)(const void *)&old, 1,
                          (const bp_view *[]){&vx}, 1, (const bp_view *[]){&vy});
-    cr_assert_eq(st, BP_OK, "%s: %s", path, host_msg);
+    cr_assert_eq(st, BP_OK, "%s: %s", path, msg);
     if (p->synchronize)
-        cr_assert_eq(p->synchronize(dev), BP_OK, "%s", host_msg);
+        cr_assert_eq(p->synchronize(dev), BP_OK, "%s", msg);
     float got[6];
-    cr_assert_eq(p->read(dev, by, 0, got, sizeof got), BP_OK, "%s", host_msg);
+    cr_assert_eq(p->read(dev, by, 0, got, sizeof got), BP_OK, "%s", msg);
     double want[6];
     for (int k = 0; k < 6; k++)
         want[k] = xs[k] < 0 ? 1.5 * expm1(xs[k]) : xs[k];
     expect_near(got, want, path);
     p->free(dev, bx);
     p->free(dev, by);
-    p->device_close(dev);
-    p->close(state);
-    dlclose(so);
+    bpt_direct_close(&d);
 }
 
 Test(abi_1_5, binary_reads_the_parameters_a_core_of_abi_1_4_sends)

@@ -6,23 +6,13 @@
  * huge-page faults instead of one fault per 4 KiB; smaller ones from the
  * heap. memory_info
  * counts them either way. Talks to each plugin as the core does. */
-#include <dlfcn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bpt.h"
-
-static void h_log(void *h, bp_log_level l, const char *fmt, ...) { (void)h, (void)l, (void)fmt; }
-static const char *h_get(void *h, const char *key) { (void)h, (void)key; return NULL; }
-static bp_status h_config_error(void *h, const char *key, const char *fmt, ...)
-{
-    (void)h, (void)key, (void)fmt;
-    return BP_ERR_CONFIG;
-}
-static void h_set_error(void *h, const char *fmt, ...) { (void)h, (void)fmt; }
+#include "direct_plugin.h"
 
 /* The VmFlags line of the mapping holding p, or "" if none has it. */
 static void vmflags_of(const void *p, char *flags, size_t cap)
@@ -62,16 +52,10 @@ static void big_buffers_are_huge_page_mappings(const char *path)
 {
     if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) != 0)
         cr_skip_test("this kernel has no transparent huge pages (madvise refuses the advice)");
-    void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    cr_assert_not_null(so, "dlopen %s: %s", path, dlerror());
-    bp_plugin_entry_fn entry = (bp_plugin_entry_fn)(uintptr_t)dlsym(so, BP_PLUGIN_ENTRY_SYMBOL);
-    const bp_plugin *p = entry();
-    bp_host_api host = {.struct_size = sizeof host, .abi_major = BP_ABI_MAJOR,
-                        .abi_minor = BP_ABI_MINOR, .log = h_log, .config_get = h_get,
-                        .config_error = h_config_error, .set_error = h_set_error};
-    void *state = NULL, *dev = NULL, *big = NULL, *small = NULL;
-    cr_assert_eq(p->open(&host, &state), BP_OK);
-    cr_assert_eq(p->device_open(state, 0, &dev), BP_OK);
+    bpt_direct d;
+    bpt_direct_open(&d, path, BP_ABI_MINOR);
+    const bp_plugin *p = d.p;
+    void *dev = d.dev, *big = NULL, *small = NULL;
     size_t nbig = ((size_t)33 << 20) + 12, nsmall = 1000;
     cr_assert_eq(p->alloc(dev, nbig, &big), BP_OK);
     cr_assert_eq(p->alloc(dev, nsmall, &small), BP_OK);
@@ -103,9 +87,7 @@ static void big_buffers_are_huge_page_mappings(const char *path)
     p->free(dev, small);
     cr_assert_eq(p->memory_info(dev, &mi), BP_OK);
     cr_assert_eq(mi.used, 0, "%s: used %llu after freeing", path, (unsigned long long)mi.used);
-    p->device_close(dev);
-    p->close(state);
-    dlclose(so);
+    bpt_direct_close(&d);
 }
 
 Test(host_buffers, binary_buffers_of_32_mib_and_more_are_huge_page_mappings)
