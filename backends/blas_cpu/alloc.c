@@ -9,10 +9,11 @@
  * ([backend.blas_cpu] cache_mb), beyond which a freed block really goes back
  * to the system. One mutex guards the lists: entries may run on any thread.
  *
- * Blocks of BPB_HUGE_CACHED (4 MiB) or more are their own 2 MiB-aligned mappings
- * with madvise(MADV_HUGEPAGE) (bpb_block_get, shared with the binary backend): where transparent huge pages are in "madvise"
- * mode (Debian's default) this is the only way to get them, and NumPy does
- * the same for its big arrays. A 64 MiB operand then costs 32 TLB entries
+ * Blocks of BPB_HUGE_CACHED (4 MiB) or more are their own 2 MiB-aligned
+ * mappings with madvise(MADV_HUGEPAGE) (bpb_block_get, shared with the
+ * binary backend): where transparent huge pages are in "madvise" mode
+ * (Debian's default) this is the only way to get them, and NumPy does the
+ * same for its big arrays. A 64 MiB operand then costs 32 TLB entries
  * instead of 16384, and a first touch 32 faults instead of 16384. */
 #include <stdlib.h>
 #include <string.h>

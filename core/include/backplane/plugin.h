@@ -160,11 +160,15 @@ typedef struct bp_op_params_1_4 {
 static inline void bp_op_params_read(const bp_op_params *params, bp_op_params *out)
 {
     size_t k;
-    uint32_t n = 0;
+    uint32_t n;
     memset(out, 0, sizeof *out);
-    if (params) /* as bytes: the struct behind it may be 1.4's, smaller than ours */
-        memcpy(&n, params, sizeof n);
-    if (params && n <= sizeof(bp_op_params_1_4)) {
+    out->struct_size = sizeof *out;
+    if (!params)
+        return;
+    memcpy(&n, params, sizeof n); /* as bytes: the struct may be 1.4's, smaller than ours */
+    if (n > sizeof(bp_op_params_1_4)) {
+        memcpy(out, params, n < sizeof *out ? n : sizeof *out);
+    } else {
         bp_op_params_1_4 old;
         memset(&old, 0, sizeof old);
         memcpy(&old, params, n);
@@ -172,10 +176,8 @@ static inline void bp_op_params_read(const bp_op_params *params, bp_op_params *o
             out->i[k] = old.i[k];
             out->f[k] = old.f[k];
         }
-    } else if (params) {
-        memcpy(out, params, n < sizeof *out ? n : sizeof *out);
     }
-    out->struct_size = sizeof *out;
+    out->struct_size = sizeof *out; /* the copy brought the core's */
 }
 
 /* The descriptor. `dev` below is a handle from device_open(). */
