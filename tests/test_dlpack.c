@@ -174,3 +174,160 @@ Test(dlpack, dtypes_map_both_ways_and_others_are_refused)
     BPT_FAILS(BP_ERR_DTYPE, bp_tensor_from_dlpack(cpu, &f.m, &t));
     cr_assert_eq(f.deleted, 0);
 }
+
+/* ---- the same memory taken more than once ------------------------------- */
+
+/* The host backends that can use memory in place: binary, and blas_cpu
+ * where it was built (its buffer cache would recycle a block freed too
+ * early under a live tensor). */
+static size_t host_backends(bp_backend **out)
+{
+    size_t n = 0;
+    out[n++] = cpu;
+    bp_backend *blas = NULL;
+    if (bp_backend_get(ctx, "blas_cpu", &blas) == BP_OK)
+        out[n++] = blas;
+    return n;
+}
+
+/* Memory of another library on the heap, freed by its deleter: a use of it
+ * after the deleter ran is a heap-use-after-free under ASan. */
+typedef struct lender {
+    DLManagedTensor m;
+    int64_t shape[1];
+    int *deleted;
+} lender;
+
+static void lender_delete(DLManagedTensor *self)
+{
+    lender *l = self->manager_ctx;
+    (*l->deleted)++;
+    free(l);
+}
+
+/* A DLPack tensor of 6 floats at data, whose deleter counts into *deleted. */
+static DLManagedTensor *lend(float *data, int *deleted)
+{
+    lender *l = calloc(1, sizeof *l);
+    cr_assert_not_null(l);
+    l->shape[0] = 6;
+    l->deleted = deleted;
+    DLTensor *d = &l->m.dl_tensor;
+    d->data = data;
+    d->device = (DLDevice){kDLCPU, 0};
+    d->ndim = 1;
+    d->dtype = (DLDataType){kDLFloat, 32, 1};
+    d->shape = l->shape;
+    l->m.manager_ctx = l;
+    l->m.deleter = lender_delete;
+    return &l->m;
+}
+
+static void expect_values(const bp_tensor *t, const float *want)
+{
+    float got[6];
+    BPT_OK(bp_tensor_to_host(t, got, sizeof got));
+    cr_assert_arr_eq(got, want, sizeof got);
+}
+
+static uint64_t bytes_in_use(bp_backend *b)
+{
+    bp_stats s = {.struct_size = sizeof s};
+    BPT_OK(bp_backend_stats(b, &s));
+    return s.bytes_in_use;
+}
+
+/* The second import shares the first's buffer, so the first import's
+ * memory is given back when neither import's tensors remain; the second's
+ * as soon as its own tensors are gone. Never the other import's deleter,
+ * never twice, never under a live tensor. */
+Test(dlpack, memory_taken_twice_is_given_back_once_by_each_import_and_never_under_a_live_tensor)
+{
+    bp_backend *bes[2];
+    size_t n = host_backends(bes);
+    for (size_t i = 0; i < n; i++) {
+        for (int first = 0; first < 2; first++) {
+            float *data = malloc(6 * sizeof *data);
+            cr_assert_not_null(data);
+            for (int k = 0; k < 6; k++)
+                data[k] = (float)(k + 1);
+            int deleted[2] = {0, 0};
+            bp_tensor *t[2] = {NULL, NULL};
+            BPT_OK(bp_tensor_from_dlpack(bes[i], lend(data, &deleted[0]), &t[0]));
+            BPT_OK(bp_tensor_from_dlpack(bes[i], lend(data, &deleted[1]), &t[1]));
+            cr_assert_eq(deleted[0] + deleted[1], 0, "%s: an import gave its memory back while "
+                         "its tensor lives", bp_backend_name(bes[i]));
+            bp_tensor_release(t[first]);
+            cr_assert_eq(deleted[1 - first], 0, "%s: releasing one import ran the other's deleter",
+                         bp_backend_name(bes[i]));
+            if (first == 1)
+                cr_assert_eq(deleted[1], 1, "%s: the second import's deleter did not run when its "
+                             "tensor went", bp_backend_name(bes[i]));
+            expect_values(t[1 - first], data);
+            bp_tensor_release(t[1 - first]);
+            cr_assert(deleted[0] == 1 && deleted[1] == 1, "%s: deleters ran %d and %d times, want "
+                      "once each", bp_backend_name(bes[i]), deleted[0], deleted[1]);
+            cr_assert_eq(bytes_in_use(bes[i]), 0);
+            free(data);
+        }
+    }
+}
+
+Test(dlpack, an_imported_tensor_exported_and_taken_back_releases_its_memory_once_unused)
+{
+    bp_backend *bes[2];
+    size_t n = host_backends(bes);
+    for (size_t i = 0; i < n; i++) {
+        for (int first = 0; first < 2; first++) {
+            float *data = malloc(6 * sizeof *data);
+            cr_assert_not_null(data);
+            const float want[6] = {1, 2, 3, 4, 5, 6};
+            memcpy(data, want, sizeof want);
+            int deleted = 0;
+            bp_tensor *t[2] = {NULL, NULL};
+            BPT_OK(bp_tensor_from_dlpack(bes[i], lend(data, &deleted), &t[0]));
+            DLManagedTensor *m = NULL;
+            BPT_OK(bp_tensor_to_dlpack(t[0], &m));
+            BPT_OK(bp_tensor_from_dlpack(bes[i], m, &t[1]));
+            bp_tensor_release(t[first]);
+            cr_assert_eq(deleted, 0, "%s: the memory went back while a tensor uses it",
+                         bp_backend_name(bes[i]));
+            expect_values(t[1 - first], want);
+            bp_tensor_release(t[1 - first]);
+            cr_assert_eq(deleted, 1, "%s: the memory was given back %d times, want once",
+                         bp_backend_name(bes[i]), deleted);
+            cr_assert_eq(bytes_in_use(bes[i]), 0, "%s: a tensor outlived its handles",
+                         bp_backend_name(bes[i]));
+            free(data);
+        }
+    }
+}
+
+Test(dlpack, a_backend_tensor_exported_and_taken_back_twice_shares_its_memory)
+{
+    bp_backend *bes[2];
+    size_t n = host_backends(bes);
+    for (size_t i = 0; i < n; i++) {
+        const float want[6] = {1, 2, 3, 4, 5, 6};
+        bp_tensor *t = NULL, *back[2] = {NULL, NULL};
+        BPT_OK(bp_tensor_from_host(bes[i], BP_F32, 1, (int64_t[]){6}, want, &t));
+        DLManagedTensor *m[2] = {NULL, NULL};
+        BPT_OK(bp_tensor_to_dlpack(t, &m[0]));
+        BPT_OK(bp_tensor_to_dlpack(t, &m[1]));
+        void *where = m[0]->dl_tensor.data;
+        BPT_OK(bp_tensor_from_dlpack(bes[i], m[0], &back[0]));
+        BPT_OK(bp_tensor_from_dlpack(bes[i], m[1], &back[1]));
+        uint64_t in_use = bytes_in_use(bes[i]);
+        cr_assert_eq(in_use, sizeof want, "%s: %llu bytes in use, want one buffer's %zu",
+                     bp_backend_name(bes[i]), (unsigned long long)in_use, sizeof want);
+        bp_tensor_release(t);
+        bp_tensor_release(back[1]);
+        DLManagedTensor *again = NULL;
+        BPT_OK(bp_tensor_to_dlpack(back[0], &again));
+        cr_assert_eq(again->dl_tensor.data, where, "copied instead of shared");
+        again->deleter(again);
+        expect_values(back[0], want);
+        bp_tensor_release(back[0]);
+        cr_assert_eq(bytes_in_use(bes[i]), 0);
+    }
+}

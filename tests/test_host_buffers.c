@@ -101,3 +101,50 @@ Test(host_buffers, blas_cpu_buffers_of_4_mib_and_more_are_huge_page_mappings)
         cr_skip_test("blas_cpu is not built here (no OpenBLAS)");
     big_buffers_are_huge_page_mappings(BPT_BUILD_PLUGIN_DIR "/bp_blas_cpu.so");
 }
+
+/* ---- memory used in place (wrap) ---------------------------------------- */
+
+static int releases[2];
+static void count_release(void *ctx) { (*(int *)ctx)++; }
+
+/* A host plugin's buffer handle is the memory's address, so two live wraps
+ * of one address would share a handle and free() could not tell whose
+ * release to run: the second is refused (the core shares the first buffer
+ * instead, or copies). Once the first is freed, the address may be wrapped
+ * again. */
+static void a_second_wrap_of_live_memory_is_refused(const char *path)
+{
+    bpt_direct d;
+    bpt_direct_open(&d, path, BP_ABI_MINOR);
+    const bp_plugin *p = d.p;
+    static double memory[4] = {1, 2, 3, 4};
+    void *first = NULL, *second = NULL;
+    releases[0] = releases[1] = 0;
+    cr_assert_eq(p->wrap(d.dev, BP_MEMORY_HOST, memory, sizeof memory, count_release, &releases[0],
+                         &first), BP_OK);
+    cr_assert_eq(p->wrap(d.dev, BP_MEMORY_HOST, memory, sizeof memory, count_release, &releases[1],
+                         &second), BP_ERR_UNSUPPORTED_OP,
+                 "%s: the same live memory was wrapped twice", path);
+    cr_assert_null(second);
+    cr_assert_eq(releases[0] + releases[1], 0, "%s: a refused wrap ran a release", path);
+    p->free(d.dev, first);
+    cr_assert_eq(releases[0], 1);
+    cr_assert_eq(p->wrap(d.dev, BP_MEMORY_HOST, memory, sizeof memory, count_release, &releases[1],
+                         &second), BP_OK, "%s: memory given back cannot be wrapped again", path);
+    p->free(d.dev, second);
+    cr_assert_eq(releases[1], 1);
+    cr_assert_eq(releases[0], 1, "a release ran twice");
+    bpt_direct_close(&d);
+}
+
+Test(host_buffers, binary_refuses_a_second_wrap_of_live_memory)
+{
+    a_second_wrap_of_live_memory_is_refused(BPT_BUILD_PLUGIN_DIR "/bp_binary.so");
+}
+
+Test(host_buffers, blas_cpu_refuses_a_second_wrap_of_live_memory)
+{
+    if (access(BPT_BUILD_PLUGIN_DIR "/bp_blas_cpu.so", R_OK) != 0)
+        cr_skip_test("blas_cpu is not built here (no OpenBLAS)");
+    a_second_wrap_of_live_memory_is_refused(BPT_BUILD_PLUGIN_DIR "/bp_blas_cpu.so");
+}

@@ -311,3 +311,41 @@ Test(safetensors, save_refuses_empty_duplicate_or_reserved_names)
     bp_tensor_release(t);
     bp_context_destroy(ctx);
 }
+
+/* A mapped tensor lent through DLPack and taken back shares the mapping:
+ * releasing either keeps the file mapped for the other (a second buffer on
+ * the same address once gave the mapping back under the first). The same
+ * tensor loaded twice likewise. */
+Test(safetensors, a_mapped_tensor_taken_back_through_dlpack_keeps_the_mapping_for_both)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *cpu = NULL;
+    BPT_OK(bp_backend_get(ctx, "binary", &cpu));
+    float big[1024];
+    for (int i = 0; i < 1024; i++)
+        big[i] = (float)i;
+    bp_tensor *t = NULL;
+    BPT_OK(bp_tensor_from_host(cpu, BP_F32, 1, (int64_t[]){1024}, big, &t));
+    const char *path = file_in_dir("lent.safetensors");
+    BPT_OK(bp_save_safetensors(path, 1, (const char *const[]){"w"}, (const bp_tensor *const *)&t,
+                               NULL));
+    bp_tensor_release(t);
+    for (int first = 0; first < 2; first++) {
+        bp_safetensors *f = NULL;
+        BPT_OK(bp_safetensors_open(path, &f));
+        bp_tensor *w[3] = {NULL, NULL, NULL};
+        BPT_OK(bp_safetensors_load(f, "w", cpu, &w[0]));
+        BPT_OK(bp_safetensors_load(f, "w", cpu, &w[2]));
+        bp_safetensors_close(f); /* the tensors keep the mapping */
+        struct DLManagedTensor *m = NULL;
+        BPT_OK(bp_tensor_to_dlpack(w[0], &m));
+        BPT_OK(bp_tensor_from_dlpack(cpu, m, &w[1]));
+        bp_tensor_release(w[first]);
+        bp_tensor_release(w[2]);
+        float out[1024];
+        BPT_OK(bp_tensor_to_host(w[1 - first], out, sizeof out));
+        cr_assert_arr_eq(out, big, sizeof big);
+        bp_tensor_release(w[1 - first]);
+    }
+    bp_context_destroy(ctx);
+}

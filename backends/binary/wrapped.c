@@ -2,7 +2,13 @@
  * mapped checkpoint, a NumPy array handed over by DLPack. A host backend's
  * buffer handle is the memory's own address, so free() has to tell a wrapped
  * buffer from one it allocated: this table does, for both host plugins. It
- * is empty but for zero-copy loads, and free() looks at it only then. */
+ * is empty but for zero-copy loads, and free() looks at it only then.
+ *
+ * Because the handle is the address, two live wraps of one address would be
+ * one handle with two releases, and free() could not tell whose to run (it
+ * would run the other's: a use after free). So an address is wrapped at
+ * most once at a time: a second wrap while the first lives is refused with
+ * BP_ERR_UNSUPPORTED_OP, and the core shares the first buffer (or copies). */
 #include <stdlib.h>
 
 #include "binary.h"
@@ -30,6 +36,15 @@ bp_status bpb_wrap(void *dev, bpb_wraps *w, int32_t kind, void *memory, size_t b
                         "host memory backend: cannot use memory of kind %d in place", (int)kind);
     pthread_mutex_lock(&w->lock);
     size_t n = atomic_load(&w->count);
+    for (size_t i = 0; i < n; i++) {
+        if (w->items[i].memory == memory) {
+            pthread_mutex_unlock(&w->lock);
+            return bpb_fail(dev, BP_ERR_UNSUPPORTED_OP,
+                            "host memory backend: %p is already a buffer here (wrapped and not "
+                            "yet freed); a second buffer on the same address would share its "
+                            "handle", memory);
+        }
+    }
     if (n == w->cap) {
         size_t cap = w->cap ? 2 * w->cap : 8;
         bpb_wrap_entry *grown = realloc(w->items, cap * sizeof *grown);

@@ -54,6 +54,10 @@ static bp_status bp__backend_open_locked(bp_context *ctx, bp__plugin *p, int32_t
     bp_backend *b = calloc(1, sizeof *b);
     if (!b)
         return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_backend_get: out of memory");
+    if (pthread_mutex_init(&b->exchange_lock, NULL) != 0) {
+        free(b);
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_backend_get: cannot create a mutex");
+    }
     b->ctx = ctx;
     b->plugin = p;
     b->vt = p->vt;
@@ -69,6 +73,7 @@ static bp_status bp__backend_open_locked(bp_context *ctx, bp__plugin *p, int32_t
     if (st == BP_OK)
         st = bp__plugin_entry_status("device_open", p->vt->device_open(p->state, index, &b->dev));
     if (st != BP_OK) {
+        pthread_mutex_destroy(&b->exchange_lock);
         free(b);
         return bp__error(st, "backend %s:%d could not be opened: %s", p->name, index,
                          *bp__plugin_detail() ? bp__plugin_detail() : bp_status_message(st));

@@ -13,6 +13,8 @@ static void bp__context_free(bp_context *ctx)
     for (size_t i = 0; i < ctx->n_backends; i++) {
         bp_backend *b = ctx->backends[i];
         b->vt->device_close(b->dev);
+        free(b->listed); /* empty: every storage is gone */
+        pthread_mutex_destroy(&b->exchange_lock);
         free(b);
     }
     free(ctx->backends);

@@ -87,6 +87,9 @@ bp_status bp_tensor_to_dlpack(const bp_tensor *t, struct DLManagedTensor **out)
     dl_lent *l = calloc(1, sizeof *l);
     if (!l)
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    bp__storage *s = t->storage;
+    if (!s->lender) /* so that the memory, handed back, shares this storage (exchange.c) */
+        bp__exchange_list(s, kind, base, s->bytes + 2 * s->guard);
     DLTensor *d = &l->managed.dl_tensor;
     d->data = (char *)base + t->offset;
     d->device = (DLDevice){(DLDeviceType)kind, device};

@@ -247,6 +247,9 @@ struct bp_backend {
     atomic_llong live_tensors;   /* storages alive on this backend */
     atomic_llong live_bytes;
     bp__counters stats;
+    pthread_mutex_t exchange_lock; /* guards the exchange list (exchange.c) */
+    struct bp__storage **listed;   /* storages other libraries can see */
+    size_t n_listed, cap_listed;
 };
 
 void bp__count_op(bp_backend *b);
@@ -290,7 +293,37 @@ typedef struct bp__storage {
     void *buffer;                /* NULL once a transfer freed it early */
     size_t bytes;                /* payload, without guards */
     size_t guard;                /* guard bytes on each side of the payload */
+    /* Seen by other libraries (exchange.c): listed in the backend's
+     * exchange list with where its memory is (byte 0, span bytes). */
+    bool listed;
+    int32_t kind;                /* BP_MEMORY_* */
+    const void *address;
+    size_t span;
+    /* An import of memory that a listed storage (lender) already holds:
+     * buffer is the lender's; release(release_ctx) runs when this storage
+     * goes, then the lender is released. NULL for every other storage. */
+    struct bp__storage *lender;
+    void (*release)(void *);
+    void *release_ctx;
 } bp__storage;
+
+/* ---- memory exchanged with other libraries (exchange.c) -------------------- */
+/* List s (its memory of the given kind at address, span bytes) as seen by
+ * other libraries; idempotent. Without memory to grow the list, s simply
+ * stays unlisted (a later import of it is then copied, never wrong). */
+void bp__exchange_list(bp__storage *s, int32_t kind, const void *address, size_t span);
+/* Take s off the list, if on it: before its buffer is freed. */
+void bp__exchange_unlist(bp__storage *s);
+/* A listed storage of b whose memory holds [address, address + bytes), with
+ * one more reference, and the import's byte offset in it; NULL if none. */
+bp__storage *bp__exchange_find(bp_backend *b, int32_t kind, const void *address, size_t bytes,
+                               int64_t *offset);
+/* Give back s's data now (its buffer freed, or for a borrower its release
+ * run and its lender released): a transfer that took the last handle, and
+ * the storage's end. */
+void bp__storage_drop_data(bp__storage *s);
+/* Drop one reference to s; the last one gives back its data and frees it. */
+void bp__storage_release(bp__storage *s);
 
 /* A copy of a tensor kept for reuse (transfer.c): copying the same tensor to
  * the same backend again, while this copy lives, returns it. */

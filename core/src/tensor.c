@@ -128,37 +128,90 @@ bp_status bp_tensor_check_guards(const bp_tensor *t)
     return st;
 }
 
-static void bp__storage_release(bp__storage *s)
+void bp__storage_drop_data(bp__storage *s)
+{
+    bp_backend *b = s->backend;
+    bp__exchange_unlist(s); /* before the memory goes: no import may find it */
+    if (s->lender) {
+        bp__storage *lender = s->lender;
+        s->lender = NULL;
+        s->buffer = NULL;
+        if (s->release)
+            s->release(s->release_ctx);
+        bp__storage_release(lender);
+    } else if (s->buffer) {
+        void *buffer = s->buffer;
+        s->buffer = NULL;
+        b->vt->free(b->dev, buffer);
+        bp__count_free(b, s->bytes);
+    }
+}
+
+void bp__storage_release(bp__storage *s)
 {
     if (atomic_fetch_sub(&s->refs, 1) != 1)
         return;
     bp_backend *b = s->backend;
-    if (s->buffer) {
-        b->vt->free(b->dev, s->buffer);
-        bp__count_free(b, s->bytes);
-    }
+    bp__storage_drop_data(s);
     atomic_fetch_sub(&b->live_tensors, 1);
     bp_context *ctx = b->ctx;
     free(s);
     bp__context_release(ctx);
 }
 
-bp_status bp__tensor_new(const char *fn, bp_backend *b, bp_dtype dtype, int32_t rank,
-                         const int64_t *shape, bp_tensor **out)
+/* The first half of every tensor with a storage of its own (a new buffer,
+ * memory used in place, memory borrowed from another storage): the shape
+ * checked, the handle and the storage allocated, nothing else yet. */
+static bp_status bp__tensor_shell(const char *fn, bp_dtype dtype, int32_t rank,
+                                  const int64_t *shape, bp_tensor **t, bp__storage **s)
 {
-    *out = NULL;
-    if (!b)
-        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: backend is NULL", fn);
     int64_t numel;
     size_t nbytes;
     BP__TRY(bp__shape_check(fn, dtype, rank, shape, &numel, &nbytes));
-    bp_tensor *t = calloc(1, sizeof *t);
-    bp__storage *s = calloc(1, sizeof *s);
-    if (!t || !s) {
-        free(t);
-        free(s);
+    *t = calloc(1, sizeof **t);
+    *s = calloc(1, sizeof **s);
+    if (!*t || !*s) {
+        free(*t);
+        free(*s);
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     }
+    (*t)->dtype = dtype;
+    (*t)->rank = rank;
+    for (int32_t k = 0; k < rank; k++)
+        (*t)->shape[k] = shape[k];
+    (*t)->numel = numel;
+    (*t)->nbytes = nbytes;
+    return BP_OK;
+}
+
+/* The second half, once s->buffer is there: t's data starts at offset of
+ * s; the storage is counted alive (its bytes too when `counted`). */
+static void bp__tensor_born(bp_tensor *t, bp__storage *s, bp_backend *b, int64_t offset,
+                            bool counted)
+{
+    atomic_init(&s->refs, 1);
+    s->backend = b;
+    s->bytes = t->nbytes;
+    atomic_fetch_add(&b->live_tensors, 1);
+    if (counted)
+        bp__count_alloc(b, t->nbytes);
+    bp__context_retain(b->ctx);
+    atomic_init(&t->refs, 1);
+    atomic_init(&t->given_away, false);
+    atomic_init(&t->cached, false);
+    t->storage = s;
+    t->offset = offset;
+}
+
+bp_status bp__tensor_new(const char *fn, bp_backend *b, bp_dtype dtype, int32_t rank,
+                         const int64_t *shape, bp_tensor **out)
+{
+    if (!b)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: backend is NULL", fn);
+    bp_tensor *t;
+    bp__storage *s;
+    BP__TRY(bp__tensor_shell(fn, dtype, rank, shape, &t, &s));
+    size_t nbytes = t->nbytes;
     size_t guard = atomic_load(&b->ctx->guard_bytes);
     if (nbytes > SIZE_MAX - 2 * guard) {
         free(t);
@@ -191,24 +244,8 @@ bp_status bp__tensor_new(const char *fn, bp_backend *b, bp_dtype dtype, int32_t 
         free(s);
         return st;
     }
-    t->offset = (int64_t)guard;
     s->guard = guard;
-    atomic_init(&s->refs, 1);
-    s->backend = b;
-    s->bytes = nbytes;
-    atomic_fetch_add(&b->live_tensors, 1);
-    bp__count_alloc(b, nbytes);
-    bp__context_retain(b->ctx);
-    atomic_init(&t->refs, 1);
-    atomic_init(&t->given_away, false);
-    atomic_init(&t->cached, false);
-    t->storage = s;
-    t->dtype = dtype;
-    t->rank = rank;
-    for (int32_t k = 0; k < rank; k++)
-        t->shape[k] = shape[k];
-    t->numel = numel;
-    t->nbytes = nbytes;
+    bp__tensor_born(t, s, b, (int64_t)guard, true);
     *out = t;
     return BP_OK;
 }
@@ -218,21 +255,28 @@ bp_status bp__tensor_wrap(const char *fn, bp_backend *b, bp_dtype dtype, int32_t
                           void (*release)(void *), void *release_ctx, bp_tensor **out)
 {
     *out = NULL;
-    if (!BP__HAS(b->vt, wrap) || atomic_load(&b->ctx->guard_bytes) != 0)
-        return BP_ERR_UNSUPPORTED_OP; /* guard bytes cannot surround memory we do not own */
-    int64_t numel;
-    size_t nbytes;
-    BP__TRY(bp__shape_check(fn, dtype, rank, shape, &numel, &nbytes));
-    bp_tensor *t = calloc(1, sizeof *t);
-    bp__storage *s = calloc(1, sizeof *s);
-    if (!t || !s) {
-        free(t);
+    bp_tensor *t;
+    bp__storage *s;
+    BP__TRY(bp__tensor_shell(fn, dtype, rank, shape, &t, &s));
+    int64_t offset = 0;
+    bp__storage *lender = bp__exchange_find(b, kind, memory, t->nbytes, &offset);
+    if (lender) { /* memory this backend already holds: borrow its buffer */
+        s->lender = lender;
+        s->buffer = lender->buffer;
+        s->release = release;
+        s->release_ctx = release_ctx;
+        bp__tensor_born(t, s, b, offset, false);
+        *out = t;
+        return BP_OK;
+    }
+    if (!BP__HAS(b->vt, wrap) || atomic_load(&b->ctx->guard_bytes) != 0) {
+        free(t); /* guard bytes cannot surround memory we do not own */
         free(s);
-        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+        return BP_ERR_UNSUPPORTED_OP;
     }
     bp__call_begin();
     bp_status st = bp__plugin_entry_status(
-        "wrap", b->vt->wrap(b->dev, kind, memory, nbytes, release, release_ctx, &s->buffer));
+        "wrap", b->vt->wrap(b->dev, kind, memory, t->nbytes, release, release_ctx, &s->buffer));
     if (st != BP_OK) {
         free(t);
         free(s);
@@ -241,22 +285,8 @@ bp_status bp__tensor_wrap(const char *fn, bp_backend *b, bp_dtype dtype, int32_t
         return bp__error(st, "%s: backend %s failed to use memory in place: %s", fn, b->name,
                          *bp__plugin_detail() ? bp__plugin_detail() : bp_status_message(st));
     }
-    atomic_init(&s->refs, 1);
-    s->backend = b;
-    s->bytes = nbytes;
-    atomic_fetch_add(&b->live_tensors, 1);
-    bp__count_alloc(b, nbytes);
-    bp__context_retain(b->ctx);
-    atomic_init(&t->refs, 1);
-    atomic_init(&t->given_away, false);
-    atomic_init(&t->cached, false);
-    t->storage = s;
-    t->dtype = dtype;
-    t->rank = rank;
-    for (int32_t k = 0; k < rank; k++)
-        t->shape[k] = shape[k];
-    t->numel = numel;
-    t->nbytes = nbytes;
+    bp__tensor_born(t, s, b, 0, true);
+    bp__exchange_list(s, kind, memory, t->nbytes);
     *out = t;
     return BP_OK;
 }

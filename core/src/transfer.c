@@ -182,13 +182,8 @@ bp_status bp_backend_transfer(bp_tensor *t, bp_backend *to, bp_tensor **out)
     /* The data moves only if no other handle shares it: another holder keeps
      * its tensor, and this one was copied instead. */
     bp__storage *s = t->storage;
-    if (atomic_load(&s->refs) == 1 && s->buffer) {
-        bp_backend *b = s->backend;
-        void *buf = s->buffer;
-        s->buffer = NULL;
-        b->vt->free(b->dev, buf);
-        bp__count_free(b, s->bytes);
-    }
+    if (atomic_load(&s->refs) == 1)
+        bp__storage_drop_data(s);
     *out = res;
     return BP_OK;
 }
