@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlpack/dlpack.h>
+
 #include "bpt.h" /* before criterion/redirect.h, which needs criterion.h first */
 
 #include <criterion/redirect.h>
@@ -525,4 +527,45 @@ Test(tensor, stats_count_copies_between_backends_on_both_sides)
     bp_tensor_release(b);
     bp_tensor_release(c);
     bp_tensor_release(d);
+}
+
+/* bp_backend_copy hands every caller the same handle while a kept copy
+ * lives, so each believes it holds its own tensor: a transfer of that
+ * handle copies and leaves it valid, never taking it from the others. */
+Test(tensor, transfer_of_one_of_two_equal_copies_leaves_the_other_valid)
+{
+    float in[3] = {1, 2, 3}, out[3];
+    bp_tensor *a = f32(cpu, 1, (int64_t[]){3}, in), *b1 = NULL, *b2 = NULL, *moved = NULL;
+    BPT_OK(bp_backend_copy(a, other, &b1));
+    BPT_OK(bp_backend_copy(a, other, &b2)); /* the kept copy: free, shared */
+    BPT_OK(bp_backend_transfer(b1, cpu, &moved));
+    cr_assert(bp_tensor_is_valid(b2), "a transfer by one holder invalidated another's copy");
+    BPT_OK(bp_tensor_to_host(b2, out, sizeof out));
+    cr_assert_arr_eq(in, out, sizeof in);
+    BPT_OK(bp_tensor_to_host(moved, out, sizeof out));
+    cr_assert_arr_eq(in, out, sizeof in);
+    bp_tensor_release(b1);
+    bp_tensor_release(b2);
+    bp_tensor_release(moved);
+    bp_tensor_release(a);
+}
+
+/* A DLPack export holds the tensor: a transfer then keeps the memory the
+ * other library reads, and the tensor itself. */
+Test(tensor, transfer_of_a_tensor_lent_through_dlpack_keeps_the_lent_memory)
+{
+    bp_tensor *a = NULL, *moved = NULL;
+    BPT_OK(bp_arange(cpu, BP_F64, 0, 1000, 1, &a));
+    struct DLManagedTensor *m = NULL;
+    BPT_OK(bp_tensor_to_dlpack(a, &m));
+    bp_stats s0 = stats_of(cpu);
+    BPT_OK(bp_backend_transfer(a, other, &moved));
+    bp_stats s1 = stats_of(cpu);
+    cr_assert_eq(s1.bytes_in_use, s0.bytes_in_use, "the lent memory was freed by the transfer");
+    cr_assert(bp_tensor_is_valid(a));
+    const double *lent = m->dl_tensor.data; /* what the other library reads */
+    cr_assert_eq(lent[999], 999.0);
+    bp_tensor_release(a);
+    bp_tensor_release(moved);
+    m->deleter(m);
 }

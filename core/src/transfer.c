@@ -169,6 +169,14 @@ bp_status bp_backend_transfer(bp_tensor *t, bp_backend *to, bp_tensor **out)
     } else {
         BP__TRY(bp__copy_other(fn, t, to, &res));
     }
+    /* A handle with other references is someone else's tensor too: the same
+     * handle bp_backend_copy gave a second caller, one a DLPack export holds,
+     * one retained. Taking it from them would break what they hold, so it
+     * stays valid and this was a copy. */
+    if (atomic_load(&t->refs) > 1) {
+        *out = res;
+        return BP_OK;
+    }
     if (atomic_exchange(&t->given_away, true)) { /* another thread gave it away first */
         bp_tensor_release(res);
         return bp__check_input(fn, "t", t);

@@ -82,7 +82,12 @@ BP_API bp_status bp_backend_copy(const bp_tensor *t, bp_backend *to, bp_tensor *
  * released. If no other handle shares t's data, its memory is freed at once;
  * another holder (a bp_reshape view, say) keeps its tensor intact, and then
  * the data was copied, not moved from under it. To t's own backend, *out is
- * a new handle on the same data. */
+ * a new handle on the same data.
+ * A handle that has other references is not given away: t stays valid and
+ * the call is a bp_backend_copy. That is the handle bp_backend_copy returned
+ * to a second caller (repeated copies share one handle), one that a DLPack
+ * export still holds, or one retained with bp_tensor_retain: its other
+ * holders keep using it. */
 BP_API bp_status bp_backend_transfer(bp_tensor *t, bp_backend *to, bp_tensor **out);
 
 /* ---- testing plugins ------------------------------------------------------ */
