@@ -714,3 +714,38 @@ Test(loader, a_plugin_directory_that_cannot_be_opened_is_reported)
     cr_assert_null(ctx);
     cr_assert(strstr(msg, "plugin directory") && strstr(msg, "too many files open"), "%s", msg);
 }
+
+/* A copy of the binary plugin under another backend's file name is refused
+ * (its name promises another backend), and the refused record never answers
+ * to "binary": the real plugin stays reachable, before and after the copy
+ * was tried, and the record keeps its file's name. */
+Test(loader, a_misnamed_copy_of_a_plugin_never_hides_the_real_backend)
+{
+    char dir[] = "/tmp/bpt_dup_XXXXXX", cmd[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cp '%s/bp_binary.so' '%s/bp_dup_binary.so'", BPT_BUILD_PLUGIN_DIR,
+             dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    setenv("BP_PLUGIN_PATH", dir, 1); /* searched before the built-in directory */
+    for (int binary_first = 0; binary_first < 2; binary_first++) {
+        bp_context *ctx = bpt_context();
+        bp_backend *be = NULL;
+        if (binary_first)
+            BPT_OK(bp_backend_get(ctx, "binary", &be));
+        BPT_FAILS(BP_ERR_PLUGIN, bp_backend_get(ctx, "dup_binary", &be));
+        cr_assert(strstr(bp_last_error(), "rename it to bp_binary.so"), "%s", bp_last_error());
+        BPT_OK(bp_backend_get(ctx, "binary", &be));
+        cr_assert_str_eq(bp_backend_name(be), "binary:0");
+        bp_plugin_record rec;
+        const bp_plugin_record *dup = find_record(ctx, "/bp_dup_binary.so", &rec);
+        cr_assert_not_null(dup);
+        cr_assert_str_eq(dup->name, "dup_binary", "the refused record took the name '%s'",
+                         dup->name);
+        for (size_t i = 0; i < bp_context_plugin_count(ctx); i++)
+            (void)bp_context_plugin_open(ctx, i); /* as backplane info does */
+        BPT_OK(bp_backend_get(ctx, "binary", &be));
+        bp_context_destroy(ctx);
+    }
+    snprintf(cmd, sizeof cmd, "rm -r '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}

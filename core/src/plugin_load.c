@@ -146,16 +146,6 @@ static void bp__load(bp__plugin *p)
         bp__record_reject(p, kst, bp__aprintf("%s", bp_last_error()));
         return;
     }
-    char *name = strdup(vt->name);
-    if (!name) {
-        bp__record_reject(p, BP_ERR_OUT_OF_MEMORY, NULL);
-        return;
-    }
-    bp__record_set(p, &p->name, name);
-    if (p->name != name) { /* out of memory keeping the old name */
-        bp__record_reject(p, BP_ERR_OUT_OF_MEMORY, NULL);
-        return;
-    }
     p->vt = vt;
     p->loaded = true;
     p->status = BP_OK;
@@ -168,41 +158,56 @@ static void bp__load(bp__plugin *p)
  * be able to trust file names without loading anything. */
 static void bp__check_name(bp__plugin *p, const char *file_name)
 {
-    if (file_name && strcmp(file_name, p->name) != 0) {
+    const char *name = p->vt->name;
+    if (file_name && strcmp(file_name, name) != 0) {
         const char *base = strrchr(p->path, '/');
         bp__record_reject(p, BP_ERR_PLUGIN,
                           bp__aprintf("the file is named %s but holds backend '%s'; rename it "
                                       "to bp_%s.so (plugins are found by file name before they "
                                       "are loaded)",
-                                      base ? base + 1 : p->path, p->name, p->name));
+                                      base ? base + 1 : p->path, name, name));
         return;
     }
     bp_context *ctx = p->ctx; /* first found wins: only earlier records count */
     for (size_t i = 0; i < ctx->n_plugins && ctx->plugins[i] != p; i++) {
         const bp__plugin *o = ctx->plugins[i];
-        if ((o->loaded || (o->named_by_file && !o->load_tried)) && strcmp(o->name, p->name) == 0) {
+        if ((o->loaded || (o->named_by_file && !o->load_tried)) && strcmp(o->name, name) == 0) {
             bp__record_reject(p, BP_ERR_PLUGIN,
                               bp__aprintf("backend '%s' is already provided by %s; this copy "
                                           "is ignored",
-                                          p->name, o->path));
+                                          name, o->path));
             return;
         }
     }
+}
+
+/* A record takes its descriptor's backend name only once it passed every
+ * check: a refused one keeps its file's name, so that it never answers to
+ * the name of a backend it does not provide (a misnamed copy of bp_binary.so
+ * once hid the real binary backend). */
+static void bp__take_name(bp__plugin *p)
+{
+    if (strcmp(p->name, p->vt->name) == 0)
+        return;
+    char *name = strdup(p->vt->name);
+    if (!name) {
+        bp__record_reject(p, BP_ERR_OUT_OF_MEMORY, NULL);
+        return;
+    }
+    bp__record_set(p, &p->name, name);
+    if (p->name != name) /* out of memory keeping the old name */
+        bp__record_reject(p, BP_ERR_OUT_OF_MEMORY, NULL);
 }
 
 bp_status bp__plugin_load(bp__plugin *p)
 {
     if (!p->load_tried) {
         p->load_tried = true;
-        char *file_name = p->named_by_file ? strdup(p->name) : NULL;
-        if (p->named_by_file && !file_name) {
-            bp__record_reject(p, BP_ERR_OUT_OF_MEMORY, NULL);
-        } else {
-            bp__load(p);
-            if (p->loaded)
-                bp__check_name(p, file_name);
-        }
-        free(file_name);
+        bp__load(p);
+        if (p->loaded) /* the record still has its file's name here */
+            bp__check_name(p, p->named_by_file ? p->name : NULL);
+        if (p->loaded)
+            bp__take_name(p);
     }
     if (p->loaded)
         return BP_OK;
