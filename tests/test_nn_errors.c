@@ -342,3 +342,28 @@ Test(nn_errors, resize_refuses_options_and_sizes_it_cannot_follow)
                 bp_resize(f.xe, NULL, (int64_t[]){1, 2, 3}, NULL, &o));
     });
 }
+
+/* Every output pointer an op was given is NULL after a failure, the
+ * optional ones too, even when the failure is the main output's NULL. */
+Test(nn_errors, optional_outputs_are_cleared_when_the_main_output_is_null)
+{
+    EACH({
+        bp_tensor *junk = (bp_tensor *)(uintptr_t)1, *a = junk, *b = junk;
+        bp_window w = WIN(.kernel = {2, 2});
+        BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_max_pool(f.x4, &w, NULL, &a));
+        cr_assert_null(a, "max_pool left its indices set");
+        a = b = junk;
+        BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_layer_norm(f.x4, -1, f.b3, NULL, 1e-5, NULL, &a, &b));
+        cr_assert(!a && !b, "layer_norm left mean or inv_std set");
+        a = junk;
+        BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_dropout(f.x4, 0.5, true, 0, 0, NULL, &a));
+        cr_assert_null(a, "dropout left its mask set");
+        a = junk;
+        bp_tensor *labels = bpt_tensor(be, BP_I64, 1, (int64_t[]){2}, NULL);
+        BPT_FAILS(BP_ERR_INVALID_ARGUMENT,
+                  bp_softmax_cross_entropy_loss(f.f2, labels, NULL, BP_LOSS_MEAN, NULL, NULL, &a));
+        cr_assert_null(a, "softmax_cross_entropy_loss left its log_prob set");
+        bp_tensor_release(labels);
+        (void)o;
+    });
+}

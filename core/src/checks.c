@@ -13,6 +13,14 @@ bp_status bp__check_out(const char *fn, bp_tensor **out)
     return BP_OK;
 }
 
+bp_status bp__check_outs(const char *fn, bp_tensor **out, size_t n_opt, bp_tensor **const *opt)
+{
+    for (size_t i = 0; i < n_opt; i++)
+        if (opt[i])
+            *opt[i] = NULL;
+    return bp__check_out(fn, out);
+}
+
 bp_status bp__check_input(const char *fn, const char *arg, const bp_tensor *t)
 {
     if (!t)

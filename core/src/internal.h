@@ -382,6 +382,10 @@ bp_status bp__deliver(bp_tensor *res, bp_status st, bp_tensor **out);
 bp_status bp__check_input(const char *fn, const char *arg, const bp_tensor *t);
 /* NULL out pointer: BP_ERR_INVALID_ARGUMENT. Also sets *out = NULL. */
 bp_status bp__check_out(const char *fn, bp_tensor **out);
+/* The same for an op with optional outputs too: each of opt[0 .. n_opt)
+ * that is not NULL is cleared first, so a failure (a NULL out included)
+ * never leaves one of them set. */
+bp_status bp__check_outs(const char *fn, bp_tensor **out, size_t n_opt, bp_tensor **const *opt);
 /* All of ts on one backend, else BP_ERR_BACKEND_MISMATCH naming fn, the two
  * arguments and backends, and the bp_backend_copy call that fixes it. */
 bp_status bp__check_same_backend(const char *fn, size_t n, const bp_tensor *const *ts,

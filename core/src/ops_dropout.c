@@ -26,9 +26,7 @@ bp_status bp_dropout(const bp_tensor *x, double ratio, bool training, uint64_t s
                      uint64_t offset, bp_tensor **out, bp_tensor **mask)
 {
     static const char fn[] = "bp_dropout";
-    BP__TRY(bp__check_out(fn, out));
-    if (mask)
-        *mask = NULL;
+    BP__TRY(bp__check_outs(fn, out, 1, (bp_tensor **const[]){mask}));
     BP__TRY(bp__check_input(fn, "x", x));
     BP__TRY(bp__check_dtype(fn, "dropout", "x", x->dtype, BP__ACCEPT_FLOAT));
     if (!(ratio >= 0.0 && ratio < 1.0))

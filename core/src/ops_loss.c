@@ -52,9 +52,7 @@ static bp_status loss(bp_op op, const bp_tensor *x, const bp_tensor *labels,
 {
     char fn[48];
     bp__op_fn(op, fn, sizeof fn);
-    BP__TRY(bp__check_out(fn, out));
-    if (log_prob)
-        *log_prob = NULL;
+    BP__TRY(bp__check_outs(fn, out, 1, (bp_tensor **const[]){log_prob}));
     bool ce = op == BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS;
     BP__TRY(loss_operands(fn, bp_op_name(op), ce ? "scores" : "log_prob", ce ? "labels" : "target",
                           x, labels, weights, reduction));

@@ -190,11 +190,7 @@ bp_status bp_layer_norm(const bp_tensor *x, int32_t axis, const bp_tensor *scale
                         bp_tensor **inv_std)
 {
     static const char fn[] = "bp_layer_norm";
-    BP__TRY(bp__check_out(fn, out));
-    if (mean)
-        *mean = NULL;
-    if (inv_std)
-        *inv_std = NULL;
+    BP__TRY(bp__check_outs(fn, out, 2, (bp_tensor **const[]){mean, inv_std}));
     BP__TRY(x_operand(fn, "layer_norm", x, 1));
     int32_t ax = 0;
     BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));

@@ -46,9 +46,7 @@ bp_status bp_max_pool(const bp_tensor *x, const bp_window *window, bp_tensor **o
                       bp_tensor **indices)
 {
     static const char fn[] = "bp_max_pool";
-    BP__TRY(bp__check_out(fn, out));
-    if (indices)
-        *indices = NULL;
+    BP__TRY(bp__check_outs(fn, out, 1, (bp_tensor **const[]){indices}));
     BP__TRY(bp__check_input(fn, "x", x));
     BP__TRY(bp__check_dtype(fn, "max_pool", "x", x->dtype, BP__ACCEPT_NUMERIC));
     bp_window win;
