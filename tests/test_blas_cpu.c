@@ -147,6 +147,49 @@ Test(blas_cpu, threads_key_is_honoured)
     unlink(path);
 }
 
+/* Threads of this process (every entry of /proc/self/task). */
+static int process_threads(void)
+{
+    char line[256];
+    int n = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    cr_assert_not_null(f);
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    fclose(f);
+    return n;
+}
+
+/* Opening the backend starts no pool thread: a job that wants a team starts
+ * them (and keeps them for the next). A configuration of 64 threads opened
+ * and closed in a loop costs nothing then. */
+Test(blas_cpu, pool_threads_start_when_work_first_needs_them)
+{
+    char path[64];
+    write_ini(path, "[backend.blas_cpu]\nthreads = 64\n");
+    bp_context *ctx = NULL;
+    BPT_OK(bp_context_create(path, &ctx));
+    int before = process_threads();
+    bp_backend *blas = NULL;
+    if (bp_backend_get(ctx, "blas_cpu", &blas) != BP_OK) {
+        bp_context_destroy(ctx);
+        unlink(path);
+        cr_skip_test("the blas_cpu plugin is not available");
+    }
+    int opened = process_threads();
+    bp_tensor *a = make(blas, BP_F32, 1, (int64_t[]){1 << 22}), *s = NULL;
+    BPT_OK(bp_sum(a, 0, NULL, false, &s));
+    int worked = process_threads();
+    bp_tensor_release(a);
+    bp_tensor_release(s);
+    bp_context_destroy(ctx);
+    unlink(path);
+    cr_assert_lt(opened - before, 8, "opening the backend started %d threads", opened - before);
+    cr_assert_gt(worked, opened, "a sum of 2^22 elements ran without its team (%d threads)",
+                 worked);
+}
+
 Test(blas_cpu, bad_threads_values_are_config_errors)
 {
     static const char *const bad[] = {"0", "-2", "many", "4x", "", "100000"};

@@ -32,6 +32,10 @@ typedef struct bpc_cache {
     uint64_t limit;             /* the most bytes the lists may hold */
 } bpc_cache;
 
+/* Set OpenBLAS's (process-wide) thread count to n unless it already is:
+ * before every BLAS call (plugin.c). */
+void bpc_blas_threads(int n);
+
 /* ---- the thread pool: pool.c ------------------------------------------- */
 typedef struct bpc_pool bpc_pool;
 typedef void (*bpc_item_fn)(void *ctx, int64_t item);

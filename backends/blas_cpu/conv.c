@@ -152,6 +152,7 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
     const int64_t nin = bpb_window_numel(g.in), nout = bpb_window_numel(g.out);
     if (bpb_numel(y) == 0)
         return BP_OK;
+    bpc_blas_threads(dev->threads);
     bool direct = nk == 1 && nin == nout;
     for (int j = 0; j < 3; j++)
         direct = direct && g.st[j] == 1 && g.pb[j] == 0 && g.pe[j] == 0;

@@ -105,6 +105,7 @@ bp_status bpc_gemm(bpc_dev *d, const bpc_op_call *call)
         return bpb_fail(d, BP_ERR_BACKEND,
                         "gemm: a dimension over %d (M=%lld N=%lld K=%lld) is beyond cblas's int "
                         "sizes", INT_MAX, (long long)m, (long long)n, (long long)k);
+    bpc_blas_threads(d->threads);
     size_t esz = bp_dtype_size(dt);
     CBLAS_TRANSPOSE ta = CblasNoTrans, tb = CblasNoTrans;
     int64_t lda = 1, ldb = 1;

@@ -154,9 +154,9 @@ static bool batch_parallel(bpc_dev *d, bp_dtype dt, const mat2 *A, const mat2 *B
             for (int v = 0; v < 3; v++)
                 off[3 * t + v] = pos[v] + i * it->inner_stride[v];
     batch_job j = {dt, A, B, C, off};
-    openblas_set_num_threads(1);
+    bpc_blas_threads(1); /* the pool's threads run one gemm each */
     bpc_pool_run(d->pool, team, batch, batch_item, &j);
-    openblas_set_num_threads(d->threads);
+    bpc_blas_threads(d->threads);
     free(off);
     return true;
 }
@@ -190,6 +190,7 @@ bp_status bpc_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_vie
                         "matmul: a dimension over %d (M=%lld N=%lld K=%lld) is beyond cblas's "
                         "int sizes",
                         INT_MAX, (long long)M, (long long)N, (long long)K);
+    bpc_blas_threads(((bpc_dev *)dev)->threads);
 
     /* batch dims: one iterator over the three views' leading axes */
     bp_view bv[3] = {*out, *a, *b};

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,25 @@ static void pin_library(void *symbol)
 
 __attribute__((constructor)) static void pin_runtimes(void) { pin_library((void *)openblas_get_config); }
 
+/* OpenBLAS's thread count is process-wide, and setting it starts its
+ * threads: it is set at the first BLAS call that wants another count, not
+ * at open (opening the backend, in a loop or never to multiply a matrix,
+ * starts no thread). Two devices with different counts each set theirs. */
+static pthread_mutex_t blas_threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int blas_threads_now; /* 0: not set by this plugin yet */
+
+void bpc_blas_threads(int n)
+{
+    if (atomic_load_explicit(&blas_threads_now, memory_order_relaxed) == n)
+        return;
+    pthread_mutex_lock(&blas_threads_lock);
+    if (atomic_load(&blas_threads_now) != n) {
+        openblas_set_num_threads(n);
+        atomic_store(&blas_threads_now, n);
+    }
+    pthread_mutex_unlock(&blas_threads_lock);
+}
+
 /* Cores this process may run on. */
 static long available_cores(void)
 {
@@ -91,8 +111,6 @@ static bp_status bpc_open(const bp_host_api *host, void **state)
     st->host = host;
     st->threads = threads < 1 ? 1 : (int)threads;
     st->cache_limit = (uint64_t)cache_mb << 20;
-    /* process-wide in OpenBLAS: the last context opened decides */
-    openblas_set_num_threads(st->threads);
     *state = st;
     return BP_OK;
 }

@@ -8,6 +8,12 @@
  * machine under load ~5, OMP_WAIT_POLICY=passive made sum 2^24 ~2.5x and
  * add ~1.4x faster than the default (medians of 3; docs/performance.md).
  *
+ * Workers start when a job first wants them, not when the device opens: a
+ * program that opens the backend and runs nothing parallel (or only small
+ * ops) never starts a thread, and `threads = 1024` costs 1023 threads only
+ * once work asks for that team (opening it in a loop, as the configuration
+ * fuzzer does, started and joined them every time).
+ *
  * Items are handed out one at a time from an atomic counter, so a thread
  * that loses its core mid-job leaves its remaining items to the others. The
  * caller waits only for workers that actually joined: once it has run out
@@ -25,8 +31,9 @@ struct bpc_pool {
     pthread_mutex_t lock;           /* guards everything but `next` */
     pthread_cond_t wake, done;
     pthread_mutex_t busy;           /* held by the caller running a job */
-    pthread_t *threads;
-    int nworkers;
+    pthread_t *threads;             /* room for `capacity`; the first nworkers started */
+    int capacity;
+    int nworkers;                   /* grows under `busy` only */
     bool stop;
     uint64_t generation;            /* bumped per job */
     int seats;                      /* workers that may still join this job */
@@ -84,11 +91,7 @@ bp_status bpc_pool_create(int workers, bpc_pool **out)
         bpc_pool_destroy(p);
         return BP_ERR_OUT_OF_MEMORY;
     }
-    for (int i = 0; i < workers; i++) {
-        if (pthread_create(&p->threads[i], NULL, worker, p) != 0)
-            break; /* fewer workers: still correct, the caller works too */
-        p->nworkers++;
-    }
+    p->capacity = workers > 0 ? workers : 0;
     *out = p;
     return BP_OK;
 }
@@ -111,14 +114,24 @@ void bpc_pool_destroy(bpc_pool *p)
     free(p);
 }
 
+/* Start workers until there are `want` (the caller holds busy). A thread
+ * that cannot start leaves fewer workers: still correct, the caller works. */
+static int start_workers(bpc_pool *p, int want)
+{
+    while (p->nworkers < want && pthread_create(&p->threads[p->nworkers], NULL, worker, p) == 0)
+        p->nworkers++;
+    return p->nworkers < want ? p->nworkers : want;
+}
+
 void bpc_pool_run(bpc_pool *p, int team, int64_t n, bpc_item_fn fn, void *ctx)
 {
-    int helpers = team - 1 < p->nworkers ? team - 1 : p->nworkers;
+    int helpers = team - 1 < p->capacity ? team - 1 : p->capacity;
     if (helpers <= 0 || n <= 1 || pthread_mutex_trylock(&p->busy) != 0) {
         for (int64_t i = 0; i < n; i++)
             fn(ctx, i);
         return;
     }
+    helpers = start_workers(p, helpers);
     pthread_mutex_lock(&p->lock);
     p->fn = fn;
     p->ctx = ctx;
