@@ -7,13 +7,7 @@
 
 static bool cuda_supports(void *dev, bp_op op, bp_dtype dtype)
 {
-    if ((int)op < 0 || !bp_dtype_valid((int)dtype))
-        return false;
-    if (op >= BP_OP_FIRST_1_4) /* the ops of ABI 1.4, and any later: support.c's table */
-        return bpcu_op_supported(op, dtype);
-    if (op == BP_OP_MATMUL)
-        return dtype != BP_BOOL;
-    return true; /* every other op of 1.0, for every dtype the core lets through */
+    return bpcu_op_supported(op, dtype); /* the op table's dtypes, less support.c's gaps */
 }
 
 static bp_plugin make_descriptor(void)

@@ -130,35 +130,107 @@ const char *bp__op_fn(bp_op op, char *buf, size_t cap)
     return buf;
 }
 
-static bool bp__class_accepts(bp__dtype_class cls, bp_dtype dt)
+static bool bp__class_accepts(bp_op_dtypes cls, bp_dtype dt)
 {
     switch (cls) {
-    case BP__ACCEPT_ANY: return true;
-    case BP__ACCEPT_NUMERIC: return dt != BP_BOOL;
-    case BP__ACCEPT_FLOAT: return bp_dtype_is_float(dt);
-    case BP__ACCEPT_BOOL: return dt == BP_BOOL;
-    case BP__ACCEPT_INTEGER: return bp_dtype_is_int(dt);
+    case BP_DTYPES_ANY: return true;
+    case BP_DTYPES_NUMERIC: return dt != BP_BOOL;
+    case BP_DTYPES_FLOAT: return bp_dtype_is_float(dt);
+    case BP_DTYPES_BOOL: return dt == BP_BOOL;
+    case BP_DTYPES_INTEGER: return bp_dtype_is_int(dt);
     }
     return false;
 }
 
-static const char *bp__class_name(bp__dtype_class cls)
+static const char *bp__class_name(bp_op_dtypes cls)
 {
     switch (cls) {
-    case BP__ACCEPT_ANY: return "every dtype";
-    case BP__ACCEPT_NUMERIC: return "numeric dtypes (u8, i8, i32, i64, f16, bf16, f32, f64; not bool)";
-    case BP__ACCEPT_FLOAT: return "float dtypes (f16, bf16, f32, f64)";
-    case BP__ACCEPT_BOOL: return "bool only";
-    case BP__ACCEPT_INTEGER: return "integer dtypes (u8, i8, i32, i64)";
+    case BP_DTYPES_ANY: return "every dtype";
+    case BP_DTYPES_NUMERIC: return "numeric dtypes (u8, i8, i32, i64, f16, bf16, f32, f64; not bool)";
+    case BP_DTYPES_FLOAT: return "float dtypes (f16, bf16, f32, f64)";
+    case BP_DTYPES_BOOL: return "bool only";
+    case BP_DTYPES_INTEGER: return "integer dtypes (u8, i8, i32, i64)";
     }
     return "?";
 }
 
 bp_status bp__check_dtype(const char *fn, const char *op_name, const char *arg, bp_dtype dt,
-                          bp__dtype_class cls)
+                          bp_op_dtypes cls)
 {
     if (bp__class_accepts(cls, dt))
         return BP_OK;
     return bp__error(BP_ERR_DTYPE, "%s: %s is %s but %s accepts %s; convert it with bp_cast first",
                      fn, arg, bp_dtype_name(dt), op_name, bp__class_name(cls));
+}
+
+/* ---- an op's operands, from its row of the op table ----------------------- */
+
+bp_status bp__op_begin(const char *fn, bp_op op, const bp_tensor *const *in, bp_backend **be)
+{
+    const bp_op_info *row = bp_op_info_of(op);
+    const bp__op_sig *sig = bp__op_sig_of(op);
+    int32_t first = -1;
+    char name[32], first_name[32];
+    *be = NULL;
+    for (int32_t k = 0; k < sig->n_in; k++) {
+        const bp_tensor *t = in[k];
+        if (!t && (sig->optional_in >> k & 1u))
+            continue;
+        if (!t || atomic_load(&t->given_away))
+            return bp__check_input(fn, bp_op_arg_name(row->in, k, name, sizeof name), t);
+        if (first < 0) {
+            first = k;
+            *be = bp__backend_of(t);
+        } else if (bp__backend_of(t) != *be) {
+            bp_op_arg_name(row->in, first, first_name, sizeof first_name);
+            bp_op_arg_name(row->in, k, name, sizeof name);
+            return bp__check_same_backend(fn, 2, (const bp_tensor *const[]){in[first], t},
+                                          (const char *const[]){first_name, name});
+        }
+    }
+    if (row->typed >= 0 && in[row->typed] &&
+        !bp__class_accepts(row->dtypes, in[row->typed]->dtype))
+        return bp__check_dtype(fn, row->name,
+                               bp_op_arg_name(row->in, row->typed, name, sizeof name),
+                               in[row->typed]->dtype, row->dtypes);
+    return BP_OK;
+}
+
+bp_status bp__op_require(const bp_backend *be, bp_op op, bp_dtype dtype)
+{
+    return bp__require_op(be, op, dtype, bp__op_has_entry(be, op));
+}
+
+bp_op_params bp__params(void)
+{
+    bp_op_params p = {0};
+    p.struct_size = sizeof p;
+    return p;
+}
+
+bp_status bp__op_into_new(const char *fn, bp_backend *be, bp_op op, const bp_op_params *p,
+                          const bp_view *const *in, bp_dtype dtype, int32_t rank,
+                          const int64_t *shape, bp_tensor **out)
+{
+    bp_tensor *res = NULL;
+    BP__TRY(bp__tensor_new(fn, be, dtype, rank, shape, &res));
+    bp_view vo;
+    bp__view_dense(res, &vo);
+    return bp__deliver(res, bp__op_run(be, op, p, in, (const bp_view *[]){&vo}), out);
+}
+
+bp_status bp__op_same_dtype(const char *fn, bp_op op, const bp_tensor *const *in, int32_t j,
+                            int32_t k)
+{
+    const bp_tensor *a = in[j], *b = in[k];
+    if (!a || !b || atomic_load(&a->given_away) || atomic_load(&b->given_away) ||
+        bp__backend_of(a) != bp__backend_of(b) || a->dtype == b->dtype)
+        return BP_OK; /* bp__op_begin reports the rest */
+    const char *names = bp_op_info_of(op)->in;
+    char an[32], bn[32];
+    return bp__error(BP_ERR_DTYPE,
+                     "%s: %s is %s but %s is %s; operands must share a dtype (no implicit "
+                     "promotion): convert one with bp_cast first",
+                     fn, bp_op_arg_name(names, j, an, sizeof an), bp_dtype_name(a->dtype),
+                     bp_op_arg_name(names, k, bn, sizeof bn), bp_dtype_name(b->dtype));
 }

@@ -398,17 +398,9 @@ bp_status bp__normalize_axis(const char *fn, int32_t axis, int32_t rank, int32_t
 /* BP_ERR_UNSUPPORTED_OP naming backend, op and dtype, if the family entry is
  * NULL (has_entry false) or supports(op, dtype) is false. */
 bp_status bp__require_op(const bp_backend *b, bp_op op, bp_dtype dtype, bool has_entry);
-/* Which input dtypes an op accepts (the sets ops.h documents). */
-typedef enum bp__dtype_class {
-    BP__ACCEPT_ANY,
-    BP__ACCEPT_NUMERIC,  /* every dtype but bool */
-    BP__ACCEPT_FLOAT,
-    BP__ACCEPT_BOOL,
-    BP__ACCEPT_INTEGER   /* u8, i8, i32, i64 */
-} bp__dtype_class;
 /* BP_ERR_DTYPE naming fn, the argument, its dtype and what op accepts. */
 bp_status bp__check_dtype(const char *fn, const char *op_name, const char *arg, bp_dtype dt,
-                          bp__dtype_class cls);
+                          bp_op_dtypes cls);
 /* "(2, 3)", "(3,)", "()" into buf; returns buf. BP__SHAPE_STR_CAP holds any. */
 #define BP__SHAPE_STR_CAP 200
 const char *bp__format_shape(int32_t rank, const int64_t *shape, char *buf, size_t cap);
@@ -445,12 +437,52 @@ bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, int32
 bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels, int64_t classes,
                                  const int64_t *ignore_index);
 
-/* ---- the ops of ABI 1.4 (ops_more_elementwise.c) ----------------------------- */
-/* Call the plugin's op entry. */
-bp_status bp__op_entry(bp_backend *be, bp_op op, const bp_op_params *p, int32_t n_in,
-                       const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+/* ---- the one op path (plugin_call.c, plugin_compat.c, checks.c) -------------
+ * Every op, whatever its kind, is checked against its row of the op table
+ * (opcodes.h) by bp__op_begin, then by its kind's own rules, then run by
+ * bp__op_run: the one function through which an op reaches a plugin. */
+typedef struct bp__op_sig {
+    int32_t n_in, n_out;            /* views the op entry receives */
+    uint32_t optional_in, optional_out; /* bit k: view k may be absent (NULL) */
+} bp__op_sig;
+/* The op's arity, from its row (parsed once). */
+const bp__op_sig *bp__op_sig_of(bp_op op);
+/* The input tensors of op (its row's IN, in order) checked: each one the
+ * row does not mark optional is given (BP_ERR_INVALID_ARGUMENT naming it),
+ * none was given away, all are on one backend (BP_ERR_BACKEND_MISMATCH
+ * naming two), and the typed one has a dtype of the row's class
+ * (BP_ERR_DTYPE). *be: their backend (NULL for an op with no inputs). */
+bp_status bp__op_begin(const char *fn, bp_op op, const bp_tensor *const *in, bp_backend **be);
+/* BP_ERR_DTYPE naming both when inputs j and k of op are given, on one
+ * backend, and of two dtypes: called before bp__op_begin, so that the
+ * message names the pair rather than the class of one. */
+bp_status bp__op_same_dtype(const char *fn, bp_op op, const bp_tensor *const *in, int32_t j,
+                            int32_t k);
+/* BP_ERR_UNSUPPORTED_OP naming backend, op and dtype unless be has the op
+ * for dtype: an entry that takes it, and supports() agrees. */
+bp_status bp__op_require(const bp_backend *be, bp_op op, bp_dtype dtype);
+/* Whether be's plugin has an entry that takes op (the op entry; before ABI
+ * 1.6, for an op of 1.0, its family's typed entry). */
+bool bp__op_has_entry(const bp_backend *b, bp_op op);
+/* Run op on be: in[] and out[] are the views its row lists (an absent
+ * optional one NULL), p its parameters as opcodes.h lays them out. */
+bp_status bp__op_run(bp_backend *be, bp_op op, const bp_op_params *p, const bp_view *const *in,
+                     const bp_view *const *out);
+/* The typed entries of a plugin built before ABI 1.6, for the ops of 1.0
+ * (plugin_compat.c). */
+bool bp__compat_has_entry(const bp_backend *b, bp_op op);
+bp_status bp__compat_run(bp_backend *be, bp_op op, const bp_op_params *p, const bp_view *const *in,
+                         const bp_view *const *out);
 /* Zeroed parameters with their struct_size. */
 bp_op_params bp__params(void);
+/* Every element of v (a view of a tensor of be) = value in v's dtype: the
+ * FILL op (ops_creation.c). */
+bp_status bp__fill_view(bp_backend *be, const bp_view *v, double value);
+/* A new tensor of (dtype, rank, shape) on be as op's only output, the op
+ * run on in[] with p: delivered through out, or released on failure. */
+bp_status bp__op_into_new(const char *fn, bp_backend *be, bp_op op, const bp_op_params *p,
+                          const bp_view *const *in, bp_dtype dtype, int32_t rank,
+                          const int64_t *shape, bp_tensor **out);
 
 /* ---- windows: conv, conv_transpose, pools (window.c) ------------------------- */
 /* A bp_window resolved for x's s spatial axes. */

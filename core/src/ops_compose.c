@@ -206,7 +206,7 @@ bp_status bp_space_to_depth(const bp_tensor *x, int64_t blocksize, bp_tensor **o
 typedef bp_status (*bp__binary_fn)(const bp_tensor *, const bp_tensor *, bp_tensor **);
 
 static bp_status fold(const char *fn, const char *op_name, int32_t n, const bp_tensor *const *xs,
-                      bp__dtype_class cls, bp__binary_fn f, bp_tensor **out)
+                      bp_op_dtypes cls, bp__binary_fn f, bp_tensor **out)
 {
     BP__TRY(bp__check_out(fn, out));
     if (n < 1 || !xs)
@@ -253,17 +253,17 @@ static bp_status fold(const char *fn, const char *op_name, int32_t n, const bp_t
 
 bp_status bp_max_n(int32_t n, const bp_tensor *const *xs, bp_tensor **out)
 {
-    return fold("bp_max_n", "max_n", n, xs, BP__ACCEPT_NUMERIC, bp_maximum, out);
+    return fold("bp_max_n", "max_n", n, xs, BP_DTYPES_NUMERIC, bp_maximum, out);
 }
 
 bp_status bp_min_n(int32_t n, const bp_tensor *const *xs, bp_tensor **out)
 {
-    return fold("bp_min_n", "min_n", n, xs, BP__ACCEPT_NUMERIC, bp_minimum, out);
+    return fold("bp_min_n", "min_n", n, xs, BP_DTYPES_NUMERIC, bp_minimum, out);
 }
 
 bp_status bp_sum_n(int32_t n, const bp_tensor *const *xs, bp_tensor **out)
 {
-    return fold("bp_sum_n", "sum_n", n, xs, BP__ACCEPT_NUMERIC, bp_add, out);
+    return fold("bp_sum_n", "sum_n", n, xs, BP_DTYPES_NUMERIC, bp_add, out);
 }
 
 bp_status bp_mean_n(int32_t n, const bp_tensor *const *xs, bp_tensor **out)
@@ -271,7 +271,7 @@ bp_status bp_mean_n(int32_t n, const bp_tensor *const *xs, bp_tensor **out)
     static const char fn[] = "bp_mean_n";
     BP__TRY(bp__check_out(fn, out));
     bp_tensor *sum = NULL, *count = NULL;
-    BP__TRY(fold(fn, "mean_n", n, xs, BP__ACCEPT_FLOAT, bp_add, &sum));
+    BP__TRY(fold(fn, "mean_n", n, xs, BP_DTYPES_FLOAT, bp_add, &sum));
     bp_status st = bp_full(bp__backend_of(sum), sum->dtype, 0, NULL, (double)n, &count);
     if (st == BP_OK)
         st = bp_div(sum, count, out);

@@ -6,18 +6,13 @@
 
 #include "internal.h"
 
-/* x, w, bias: present, on one backend, of one float dtype; w of x's rank;
- * bias NULL or (m). */
-static bp_status conv_operands(const char *fn, const char *op, const bp_tensor *x,
-                               const bp_tensor *w, const bp_tensor *bias)
+/* x, w, bias by the op table (bias optional), of one dtype; w of x's rank
+ * with non-empty kernel extents. */
+static bp_status conv_operands(const char *fn, bp_op op, const bp_tensor *x, const bp_tensor *w,
+                               const bp_tensor *bias)
 {
-    BP__TRY(bp__check_input(fn, "x", x));
-    BP__TRY(bp__check_input(fn, "w", w));
-    if (bias)
-        BP__TRY(bp__check_input(fn, "bias", bias));
-    BP__TRY(bp__check_same_backend(fn, bias ? 3 : 2, (const bp_tensor *const[]){x, w, bias},
-                                   (const char *const[]){"x", "w", "bias"}));
-    BP__TRY(bp__check_dtype(fn, op, "x", x->dtype, BP__ACCEPT_FLOAT));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, op, (const bp_tensor *const[]){x, w, bias}, &be));
     const bp_tensor *other = w->dtype != x->dtype ? w : bias && bias->dtype != x->dtype ? bias : NULL;
     if (other)
         return bp__error(BP_ERR_DTYPE, "%s: x is %s but %s is %s; operands must share a dtype: "
@@ -78,7 +73,7 @@ static bp_status conv_call(const char *fn, bp_op op, const bp_tensor *x, const b
     for (int32_t j = 0; j < pl->s; j++)
         shape[2 + j] = pl->out[j];
     bp_backend *be = bp__backend_of(x);
-    BP__TRY(bp__require_op(be, op, x->dtype, BP__HAS(be->vt, op)));
+    BP__TRY(bp__op_require(be, op, x->dtype));
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, be, x->dtype, x->rank, shape, &res));
     bp_view vx, vw, vb, vo;
@@ -91,7 +86,7 @@ static bp_status conv_call(const char *fn, bp_op op, const bp_tensor *x, const b
     bp__window_params(pl, &p);
     p.i[15] = groups;
     const bp_view *in[3] = {&vx, &vw, bias ? &vb : NULL};
-    return bp__deliver(res, bp__op_entry(be, op, &p, 3, in, 1, (const bp_view *[]){&vo}), out);
+    return bp__deliver(res, bp__op_run(be, op, &p, in, (const bp_view *[]){&vo}), out);
 }
 
 bp_status bp_conv(const bp_tensor *x, const bp_tensor *w, const bp_tensor *bias,
@@ -99,7 +94,7 @@ bp_status bp_conv(const bp_tensor *x, const bp_tensor *w, const bp_tensor *bias,
 {
     static const char fn[] = "bp_conv";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(conv_operands(fn, "conv", x, w, bias));
+    BP__TRY(conv_operands(fn, BP_OP_CONV, x, w, bias));
     bp_window win;
     BP__TRY(bp__window_read(fn, x, window, &win));
     const int64_t c = x->shape[1], m = w->shape[0], g = win.groups;
@@ -195,7 +190,7 @@ bp_status bp_conv_transpose(const bp_tensor *x, const bp_tensor *w, const bp_ten
 {
     static const char fn[] = "bp_conv_transpose";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(conv_operands(fn, "conv_transpose", x, w, bias));
+    BP__TRY(conv_operands(fn, BP_OP_CONV_TRANSPOSE, x, w, bias));
     bp_window win;
     BP__TRY(bp__window_read(fn, x, window, &win));
     const int64_t c = x->shape[1], g = win.groups;

@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include <string.h>
+
 #include "internal.h"
 
 static bp_status check_backend(const char *fn, const bp_backend *b)
@@ -27,12 +29,13 @@ static bp_status check_dtype_valid(const char *fn, bp_dtype dtype)
     return BP_OK;
 }
 
-/* Set every element of v to value (converted to v's dtype). */
-static bp_status fill_view(bp_backend *be, const bp_view *v, double value)
+bp_status bp__fill_view(bp_backend *be, const bp_view *v, double value)
 {
-    unsigned char scalar[16];
-    bp_elem_store_f64(v->dtype, scalar, value);
-    return BP__OP_CALL(be, "fill", fill, v, scalar);
+    bp_op_params p = bp__params();
+    unsigned char elem[8] = {0};
+    bp_elem_store_f64(v->dtype, elem, value);
+    memcpy(&p.i[0], elem, sizeof elem); /* the element's bytes first (opcodes.h) */
+    return bp__op_run(be, BP_OP_FILL, &p, NULL, (const bp_view *[]){v});
 }
 
 static bp_status full_impl(const char *fn, bp_backend *b, bp_dtype dtype, int32_t rank,
@@ -42,13 +45,13 @@ static bp_status full_impl(const char *fn, bp_backend *b, bp_dtype dtype, int32_
     BP__TRY(check_backend(fn, b));
     BP__TRY(check_dtype_valid(fn, dtype));
     BP__TRY(bp__shape_check(fn, dtype, rank, shape, NULL, NULL));
-    BP__TRY(bp__require_op(b, BP_OP_FILL, dtype, BP__HAS(b->vt, fill)));
+    BP__TRY(bp__op_require(b, BP_OP_FILL, dtype));
 
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, b, dtype, rank, shape, &res));
     bp_view v;
     bp__view_dense(res, &v);
-    return bp__deliver(res, fill_view(b, &v, value), out);
+    return bp__deliver(res, bp__fill_view(b, &v, value), out);
 }
 
 bp_status bp_full(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape, double value,
@@ -95,13 +98,12 @@ bp_status bp_arange(bp_backend *b, bp_dtype dtype, double start, double stop, do
                          fn, start, stop, step);
     int64_t n = q > 0 ? (int64_t)q : 0;
     BP__TRY(bp__shape_check(fn, dtype, 1, &n, NULL, NULL));
-    BP__TRY(bp__require_op(b, BP_OP_ARANGE, dtype, BP__HAS(b->vt, arange)));
+    BP__TRY(bp__op_require(b, BP_OP_ARANGE, dtype));
 
-    bp_tensor *res = NULL;
-    BP__TRY(bp__tensor_new(fn, b, dtype, 1, &n, &res));
-    bp_view v;
-    bp__view_dense(res, &v);
-    return bp__deliver(res, BP__OP_CALL(b, "arange", arange, start, step, &v), out);
+    bp_op_params p = bp__params();
+    p.f[0] = start;
+    p.f[1] = step;
+    return bp__op_into_new(fn, b, BP_OP_ARANGE, &p, NULL, dtype, 1, &n, out);
 }
 
 bp_status bp_eye(bp_backend *b, bp_dtype dtype, int64_t rows, int64_t cols, bp_tensor **out)
@@ -115,13 +117,13 @@ bp_status bp_eye(bp_backend *b, bp_dtype dtype, int64_t rows, int64_t cols, bp_t
                          (long long)rows, (long long)cols);
     int64_t shape[2] = {rows, cols};
     BP__TRY(bp__shape_check(fn, dtype, 2, shape, NULL, NULL));
-    BP__TRY(bp__require_op(b, BP_OP_FILL, dtype, BP__HAS(b->vt, fill)));
+    BP__TRY(bp__op_require(b, BP_OP_FILL, dtype));
 
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, b, dtype, 2, shape, &res));
     bp_view all, diag;
     bp__view_dense(res, &all);
-    bp_status st = fill_view(b, &all, 0.0);
+    bp_status st = bp__fill_view(b, &all, 0.0);
     if (st == BP_OK) {
         /* The diagonal as a rank-1 view: element i at i * (cols + 1). When it
          * has two or more elements, rows >= 2 and rows * cols fits, so cols + 1
@@ -131,7 +133,7 @@ bp_status bp_eye(bp_backend *b, bp_dtype dtype, int64_t rows, int64_t cols, bp_t
         diag.rank = 1;
         diag.shape[0] = n;
         diag.strides[0] = n > 1 ? cols + 1 : 1;
-        st = fill_view(b, &diag, 1.0);
+        st = bp__fill_view(b, &diag, 1.0);
     }
     return bp__deliver(res, st, out);
 }
@@ -160,13 +162,14 @@ static bp_status random_impl(const char *fn, bp_op op, bp_backend *b, bp_dtype d
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: stddev %g is negative; it must be >= 0",
                          fn, p1);
     BP__TRY(bp__shape_check(fn, dtype, rank, shape, NULL, NULL));
-    BP__TRY(bp__require_op(b, op, dtype, BP__HAS(b->vt, random)));
+    BP__TRY(bp__op_require(b, op, dtype));
 
-    bp_tensor *res = NULL;
-    BP__TRY(bp__tensor_new(fn, b, dtype, rank, shape, &res));
-    bp_view v;
-    bp__view_dense(res, &v);
-    return bp__deliver(res, BP__OP_CALL(b, bp_op_name(op), random, op, seed, offset, p0, p1, &v), out);
+    bp_op_params p = bp__params();
+    p.i[0] = (int64_t)seed; /* as unsigned: the bits (opcodes.h) */
+    p.i[1] = (int64_t)offset;
+    p.f[0] = p0;
+    p.f[1] = p1;
+    return bp__op_into_new(fn, b, op, &p, NULL, dtype, rank, shape, out);
 }
 
 bp_status bp_random_uniform(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,

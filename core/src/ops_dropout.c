@@ -28,7 +28,7 @@ bp_status bp_dropout(const bp_tensor *x, double ratio, bool training, uint64_t s
     static const char fn[] = "bp_dropout";
     BP__TRY(bp__check_outs(fn, out, 1, (bp_tensor **const[]){mask}));
     BP__TRY(bp__check_input(fn, "x", x));
-    BP__TRY(bp__check_dtype(fn, "dropout", "x", x->dtype, BP__ACCEPT_FLOAT));
+    BP__TRY(bp__check_dtype(fn, "dropout", "x", x->dtype, BP_DTYPES_FLOAT));
     if (!(ratio >= 0.0 && ratio < 1.0))
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: ratio %g must lie in [0, 1)", fn, ratio);
     bp_backend *be = bp__backend_of(x);

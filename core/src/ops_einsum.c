@@ -101,7 +101,7 @@ static bp_status bind(const char *fn, ein_eq *e, const bp_tensor *const *xs)
         char arg[16];
         snprintf(arg, sizeof arg, "xs[%d]", (int)t);
         BP__TRY(bp__check_input(fn, arg, xs[t]));
-        BP__TRY(bp__check_dtype(fn, "einsum", arg, xs[t]->dtype, BP__ACCEPT_NUMERIC));
+        BP__TRY(bp__check_dtype(fn, "einsum", arg, xs[t]->dtype, BP_DTYPES_NUMERIC));
         if ((int32_t)strlen(e->term[t]) != xs[t]->rank)
             return bp__error(BP_ERR_SHAPE, "%s: term \"%s\" names %d axes but xs[%d] has rank %d",
                              fn, e->term[t], (int)strlen(e->term[t]), (int)t, (int)xs[t]->rank);

@@ -9,14 +9,8 @@
 static bp_status gemm_operands(const char *fn, const bp_tensor *a, const bp_tensor *b,
                                const bp_tensor *c)
 {
-    BP__TRY(bp__check_input(fn, "a", a));
-    BP__TRY(bp__check_input(fn, "b", b));
-    if (c)
-        BP__TRY(bp__check_input(fn, "c", c));
-    size_t n = c ? 3 : 2;
-    BP__TRY(bp__check_same_backend(fn, n, (const bp_tensor *const[]){a, b, c},
-                                   (const char *const[]){"a", "b", "c"}));
-    BP__TRY(bp__check_dtype(fn, "gemm", "a", a->dtype, BP__ACCEPT_NUMERIC));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, BP_OP_GEMM, (const bp_tensor *const[]){a, b, c}, &be));
     const bp_tensor *other = b->dtype != a->dtype ? b : c && c->dtype != a->dtype ? c : NULL;
     if (other)
         return bp__error(BP_ERR_DTYPE, "%s: a is %s but %s is %s; operands must share a dtype: "
@@ -60,7 +54,7 @@ bp_status bp_gemm(const bp_tensor *a, const bp_tensor *b, const bp_tensor *c, do
         }
     }
     bp_backend *be = bp__backend_of(a);
-    BP__TRY(bp__require_op(be, BP_OP_GEMM, a->dtype, BP__HAS(be->vt, op)));
+    BP__TRY(bp__op_require(be, BP_OP_GEMM, a->dtype));
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, be, a->dtype, 2, shape, &res));
     static const int32_t swap[2] = {1, 0};
@@ -79,6 +73,6 @@ bp_status bp_gemm(const bp_tensor *a, const bp_tensor *b, const bp_tensor *c, do
     p.f[1] = beta;
     p.i[0] = c != NULL;
     const bp_view *in[3] = {&va, &vb, c ? &vc : NULL};
-    return bp__deliver(res, bp__op_entry(be, BP_OP_GEMM, &p, 3, in, 1, (const bp_view *[]){&vo}),
+    return bp__deliver(res, bp__op_run(be, BP_OP_GEMM, &p, in, (const bp_view *[]){&vo}),
                        out);
 }

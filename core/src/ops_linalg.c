@@ -13,20 +13,10 @@ bp_status bp_matmul(const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
 {
     static const char fn[] = "bp_matmul";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(bp__check_input(fn, "a", a));
-    BP__TRY(bp__check_input(fn, "b", b));
-    BP__TRY(bp__check_same_backend(fn, 2, (const bp_tensor *const[]){a, b},
-                                   (const char *const[]){"a", "b"}));
-    if (a->dtype != b->dtype)
-        return bp__error(BP_ERR_DTYPE,
-                         "%s: a is %s but b is %s; operands must share a dtype: convert one "
-                         "with bp_cast first",
-                         fn, bp_dtype_name(a->dtype), bp_dtype_name(b->dtype));
-    if (a->dtype == BP_BOOL)
-        return bp__error(BP_ERR_DTYPE,
-                         "%s: a and b are bool but matmul accepts numeric dtypes (u8, i8, i32, "
-                         "i64, f16, bf16, f32, f64); convert them with bp_cast first",
-                         fn);
+    bp_backend *be;
+    const bp_tensor *in[2] = {a, b};
+    BP__TRY(bp__op_same_dtype(fn, BP_OP_MATMUL, in, 0, 1));
+    BP__TRY(bp__op_begin(fn, BP_OP_MATMUL, in, &be));
 
     char sa[BP__SHAPE_STR_CAP], sb[BP__SHAPE_STR_CAP];
     if (a->rank == 0 || b->rank == 0)
@@ -70,8 +60,7 @@ bp_status bp_matmul(const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
     shape[batch_rank] = M;
     shape[batch_rank + 1] = N;
 
-    bp_backend *be = bp__backend_of(a);
-    BP__TRY(bp__require_op(be, BP_OP_MATMUL, a->dtype, BP__HAS(be->vt, matmul)));
+    BP__TRY(bp__op_require(be, BP_OP_MATMUL, a->dtype));
 
     bp_tensor *full = NULL;
     BP__TRY(bp__tensor_new(fn, be, a->dtype, rank, shape, &full));
@@ -88,7 +77,9 @@ bp_status bp_matmul(const bp_tensor *a, const bp_tensor *b, bp_tensor **out)
     bp__view_dense(b, &vb);
     bp__view_broadcast_as(&vb, rb, pb, rank, b_target);
     bp__view_dense(full, &vo);
-    bp_status st = BP__OP_CALL(be, "matmul", matmul, &va, &vb, &vo);
+    bp_op_params p = bp__params();
+    bp_status st = bp__op_run(be, BP_OP_MATMUL, &p, (const bp_view *[]){&va, &vb},
+                              (const bp_view *[]){&vo});
     if (st != BP_OK) {
         bp_tensor_release(full);
         return st;

@@ -6,20 +6,20 @@
 
 #include "internal.h"
 
-/* xn, ln: what the caller calls x and labels (scores / log_prob, labels /
+/* The operands by the op table, then: labels of an index dtype and x's
+ * shape without the class axis, weights (if given) one per class. xn, ln:
+ * what the op's row calls x and labels (scores / log_prob, labels /
  * target). */
-static bp_status loss_operands(const char *fn, const char *op, const char *xn, const char *ln,
-                               const bp_tensor *x, const bp_tensor *labels,
-                               const bp_tensor *weights, bp_loss_reduction reduction)
+static bp_status loss_operands(const char *fn, bp_op op, const bp_tensor *x,
+                               const bp_tensor *labels, const bp_tensor *weights,
+                               bp_loss_reduction reduction)
 {
-    BP__TRY(bp__check_input(fn, xn, x));
-    BP__TRY(bp__check_input(fn, ln, labels));
-    if (weights)
-        BP__TRY(bp__check_input(fn, "weights", weights));
-    BP__TRY(bp__check_same_backend(fn, weights ? 3 : 2,
-                                   (const bp_tensor *const[]){x, labels, weights},
-                                   (const char *const[]){xn, ln, "weights"}));
-    BP__TRY(bp__check_dtype(fn, op, xn, x->dtype, BP__ACCEPT_FLOAT));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, op, (const bp_tensor *const[]){x, labels, weights}, &be));
+    char xn[32], ln[32];
+    const char *names = bp_op_info_of(op)->in;
+    bp_op_arg_name(names, 0, xn, sizeof xn);
+    bp_op_arg_name(names, 1, ln, sizeof ln);
     if (labels->dtype != BP_I32 && labels->dtype != BP_I64)
         return bp__error(BP_ERR_DTYPE, "%s: %s is %s but must be i32 or i64; convert it "
                          "with bp_cast first", fn, ln, bp_dtype_name(labels->dtype));
@@ -53,12 +53,10 @@ static bp_status loss(bp_op op, const bp_tensor *x, const bp_tensor *labels,
     char fn[48];
     bp__op_fn(op, fn, sizeof fn);
     BP__TRY(bp__check_outs(fn, out, 1, (bp_tensor **const[]){log_prob}));
-    bool ce = op == BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS;
-    BP__TRY(loss_operands(fn, bp_op_name(op), ce ? "scores" : "log_prob", ce ? "labels" : "target",
-                          x, labels, weights, reduction));
+    BP__TRY(loss_operands(fn, op, x, labels, weights, reduction));
     BP__TRY(bp__check_class_labels(fn, labels, x->shape[1], ignore_index));
     bp_backend *be = bp__backend_of(x);
-    BP__TRY(bp__require_op(be, op, x->dtype, BP__HAS(be->vt, op)));
+    BP__TRY(bp__op_require(be, op, x->dtype));
     bp_tensor *res = NULL, *lp = NULL;
     bp_status st = reduction == BP_LOSS_NONE
                        ? bp__tensor_new(fn, be, x->dtype, labels->rank, labels->shape, &res)
@@ -87,8 +85,7 @@ static bp_status loss(bp_op op, const bp_tensor *x, const bp_tensor *labels,
     p.i[1] = ignore_index != NULL;
     p.i[2] = ignore_index ? *ignore_index : 0;
     const bp_view *in[3] = {&vx, &vl, weights ? &vw : NULL};
-    int32_t n_out = ce ? 2 : 1;
-    st = bp__op_entry(be, op, &p, 3, in, n_out, (const bp_view *[]){&vo, lp ? &vp : NULL});
+    st = bp__op_run(be, op, &p, in, (const bp_view *[]){&vo, lp ? &vp : NULL});
     if (st != BP_OK) {
         bp_tensor_release(res);
         bp_tensor_release(lp);

@@ -1,10 +1,10 @@
-/* backplane core: movement ops (MOVEMENT and GATHER families).
+/* backplane core: the MOVEMENT kind.
  *
- * transpose, slice, concat, broadcast_to, pad and cast are all one plugin
- * entry, `copy`: the core computes a strided source view onto the input's
- * storage and a (possibly strided) destination view onto the fresh output;
- * the op code only tells the plugin which public call it serves. gather has
- * its own entry; the core checks every index first. */
+ * transpose, slice, concat, broadcast_to, pad and cast are all one kernel in
+ * a plugin, a strided element copy: the core computes a strided source view
+ * onto the input's storage and a (possibly strided) destination view onto
+ * the fresh output; the op code only tells the plugin which public call it
+ * serves. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,11 +16,8 @@ static bp_status copy_into_new(const char *fn, bp_backend *be, bp_op op, const b
                                bp_dtype dtype, int32_t rank, const int64_t *shape,
                                bp_tensor **out)
 {
-    bp_tensor *res = NULL;
-    BP__TRY(bp__tensor_new(fn, be, dtype, rank, shape, &res));
-    bp_view vo;
-    bp__view_dense(res, &vo);
-    return bp__deliver(res, BP__OP_CALL(be, bp_op_name(op), copy, op, src, &vo), out);
+    bp_op_params p = bp__params();
+    return bp__op_into_new(fn, be, op, &p, (const bp_view *[]){src}, dtype, rank, shape, out);
 }
 
 /* Move v's start by `elems` elements (bytes computed from its dtype). */
@@ -35,7 +32,8 @@ bp_status bp_transpose(const bp_tensor *x, const int32_t *perm, bp_tensor **out)
 {
     static const char fn[] = "bp_transpose";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(bp__check_input(fn, "x", x));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, BP_OP_TRANSPOSE, (const bp_tensor *const[]){x}, &be));
 
     int32_t p[BP_MAX_RANK];
     bool seen[BP_MAX_RANK] = {false};
@@ -49,8 +47,7 @@ bp_status bp_transpose(const bp_tensor *x, const int32_t *perm, bp_tensor **out)
         seen[p[k]] = true;
     }
 
-    bp_backend *be = bp__backend_of(x);
-    BP__TRY(bp__require_op(be, BP_OP_TRANSPOSE, x->dtype, BP__HAS(be->vt, copy)));
+    BP__TRY(bp__op_require(be, BP_OP_TRANSPOSE, x->dtype));
     bp_view src;
     bp__view_dense(x, &src);
     bp__view_permute(&src, p);
@@ -80,7 +77,8 @@ bp_status bp_slice(const bp_tensor *x, const int64_t *starts, const int64_t *sto
 {
     static const char fn[] = "bp_slice";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(bp__check_input(fn, "x", x));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, BP_OP_SLICE, (const bp_tensor *const[]){x}, &be));
     if (x->rank > 0 && starts == NULL)
         return bp__error(BP_ERR_INVALID_ARGUMENT,
                          "%s: starts is NULL; pass one start per axis of x (%d values)", fn,
@@ -110,8 +108,7 @@ bp_status bp_slice(const bp_tensor *x, const int64_t *starts, const int64_t *sto
         empty = empty || n == 0;
     }
 
-    bp_backend *be = bp__backend_of(x);
-    BP__TRY(bp__require_op(be, BP_OP_SLICE, x->dtype, BP__HAS(be->vt, copy)));
+    BP__TRY(bp__op_require(be, BP_OP_SLICE, x->dtype));
     bp_view src;
     bp__view_dense(x, &src);
     for (int32_t k = 0; k < x->rank; k++) {
@@ -174,7 +171,7 @@ bp_status bp_concat(int32_t n, const bp_tensor *const *xs, int32_t axis, bp_tens
     }
 
     bp_backend *be = bp__backend_of(x0);
-    BP__TRY(bp__require_op(be, BP_OP_CONCAT, x0->dtype, BP__HAS(be->vt, copy)));
+    BP__TRY(bp__op_require(be, BP_OP_CONCAT, x0->dtype));
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, be, x0->dtype, x0->rank, shape, &res));
     bp_view dst;
@@ -184,7 +181,9 @@ bp_status bp_concat(int32_t n, const bp_tensor *const *xs, int32_t axis, bp_tens
         bp_view src, part = dst;
         bp__view_dense(xs[i], &src);
         part.shape[ax] = xs[i]->shape[ax];
-        bp_status st = BP__OP_CALL(be, "concat", copy, BP_OP_CONCAT, &src, &part);
+        bp_op_params p = bp__params();
+        bp_status st = bp__op_run(be, BP_OP_CONCAT, &p, (const bp_view *[]){&src},
+                                  (const bp_view *[]){&part});
         if (st != BP_OK) {
             bp_tensor_release(res);
             return st;
@@ -201,7 +200,8 @@ bp_status bp_broadcast_to(const bp_tensor *x, int32_t rank, const int64_t *shape
 {
     static const char fn[] = "bp_broadcast_to";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(bp__check_input(fn, "x", x));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, BP_OP_BROADCAST_TO, (const bp_tensor *const[]){x}, &be));
     BP__TRY(bp__shape_check(fn, x->dtype, rank, shape, NULL, NULL));
     bool ok = rank >= x->rank;
     for (int32_t j = x->rank - 1, k = rank - 1; ok && j >= 0; j--, k--)
@@ -215,8 +215,7 @@ bp_status bp_broadcast_to(const bp_tensor *x, int32_t rank, const int64_t *shape
                          fn, BP__SHAPE_STR(sx, x->rank, x->shape), BP__SHAPE_STR(st, rank, shape));
     }
 
-    bp_backend *be = bp__backend_of(x);
-    BP__TRY(bp__require_op(be, BP_OP_BROADCAST_TO, x->dtype, BP__HAS(be->vt, copy)));
+    BP__TRY(bp__op_require(be, BP_OP_BROADCAST_TO, x->dtype));
     bp_view src;
     bp__view_broadcast(x, rank, shape, &src);
     return copy_into_new(fn, be, BP_OP_BROADCAST_TO, &src, x->dtype, rank, shape, out);
@@ -232,8 +231,7 @@ bp_status bp_broadcast_to(const bp_tensor *x, int32_t rank, const int64_t *shape
  * of the output once, so no byte is written twice (filling everything, then
  * copying the interior over it, wrote most of them twice). */
 static bp_status pad_fill_borders(bp_backend *be, const bp_view *dst, const int64_t *inner,
-                                  const int64_t *before, const int64_t *after,
-                                  const void *scalar)
+                                  const int64_t *before, const int64_t *after, double value)
 {
     bp_view part = *dst; /* axes < k: the interior's range; axes >= k: all */
     for (int32_t k = 0; k < dst->rank; k++) {
@@ -241,13 +239,13 @@ static bp_status pad_fill_borders(bp_backend *be, const bp_view *dst, const int6
         if (before[k] > 0) {
             bp_view b = part;
             b.shape[k] = before[k];
-            BP__TRY(BP__OP_CALL(be, "pad (fill)", fill, &b, scalar));
+            BP__TRY(bp__fill_view(be, &b, value));
         }
         if (after[k] > 0) {
             bp_view a = part;
             view_advance(&a, (before[k] + inner[k]) * stride);
             a.shape[k] = after[k];
-            BP__TRY(BP__OP_CALL(be, "pad (fill)", fill, &a, scalar));
+            BP__TRY(bp__fill_view(be, &a, value));
         }
         view_advance(&part, before[k] * stride);
         part.shape[k] = inner[k];
@@ -260,7 +258,8 @@ bp_status bp_pad(const bp_tensor *x, const int64_t *before, const int64_t *after
 {
     static const char fn[] = "bp_pad";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(bp__check_input(fn, "x", x));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, BP_OP_PAD, (const bp_tensor *const[]){x}, &be));
     if (x->rank > 0 && (before == NULL || after == NULL))
         return bp__error(BP_ERR_INVALID_ARGUMENT,
                          "%s: %s is NULL; pass one count per axis of x (%d values, 0 for no "
@@ -281,19 +280,16 @@ bp_status bp_pad(const bp_tensor *x, const int64_t *before, const int64_t *after
     }
     BP__TRY(bp__shape_check(fn, x->dtype, x->rank, shape, NULL, NULL));
 
-    bp_backend *be = bp__backend_of(x);
-    BP__TRY(bp__require_op(be, BP_OP_FILL, x->dtype, BP__HAS(be->vt, fill)));
-    BP__TRY(bp__require_op(be, BP_OP_PAD, x->dtype, BP__HAS(be->vt, copy)));
+    BP__TRY(bp__op_require(be, BP_OP_FILL, x->dtype));
+    BP__TRY(bp__op_require(be, BP_OP_PAD, x->dtype));
 
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, be, x->dtype, x->rank, shape, &res));
     bp_view src, dst;
     bp__view_dense(x, &src);
     bp__view_dense(res, &dst);
-    unsigned char scalar[16];
-    bp_elem_store_f64(x->dtype, scalar, value);
-    bp_status st = x->numel == 0 ? BP__OP_CALL(be, "pad (fill)", fill, &dst, scalar)
-                                 : pad_fill_borders(be, &dst, x->shape, before, after, scalar);
+    bp_status st = x->numel == 0 ? bp__fill_view(be, &dst, value)
+                                 : pad_fill_borders(be, &dst, x->shape, before, after, value);
     if (st != BP_OK) {
         bp_tensor_release(res);
         return st;
@@ -304,57 +300,9 @@ bp_status bp_pad(const bp_tensor *x, const int64_t *before, const int64_t *after
             view_advance(&dst, before[k] * dst.strides[k]);
         dst.shape[k] = x->shape[k];
     }
-    return bp__deliver(res, BP__OP_CALL(be, "pad", copy, BP_OP_PAD, &src, &dst), out);
-}
-
-/* ---- gather ---------------------------------------------------------------- */
-
-bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t axis, bp_tensor **out)
-{
-    static const char fn[] = "bp_gather";
-    BP__TRY(bp__check_out(fn, out));
-    BP__TRY(bp__check_input(fn, "x", x));
-    BP__TRY(bp__check_input(fn, "indices", indices));
-    BP__TRY(bp__check_same_backend(fn, 2, (const bp_tensor *const[]){x, indices},
-                                   (const char *const[]){"x", "indices"}));
-    if (indices->dtype != BP_I32 && indices->dtype != BP_I64)
-        return bp__error(BP_ERR_DTYPE,
-                         "%s: indices is %s but must be i32 or i64; convert it with bp_cast "
-                         "first",
-                         fn, bp_dtype_name(indices->dtype));
-    int32_t ax = 0;
-    BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
-    int32_t rank = x->rank - 1 + indices->rank;
-    if (rank > BP_MAX_RANK) {
-        char sx[BP__SHAPE_STR_CAP], si[BP__SHAPE_STR_CAP];
-        return bp__error(BP_ERR_SHAPE,
-                         "%s: x %s gathered with indices %s would have rank %d, above the "
-                         "maximum %d; reshape the indices first",
-                         fn, BP__SHAPE_STR(sx, x->rank, x->shape),
-                         BP__SHAPE_STR(si, indices->rank, indices->shape), (int)rank, BP_MAX_RANK);
-    }
-    int64_t shape[BP_MAX_RANK];
-    int32_t r = 0;
-    for (int32_t k = 0; k < ax; k++)
-        shape[r++] = x->shape[k];
-    for (int32_t k = 0; k < indices->rank; k++)
-        shape[r++] = indices->shape[k];
-    for (int32_t k = ax + 1; k < x->rank; k++)
-        shape[r++] = x->shape[k];
-
-    bp_backend *be = bp__backend_of(x);
-    BP__TRY(bp__require_op(be, BP_OP_GATHER, x->dtype, BP__HAS(be->vt, gather)));
-    char what[32];
-    snprintf(what, sizeof what, "axis %d", (int)ax);
-    BP__TRY(bp__check_index_bounds(fn, indices, 1, &x->shape[ax], (const char *const[]){what}));
-
-    bp_tensor *res = NULL;
-    BP__TRY(bp__tensor_new(fn, be, x->dtype, rank, shape, &res));
-    bp_view vx, vi, vo;
-    bp__view_dense(x, &vx);
-    bp__view_dense(indices, &vi);
-    bp__view_dense(res, &vo);
-    return bp__deliver(res, BP__OP_CALL(be, "gather", gather, &vx, &vi, ax, &vo), out);
+    bp_op_params p = bp__params();
+    return bp__deliver(res, bp__op_run(be, BP_OP_PAD, &p, (const bp_view *[]){&src},
+                                       (const bp_view *[]){&dst}), out);
 }
 
 /* ---- cast ------------------------------------------------------------------ */
@@ -363,19 +311,18 @@ bp_status bp_cast(const bp_tensor *x, bp_dtype dtype, bp_tensor **out)
 {
     static const char fn[] = "bp_cast";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(bp__check_input(fn, "x", x));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, BP_OP_CAST, (const bp_tensor *const[]){x}, &be));
     if (!bp_dtype_valid((int)dtype))
         return bp__error(BP_ERR_DTYPE,
                          "%s: %d is not a dtype; pass one of BP_BOOL, BP_U8, BP_I8, BP_I32, "
                          "BP_I64, BP_F16, BP_BF16, BP_F32, BP_F64",
                          fn, (int)dtype);
 
-    bp_backend *be = bp__backend_of(x);
-    bool has = BP__HAS(be->vt, copy);
     bp_op op = dtype == x->dtype ? BP_OP_COPY : BP_OP_CAST;
-    BP__TRY(bp__require_op(be, op, x->dtype, has));
+    BP__TRY(bp__op_require(be, op, x->dtype));
     if (op == BP_OP_CAST)
-        BP__TRY(bp__require_op(be, op, dtype, has));
+        BP__TRY(bp__op_require(be, op, dtype));
     bp_view src;
     bp__view_dense(x, &src);
     return copy_into_new(fn, be, op, &src, dtype, x->rank, x->shape, out);

@@ -14,13 +14,10 @@ static bp_status check_epsilon(const char *fn, double epsilon)
     return BP_OK;
 }
 
-/* A per-channel operand: present, x's backend and dtype, shape (C). */
+/* A per-channel operand (given: bp__op_begin checked): x's dtype, shape (C). */
 static bp_status channel_operand(const char *fn, const char *arg, const bp_tensor *x,
                                  const bp_tensor *t)
 {
-    BP__TRY(bp__check_input(fn, arg, t));
-    BP__TRY(bp__check_same_backend(fn, 2, (const bp_tensor *const[]){x, t},
-                                   (const char *const[]){"x", arg}));
     if (t->dtype != x->dtype)
         return bp__error(BP_ERR_DTYPE, "%s: x is %s but %s is %s; they must share a dtype: "
                          "convert with bp_cast first", fn, bp_dtype_name(x->dtype), arg,
@@ -34,10 +31,12 @@ static bp_status channel_operand(const char *fn, const char *arg, const bp_tenso
     return BP_OK;
 }
 
-static bp_status x_operand(const char *fn, const char *op, const bp_tensor *x, int32_t min_rank)
+/* The operands by the op table, then x's rank. */
+static bp_status x_operand(const char *fn, bp_op op, const bp_tensor *const *in, int32_t min_rank)
 {
-    BP__TRY(bp__check_input(fn, "x", x));
-    BP__TRY(bp__check_dtype(fn, op, "x", x->dtype, BP__ACCEPT_FLOAT));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, op, in, &be));
+    const bp_tensor *x = in[0];
     if (x->rank < min_rank) {
         char sx[BP__SHAPE_STR_CAP];
         return bp__error(BP_ERR_SHAPE, "%s: x %s must have rank >= %d: (N, C%s)", fn,
@@ -52,7 +51,7 @@ static bp_status channel_call(const char *fn, bp_op op, const bp_tensor *x, int 
                               const bp_tensor *const *ch, double epsilon, bp_tensor **out)
 {
     bp_backend *be = bp__backend_of(x);
-    BP__TRY(bp__require_op(be, op, x->dtype, BP__HAS(be->vt, op)));
+    BP__TRY(bp__op_require(be, op, x->dtype));
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, be, x->dtype, x->rank, x->shape, &res));
     bp_view v[5], vo;
@@ -66,7 +65,7 @@ static bp_status channel_call(const char *fn, bp_op op, const bp_tensor *x, int 
     bp__view_dense(res, &vo);
     bp_op_params p = bp__params();
     p.f[0] = epsilon;
-    return bp__deliver(res, bp__op_entry(be, op, &p, 1 + n, in, 1, (const bp_view *[]){&vo}),
+    return bp__deliver(res, bp__op_run(be, op, &p, in, (const bp_view *[]){&vo}),
                        out);
 }
 
@@ -76,7 +75,8 @@ bp_status bp_batch_norm(const bp_tensor *x, const bp_tensor *scale, const bp_ten
 {
     static const char fn[] = "bp_batch_norm";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(x_operand(fn, "batch_norm", x, 2));
+    BP__TRY(x_operand(fn, BP_OP_BATCH_NORM, (const bp_tensor *const[]){x, scale, bias, mean, var},
+                      2));
     BP__TRY(channel_operand(fn, "scale", x, scale));
     BP__TRY(channel_operand(fn, "bias", x, bias));
     BP__TRY(channel_operand(fn, "mean", x, mean));
@@ -91,7 +91,7 @@ bp_status bp_instance_norm(const bp_tensor *x, const bp_tensor *scale, const bp_
 {
     static const char fn[] = "bp_instance_norm";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(x_operand(fn, "instance_norm", x, 3));
+    BP__TRY(x_operand(fn, BP_OP_INSTANCE_NORM, (const bp_tensor *const[]){x, scale, bias}, 3));
     BP__TRY(channel_operand(fn, "scale", x, scale));
     BP__TRY(channel_operand(fn, "bias", x, bias));
     BP__TRY(check_epsilon(fn, epsilon));
@@ -107,9 +107,6 @@ static bp_status trailing_operand(const char *fn, const char *arg, const bp_tens
 {
     if (!t)
         return BP_OK;
-    BP__TRY(bp__check_input(fn, arg, t));
-    BP__TRY(bp__check_same_backend(fn, 2, (const bp_tensor *const[]){x, t},
-                                   (const char *const[]){"x", arg}));
     if (t->dtype != x->dtype)
         return bp__error(BP_ERR_DTYPE, "%s: x is %s but %s is %s; they must share a dtype: "
                          "convert with bp_cast first", fn, bp_dtype_name(x->dtype), arg,
@@ -148,7 +145,7 @@ static bp_status trailing_call(const char *fn, bp_op op, const bp_tensor *x, int
                                bool want_stats[2], norm_outs *o)
 {
     bp_backend *be = bp__backend_of(x);
-    BP__TRY(bp__require_op(be, op, x->dtype, BP__HAS(be->vt, op)));
+    BP__TRY(bp__op_require(be, op, x->dtype));
     int64_t stat_shape[BP_MAX_RANK];
     for (int32_t k = 0; k < x->rank; k++)
         stat_shape[k] = k < ax ? x->shape[k] : 1;
@@ -178,8 +175,7 @@ static bp_status trailing_call(const char *fn, bp_op op, const bp_tensor *x, int
     p.i[0] = x->rank - ax;
     p.f[0] = epsilon;
     const bp_view *in[3] = {&vx, scale ? &vs : NULL, bias ? &vb : NULL};
-    st = bp__op_entry(be, op, &p, op == BP_OP_LAYER_NORM ? 3 : 2, in,
-                      op == BP_OP_LAYER_NORM ? 3 : 1, outs);
+    st = bp__op_run(be, op, &p, in, outs);
     if (st != BP_OK)
         norm_outs_release(o);
     return st;
@@ -191,12 +187,12 @@ bp_status bp_layer_norm(const bp_tensor *x, int32_t axis, const bp_tensor *scale
 {
     static const char fn[] = "bp_layer_norm";
     BP__TRY(bp__check_outs(fn, out, 2, (bp_tensor **const[]){mean, inv_std}));
-    BP__TRY(x_operand(fn, "layer_norm", x, 1));
-    int32_t ax = 0;
-    BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
-    if (!scale)
+    if (x && !scale)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: scale is NULL; ONNX's layer "
                          "normalisation always scales: pass ones for none", fn);
+    BP__TRY(x_operand(fn, BP_OP_LAYER_NORM, (const bp_tensor *const[]){x, scale, bias}, 1));
+    int32_t ax = 0;
+    BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
     BP__TRY(trailing_operand(fn, "scale", x, ax, scale));
     BP__TRY(trailing_operand(fn, "bias", x, ax, bias));
     BP__TRY(check_epsilon(fn, epsilon));
@@ -216,7 +212,7 @@ bp_status bp_rms_norm(const bp_tensor *x, int32_t axis, const bp_tensor *scale, 
 {
     static const char fn[] = "bp_rms_norm";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(x_operand(fn, "rms_norm", x, 1));
+    BP__TRY(x_operand(fn, BP_OP_RMS_NORM, (const bp_tensor *const[]){x, scale}, 1));
     int32_t ax = 0;
     BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
     BP__TRY(trailing_operand(fn, "scale", x, ax, scale));

@@ -47,16 +47,15 @@ bp_status bp_max_pool(const bp_tensor *x, const bp_window *window, bp_tensor **o
 {
     static const char fn[] = "bp_max_pool";
     BP__TRY(bp__check_outs(fn, out, 1, (bp_tensor **const[]){indices}));
-    BP__TRY(bp__check_input(fn, "x", x));
-    BP__TRY(bp__check_dtype(fn, "max_pool", "x", x->dtype, BP__ACCEPT_NUMERIC));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, BP_OP_MAX_POOL, (const bp_tensor *const[]){x}, &be));
     bp_window win;
     bp__window_plan pl;
     BP__TRY(pool_plan(fn, x, window, &win, &pl));
     if (win.count_include_pad)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: count_include_pad is average_pool's; "
                          "leave it false", fn);
-    bp_backend *be = bp__backend_of(x);
-    BP__TRY(bp__require_op(be, BP_OP_MAX_POOL, x->dtype, BP__HAS(be->vt, op)));
+    BP__TRY(bp__op_require(be, BP_OP_MAX_POOL, x->dtype));
     int64_t shape[BP_MAX_RANK];
     pool_shape(x, &pl, shape);
     bp_tensor *res = NULL, *idx = NULL;
@@ -76,8 +75,7 @@ bp_status bp_max_pool(const bp_tensor *x, const bp_window *window, bp_tensor **o
     bp_op_params p = bp__params();
     bp__window_params(&pl, &p);
     p.i[15] = win.storage_order;
-    bp_status st = bp__op_entry(be, BP_OP_MAX_POOL, &p, 1, (const bp_view *[]){&vx}, 2,
-                                (const bp_view *[]){&vo, idx ? &vi : NULL});
+    bp_status st = bp__op_run(be, BP_OP_MAX_POOL, &p, (const bp_view *[]){&vx}, (const bp_view *[]){&vo, idx ? &vi : NULL});
     if (st != BP_OK) {
         bp_tensor_release(res);
         bp_tensor_release(idx);
@@ -93,8 +91,8 @@ bp_status bp_average_pool(const bp_tensor *x, const bp_window *window, bp_tensor
 {
     static const char fn[] = "bp_average_pool";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(bp__check_input(fn, "x", x));
-    BP__TRY(bp__check_dtype(fn, "average_pool", "x", x->dtype, BP__ACCEPT_FLOAT));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, BP_OP_AVERAGE_POOL, (const bp_tensor *const[]){x}, &be));
     bp_window win;
     bp__window_plan pl;
     BP__TRY(pool_plan(fn, x, window, &win, &pl));
@@ -106,8 +104,7 @@ bp_status bp_average_pool(const bp_tensor *x, const bp_window *window, bp_tensor
             return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: dilations[%d] is %lld; average "
                              "pooling has no dilations (ONNX 1.12): leave them 0 or 1", fn,
                              (int)j, (long long)pl.dilation[j]);
-    bp_backend *be = bp__backend_of(x);
-    BP__TRY(bp__require_op(be, BP_OP_AVERAGE_POOL, x->dtype, BP__HAS(be->vt, op)));
+    BP__TRY(bp__op_require(be, BP_OP_AVERAGE_POOL, x->dtype));
     int64_t shape[BP_MAX_RANK];
     pool_shape(x, &pl, shape);
     bp_tensor *res = NULL;
@@ -118,8 +115,7 @@ bp_status bp_average_pool(const bp_tensor *x, const bp_window *window, bp_tensor
     bp_op_params p = bp__params();
     bp__window_params(&pl, &p);
     p.i[15] = win.count_include_pad;
-    return bp__deliver(res, bp__op_entry(be, BP_OP_AVERAGE_POOL, &p, 1, (const bp_view *[]){&vx},
-                                         1, (const bp_view *[]){&vo}), out);
+    return bp__deliver(res, bp__op_run(be, BP_OP_AVERAGE_POOL, &p, (const bp_view *[]){&vx}, (const bp_view *[]){&vo}), out);
 }
 
 static bp_status global_pool(const char *fn, const char *op, const bp_tensor *x, bool max,
@@ -127,7 +123,7 @@ static bp_status global_pool(const char *fn, const char *op, const bp_tensor *x,
 {
     BP__TRY(bp__check_out(fn, out));
     BP__TRY(bp__check_input(fn, "x", x));
-    BP__TRY(bp__check_dtype(fn, op, "x", x->dtype, BP__ACCEPT_FLOAT));
+    BP__TRY(bp__check_dtype(fn, op, "x", x->dtype, BP_DTYPES_FLOAT));
     if (x->rank < 3) {
         char sx[BP__SHAPE_STR_CAP];
         return bp__error(BP_ERR_SHAPE, "%s: x %s must be (N, C, spatial...) with at least one "
@@ -158,8 +154,8 @@ bp_status bp_lrn(const bp_tensor *x, int64_t size, double alpha, double beta, do
 {
     static const char fn[] = "bp_lrn";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(bp__check_input(fn, "x", x));
-    BP__TRY(bp__check_dtype(fn, "lrn", "x", x->dtype, BP__ACCEPT_FLOAT));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, BP_OP_LRN, (const bp_tensor *const[]){x}, &be));
     if (x->rank < 2) {
         char sx[BP__SHAPE_STR_CAP];
         return bp__error(BP_ERR_SHAPE, "%s: x %s must be (N, C, ...)", fn,
@@ -170,8 +166,7 @@ bp_status bp_lrn(const bp_tensor *x, int64_t size, double alpha, double beta, do
                          (long long)size);
     if (!isfinite(alpha) || !isfinite(beta) || !isfinite(bias))
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: alpha, beta and bias must be finite", fn);
-    bp_backend *be = bp__backend_of(x);
-    BP__TRY(bp__require_op(be, BP_OP_LRN, x->dtype, BP__HAS(be->vt, op)));
+    BP__TRY(bp__op_require(be, BP_OP_LRN, x->dtype));
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, be, x->dtype, x->rank, x->shape, &res));
     bp_view vx, vo;
@@ -182,6 +177,5 @@ bp_status bp_lrn(const bp_tensor *x, int64_t size, double alpha, double beta, do
     p.f[0] = alpha;
     p.f[1] = beta;
     p.f[2] = bias;
-    return bp__deliver(res, bp__op_entry(be, BP_OP_LRN, &p, 1, (const bp_view *[]){&vx}, 1,
-                                         (const bp_view *[]){&vo}), out);
+    return bp__deliver(res, bp__op_run(be, BP_OP_LRN, &p, (const bp_view *[]){&vx}, (const bp_view *[]){&vo}), out);
 }

@@ -67,18 +67,18 @@ bp_status bp_resize(const bp_tensor *x, const double *scales, const int64_t *siz
 {
     static const char fn[] = "bp_resize";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(bp__check_input(fn, "x", x));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, BP_OP_RESIZE, (const bp_tensor *const[]){x}, &be));
     bp_resize_options o;
     BP__TRY(read_options(fn, options, &o));
     BP__TRY(bp__check_dtype(fn, "resize", "x", x->dtype,
-                            o.mode == BP_RESIZE_NEAREST ? BP__ACCEPT_NUMERIC : BP__ACCEPT_FLOAT));
+                            o.mode == BP_RESIZE_NEAREST ? BP_DTYPES_NUMERIC : BP_DTYPES_FLOAT));
     if (x->rank < 1)
         return bp__error(BP_ERR_SHAPE, "%s: x is a scalar; resize needs at least one axis", fn);
     int64_t shape[BP_MAX_RANK];
     double scale[BP_MAX_RANK];
     BP__TRY(plan(fn, x, scales, sizes, shape, scale));
-    bp_backend *be = bp__backend_of(x);
-    BP__TRY(bp__require_op(be, BP_OP_RESIZE, x->dtype, BP__HAS(be->vt, op)));
+    BP__TRY(bp__op_require(be, BP_OP_RESIZE, x->dtype));
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, be, x->dtype, x->rank, shape, &res));
     bp_view vx, vo;
@@ -92,6 +92,5 @@ bp_status bp_resize(const bp_tensor *x, const double *scales, const int64_t *siz
     p.f[0] = o.cubic_coeff_a;
     for (int32_t k = 0; k < x->rank; k++)
         p.f[8 + k] = scale[k];
-    return bp__deliver(res, bp__op_entry(be, BP_OP_RESIZE, &p, 1, (const bp_view *[]){&vx}, 1,
-                                         (const bp_view *[]){&vo}), out);
+    return bp__deliver(res, bp__op_run(be, BP_OP_RESIZE, &p, (const bp_view *[]){&vx}, (const bp_view *[]){&vo}), out);
 }

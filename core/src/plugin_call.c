@@ -2,10 +2,19 @@
  * into the caller's status and message. Every failure names the backend, the
  * entry and what was being done; a value that is not a bp_status (a plugin
  * defect) never reaches the caller: it becomes BP_ERR_BACKEND naming the raw
- * value and the plugin's file. */
+ * value and the plugin's file. And the one path every op takes into a plugin
+ * (bp__op_run): the op entry, with the parameter layout the plugin was built
+ * for, or, for a plugin built before ABI 1.6, the typed entries of the ops
+ * of 1.0 (plugin_compat.c). */
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
+
+/* 1.4's layout, frozen: the reals at byte 56 (on the LP64 targets built). */
+_Static_assert(sizeof(void *) != 8 || (offsetof(bp_op_params_1_4, f) == 56 &&
+                                       sizeof(bp_op_params_1_4) == 104),
+               "bp_op_params_1_4 must keep ABI 1.4's layout");
 
 bool bp__status_known(int v)
 {
@@ -41,4 +50,54 @@ bp_status bp__plugin_entry_status(const char *entry, bp_status st)
                            "the plugin (reported as BP_ERR_BACKEND)",
                            entry, (int)st);
     return BP_ERR_BACKEND;
+}
+
+/* ---- the one op path ------------------------------------------------------ */
+
+/* Each op's arity, parsed once from its row of the op table. */
+static bp__op_sig op_sigs[BP_OP_COUNT];
+static pthread_once_t op_sigs_once = PTHREAD_ONCE_INIT;
+
+static void op_sigs_parse(void)
+{
+    for (int op = 0; op < BP_OP_COUNT; op++) {
+        const bp_op_info *r = bp_op_info_of((bp_op)op);
+        uint32_t oi, oo;
+        op_sigs[op].n_in = bp_op_arity(r->in, &oi);
+        op_sigs[op].n_out = bp_op_arity(r->out, &oo);
+        op_sigs[op].optional_in = oi;
+        op_sigs[op].optional_out = oo;
+    }
+}
+
+const bp__op_sig *bp__op_sig_of(bp_op op)
+{
+    pthread_once(&op_sigs_once, op_sigs_parse);
+    return &op_sigs[op];
+}
+
+bool bp__op_has_entry(const bp_backend *b, bp_op op)
+{
+    if (b->vt->abi_minor >= 6 || bp_op_since(op) >= 4)
+        return BP__HAS(b->vt, op);
+    return bp__compat_has_entry(b, op);
+}
+
+bp_status bp__op_run(bp_backend *be, bp_op op, const bp_op_params *p, const bp_view *const *in,
+                     const bp_view *const *out)
+{
+    const bp__op_sig *sig = bp__op_sig_of(op);
+    const char *what = bp_op_name(op);
+    if (be->vt->abi_minor >= 6 || (be->vt->abi_minor == 5 && bp_op_since(op) >= 4))
+        return BP__OP_CALL(be, what, op, op, p, sig->n_in, in, sig->n_out, out);
+    if (bp_op_since(op) >= 4) {
+        /* A plugin built for 1.4 reads 1.4's layout (plugin.h): six of each,
+         * all an op of 1.4 has (a 1.5 op never reaches it: bp__require_op). */
+        bp_op_params_1_4 old = {.struct_size = sizeof old};
+        memcpy(old.i, p->i, sizeof old.i);
+        memcpy(old.f, p->f, sizeof old.f);
+        return BP__OP_CALL(be, what, op, op, (const bp_op_params *)(const void *)&old, sig->n_in,
+                           in, sig->n_out, out);
+    }
+    return bp__compat_run(be, op, p, in, out);
 }

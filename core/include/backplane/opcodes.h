@@ -1,185 +1,265 @@
-/* backplane: operation codes, shared by the public API and the plugin ABI.
+/* backplane: the op table, shared by the public API and the plugin ABI.
  *
- * Ops come in families; each family is one plugin entry, and the op code says
- * which member of the family is wanted. A new op appends a code (a minor ABI
- * bump), never renumbers one. */
+ * Every op is one row of BP_OP_TABLE: its code, name, kind, inputs and
+ * outputs, dtypes and the ABI minor it arrived in. A new op appends a row
+ * (a minor ABI bump), never renumbers one. */
 #ifndef BACKPLANE_OPCODES_H
 #define BACKPLANE_OPCODES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* X(NAME, name, FAMILY). Order is the numbering: append only. */
-#define BP_OP_LIST(X)                                                      \
-    /* unary: out = f(x), same shape; out dtype = x dtype unless noted */  \
-    X(NEG, neg, UNARY)                                                     \
-    X(ABS, abs, UNARY)                                                     \
-    X(SIGN, sign, UNARY)                                                   \
-    X(EXP, exp, UNARY)                                                     \
-    X(LOG, log, UNARY)                                                     \
-    X(SQRT, sqrt, UNARY)                                                   \
-    X(RSQRT, rsqrt, UNARY)                                                 \
-    X(RECIPROCAL, reciprocal, UNARY)                                       \
-    X(SIN, sin, UNARY)                                                     \
-    X(COS, cos, UNARY)                                                     \
-    X(TAN, tan, UNARY)                                                     \
-    X(TANH, tanh, UNARY)                                                   \
-    X(SIGMOID, sigmoid, UNARY)                                             \
-    X(RELU, relu, UNARY)                                                   \
-    X(GELU, gelu, UNARY)                                                   \
-    X(ERF, erf, UNARY)                                                     \
-    X(FLOOR, floor, UNARY)                                                 \
-    X(CEIL, ceil, UNARY)                                                   \
-    X(ROUND, round, UNARY)                                                 \
-    X(ISNAN, isnan, UNARY)            /* -> bool */                        \
-    X(ISINF, isinf, UNARY)            /* -> bool */                        \
-    X(LOGICAL_NOT, logical_not, UNARY)                                     \
-    /* binary: out = f(a, b), operands broadcast to out's shape */         \
-    X(ADD, add, BINARY)                                                    \
-    X(SUB, sub, BINARY)                                                    \
-    X(MUL, mul, BINARY)                                                    \
-    X(DIV, div, BINARY)                                                    \
-    X(POW, pow, BINARY)                                                    \
-    X(MAXIMUM, maximum, BINARY)                                            \
-    X(MINIMUM, minimum, BINARY)                                            \
-    X(MOD, mod, BINARY)                                                    \
-    X(EQ, eq, BINARY)                 /* -> bool */                        \
-    X(NE, ne, BINARY)                 /* -> bool */                        \
-    X(LT, lt, BINARY)                 /* -> bool */                        \
-    X(LE, le, BINARY)                 /* -> bool */                        \
-    X(GT, gt, BINARY)                 /* -> bool */                        \
-    X(GE, ge, BINARY)                 /* -> bool */                        \
-    X(LOGICAL_AND, logical_and, BINARY)                                    \
-    X(LOGICAL_OR, logical_or, BINARY)                                      \
-    X(LOGICAL_XOR, logical_xor, BINARY)                                    \
-    X(WHERE, where, WHERE)                                                 \
-    /* reductions over the trailing n_reduce axes of the view */           \
-    X(SUM, sum, REDUCE)                                                    \
-    X(PROD, prod, REDUCE)                                                  \
-    X(MEAN, mean, REDUCE)                                                  \
-    X(MAX, max, REDUCE)                                                    \
-    X(MIN, min, REDUCE)                                                    \
-    X(ARGMAX, argmax, REDUCE)         /* -> i64 */                         \
-    X(ARGMIN, argmin, REDUCE)         /* -> i64 */                         \
-    X(LOGSUMEXP, logsumexp, REDUCE)                                        \
-    X(MATMUL, matmul, MATMUL)                                              \
-    /* movement: strided element copy, the core computes the views */      \
-    X(COPY, copy, MOVEMENT)           /* contiguous/strided copy */        \
-    X(TRANSPOSE, transpose, MOVEMENT)                                      \
-    X(SLICE, slice, MOVEMENT)                                              \
-    X(CONCAT, concat, MOVEMENT)                                            \
-    X(BROADCAST_TO, broadcast_to, MOVEMENT)                                \
-    X(PAD, pad, MOVEMENT)                                                  \
-    X(CAST, cast, MOVEMENT)           /* src and dst dtypes differ */      \
-    X(GATHER, gather, GATHER)                                              \
-    X(SOFTMAX, softmax, SOFTMAX)                                           \
-    X(LOG_SOFTMAX, log_softmax, SOFTMAX)                                   \
-    /* creation */                                                         \
-    X(FILL, fill, CREATION)                                                \
-    X(ARANGE, arange, CREATION)                                            \
-    X(RANDOM_UNIFORM, random_uniform, RANDOM)                              \
-    X(RANDOM_NORMAL, random_normal, RANDOM)
+/* The op table: one row per op, in code order. A new op appends a row (its
+ * code is its position: codes are never renumbered) and its kernels; every
+ * list, name and check below, in the core, the backends, the conformance
+ * suite and the Python package is derived from these rows.
+ *
+ *   X(NAME, name, KIND, SINCE, IN, OUT, TYPED, DTYPES, RESULT, COST)
+ *
+ * NAME, name  BP_OP_NAME; the op's name (bp_<name> in ops.h / nn.h)
+ * KIND        what it is (bp_op_kind): the ops of a kind share the core's
+ *             checks, their parameters' layout and, in a backend, a kernel
+ * SINCE       the plugin ABI minor it arrived in: a plugin built for an
+ *             older minor is never handed it
+ * IN, OUT     the views the op entry receives, in order, by name; a name
+ *             ending in '?' may be absent (NULL). The public function takes
+ *             the same tensors in the same order.
+ * TYPED       the input whose dtype the op is typed by (what supports() is
+ *             asked about; -1: the dtype the call names, as in creation)
+ * DTYPES      the dtypes it accepts for that input (bp_op_dtypes)
+ * RESULT      out[0]'s dtype (bp_op_result)
+ * COST        per element, against its bytes (bp_op_cost): a backend
+ *             splits HEAVY work across threads at smaller sizes
+ *
+ * The parameters each kind reads (bp_op_params) are listed with bp_op_kind
+ * below; the row's comment adds an op's own. */
+#define BP_OP_TABLE(X)                                                                              \
+    /* NAME         name          KIND    SINCE IN    OUT  TYPED DTYPES   RESULT COST */            \
+    X(NEG,          neg,          UNARY,  0, "x",     "y", 0, NUMERIC, SAME, CHEAP)                 \
+    X(ABS,          abs,          UNARY,  0, "x",     "y", 0, NUMERIC, SAME, CHEAP)                 \
+    X(SIGN,         sign,         UNARY,  0, "x",     "y", 0, NUMERIC, SAME, CHEAP)                 \
+    X(EXP,          exp,          UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(LOG,          log,          UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(SQRT,         sqrt,         UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(RSQRT,        rsqrt,        UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(RECIPROCAL,   reciprocal,   UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(SIN,          sin,          UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(COS,          cos,          UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(TAN,          tan,          UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(TANH,         tanh,         UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(SIGMOID,      sigmoid,      UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(RELU,         relu,         UNARY,  0, "x",     "y", 0, NUMERIC, SAME, CHEAP)                 \
+    X(GELU,         gelu,         UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(ERF,          erf,          UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(FLOOR,        floor,        UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(CEIL,         ceil,         UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(ROUND,        round,        UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(ISNAN,        isnan,        UNARY,  0, "x",     "y", 0, FLOAT,   BOOL, CHEAP)                 \
+    X(ISINF,        isinf,        UNARY,  0, "x",     "y", 0, FLOAT,   BOOL, CHEAP)                 \
+    X(LOGICAL_NOT,  logical_not,  UNARY,  0, "x",     "y", 0, BOOL,    SAME, CHEAP)                 \
+    X(ADD,          add,          BINARY, 0, "a b",   "y", 0, NUMERIC, SAME, CHEAP)                 \
+    X(SUB,          sub,          BINARY, 0, "a b",   "y", 0, NUMERIC, SAME, CHEAP)                 \
+    X(MUL,          mul,          BINARY, 0, "a b",   "y", 0, NUMERIC, SAME, CHEAP)                 \
+    X(DIV,          div,          BINARY, 0, "a b",   "y", 0, NUMERIC, SAME, HEAVY)                 \
+    X(POW,          pow,          BINARY, 0, "a b",   "y", 0, NUMERIC, SAME, HEAVY)                 \
+    X(MAXIMUM,      maximum,      BINARY, 0, "a b",   "y", 0, NUMERIC, SAME, CHEAP)                 \
+    X(MINIMUM,      minimum,      BINARY, 0, "a b",   "y", 0, NUMERIC, SAME, CHEAP)                 \
+    X(MOD,          mod,          BINARY, 0, "a b",   "y", 0, NUMERIC, SAME, HEAVY)                 \
+    X(EQ,           eq,           BINARY, 0, "a b",   "y", 0, ANY,     BOOL, CHEAP)                 \
+    X(NE,           ne,           BINARY, 0, "a b",   "y", 0, ANY,     BOOL, CHEAP)                 \
+    X(LT,           lt,           BINARY, 0, "a b",   "y", 0, ANY,     BOOL, CHEAP)                 \
+    X(LE,           le,           BINARY, 0, "a b",   "y", 0, ANY,     BOOL, CHEAP)                 \
+    X(GT,           gt,           BINARY, 0, "a b",   "y", 0, ANY,     BOOL, CHEAP)                 \
+    X(GE,           ge,           BINARY, 0, "a b",   "y", 0, ANY,     BOOL, CHEAP)                 \
+    X(LOGICAL_AND,  logical_and,  BINARY, 0, "a b",   "y", 0, BOOL,    SAME, CHEAP)                 \
+    X(LOGICAL_OR,   logical_or,   BINARY, 0, "a b",   "y", 0, BOOL,    SAME, CHEAP)                 \
+    X(LOGICAL_XOR,  logical_xor,  BINARY, 0, "a b",   "y", 0, BOOL,    SAME, CHEAP)                 \
+    X(WHERE,        where,        WHERE,  0, "cond a b", "y", 1, ANY,  SAME, CHEAP)                 \
+    X(SUM,          sum,          REDUCE, 0, "x",     "y", 0, NUMERIC, SAME, CHEAP)                 \
+    X(PROD,         prod,         REDUCE, 0, "x",     "y", 0, NUMERIC, SAME, CHEAP)                 \
+    X(MEAN,         mean,         REDUCE, 0, "x",     "y", 0, FLOAT,   SAME, CHEAP)                 \
+    X(MAX,          max,          REDUCE, 0, "x",     "y", 0, NUMERIC, SAME, CHEAP)                 \
+    X(MIN,          min,          REDUCE, 0, "x",     "y", 0, NUMERIC, SAME, CHEAP)                 \
+    X(ARGMAX,       argmax,       REDUCE, 0, "x",     "y", 0, NUMERIC, I64,  CHEAP)                 \
+    X(ARGMIN,       argmin,       REDUCE, 0, "x",     "y", 0, NUMERIC, I64,  CHEAP)                 \
+    X(LOGSUMEXP,    logsumexp,    REDUCE, 0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(MATMUL,       matmul,       MATMUL, 0, "a b",   "y", 0, NUMERIC, SAME, HEAVY)                 \
+    X(COPY,         copy,         MOVEMENT, 0, "x",   "y", 0, ANY,     SAME, CHEAP)                 \
+    X(TRANSPOSE,    transpose,    MOVEMENT, 0, "x",   "y", 0, ANY,     SAME, HEAVY)                 \
+    X(SLICE,        slice,        MOVEMENT, 0, "x",   "y", 0, ANY,     SAME, HEAVY)                 \
+    X(CONCAT,       concat,       MOVEMENT, 0, "x",   "y", 0, ANY,     SAME, HEAVY)                 \
+    X(BROADCAST_TO, broadcast_to, MOVEMENT, 0, "x",   "y", 0, ANY,     SAME, HEAVY)                 \
+    X(PAD,          pad,          MOVEMENT, 0, "x",   "y", 0, ANY,     SAME, HEAVY)                 \
+    X(CAST,         cast,         MOVEMENT, 0, "x",   "y", 0, ANY,     GIVEN, CHEAP)                \
+    X(GATHER,       gather,       GATHER, 0, "x indices", "y", 0, ANY, SAME, HEAVY)                 \
+    X(SOFTMAX,      softmax,      SOFTMAX, 0, "x",    "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(LOG_SOFTMAX,  log_softmax,  SOFTMAX, 0, "x",    "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(FILL,         fill,         FILL,   0, "",      "y", -1, ANY,    GIVEN, HEAVY)                \
+    X(ARANGE,       arange,       ARANGE, 0, "",      "y", -1, NUMERIC, GIVEN, HEAVY)               \
+    X(RANDOM_UNIFORM, random_uniform, RANDOM, 0, "",  "y", -1, FLOAT,  GIVEN, HEAVY)                \
+    X(RANDOM_NORMAL, random_normal, RANDOM, 0, "",    "y", -1, FLOAT,  GIVEN, HEAVY)                \
+    /* ABI 1.4 */                                                                                   \
+    X(ACOS,         acos,         UNARY,  4, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(ASIN,         asin,         UNARY,  4, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(ATAN,         atan,         UNARY,  4, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(ACOSH,        acosh,        UNARY,  4, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(ASINH,        asinh,        UNARY,  4, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(ATANH,        atanh,        UNARY,  4, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(SINH,         sinh,         UNARY,  4, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(COSH,         cosh,         UNARY,  4, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(LOG1P,        log1p,        UNARY,  4, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(EXPM1,        expm1,        UNARY,  4, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(SOFTPLUS,     softplus,     UNARY,  4, "x",     "y", 0, FLOAT,   SAME, HEAVY) /* log(1+e^x) */ \
+    X(SOFTSIGN,     softsign,     UNARY,  4, "x",     "y", 0, FLOAT,   SAME, CHEAP) /* x/(1+|x|) */ \
+    X(SILU,         silu,         UNARY,  4, "x",     "y", 0, FLOAT,   SAME, HEAVY) /* x sigmoid(x) */ \
+    X(SQUARE,       square,       UNARY,  4, "x",     "y", 0, NUMERIC, SAME, CHEAP) /* ints wrap */ \
+    X(ELU,          elu,          UNARY,  4, "x",     "y", 0, FLOAT,   SAME, HEAVY) /* f0 alpha */  \
+    X(SELU,         selu,         UNARY,  4, "x",     "y", 0, FLOAT,   SAME, HEAVY) /* f0 alpha, f1 gamma */ \
+    X(LEAKY_RELU,   leaky_relu,   UNARY,  4, "x",     "y", 0, FLOAT,   SAME, CHEAP) /* f0 alpha */  \
+    X(THRESHOLDED_RELU, thresholded_relu, UNARY, 4, "x", "y", 0, FLOAT, SAME, CHEAP) /* f0 alpha */ \
+    X(HARD_SIGMOID, hard_sigmoid, UNARY,  4, "x",     "y", 0, FLOAT,   SAME, CHEAP) /* f0 alpha, f1 beta */ \
+    X(HARDSWISH,    hardswish,    UNARY,  4, "x",     "y", 0, FLOAT,   SAME, CHEAP)                 \
+    X(SHRINK,       shrink,       UNARY,  4, "x",     "y", 0, NUMERIC, SAME, CHEAP) /* f0 bias, f1 lambd */ \
+    X(BITWISE_NOT,  bitwise_not,  UNARY,  4, "x",     "y", 0, INTEGER, SAME, CHEAP)                 \
+    X(CLIP,         clip,         CLIP,   4, "x lo? hi?", "y", 0, NUMERIC, SAME, CHEAP)             \
+    X(FMOD,         fmod,         BINARY, 4, "a b",   "y", 0, NUMERIC, SAME, HEAVY) /* C fmod; x % 0 is 0 */ \
+    X(PRELU,        prelu,        BINARY, 4, "x slope", "y", 0, NUMERIC, SAME, CHEAP) /* x < 0 ? x slope : x */ \
+    X(BITWISE_AND,  bitwise_and,  BINARY, 4, "a b",   "y", 0, INTEGER, SAME, CHEAP)                 \
+    X(BITWISE_OR,   bitwise_or,   BINARY, 4, "a b",   "y", 0, INTEGER, SAME, CHEAP)                 \
+    X(BITWISE_XOR,  bitwise_xor,  BINARY, 4, "a b",   "y", 0, INTEGER, SAME, CHEAP)                 \
+    X(BITSHIFT_LEFT, bitshift_left, BINARY, 4, "a b", "y", 0, INTEGER, SAME, CHEAP)                 \
+    X(BITSHIFT_RIGHT, bitshift_right, BINARY, 4, "a b", "y", 0, INTEGER, SAME, CHEAP)               \
+    X(REDUCE_L1,    reduce_l1,    REDUCE, 4, "x",     "y", 0, NUMERIC, SAME, HEAVY)                 \
+    X(REDUCE_L2,    reduce_l2,    REDUCE, 4, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(REDUCE_SUM_SQUARE, reduce_sum_square, REDUCE, 4, "x", "y", 0, NUMERIC, SAME, HEAVY)           \
+    X(REDUCE_LOG_SUM, reduce_log_sum, REDUCE, 4, "x", "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(REDUCE_VAR,   reduce_var,   REDUCE, 4, "x",     "y", 0, FLOAT,   SAME, HEAVY) /* f0 correction */ \
+    X(REDUCE_STD,   reduce_std,   REDUCE, 4, "x",     "y", 0, FLOAT,   SAME, HEAVY) /* f0 correction */ \
+    X(REDUCE_ANY,   reduce_any,   REDUCE, 4, "x",     "y", 0, BOOL,    SAME, HEAVY)                 \
+    X(REDUCE_ALL,   reduce_all,   REDUCE, 4, "x",     "y", 0, BOOL,    SAME, HEAVY)                 \
+    X(ARGMAX_LAST,  argmax_last,  REDUCE, 4, "x",     "y", 0, NUMERIC, I64,  HEAVY) /* last on ties */ \
+    X(ARGMIN_LAST,  argmin_last,  REDUCE, 4, "x",     "y", 0, NUMERIC, I64,  HEAVY)                 \
+    X(HARDMAX,      hardmax,      HARDMAX, 4, "x",    "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(CUMSUM,       cumsum,       SCAN,   4, "x",     "y", 0, NUMERIC, SAME, HEAVY)                 \
+    X(CUMPROD,      cumprod,      SCAN,   4, "x",     "y", 0, NUMERIC, SAME, HEAVY)                 \
+    X(SORT,         sort,         SORT,   4, "x",     "values indices", 0, NUMERIC, SAME, HEAVY)    \
+    X(TOPK,         topk,         SORT,   4, "x",     "values indices", 0, NUMERIC, SAME, HEAVY)    \
+    X(TRILU,        trilu,        TRILU,  4, "x",     "y", 0, ANY,     SAME, HEAVY)                 \
+    X(ONE_HOT,      one_hot,      ONE_HOT, 4, "indices values", "y", 0, NUMERIC, IN1, HEAVY)       \
+    X(GATHER_ELEMENTS, gather_elements, INDEX, 4, "x indices", "y", 0, ANY, SAME, HEAVY)            \
+    X(GATHER_ND,    gather_nd,    INDEX,  4, "x indices", "y", 0, ANY, SAME, HEAVY)                 \
+    X(SCATTER_ELEMENTS, scatter_elements, SCATTER, 4, "x indices updates", "y", 0, ANY, SAME, HEAVY) \
+    X(SCATTER_ND,   scatter_nd,   SCATTER, 4, "x indices updates", "y", 0, ANY, SAME, HEAVY)        \
+    X(GEMM,         gemm,         GEMM,   4, "a b c?", "y", 0, NUMERIC, SAME, HEAVY)                \
+    /* ABI 1.5 */                                                                                   \
+    X(CONV,         conv,         CONV,   5, "x w bias?", "y", 0, FLOAT, SAME, HEAVY)               \
+    X(CONV_TRANSPOSE, conv_transpose, CONV, 5, "x w bias?", "y", 0, FLOAT, SAME, HEAVY)             \
+    X(MAX_POOL,     max_pool,     POOL,   5, "x",     "y indices?", 0, NUMERIC, SAME, HEAVY)        \
+    X(AVERAGE_POOL, average_pool, POOL,   5, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(LRN,          lrn,          LRN,    5, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(BATCH_NORM,   batch_norm,   NORM,   5, "x scale bias mean var", "y", 0, FLOAT, SAME, HEAVY)   \
+    X(INSTANCE_NORM, instance_norm, NORM, 5, "x scale bias", "y", 0, FLOAT, SAME, HEAVY)            \
+    X(LAYER_NORM,   layer_norm,   NORM,   5, "x scale bias?", "y mean? inv_std?", 0, FLOAT, SAME, HEAVY) \
+    X(RMS_NORM,     rms_norm,     NORM,   5, "x scale?", "y", 0, FLOAT, SAME, HEAVY)                \
+    X(SOFTMAX_CROSS_ENTROPY_LOSS, softmax_cross_entropy_loss, LOSS, 5, "scores labels weights?",    \
+      "loss log_prob?", 0, FLOAT, SAME, HEAVY)                                                      \
+    X(NLL_LOSS,     nll_loss,     LOSS,   5, "log_prob target weights?", "loss", 0, FLOAT, SAME, HEAVY) \
+    X(RESIZE,       resize,       RESIZE, 5, "x",     "y", 0, NUMERIC, SAME, HEAVY)
 
-/* Ops added in ABI 1.4. Every one of them reaches a plugin through its `op`
- * entry (plugin.h) with bp_op_params, never through the family entries
- * above, so a plugin built before 1.4 is never handed one. in[] and out[]
- * are the views the entry receives, p the parameters it reads; "x last"
- * means the core has moved the op's axis (or reduced axes) to the end.
- * X(NAME, name) */
-#define BP_OP_LIST_1_4(X)                                                                      \
-    /* elementwise, in: x; out: x's shape and dtype */                                         \
-    X(ACOS, acos) X(ASIN, asin) X(ATAN, atan) X(ACOSH, acosh) X(ASINH, asinh)                 \
-    X(ATANH, atanh) X(SINH, sinh) X(COSH, cosh) X(LOG1P, log1p) X(EXPM1, expm1)               \
-    X(SOFTPLUS, softplus)            /* log(1 + e^x) */                                      \
-    X(SOFTSIGN, softsign)            /* x / (1 + |x|) */                                     \
-    X(SILU, silu)                    /* x * sigmoid(x) */                                    \
-    X(SQUARE, square)                /* x * x; integers wrap */                              \
-    X(ELU, elu)                      /* p.f[0] alpha */                                      \
-    X(SELU, selu)                    /* p.f[0] alpha, p.f[1] gamma */                        \
-    X(LEAKY_RELU, leaky_relu)        /* p.f[0] alpha */                                      \
-    X(THRESHOLDED_RELU, thresholded_relu) /* p.f[0] alpha */                                 \
-    X(HARD_SIGMOID, hard_sigmoid)    /* p.f[0] alpha, p.f[1] beta */                         \
-    X(HARDSWISH, hardswish)                                                                    \
-    X(SHRINK, shrink)                /* p.f[0] bias, p.f[1] lambd */                         \
-    X(BITWISE_NOT, bitwise_not)      /* integers */                                          \
-    /* in: x, lo, hi (lo, hi broadcast to x; p.i[0] / p.i[1]: lo / hi given) */               \
-    X(CLIP, clip)                                                                              \
-    /* elementwise, in: a, b broadcast to out */                                               \
-    X(FMOD, fmod)                    /* C fmod; integers truncate, x % 0 is 0 */             \
-    X(PRELU, prelu)                  /* a < 0 ? a * b : a (b: the slope) */                  \
-    X(BITWISE_AND, bitwise_and) X(BITWISE_OR, bitwise_or) X(BITWISE_XOR, bitwise_xor)          \
-    X(BITSHIFT_LEFT, bitshift_left) X(BITSHIFT_RIGHT, bitshift_right)                          \
-    /* reductions, in: x with the reduced axes last (p.i[0] of them); out: the rest */         \
-    X(REDUCE_L1, reduce_l1) X(REDUCE_L2, reduce_l2) X(REDUCE_SUM_SQUARE, reduce_sum_square)   \
-    X(REDUCE_LOG_SUM, reduce_log_sum)                                                          \
-    X(REDUCE_VAR, reduce_var) X(REDUCE_STD, reduce_std) /* p.f[0] correction (ddof) */        \
-    X(REDUCE_ANY, reduce_any) X(REDUCE_ALL, reduce_all) /* bool -> bool */                   \
-    X(ARGMAX_LAST, argmax_last) X(ARGMIN_LAST, argmin_last) /* the last index on ties */     \
-    /* along one axis, in: x with the axis last */                                              \
-    X(HARDMAX, hardmax)              /* out: 1 at the first maximum, else 0 */              \
-    X(CUMSUM, cumsum) X(CUMPROD, cumprod) /* p.i[0] exclusive, p.i[1] reverse */             \
-    X(SORT, sort)                    /* out: values, indices (i64); p.i[0] descending */    \
-    X(TOPK, topk)                    /* out: values, indices (i64), k = out's last extent;  \
-                                        p.i[0] largest, p.i[1] sorted */                     \
-    /* indexing */                                                                              \
-    X(TRILU, trilu)                  /* in: x (rank >= 2); p.i[0] upper, p.i[1] k */         \
-    X(ONE_HOT, one_hot)              /* in: indices, values (2: off, on); out: the depth     \
-                                        axis last; p.i[0] depth */                           \
-    X(GATHER_ELEMENTS, gather_elements) /* in: x, indices; p.i[0] axis */                   \
-    X(GATHER_ND, gather_nd)          /* in: x, indices; p.i[0] batch_dims */                \
-    X(SCATTER_ELEMENTS, scatter_elements) /* in: x, indices, updates; p.i[0] axis,          \
-                                             p.i[1] reduction (bp_scatter_reduction) */     \
-    X(SCATTER_ND, scatter_nd)        /* in: x, indices, updates; p.i[1] reduction */        \
-    /* in: a (M, K), b (K, N) as views (transposes are strides), c broadcast to (M, N);       \
-     * out = p.f[0] alpha * a b + p.f[1] beta * c; p.i[0] c given */                          \
-    X(GEMM, gemm)
+/* What an op is: ops of one kind are checked alike by the core, read their
+ * parameters (bp_op_params) alike, and share a kernel in a backend. The
+ * views of every kind are as its ops' rows say; "x last" means the core has
+ * moved the op's axis (or reduced axes) to the end of the view. */
+typedef enum bp_op_kind {
+    BP_KIND_UNARY,    /* y = f(x) elementwise; 1.4's: f0, f1 as their rows say */
+    BP_KIND_BINARY,   /* y = f(a, b), a and b broadcast to y */
+    BP_KIND_WHERE,    /* y = cond ? a : b, all broadcast to y */
+    BP_KIND_REDUCE,   /* y = x reduced over its last i0 axes; f0: var/std's correction */
+    BP_KIND_MATMUL,   /* y[..., M, N] = a[..., M, K] b[..., K, N], batch axes broadcast */
+    BP_KIND_MOVEMENT, /* y = x element by element over y's shape (x strided; cast converts) */
+    BP_KIND_GATHER,   /* y = x.take(indices, axis i0) */
+    BP_KIND_SOFTMAX,  /* over x's last axis */
+    BP_KIND_FILL,     /* every element of y = the element whose bytes are i0's first bytes */
+    BP_KIND_ARANGE,   /* y[i] = f0 + i f1, in double, then cast */
+    BP_KIND_RANDOM,   /* philox.h's draws: i0 seed, i1 offset (as unsigned), f0, f1 (low,
+                         high / mean, stddev) */
+    BP_KIND_CLIP,     /* y = min(max(x, lo), hi); lo, hi broadcast to x, each may be absent */
+    BP_KIND_HARDMAX,  /* along x's last axis: 1 at the first maximum, else 0 */
+    BP_KIND_SCAN,     /* along x's last axis; i0 exclusive, i1 reverse */
+    BP_KIND_SORT,     /* along x's last axis; sort: i0 descending; topk: k = y's last
+                         extent, i0 largest, i1 sorted */
+    BP_KIND_TRILU,    /* x rank >= 2; i0 upper, i1 k */
+    BP_KIND_ONE_HOT,  /* values (2: off, on); y has the depth axis last; i0 depth */
+    BP_KIND_INDEX,    /* gather_elements: i0 axis; gather_nd: i0 batch_dims */
+    BP_KIND_SCATTER,  /* scatter_elements: i0 axis; both: i1 reduction (bp_scatter_reduction) */
+    BP_KIND_GEMM,     /* a (M, K), b (K, N) as views (transposes are strides), c broadcast
+                         to (M, N): y = f0 alpha a b + f1 beta c; i0: c given */
+    BP_KIND_CONV,     /* windows (below); w (M, C/g, k...) or, transposed, (C, M/g, k...);
+                         bias (M); i15 groups */
+    BP_KIND_POOL,     /* windows; max_pool: indices flat into x, i15 storage_order (1:
+                         column-major); average_pool: i15 count_include_pad */
+    BP_KIND_LRN,      /* x (N, C, ...); i0 size; f0 alpha, f1 beta, f2 bias */
+    BP_KIND_NORM,     /* batch_norm: scale, bias, mean, var (each (C)); instance_norm: scale,
+                         bias (C); layer_norm: scale, bias broadcast to x, mean and inv_std
+                         over x's leading axes, i0 normalised trailing axes; rms_norm: scale
+                         broadcast to x, i0 likewise; all: f0 epsilon */
+    BP_KIND_LOSS,     /* scores / log_prob (N, d..., C) class axis last, labels (N, d...)
+                         i32/i64, weights (C); i0 reduction (bp_loss_reduction), i1
+                         ignore_index given, i2 ignore_index */
+    BP_KIND_RESIZE,   /* i0 mode, i1 coordinate transformation, i2 nearest mode, i3
+                         exclude_outside (nn.h's enums); f0 cubic_coeff_a; f[8+k] axis k's
+                         scale */
+    BP_KIND_COUNT     /* not a kind: how many there are */
+} bp_op_kind;
+/* Windows (conv, conv_transpose, pools) over the s = rank - 2 spatial axes of
+ * x (N, C, spatial...), s in 1..3; per spatial axis j: i[j] kernel extent
+ * (pools), i[3+j] stride, i[6+j] dilation, i[9+j] / i[12+j] the padding
+ * before / after (auto_pad resolved by the core; conv_transpose's may be
+ * negative for an output_shape). */
 
-/* Ops added in ABI 1.5, through the op entry like those of 1.4.
- * X(NAME, name) */
-#define BP_OP_LIST_1_5(X)                                                                      \
-    /* neural-network ops (nn.h). Windows over the s = rank - 2 spatial axes of x (N, C,      \
-     * spatial...), s in 1..3; per spatial axis j: p.i[j] kernel extent (pools), p.i[3+j]     \
-     * stride, p.i[6+j] dilation, p.i[9+j] / p.i[12+j] the padding before / after (auto_pad  \
-     * resolved by the core; may be negative for conv_transpose's output_shape) */           \
-    X(CONV, conv)                    /* in: x, w (M, C/g, k...), bias (M) or NULL; out: y     \
-                                        (N, M, o...); p.i[15] groups g */                    \
-    X(CONV_TRANSPOSE, conv_transpose) /* in: x, w (C, M/g, k...), bias or NULL; out: y;      \
-                                         p.i[15] groups */                                   \
-    X(MAX_POOL, max_pool)            /* out: y, indices (i64, flat into x) or NULL;          \
-                                        p.i[15] storage_order (1: column-major indices) */   \
-    X(AVERAGE_POOL, average_pool)    /* out: y; p.i[15] count_include_pad */                 \
-    X(LRN, lrn)                      /* in: x (N, C, ...); p.i[0] size; p.f[0] alpha,         \
-                                        p.f[1] beta, p.f[2] bias */                          \
-    X(BATCH_NORM, batch_norm)        /* in: x (N, C, ...), scale, bias, mean, var (each (C)); \
-                                        p.f[0] epsilon */                                    \
-    X(INSTANCE_NORM, instance_norm)  /* in: x (N, C, ...), scale, bias (each (C));            \
-                                        p.f[0] epsilon */                                    \
-    X(LAYER_NORM, layer_norm)        /* in: x, scale, bias (broadcast to x; bias may be      \
-                                        NULL); out: y, mean, inv_std (x's leading axes; or   \
-                                        NULL); p.i[0] normalised trailing axes, p.f[0] eps */ \
-    X(RMS_NORM, rms_norm)            /* in: x, scale (broadcast to x) or NULL; out: y;       \
-                                        p.i[0] normalised trailing axes, p.f[0] epsilon */   \
-    /* losses, in: scores / log-probabilities with the class axis last (N, d..., C), labels \
-     * (N, d...) i32/i64, weights (C) or NULL; p.i[0] reduction (bp_loss_reduction),       \
-     * p.i[1] ignore_index given, p.i[2] ignore_index */                                    \
-    X(SOFTMAX_CROSS_ENTROPY_LOSS, softmax_cross_entropy_loss) /* out: loss, log_prob or NULL */ \
-    X(NLL_LOSS, nll_loss)            /* out: loss */                                          \
-    X(RESIZE, resize)                /* in: x; out: y; p.i[0] mode, p.i[1] coordinate         \
-                                        transformation, p.i[2] nearest mode, p.i[3]          \
-                                        exclude_outside (nn.h's enums); p.f[0] cubic_coeff_a; \
-                                        p.f[8+k] the scale of axis k */
+/* The dtypes an op accepts for its typed input. */
+typedef enum bp_op_dtypes {
+    BP_DTYPES_ANY,
+    BP_DTYPES_NUMERIC,  /* every dtype but bool */
+    BP_DTYPES_FLOAT,    /* f16, bf16, f32, f64 */
+    BP_DTYPES_BOOL,
+    BP_DTYPES_INTEGER   /* u8, i8, i32, i64 */
+} bp_op_dtypes;
+
+/* out[0]'s dtype. */
+typedef enum bp_op_result {
+    BP_RESULT_SAME,     /* the typed input's */
+    BP_RESULT_BOOL,
+    BP_RESULT_I64,
+    BP_RESULT_GIVEN,    /* the dtype the call names (creation, cast) */
+    BP_RESULT_IN1       /* in[1]'s (one_hot: its values') */
+} bp_op_result;
+
+typedef enum bp_op_cost {
+    BP_COST_CHEAP,      /* a few instructions an element: memory-bound */
+    BP_COST_HEAVY       /* a libm call or more an element */
+} bp_op_cost;
+
+/* One row of the table. */
+typedef struct bp_op_info {
+    const char *name;
+    bp_op_kind kind;
+    uint32_t since;
+    const char *in, *out;  /* names, space-separated; '?': may be NULL */
+    int32_t typed;
+    bp_op_dtypes dtypes;
+    bp_op_result result;
+    bp_op_cost cost;
+} bp_op_info;
 
 typedef enum bp_op {
-#define BP__OP_ENUM(NAME, name, FAMILY) BP_OP_##NAME,
-    BP_OP_LIST(BP__OP_ENUM)
+#define BP__OP_ENUM(NAME, name, KIND, SINCE, IN, OUT, TYPED, DTYPES, RESULT, COST) BP_OP_##NAME,
+    BP_OP_TABLE(BP__OP_ENUM)
 #undef BP__OP_ENUM
-#define BP__OP_ENUM_1_4(NAME, name) BP_OP_##NAME,
-    BP_OP_LIST_1_4(BP__OP_ENUM_1_4)
-    BP_OP_LIST_1_5(BP__OP_ENUM_1_4)
-#undef BP__OP_ENUM_1_4
     BP_OP_COUNT /* not an op: the number of codes in this header */
 } bp_op;
 
@@ -194,11 +274,95 @@ typedef enum bp_scatter_reduction {
     BP_SCATTER_MIN = 4
 } bp_scatter_reduction;
 
-/* The first op of ABI 1.4: codes from here on come through the op entry. */
+/* The first op of ABI 1.4 and of 1.5 (rows with SINCE 4 and 5 start there). */
 #define BP_OP_FIRST_1_4 BP_OP_ACOS
-/* The first op of ABI 1.5. */
 #define BP_OP_FIRST_1_5 BP_OP_CONV
 
+/* The op's row; NULL for a code this header does not know. */
+static inline const bp_op_info *bp_op_info_of(bp_op op)
+{
+    static const bp_op_info table[] = {
+#define BP__OP_ROW(NAME, name, KIND, SINCE, IN, OUT, TYPED, DTYPES, RESULT, COST)                  \
+    {#name, BP_KIND_##KIND, SINCE, IN, OUT, TYPED, BP_DTYPES_##DTYPES, BP_RESULT_##RESULT,          \
+     BP_COST_##COST},
+        BP_OP_TABLE(BP__OP_ROW)
+#undef BP__OP_ROW
+    };
+    return (unsigned)op < (unsigned)BP_OP_COUNT ? &table[op] : (const bp_op_info *)0;
+}
+
+static inline const char *bp_op_name(bp_op op)
+{
+    const bp_op_info *r = bp_op_info_of(op);
+    return r ? r->name : "?";
+}
+
+static inline bp_op_kind bp_op_kind_of(bp_op op)
+{
+    const bp_op_info *r = bp_op_info_of(op);
+    return r ? r->kind : BP_KIND_COUNT;
+}
+
+/* The plugin ABI minor that introduced op (0 for the ops of 1.0). The core
+ * never hands a plugin an op newer than the ABI it was built for. */
+static inline uint32_t bp_op_since(bp_op op)
+{
+    const bp_op_info *r = bp_op_info_of(op);
+    return r ? r->since : ~0u;
+}
+
+/* How many names a row's in or out list holds, and which may be absent
+ * (bit k: name k ends in '?'). */
+static inline int32_t bp_op_arity(const char *names, uint32_t *optional)
+{
+    int32_t n = 0;
+    uint32_t opt = 0;
+    for (const char *s = names; *s;) {
+        while (*s == ' ')
+            s++;
+        if (!*s)
+            break;
+        while (*s && *s != ' ')
+            s++;
+        if (s[-1] == '?')
+            opt |= 1u << n;
+        n++;
+    }
+    if (optional)
+        *optional = opt;
+    return n;
+}
+
+/* Name k of a row's in or out list into buf (without its '?'); "" if none. */
+static inline const char *bp_op_arg_name(const char *names, int32_t k, char *buf, size_t cap)
+{
+    const char *s = names;
+    size_t n = 0;
+    for (int32_t i = 0; *s; i++) {
+        while (*s == ' ')
+            s++;
+        const char *start = s;
+        while (*s && *s != ' ')
+            s++;
+        if (i == k) {
+            n = (size_t)(s - start);
+            if (n && start[n - 1] == '?')
+                n--;
+            if (n >= cap)
+                n = cap ? cap - 1 : 0;
+            for (size_t j = 0; j < n; j++)
+                buf[j] = start[j];
+            break;
+        }
+    }
+    if (cap)
+        buf[n] = '\0';
+    return buf;
+}
+
+/* The op families of ABI 1.0: the typed entries of the plugin descriptor
+ * that took the ops of 1.0 before ABI 1.6 (every op comes through the op
+ * entry since). */
 typedef enum bp_op_family {
     BP_FAMILY_UNARY,
     BP_FAMILY_BINARY,
@@ -213,38 +377,22 @@ typedef enum bp_op_family {
     BP_FAMILY_OP       /* every op since ABI 1.4: the plugin's op entry */
 } bp_op_family;
 
-static inline const char *bp_op_name(bp_op op)
-{
-    switch (op) {
-#define BP__OP_NAME(NAME, name, FAMILY) case BP_OP_##NAME: return #name;
-        BP_OP_LIST(BP__OP_NAME)
-#undef BP__OP_NAME
-#define BP__OP_NAME_1_4(NAME, name) case BP_OP_##NAME: return #name;
-        BP_OP_LIST_1_4(BP__OP_NAME_1_4)
-        BP_OP_LIST_1_5(BP__OP_NAME_1_4)
-#undef BP__OP_NAME_1_4
-    case BP_OP_COUNT: break;
-    }
-    return "?";
-}
-
 static inline bp_op_family bp_op_family_of(bp_op op)
 {
-    switch (op) {
-#define BP__OP_FAM(NAME, name, FAMILY) case BP_OP_##NAME: return BP_FAMILY_##FAMILY;
-        BP_OP_LIST(BP__OP_FAM)
-#undef BP__OP_FAM
-    case BP_OP_COUNT: break;
-    default: return BP_FAMILY_OP; /* every code of BP_OP_LIST_1_4 and later */
+    if (bp_op_since(op) != 0)
+        return BP_FAMILY_OP;
+    switch (bp_op_kind_of(op)) {
+    case BP_KIND_UNARY: return BP_FAMILY_UNARY;
+    case BP_KIND_BINARY: return BP_FAMILY_BINARY;
+    case BP_KIND_WHERE: return BP_FAMILY_WHERE;
+    case BP_KIND_REDUCE: return BP_FAMILY_REDUCE;
+    case BP_KIND_MATMUL: return BP_FAMILY_MATMUL;
+    case BP_KIND_MOVEMENT: return BP_FAMILY_MOVEMENT;
+    case BP_KIND_GATHER: return BP_FAMILY_GATHER;
+    case BP_KIND_SOFTMAX: return BP_FAMILY_SOFTMAX;
+    case BP_KIND_RANDOM: return BP_FAMILY_RANDOM;
+    default: return BP_FAMILY_CREATION; /* fill, arange */
     }
-    return BP_FAMILY_UNARY;
-}
-
-/* The plugin ABI minor that introduced op (0 for the ops of 1.0). The core
- * never hands a plugin an op newer than the ABI it was built for. */
-static inline uint32_t bp_op_since(bp_op op)
-{
-    return op >= BP_OP_FIRST_1_5 ? 5u : op >= BP_OP_FIRST_1_4 ? 4u : 0u;
 }
 
 #ifdef __cplusplus

@@ -44,18 +44,26 @@ BP_API bp_status bp_eye(bp_backend *b, bp_dtype dtype, int64_t rows, int64_t col
 BP_API bp_status bp_random_uniform(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
                                    uint64_t seed, uint64_t offset, double low, double high,
                                    bp_tensor **out);
+/* Normal draws with the given mean and stddev (>= 0), counter-based like
+ * bp_random_uniform. Float dtypes. */
 BP_API bp_status bp_random_normal(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
                                   uint64_t seed, uint64_t offset, double mean, double stddev,
                                   bp_tensor **out);
 
 /* ---- elementwise -------------------------------------------------------- */
-/* Any UNARY op code. Floats only: exp log sqrt rsqrt reciprocal sin cos tan
- * tanh sigmoid gelu erf floor ceil round(half to even) isnan isinf. Numeric
- * (not bool): neg abs sign relu. Bool only: logical_not. isnan/isinf -> bool. */
+/* Any op code of the UNARY kind (opcodes.h), each with the dtypes its row
+ * accepts. Floats only: exp log sqrt rsqrt reciprocal sin cos tan tanh
+ * sigmoid gelu erf floor ceil round(half to even) isnan isinf and the
+ * functions below. Numeric (not bool): neg abs sign relu square shrink.
+ * Bool only: logical_not. Integers: bitwise_not. isnan/isinf -> bool. The
+ * ops with parameters take ONNX's defaults here: elu alpha 1, selu alpha
+ * 1.67326 gamma 1.05070, leaky_relu alpha 0.01, thresholded_relu alpha 1,
+ * hard_sigmoid alpha 0.2 beta 0.5, shrink bias 0 lambd 0.5. */
 BP_API bp_status bp_unary(bp_op op, const bp_tensor *x, bp_tensor **out);
-/* Any BINARY op code. Numeric: add sub mul div pow maximum minimum mod
- * (pow: floats and integers; integer negative exponents give 0 unless the base
- * is +-1). Comparisons: every dtype, -> bool. logical_*: bool only. */
+/* Any op code of the BINARY kind (opcodes.h). Numeric: add sub mul div pow
+ * maximum minimum mod fmod prelu (pow: floats and integers; integer negative
+ * exponents give 0 unless the base is +-1). Comparisons: every dtype, ->
+ * bool. logical_*: bool only. bitwise_* and bitshift_*: integers. */
 BP_API bp_status bp_binary(bp_op op, const bp_tensor *a, const bp_tensor *b, bp_tensor **out);
 /* cond (bool) ? a : b; all three broadcast together; a and b share a dtype. */
 BP_API bp_status bp_where(const bp_tensor *cond, const bp_tensor *a, const bp_tensor *b,
@@ -235,8 +243,9 @@ BP_API bp_status bp_softmax(const bp_tensor *x, int32_t axis, bp_tensor **out);
 BP_API bp_status bp_log_softmax(const bp_tensor *x, int32_t axis, bp_tensor **out);
 
 /* ---- reductions --------------------------------------------------------- */
-/* Any REDUCE op code over the given axes (n_axes == 0: every axis; negative
- * axes count from the end; no axis twice). keepdims keeps them as size 1.
+/* Any op code of the REDUCE kind (opcodes.h) over the given axes (n_axes ==
+ * 0: every axis; negative axes count from the end; no axis twice). keepdims
+ * keeps them as size 1; reduce_var and reduce_std take correction 0 here.
  * sum prod max min: numeric, result in x's dtype (integers wrap). mean and
  * logsumexp: floats. argmax/argmin: numeric, -> i64 index into the reduced
  * axes in row-major order, first on ties; refused (BP_ERR_SHAPE) over zero

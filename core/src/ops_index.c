@@ -1,7 +1,8 @@
-/* backplane core: the indexing ops of ABI 1.4: trilu, one_hot, and gathers
- * and scatters by index tensors (ONNX GatherElements, GatherND,
- * ScatterElements, ScatterND). Shapes and index bounds are checked here, as
- * for bp_gather; the plugin only moves elements. */
+/* backplane core: indexing (the GATHER, INDEX, SCATTER, ONE_HOT and TRILU
+ * kinds): gather, gathers and scatters by index tensors (ONNX
+ * GatherElements, GatherND, ScatterElements, ScatterND), one_hot and trilu.
+ * Shapes and every index are checked here (index_check.c); the plugin only
+ * moves elements. */
 #include <stdio.h>
 
 #include "internal.h"
@@ -20,24 +21,22 @@ static bp_status dense_call(const char *fn, bp_op op, const bp_op_params *p, int
                             const int64_t *shape, bp_tensor **out)
 {
     bp_backend *be = bp__backend_of(in[0]);
-    BP__TRY(bp__require_op(be, op, in[0]->dtype, BP__HAS(be->vt, op)));
-    bp_tensor *res = NULL;
-    BP__TRY(bp__tensor_new(fn, be, dt, rank, shape, &res));
-    bp_view v[4], vo;
+    BP__TRY(bp__op_require(be, op, in[0]->dtype));
+    bp_view v[4];
     const bp_view *pv[4];
     for (int k = 0; k < n; k++) {
         bp__view_dense(in[k], &v[k]);
         pv[k] = &v[k];
     }
-    bp__view_dense(res, &vo);
-    return bp__deliver(res, bp__op_entry(be, op, p, n, pv, 1, (const bp_view *[]){&vo}), out);
+    return bp__op_into_new(fn, be, op, p, pv, dt, rank, shape, out);
 }
 
 bp_status bp_trilu(const bp_tensor *x, bool upper, int64_t k, bp_tensor **out)
 {
     static const char fn[] = "bp_trilu";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(bp__check_input(fn, "x", x));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, BP_OP_TRILU, (const bp_tensor *const[]){x}, &be));
     if (x->rank < 2)
         return bp__error(BP_ERR_SHAPE, "%s: x has rank %d; trilu works on the last two axes of "
                          "a tensor of rank >= 2", fn, (int)x->rank);
@@ -53,11 +52,8 @@ bp_status bp_one_hot(const bp_tensor *indices, int64_t depth, int32_t axis,
 {
     static const char fn[] = "bp_one_hot";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(bp__check_input(fn, "indices", indices));
-    BP__TRY(bp__check_input(fn, "values", values));
-    BP__TRY(bp__check_same_backend(fn, 2, (const bp_tensor *const[]){indices, values},
-                                   (const char *const[]){"indices", "values"}));
-    BP__TRY(bp__check_dtype(fn, "one_hot", "indices", indices->dtype, BP__ACCEPT_NUMERIC));
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, BP_OP_ONE_HOT, (const bp_tensor *const[]){indices, values}, &be));
     if (values->numel != 2 || values->rank != 1)
         return bp__error(BP_ERR_SHAPE, "%s: values must hold two elements (off, on) in a 1-D "
                          "tensor; it has rank %d and %lld elements", fn, (int)values->rank,
@@ -73,8 +69,7 @@ bp_status bp_one_hot(const bp_tensor *indices, int64_t depth, int32_t axis,
     int64_t shape[BP_MAX_RANK];
     for (int32_t k = 0, j = 0; k < rank; k++)
         shape[k] = k == ax ? depth : indices->shape[j++];
-    bp_backend *be = bp__backend_of(indices);
-    BP__TRY(bp__require_op(be, BP_OP_ONE_HOT, indices->dtype, BP__HAS(be->vt, op)));
+    BP__TRY(bp__op_require(be, BP_OP_ONE_HOT, indices->dtype));
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, be, values->dtype, rank, shape, &res));
     bp_view vi, vv, vo;
@@ -86,8 +81,8 @@ bp_status bp_one_hot(const bp_tensor *indices, int64_t depth, int32_t axis,
     bp__view_permute(&vo, perm);
     bp_op_params p = bp__params();
     p.i[0] = depth;
-    return bp__deliver(res, bp__op_entry(be, BP_OP_ONE_HOT, &p, 2, (const bp_view *[]){&vi, &vv},
-                                         1, (const bp_view *[]){&vo}), out);
+    return bp__deliver(res, bp__op_run(be, BP_OP_ONE_HOT, &p, (const bp_view *[]){&vi, &vv},
+                                       (const bp_view *[]){&vo}), out);
 }
 
 /* indices of x's rank whose extents fit x's except along ax (scatter: and
@@ -114,22 +109,17 @@ static bp_status elements_shapes(const char *fn, const bp_tensor *x, const bp_te
     return BP_OK;
 }
 
-static bp_status same_backend3(const char *fn, const bp_tensor *x, const bp_tensor *indices,
-                               const bp_tensor *updates)
+/* The operands of a gather or scatter by the op table (updates, where the
+ * op has it, required), then: updates shares x's dtype, indices is an index
+ * dtype. */
+static bp_status operands(const char *fn, bp_op op, const bp_tensor *x, const bp_tensor *indices,
+                          const bp_tensor *updates)
 {
-    BP__TRY(bp__check_input(fn, "x", x));
-    BP__TRY(bp__check_input(fn, "indices", indices));
-    if (updates) {
-        BP__TRY(bp__check_input(fn, "updates", updates));
-        BP__TRY(bp__check_same_backend(fn, 3, (const bp_tensor *const[]){x, indices, updates},
-                                       (const char *const[]){"x", "indices", "updates"}));
-        if (updates->dtype != x->dtype)
-            return bp__error(BP_ERR_DTYPE, "%s: x is %s but updates is %s; they must share a "
-                             "dtype", fn, bp_dtype_name(x->dtype), bp_dtype_name(updates->dtype));
-    } else {
-        BP__TRY(bp__check_same_backend(fn, 2, (const bp_tensor *const[]){x, indices},
-                                       (const char *const[]){"x", "indices"}));
-    }
+    bp_backend *be;
+    BP__TRY(bp__op_begin(fn, op, (const bp_tensor *const[]){x, indices, updates}, &be));
+    if (bp__op_sig_of(op)->n_in == 3 && updates->dtype != x->dtype)
+        return bp__error(BP_ERR_DTYPE, "%s: x is %s but updates is %s; they must share a "
+                         "dtype", fn, bp_dtype_name(x->dtype), bp_dtype_name(updates->dtype));
     return index_dtype(fn, indices);
 }
 
@@ -141,12 +131,51 @@ static bp_status check_axis_bounds(const char *fn, const bp_tensor *x, const bp_
     return bp__check_index_bounds(fn, indices, 1, &x->shape[ax], (const char *const[]){what});
 }
 
+/* ---- gather ---------------------------------------------------------------- */
+
+bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t axis, bp_tensor **out)
+{
+    static const char fn[] = "bp_gather";
+    BP__TRY(bp__check_out(fn, out));
+    BP__TRY(operands(fn, BP_OP_GATHER, x, indices, NULL));
+    int32_t ax = 0;
+    BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
+    int32_t rank = x->rank - 1 + indices->rank;
+    if (rank > BP_MAX_RANK) {
+        char sx[BP__SHAPE_STR_CAP], si[BP__SHAPE_STR_CAP];
+        return bp__error(BP_ERR_SHAPE,
+                         "%s: x %s gathered with indices %s would have rank %d, above the "
+                         "maximum %d; reshape the indices first",
+                         fn, BP__SHAPE_STR(sx, x->rank, x->shape),
+                         BP__SHAPE_STR(si, indices->rank, indices->shape), (int)rank, BP_MAX_RANK);
+    }
+    int64_t shape[BP_MAX_RANK];
+    int32_t r = 0;
+    for (int32_t k = 0; k < ax; k++)
+        shape[r++] = x->shape[k];
+    for (int32_t k = 0; k < indices->rank; k++)
+        shape[r++] = indices->shape[k];
+    for (int32_t k = ax + 1; k < x->rank; k++)
+        shape[r++] = x->shape[k];
+
+    bp_backend *be = bp__backend_of(x);
+    BP__TRY(bp__op_require(be, BP_OP_GATHER, x->dtype));
+    char what[32];
+    snprintf(what, sizeof what, "axis %d", (int)ax);
+    BP__TRY(bp__check_index_bounds(fn, indices, 1, &x->shape[ax], (const char *const[]){what}));
+
+    bp_op_params p = bp__params();
+    p.i[0] = ax;
+    return dense_call(fn, BP_OP_GATHER, &p, 2, (const bp_tensor *const[]){x, indices}, x->dtype,
+                      rank, shape, out);
+}
+
 bp_status bp_gather_elements(const bp_tensor *x, const bp_tensor *indices, int32_t axis,
                              bp_tensor **out)
 {
     static const char fn[] = "bp_gather_elements";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(same_backend3(fn, x, indices, NULL));
+    BP__TRY(operands(fn, BP_OP_GATHER_ELEMENTS, x, indices, NULL));
     int32_t ax = 0;
     BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
     BP__TRY(elements_shapes(fn, x, indices, NULL, ax));
@@ -173,7 +202,7 @@ bp_status bp_scatter_elements(const bp_tensor *x, const bp_tensor *indices,
 {
     static const char fn[] = "bp_scatter_elements";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(same_backend3(fn, x, indices, updates));
+    BP__TRY(operands(fn, BP_OP_SCATTER_ELEMENTS, x, indices, updates));
     BP__TRY(check_reduction(fn, x, reduction));
     int32_t ax = 0;
     BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
@@ -231,7 +260,7 @@ bp_status bp_gather_nd(const bp_tensor *x, const bp_tensor *indices, int32_t bat
 {
     static const char fn[] = "bp_gather_nd";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(same_backend3(fn, x, indices, NULL));
+    BP__TRY(operands(fn, BP_OP_GATHER_ND, x, indices, NULL));
     int32_t m = 0;
     BP__TRY(nd_shapes(fn, x, indices, batch_dims, &m));
     int64_t shape[2 * BP_MAX_RANK];
@@ -255,7 +284,7 @@ bp_status bp_scatter_nd(const bp_tensor *x, const bp_tensor *indices, const bp_t
 {
     static const char fn[] = "bp_scatter_nd";
     BP__TRY(bp__check_out(fn, out));
-    BP__TRY(same_backend3(fn, x, indices, updates));
+    BP__TRY(operands(fn, BP_OP_SCATTER_ND, x, indices, updates));
     BP__TRY(check_reduction(fn, x, reduction));
     int32_t m = 0;
     BP__TRY(nd_shapes(fn, x, indices, 0, &m));
