@@ -9,13 +9,17 @@
  * usage: alloc_program CONFIG.ini
  * exit: 0 clean (whether or not a call failed), 1 a failure broke the
  * contract (unknown status, no message, *out not NULL), 2 usage. */
+#include <dlpack/dlpack.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <backplane/backplane.h>
 
-#define NT 32
+#include "op_args.h"
+
+#define NT 48
 
 static bp_context *ctx;
 static bp_tensor *t[NT];
@@ -64,6 +68,48 @@ static void failed(const char *call, bp_status st, const void *out)
             goto cleanup;                                                  \
         }                                                                  \
     } while (0)
+
+/* Every op of the op table on be, with small valid operands and arguments
+ * (tests/support/op_args.c). false after a failure (reported), with
+ * everything it made released. */
+static bool table_walk(bp_backend *be)
+{
+    for (int op = 0; op < BP_OP_COUNT; op++) {
+        const bp_op_info *row = bp_op_info_of((bp_op)op);
+        bp_dtype dt = row->dtypes == BP_DTYPES_BOOL ? BP_BOOL
+                      : row->dtypes == BP_DTYPES_INTEGER ? BP_I32 : BP_F32;
+        bp_tensor *in[5] = {NULL, NULL, NULL, NULL, NULL};
+        bp_tensor *o1 = (bp_tensor *)(uintptr_t)0x10, *o2 = (bp_tensor *)(uintptr_t)0x10;
+        bp_status st = bpt_op_operands(be, (bp_op)op, dt, in);
+        if (st != BP_OK) {
+            failed("bpt_op_operands", st, NULL);
+            return false;
+        }
+        bpt_op_args args;
+        bpt_op_args_default((bp_op)op, be, dt, &args);
+        if (!bpt_op_invoke((bp_op)op, in, &args, &o1, &o2, &st)) {
+            fprintf(stderr, "alloc_program: BROKEN: no call for %s\n", row->name);
+            broken = 1;
+            st = BP_ERR_INVALID_ARGUMENT;
+        }
+        for (int k = 0; k < 5; k++)
+            bp_tensor_release(in[k]);
+        bool two = bp_op_arity(row->out, NULL) > 1;
+        if (st != BP_OK) {
+            failed(row->name, st, o1);
+            if (two && o2 != (bp_tensor *)(uintptr_t)0x10 && o2) {
+                fprintf(stderr, "alloc_program: BROKEN: %s failed but left its second output\n",
+                        row->name);
+                broken = 1;
+            }
+            return false;
+        }
+        bp_tensor_release(o1);
+        if (o2 != (bp_tensor *)(uintptr_t)0x10)
+            bp_tensor_release(o2);
+    }
+    return true;
+}
 
 int main(int argc, char **argv)
 {
@@ -114,6 +160,64 @@ int main(int argc, char **argv)
     T(bp_reduce(BP_OP_MAX, r, 0, NULL, true, OUT), x);
     C(bp_item_f64(x, &item));
     T(bp_backend_copy(r, bin, OUT), x);
+    /* every op of the op table, on both backends */
+    if (!table_walk(bin) || !table_walk(blas))
+        goto cleanup;
+    /* DLPack: lent, taken back on both backends, lent again and taken back */
+    struct DLManagedTensor *lent = NULL;
+    C(bp_tensor_to_dlpack(a, &lent));
+    {
+        bp_status st_ = bp_tensor_from_dlpack(blas, lent, &y);
+        if (st_ != BP_OK) {
+            lent->deleter(lent); /* refused: still ours */
+            failed("bp_tensor_from_dlpack", st_, y);
+            goto cleanup;
+        }
+        t[nt++] = y;
+    }
+    C(bp_tensor_to_dlpack(y, &lent));
+    {
+        bp_status st_ = bp_tensor_from_dlpack(bin, lent, &z);
+        if (st_ != BP_OK) {
+            lent->deleter(lent);
+            failed("bp_tensor_from_dlpack", st_, z);
+            goto cleanup;
+        }
+        t[nt++] = z;
+    }
+    T(bp_add(z, a, OUT), x);
+    /* a checkpoint written, mapped back and lent */
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/bp_alloc_sweep_%ld.safetensors", (long)getpid());
+    C(bp_save_safetensors(path, 2, (const char *const[]){"a", "b"},
+                          (const bp_tensor *const[]){a, b}, NULL));
+    bp_safetensors *file = NULL;
+    {
+        bp_status st_ = bp_safetensors_open(path, &file);
+        unlink(path); /* the mapping keeps the bytes */
+        if (st_ != BP_OK) {
+            failed("bp_safetensors_open", st_, file);
+            goto cleanup;
+        }
+        st_ = bp_safetensors_load(file, "b", bin, &x);
+        bp_safetensors_close(file);
+        if (st_ != BP_OK) {
+            failed("bp_safetensors_load", st_, x);
+            goto cleanup;
+        }
+        t[nt++] = x;
+    }
+    C(bp_tensor_to_dlpack(x, &lent));
+    {
+        bp_status st_ = bp_tensor_from_dlpack(bin, lent, &y);
+        if (st_ != BP_OK) {
+            lent->deleter(lent);
+            failed("bp_tensor_from_dlpack", st_, y);
+            goto cleanup;
+        }
+        t[nt++] = y;
+    }
+    T(bp_matmul(a, y, OUT), x);
     /* a transfer gives the source away: using it must fail cleanly */
     T(bp_backend_transfer(s, blas, OUT), moved);
     gone = s;

@@ -13,7 +13,10 @@
  * counts. At exit the count is printed to stderr as
  * "alloc-shim: N allocation(s) by backplane". The failing call prints its
  * number, function and size, and a stack trace when a sanitizer runtime is
- * there to print one.
+ * there to print one. BP_ALLOC_SITES=FILE (when counting) writes one line
+ * "k key" per counted call, key naming its path: the call site and the
+ * BP_ALLOC_DEPTH - 1 (default 3) frames above it. Calls with one key take
+ * the same error path, so failing the first of each covers every path.
  *
  * dlsym may itself allocate before the real functions are known: those
  * requests are served from a static arena that free() ignores. This file
@@ -22,6 +25,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -53,6 +57,9 @@ static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 static long fail_at = -1;       /* -1: not armed yet; 0: count only */
 static atomic_long counted;
 static atomic_bool resolving;
+static int sites_fd = -1;       /* BP_ALLOC_SITES, when counting */
+static int sites_depth = 4;      /* frames in a key: the call site and 3 above */
+static _Thread_local bool in_site; /* backtrace() allocates too: not counted */
 
 /* ---- bootstrap arena --------------------------------------------------- */
 
@@ -91,6 +98,18 @@ __attribute__((constructor)) static void arm(void)
     resolve();
     const char *v = getenv("BP_ALLOC_FAIL_AT");
     fail_at = v && *v ? strtol(v, NULL, 10) : 0;
+    const char *sites = getenv("BP_ALLOC_SITES"), *depth = getenv("BP_ALLOC_DEPTH");
+    if (depth && *depth)
+        sites_depth = 1 + (int)strtol(depth, NULL, 10);
+    if (sites_depth < 2 || sites_depth > 16)
+        sites_depth = 4;
+    if (fail_at == 0 && sites && *sites) {
+        FILE *f = real_fopen(sites, "w");
+        if (f) {
+            sites_fd = dup(fileno(f));
+            fclose(f);
+        }
+    }
 }
 
 /* ---- deciding -------------------------------------------------------------- */
@@ -104,15 +123,44 @@ static bool is_backplane(const char *path)
            (n > 6 && strncmp(base, "bp_", 3) == 0 && strcmp(base + n - 3, ".so") == 0);
 }
 
+/* "k key" for counted call k: a hash of the call site (the first frame in
+ * backplane's code) and the sites_depth - 1 frames above it. */
+static void write_site(long k)
+{
+    void *frames[32];
+    in_site = true;
+    int n = backtrace(frames, 32);
+    in_site = false;
+    int first = 0;
+    Dl_info info;
+    while (first < n && !(dladdr(frames[first], &info) && info.dli_fname &&
+                          is_backplane(info.dli_fname)))
+        first++;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over the return addresses */
+    for (int i = first; i < n && i < first + sites_depth; i++) {
+        uintptr_t a = (uintptr_t)frames[i];
+        for (int b = 0; b < 8; b++) {
+            h ^= (a >> (8 * b)) & 0xff;
+            h *= 1099511628211ull;
+        }
+    }
+    char line[64];
+    int len = snprintf(line, sizeof line, "%ld %016llx\n", k, (unsigned long long)h);
+    if (len > 0)
+        (void)!write(sites_fd, line, (size_t)len);
+}
+
 /* Whether this call (made from `caller`) is the one to fail. */
 static bool should_fail(void *caller, const char *fn, size_t size)
 {
-    if (fail_at < 0)
-        return false; /* not armed yet */
+    if (fail_at < 0 || in_site)
+        return false; /* not armed yet, or backtrace()'s own */
     Dl_info info;
     if (!dladdr(caller, &info) || !info.dli_fname || !is_backplane(info.dli_fname))
         return false;
     long k = atomic_fetch_add(&counted, 1) + 1;
+    if (sites_fd >= 0)
+        write_site(k);
     if (k != fail_at)
         return false;
     char line[512];

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # The allocation-failure sweep (docs/reliability.md).
 #
-#   tests/alloc/run.sh                 build (build-asan) and sweep every k
+#   tests/alloc/run.sh                 build (build-asan) and sweep every path
+#   tests/alloc/run.sh --all           every allocation k, not one per path
 #   tests/alloc/run.sh 17 42           only these k
 # Options: --build-dir DIR (default: build-asan, or $BP_ALLOC_BUILD_DIR; a
 #          BP_SANITIZE=ON build), --no-build, --jobs N (default: nproc).
 #
 # alloc_program runs once with nothing failed, which counts N, the
-# allocations backplane makes; then once per k = 1..N with fail_shim.so
-# failing allocation k. Each run must end cleanly: a known status with a
-# message for the call that failed, no crash, no undefined behaviour, no leak.
+# allocations backplane makes, and the path of each (its call site and the
+# three frames above it); then once per path, with fail_shim.so failing the
+# first allocation k that takes it (--all: once per k = 1..N; calls on one
+# path share their error handling, so the paths cover every site and every
+# caller's cleanup in a fraction of the runs). Each run must end cleanly: a
+# known status with a message for the call that failed, no crash, no
+# undefined behaviour, no leak.
 # Every k that does not is listed with what went wrong; its log stays in
 # DIR/alloc-sweep/k.log. Reproduce one with:
 #   BP_ALLOC_FAIL_AT=k LD_PRELOAD=DIR/lib/fail_shim.so \
@@ -18,14 +23,15 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${BP_ALLOC_BUILD_DIR:-$root/build-asan}
-do_build=1 jobs=$(nproc) only=()
+do_build=1 jobs=$(nproc) only=() all=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift ;;
     --no-build) do_build=0 ;;
     --jobs) jobs=$2; shift ;;
+    --all) all=1 ;;
     [0-9]*) only+=("$1") ;;
-    *) echo "usage: $0 [--build-dir DIR] [--no-build] [--jobs N] [K...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--build-dir DIR] [--no-build] [--jobs N] [--all] [K...]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -76,15 +82,20 @@ sweep_one() {
 export -f sweep_one
 
 start=$(date +%s)
-base=$(sweep_one 0)
+base=$(BP_ALLOC_SITES=$work/sites.txt sweep_one 0)
 n=$(grep -m1 -oE 'alloc-shim: [0-9]+ allocation' "$work/0.log" | grep -oE '[0-9]+' || echo 0)
 if [[ "$base" != "0 ok"* ]] || [ "$n" = 0 ]; then
   echo "alloc sweep: the run with nothing failed is not clean (or counted nothing): $base" >&2
   tail -n 30 "$work/0.log" >&2
   exit 1
 fi
-[ ${#only[@]} -gt 0 ] || only=($(seq 1 "$n"))
-echo "== alloc sweep: backplane makes $n allocations in alloc_program; failing each of ${#only[@]} k with $jobs jobs"
+if [ ${#only[@]} -eq 0 ] && [ $all = 1 ]; then
+  only=($(seq 1 "$n"))
+elif [ ${#only[@]} -eq 0 ]; then # the first k of each path
+  only=($(awk '!seen[$2]++ { print $1 }' "$work/sites.txt"))
+fi
+paths=$(awk '{ print $2 }' "$work/sites.txt" | sort -u | wc -l)
+echo "== alloc sweep: backplane makes $n allocations on $paths paths in alloc_program; failing each of ${#only[@]} k with $jobs jobs"
 printf '%s\n' "${only[@]}" | xargs -P "$jobs" -I{} bash -c 'sweep_one {}' | sort -n >"$work/results.txt"
 fails=$(grep -c ' FAIL ' "$work/results.txt" || true)
 echo "== alloc sweep: ${#only[@]} runs in $(( $(date +%s) - start ))s; $fails k fail:"

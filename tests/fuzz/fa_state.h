@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <dlpack/dlpack.h>
+
 #include <backplane/backplane.h>
 
 #include "fz_bytes.h"
@@ -34,6 +36,25 @@ typedef struct fa_slot {
                                   other handles on the same data stay valid */
 } fa_slot;
 
+/* A DLPack tensor the harness made (fa_dlpack.c): a library's export
+ * wrapped so that its deleter is counted, or harness memory lent like
+ * NumPy lends an array. Whoever owns it calls the deleter exactly once: the
+ * harness while it is pending, the library once an import took it. */
+#define FA_LENDS 16
+typedef struct fa_block {
+    int refs;                  /* lends of this memory not yet deleted */
+    float data[64];
+} fa_block;
+typedef struct fa_lend {
+    DLManagedTensor m;         /* what an import receives */
+    int64_t shape[BP_MAX_RANK];
+    DLManagedTensor *inner;    /* the export wrapped, or NULL */
+    const bp_tensor *of;       /* the tensor exported (holds a reference), or NULL */
+    fa_block *block;           /* harness memory, or NULL */
+    int deleted;               /* runs of m's deleter */
+    bool taken;                /* an import owns it */
+} fa_lend;
+
 typedef struct fa_state {
     fz_in in;
     const char *config[2];     /* the two contexts' ini files */
@@ -45,6 +66,8 @@ typedef struct fa_state {
     int be_ids;
     fa_slot slot[FA_SLOTS];
     int storages;
+    fa_lend lend[FA_LENDS];
+    int n_lends;
 } fa_state;
 
 /* ---- verdicts ------------------------------------------------------------ */
@@ -114,6 +137,12 @@ const int64_t *fa_shape(fa_state *s, int32_t rank, int64_t *buf);
 void *fa_host_data(fa_state *s, int dtype, int64_t numel);
 
 /* ---- actions (one per file family) --------------------------------------- */
+void fa_act_op(fa_state *s);          /* fa_table.c: every op of the op table */
+void fa_act_dlpack(fa_state *s);      /* fa_dlpack.c: exports, imports, lent memory */
+/* References to t held outside the slots: pending or imported exports of it. */
+int fa_lend_holds(const fa_state *s, const bp_tensor *t);
+/* Delete the pending lends, then check every lend was deleted exactly once. */
+void fa_lends_end(fa_state *s);
 void fa_act_backend(fa_state *s);     /* fa_make.c */
 void fa_act_context(fa_state *s);
 void fa_act_from_host(fa_state *s);

@@ -22,12 +22,18 @@ void fa_act_copy(fa_state *s)
     e.ctx_id = s->ctx_id[to / 2];
     if (t)
         fa_predict(&e, bp_tensor_dtype(t), bp_tensor_rank(t), bp_tensor_shape(t));
+    /* A handle held elsewhere too (another slot, an export) is only copied:
+     * the other holders keep it (tensor.h's bp_backend_transfer). */
+    int holders = fa_lend_holds(s, t);
+    for (int i = 0; i < FA_SLOTS; i++)
+        holders += t && s->slot[i].t == t;
     bp_tensor *out = FA_GARBAGE;
     fz_mark();
     bp_status st = transfer ? bp_backend_transfer(t, s->be[to], &out)
                             : bp_backend_copy(t, s->be[to], &out);
+    bool given_away = transfer && st == BP_OK && holders == 1;
     fa_finish(s, transfer ? "bp_backend_transfer" : "bp_backend_copy", st, out, &e, dst, -1);
-    if (transfer && st == BP_OK) /* the handle, wherever it is held; views stay valid */
+    if (given_away) /* the handle, wherever it is held; views stay valid */
         for (int i = 0; i < FA_SLOTS; i++)
             if (s->slot[i].t == t && t)
                 s->slot[i].gone = true;
@@ -222,6 +228,7 @@ void fa_teardown(fa_state *s)
 {
     for (int i = 0; i < FA_SLOTS; i++)
         fa_slot_clear(s, i);
+    fa_lends_end(s);
     for (int i = 0; i < FA_BACKENDS; i++) {
         bp_memory_info mi = {.struct_size = sizeof(bp_memory_info)};
         if (!s->be[i])

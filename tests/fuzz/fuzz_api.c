@@ -67,6 +67,8 @@ static const fa_action fa_actions[] = {
     FA_ACT(concat),    FA_ACT(pad),       FA_ACT(gather),  FA_ACT(broadcast),  FA_ACT(reshape),
     FA_ACT(squeeze),   FA_ACT(unsqueeze), FA_ACT(copy),    FA_ACT(copy),       FA_ACT(read),
     FA_ACT(lifetime),  FA_ACT(inspect),   FA_ACT(guards),  FA_ACT(backend),    FA_ACT(context),
+    FA_ACT(op),        FA_ACT(op),        FA_ACT(op),      FA_ACT(op),         FA_ACT(dlpack),
+    FA_ACT(dlpack),
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

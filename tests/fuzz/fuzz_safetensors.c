@@ -2,14 +2,21 @@
  * must either refuse it (a known status, a message, no handle) or give a
  * handle whose every entry is consistent with the file's bytes: in bounds,
  * its size the product of its shape and dtype, found by its name, and loaded
- * onto the binary backend with exactly the bytes the file holds there. The
- * handle is closed before or after the loaded tensors are released (a loaded
- * tensor keeps the mapping alive). Seeds: tests/fuzz/corpus/fuzz_safetensors
- * (files written by Python's safetensors, made by make_safetensors_seeds.py). */
+ * onto the binary backend with exactly the bytes the file holds there. Each
+ * loaded (mapped) tensor is also lent through DLPack and taken back, onto
+ * binary and onto blas_cpu, with the same bytes; the capsule's deleter runs
+ * exactly once, and after every tensor is released the backends hold no
+ * bytes. The handle is closed before or after the loaded tensors are
+ * released, and the originals go before or after the ones taken back (a
+ * loaded tensor keeps the mapping alive). Seeds:
+ * tests/fuzz/corpus/fuzz_safetensors (files written by Python's safetensors,
+ * made by make_safetensors_seeds.py). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <dlpack/dlpack.h>
 
 #include <backplane/backplane.h>
 
@@ -21,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char fz_path[600];
 static bp_context *ctx;
-static bp_backend *binary;
+static bp_backend *binary, *blas;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -32,6 +39,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     ctx = fz_anchor(dir);
     if (bp_backend_get(ctx, "binary", &binary) != BP_OK)
         fz_fail("the binary backend: %s", bp_last_error());
+    if (bp_backend_get(ctx, "blas_cpu", &blas) != BP_OK)
+        blas = binary; /* built without OpenBLAS */
     return 0;
 }
 
@@ -92,6 +101,61 @@ static bp_tensor *check_entry(bp_safetensors *f, size_t i, const uint8_t *data, 
     return t;
 }
 
+/* A library's DLPack export, wrapped so that its deleter is counted. */
+typedef struct counted {
+    DLManagedTensor m;
+    DLManagedTensor *inner;
+    int deleted;
+} counted;
+
+static void counted_delete(DLManagedTensor *self)
+{
+    counted *c = self->manager_ctx;
+    c->deleted++;
+    c->inner->deleter(c->inner);
+}
+
+/* t lent through DLPack and taken back onto be: the same bytes. */
+static bp_tensor *take_back(bp_tensor *t, bp_backend *be, counted *c)
+{
+    memset(c, 0, sizeof *c);
+    fz_mark();
+    bp_status st = bp_tensor_to_dlpack(t, &c->inner);
+    fz_status("bp_tensor_to_dlpack", st);
+    if (st != BP_OK)
+        fz_fail("a loaded tensor cannot be lent: %s", bp_last_error());
+    c->m.dl_tensor = c->inner->dl_tensor;
+    c->m.manager_ctx = c;
+    c->m.deleter = counted_delete;
+    bp_tensor *back = (bp_tensor *)(uintptr_t)0x10;
+    fz_mark();
+    st = bp_tensor_from_dlpack(be, &c->m, &back);
+    fz_result("bp_tensor_from_dlpack", st, back);
+    if (st != BP_OK) {
+        c->m.deleter(&c->m); /* refused: still ours */
+        return NULL;
+    }
+    size_t nb = bp_tensor_nbytes(t);
+    unsigned char *a = malloc(nb ? nb : 1), *b = malloc(nb ? nb : 1);
+    if (!a || !b)
+        fz_fail("out of memory");
+    if (bp_tensor_to_host(t, a, nb) != BP_OK || bp_tensor_to_host(back, b, nb) != BP_OK)
+        fz_fail("reading a tensor taken back: %s", bp_last_error());
+    if (memcmp(a, b, nb) != 0)
+        fz_fail("a tensor taken back through DLPack holds other bytes");
+    free(a);
+    free(b);
+    return back;
+}
+
+static void no_bytes_in_use(bp_backend *be)
+{
+    bp_stats st = {.struct_size = sizeof st};
+    if (bp_backend_stats(be, &st) != BP_OK || st.bytes_in_use != 0)
+        fz_fail("backend %s holds %llu bytes after every tensor was released",
+                bp_backend_name(be), (unsigned long long)st.bytes_in_use);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     FILE *out = fopen(fz_path, "wb");
@@ -132,7 +196,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         else
             bp_tensor_release(t);
     }
+    static counted lent[64][2];
+    bp_tensor *back[64][2] = {{NULL}};
+    for (size_t i = 0; i < 64; i++)
+        for (int j = 0; loaded[i] && j < 2; j++)
+            back[i][j] = take_back(loaded[i], j ? blas : binary, &lent[i][j]);
     bool close_first = size % 2 == 0; /* the mapping must outlive the handle */
+    bool originals_first = size % 3 == 0;
     if (close_first)
         bp_safetensors_close(f);
     for (size_t i = 0; i < 64; i++) {
@@ -145,10 +215,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fz_fail("a tensor loaded from a closed file cannot be read: %s", bp_last_error());
             free(host);
         }
-        bp_tensor_release(loaded[i]);
+        if (originals_first)
+            bp_tensor_release(loaded[i]);
+        bp_tensor_release(back[i][0]);
+        bp_tensor_release(back[i][1]);
+        if (!originals_first)
+            bp_tensor_release(loaded[i]);
     }
     if (!close_first)
         bp_safetensors_close(f);
+    for (size_t i = 0; i < 64; i++)
+        for (int j = 0; loaded[i] && j < 2; j++)
+            if (lent[i][j].inner && lent[i][j].deleted != 1)
+                fz_fail("the DLPack deleter of a lent tensor ran %d times, want once",
+                        lent[i][j].deleted);
+    no_bytes_in_use(binary);
+    no_bytes_in_use(blas);
     fz_stdout_check();
     return 0;
 }

@@ -14,7 +14,8 @@ import struct
 ACTIONS = ["from_host", "from_host", "fill", "arange_eye", "random", "unary", "binary",
            "binary", "where", "reduce", "softmax", "matmul", "cast", "transpose", "slice",
            "concat", "pad", "gather", "broadcast", "reshape", "squeeze", "unsqueeze", "copy",
-           "copy", "read", "lifetime", "inspect", "guards", "backend", "context"]
+           "copy", "read", "lifetime", "inspect", "guards", "backend", "context", "op", "op",
+           "op", "op", "dlpack", "dlpack"]
 BOOL, U8, I8, I32, I64, F16, BF16, F32, F64 = range(9)
 BIN0, BLAS0, BIN1, BLAS1 = range(4)         # backend indices: ctx0 / ctx1
 UNARY = ["neg", "abs", "sign", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos",
@@ -27,6 +28,22 @@ EDGES = {0: 200, -1: 201, -2: 202, -2**63: 203, 2**63 - 1: 204, 2**31: 206, 2**3
          2**32: 208, 2**62: 209, 2**61: 211, 2**40: 212, 1000: 213, 65536: 214, 255: 215,
          256: 216, 1023: 217, 1025: 218}
 DOUBLES = {0.0: 0, 1.0: 2, -1.0: 3, 0.5: 4, 2.5: 5, 1e308: 7, 3.0: 23}
+
+
+def op_table():
+    """The op table's rows (opcodes.h): name, kind, inputs (name, optional)."""
+    import re
+    here = os.path.dirname(os.path.abspath(__file__))
+    text = open(os.path.join(here, "..", "..", "core", "include", "backplane", "opcodes.h")).read()
+    body = text[text.index("#define BP_OP_TABLE(X)"):text.index("typedef enum bp_op_kind")]
+    rows = []
+    for m in re.finditer(r'X\(\s*(\w+),\s*(\w+),\s*(\w+),\s*\d+,\s*"([^"]*)"', body):
+        ins = [(n.rstrip("?"), n.endswith("?")) for n in m.group(4).split()]
+        rows.append((m.group(2), m.group(3), ins))
+    return rows
+
+
+OPS = op_table()
 
 
 def extent(v):
@@ -195,6 +212,25 @@ class Program:
     def context(self, c):
         return self.act("context", c)
 
+    def op(self, name, ins, dst, be=BIN0, leave_out=()):
+        """A table op on slots ins (its row's inputs in order), default arguments."""
+        idx = [r[0] for r in OPS].index(name)
+        args = [idx]
+        for (arg, optional), slot in zip(OPS[idx][2], list(ins) + [0] * 5):
+            args.append(slot)
+            if optional:
+                args.append(1 if arg in leave_out else 0)
+        return self.act("op", *args, be, 0, dst)
+
+    def export(self, x):
+        return self.act("dlpack", 0, x)
+
+    def lend(self, n, share=0):
+        return self.act("dlpack", 1, share, n - 1)
+
+    def take(self, lend, be, dst):
+        return self.act("dlpack", 2, lend, be, dst)
+
 
 def seeds():
     s = {}
@@ -280,7 +316,45 @@ def seeds():
         .inspect(BIN0, 0, 5, [0, 1]).inspect(BLAS0, 0, 0, [3, 0, 0, 0, 5])
     s["reads"] = Program().from_host(0, BIN0, F32, [4]).read(0, 0).read(0, 1).read(0, 2) \
         .read(0, 3).read(0, 4).read(0, 5).read(7, 0)
+    table_seeds(s)
+    p = Program().from_host(0, BIN0, F32, [2, 3]).export(0).export(0)
+    s["dlpack_round_trips"] = p.take(0, BIN0, 1).take(1, BLAS0, 2).export(1).take(2, BIN0, 3) \
+        .release(0).read(3).release(1).read(2)
+    p = Program().lend(8).lend(8, 1).take(0, BIN0, 0).take(1, BIN0, 1)
+    s["dlpack_lent_twice"] = p.release(0).read(1).export(1).take(2, BLAS0, 2).release(1).read(2)
     return s
+
+
+# Shapes of each kind's operands (tests/support/op_calls.c's): x (2, 3), the
+# spatial ones (1, 2, 3); per kind the dtypes its row accepts.
+KIND_INPUTS = {
+    "UNARY": [[2, 3]], "REDUCE": [[2, 3]], "MOVEMENT": [[2, 3]], "SOFTMAX": [[2, 3]],
+    "HARDMAX": [[2, 3]], "SCAN": [[2, 3]], "SORT": [[2, 3]], "TRILU": [[2, 3]],
+    "CLIP": [[2, 3]], "BINARY": [[2, 3], [2, 3]], "WHERE": [[2, 3], [2, 3], [2, 3]],
+    "MATMUL": [[2, 3], [3, 2]], "GEMM": [[2, 3], [3, 2]], "GATHER": [[2, 3], [2]],
+    "INDEX": [[2, 3], [2, 3]], "SCATTER": [[2, 3], [2, 3], [2, 3]], "ONE_HOT": [[2, 3], [2]],
+    "CONV": [[1, 2, 3], [2, 2, 1]], "POOL": [[1, 2, 3]], "LRN": [[1, 2, 3]],
+    "NORM": [[1, 2, 3], [2], [2], [2], [2]], "LOSS": [[2, 3], [2]], "RESIZE": [[2, 3]],
+}
+INT_INPUTS = {"GATHER": 1, "INDEX": 1, "SCATTER": 1, "LOSS": 1}
+
+
+def table_seeds(s):
+    """A seed per kind: every op of the kind on small valid operands."""
+    by_kind = {}
+    for name, kind, ins in OPS:
+        by_kind.setdefault(kind, []).append((name, ins))
+    for kind, ops in by_kind.items():
+        shapes = KIND_INPUTS.get(kind, [])
+        p = Program()
+        for k, dims in enumerate(shapes):
+            dt = I64 if INT_INPUTS.get(kind) == k else BOOL if kind == "WHERE" and k == 0 else F32
+            if kind == "ONE_HOT" and k == 0:
+                dt = I64
+            p.fill(k, BIN0, dt, dims, 0.5 if dt == F32 else 1.0 if dt == BOOL else 0.0)
+        for i, (name, ins) in enumerate(ops):
+            p.op(name, range(len(ins)), 5 + i % 5)
+        s["table_" + kind.lower()] = p
 
 
 def main():

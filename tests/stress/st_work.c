@@ -1,11 +1,13 @@
 /* What each stress-test thread does (st_work.h). */
 #include "st_work.h"
 
+#include <dlpack/dlpack.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "op_args.h"
 #include "st_check.h"
 
 static _Atomic(bp_backend *) st_seen[3];
@@ -85,6 +87,50 @@ static void st_big(bp_backend *blas, int id)
         bp_tensor_release(all[i]);
 }
 
+/* One op of the op table (every op over BP_OP_COUNT rounds of a thread),
+ * with small valid operands (tests/support/op_args.c). */
+static void st_table_op(bp_backend *be, int id, int it)
+{
+    bp_op op = (bp_op)((it * 7 + id) % BP_OP_COUNT);
+    const bp_op_info *row = bp_op_info_of(op);
+    bp_dtype dt = row->dtypes == BP_DTYPES_BOOL ? BP_BOOL
+                  : row->dtypes == BP_DTYPES_INTEGER ? BP_I32 : BP_F32;
+    bp_tensor *in[5] = {NULL, NULL, NULL, NULL, NULL}, *o1 = NULL, *o2 = NULL;
+    ST_OK(bpt_op_operands(be, op, dt, in));
+    bpt_op_args args;
+    bpt_op_args_default(op, be, dt, &args);
+    bp_status st = BP_OK;
+    if (!bpt_op_invoke(op, in, &args, &o1, &o2, &st))
+        st_report("thread %d: no call for %s", id, row->name);
+    else if (st_check(row->name, st) != BP_OK)
+        st_report("thread %d: %s failed: %s", id, row->name, bp_last_error());
+    for (int k = 0; k < 5; k++)
+        bp_tensor_release(in[k]);
+    bp_tensor_release(o1);
+    bp_tensor_release(o2);
+}
+
+/* a lent through DLPack and taken back onto `to`, twice: every thread
+ * shares the backends' exchange lists (core/src/exchange.c). */
+static void st_lend(const bp_tensor *a, bp_backend *to, int id, double want)
+{
+    bp_tensor *back[2] = {NULL, NULL}, *s = NULL;
+    for (int k = 0; k < 2; k++) {
+        struct DLManagedTensor *m = NULL;
+        ST_OK(bp_tensor_to_dlpack(a, &m));
+        if (m && st_check("bp_tensor_from_dlpack", bp_tensor_from_dlpack(to, m, &back[k])) != BP_OK)
+            m->deleter(m);
+    }
+    if (back[1]) {
+        ST_OK(bp_sum(back[1], 0, NULL, false, &s));
+        if (s)
+            st_expect_item("sum(lent)", s, want, id);
+    }
+    bp_tensor_release(back[0]);
+    bp_tensor_release(s);
+    bp_tensor_release(back[1]);
+}
+
 void st_iteration(bp_context *ctx, int id, int it)
 {
     bp_backend *bin = st_get(ctx, 0), *blas = st_get(ctx, 1);
@@ -121,6 +167,9 @@ void st_iteration(bp_context *ctx, int id, int it)
         ST_OK(bp_context_plugin(ctx, i, &rec));
     if (it % 8 == id % 8)
         st_big(blas, id);
+    st_table_op(it % 2 ? blas : bin, id, it);
+    if (a)
+        st_lend(a, it % 2 ? blas : bin, id, 32 * v);
     bp_tensor *all[] = {a, b, c, m, s, x, y, moved, idx, g, j, bad};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         bp_tensor_release(all[i]);

@@ -21,7 +21,7 @@
  * are in range, every buffer was allocated by this same device, outputs are
  * freshly allocated and never alias inputs, element counts and byte sizes do
  * not overflow. Views may have zero elements; the entry must then succeed
- * without touching memory.
+ * without touching memory (an op whose every view is empty is not called).
  *
  * Threads: entries may be called from several threads at once, on the same
  * device, for different outputs. A plugin guards any state it shares.
