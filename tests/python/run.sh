@@ -23,3 +23,8 @@ for ex in "$root"/examples/python/*.py; do
   echo "== example $(basename "$ex")"
   (cd "$scratch" && "$py" "$ex")
 done
+# README's Python example, as printed there.
+echo "== README.md's python example"
+awk '/^```python$/{on=1; next} /^```$/{on=0} on' "$root/README.md" > "$scratch/readme_example.py"
+[ -s "$scratch/readme_example.py" ] || { echo "README.md has no python example"; exit 1; }
+(cd "$scratch" && "$py" readme_example.py)
