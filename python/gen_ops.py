@@ -209,6 +209,21 @@ def read_op_names(opcodes):
     return names
 
 
+def read_comments(text, header):
+    """The comment above each prototype (shared by a group of them): its docstring."""
+    docs, current = {}, ""
+    for m in re.finditer(r"(/\*.*?\*/)|BP_API\s+bp_status\s+bp_(\w+)\s*\(", text, flags=re.S):
+        if m.group(1):
+            body = m.group(1)[2:-2]
+            lines = [ln.strip().lstrip("*").strip() for ln in body.splitlines()]
+            body = " ".join(ln for ln in lines if ln)
+            if not re.match(r"^-+ .* -+$", body) and not body.startswith("===="):
+                current = body
+        else:
+            docs[m.group(2)] = (current, header)
+    return docs
+
+
 def read_prototypes(text, only=None):
     text = strip_comments(text)
     protos = {}
@@ -710,6 +725,9 @@ def main():
     for h in ("ops.h", "nn.h"):
         protos.update(read_prototypes((inc / h).read_text()))
     protos.update(read_prototypes((inc / "tensor.h").read_text(), only=set(TENSOR_H_OPS)))
+    comments = {}
+    for h in ("tensor.h", "ops.h", "nn.h"):
+        comments.update(read_comments((inc / h).read_text(), h))
 
     functions = []
     for fname, cparams in protos.items():
@@ -759,7 +777,12 @@ def main():
         for f, al in ALIASES.items():
             if name in al:
                 fname = f
-        docstr = (doc + f"\\n\\nbp_{fname} of the C API (see ops.h / nn.h).").replace('"', '\\"')
+        text, header = comments.get(fname, ("", "ops.h"))
+        text = text.replace("\\", "\\\\").replace('"', '\\"')
+        sig, _, note = doc.partition(" (NumPy's")
+        note = "(NumPy's" + note + "\\n\\n" if note else ""
+        docstr = (sig.replace('"', '\\"') + "\\n--\\n\\n" + note + (text + "\\n\\n" if text else "") +
+                  f"The C function: bp_{fname} ({header}).")
         c.append(f'    {{"{name}", (PyCFunction)(void (*)(void))bpy_fn_{fname}, '
                  f'METH_VARARGS | METH_KEYWORDS, "{docstr}"}},')
     c.append("    {NULL, NULL, 0, NULL}};")

@@ -1,7 +1,6 @@
 """Every exception class, raised by a real mistake, with the library's
 detailed message; each derives from backplane.Error and its builtin."""
 import builtins
-import os
 
 import numpy as np
 import pytest
@@ -63,7 +62,6 @@ def test_unsupported_op_on_a_backend_whose_memory_no_one_else_addresses():
     with pytest.raises(bp.UnsupportedOpError):
         t.__dlpack__()
     np.testing.assert_array_equal(t.numpy(), [1.0, 1.0, 1.0])  # reads go through the host
-    assert t.__dlpack_device__() is not None or True
 
 
 def test_unsupported_device():
@@ -101,7 +99,7 @@ def test_config(tmp_path):
 
 def test_out_of_memory():
     with pytest.raises(bp.OutOfMemoryError):
-        bp.zeros(2 ** 40, backend="binary")
+        bp.zeros(2 ** 50, backend="binary")  # 8 PiB: beyond any address space
 
 
 def test_io(tmp_path):
@@ -118,9 +116,9 @@ def test_format(tmp_path):
         bp.load_safetensors(bad)
 
 
-def test_backend_error_is_raised_for_a_failure_inside_a_backend():
-    # No backend here fails on purpose; the class is there for device failures
-    # (a lost GPU). It is wired like every other: a status with its class.
+def test_backend_error_carries_its_status():
+    # No backend here can be made to fail inside (the class is for device
+    # failures, a lost GPU): what is checked is that the status maps to it.
     assert bp.BackendError.status == "BP_ERR_BACKEND"
 
 
@@ -149,4 +147,3 @@ def test_wrong_python_types_are_type_errors():
         bp.ones(2) + "a"
     with pytest.raises(TypeError):
         bp.cast(bp.ones(2), 5)
-    assert os.environ.get("BP_PLUGIN_PATH", "") == ""
