@@ -15,9 +15,10 @@ build=${BP_BUILD_DIR:-$root/build}
 
 # Debian packages: compiler and build tools, inih, cJSON (checkpoint headers,
 # conform's JSON lines), DLPack's header, Criterion, OpenBLAS, NumPy (for the
-# benchmark comparison), venv (the tests' Python reference implementations).
+# benchmark comparison), venv (the tests' Python reference implementations),
+# python3-dev (the headers the Python package's extension builds against).
 packages=(build-essential cmake pkg-config libinih-dev libcjson-dev libdlpack-dev libcriterion-dev
-          libopenblas-dev python3-numpy python3-venv)
+          libopenblas-dev python3-numpy python3-venv python3-dev)
 # The test job also runs ONNX's backend node tests (tests/onnx/): ONNX's
 # Python package and its test data, both from Debian, read by Debian's python3.
 if [ "$job" = test ]; then
@@ -35,16 +36,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
-# The tests' reference implementations (safetensors, NumPy, ml_dtypes) live in
-# a virtual environment of the build; without network the tests that need
-# them are reported as skipped.
+# The tests' reference implementations (safetensors, NumPy, ml_dtypes) and
+# pytest (the Python package's suite) live in a virtual environment of the
+# build; without network the tests that need them are reported as skipped.
 venv_args=()
 if [ "$job" = test ]; then
   venv=$build/venv
-  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import safetensors, numpy, ml_dtypes' 2>/dev/null; then
-    echo "bootstrap: setting up $venv (safetensors, numpy, ml_dtypes)" >&2
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import safetensors, numpy, ml_dtypes, pytest' 2>/dev/null; then
+    echo "bootstrap: setting up $venv (safetensors, numpy, ml_dtypes, pytest)" >&2
     python3 -m venv "$venv" >&2 &&
-      "$venv/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes >&2 ||
+      "$venv/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes pytest >&2 ||
       echo "bootstrap: could not install the Python reference packages; their tests will be skipped" >&2
   fi
   # The ONNX node tests need python3-onnx, which only Debian's own python3
