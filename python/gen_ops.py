@@ -6,7 +6,8 @@ Run by CMake at build time (python/CMakeLists.txt):
     gen_ops.py INCLUDE_DIR OUT_C OUT_PYI
 
 It reads
-  - opcodes.h: the op list (BP_OP_LIST and the lists appended after it), and
+  - opcodes.h: the op table (BP_OP_TABLE): every op's name, and which of its
+    input tensors and outputs are optional, and
   - ops.h, nn.h (and tensor.h's reshape / squeeze / unsqueeze): the public
     prototypes, which say how every argument reaches the C function,
 and writes one C wrapper per public op function (OUT_C, compiled into the
@@ -18,9 +19,9 @@ optional) is in the tables below: THIS FILE IS THE ONE PLACE TO CHANGE when
 the Python face of an op changes. A new op in ops.h or nn.h whose arguments
 follow the patterns below needs nothing here; one that does not, or an op
 of opcodes.h that no function covers, stops the build with a message that
-says what to add. (When opcodes.h becomes a table with each op's inputs,
-outputs and parameters, the per-op facts below move there and this script
-reads them instead.)
+says what to add. What the op table says is not repeated here: an input
+tensor its row marks optional defaults to None, and an output it marks
+optional is asked for with return_NAME=True.
 """
 import re
 import sys
@@ -38,7 +39,6 @@ DEFAULTS = {
     "thresholded_relu": {"alpha": "1.0"},
     "hard_sigmoid": {"alpha": "0.2", "beta": "0.5"},
     "shrink": {"bias": "0.0", "lambd": "0.5"},
-    "clip": {"lo": "None", "hi": "None"},
     "reduce_var": {"correction": "0.0"},
     "reduce_std": {"correction": "0.0"},
     "hardmax": {"axis": "-1"},
@@ -58,7 +58,7 @@ DEFAULTS = {
     "scatter_elements": {"axis": "0", "reduction": "'none'"},
     "scatter_nd": {"reduction": "'none'"},
     "depth_to_space": {"crd": "False"},
-    "gemm": {"c": "None", "alpha": "1.0", "beta": "1.0", "trans_a": "False", "trans_b": "False"},
+    "gemm": {"alpha": "1.0", "beta": "1.0", "trans_a": "False", "trans_b": "False"},
     "transpose": {"perm": "None"},
     "slice": {"stops": "None", "steps": "None"},
     "concat": {"axis": "0"},
@@ -72,16 +72,13 @@ DEFAULTS = {
                        "dtype": "'float64'"},
     "random_normal": {"seed": "0", "offset": "0", "mean": "0.0", "stddev": "1.0",
                       "dtype": "'float64'"},
-    "conv": {"bias": "None"},
-    "conv_transpose": {"bias": "None"},
     "lrn": {"alpha": "0.0001", "beta": "0.75", "bias": "1.0"},
     "batch_norm": {"epsilon": "1e-05"},
     "instance_norm": {"epsilon": "1e-05"},
-    "layer_norm": {"axis": "-1", "scale": "None", "bias": "None", "epsilon": "1e-05"},
-    "rms_norm": {"axis": "-1", "scale": "None", "epsilon": "1e-05"},
-    "nll_loss": {"weights": "None", "reduction": "'mean'", "ignore_index": "None"},
-    "softmax_cross_entropy_loss": {"weights": "None", "reduction": "'mean'",
-                                   "ignore_index": "None"},
+    "layer_norm": {"axis": "-1", "scale": "None", "epsilon": "1e-05"},
+    "rms_norm": {"axis": "-1", "epsilon": "1e-05"},
+    "nll_loss": {"reduction": "'mean'", "ignore_index": "None"},
+    "softmax_cross_entropy_loss": {"reduction": "'mean'", "ignore_index": "None"},
     "dropout": {"ratio": "0.5", "training": "False", "seed": "0", "offset": "0"},
     "resize": {"scales": "None", "sizes": "None"},
     "squeeze": {"axes": "None"},
@@ -104,11 +101,10 @@ AXES_NAME = {"squeeze": "axes"}
 OWN_DTYPE = {"cond", "indices", "target", "labels"}
 
 # Optional outputs: NULL unless the caller asks with return_NAME=True; the
-# result is then a tuple (the outputs asked for, in order).
+# result is then a tuple (the outputs asked for, in order). The op table's
+# ('?' outputs) are added by read_op_table; the ops the core composes are
+# not in the table and are listed here.
 OPTIONAL_OUTPUTS = {
-    "max_pool": ["indices"],
-    "layer_norm": ["mean", "inv_std"],
-    "softmax_cross_entropy_loss": ["log_prob"],
     "dropout": ["mask"],
 }
 
@@ -198,15 +194,34 @@ def strip_comments(text):
     return re.sub(r"//[^\n]*", " ", text)
 
 
-def read_op_names(opcodes):
+def read_op_table(opcodes):
+    """The op table's rows: (name, inputs, outputs), each a list of
+    (name, optional)."""
     text = strip_comments(opcodes)
-    names = []
-    for lst in re.finditer(r"#define\s+BP_OP_LIST\w*\(X\)((?:[^\n]*\\\n)*[^\n]*)", text):
-        body = lst.group(1)
-        names += re.findall(r"X\(\s*\w+\s*,\s*(\w+)", body)
-    if not names:
-        sys.exit("gen_ops.py: found no op list in opcodes.h")
-    return names
+    m = re.search(r"#define\s+BP_OP_TABLE\(X\)((?:[^\n]*\\\n)*[^\n]*)", text)
+    if not m:
+        sys.exit("gen_ops.py: found no BP_OP_TABLE in opcodes.h")
+    rows = []
+    body = m.group(1).replace("\\\n", " ")  # the macro's continuation lines
+    for r in re.finditer(r'X\(\s*\w+\s*,\s*(\w+)\s*,\s*\w+\s*,\s*\d+\s*,\s*"([^"]*)"\s*,'
+                         r'\s*"([^"]*)"', body):
+        split = lambda names: [(n.rstrip("?"), n.endswith("?")) for n in names.split()]
+        rows.append((r.group(1), split(r.group(2)), split(r.group(3))))
+    if not rows:
+        sys.exit("gen_ops.py: found no row in opcodes.h's BP_OP_TABLE")
+    return rows
+
+
+def apply_op_table(rows):
+    """What the table says of optional tensors, into the tables above."""
+    for name, ins, outs in rows:
+        for arg, optional in ins:
+            if optional:
+                DEFAULTS.setdefault(name, {}).setdefault(arg, "None")
+        extra = [arg for arg, optional in outs if optional]
+        if extra:
+            OPTIONAL_OUTPUTS[name] = extra
+    return [name for name, _, _ in rows]
 
 
 def read_comments(text, header):
@@ -720,7 +735,7 @@ def main():
     if len(sys.argv) != 4:
         sys.exit("usage: gen_ops.py INCLUDE_DIR OUT_C OUT_PYI")
     inc = Path(sys.argv[1]) / "backplane"
-    ops = read_op_names((inc / "opcodes.h").read_text())
+    ops = apply_op_table(read_op_table((inc / "opcodes.h").read_text()))
     protos = {}
     for h in ("ops.h", "nn.h"):
         protos.update(read_prototypes((inc / h).read_text()))
