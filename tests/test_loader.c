@@ -64,9 +64,7 @@ Test(loader, refuses_a_wrong_abi_major_naming_file_and_both_versions)
     cr_assert_not_null(find_record(ctx, "/bp_wrong_abi.so", &rec));
     cr_assert_not(rec.loaded);
     cr_assert_eq(rec.status, BP_ERR_PLUGIN);
-    char theirs[32];
-    snprintf(theirs, sizeof theirs, "99.%d", BP_ABI_MINOR);
-    cr_assert(strstr(rec.message, theirs), "message: %s", rec.message);
+    cr_assert(strstr(rec.message, "99.5"), "message: %s", rec.message); /* toy.h's minor */
     char ours[32];
     snprintf(ours, sizeof ours, "%d.%d", BP_ABI_MAJOR, BP_ABI_MINOR);
     cr_assert(strstr(rec.message, ours), "message: %s", rec.message);

@@ -144,22 +144,17 @@ bp_status bpb_gather(void *dev, const bp_view *x, const bp_view *indices, int32_
 #define BPB_CLONES
 #endif
 
-/* ---- the op entry of ABI 1.4 (opcodes.h's BP_OP_LIST_1_4) ---------------- */
+/* ---- the op entry ---------------------------------------------------------- */
 /* One kernel: the op entry's signature (plugin.h), params already widened to
  * this build's bp_op_params (missing members zero). */
 typedef bp_status (*bpb_op_fn)(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
                                const bp_view *const *in, int32_t n_out,
                                const bp_view *const *out);
-/* op.c: the entry (dispatch through one table of kernels, then bpb_nn_op)
- * and whether that table has a kernel for op (every op of BP_OP_LIST is the
- * family entries'; the nn ops are bpb_nn_op's, not the table's). */
+/* op.c: the entry for every op of the op table (a kernel per kind), and
+ * supports(): true for every op of the table (each kernel takes every
+ * dtype its row accepts). */
 bp_status bpb_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                  const bp_view *const *in, int32_t n_out, const bp_view *const *out);
-bool bpb_op_implemented(bp_op op);
-/* supports() of a plugin whose 1.4 ops are these kernels: true for the
- * ops of 1.0 (their family entries take every dtype the core accepts), for
- * the 1.4 ops the table has, and for the nn ops (binary_nn.h) where
- * bpb_nn_supports(op, dtype). */
 bool bpb_supports(void *dev, bp_op op, bp_dtype dtype);
 /* The kernels, by file (each checks nothing the core guarantees). */
 /* op_unary.c: acos .. bitwise_not (x -> out) and clip (x, lo|NULL, hi|NULL) */

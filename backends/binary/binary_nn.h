@@ -16,8 +16,6 @@
 /* The op entry for the codes here; BP_ERR_UNSUPPORTED_OP for any other. */
 bp_status bpb_nn_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
                     const bp_view *const *in, int32_t n_out, const bp_view *const *out);
-/* Whether bpb_nn_op computes op for the input dtype dt. */
-bool bpb_nn_supports(bp_op op, bp_dtype dt);
 
 /* A window op's geometry over x's s = rank - 2 spatial axes, padded to three
  * at the front (missing axes: extent 1, kernel 1, stride 1, dilation 1, no

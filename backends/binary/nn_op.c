@@ -110,21 +110,6 @@ void bpb_plane_store_i64(const bp_view *v, int64_t a, int64_t b, const int64_t *
     bpb_block_store_i64(v, (a * v->shape[1] + b) * n, n, src);
 }
 
-bool bpb_nn_supports(bp_op op, bp_dtype dt)
-{
-    bool fl = dt == BP_F16 || dt == BP_BF16 || dt == BP_F32 || dt == BP_F64;
-    switch (op) {
-    case BP_OP_CONV: case BP_OP_CONV_TRANSPOSE: case BP_OP_AVERAGE_POOL: case BP_OP_LRN:
-    case BP_OP_BATCH_NORM: case BP_OP_INSTANCE_NORM: case BP_OP_LAYER_NORM: case BP_OP_RMS_NORM:
-    case BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS: case BP_OP_NLL_LOSS:
-        return fl;
-    case BP_OP_MAX_POOL: case BP_OP_RESIZE:
-        return dt != BP_BOOL;
-    default:
-        return false;
-    }
-}
-
 static bp_status loss(void *dev, bp_op op, const bp_op_params *p, const bp_view *const *in,
                       const bp_view *const *out, int32_t n_out)
 {

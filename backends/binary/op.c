@@ -1,63 +1,110 @@
-/* The op entry of ABI 1.4: one table from op code to kernel, then issue
- * 16's nn ops (conv, pool, norm, loss and resize, appended to
- * BP_OP_LIST_1_4; binary_nn.h). The table and bpb_nn_supports are both the
- * dispatch and what supports() answers, so the two cannot disagree: a code
- * with a kernel in neither is declared unsupported and refused with
- * BP_ERR_UNSUPPORTED_OP by bpb_nn_op. */
+/* The reference kernels' op entry: every op of the op table (opcodes.h)
+ * comes here with its views and bp_op_params, and goes to its kind's
+ * kernel. The ops of ABI 1.0 have kernels with the typed signatures of
+ * their old entries (elementwise.c, reduce.c, ...): small adapters below
+ * read their parameters where opcodes.h's bp_op_kind puts them. */
 #include <string.h>
 
 #include "binary.h"
 #include "binary_nn.h"
 
-#define SLOT(NAME) [BP_OP_##NAME - BP_OP_FIRST_1_4]
-
-static const bpb_op_fn KERNELS[BP_OP_COUNT - BP_OP_FIRST_1_4] = {
-    SLOT(ACOS) = bpb_op_unary,          SLOT(ASIN) = bpb_op_unary,
-    SLOT(ATAN) = bpb_op_unary,          SLOT(ACOSH) = bpb_op_unary,
-    SLOT(ASINH) = bpb_op_unary,         SLOT(ATANH) = bpb_op_unary,
-    SLOT(SINH) = bpb_op_unary,          SLOT(COSH) = bpb_op_unary,
-    SLOT(LOG1P) = bpb_op_unary,         SLOT(EXPM1) = bpb_op_unary,
-    SLOT(SOFTPLUS) = bpb_op_unary,      SLOT(SOFTSIGN) = bpb_op_unary,
-    SLOT(SILU) = bpb_op_unary,          SLOT(SQUARE) = bpb_op_unary,
-    SLOT(ELU) = bpb_op_unary,           SLOT(SELU) = bpb_op_unary,
-    SLOT(LEAKY_RELU) = bpb_op_unary,    SLOT(THRESHOLDED_RELU) = bpb_op_unary,
-    SLOT(HARD_SIGMOID) = bpb_op_unary,  SLOT(HARDSWISH) = bpb_op_unary,
-    SLOT(SHRINK) = bpb_op_unary,        SLOT(BITWISE_NOT) = bpb_op_unary,
-    SLOT(CLIP) = bpb_op_clip,
-    SLOT(FMOD) = bpb_op_binary,         SLOT(PRELU) = bpb_op_binary,
-    SLOT(BITWISE_AND) = bpb_op_binary,  SLOT(BITWISE_OR) = bpb_op_binary,
-    SLOT(BITWISE_XOR) = bpb_op_binary,  SLOT(BITSHIFT_LEFT) = bpb_op_binary,
-    SLOT(BITSHIFT_RIGHT) = bpb_op_binary,
-    SLOT(REDUCE_L1) = bpb_op_reduce,    SLOT(REDUCE_L2) = bpb_op_reduce,
-    SLOT(REDUCE_SUM_SQUARE) = bpb_op_reduce, SLOT(REDUCE_LOG_SUM) = bpb_op_reduce,
-    SLOT(REDUCE_VAR) = bpb_op_reduce,   SLOT(REDUCE_STD) = bpb_op_reduce,
-    SLOT(REDUCE_ANY) = bpb_op_reduce,   SLOT(REDUCE_ALL) = bpb_op_reduce,
-    SLOT(ARGMAX_LAST) = bpb_op_reduce,  SLOT(ARGMIN_LAST) = bpb_op_reduce,
-    SLOT(HARDMAX) = bpb_op_hardmax,
-    SLOT(CUMSUM) = bpb_op_scan,         SLOT(CUMPROD) = bpb_op_scan,
-    SLOT(SORT) = bpb_op_sort,           SLOT(TOPK) = bpb_op_sort,
-    SLOT(TRILU) = bpb_op_trilu,         SLOT(ONE_HOT) = bpb_op_one_hot,
-    SLOT(GATHER_ELEMENTS) = bpb_op_gather_more, SLOT(GATHER_ND) = bpb_op_gather_more,
-    SLOT(SCATTER_ELEMENTS) = bpb_op_scatter, SLOT(SCATTER_ND) = bpb_op_scatter,
-    SLOT(GEMM) = bpb_op_gemm,
-};
-
-static bpb_op_fn kernel_of(bp_op op)
+static bp_status unary_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                            const bp_view *const *in, int32_t n_out, const bp_view *const *out)
 {
-    if ((int)op < (int)BP_OP_FIRST_1_4 || (int)op >= (int)BP_OP_COUNT)
-        return NULL;
-    return KERNELS[op - BP_OP_FIRST_1_4];
+    if (bp_op_since(op) == 0) /* elementwise.c's; the ops with parameters: op_unary.c's */
+        return bpb_unary(dev, op, in[0], out[0]);
+    return bpb_op_unary(dev, op, p, n_in, in, n_out, out);
 }
 
-bool bpb_op_implemented(bp_op op) { return kernel_of(op) != NULL; }
+static bp_status binary_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                             const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    if (bp_op_since(op) == 0)
+        return bpb_binary(dev, op, in[0], in[1], out[0]);
+    return bpb_op_binary(dev, op, p, n_in, in, n_out, out);
+}
+
+static bp_status where_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                            const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    return bpb_where(dev, in[0], in[1], in[2], out[0]);
+}
+
+static bp_status reduce_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                             const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    if (bp_op_since(op) == 0)
+        return bpb_reduce(dev, op, in[0], (int32_t)p->i[0], out[0]);
+    return bpb_op_reduce(dev, op, p, n_in, in, n_out, out);
+}
+
+static bp_status matmul_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                             const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    return bpb_matmul(dev, in[0], in[1], out[0]);
+}
+
+static bp_status movement_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                               const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    return bpb_copy(dev, op, in[0], out[0]);
+}
+
+static bp_status gather_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                             const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    return bpb_gather(dev, in[0], in[1], (int32_t)p->i[0], out[0]);
+}
+
+static bp_status softmax_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                              const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    return bpb_softmax(dev, op, in[0], out[0]);
+}
+
+static bp_status fill_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                           const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    return bpb_fill(dev, out[0], &p->i[0]); /* the element's bytes first */
+}
+
+static bp_status arange_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                             const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    return bpb_arange(dev, p->f[0], p->f[1], out[0]);
+}
+
+static bp_status random_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                             const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    return bpb_random(dev, op, (uint64_t)p->i[0], (uint64_t)p->i[1], p->f[0], p->f[1], out[0]);
+}
+
+/* One kernel per kind. A kind appended to opcodes.h stops the build here
+ * until it has one. */
+static const bpb_op_fn BY_KIND[BP_KIND_COUNT] = {
+    [BP_KIND_UNARY] = unary_kind,       [BP_KIND_BINARY] = binary_kind,
+    [BP_KIND_WHERE] = where_kind,       [BP_KIND_REDUCE] = reduce_kind,
+    [BP_KIND_MATMUL] = matmul_kind,     [BP_KIND_MOVEMENT] = movement_kind,
+    [BP_KIND_GATHER] = gather_kind,     [BP_KIND_SOFTMAX] = softmax_kind,
+    [BP_KIND_FILL] = fill_kind,         [BP_KIND_ARANGE] = arange_kind,
+    [BP_KIND_RANDOM] = random_kind,     [BP_KIND_CLIP] = bpb_op_clip,
+    [BP_KIND_HARDMAX] = bpb_op_hardmax, [BP_KIND_SCAN] = bpb_op_scan,
+    [BP_KIND_SORT] = bpb_op_sort,       [BP_KIND_TRILU] = bpb_op_trilu,
+    [BP_KIND_ONE_HOT] = bpb_op_one_hot, [BP_KIND_INDEX] = bpb_op_gather_more,
+    [BP_KIND_SCATTER] = bpb_op_scatter, [BP_KIND_GEMM] = bpb_op_gemm,
+    [BP_KIND_CONV] = bpb_nn_op,         [BP_KIND_POOL] = bpb_nn_op,
+    [BP_KIND_LRN] = bpb_nn_op,          [BP_KIND_NORM] = bpb_nn_op,
+    [BP_KIND_LOSS] = bpb_nn_op,         [BP_KIND_RESIZE] = bpb_nn_op,
+};
+_Static_assert(BP_KIND_COUNT == 26, "opcodes.h has a new kind: give it its kernel in BY_KIND");
 
 bool bpb_supports(void *dev, bp_op op, bp_dtype dtype)
 {
-    (void)dev;
-    if ((int)op < (int)BP_OP_FIRST_1_4)
-        return true;
-    /* the table's kernels take every dtype the core accepts for the op */
-    return bpb_op_implemented(op) || bpb_nn_supports(op, dtype);
+    (void)dev, (void)dtype;
+    /* a kernel for every op of the table, for every dtype its row accepts
+     * (which is all the core lets through) */
+    return (unsigned)op < (unsigned)BP_OP_COUNT;
 }
 
 bp_status bpb_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
@@ -65,9 +112,10 @@ bp_status bpb_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
 {
     bp_op_params p; /* in this build's layout, whichever core sent it */
     bp_op_params_read(params, &p);
-    bpb_op_fn fn = kernel_of(op);
-    if (fn)
-        return fn(dev, op, &p, n_in, in, n_out, out);
-    /* issue 16's nn codes (nn.h); any other code is refused there */
-    return bpb_nn_op(dev, op, &p, n_in, in, n_out, out);
+    bp_op_kind kind = bp_op_kind_of(op);
+    if ((unsigned)kind >= (unsigned)BP_KIND_COUNT || !BY_KIND[kind])
+        return bpb_fail(dev, BP_ERR_UNSUPPORTED_OP,
+                        "op code %d (%s) has no kernel in this build of the reference kernels",
+                        (int)op, bp_op_name(op));
+    return BY_KIND[kind](dev, op, &p, n_in, in, n_out, out);
 }

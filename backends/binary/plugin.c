@@ -157,23 +157,10 @@ static const bp_plugin bin_plugin = {
     .host_ptr = bpb_host_ptr,
     .synchronize = bpb_synchronize,
     .memory_info = bin_memory_info,
-    /* every op of 1.0 the core accepts, for every dtype it accepts; of the
-     * ops since, those op.c's table has a kernel for and the nn ops
-     * bpb_nn_supports answers for */
-    .supports = bpb_supports,
-    .unary = bpb_unary,
-    .binary = bpb_binary,
-    .where = bpb_where,
-    .reduce = bpb_reduce,
-    .matmul = bpb_matmul,
-    .copy = bpb_copy,
-    .gather = bpb_gather,
-    .softmax = bpb_softmax,
-    .fill = bpb_fill,
-    .arange = bpb_arange,
-    .random = bpb_random,
+    .supports = bpb_supports, /* every op of the table, every dtype its row accepts */
     .wrap = bin_wrap,
-    .op = bpb_op,
+    .op = bpb_op, /* every op, a kernel per kind (op.c); the typed entries of the ops of 1.0
+                     are left NULL: the core calls them only for plugins built before 1.6 */
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);

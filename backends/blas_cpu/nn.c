@@ -138,7 +138,7 @@ bp_status bpc_nn_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
 {
     bpc_dev *d = dev;
     const bp_view *x = n_in > 0 ? in[0] : NULL; /* none for a code past this build's list */
-    if (!x || !bpb_nn_supports(op, x->dtype))
+    if (!x)
         return bpb_fail(dev, BP_ERR_UNSUPPORTED_OP, "blas_cpu: op code %d (%s) has no kernel here",
                         (int)op, bp_op_name(op));
     switch (op) {

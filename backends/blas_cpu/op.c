@@ -1,12 +1,11 @@
-/* blas_cpu's op entry (ABI 1.4): the hot ops go to their own kernels
- * (gemm, cumsum/cumprod, topk, scatter-add; see op.h), the rest to the
- * reference kernels, cut into slabs across threads where each output
- * element (elementwise ops) or row (reductions, hardmax, sort) depends only
- * on its own inputs; cutting changes which thread computes a value, never
- * how, so those results are the binary backend's bits. Issue 16's nn ops
- * (not in the reference's table) go to nn.c's entry (blas_cpu_nn.h). What
- * supports() answers is the reference's (bpb_supports: its table and
- * bpb_nn_supports), since every op falls back to the reference's kernels. */
+/* blas_cpu's op entry: every op of the op table, routed by its kind. The
+ * ops of ABI 1.0 go to this plugin's own entries for them (ops.c, matmul.c:
+ * vmath kernels, OpenBLAS, the pool); the hot later ops to their own kernels
+ * (gemm, cumsum/cumprod, topk, scatter-add; see op.h); the nn ops to nn.c;
+ * the rest to the reference kernels, cut into slabs across threads where
+ * each output element (elementwise ops) or row (reductions, hardmax, sort)
+ * depends only on its own inputs. Cutting changes which thread computes a
+ * value, never how, so those results are the binary backend's bits. */
 #include <string.h>
 
 #include "blas_cpu_nn.h"
@@ -40,6 +39,9 @@ static bp_status split_ref(bpc_dev *d, const bpc_op_call *c, int32_t n_axes, int
     const bp_view *v[BPC_MAX_VIEWS];
     slab_args a = {.call = c};
     int n = 0;
+    if (c->n_in + c->n_out > BPC_MAX_VIEWS)
+        return bpb_fail(d, BP_ERR_BACKEND, "blas_cpu: %s with %d views, more than a slab holds",
+                        bp_op_name(c->op), (int)(c->n_in + c->n_out));
     for (int32_t k = 0; k < c->n_out; k++)
         v[n++] = c->out[k];
     for (int32_t k = 0; k < c->n_in; k++) {
@@ -50,50 +52,59 @@ static bp_status split_ref(bpc_dev *d, const bpc_op_call *c, int32_t n_axes, int
     return bpc_split(d, n, v, n_axes, NULL, false, work, ref_slab, &a);
 }
 
-/* Transcendental elements cost about BPC_HEAVY simple ones. */
-static bool heavy(bp_op op)
+static bp_status reference(bpc_dev *d, const bpc_op_call *c)
 {
-    switch (op) {
-    case BP_OP_SQUARE: case BP_OP_BITWISE_NOT: case BP_OP_LEAKY_RELU:
-    case BP_OP_THRESHOLDED_RELU: case BP_OP_HARD_SIGMOID: case BP_OP_HARDSWISH:
-    case BP_OP_SHRINK: case BP_OP_SOFTSIGN: case BP_OP_CLIP: case BP_OP_PRELU:
-    case BP_OP_BITWISE_AND: case BP_OP_BITWISE_OR: case BP_OP_BITWISE_XOR:
-    case BP_OP_BITSHIFT_LEFT: case BP_OP_BITSHIFT_RIGHT:
-        return false;
-    default:
-        return true;
+    return bpb_op(d, c->op, c->p, c->n_in, c->in, c->n_out, c->out);
+}
+
+/* The ops of ABI 1.0: this plugin's entries for them, their parameters
+ * where opcodes.h's bp_op_kind puts them. */
+static bp_status first_ops(bpc_dev *d, const bpc_op_call *c)
+{
+    const bp_view *const *in = c->in, *o = c->out[0];
+    const bp_op_params *p = c->p;
+    switch (bp_op_kind_of(c->op)) {
+    case BP_KIND_UNARY: return bpc_unary(d, c->op, in[0], o);
+    case BP_KIND_BINARY: return bpc_binary(d, c->op, in[0], in[1], o);
+    case BP_KIND_WHERE: return bpc_where(d, in[0], in[1], in[2], o);
+    case BP_KIND_REDUCE: return bpc_reduce(d, c->op, in[0], (int32_t)p->i[0], o);
+    case BP_KIND_MATMUL: return bpc_matmul(d, in[0], in[1], o);
+    case BP_KIND_MOVEMENT: return bpc_copy(d, c->op, in[0], o);
+    case BP_KIND_GATHER: return bpc_gather(d, in[0], in[1], (int32_t)p->i[0], o);
+    case BP_KIND_SOFTMAX: return bpc_softmax(d, c->op, in[0], o);
+    case BP_KIND_FILL: return bpc_fill(d, o, &p->i[0]);
+    case BP_KIND_RANDOM:
+        return bpc_random(d, c->op, (uint64_t)p->i[0], (uint64_t)p->i[1], p->f[0], p->f[1], o);
+    default: return reference(d, c); /* arange: cheap and rank 1, the reference as is */
     }
 }
 
 static bp_status dispatch(bpc_dev *d, const bpc_op_call *c)
 {
-    const bp_view *x = c->in[0], *o = c->out[0];
-    int64_t n = bpb_numel(o);
-    switch (c->op) {
-    case BP_OP_GEMM: return bpc_gemm(d, c);
-    case BP_OP_CUMSUM: case BP_OP_CUMPROD: return bpc_scan(d, c);
-    case BP_OP_TOPK: return bpc_topk(d, c);
-    case BP_OP_SCATTER_ELEMENTS:
-        if (c->p->i[1] == BP_SCATTER_ADD)
+    if (bp_op_since(c->op) == 0)
+        return first_ops(d, c);
+    const bp_view *x = c->in[0], *o = c->out[0]; /* every later op has an input */
+    switch (bp_op_kind_of(c->op)) {
+    case BP_KIND_GEMM: return bpc_gemm(d, c);
+    case BP_KIND_SCAN: return bpc_scan(d, c);
+    case BP_KIND_SORT:
+        /* row-wise along the last axis: the leading axes may be cut */
+        return c->op == BP_OP_TOPK ? bpc_topk(d, c) : split_ref(d, c, x->rank - 1, bpb_numel(x) * 8);
+    case BP_KIND_HARDMAX: return split_ref(d, c, x->rank - 1, bpb_numel(x) * 8);
+    case BP_KIND_SCATTER:
+        if (c->op == BP_OP_SCATTER_ELEMENTS && c->p->i[1] == BP_SCATTER_ADD)
             return bpc_scatter_add(d, c);
-        return bpb_op(d, c->op, c->p, c->n_in, c->in, c->n_out, c->out);
-    /* row-wise along the last axis: the leading axes may be cut */
-    case BP_OP_HARDMAX: case BP_OP_SORT:
-        return split_ref(d, c, x->rank - 1, bpb_numel(x) * 8);
+        return reference(d, c);
     /* reductions: out's axes are x's kept ones, in order */
-    case BP_OP_REDUCE_L1: case BP_OP_REDUCE_L2: case BP_OP_REDUCE_SUM_SQUARE:
-    case BP_OP_REDUCE_LOG_SUM: case BP_OP_REDUCE_VAR: case BP_OP_REDUCE_STD:
-    case BP_OP_REDUCE_ANY: case BP_OP_REDUCE_ALL: case BP_OP_ARGMAX_LAST:
-    case BP_OP_ARGMIN_LAST:
-        return split_ref(d, c, o->rank, bpb_numel(x) * 2);
-    /* indexing: the reference as is */
-    case BP_OP_TRILU: case BP_OP_ONE_HOT: case BP_OP_GATHER_ELEMENTS: case BP_OP_GATHER_ND:
-    case BP_OP_SCATTER_ND:
-        return bpb_op(d, c->op, c->p, c->n_in, c->in, c->n_out, c->out);
-    default: /* elementwise: every view has out's shape */
-        if (!bpb_op_implemented(c->op))
-            return bpb_op(d, c->op, c->p, c->n_in, c->in, c->n_out, c->out);
-        return split_ref(d, c, o->rank, n * (heavy(c->op) ? BPC_HEAVY : 2));
+    case BP_KIND_REDUCE: return split_ref(d, c, o->rank, bpb_numel(x) * 2);
+    case BP_KIND_TRILU: case BP_KIND_ONE_HOT: case BP_KIND_INDEX: return reference(d, c);
+    case BP_KIND_UNARY: case BP_KIND_BINARY: case BP_KIND_CLIP: {
+        /* elementwise: every view has out's shape */
+        int64_t per = bp_op_info_of(c->op)->cost == BP_COST_HEAVY ? BPC_HEAVY : 2;
+        return split_ref(d, c, o->rank, bpb_numel(o) * per);
+    }
+    default: /* nn.h's ops (nn.c) */
+        return bpc_nn_op(d, c->op, c->p, c->n_in, c->in, c->n_out, c->out);
     }
 }
 
@@ -102,11 +113,9 @@ bp_status bpc_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
 {
     bp_op_params p; /* in this build's layout, whichever core sent it */
     bp_op_params_read(params, &p);
-    if (!bpb_op_implemented(op)) /* issue 16's nn ops (nn.c); any other code is refused there */
-        return bpc_nn_op(dev, op, &p, n_in, in, n_out, out);
-    if (n_in + n_out > BPC_MAX_VIEWS || n_out < 1)
-        return bpb_fail(dev, BP_ERR_BACKEND, "blas_cpu: %s with %d inputs and %d outputs",
-                        bp_op_name(op), (int)n_in, (int)n_out);
+    if ((unsigned)op >= (unsigned)BP_OP_COUNT || n_out < 1)
+        return bpb_fail(dev, BP_ERR_UNSUPPORTED_OP, "blas_cpu: op code %d (%s) has no kernel here",
+                        (int)op, bp_op_name(op));
     bpc_op_call c = {.op = op, .p = &p, .n_in = n_in, .n_out = n_out, .in = in, .out = out};
     return dispatch(dev, &c);
 }

@@ -217,20 +217,9 @@ static const bp_plugin bpc_plugin = {
     .host_ptr = bpb_host_ptr,
     .synchronize = bpb_synchronize,
     .memory_info = bpc_memory_info,
-    .supports = bpb_supports, /* the reference's: 1.0's ops, the 1.4 ops it has, its nn ops */
-    .unary = bpc_unary,
-    .binary = bpc_binary,
-    .where = bpc_where,
-    .reduce = bpc_reduce,
-    .matmul = bpc_matmul,
-    .copy = bpc_copy,
-    .gather = bpc_gather,
-    .softmax = bpc_softmax,
-    .fill = bpc_fill,
-    .arange = bpb_arange, /* cheap and rank 1: the reference as is */
-    .random = bpc_random,
+    .supports = bpb_supports, /* the reference kernels': every op of the table */
     .wrap = bpc_wrap,
-    .op = bpc_op, /* op.c; the nn ops through nn.c's bpc_nn_op */
+    .op = bpc_op, /* every op, by kind (op.c); the typed entries are left NULL */
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);

@@ -183,51 +183,6 @@ static bp_status f_read(void *dev, const void *b, size_t off, void *dst, size_t 
 static bp_status f_synchronize(void *dev) { return impl->synchronize(dev); }
 static bp_status f_memory_info(void *dev, bp_memory_info *m) { return impl->memory_info(dev, m); }
 static bool f_supports(void *dev, bp_op op, bp_dtype dt) { return impl->supports(dev, op, dt); }
-static bp_status f_unary(void *dev, bp_op op, const bp_view *x, const bp_view *o)
-{
-    return impl->unary(dev, op, x, o);
-}
-static bp_status f_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *o)
-{
-    return impl->binary(dev, op, a, b, o);
-}
-static bp_status f_where(void *dev, const bp_view *c, const bp_view *a, const bp_view *b,
-                         const bp_view *o)
-{
-    return impl->where(dev, c, a, b, o);
-}
-static bp_status f_reduce(void *dev, bp_op op, const bp_view *x, int32_t n, const bp_view *o)
-{
-    return impl->reduce(dev, op, x, n, o);
-}
-static bp_status f_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_view *o)
-{
-    return impl->matmul(dev, a, b, o);
-}
-static bp_status f_copy(void *dev, bp_op op, const bp_view *s, const bp_view *o)
-{
-    return impl->copy(dev, op, s, o);
-}
-static bp_status f_gather(void *dev, const bp_view *x, const bp_view *i, int32_t axis,
-                          const bp_view *o)
-{
-    return impl->gather(dev, x, i, axis, o);
-}
-static bp_status f_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *o)
-{
-    return impl->softmax(dev, op, x, o);
-}
-static bp_status f_fill(void *dev, const bp_view *o, const void *v) { return impl->fill(dev, o, v); }
-static bp_status f_arange(void *dev, double start, double step, const bp_view *o)
-{
-    return impl->arange(dev, start, step, o);
-}
-static bp_status f_random(void *dev, bp_op op, uint64_t seed, uint64_t off, double p0, double p1,
-                          const bp_view *o)
-{
-    return impl->random(dev, op, seed, off, p0, p1, o);
-}
-
 static bp_status f_deferred_error(void *dev) { return impl->deferred_error(dev); }
 static bp_status f_wrap(void *dev, int32_t kind, void *memory, size_t bytes,
                         void (*release)(void *), void *release_ctx, void **b)
@@ -268,17 +223,7 @@ static const bp_plugin front = {
     .synchronize = f_synchronize,
     .memory_info = f_memory_info,
     .supports = f_supports,
-    .unary = f_unary,
-    .binary = f_binary,
-    .where = f_where,
-    .reduce = f_reduce,
-    .matmul = f_matmul,
-    .copy = f_copy,
-    .gather = f_gather,
-    .softmax = f_softmax,
-    .fill = f_fill,
-    .arange = f_arange,
-    .random = f_random,
+    /* the typed entries of ABI 1.0 stay NULL: every op comes through op */
     .deferred_error = f_deferred_error,
     .wrap = f_wrap,
     .buffer_address = f_buffer_address,

@@ -1,157 +1,114 @@
-/* The op entry of ABI 1.4 and 1.5: every op of BP_OP_LIST_1_4 and _1_5 arrives
- * here with its views and bp_op_params. One switch routes each to the file
- * that computes it, after the checks every op shares: the arity the op's
- * comment in opcodes.h promises, a dtype the support table (support.c)
- * declares, and the entry's scope (errors.cu: lost devices, the caller's
- * context, the outputs' memory and ready events). An op the table lists as
- * not implemented yet (a NOT_YET row) is BP_ERR_UNSUPPORTED_OP with the
- * table's reason; so is an op code this build does not know (appended by a
- * later ABI). */
+/* The op entry: every op of the op table (opcodes.h) arrives here with its
+ * views and bp_op_params. The ops of ABI 1.0 go to their own entries
+ * (elementwise.cu, reduce.cu, ...), which check and scope themselves; every
+ * later op goes to its kind's function after the checks they share: the
+ * views its row promises (inputs and outputs, optional ones NULL), a dtype
+ * support.c declares, and the entry's scope (errors.cu: lost devices, the
+ * caller's context, the outputs' memory and ready events). An op support.c
+ * lists as a gap is BP_ERR_UNSUPPORTED_OP with the gap's reason; so is an op
+ * code this build does not know (appended by a later ABI). */
 #include <string.h>
 
 #include "op.h"
 
 typedef bp_status (*bpcu_op_fn)(bpcu_device *, const bpcu_opcall *);
 
-typedef struct route {
-    bpcu_op_fn fn;
-    int32_t n_in, n_out;
-} route;
-
-static bool route_of(bp_op op, route *r)
+/* The ops of 1.0, their parameters where opcodes.h's bp_op_kind puts them. */
+static bp_status first_ops(bpcu_device *d, bp_op op, const bp_op_params *p,
+                           const bp_view *const *in, const bp_view *const *out)
 {
-    switch (op) {
-    case BP_OP_ACOS: case BP_OP_ASIN: case BP_OP_ATAN: case BP_OP_ACOSH: case BP_OP_ASINH:
-    case BP_OP_ATANH: case BP_OP_SINH: case BP_OP_COSH: case BP_OP_LOG1P: case BP_OP_EXPM1:
-    case BP_OP_SOFTPLUS: case BP_OP_SOFTSIGN: case BP_OP_SILU: case BP_OP_SQUARE:
-    case BP_OP_ELU: case BP_OP_SELU: case BP_OP_LEAKY_RELU: case BP_OP_THRESHOLDED_RELU:
-    case BP_OP_HARD_SIGMOID: case BP_OP_HARDSWISH: case BP_OP_SHRINK: case BP_OP_BITWISE_NOT:
-        *r = route{bpcu_more_unary, 1, 1};
-        return true;
-    case BP_OP_CLIP:
-        *r = route{bpcu_more_clip, 3, 1};
-        return true;
-    case BP_OP_FMOD: case BP_OP_PRELU: case BP_OP_BITWISE_AND: case BP_OP_BITWISE_OR:
-    case BP_OP_BITWISE_XOR: case BP_OP_BITSHIFT_LEFT: case BP_OP_BITSHIFT_RIGHT:
-        *r = route{bpcu_more_binary, 2, 1};
-        return true;
-    case BP_OP_REDUCE_L1: case BP_OP_REDUCE_L2: case BP_OP_REDUCE_SUM_SQUARE:
-    case BP_OP_REDUCE_LOG_SUM: case BP_OP_REDUCE_VAR: case BP_OP_REDUCE_STD:
-    case BP_OP_REDUCE_ANY: case BP_OP_REDUCE_ALL: case BP_OP_ARGMAX_LAST: case BP_OP_ARGMIN_LAST:
-        *r = route{bpcu_more_reduce, 1, 1};
-        return true;
-    case BP_OP_HARDMAX:
-        *r = route{bpcu_more_hardmax, 1, 1};
-        return true;
-    case BP_OP_CUMSUM: case BP_OP_CUMPROD:
-        *r = route{bpcu_more_scan, 1, 1};
-        return true;
-    case BP_OP_SORT: case BP_OP_TOPK:
-        *r = route{bpcu_more_sort, 1, 2};
-        return true;
-    case BP_OP_TRILU:
-        *r = route{bpcu_more_trilu, 1, 1};
-        return true;
-    case BP_OP_ONE_HOT:
-        *r = route{bpcu_more_one_hot, 2, 1};
-        return true;
-    case BP_OP_GATHER_ELEMENTS: case BP_OP_GATHER_ND:
-        *r = route{bpcu_more_gather, 2, 1};
-        return true;
-    case BP_OP_SCATTER_ELEMENTS: case BP_OP_SCATTER_ND:
-        *r = route{bpcu_more_scatter, 3, 1};
-        return true;
-    case BP_OP_GEMM:
-        *r = route{bpcu_more_gemm, 3, 1};
-        return true;
-    case BP_OP_CONV:
-        *r = route{bpcu_nn_conv, 3, 1};
-        return true;
-    case BP_OP_CONV_TRANSPOSE:
-        *r = route{bpcu_nn_conv_transpose, 3, 1};
-        return true;
-    case BP_OP_MAX_POOL:
-        *r = route{bpcu_nn_pool, 1, 2};
-        return true;
-    case BP_OP_AVERAGE_POOL:
-        *r = route{bpcu_nn_pool, 1, 1};
-        return true;
-    case BP_OP_LRN:
-        *r = route{bpcu_nn_lrn, 1, 1};
-        return true;
-    case BP_OP_BATCH_NORM:
-        *r = route{bpcu_nn_norm, 5, 1};
-        return true;
-    case BP_OP_INSTANCE_NORM:
-        *r = route{bpcu_nn_norm, 3, 1};
-        return true;
-    case BP_OP_LAYER_NORM:
-        *r = route{bpcu_nn_norm, 3, 3};
-        return true;
-    case BP_OP_RMS_NORM:
-        *r = route{bpcu_nn_norm, 2, 1};
-        return true;
-    case BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS:
-        *r = route{bpcu_nn_loss, 3, 2};
-        return true;
-    case BP_OP_NLL_LOSS:
-        *r = route{bpcu_nn_loss, 3, 1};
-        return true;
-    case BP_OP_RESIZE:
-        *r = route{bpcu_nn_resize, 1, 1};
-        return true;
+    switch (bp_op_kind_of(op)) {
+    case BP_KIND_UNARY: return bpcu_unary(d, op, in[0], out[0]);
+    case BP_KIND_BINARY: return bpcu_binary(d, op, in[0], in[1], out[0]);
+    case BP_KIND_WHERE: return bpcu_where(d, in[0], in[1], in[2], out[0]);
+    case BP_KIND_REDUCE: return bpcu_reduce(d, op, in[0], (int32_t)p->i[0], out[0]);
+    case BP_KIND_MATMUL: return bpcu_matmul(d, in[0], in[1], out[0]);
+    case BP_KIND_MOVEMENT: return bpcu_copy(d, op, in[0], out[0]);
+    case BP_KIND_GATHER: return bpcu_gather(d, in[0], in[1], (int32_t)p->i[0], out[0]);
+    case BP_KIND_SOFTMAX: return bpcu_softmax(d, op, in[0], out[0]);
+    case BP_KIND_FILL: return bpcu_fill(d, out[0], &p->i[0]); /* the element's bytes first */
+    case BP_KIND_ARANGE: return bpcu_arange(d, p->f[0], p->f[1], out[0]);
+    case BP_KIND_RANDOM:
+        return bpcu_random(d, op, (uint64_t)p->i[0], (uint64_t)p->i[1], p->f[0], p->f[1], out[0]);
     default:
+        return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: %s is not an op of ABI 1.0",
+                         bp_op_name(op));
+    }
+}
+
+static bp_status conv_kind(bpcu_device *d, const bpcu_opcall *c)
+{
+    return c->op == BP_OP_CONV ? bpcu_nn_conv(d, c) : bpcu_nn_conv_transpose(d, c);
+}
+
+/* The later ops: one function per kind (those serving several ops read
+ * c->op). A kind appended to opcodes.h stops the build until it has one. */
+static bpcu_op_fn later_op(bp_op_kind kind)
+{
+    switch (kind) {
+    case BP_KIND_UNARY: return bpcu_more_unary;
+    case BP_KIND_BINARY: return bpcu_more_binary;
+    case BP_KIND_CLIP: return bpcu_more_clip;
+    case BP_KIND_REDUCE: return bpcu_more_reduce;
+    case BP_KIND_HARDMAX: return bpcu_more_hardmax;
+    case BP_KIND_SCAN: return bpcu_more_scan;
+    case BP_KIND_SORT: return bpcu_more_sort;
+    case BP_KIND_TRILU: return bpcu_more_trilu;
+    case BP_KIND_ONE_HOT: return bpcu_more_one_hot;
+    case BP_KIND_INDEX: return bpcu_more_gather;
+    case BP_KIND_SCATTER: return bpcu_more_scatter;
+    case BP_KIND_GEMM: return bpcu_more_gemm;
+    case BP_KIND_CONV: return conv_kind;
+    case BP_KIND_POOL: return bpcu_nn_pool;
+    case BP_KIND_LRN: return bpcu_nn_lrn;
+    case BP_KIND_NORM: return bpcu_nn_norm;
+    case BP_KIND_LOSS: return bpcu_nn_loss;
+    case BP_KIND_RESIZE: return bpcu_nn_resize;
+    case BP_KIND_WHERE: case BP_KIND_MATMUL: case BP_KIND_MOVEMENT: case BP_KIND_GATHER:
+    case BP_KIND_SOFTMAX: case BP_KIND_FILL: case BP_KIND_ARANGE: case BP_KIND_RANDOM:
+    case BP_KIND_COUNT: break; /* kinds of 1.0 only (first_ops) */
+    }
+    return NULL;
+}
+static_assert(BP_KIND_COUNT == 26, "opcodes.h has a new kind: route it in later_op");
+
+/* Whether the views are the ones op's row names: n_in inputs and n_out
+ * outputs, each present unless the row marks it optional. */
+static bool views_fit(bp_op op, int32_t n_in, const bp_view *const *in, int32_t n_out,
+                      const bp_view *const *out)
+{
+    const bp_op_info *row = bp_op_info_of(op);
+    uint32_t opt_in, opt_out;
+    if (n_in != bp_op_arity(row->in, &opt_in) || n_out != bp_op_arity(row->out, &opt_out) ||
+        n_in > 5 || n_out > 3 || !in || !out)
         return false;
-    }
-}
-
-/* Inputs that may be left out (NULL): clip's bounds, gemm's c, the
- * convolutions' bias, layer_norm's bias, rms_norm's scale, the losses'
- * weights (opcodes.h). */
-static bool optional_input(bp_op op, int32_t k)
-{
-    switch (op) {
-    case BP_OP_CLIP: return k >= 1;
-    case BP_OP_GEMM: case BP_OP_CONV: case BP_OP_CONV_TRANSPOSE: case BP_OP_LAYER_NORM:
-    case BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS: case BP_OP_NLL_LOSS:
-        return k == 2;
-    case BP_OP_RMS_NORM: return k == 1;
-    default: return false;
-    }
-}
-
-/* Outputs that may be left out (NULL): max_pool's indices, layer_norm's
- * mean and inv_std, softmax_cross_entropy_loss's log_prob. The first
- * output is always there. */
-static bool optional_output(bp_op op, int32_t k)
-{
-    return k >= 1 && (op == BP_OP_MAX_POOL || op == BP_OP_LAYER_NORM ||
-                      op == BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS);
+    bool ok = true;
+    for (int32_t k = 0; ok && k < n_in; k++)
+        ok = in[k] || (opt_in >> k & 1u);
+    for (int32_t k = 0; ok && k < n_out; k++)
+        ok = out[k] || (opt_out >> k & 1u);
+    return ok;
 }
 
 bp_status bpcu_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                   const bp_view *const *in, int32_t n_out, const bp_view *const *out)
 {
     bpcu_device *d = (bpcu_device *)dev;
-    route r;
-    if (!route_of(op, &r)) {
-        const char *why = bpcu_op_missing(op); /* a NOT_YET row */
-        if (why)
-            return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: %s is %s", bp_op_name(op), why);
+    if ((unsigned)op < (unsigned)BP_OP_COUNT && bp_op_since(op) == 0) {
+        bp_op_params p; /* in this build's layout, whichever core sent it */
+        bp_op_params_read(params, &p);
+        return first_ops(d, op, &p, in, out);
+    }
+    bpcu_op_fn fn = (unsigned)op < (unsigned)BP_OP_COUNT ? later_op(bp_op_kind_of(op)) : NULL;
+    if (!fn)
         return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: op code %d (%s) is not implemented by "
                          "this build of the plugin", (int)op, bp_op_name(op));
-    }
-    bool ok = n_in == r.n_in && n_out == r.n_out && in && out;
-    for (int32_t k = 0; ok && k < n_in; k++)
-        ok = in[k] || optional_input(op, k);
-    for (int32_t k = 0; ok && k < n_out; k++)
-        ok = out[k] || optional_output(op, k);
-    if (!ok)
-        return bpcu_fail(d, BP_ERR_INVALID_ARGUMENT, "cuda: %s takes %d inputs and %d outputs "
-                         "(opcodes.h), not %d and %d", bp_op_name(op), (int)r.n_in,
-                         (int)r.n_out, (int)n_in, (int)n_out);
+    if (!views_fit(op, n_in, in, n_out, out))
+        return bpcu_fail(d, BP_ERR_INVALID_ARGUMENT, "cuda: %s takes the views %s -> %s "
+                         "(opcodes.h), not %d inputs and %d outputs", bp_op_name(op),
+                         bp_op_info_of(op)->in, bp_op_info_of(op)->out, (int)n_in, (int)n_out);
     if (!bpcu_op_supported(op, in[0]->dtype)) {
-        const char *why = bpcu_op_missing(op);
+        const char *why = bpcu_op_missing(op); /* a gap of support.c */
         return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: %s is not implemented for %s%s%s",
                          bp_op_name(op), bp_dtype_name(in[0]->dtype), why ? ": " : "",
                          why ? why : "");
@@ -168,5 +125,5 @@ bp_status bpcu_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                      c.out[1], c.out[2]);
     if (scope.status != BP_OK)
         return scope.status;
-    return r.fn(d, &c);
+    return fn(d, &c);
 }

@@ -36,17 +36,7 @@ static bp_plugin make_descriptor(void)
     p.synchronize = bpcu_synchronize;
     p.memory_info = bpcu_memory_info;
     p.supports = cuda_supports;
-    p.unary = bpcu_unary;
-    p.binary = bpcu_binary;
-    p.where = bpcu_where;
-    p.reduce = bpcu_reduce;
-    p.matmul = bpcu_matmul;
-    p.copy = bpcu_copy;
-    p.gather = bpcu_gather;
-    p.softmax = bpcu_softmax;
-    p.fill = bpcu_fill;
-    p.arange = bpcu_arange;
-    p.random = bpcu_random;
+    /* the typed entries of ABI 1.0 stay NULL: every op comes through op */
     p.deferred_error = bpcu_deferred_error;
     p.wrap = bpcu_wrap;
     p.buffer_address = bpcu_buffer_address;

@@ -120,26 +120,8 @@ bool bp_backend_supports(const bp_backend *b, bp_op op, bp_dtype dtype)
     if (!b || (int)op < 0 || op >= BP_OP_COUNT || !bp_dtype_valid((int)dtype))
         return false;
     const bp_plugin *vt = b->vt;
-    bool entry = false;
-    switch (bp_op_family_of(op)) {
-    case BP_FAMILY_UNARY: entry = BP__HAS(vt, unary); break;
-    case BP_FAMILY_BINARY: entry = BP__HAS(vt, binary); break;
-    case BP_FAMILY_WHERE: entry = BP__HAS(vt, where); break;
-    case BP_FAMILY_REDUCE: entry = BP__HAS(vt, reduce); break;
-    case BP_FAMILY_MATMUL: entry = BP__HAS(vt, matmul); break;
-    case BP_FAMILY_MOVEMENT: entry = BP__HAS(vt, copy); break;
-    case BP_FAMILY_GATHER: entry = BP__HAS(vt, gather); break;
-    case BP_FAMILY_SOFTMAX: entry = BP__HAS(vt, softmax); break;
-    case BP_FAMILY_CREATION:
-        entry = op == BP_OP_FILL ? BP__HAS(vt, fill) : BP__HAS(vt, arange);
-        break;
-    case BP_FAMILY_RANDOM: entry = BP__HAS(vt, random); break;
-    case BP_FAMILY_OP: entry = BP__HAS(vt, op); break;
-    }
-    if (vt->abi_minor < bp_op_since(op))
-        return false; /* the plugin predates the op */
-    if (!entry)
-        return false;
+    if (vt->abi_minor < bp_op_since(op) || !bp__op_has_entry(b, op))
+        return false; /* the plugin predates the op, or has no entry that takes it */
     return BP__HAS(vt, supports) ? vt->supports(b->dev, op, dtype) : true;
 }
 

@@ -3,8 +3,9 @@
  * One device, the host; buffers are plain host memory. It computes a few
  * element-wise ops for f32 and f64 and moves elements of every dtype
  * (transpose, slice, concat, broadcast_to, pad and their fill); supports()
- * and the NULL family entries declare everything else unsupported, which
- * `backplane conform` reports as UNSUPPORTED rather than FAIL.
+ * declares everything else unsupported, which `backplane conform` reports as
+ * UNSUPPORTED rather than FAIL. Every op reaches it through one entry, op:
+ * the op table (opcodes.h) gives each op's kind, and tpl_op routes by kind.
  *
  * It includes only <backplane/plugin.h> and never links libbackplane: the
  * core hands it a bp_host_api for logging, configuration and error detail.
@@ -309,6 +310,28 @@ static bp_status tpl_fill(void *dev, const bp_view *out, const void *value)
     return BP_OK;
 }
 
+/* ---- the op entry: every op, routed by its kind ------------------------------ */
+
+/* in[] and out[] are the views the op's row in opcodes.h names (fill has no
+ * input: its value is the element whose bytes start params->i[0]). The core
+ * asked supports() first, so an op of another kind never arrives; refusing
+ * it anyway costs nothing. */
+static bp_status tpl_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                        const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    bp_op_params p; /* in this file's layout, whichever core sent it */
+    bp_op_params_read(params, &p);
+    switch (bp_op_kind_of(op)) {
+    case BP_KIND_UNARY: return tpl_unary(dev, op, in[0], out[0]);
+    case BP_KIND_BINARY: return tpl_binary(dev, op, in[0], in[1], out[0]);
+    case BP_KIND_MOVEMENT: return tpl_copy(dev, op, in[0], out[0]);
+    case BP_KIND_FILL: return tpl_fill(dev, out[0], &p.i[0]);
+    default:
+        return TPL_FAIL((tpl_device *)dev, BP_ERR_UNSUPPORTED_OP, "%s is not implemented",
+                        bp_op_name(op));
+    }
+}
+
 /* ---- the descriptor: the one exported symbol returns it ------------------- */
 
 static const bp_plugin tpl_plugin = {
@@ -334,11 +357,9 @@ static const bp_plugin tpl_plugin = {
     .synchronize = NULL, /* optional: every op here finishes before it returns */
     .memory_info = NULL, /* optional */
     .supports = tpl_supports,
-    .unary = tpl_unary,
-    .binary = tpl_binary,
-    .copy = tpl_copy,
-    .fill = tpl_fill,
-    /* where, reduce, matmul, gather, softmax, arange, random: NULL, unsupported */
+    /* unary .. random: the typed entries of ABI 1.0, for plugins built before
+     * 1.6; left NULL here: every op comes through op */
+    .op = tpl_op,
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);

@@ -4,13 +4,13 @@
 
 #include "wrong.h"
 
-static bp_status wrong_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
+static bp_status wrong_op(BPW_OP_ARGS)
 {
     if (op == BP_OP_EXP)
         raise(SIGSEGV); /* the deliberate bug */
-    return tpl_unary(dev, op, x, out);
+    return tpl_op(BPW_OP_PASS);
 }
 
 static const bp_plugin desc = {BPW_TEMPLATE_FIELDS("wrong_crash", "exp crashes"),
-                               .unary = wrong_unary};
+                               .op = wrong_op};
 BPW_EXPORT_DESCRIPTOR(desc)

@@ -2,17 +2,16 @@
  * its (dense) output; the guard bytes around every output must catch it. */
 #include "wrong.h"
 
-static bp_status wrong_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b,
-                              const bp_view *out)
+static bp_status wrong_op(BPW_OP_ARGS)
 {
-    bp_status st = tpl_binary(dev, op, a, b, out);
+    bp_status st = tpl_op(BPW_OP_PASS);
     if (st != BP_OK || op != BP_OP_SUB)
         return st;
-    size_t es = bp_dtype_size(out->dtype);
-    memset(tpl_base(out) + bpw_numel(out) * (int64_t)es, 0x5a, es); /* the deliberate bug */
+    size_t es = bp_dtype_size(out[0]->dtype);
+    memset(tpl_base(out[0]) + bpw_numel(out[0]) * (int64_t)es, 0x5a, es); /* the deliberate bug */
     return BP_OK;
 }
 
 static const bp_plugin desc = {BPW_TEMPLATE_FIELDS("wrong_overrun", "sub writes past its output"),
-                               .binary = wrong_binary};
+                               .op = wrong_op};
 BPW_EXPORT_DESCRIPTOR(desc)

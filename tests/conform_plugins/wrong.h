@@ -10,6 +10,12 @@
 #include "template.c"
 #undef bp_plugin_entry
 
+/* The template's op entry's signature, for a wrong plugin's own. */
+#define BPW_OP_ARGS                                                                 \
+    void *dev, bp_op op, const bp_op_params *p, int32_t n_in, const bp_view *const *in, \
+        int32_t n_out, const bp_view *const *out
+#define BPW_OP_PASS dev, op, p, n_in, in, n_out, out
+
 /* The template's descriptor; a wrong plugin overrides name and one entry
  * (designated initializers: the later one wins, hence -Wno-override-init). */
 #define BPW_TEMPLATE_FIELDS(NAME, WHAT)                                             \
@@ -20,8 +26,7 @@
     .device_count = tpl_device_count, .device_info = tpl_device_info,               \
     .device_open = tpl_device_open, .device_close = tpl_device_close,               \
     .alloc = tpl_alloc, .free = tpl_free, .write = tpl_write, .read = tpl_read,     \
-    .host_ptr = tpl_host_ptr, .supports = tpl_supports, .unary = tpl_unary,         \
-    .binary = tpl_binary, .copy = tpl_copy, .fill = tpl_fill
+    .host_ptr = tpl_host_ptr, .supports = tpl_supports, .op = tpl_op
 
 #define BPW_EXPORT_DESCRIPTOR(desc)                                                 \
     BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);                        \

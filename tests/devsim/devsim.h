@@ -109,8 +109,8 @@ bp_status ds_fill(void *dev, const bp_view *out, const void *value);
 bp_status ds_arange(void *dev, double start, double step, const bp_view *out);
 bp_status ds_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, double p0, double p1,
                     const bp_view *out);
-/* The op entry (plugin.h): every op of BP_OP_LIST_1_4 and BP_OP_LIST_1_5
- * (nn.h) that the reference kernels compute, queued. */
+/* The op entry (plugin.h): every op since ABI 1.4 (its row's SINCE >= 4),
+ * computed by the reference kernels, queued. */
 bp_status ds_op_entry(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                       const bp_view *const *in, int32_t n_out, const bp_view *const *out);
 

@@ -97,7 +97,7 @@ bp_status ds_op_entry(void *dev, bp_op op, const bp_op_params *params, int32_t n
 {
     ds_dev *d = dev;
     /* refused at launch, as a device plugin would */
-    if (!bpb_op_implemented(op) && !(n_in > 0 && in[0] && bpb_nn_supports(op, in[0]->dtype))) {
+    if (!bpb_supports(dev, op, n_in > 0 && in[0] ? in[0]->dtype : BP_F32)) {
         d->host->set_error(d->host->host, "devsim: op code %d (%s) has no kernel here",
                            (int)op, bp_op_name(op));
         return BP_ERR_UNSUPPORTED_OP;

@@ -209,7 +209,11 @@ static bp_status ds_memory_info(void *dev, bp_memory_info *info)
 static const bp_plugin ds_plugin = {
     .struct_size = sizeof(bp_plugin),
     .abi_major = BP_ABI_MAJOR,
-    .abi_minor = BP_ABI_MINOR,
+    /* Built as a plugin of ABI 1.5 on purpose: the ops of 1.0 through their
+     * typed entries, the later ones through op. Every op suite and the
+     * conformance suite run on devsim, so they run the core's compatibility
+     * path for plugins built before 1.6 (core/src/plugin_compat.c). */
+    .abi_minor = 5,
     .name = "devsim",
     .version = "0.1.0",
     .description = "a simulated device for tests: private memory, queued ops, deferred errors",
@@ -240,9 +244,7 @@ static const bp_plugin ds_plugin = {
     .random = ds_random,
     .config_key_size = sizeof(bp_config_key),
     .deferred_error = ds_deferred_error,
-    /* the reference kernels': 1.0's ops, the 1.4 ops of their table, and
-     * nn.h's ops for the dtypes bpb_nn_supports takes */
-    .supports = bpb_supports,
+    .supports = bpb_supports, /* the reference kernels': every op of the table */
     .op = ds_op_entry,
 };
 

@@ -1,5 +1,7 @@
 /* A minimal host-memory plugin the broken test plugins are made from. Each
- * test plugin includes this, then breaks one thing on purpose. */
+ * test plugin includes this, then breaks one thing on purpose. They are
+ * built as plugins of ABI 1.5, taking the ops of 1.0 through the typed
+ * entries (unary, binary, ...) as plugins of that era do. */
 #ifndef BPT_TOY_H
 #define BPT_TOY_H
 
@@ -54,7 +56,7 @@ static bp_status toy_read(void *dev, const void *buffer, size_t offset, void *ds
 
 #define TOY_DESCRIPTOR_FIELDS(NAME)                                           \
     .struct_size = sizeof(bp_plugin), .abi_major = BP_ABI_MAJOR,              \
-    .abi_minor = BP_ABI_MINOR, .name = NAME, .version = "0.0.1",              \
+    .abi_minor = 5, .name = NAME, .version = "0.0.1",                         \
     .description = "a deliberately broken test plugin", .open = toy_open,     \
     .close = toy_close, .device_count = toy_device_count,                     \
     .device_info = toy_device_info, .device_open = toy_device_open,           \

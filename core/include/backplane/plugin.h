@@ -58,16 +58,23 @@ extern "C" {
  *        call; a plugin with it checks gather's indices itself.
  *   1.3  wrap and buffer_address: zero-copy exchange (a mapped checkpoint,
  *        DLPack tensors of other libraries).
- *   1.4  op: every op added since (opcodes.h's BP_OP_LIST_1_4) comes through
- *        this one entry, with bp_op_params; a plugin built for an older
- *        minor is never asked for one.
- *   1.5  the neural-network ops (opcodes.h's BP_OP_LIST_1_5: conv .. resize),
- *        and bp_op_params holds 16 integers and 16 reals where 1.4's held 6
- *        of each. A 1.4 plugin is handed its own layout (bp_op_params_1_4,
- *        below), so the reals of its ops (elu's alpha, gemm's beta) arrive
- *        where it reads them. */
+ *   1.4  op: every op added since (the op table's rows with SINCE 4) comes
+ *        through this one entry, with bp_op_params; a plugin built for an
+ *        older minor is never asked for one.
+ *   1.5  the neural-network ops (the op table's rows with SINCE 5: conv ..
+ *        resize), and bp_op_params holds 16 integers and 16 reals where
+ *        1.4's held 6 of each. A 1.4 plugin is handed its own layout
+ *        (bp_op_params_1_4, below), so the reals of its ops (elu's alpha,
+ *        gemm's beta) arrive where it reads them.
+ *   1.6  every op comes through `op`, the ops of 1.0 too, their parameters
+ *        in bp_op_params as opcodes.h's bp_op_kind lays them out (a
+ *        reduction's n_reduce in i[0], fill's element in i[0]'s bytes,
+ *        arange's start and step in f[0], f[1] ...). The typed entries of
+ *        1.0 (unary .. random) are called only for plugins built before
+ *        1.6, which keep working unchanged; a plugin of 1.6 leaves them
+ *        NULL. No member was added: only what the core sends changed. */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 5
+#define BP_ABI_MINOR 6
 
 /* Memory kinds, numbered as DLPack numbers device types (DLDeviceType), so
  * that exchange needs no translation. */
@@ -137,7 +144,8 @@ typedef struct bp_memory_info {
 } bp_memory_info;
 
 /* The parameters of an op beyond its views (ABI 1.4; widened in 1.5). What
- * each op reads is written beside its code in opcodes.h; the rest is zero. */
+ * each op reads is written with its kind (bp_op_kind) and beside its row in
+ * opcodes.h; the rest is zero. */
 typedef struct bp_op_params {
     uint32_t struct_size;          /* sizeof(bp_op_params) as the core knows it */
     int64_t i[16];                 /* integer parameters (axis, k, flags, modes, windows) */
@@ -211,10 +219,14 @@ typedef struct bp_plugin {
     bp_status (*synchronize)(void *dev);              /* (optional) wait for all queued work */
     bp_status (*memory_info)(void *dev, bp_memory_info *info); /* (optional) */
 
-    /* -- ops (each optional: NULL means every op of the family is unsupported) -- */
-    /* (optional) false if the op is unsupported for this input dtype; NULL:
-     * every op whose family entry is non-NULL is supported for every dtype the
-     * core accepts. For CAST it is asked for both the source and the target. */
+    /* -- ops: a plugin built for ABI 1.6 or later takes every op through
+     * `op` (below) and leaves the typed entries from unary to random NULL;
+     * the core calls them only for a plugin built before 1.6. Each is
+     * optional: NULL means every op of the family is unsupported. -- */
+    /* (optional) false if the op is unsupported for this input dtype (the
+     * dtype of the input its op table row types it by); NULL: every op whose
+     * entry is non-NULL is supported for every dtype the core accepts. For
+     * CAST it is asked for both the source and the target. */
     bool (*supports)(void *dev, bp_op op, bp_dtype dtype);
     /* UNARY: out[i] = f(x[i]); x and out have the same shape. */
     bp_status (*unary)(void *dev, bp_op op, const bp_view *x, const bp_view *out);
@@ -295,12 +307,13 @@ typedef struct bp_plugin {
                                 void **address);
     /* Members above are valid for ABI 1.3. */
 
-    /* (optional) Every op of opcodes.h's BP_OP_LIST_1_4: in[0 .. n_in) and
-     * out[0 .. n_out) are the views its comment there lists, in that order;
-     * an optional input that was not given is NULL. The core's guarantees
-     * above hold for each (dtypes the op accepts, shapes, fresh outputs,
-     * indices in range unless the plugin has deferred_error). supports() is
-     * asked with the dtype of in[0]. */
+    /* (optional) Every op of the op table (opcodes.h; for a plugin built
+     * before ABI 1.6 only those of 1.4 and later): in[0 .. n_in) and
+     * out[0 .. n_out) are the views its row's IN and OUT name, in that
+     * order; an optional one that was not given is NULL. params as
+     * opcodes.h's bp_op_kind and the row say. The core's guarantees above
+     * hold for each (dtypes the op accepts, shapes, fresh outputs, indices
+     * in range unless the plugin has deferred_error). */
     bp_status (*op)(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                     const bp_view *const *in, int32_t n_out, const bp_view *const *out);
     /* Members above are valid for ABI 1.4. */
