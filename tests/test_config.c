@@ -395,6 +395,18 @@ Test(config, config_indented_continuation_is_config_error)
     assert_create_fails(BP_ERR_CONFIG, path, at(path, 3), "indent", NULL);
 }
 
+Test(config, config_indented_key_is_config_error_wherever_it_is)
+{
+    /* right after a section header ini syntax would read it as a key, so it
+     * used to be accepted there and refused after another key */
+    const char *path = write_ini("[backplane]\n  log_level = info\n");
+    assert_create_fails(BP_ERR_CONFIG, path, at(path, 2), "indent", "log_level", NULL);
+    path = write_ini("; comment\n\t[backplane]\nlog_level = info\n");
+    assert_create_fails(BP_ERR_CONFIG, path, at(path, 2), "indent", NULL);
+    path = write_ini("[backplane]\nlog_level = info\n\n   default_backend = binary\n");
+    assert_create_fails(BP_ERR_CONFIG, path, at(path, 4), "indent", NULL);
+}
+
 Test(config, config_syntax_error_names_line)
 {
     const char *path = write_ini("[backplane]\nlog_level = warn\n\nthis is not ini\n");
