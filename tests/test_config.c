@@ -601,7 +601,10 @@ Test(config, list_foreach_trims_and_skips_empty)
 
 Test(config, list_foreach_skips_unavailable_backends_in_order)
 {
-    setenv("BP_DEFAULT_BACKEND", "no_such_xyz, no_such_abc:3 ,binary", 1);
+    /* plugins that are found but do not open here: skipped, in order */
+    setenv("BP_PLUGIN_PATH", BPT_PLUGIN_DIR, 1);
+    setenv("BP_DEFAULT_BACKEND", "open_fails, wrong_abi:3 ,binary", 1);
+    setenv("BP_LOG_LEVEL", "error", 1);
     const char *path = write_ini("");
     bp_context *ctx = NULL;
     BPT_OK(bp_context_create(path, &ctx));
@@ -609,7 +612,21 @@ Test(config, list_foreach_skips_unavailable_backends_in_order)
     BPT_OK(bp_backend_default(ctx, &be));
     cr_assert_str_eq(bp_backend_plugin_name(be), "binary");
     const char *why = bp_context_default_reason(ctx);
-    const char *a = strstr(why, "no_such_xyz"), *b = strstr(why, "no_such_abc");
+    const char *a = strstr(why, "open_fails: skipped"), *b = strstr(why, "wrong_abi:3: skipped");
     cr_assert(a && b && a < b, "reason lists the skipped backends in order: %s", why);
+    bp_context_destroy(ctx);
+}
+
+Test(config, a_typo_in_the_file_s_default_backend_is_a_config_error_naming_file_line_and_fix)
+{
+    const char *path = write_ini("[backplane]\nlog_level = off\ndefault_backend = blascpu, binary\n");
+    bp_context *ctx = NULL;
+    BPT_OK(bp_context_create(path, &ctx));
+    bp_backend *be = NULL;
+    BPT_FAILS(BP_ERR_CONFIG, bp_backend_default(ctx, &be));
+    cr_assert_null(be, "ran on binary instead");
+    const char *e = bp_last_error();
+    cr_assert(strstr(e, at(path, 3)) && strstr(e, "'blascpu'") && strstr(e, "did you mean 'blas_cpu'"),
+              "%s", e);
     bp_context_destroy(ctx);
 }
