@@ -59,6 +59,29 @@ check bad_config_fails_naming_file_line_and_key 1 "$bp" info --config "$tmp/bad.
   { stderr_has "$tmp/bad.ini:2" && stderr_has log_level && ok bad_config_fails_naming_file_line_and_key ||
     bad "bad_config_fails_naming_file_line_and_key: $(head -c 300 "$tmp/err")"; }
 
+# A key the plugin refuses: info exits 1, and the plugin's reason stands beside
+# the key (not "UNUSED"), and goes to stderr.
+printf '[backend.binary]\nthread = 4\n' >"$tmp/plugin_key.ini"
+check info_fails_on_a_plugin_config_error_with_the_reason_beside_the_key 1 \
+  "$bp" info --config "$tmp/plugin_key.ini" &&
+  { grep -q "thread = 4 .*(.*plugin_key.ini:2)  ERROR: .*unknown key 'thread'" "$tmp/out" &&
+    ! stdout_has UNUSED && stderr_has "unknown key 'thread'" &&
+    ok info_fails_on_a_plugin_config_error_with_the_reason_beside_the_key ||
+    bad "info_fails_on_a_plugin_config_error_with_the_reason_beside_the_key: $(grep thread "$tmp/out")"; }
+check info_json_gives_the_error_of_the_setting 1 "$bp" info --config "$tmp/plugin_key.ini" --json &&
+  { python3 -c 'import json,sys; s=[x for x in json.load(open(sys.argv[1]))["settings"] if x["key"]=="thread"][0]; sys.exit("unknown key" not in s["error"])' "$tmp/out" &&
+    ok info_json_gives_the_error_of_the_setting || bad info_json_gives_the_error_of_the_setting; }
+check info_fails_on_a_default_backend_that_names_no_backend 1 \
+  env BP_DEFAULT_BACKEND=binry "$bp" info &&
+  { grep -q "default_backend = binry .*ERROR: .*did you mean 'binary'" "$tmp/out" &&
+    stderr_has "did you mean 'binary'" &&
+    ok info_fails_on_a_default_backend_that_names_no_backend ||
+    bad "info_fails_on_a_default_backend_that_names_no_backend: $(grep default_backend "$tmp/out")"; }
+printf '[backend.nosuch]\nx = 1\n' >"$tmp/no_plugin.ini"
+check info_says_why_a_key_is_unused 0 "$bp" info --config "$tmp/no_plugin.ini" &&
+  { stdout_has "UNUSED: no plugin named 'nosuch' is installed" && ok info_says_why_a_key_is_unused ||
+    bad "info_says_why_a_key_is_unused: $(grep nosuch "$tmp/out")"; }
+
 # learned NAME: the demo just run (check) ended above 90% accuracy (chance is
 # 25%) with nothing on stderr.
 learned() {
