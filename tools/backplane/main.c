@@ -34,7 +34,8 @@ static const cli_command commands[] = {
     {"conform", cli_conform,
      "run the conformance suite against a backend or plugin file (op x dtype, contract)"},
     {"cuda-check", cli_cuda_check,
-     "would this build's cuda plugin run on a GPU of compute capability X.Y? (no GPU needed)"},
+     "would this build's cuda plugin run on this machine's GPUs, or on one of compute "
+     "capability X.Y (--cc, no GPU needed)?"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
