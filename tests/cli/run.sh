@@ -168,5 +168,37 @@ if [ -n "$test_plugins" ]; then
       else bad "demo_without_sync_every_waits_only_when_reporting: '$waits'"; fi; }
 fi
 
+# conform's output. Off a terminal (here: a file) the progress is a line per
+# tenth of the rows, the last "[N/N] 100%" with N every row the totals count.
+check conform_progress_is_a_line_per_tenth_off_a_terminal 0 \
+  "$bp" conform --backend binary --op add --op 'contract.*' &&
+  { lines=$(grep -c '^conform: \[' "$tmp/err")
+    last=$(grep '^conform: \[' "$tmp/err" | tail -1)
+    total=$(awk '/passed, .* failed, .* unsupported, .* crashed$/ {print $1 + $3 + $5 + $7}' "$tmp/out")
+    if [ "$lines" -le 11 ] && [ "$lines" -ge 2 ] && [[ "$last" == "conform: [$total/$total] 100% "* ]]; then
+      ok "conform_progress_is_a_line_per_tenth_off_a_terminal ($lines lines, $total rows)"
+    else bad "conform_progress_is_a_line_per_tenth_off_a_terminal: $lines lines, last '$last', total '$total'"; fi; }
+# On a terminal, one line rewritten in place (script(1) gives the command one).
+if command -v script >/dev/null; then
+  script -qec "'$bp' conform --backend binary --op add >/dev/null" /dev/null >"$tmp/tty" 2>&1
+  newlines=$(tr -cd '\n' <"$tmp/tty" | wc -c)
+  if grep -q $'\rconform: \\[' "$tmp/tty" && [ "$newlines" -eq 1 ] && grep -q "done in" "$tmp/tty"; then
+    ok conform_progress_on_a_terminal_is_one_line_rewritten_in_place
+  else bad "conform_progress_on_a_terminal_is_one_line_rewritten_in_place: $newlines newlines: $(head -c 300 "$tmp/tty" | od -c | head -5)"; fi
+else
+  echo "ok - conform_progress_on_a_terminal_is_one_line_rewritten_in_place # SKIP no script(1)"
+fi
+# The summary's columns line up whatever the op names' lengths.
+check conform_summary_columns_line_up 0 "$bp" conform --backend binary --op 'softmax*' &&
+  { widths=$(sed -n '/^  op  /,/ passed, /p' "$tmp/out" | sed '$d' | awk '{print length($0)}' | sort -u | wc -l)
+    stdout_has "softmax_cross_entropy_loss" && [ "$widths" -eq 1 ] && ok conform_summary_columns_line_up ||
+      bad "conform_summary_columns_line_up: $(sed -n '/^  op  /,/ passed, /p' "$tmp/out")"; }
+# An unknown backend's error keeps its lines (the places searched, one a line).
+check conform_an_unknown_backend_keeps_the_lines_of_its_error 1 "$bp" conform --backend nosuch &&
+  { grep -q "^backplane conform: cannot open backend nosuch: .*Searched, in order:$" "$tmp/err" &&
+    grep -q "^    built-in: " "$tmp/err" && grep -q "^  Plugins found:" "$tmp/err" &&
+    ok conform_an_unknown_backend_keeps_the_lines_of_its_error ||
+    bad "conform_an_unknown_backend_keeps_the_lines_of_its_error: $(head -c 400 "$tmp/err")"; }
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
