@@ -31,6 +31,9 @@ stdout_empty() { [ ! -s "$tmp/out" ]; }
 check help_lists_every_command 0 "$bp" --help &&
   { stdout_has info && stdout_has demo && stdout_has bench && stdout_has cuda-check && stderr_empty &&
     ok help_lists_every_command || bad "help_lists_every_command: missing a command or wrote to stderr"; }
+check help_names_both_demo_models 0 "$bp" --help &&
+  { grep -q "^  demo .*MLP.*CNN" "$tmp/out" && ok help_names_both_demo_models ||
+    bad "help_names_both_demo_models: $(grep demo "$tmp/out")"; }
 
 for cmd in info demo inspect bench cuda-check; do
   check "${cmd}_has_help" 0 "$bp" "$cmd" --help &&
@@ -148,6 +151,13 @@ check inspect_lists_tensors_and_metadata 0 "$bp" inspect "$tmp/ck.safetensors" &
 check inspect_json_is_valid_json 0 "$bp" inspect "$tmp/ck.safetensors" --json &&
   { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tensors"][0]["shape"]==[2] and d["metadata"]=={"step":"7"}' "$tmp/out" &&
     ok inspect_json_is_valid_json || bad "inspect_json_is_valid_json: $(cat "$tmp/out")"; }
+check inspect_values_prints_each_tensor_as_bp_tensor_print_does 0 "$bp" inspect "$tmp/ck.safetensors" --values &&
+  { stdout_has "^w: tensor (2,) f32 on binary:0$" && stdout_has '^\[1\. 2\.\]$' &&
+    ok inspect_values_prints_each_tensor_as_bp_tensor_print_does ||
+    bad "inspect_values_prints_each_tensor_as_bp_tensor_print_does: $(cat "$tmp/out")"; }
+check inspect_values_in_json 0 "$bp" inspect "$tmp/ck.safetensors" --values --json &&
+  { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tensors"][0]["values"].endswith("[1. 2.]")' "$tmp/out" &&
+    ok inspect_values_in_json || bad "inspect_values_in_json: $(cat "$tmp/out")"; }
 printf 'not a checkpoint' >"$tmp/bad.safetensors"
 check inspect_reports_a_broken_file_with_the_reason 1 "$bp" inspect "$tmp/bad.safetensors" &&
   { stderr_has "not a valid safetensors file" && stdout_empty &&
