@@ -329,9 +329,44 @@ Test(config, config_example_file_loads)
     BPT_OK(bp_context_create(path, &ctx));
     cr_assert_str_eq(bp_context_config_path(ctx), path);
     bp_setting s = setting(ctx, "backplane", "default_backend");
-    cr_assert_str_eq(s.value, "binary");
     cr_assert_not_null(strstr(s.origin, "backplane.ini:"), "origin %s", s.origin);
     bp_context_destroy(ctx);
+}
+
+Test(config, the_example_file_sets_and_names_the_built_in_defaults)
+{
+    /* conf/backplane.ini says its values are the built-in ones, and each
+     * key's "; Default:" comment names that value */
+    static const char *const keys[] = {"default_backend", "plugin_path", "log_level"};
+    const char *path = BPT_SOURCE_DIR "/conf/backplane.ini";
+    bp_context *none = NULL, *example = NULL;
+    BPT_OK(bp_context_create(write_ini(""), &none));
+    BPT_OK(bp_context_create(path, &example));
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char text[16384];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        bp_setting builtin = setting(none, "backplane", keys[i]);
+        bp_setting set = setting(example, "backplane", keys[i]);
+        cr_assert_str_eq(set.value, builtin.value, "%s: the example sets '%s', the built-in "
+                         "default is '%s'", keys[i], set.value, builtin.value);
+        /* the last "; Default: " before the key's line */
+        char line[64];
+        snprintf(line, sizeof line, "\n%s =", keys[i]);
+        const char *at = strstr(text, line), *doc = NULL;
+        cr_assert_not_null(at, "no line '%s =' in the example", keys[i]);
+        for (const char *p = text; (p = strstr(p, "; Default: ")) && p < at; p++)
+            doc = p + strlen("; Default: ");
+        cr_assert_not_null(doc, "%s has no '; Default:' comment", keys[i]);
+        const char *want = builtin.value[0] ? builtin.value : "empty";
+        cr_assert(strncmp(doc, want, strlen(want)) == 0, "%s: the comment says 'Default: %.40s', "
+                  "the built-in default is '%s'", keys[i], doc, want);
+    }
+    bp_context_destroy(none);
+    bp_context_destroy(example);
 }
 
 /* ---- errors ------------------------------------------------------------- */
