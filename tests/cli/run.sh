@@ -94,7 +94,7 @@ learned() {
   else bad "$1: accuracy '$acc', stderr: $(head -c 300 "$tmp/err")"; fi
 }
 check demo_learns_well_above_chance 0 "$bp" demo --steps 150 && learned demo_learns_well_above_chance
-# On the default backend, then on the reference (issue 16: every CPU backend).
+# On the default backend, then on the reference (the CNN learns on every CPU backend).
 check demo_cnn_learns_well_above_chance 0 "$bp" demo --model cnn --steps 30 &&
   learned demo_cnn_learns_well_above_chance
 check demo_cnn_learns_on_the_reference_backend 0 "$bp" demo --model cnn --steps 30 --backend binary &&
