@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Time nn.h's ops (issue 16) side by side in one process: binary, blas_cpu, NumPy.
+"""Time nn.h's ops side by side in one process: binary, blas_cpu, NumPy.
 
 Ops, each at two realistic sizes (see CASES): conv2d f32 3x3 pad 1, max_pool
 f32 (ResNet's 3x3 stride-2 stem pool and a 2x2 stride-2 pool), layer_norm over
@@ -13,10 +13,10 @@ rows). Contenders per case:
              sliding_window_view + tensordot, i.e. NumPy's own OpenBLAS sgemm)
   sgemm      conv only: cblas_sgemm of the conv's own gemm shape (M x C*9 times
              C*9 x N*H*W, what im2col reduces the conv to), through the very
-             libopenblas the blas_cpu plugin loaded; issue 16's target is the
-             conv's GFLOP/s >= 0.5 x this
+             libopenblas the blas_cpu plugin loaded; the target is the conv's
+             GFLOP/s >= 0.5 x this
 
-Issue 16's own targets are also printed: conv2d at N=32 C=64 H=W=56 K=64
+The targets are also printed: conv2d at N=32 C=64 H=W=56 K=64
 against sgemm of the same FLOPs (square and conv-shaped), layer_norm and
 cross-entropy on (4096, 4096) against NumPy (>= 1.0).
 
@@ -209,7 +209,7 @@ def np_cross_entropy(x, labels):
 
 # ---- the cases --------------------------------------------------------------------------
 
-def make_cases(L, bps, blas, want, issue_targets):
+def make_cases(L, bps, blas, want, with_targets):
     """[(op, size label, flops or None, {contender: callable})]"""
     rng = np.random.default_rng(1)
     u = lambda *s, lo=-1.0, hi=1.0: rng.uniform(lo, hi, s).astype(np.float32)  # noqa: E731
@@ -285,8 +285,8 @@ def make_cases(L, bps, blas, want, issue_targets):
             fs["numpy"] = lambda x=x, labels=labels: np_cross_entropy(x, labels)
             cases.append(("cross_entropy", f"{R}x{K}, mean", None, fs))
 
-    if issue_targets and "conv2d" in want and blas:
-        # issue 16's conv target: blas_cpu only (the binary backend's direct
+    if with_targets and "conv2d" in want and blas:
+        # the conv target: blas_cpu only (the binary backend's direct
         # double kernel would take tens of seconds per call at this size)
         blas_only = [bp for bp in bps if bp.name == "blas_cpu"]
         N, Cin, H, K = 32, 64, 56, 64
@@ -294,7 +294,7 @@ def make_cases(L, bps, blas, want, issue_targets):
         del fs["numpy"]
         side = round((flops / 2) ** (1 / 3))
         fs[f"sgemm {side}^3"] = sgemm_call(blas, side, side, side)
-        cases.append(("conv2d (issue 16 target)", label, flops, fs))
+        cases.append(("conv2d (target: >= 0.5x sgemm)", label, flops, fs))
     return cases
 
 
@@ -326,7 +326,7 @@ def main():
     p.add_argument("--only", default="conv2d,max_pool,layer_norm,batch_norm,cross_entropy")
     p.add_argument("--no-binary", action="store_true", help="leave the binary backend out")
     p.add_argument("--no-targets", action="store_true",
-                   help="leave out issue 16's N=32 conv target (the longest case)")
+                   help="leave out the N=32 conv target (the longest case)")
     args = p.parse_args()
     L, ctx = open_lib(args.lib)
     names = ["blas_cpu"] if args.no_binary else ["binary", "blas_cpu"]
@@ -371,8 +371,8 @@ def main():
             if "blas_cpu" in t and name != "blas_cpu":
                 line += f"  x/blas_cpu {v / t['blas_cpu']:7.2f}"
             print(line)
-    for op, label, flops, t in results:  # the targets of issue 16
-        if op.startswith("conv2d (issue"):
+    for op, label, flops, t in results:  # the targets
+        if op.startswith("conv2d (target"):
             for name in t:
                 if name.startswith("sgemm"):
                     print(f"target: conv {label} GFLOP/s / {name}'s = "

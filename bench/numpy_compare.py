@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Compare backplane with NumPy on every op family of issue 14.
+"""Compare backplane with NumPy on every op family (target: at least as fast).
 
 For every case (an op spec and a shape, the syntax of `backplane bench
 --op SPEC --size S`) this runs NumPy (in this process) and `backplane bench
@@ -26,7 +26,7 @@ per build, each against the same NumPy samples.
 
 --binary also times the binary (reference) backend against blas_cpu limited
 to one thread (a config file with `threads = 1`) on the elementwise cases,
-and the binary backend's matmul against blas_cpu's: issue 14 asks for at
+and the binary backend's matmul against blas_cpu's: the targets are at
 least 1/3 and 1/10 of blas_cpu's throughput.
 
 usage: bench/numpy_compare.py --backplane build/bin/backplane [--backend blas_cpu]
@@ -62,7 +62,7 @@ M22, M24, M16 = "4194304", "16777216", "65536"
 
 
 def cases():
-    """(spec, size, family, target): every family of issue 14, in one table."""
+    """(spec, size, family, target): every op family, in one table."""
     out = []
     add = lambda spec, size, fam, target=1.0: out.append((spec, size, fam, target))
     for op in UNARY:

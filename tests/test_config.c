@@ -329,9 +329,44 @@ Test(config, config_example_file_loads)
     BPT_OK(bp_context_create(path, &ctx));
     cr_assert_str_eq(bp_context_config_path(ctx), path);
     bp_setting s = setting(ctx, "backplane", "default_backend");
-    cr_assert_str_eq(s.value, "binary");
     cr_assert_not_null(strstr(s.origin, "backplane.ini:"), "origin %s", s.origin);
     bp_context_destroy(ctx);
+}
+
+Test(config, the_example_file_sets_and_names_the_built_in_defaults)
+{
+    /* conf/backplane.ini says its values are the built-in ones, and each
+     * key's "; Default:" comment names that value */
+    static const char *const keys[] = {"default_backend", "plugin_path", "log_level"};
+    const char *path = BPT_SOURCE_DIR "/conf/backplane.ini";
+    bp_context *none = NULL, *example = NULL;
+    BPT_OK(bp_context_create(write_ini(""), &none));
+    BPT_OK(bp_context_create(path, &example));
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char text[16384];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        bp_setting builtin = setting(none, "backplane", keys[i]);
+        bp_setting set = setting(example, "backplane", keys[i]);
+        cr_assert_str_eq(set.value, builtin.value, "%s: the example sets '%s', the built-in "
+                         "default is '%s'", keys[i], set.value, builtin.value);
+        /* the last "; Default: " before the key's line */
+        char line[64];
+        snprintf(line, sizeof line, "\n%s =", keys[i]);
+        const char *at = strstr(text, line), *doc = NULL;
+        cr_assert_not_null(at, "no line '%s =' in the example", keys[i]);
+        for (const char *p = text; (p = strstr(p, "; Default: ")) && p < at; p++)
+            doc = p + strlen("; Default: ");
+        cr_assert_not_null(doc, "%s has no '; Default:' comment", keys[i]);
+        const char *want = builtin.value[0] ? builtin.value : "empty";
+        cr_assert(strncmp(doc, want, strlen(want)) == 0, "%s: the comment says 'Default: %.40s', "
+                  "the built-in default is '%s'", keys[i], doc, want);
+    }
+    bp_context_destroy(none);
+    bp_context_destroy(example);
 }
 
 /* ---- errors ------------------------------------------------------------- */
@@ -393,6 +428,18 @@ Test(config, config_indented_continuation_is_config_error)
     /* ini syntax would read line 3 as more of default_backend's value. */
     const char *path = write_ini("[backplane]\ndefault_backend = binary\n  log_level = info\n");
     assert_create_fails(BP_ERR_CONFIG, path, at(path, 3), "indent", NULL);
+}
+
+Test(config, config_indented_key_is_config_error_wherever_it_is)
+{
+    /* right after a section header ini syntax would read it as a key, so it
+     * used to be accepted there and refused after another key */
+    const char *path = write_ini("[backplane]\n  log_level = info\n");
+    assert_create_fails(BP_ERR_CONFIG, path, at(path, 2), "indent", "log_level", NULL);
+    path = write_ini("; comment\n\t[backplane]\nlog_level = info\n");
+    assert_create_fails(BP_ERR_CONFIG, path, at(path, 2), "indent", NULL);
+    path = write_ini("[backplane]\nlog_level = info\n\n   default_backend = binary\n");
+    assert_create_fails(BP_ERR_CONFIG, path, at(path, 4), "indent", NULL);
 }
 
 Test(config, config_syntax_error_names_line)
@@ -589,7 +636,10 @@ Test(config, list_foreach_trims_and_skips_empty)
 
 Test(config, list_foreach_skips_unavailable_backends_in_order)
 {
-    setenv("BP_DEFAULT_BACKEND", "no_such_xyz, no_such_abc:3 ,binary", 1);
+    /* plugins that are found but do not open here: skipped, in order */
+    setenv("BP_PLUGIN_PATH", BPT_PLUGIN_DIR, 1);
+    setenv("BP_DEFAULT_BACKEND", "open_fails, wrong_abi:3 ,binary", 1);
+    setenv("BP_LOG_LEVEL", "error", 1);
     const char *path = write_ini("");
     bp_context *ctx = NULL;
     BPT_OK(bp_context_create(path, &ctx));
@@ -597,7 +647,21 @@ Test(config, list_foreach_skips_unavailable_backends_in_order)
     BPT_OK(bp_backend_default(ctx, &be));
     cr_assert_str_eq(bp_backend_plugin_name(be), "binary");
     const char *why = bp_context_default_reason(ctx);
-    const char *a = strstr(why, "no_such_xyz"), *b = strstr(why, "no_such_abc");
+    const char *a = strstr(why, "open_fails: skipped"), *b = strstr(why, "wrong_abi:3: skipped");
     cr_assert(a && b && a < b, "reason lists the skipped backends in order: %s", why);
+    bp_context_destroy(ctx);
+}
+
+Test(config, a_typo_in_the_file_s_default_backend_is_a_config_error_naming_file_line_and_fix)
+{
+    const char *path = write_ini("[backplane]\nlog_level = off\ndefault_backend = blascpu, binary\n");
+    bp_context *ctx = NULL;
+    BPT_OK(bp_context_create(path, &ctx));
+    bp_backend *be = NULL;
+    BPT_FAILS(BP_ERR_CONFIG, bp_backend_default(ctx, &be));
+    cr_assert_null(be, "ran on binary instead");
+    const char *e = bp_last_error();
+    cr_assert(strstr(e, at(path, 3)) && strstr(e, "'blascpu'") && strstr(e, "did you mean 'blas_cpu'"),
+              "%s", e);
     bp_context_destroy(ctx);
 }

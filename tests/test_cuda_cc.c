@@ -3,6 +3,7 @@
  * and the verdict, image and words of reason and remedy it must give. Pure
  * function: runs on machines without a GPU. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cc_check.h"
@@ -38,7 +39,7 @@ static const cc_case cases[] = {
     {"jit_disabled_by_config_is_unsupported", "12.0", "80,90", "90", R13, R13, false, "", "",
      BPCU_UNSUPPORTED, "", "allow_ptx_jit = false", "set allow_ptx_jit = true", NULL},
     {"ptx_newer_than_the_driver_is_unsupported", "12.0", "80,90", "90", 13000, 13020, true, "", "",
-     BPCU_UNSUPPORTED, "", "cannot JIT-compile", "driver version >= 13020", NULL},
+     BPCU_UNSUPPORTED, "", "cannot JIT-compile", "supports CUDA 13.2 or newer", "version >="},
     {"real_code_runs_on_an_older_driver_of_the_same_major", "9.0", "90", "90", 13000, 13020, true,
      "", "", BPCU_NATIVE, "sm_90", NULL, NULL, NULL},
     {"driver_older_than_the_runtime_runs_nothing", "9.0", "90", "90", 12080, R13, true, "", "",
@@ -47,7 +48,9 @@ static const cc_case cases[] = {
     {"driver_older_than_the_runtime_is_not_forced_by_allow_cc", "9.0", "90", "90", 12080, R13, true,
      "9.0", "", BPCU_UNSUPPORTED, "", "major version is older", NULL, NULL},
     {"no_driver_is_unsupported", "9.0", "90", "90", 0, R13, true, "", "",
-     BPCU_UNSUPPORTED, "", "no CUDA driver found", "install the NVIDIA driver", NULL},
+     BPCU_UNSUPPORTED, "", "no CUDA driver found",
+     "install an NVIDIA driver that supports CUDA 13.0 or newer (release 580.65.06 or newer)",
+     "13000"},
     {"no_driver_is_not_forced_by_allow_cc", "9.0", "90", "", 0, R13, true, "9.0", "",
      BPCU_UNSUPPORTED, "", "no CUDA driver found", NULL, NULL},
     {"a_only_image_refuses_another_cc", "10.3", "100a", "", R13, R13, true, "", "",
@@ -100,6 +103,20 @@ static const cc_case cases[] = {
      "update the NVIDIA driver"},
     {"an_architecture_newer_than_the_table_is_offered_ptx", "13.0", "120a", "", R13, R13, true, "",
      "", BPCU_UNSUPPORTED, "", NULL, "120-virtual", NULL},
+    /* lists no toolkit can have made, and words for drivers */
+    {"sm_120_from_cuda_12_6_is_not_native_since_12_6_cannot_build_it", "12.0", "120", "", R13,
+     12060, true, "", "", BPCU_UNSUPPORTED, "",
+     "sm_120 needs CUDA 12.8 or newer, so a build made with CUDA 12.6 cannot contain it",
+     "rebuild with CUDA 12.8 or newer", NULL},
+    {"an_image_no_toolkit_made_does_not_hide_one_that_runs", "9.0", "90,120", "", R13, 12060,
+     true, "", "", BPCU_NATIVE, "sm_90", NULL, NULL, NULL},
+    {"the_driver_is_named_by_cuda_version_and_release_never_by_cuda_s_integer", "9.0", "90", "",
+     12080, R13, true, "", "", BPCU_UNSUPPORTED, "", "the driver supports CUDA 12.8 but",
+     "update the NVIDIA driver to one that supports CUDA 13.0 or newer (release 580.65.06 or "
+     "newer)", "13000"},
+    {"a_toolkit_range_of_one_version_is_named_as_that_version", "12.0", "120", "", 12080, R13,
+     true, "", "", BPCU_UNSUPPORTED, "", NULL,
+     "build with CUDA 12.8 and CMAKE_CUDA_ARCHITECTURES including 120-real", "from 12.8 to 12.8"},
 };
 
 static void check_case(const char *name)
@@ -143,6 +160,11 @@ static void check_case(const char *name)
     if (v == BPCU_UNSUPPORTED || v == BPCU_FORCED || v == BPCU_JIT)
         cr_assert_neq(d.remedy[0], '\0', "%s: a refusal or warning names a remedy", name);
     cr_assert_null(strchr(d.reason, '\n'));
+    char integer[16];
+    snprintf(integer, sizeof integer, "%d", c->driver);
+    if (c->driver >= 1000) /* a CUDA version is written 12.8, never as CUDA's 12080 */
+        cr_assert(!strstr(d.reason, integer) && !strstr(d.remedy, integer), "%s: %s | %s", name,
+                  d.reason, d.remedy);
 }
 
 #define CC_TEST(name) Test(cuda_cc, name) { check_case(#name); }
@@ -182,11 +204,15 @@ CC_TEST(an_old_driver_is_offered_a_toolkit_it_can_run)
 CC_TEST(a_driver_too_old_for_the_architecture_is_not_offered_a_rebuild)
 CC_TEST(a_device_no_image_fits_is_not_told_to_only_update_the_driver)
 CC_TEST(an_architecture_newer_than_the_table_is_offered_ptx)
+CC_TEST(sm_120_from_cuda_12_6_is_not_native_since_12_6_cannot_build_it)
+CC_TEST(an_image_no_toolkit_made_does_not_hide_one_that_runs)
+CC_TEST(the_driver_is_named_by_cuda_version_and_release_never_by_cuda_s_integer)
+CC_TEST(a_toolkit_range_of_one_version_is_named_as_that_version)
 
 Test(cuda_cc, every_table_row_has_a_test)
 {
     /* keeps the table and the CC_TEST list above in step */
-    cr_assert_eq(sizeof cases / sizeof cases[0], 35);
+    cr_assert_eq(sizeof cases / sizeof cases[0], 39);
 }
 
 /* ---- parsers ------------------------------------------------------------- */
@@ -311,6 +337,43 @@ Test(cuda_cc, parses_cuda_versions_as_nvidia_smi_prints_them)
                   err);
         cr_assert_eq(v, good[i].v, "%s gave %d", good[i].s, v);
     }
+}
+
+Test(cuda_cc, reads_a_driver_release_as_the_cuda_version_it_supports)
+{
+    static const struct { const char *s; int v; const char *note; } good[] = {
+        {"575.57.08", 12090, "driver release 575.57.08 supports CUDA 12.9"},
+        {"575.51.03", 12090, NULL}, {"575", 12090, NULL}, {"570.86.10", 12080, NULL},
+        {"570.26", 12080, NULL}, {"580.65.06", 13000, NULL}, {"535.161.07", 12020, NULL},
+        {"565.57.01", 12070, NULL}, {"560.35.05", 12060, NULL}, {"450.80.02", 11000, NULL},
+        {"610.10", 13010, "at least"},
+        /* and the CUDA version itself, as before */
+        {"12.8", 12080, ""}, {"13000", 13000, ""}, {"0", 0, ""},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        int v = -1;
+        char err[256] = "", note[160] = "x";
+        cr_assert(bpcu_parse_driver(good[i].s, &v, note, sizeof note, err, sizeof err), "%s: %s",
+                  good[i].s, err);
+        cr_assert_eq(v, good[i].v, "%s gave %d", good[i].s, v);
+        if (good[i].note && !good[i].note[0])
+            cr_assert_str_eq(note, "", "%s", good[i].s);
+        else if (good[i].note)
+            cr_assert(strstr(note, good[i].note), "%s: %s", good[i].s, note);
+    }
+    int v;
+    char err[256] = "";
+    cr_assert_not(bpcu_parse_driver("390.46", &v, NULL, 0, err, sizeof err));
+    cr_assert(strstr(err, "older than 410.48"), "%s", err);
+    cr_assert_not(bpcu_parse_driver("575.57.08.1", &v, NULL, 0, err, sizeof err));
+}
+
+Test(cuda_cc, names_the_first_driver_release_of_a_cuda_version)
+{
+    char buf[24];
+    cr_assert_str_eq(bpcu_driver_min_release(13000, buf, sizeof buf), "580.65.06");
+    cr_assert_str_eq(bpcu_driver_min_release(12080, buf, sizeof buf), "570.26");
+    cr_assert_null(bpcu_driver_min_release(99000, buf, sizeof buf));
 }
 
 Test(cuda_cc, refuses_driver_releases_and_malformed_cuda_versions)

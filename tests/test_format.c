@@ -1,5 +1,6 @@
 /* Printing tensors as NumPy prints arrays. The expected bodies below are
- * what NumPy 2.4's str() prints for the same arrays. */
+ * what NumPy 2.4's str() prints for the same arrays (f16, f32 and f64 values
+ * rounded to the dtype as astype does). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,74 @@ Test(format, integers_bools_scalars_and_empty_tensors)
     bp_tensor_release(t);
     t = from(BP_F32, 2, (int64_t[]){0, 3}, NULL);
     cr_assert_str_eq(body(t), "[]");
+    bp_tensor_release(t);
+}
+
+/* An f16 tensor of these values (each rounded to f16, as NumPy's astype). */
+static bp_tensor *f16_of(int64_t n, const double *v)
+{
+    uint16_t h[16];
+    cr_assert_leq(n, 16);
+    for (int64_t i = 0; i < n; i++)
+        h[i] = bp_f64_to_f16(v[i]);
+    return from(BP_F16, 1, (int64_t[]){n}, h);
+}
+
+Test(format, f16_in_scientific_notation_shows_the_exact_digits_as_numpy_does)
+{
+    /* f16's 0.1 is 0.0999755859375: beside 1.003e+02 NumPy prints its exact
+     * digits (9.998e-02), not the shortest ones padded with zeros */
+    bp_tensor *t = f16_of(4, (double[]){0.1, 1.5, -2.25, 100.3});
+    cr_assert_str_eq(body(t), "[ 9.998e-02  1.500e+00 -2.250e+00  1.003e+02]");
+    bp_tensor_release(t);
+    t = f16_of(2, (double[]){1e-5, 1234.5678});
+    cr_assert_str_eq(body(t), "[1.001e-05 1.235e+03]");
+    bp_tensor_release(t);
+}
+
+Test(format, scientific_notation_starts_where_the_dtype_runs_out_of_digits_as_in_numpy_2)
+{
+    /* 10^min(8, decimal digits): 1e3 for f16, 1e6 for f32, 1e8 for f64 */
+    bp_tensor *t = f16_of(2, (double[]){-5972, 33152});
+    cr_assert_str_eq(body(t), "[-5.972e+03  3.315e+04]");
+    bp_tensor_release(t);
+    t = from(BP_F32, 1, (int64_t[]){2}, (float[]){1e6f, 2e6f});
+    cr_assert_str_eq(body(t), "[1.e+06 2.e+06]");
+    bp_tensor_release(t);
+    t = from(BP_F64, 1, (int64_t[]){2}, (double[]){1e6, 2e6});
+    cr_assert_str_eq(body(t), "[1000000. 2000000.]");
+    bp_tensor_release(t);
+}
+
+Test(format, nan_and_inf_take_the_width_of_the_finite_values)
+{
+    bp_tensor *t = f16_of(5, (double[]){INFINITY, -4405.9, -3.3894, -1.0588, 28339.7});
+    cr_assert_str_eq(body(t), "[       inf -4.404e+03 -3.389e+00 -1.059e+00  2.834e+04]");
+    bp_tensor_release(t);
+    t = f16_of(3, (double[]){-INFINITY, -0.12115, 5.3226});
+    cr_assert_str_eq(body(t), "[    -inf -0.12115  5.324  ]");
+    bp_tensor_release(t);
+}
+
+Test(format, rows_wrap_before_the_closing_bracket_without_trailing_padding)
+{
+    bp_tensor *t = from(BP_F32, 1, (int64_t[]){5},
+                        (float[]){992260.15f, -4405.8866f, -3.3894136f, -1.0587843f, 28339.724f});
+    cr_assert_str_eq(body(t), "[ 9.9226012e+05 -4.4058867e+03 -3.3894136e+00 -1.0587842e+00\n"
+                              "  2.8339725e+04]");
+    bp_tensor_release(t);
+    t = from(BP_F32, 1, (int64_t[]){7},
+             (float[]){-0.2252706f, -1.5426701f, 1.3929003f, 0.5f, -0.5284681f, -0.7154679f,
+                       -0.24627103f});
+    cr_assert_str_eq(body(t), "[-0.2252706  -1.5426701   1.3929003   0.5        -0.5284681  -0.7154679\n"
+                              " -0.24627103]");
+    bp_tensor_release(t);
+}
+
+Test(format, bools_are_five_wide_even_when_all_are_true)
+{
+    bp_tensor *t = from(BP_BOOL, 1, (int64_t[]){2}, (unsigned char[]){1, 1});
+    cr_assert_str_eq(body(t), "[ True  True]");
     bp_tensor_release(t);
 }
 

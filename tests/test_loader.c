@@ -125,7 +125,8 @@ Test(loader, a_failed_open_is_reported_with_the_plugins_reason)
 
 Test(loader, default_backend_list_skips_a_failing_backend_and_says_why)
 {
-    setenv("BP_DEFAULT_BACKEND", "open_fails, nosuch, binary", 1);
+    /* open_fails opens nowhere; wrong_abi is found but refused at load */
+    setenv("BP_DEFAULT_BACKEND", "open_fails, wrong_abi, binary", 1);
     setenv("BP_LOG_LEVEL", "error", 1); /* the skips are warnings: keep test output quiet */
     bp_context *ctx = with_test_plugins();
     bp_backend *be = NULL;
@@ -133,9 +134,75 @@ Test(loader, default_backend_list_skips_a_failing_backend_and_says_why)
     cr_assert_str_eq(bp_backend_name(be), "binary:0");
     const char *why = bp_context_default_reason(ctx);
     cr_assert(strstr(why, "open_fails: skipped") && strstr(why, "no widget device found"), "%s", why);
-    cr_assert(strstr(why, "nosuch: skipped"), "%s", why);
+    cr_assert(strstr(why, "remedy: plug in a widget"), "the whole reason: %s", why);
+    cr_assert(strstr(why, "wrong_abi: skipped"), "%s", why);
     cr_assert(strstr(why, "binary: chosen"), "%s", why);
     bp_context_destroy(ctx);
+}
+
+Test(loader, default_backend_naming_no_plugin_is_a_config_error_naming_the_nearest)
+{
+    /* a typo must not quietly run the work on the next backend */
+    static const char *const lists[][2] = {
+        {"open_fail, binary", "'open_fails'"}, /* an installed plugin */
+        {"binry, open_fails", "'binary'"},
+        {"blascpu, binary", "'blas_cpu'"},     /* backplane's own, installed or not */
+    };
+    setenv("BP_LOG_LEVEL", "off", 1);
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        setenv("BP_DEFAULT_BACKEND", lists[i][0], 1);
+        bp_context *ctx = with_test_plugins();
+        bp_backend *be = NULL;
+        BPT_FAILS(BP_ERR_CONFIG, bp_backend_default(ctx, &be));
+        cr_assert_null(be, "fell through to the next backend");
+        const char *e = bp_last_error();
+        cr_assert(strstr(e, "did you mean") && strstr(e, lists[i][1]), "%s: %s", lists[i][0], e);
+        cr_assert(strstr(e, "env BP_DEFAULT_BACKEND"), "names where the list came from: %s", e);
+        bp_context_destroy(ctx);
+    }
+    setenv("BP_DEFAULT_BACKEND", "bogus", 1);
+    bp_context *ctx = with_test_plugins();
+    bp_backend *be = NULL;
+    BPT_FAILS(BP_ERR_CONFIG, bp_backend_default(ctx, &be));
+    cr_assert(strstr(bp_last_error(), "'bogus'") && strstr(bp_last_error(), "Installed here:") &&
+                  !strstr(bp_last_error(), "did you mean"),
+              "nothing close enough to suggest: %s", bp_last_error());
+    bp_context_destroy(ctx);
+}
+
+Test(loader, default_backend_skips_backplane_backends_that_cannot_open_or_are_not_installed)
+{
+    /* cuda, on this machine: not installed (a build without it), or installed
+     * and unable to open without a GPU, or the chosen one; never a
+     * configuration error */
+    setenv("BP_DEFAULT_BACKEND", "cuda, binary", 1);
+    setenv("BP_LOG_LEVEL", "off", 1);
+    bp_context *ctx = with_test_plugins();
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_default(ctx, &be));
+    const char *why = bp_context_default_reason(ctx);
+    if (strcmp(bp_backend_plugin_name(be), "cuda") != 0)
+        cr_assert(strstr(why, "cuda: skipped") && strstr(why, "binary: chosen"), "%s", why);
+    bp_context_destroy(ctx);
+}
+
+Test(loader, a_skipped_backend_is_logged_with_every_line_of_its_reason, .init = cr_redirect_stderr)
+{
+    setenv("BP_DEFAULT_BACKEND", "open_fails, binary", 1);
+    setenv("BP_LOG_LEVEL", "warn", 1);
+    bp_context *ctx = with_test_plugins();
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_context_destroy(ctx);
+    fflush(stderr);
+    char log[4096] = "";
+    size_t n = fread(log, 1, sizeof log - 1, cr_get_redirected_stderr());
+    log[n] = '\0';
+    const char *first = strstr(log, "skipping 'open_fails': ");
+    first = first ? strstr(first, "no widget device found") : NULL;
+    const char *second = strstr(log, "\n  remedy: plug in a widget, or choose another backend\n");
+    cr_assert(first && second && first < second,
+              "the second line of the reason follows, indented: %s", log);
 }
 
 Test(loader, default_backend_fails_listing_every_reason_when_none_opens)
@@ -433,7 +500,7 @@ static void *race_default(void *p)
 
 Test(loader, default_backend_is_safe_from_many_threads_when_nothing_opens)
 {
-    setenv("BP_DEFAULT_BACKEND", "open_fails, nosuch", 1);
+    setenv("BP_DEFAULT_BACKEND", "open_fails, wrong_abi", 1);
     setenv("BP_LOG_LEVEL", "off", 1);
     bp_context *ctx = with_test_plugins();
     pthread_t th[8];

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Recorded by backends/cuda/CMakeLists.txt; empty when CUDA is not built. */
@@ -161,6 +162,56 @@ static int arch_min_toolkit(int xy)
 #define LAST_TOOLKIT_BELOW_75 12090
 #define FIRST_TOOLKIT_WITHOUT_BELOW_75 13000
 
+/* The NVIDIA driver (Linux) and the CUDA version it supports, which is what
+ * nvidia-smi prints as "CUDA Version": each row is the first release of a
+ * CUDA version, from the CUDA toolkit release notes (12.7 had no toolkit;
+ * its driver branch, 565, reports it). */
+static const struct {
+    int cuda;
+    int release[3]; /* 580.65.06 */
+} driver_table[] = {
+    {10000, {410, 48, 0}},   {10010, {418, 39, 0}},   {10020, {440, 33, 0}},
+    {11000, {450, 36, 6}},   {11010, {455, 23, 0}},   {11020, {460, 27, 3}},
+    {11030, {465, 19, 1}},   {11040, {470, 42, 1}},   {11050, {495, 29, 5}},
+    {11060, {510, 39, 1}},   {11070, {515, 43, 4}},   {11080, {520, 61, 5}},
+    {12000, {525, 60, 13}},  {12010, {530, 30, 2}},   {12020, {535, 54, 3}},
+    {12030, {545, 23, 6}},   {12040, {550, 54, 14}},  {12050, {555, 42, 2}},
+    {12060, {560, 28, 3}},   {12070, {565, 57, 1}},   {12080, {570, 26, 0}},
+    {12090, {575, 51, 3}},   {13000, {580, 65, 6}},   {13010, {590, 44, 1}},
+};
+#define DRIVER_ROWS (sizeof driver_table / sizeof driver_table[0])
+
+static void release_text(const int r[3], char *buf, size_t size)
+{
+    if (r[2])
+        snprintf(buf, size, "%d.%02d.%02d", r[0], r[1], r[2]);
+    else
+        snprintf(buf, size, "%d.%02d", r[0], r[1]);
+}
+
+const char *bpcu_driver_min_release(int cuda, char *buf, size_t size)
+{
+    for (size_t i = 0; i < DRIVER_ROWS; i++)
+        if (driver_table[i].cuda >= cuda) {
+            release_text(driver_table[i].release, buf, size);
+            return buf;
+        }
+    return NULL;
+}
+
+/* "supports CUDA 13.0 or newer (release 580.65.06 or newer)": a remedy's
+ * words for the driver it needs, by the CUDA version it supports and by its
+ * own release number, never one dressed as the other. */
+static void driver_for(int cuda, char *buf, size_t size)
+{
+    char v[16], rel[24];
+    bpcu_format_version(cuda, v, sizeof v);
+    if (bpcu_driver_min_release(cuda, rel, sizeof rel))
+        snprintf(buf, size, "supports CUDA %s or newer (release %s or newer)", v, rel);
+    else
+        snprintf(buf, size, "supports CUDA %s or newer", v);
+}
+
 /* What rebuilding for a device of sm_XY takes, as one clause starting with
  * "rebuild", "build" or "update" (when the toolkit sm_XY needs is newer than
  * the driver, the driver must be updated first). ptx adds the PTX spelling,
@@ -179,9 +230,11 @@ static void rebuild_advice(const bpcu_cc_input *in, int xy, bool ptx, char *buf,
         return;
     }
     if (driver > 0 && min > driver) {
-        setf(buf, size, "update the NVIDIA driver to one supporting CUDA >= %s and rebuild with "
-             "CMAKE_CUDA_ARCHITECTURES including %d-real (sm_%d needs CUDA %s or newer; the "
-             "driver supports %s)", need, xy, xy, need, drv);
+        char want[128];
+        driver_for(min, want, sizeof want);
+        setf(buf, size, "update the NVIDIA driver to one that %s and rebuild with "
+             "CMAKE_CUDA_ARCHITECTURES including %d-real "
+             "(sm_%d needs CUDA %s or newer; the driver supports CUDA %s)", want, xy, xy, need, drv);
         return;
     }
     char ptx_s[48] = "";
@@ -247,7 +300,62 @@ static void explain_no_image(const bpcu_cc_input *in, const char *lists, char *b
         setf(buf, size, "no image in this build runs on %d.%d (%s)", maj, min, lists);
 }
 
+/* The images of l that a toolkit of version rt can make (all when rt or an
+ * architecture's first toolkit is unknown), into ok; the first image left
+ * out that would run on the device, named into dropped ("" if none). */
+static void buildable(const bpcu_arch_list *l, int rt, const char *prefix, int maj, int min,
+                      bool (*runs)(const bpcu_arch *, int, int), bpcu_arch_list *ok,
+                      char *dropped, size_t size)
+{
+    ok->count = 0;
+    for (int i = 0; l && i < l->count; i++) {
+        const bpcu_arch *a = &l->arch[i];
+        int need = arch_min_toolkit(a->major * 10 + a->minor);
+        if (rt > 0 && need > rt) {
+            if (!dropped[0] && runs(a, maj, min))
+                arch_name(a, prefix, dropped, size);
+            continue;
+        }
+        ok->arch[ok->count++] = *a;
+    }
+}
+
+/* Decide on the images the toolkit can have made: a list that claims sm_120
+ * from CUDA 12.6 describes no real build (sm_120 needs 12.8), and the
+ * device must not be called native on its strength. */
+static bpcu_verdict decide(const bpcu_cc_input *in, bpcu_decision *out);
+
 bpcu_verdict bpcu_cc_decide(const bpcu_cc_input *in, bpcu_decision *out)
+{
+    bpcu_arch_list sass, ptx;
+    char dropped[24] = "";
+    int maj = in->cc_major, min = in->cc_minor;
+    buildable(in->sass, in->runtime_version, "sm_", maj, min, sass_runs, &sass, dropped,
+              sizeof dropped);
+    buildable(in->ptx, in->runtime_version, "compute_", maj, min, ptx_runs, &ptx, dropped,
+              sizeof dropped);
+    bpcu_cc_input real = *in;
+    real.sass = &sass;
+    real.ptx = &ptx;
+    bpcu_verdict v = decide(&real, out);
+    bpcu_decision claimed;
+    if (dropped[0] && v == BPCU_UNSUPPORTED && decide(in, &claimed) != BPCU_UNSUPPORTED) {
+        /* only the image that cannot exist would have run: say so */
+        char rt[16], need[16], sass_s[160], ptx_s[160];
+        const char *digits = dropped + strcspn(dropped, "0123456789");
+        bpcu_format_version(in->runtime_version, rt, sizeof rt);
+        bpcu_format_version(arch_min_toolkit(atoi(digits)), need, sizeof need);
+        bpcu_format_arch_list(in->sass, sass_s, sizeof sass_s);
+        bpcu_format_arch_list(in->ptx, ptx_s, sizeof ptx_s);
+        setf(out->reason, sizeof out->reason,
+             "%s needs CUDA %s or newer, so a build made with CUDA %s cannot contain it, and no "
+             "other image of the lists runs on %d.%d (real code: %s; PTX: %s)", dropped, need, rt,
+             maj, min, sass_s, ptx_s);
+    }
+    return v;
+}
+
+static bpcu_verdict decide(const bpcu_cc_input *in, bpcu_decision *out)
 {
     int maj = in->cc_major, min = in->cc_minor, xy = maj * 10 + min;
     char sass_s[160], ptx_s[160], lists[360], drv_s[16], rt_s[16];
@@ -268,10 +376,11 @@ bpcu_verdict bpcu_cc_decide(const bpcu_cc_input *in, bpcu_decision *out)
     }
     if (in->driver_version <= 0) {
         setf(out->reason, sizeof out->reason, "no CUDA driver found");
+        char want[128];
+        driver_for(in->runtime_version, want, sizeof want);
         if (in->runtime_version > 0)
-            setf(out->remedy, sizeof out->remedy,
-                 "install the NVIDIA driver (one supporting CUDA >= %s, driver version >= %d), "
-                 "or choose another backend", rt_s, in->runtime_version);
+            setf(out->remedy, sizeof out->remedy, "install an NVIDIA driver that %s, or choose "
+                 "another backend", want);
         else
             setf(out->remedy, sizeof out->remedy,
                  "install the NVIDIA driver, or choose another backend");
@@ -279,9 +388,8 @@ bpcu_verdict bpcu_cc_decide(const bpcu_cc_input *in, bpcu_decision *out)
     }
     if (in->runtime_version > 0 && in->driver_version / 1000 < in->runtime_version / 1000) {
         setf(out->reason, sizeof out->reason,
-             "the driver supports CUDA %s (%d) but this build's runtime is CUDA %s (%d): a "
-             "driver whose major version is older than the runtime's cannot run anything",
-             drv_s, in->driver_version, rt_s, in->runtime_version);
+             "the driver supports CUDA %s but this build's runtime is CUDA %s: a driver whose "
+             "major version is older than the runtime's cannot run anything", drv_s, rt_s);
         /* a build this driver runs: a toolkit from sm_XY's first up to the driver's */
         int lo = arch_min_toolkit(xy), hi = in->driver_version;
         if (xy < 75 && hi > LAST_TOOLKIT_BELOW_75)
@@ -292,11 +400,15 @@ bpcu_verdict bpcu_cc_decide(const bpcu_cc_input *in, bpcu_decision *out)
         if (lo == 0)
             setf(alt, sizeof alt, "build with a CUDA toolkit no newer than %s that builds sm_%d "
                  "and CMAKE_CUDA_ARCHITECTURES including %d-real", hi_s, xy, xy);
-        else if (lo <= hi)
+        else if (lo == hi)
+            setf(alt, sizeof alt, "build with CUDA %s and CMAKE_CUDA_ARCHITECTURES including "
+                 "%d-real", lo_s, xy);
+        else if (lo < hi)
             setf(alt, sizeof alt, "build with a CUDA toolkit from %s to %s and "
                  "CMAKE_CUDA_ARCHITECTURES including %d-real", lo_s, hi_s, xy);
-        setf(upd, sizeof upd, "update the NVIDIA driver to one supporting CUDA >= %s (driver "
-             "version >= %d)", rt_s, in->runtime_version);
+        char want[128];
+        driver_for(in->runtime_version, want, sizeof want);
+        setf(upd, sizeof upd, "update the NVIDIA driver to one that %s", want);
         /* a newer driver alone helps only if an image of this build fits */
         bool fits = best(in->sass, maj, min, sass_runs) ||
                     (in->allow_ptx_jit && best(in->ptx, maj, min, ptx_runs));
@@ -347,14 +459,14 @@ bpcu_verdict bpcu_cc_decide(const bpcu_cc_input *in, bpcu_decision *out)
         }
         if (in->runtime_version > 0 && in->driver_version < in->runtime_version) {
             setf(out->reason, sizeof out->reason,
-                 "no real code for %d.%d in this build (%s); its PTX %s was made by CUDA %s "
-                 "(%d), newer than the driver's CUDA %s (%d), which cannot JIT-compile it",
-                 maj, min, lists, n, rt_s, in->runtime_version, drv_s, in->driver_version);
-            char rb[256];
+                 "no real code for %d.%d in this build (%s); its PTX %s was made by CUDA %s, "
+                 "newer than the CUDA %s the driver supports, so the driver cannot JIT-compile it",
+                 maj, min, lists, n, rt_s, drv_s);
+            char rb[256], want[128];
             rebuild_advice(in, xy, false, rb, sizeof rb);
-            setf(out->remedy, sizeof out->remedy,
-                 "update the NVIDIA driver to one supporting CUDA >= %s (driver version >= %d), "
-                 "or %s", rt_s, in->runtime_version, rb);
+            driver_for(in->runtime_version, want, sizeof want);
+            setf(out->remedy, sizeof out->remedy, "update the NVIDIA driver to one that %s, or %s",
+                 want, rb);
             return out->verdict;
         }
         out->verdict = BPCU_JIT;
@@ -595,10 +707,68 @@ bool bpcu_parse_cuda_version(const char *s, int *out, char *err, size_t err_size
             return true;
         }
     }
-    if (nd >= 3 && p[nd] == '.')
+    if (nd == 3 && (p[nd] == '.' || p[nd] == '\0'))
         return fail(err, err_size, "'%s' looks like a driver release, not a CUDA version: give "
-                    "the \"CUDA Version\" that nvidia-smi prints (e.g. 12.8) or CUDA's integer "
-                    "(12080)", p);
+                    "the CUDA version of a toolkit as nvcc --version prints it (e.g. 12.8) or "
+                    "CUDA's integer (12080)", p);
     return fail(err, err_size, "'%s' is not a CUDA version: expected MAJOR.MINOR as nvidia-smi "
                 "prints it (13.0, 12.8), CUDA's integer (13000), or 0 for no driver", p);
+}
+
+/* "575.57.08", "575.57" or "575" into r, the number of parts given into
+ * *parts; false if it is none of those. */
+static bool parse_release(const char *s, int r[3], int *parts)
+{
+    const char *p = s;
+    r[0] = r[1] = r[2] = 0;
+    for (int i = 0; i < 3; i++) {
+        int v = 0, nd = 0;
+        while (isdigit((unsigned char)*p) && nd < 4)
+            v = v * 10 + (*p++ - '0'), nd++;
+        if (nd == 0 || (i == 0 && nd != 3))
+            return false;
+        r[i] = v;
+        *parts = i + 1;
+        if (*p == '\0')
+            return true;
+        if (*p++ != '.')
+            return false;
+    }
+    return false;
+}
+
+/* release_cmp on the first `parts` numbers: "575" is the whole 575 branch. */
+static int release_cmp_parts(const int a[3], const int b[3], int parts)
+{
+    for (int i = 0; i < parts; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+bool bpcu_parse_driver(const char *s, int *cuda, char *note, size_t note_size, char *err,
+                       size_t err_size)
+{
+    if (note && note_size)
+        note[0] = '\0';
+    int r[3], parts = 0;
+    if (!s || !parse_release(s, r, &parts))
+        return bpcu_parse_cuda_version(s, cuda, err, err_size);
+    char first[24], v[16];
+    release_text(driver_table[0].release, first, sizeof first);
+    if (release_cmp_parts(r, driver_table[0].release, parts) < 0)
+        return fail(err, err_size, "driver release %s is older than %s, the first to support "
+                    "CUDA 10.0: too old for anything backplane builds; update the NVIDIA driver",
+                    s, first);
+    size_t k = 0;
+    while (k + 1 < DRIVER_ROWS && release_cmp_parts(r, driver_table[k + 1].release, parts) >= 0)
+        k++;
+    *cuda = driver_table[k].cuda;
+    bpcu_format_version(*cuda, v, sizeof v);
+    bool beyond = k + 1 == DRIVER_ROWS && r[0] > driver_table[k].release[0];
+    if (note && note_size)
+        snprintf(note, note_size, beyond ? "driver release %s supports CUDA %s at least (it is "
+                 "newer than every release this check knows)" : "driver release %s supports "
+                 "CUDA %s", s, v);
+    return true;
 }

@@ -100,8 +100,22 @@ bool bpcu_parse_arch_list(const char *s, bpcu_arch_list *out, char *err, size_t 
 bool bpcu_parse_arch_list_any(const char *s, bpcu_arch_list *out, char *err, size_t err_size);
 
 /* Parse a CUDA version: CUDA's integer (13000), or MAJOR.MINOR as nvidia-smi
- * prints it ("CUDA Version: 12.8" -> 12080); "0" or "none" is no driver (0). */
+ * prints it ("CUDA Version: 12.8" -> 12080); "0" or "none" is no driver (0).
+ * A driver release ("575.57.08") is refused: bpcu_parse_driver takes those. */
 bool bpcu_parse_cuda_version(const char *s, int *out, char *err, size_t err_size);
+
+/* Parse what describes a driver: the CUDA version it supports, as
+ * bpcu_parse_cuda_version reads it (nvidia-smi's "CUDA Version: 12.9": 12.9;
+ * 12090; 0 or "none" for no driver), or its own release as nvidia-smi's
+ * "Driver Version" shows it ("575.57.08", also "575.57" or "575"), which
+ * becomes the CUDA version that release supports. note (may be NULL) gets
+ * "driver release 575.57.08 supports CUDA 12.9" for a release, "" otherwise. */
+bool bpcu_parse_driver(const char *s, int *cuda, char *note, size_t note_size, char *err,
+                       size_t err_size);
+
+/* The first Linux driver release that supports CUDA version `cuda` (CUDA's
+ * integer) as "580.65.06" into buf, or NULL when the table ends before it. */
+const char *bpcu_driver_min_release(int cuda, char *buf, size_t size);
 
 /* Parse one compute capability "12.0" (also "12", meaning 12.0). */
 bool bpcu_parse_cc(const char *s, bpcu_cc *out, char *err, size_t err_size);

@@ -1,4 +1,4 @@
-/* The cuda backend against the bounds of issue 8, measured side by side in
+/* The cuda backend against its targets, measured side by side in
  * one run on one device, printed as one table (docs/gpu.md):
  *
  *   matmul f32/f16/bf16 4096^3      vs cuBLAS called directly       >= 0.95

@@ -5,7 +5,7 @@
 
 #include "internal.h"
 
-static _Thread_local char last_error[1024];
+static _Thread_local char last_error[CF_OPEN_MESSAGE_MAX + 256]; /* with what open_failure adds */
 
 bp_status cf_fail(bp_status status, const char *fmt, ...)
 {

@@ -218,11 +218,15 @@ typedef struct cf_options {
     const char *plugin_path;  /* target, when it names a file (NULL: found in the records) */
     const char *config;       /* the workers' ini file, or NULL */
     double timeout;           /* per case, seconds */
-    bool progress;            /* one line per op on stderr */
+    bool progress;            /* on stderr: an updating line (terminal) or one per tenth */
     bool row_supports;        /* add the contract.supports row (parent-side) */
     bool row_stdout;          /* add the contract.stdout row (parent-side) */
     const cf_tol_table *tols;
 } cf_options;
+
+/* The longest reason a backend did not open that the report keeps (the
+ * core's messages are at most BP__ERR_CAP). */
+#define CF_OPEN_MESSAGE_MAX 4096
 
 typedef struct cf_run {
     cf_result *results;
@@ -231,7 +235,7 @@ typedef struct cf_run {
     char plugin_version[64];
     bool opened;
     int open_status;          /* bp_status when the backend could not be opened */
-    char open_message[1024];
+    char open_message[CF_OPEN_MESSAGE_MAX]; /* why, in as many lines as the library said */
 } cf_run;
 
 /* Run the selected cases (indices into cases) in worker processes (run.c).
@@ -244,6 +248,8 @@ _Noreturn void cf_worker_main(const cf_options *opt, const cf_case *cases, const
                               size_t from, size_t n_sel, int wfd, int out_fd);
 /* Newlines and tabs in s to spaces: one field of one line. */
 void cf_one_line(char *s);
+/* Undo the escaping of a reason of several lines sent as one field (worker.c). */
+void cf_unescape_lines(char *s);
 
 /* What bp_conform_results holds. */
 struct bp_conform_results {

@@ -63,10 +63,15 @@ void cf_print_report(FILE *f, const cf_run *run)
     }
     fprintf(f, "\nbackend %s (plugin version %s), by op:\n", run->backend_name,
             run->plugin_version[0] ? run->plugin_version : "?");
-    fprintf(f, "  %-20s %7s %7s %12s %8s\n", "op", "passed", "failed", "unsupported", "crashed");
+    int w = 20; /* the op column fits the longest name (softmax_cross_entropy_loss) */
     for (size_t k = 0; k < n_ops; k++)
-        fprintf(f, "  %-20s %7zu %7zu %12zu %8zu\n", ops[k].op, ops[k].n[CF_PASS], ops[k].n[CF_FAIL],
-                ops[k].n[CF_UNSUPPORTED], ops[k].n[CF_CRASH] + ops[k].n[CF_TIMEOUT]);
+        if ((int)strlen(ops[k].op) > w)
+            w = (int)strlen(ops[k].op);
+    fprintf(f, "  %-*s %7s %7s %12s %8s\n", w, "op", "passed", "failed", "unsupported", "crashed");
+    for (size_t k = 0; k < n_ops; k++)
+        fprintf(f, "  %-*s %7zu %7zu %12zu %8zu\n", w, ops[k].op, ops[k].n[CF_PASS],
+                ops[k].n[CF_FAIL], ops[k].n[CF_UNSUPPORTED],
+                ops[k].n[CF_CRASH] + ops[k].n[CF_TIMEOUT]);
     size_t p, fl, u, c;
     cf_totals(run, &p, &fl, &u, &c);
     fprintf(f, "%zu passed, %zu failed, %zu unsupported, %zu crashed\n", p, fl, u, c);

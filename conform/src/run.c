@@ -38,8 +38,14 @@ typedef struct supervisor {
     size_t n_sel;
     cf_run *run;
     size_t next;          /* the first case no worker has finished */
-    const char *last_op;  /* for progress lines */
     bool fatal;           /* the backend cannot be opened: stop */
+    /* progress on stderr */
+    size_t n_rows;        /* every row the report will count: the cases and the parent's rows */
+    bool tty;             /* one line, rewritten in place; else a line per tenth */
+    const char *last_op;
+    size_t last_tenth;
+    size_t shown_width;   /* of the line on the terminal, to clear it */
+    double shown_at;      /* when it was last rewritten */
 } supervisor;
 
 /* One worker. */
@@ -64,15 +70,47 @@ static cf_result *result_for(supervisor *s, size_t p)
     return r;
 }
 
-static void progress(supervisor *s, size_t p)
+/* Row p (0-based, of n_rows) named op is starting. On a terminal one line,
+ * rewritten as the op changes and at most five times a second; elsewhere (a log, CI) a line each time another
+ * tenth of the rows is reached, so a run writes at most eleven. */
+static void progress_at(supervisor *s, size_t p, const char *op)
 {
     if (!s->opt->progress)
         return;
-    const char *op = s->cases[s->selected[p]].name;
-    if (s->last_op && strcmp(s->last_op, op) == 0)
+    if (s->tty) {
+        double t = now();
+        if (s->last_op && strcmp(s->last_op, op) == 0 && t - s->shown_at < 0.2 &&
+            p + 1 < s->n_rows)
+            return; /* the same op, shown a moment ago */
+        s->last_op = op;
+        s->shown_at = t;
+        char line[160];
+        int n = snprintf(line, sizeof line, "conform: [%zu/%zu] %s", p + 1, s->n_rows, op);
+        size_t len = n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+        fprintf(stderr, "\r%s%*s", line,
+                s->shown_width > len ? (int)(s->shown_width - len) : 0, "");
+        fflush(stderr);
+        s->shown_width = len;
         return;
-    s->last_op = op;
-    fprintf(stderr, "conform: [%zu/%zu] %s\n", p + 1, s->n_sel, op);
+    }
+    size_t tenth = (p + 1) * 10 / s->n_rows;
+    if (p == 0 || tenth > s->last_tenth) {
+        s->last_tenth = tenth;
+        fprintf(stderr, "conform: [%zu/%zu] %3zu%% %s\n", p + 1, s->n_rows, (p + 1) * 100 / s->n_rows,
+                op);
+    }
+}
+
+static void progress(supervisor *s, size_t p)
+{
+    progress_at(s, p, s->cases[s->selected[p]].name);
+}
+
+/* The run is over: take the terminal's line away (the caller reports). */
+static void progress_end(supervisor *s)
+{
+    if (s->opt->progress && s->tty && s->shown_width)
+        fprintf(stderr, "\r%*s\r", (int)s->shown_width, "");
 }
 
 /* ---- the lines of the result pipe (worker.c) ----------------------------------- */
@@ -92,6 +130,7 @@ static void on_open_failed(supervisor *s, const char *rest)
     const char *tab = strchr(rest, '\t');
     s->run->open_status = atoi(rest);
     snprintf(s->run->open_message, sizeof s->run->open_message, "%s", tab ? tab + 1 : "");
+    cf_unescape_lines(s->run->open_message);
     s->fatal = true;
 }
 
@@ -322,7 +361,9 @@ bool cf_run_cases(const cf_options *opt, const cf_case *cases, const int *select
     FILE *captured = run->results ? tmpfile() : NULL;
     if (!captured)
         return false;
-    supervisor s = {opt, cases, selected, n_sel, run, 0, NULL, false};
+    supervisor s = {.opt = opt, .cases = cases, .selected = selected, .n_sel = n_sel, .run = run,
+                    .n_rows = n_sel + (opt->row_supports ? 1 : 0) + (opt->row_stdout ? 1 : 0),
+                    .tty = isatty(STDERR_FILENO) != 0};
     worker w;
     bool started = true;
     /* at least one worker, to open the backend even when only the parent's
@@ -336,11 +377,17 @@ bool cf_run_cases(const cf_options *opt, const cf_case *cases, const int *select
     } while (s.next < n_sel && !s.fatal);
     if (started) {
         run->n_results = s.fatal && !run->opened ? 0 : n_sel;
-        if (run->opened && opt->row_supports)
+        size_t row = n_sel;
+        if (run->opened && opt->row_supports) {
+            progress_at(&s, row++, "contract.supports");
             supports_row(run, n_sel);
-        if (run->opened && opt->row_stdout)
+        }
+        if (run->opened && opt->row_stdout) {
+            progress_at(&s, row++, "contract.stdout");
             stdout_row(run, captured);
+        }
     }
+    progress_end(&s);
     fclose(captured);
     return started;
 }

@@ -3,7 +3,8 @@
  * from `from` on, in order, telling the parent on the result pipe, one line
  * each (fields separated by tabs, messages on one line):
  *   O name<TAB>version             the backend opened
- *   X status<TAB>reason            it did not (status: the bp_status)
+ *   X status<TAB>reason            it did not (status: the bp_status; the reason's
+ *                                  newlines, tabs and backslashes escaped as \n \t \\)
  *   S p                            case p (a position in the selection) starts
  *   R p<TAB>status<TAB>max_error<TAB>tolerance<TAB>supports_mismatch<TAB>message
  * Its stdout is the parent's capture file: a plugin must never write to it. */
@@ -39,18 +40,49 @@ void cf_one_line(char *s)
             *s = ' ';
 }
 
+/* A message of several lines as one field: "\\" for a backslash, "\\n" for
+ * a newline, "\\t" for a tab (cf_unescape_lines reverses it). */
+static void escape_lines(const char *in, char *out, size_t size)
+{
+    size_t o = 0;
+    for (; *in && o + 3 < size; in++) {
+        char c = *in;
+        if (c == '\\' || c == '\n' || c == '\t') {
+            out[o++] = '\\';
+            out[o++] = c == '\n' ? 'n' : c == '\t' ? 't' : '\\';
+        } else if (c != '\r') {
+            out[o++] = c;
+        }
+    }
+    out[o] = '\0';
+}
+
+void cf_unescape_lines(char *s)
+{
+    char *o = s;
+    for (const char *p = s; *p; p++) {
+        if (*p == '\\' && (p[1] == 'n' || p[1] == 't' || p[1] == '\\')) {
+            p++;
+            *o++ = *p == 'n' ? '\n' : *p == 't' ? '\t' : '\\';
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = '\0';
+}
+
 static bool truthy(const char *v)
 {
     return v && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "yes") == 0 ||
                  strcmp(v, "on") == 0);
 }
 
-/* "X status<TAB>reason": the backend did not open. */
+/* "X status<TAB>reason": the backend did not open; the reason keeps its
+ * lines (escaped). */
 static void put_open_failure(int wfd, bp_status st, const char *why)
 {
-    char reason[1200], line[1400];
-    snprintf(reason, sizeof reason, "%s", why ? why : "");
-    cf_one_line(reason);
+    char reason[CF_OPEN_MESSAGE_MAX], line[CF_OPEN_MESSAGE_MAX + 32];
+    escape_lines(why ? why : "", reason, sizeof reason);
     snprintf(line, sizeof line, "X %d\t%s\n", (int)st, reason);
     put(wfd, line);
 }
@@ -77,7 +109,7 @@ static bool open_backend(const cf_options *opt, int wfd, bp_context **ctx, bp_ba
 {
     bp_status st = bp_context_create(opt->config, ctx);
     if (st != BP_OK) {
-        char why[1100];
+        char why[CF_OPEN_MESSAGE_MAX];
         snprintf(why, sizeof why, "could not create the context: %s", bp_last_error());
         put_open_failure(wfd, st, why);
         return false;

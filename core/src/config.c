@@ -42,7 +42,7 @@ static const struct {
     const char *key;
     const char *value;
 } cfg_defaults[] = {
-    {"default_backend", "cuda, blas_cpu, binary"}, /* the best that opens */
+    {"default_backend", BP__OWN_BACKENDS}, /* the best that opens */
     {"plugin_path", ""},
     {"log_level", "warn"},
 };

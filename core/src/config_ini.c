@@ -6,8 +6,10 @@
  * So this file feeds inih through its own line reader, which counts lines
  * and classifies each line as inih is about to (comment, section header,
  * key = value, malformed). Every callback then knows its line, empty
- * sections are seen, and continuation lines, NUL bytes and over-long lines
- * become errors instead of surprises. The reader stops at the first error,
+ * sections are seen, and indented lines (which inih reads as a key, a
+ * section or the continuation of the previous value, depending on where
+ * they are), NUL bytes and over-long lines become errors instead of
+ * surprises. The reader stops at the first error,
  * so the first problem in the file is the one reported. What the sections
  * and keys mean is config.c's business. */
 #include <ctype.h>
@@ -29,7 +31,6 @@ typedef struct ini_lex {
     char *buf;             /* getline buffer */
     size_t buf_size;
     char *section;         /* current section, untruncated; NULL before the first */
-    bool have_prev_name;   /* mirrors inih's prev_name (continuation lines) */
     bp_status status;      /* first error; parsing stops there */
     int error_line;
 } ini_lex;
@@ -91,26 +92,27 @@ static bool lex_section(ini_lex *p, const char *name)
 static bool lex_classify(ini_lex *p, char *line)
 {
     char *s = line;
+    size_t bom = 0;
 #if INI_ALLOW_BOM
     if (p->line == 1 && (unsigned char)s[0] == 0xEF && (unsigned char)s[1] == 0xBB &&
         (unsigned char)s[2] == 0xBF)
-        s += 3;
+        bom = 3;
 #endif
-    s = ini_lskip(s);
+    s = ini_lskip(s + bom);
     ini_rstrip(s);
 
     if (*s == '\0' || strchr(INI_START_COMMENT_PREFIXES, *s))
         return true; /* blank or comment */
-#if INI_ALLOW_MULTILINE
-    if (p->have_prev_name && s > line) {
+    if (s > line + bom) {
+        /* Wherever it is: right after a section header inih would take an
+         * indented key as a key, after a key as more of that key's value. */
         bp__error(BP_ERR_CONFIG,
-                  "%s:%d: indented line '%.*s': an indented line continues the previous "
-                  "value in ini syntax, which backplane does not accept; remove the "
-                  "indentation",
+                  "%s:%d: indented line '%.*s': backplane does not accept indented keys or "
+                  "sections (in ini syntax an indented line may continue the previous value); "
+                  "remove the indentation",
                   p->file, p->line, INI_SNIPPET, s);
         return lex_fail(p, BP_ERR_CONFIG);
     }
-#endif
     if (*s == '[') {
         char *end = ini_find_chars_or_comment(s + 1, "]");
         if (*end != ']') {
@@ -119,7 +121,6 @@ static bool lex_classify(ini_lex *p, char *line)
             return lex_fail(p, BP_ERR_CONFIG);
         }
         *end = '\0';
-        p->have_prev_name = false;
         return lex_section(p, s + 1);
     }
     char *end = ini_find_chars_or_comment(s, "=:");
@@ -136,7 +137,6 @@ static bool lex_classify(ini_lex *p, char *line)
         bp__error(BP_ERR_CONFIG, "%s:%d: syntax error: no key name before '='", p->file, p->line);
         return lex_fail(p, BP_ERR_CONFIG);
     }
-    p->have_prev_name = true;
     return true;
 }
 

@@ -23,7 +23,14 @@ typedef struct fmt_state {
     bp_format_options opt;
     bool summarise;
     bool sci;                    /* floats: scientific notation */
-    int int_w, frac_w, exp_w;    /* widths shared by every element */
+    /* Widths shared by every element. Integers and bools: int_w only.
+     * Floats, as NumPy's FloatingFormat: int_w characters before the point
+     * (pad_left), frac_w digits after it (pad_right), and in scientific
+     * notation exactly sci_digits digits after the point (the exact value's,
+     * NumPy's min_digits) and exp_digits digits in the exponent. */
+    int int_w, frac_w, sci_digits, exp_digits;
+    bool any_nonfinite, any_neginf;
+    int width;                   /* of one element, set once measured */
 } fmt_state;
 
 static double fmt_f(const fmt_state *s, int64_t i)
@@ -76,62 +83,74 @@ static void fmt_float_text(bp_dtype dt, double v, int precision, bool sci, char 
     }
 }
 
-/* Split "−12.5e+03" into the widths that alignment needs. */
-static void fmt_measure(const char *txt, int *int_w, int *frac_w, int *exp_w)
+/* A float's text in parts: characters before the point, digits after it,
+ * digits of the exponent (after "e+"). */
+static void fmt_parts(const char *txt, int *ip, int *fp, int *ed)
 {
     const char *dot = strchr(txt, '.'), *e = strchr(txt, 'e');
-    size_t len = strlen(txt);
-    size_t ip = dot ? (size_t)(dot - txt) : e ? (size_t)(e - txt) : len;
-    size_t fp = dot ? (e ? (size_t)(e - dot) : len - (size_t)(dot - txt)) : 0;
-    size_t ep = e ? len - (size_t)(e - txt) : 0;
-    if ((int)ip > *int_w)
-        *int_w = (int)ip;
-    if ((int)fp > *frac_w)
-        *frac_w = (int)fp;
-    if ((int)ep > *exp_w)
-        *exp_w = (int)ep;
+    size_t len = strlen(txt), end = e ? (size_t)(e - txt) : len;
+    *ip = (int)(dot ? (size_t)(dot - txt) : end);
+    *fp = dot ? (int)(end - (size_t)(dot - txt) - 1) : 0;
+    *ed = e ? (int)(len - end - 2) : 0;
 }
 
-static void fmt_text(const fmt_state *s, int64_t i, char *buf, size_t cap)
+static int fmt_max(int a, int b) { return a > b ? a : b; }
+
+/* An integer or a bool as text. */
+static void fmt_int_text(const fmt_state *s, int64_t i, char *buf, size_t cap)
 {
-    bp_dtype dt = s->t->dtype;
-    if (dt == BP_BOOL) {
+    if (s->t->dtype == BP_BOOL)
         snprintf(buf, cap, "%s", fmt_i(s, i) ? "True" : "False");
-    } else if (!bp_dtype_is_float(dt)) {
+    else
         snprintf(buf, cap, "%lld", (long long)fmt_i(s, i));
-    } else {
-        double v = fmt_f(s, i);
-        if (isnan(v))
-            snprintf(buf, cap, "nan");
-        else if (isinf(v))
-            snprintf(buf, cap, v < 0 ? "-inf" : "inf");
-        else
-            fmt_float_text(dt, v, s->opt.precision, s->sci, buf, cap);
-    }
 }
 
-/* Element i padded to the common width: integer part right-aligned, the
- * fraction and exponent left-aligned (NumPy's alignment on the point). */
-static void fmt_element(const fmt_state *s, int64_t i)
+/* A finite float in scientific notation as NumPy prints it in an array:
+ * exactly sci_digits digits after the point (digits of the exact value
+ * beyond the unique ones, not zeros: f16's 0.1 is 9.998e-02 beside 1.003e+02),
+ * the point kept, the exponent zero-padded to exp_digits digits. */
+static void fmt_sci_text(const fmt_state *s, double v, char *buf, size_t cap)
 {
+    char m[40]; /* "%.17e" at most: 24 characters */
+    snprintf(m, sizeof m, "%.*e", s->sci_digits, v);
+    char *e = strchr(m, 'e');
+    if (!e) { /* cannot happen for a finite value */
+        snprintf(buf, cap, "%s", m);
+        return;
+    }
+    *e = '\0';
+    int exponent = atoi(e + 1);
+    snprintf(buf, cap, "%s%se%c%0*d", m, s->sci_digits == 0 ? "." : "", exponent < 0 ? '-' : '+',
+             s->exp_digits, exponent < 0 ? -exponent : exponent);
+}
+
+/* Element i padded to the common width: integers and bools right-aligned;
+ * floats aligned on the point (the integer part right-aligned, the digits
+ * after the point padded with spaces), nan and inf right-aligned. The
+ * spaces after a float's digits are left to the caller (*pad): NumPy drops
+ * them where a row wraps. */
+static void fmt_element(const fmt_state *s, int64_t i, int *pad)
+{
+    *pad = 0;
     char txt[64];
-    fmt_text(s, i, txt, sizeof txt);
-    int iw = 0, fw = 0, ew = 0;
-    fmt_measure(txt, &iw, &fw, &ew);
-    bool plain = !strchr(txt, '.') && bp_dtype_is_float(s->t->dtype); /* nan, inf */
-    if (plain) { /* right-align nan/inf in the whole width */
-        fprintf(s->out, "%*s", s->int_w + s->frac_w + s->exp_w, txt);
+    if (!bp_dtype_is_float(s->t->dtype)) {
+        fmt_int_text(s, i, txt, sizeof txt);
+        fprintf(s->out, "%*s", s->width, txt);
         return;
     }
-    if (s->sci) { /* scientific: the fraction padded with zeros, as NumPy does */
-        const char *e = strchr(txt, 'e');
-        fprintf(s->out, "%*s%.*s", s->int_w - iw, "", (int)(e - txt), txt);
-        for (int z = fw; z < s->frac_w; z++)
-            fputc('0', s->out);
-        fprintf(s->out, "%s%*s", e, s->exp_w - ew, "");
+    double v = fmt_f(s, i);
+    if (!isfinite(v)) {
+        fprintf(s->out, "%*s", s->width, isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
         return;
     }
-    fprintf(s->out, "%*s%s%*s", s->int_w - iw, "", txt, s->frac_w - fw + s->exp_w - ew, "");
+    if (s->sci)
+        fmt_sci_text(s, v, txt, sizeof txt);
+    else
+        fmt_float_text(s->t->dtype, v, s->opt.precision, false, txt, sizeof txt);
+    int ip, fp, ed;
+    fmt_parts(txt, &ip, &fp, &ed);
+    fprintf(s->out, "%*s%s", fmt_max(s->int_w - ip, 0), "", txt);
+    *pad = s->sci ? 0 : fmt_max(s->frac_w - fp, 0);
 }
 
 /* ---- which elements show ------------------------------------------------------ */
@@ -163,23 +182,71 @@ static void fmt_each_shown(const fmt_state *s, int32_t axis, int64_t base,
 
 /* ---- the layout -------------------------------------------------------------------- */
 
+/* Widen the layout for element i (every shown element passes here before
+ * anything is printed). */
 static void fmt_measure_one(fmt_state *s, int64_t i)
 {
     char txt[64];
-    fmt_text(s, i, txt, sizeof txt);
-    if (bp_dtype_is_float(s->t->dtype) && !strchr(txt, '.')) { /* nan, inf: width only */
-        int w = (int)strlen(txt);
-        if (w > s->int_w + s->frac_w + s->exp_w)
-            s->int_w += w - (s->int_w + s->frac_w + s->exp_w);
+    if (!bp_dtype_is_float(s->t->dtype)) {
+        fmt_int_text(s, i, txt, sizeof txt);
+        s->int_w = fmt_max(s->int_w, (int)strlen(txt));
+        if (s->t->dtype == BP_BOOL && s->t->rank > 0)
+            s->int_w = 5; /* NumPy: " True" beside "False" even when all are true */
         return;
     }
-    fmt_measure(txt, &s->int_w, &s->frac_w, &s->exp_w);
+    double v = fmt_f(s, i);
+    if (!isfinite(v)) { /* their width is settled once the finite ones are known */
+        s->any_nonfinite = true;
+        s->any_neginf = s->any_neginf || (isinf(v) && v < 0);
+        return;
+    }
+    fmt_float_text(s->t->dtype, v, s->opt.precision, s->sci, txt, sizeof txt);
+    int ip, fp, ed;
+    fmt_parts(txt, &ip, &fp, &ed);
+    s->int_w = fmt_max(s->int_w, ip);
+    if (s->sci) {
+        s->sci_digits = fmt_max(s->sci_digits, fp);
+        s->exp_digits = fmt_max(s->exp_digits, ed);
+    } else {
+        s->frac_w = fmt_max(s->frac_w, fp);
+    }
 }
 
-/* Scientific or fixed, from the shown finite non-zero magnitudes. */
+/* The element width, once every shown element was measured. As NumPy: in
+ * scientific notation everything after the point counts as the fraction;
+ * nan and inf widen the integer part if they do not fit. */
+static void fmt_settle(fmt_state *s)
+{
+    if (!bp_dtype_is_float(s->t->dtype)) {
+        s->width = s->int_w;
+        return;
+    }
+    if (s->sci)
+        s->frac_w = s->sci_digits + 2 + s->exp_digits; /* digits, 'e', sign, exponent */
+    if (s->any_nonfinite)
+        s->int_w = fmt_max(s->int_w, 3 + (s->any_neginf ? 1 : 0) - (s->frac_w + 1));
+    s->width = s->int_w + 1 + s->frac_w;
+}
+
+/* A magnitude rounded to the tensor's dtype, as NumPy computes in it. */
+static double fmt_in_dtype(bp_dtype dt, double v)
+{
+    switch (dt) {
+    case BP_F16: return bp_f16_to_f32(bp_f64_to_f16(v));
+    case BP_F32: return (float)v;
+    default: return v;
+    }
+}
+
+/* Scientific or fixed, from the shown finite non-zero magnitudes, as NumPy
+ * 2 decides: the largest at or above 10^min(8, decimal digits of the dtype)
+ * (1e3 for f16, 1e6 for f32, 1e8 for f64), the smallest below 1e-4, or the
+ * ratio above 1e3, each compared in the dtype. bf16, which NumPy does not
+ * format as a float, takes f64's rule. */
 static void fmt_decide(fmt_state *s)
 {
-    if (!bp_dtype_is_float(s->t->dtype))
+    bp_dtype dt = s->t->dtype;
+    if (!bp_dtype_is_float(dt))
         return;
     double lo = INFINITY, hi = 0.0;
     /* every element is at most 1000 (summarised) or all of them: a plain walk */
@@ -200,56 +267,80 @@ static void fmt_decide(fmt_state *s)
         for (int32_t k = t->rank - 1; k >= 0 && ++idx[k] == t->shape[k]; k--)
             idx[k] = 0;
     }
-    s->sci = hi > 0.0 && (hi >= 1e8 || lo < 1e-4 || hi / lo > 1e3);
+    double cutoff = dt == BP_F16 ? 1e3 : dt == BP_F32 ? 1e6 : 1e8;
+    s->sci = hi > 0.0 && (hi >= cutoff || lo < fmt_in_dtype(dt, 1e-4) ||
+                          fmt_in_dtype(dt, hi / lo) > 1e3);
+}
+
+/* The next word of a row at *col: after a space, or on a new line indented
+ * under the bracket when it would reach past the row's limit (NumPy's
+ * _extendLine: the limit leaves room for the closing bracket of each level;
+ * the spaces that padded the last word of a line are dropped). The first
+ * word of a line never wraps. *pad: the previous word's padding, not yet
+ * written. */
+static void fmt_word_start(const fmt_state *s, int indent, int len, bool first, int *col, int *pad)
+{
+    if (first)
+        return;
+    int limit = s->opt.linewidth - 1 - indent;
+    if (*col + 1 + len > limit && *col > indent + 1) {
+        fprintf(s->out, "\n%*s", indent + 1, "");
+        *col = indent + 1;
+    } else {
+        fprintf(s->out, "%*s ", *pad, "");
+        (*col)++;
+    }
+    *pad = 0;
+}
+
+/* The last axis: elements (and "..." where summarised), wrapped. */
+static void fmt_row(fmt_state *s, int64_t base, int indent)
+{
+    const bp_tensor *t = s->t;
+    int64_t n = t->shape[t->rank - 1];
+    bool cut = fmt_axis_cut(s, t->rank - 1);
+    int col = indent + 1, pad = 0;
+    fputc('[', s->out);
+    for (int64_t i = 0; i < n; i++) {
+        if (cut && i == s->opt.edgeitems) {
+            fmt_word_start(s, indent, 3, false, &col, &pad);
+            fputs("...", s->out);
+            col += 3;
+            i = n - s->opt.edgeitems;
+        }
+        fmt_word_start(s, indent, s->width, i == 0, &col, &pad);
+        fmt_element(s, base + i, &pad);
+        col += s->width;
+    }
+    fprintf(s->out, "%*s]", pad, "");
 }
 
 static void fmt_block(fmt_state *s, int32_t axis, int64_t base, int indent)
 {
     const bp_tensor *t = s->t;
+    if (axis == t->rank - 1) {
+        fmt_row(s, base, indent);
+        return;
+    }
     FILE *out = s->out;
     int64_t n = t->shape[axis], stride = 1;
     for (int32_t k = axis + 1; k < t->rank; k++)
         stride *= t->shape[k];
     bool cut = fmt_axis_cut(s, axis);
-    int width = s->int_w + s->frac_w + s->exp_w;
     fputc('[', out);
-    int col = indent + 1;
     for (int64_t i = 0; i < n; i++) {
         if (cut && i == s->opt.edgeitems) {
-            if (axis == t->rank - 1) {
-                fputs(" ...", out);
-                col += 4;
-            } else {
-                fprintf(out, "\n%*s...", indent + 1, "");
-                for (int32_t k = axis; k < t->rank - 1; k++)
-                    fputc('\n', out);
-                fprintf(out, "%*s", indent + 1, "");
-            }
+            fprintf(out, "\n%*s...", indent + 1, "");
+            for (int32_t k = axis; k < t->rank - 1; k++)
+                fputc('\n', out);
+            fprintf(out, "%*s", indent + 1, "");
             i = n - s->opt.edgeitems;
+        } else if (i > 0) {
+            for (int32_t k = axis; k < t->rank - 1; k++)
+                fputc('\n', out);
+            fprintf(out, "%*s", indent + 1, "");
         }
-        if (axis == t->rank - 1) {
-            if (i > 0 && !(cut && i == n - s->opt.edgeitems)) {
-                if (col + 1 + width > s->opt.linewidth) { /* wrap the row */
-                    fprintf(out, "\n%*s", indent + 1, "");
-                    col = indent + 1;
-                } else {
-                    fputc(' ', out);
-                    col++;
-                }
-            } else if (i > 0) {
-                fputc(' ', out);
-                col++;
-            }
-            fmt_element(s, base + i * stride);
-            col += width;
-        } else {
-            if (i > 0 && !(cut && i == n - s->opt.edgeitems)) {
-                for (int32_t k = axis; k < t->rank - 1; k++)
-                    fputc('\n', out);
-                fprintf(out, "%*s", indent + 1, "");
-            }
-            fmt_block(s, axis + 1, base + i * stride, indent + 1);
-        }
+        fmt_block(s, axis + 1, base + i * stride, indent + 1);
     }
     fputc(']', out);
 }
@@ -266,15 +357,19 @@ static bp_status fmt_write(const bp_tensor *t, const bp_format_options *opt, FIL
                          t->nbytes);
     bp_status st = bp_tensor_to_host(t, data, t->nbytes);
     if (st == BP_OK) {
-        fmt_state s = {out, t, data, *opt, t->numel > opt->threshold, false, 0, 0, 0};
+        fmt_state s = {.out = out, .t = t, .data = data, .opt = *opt,
+                       .summarise = t->numel > opt->threshold};
         fmt_decide(&s);
         if (t->numel == 0) {
             fputs("[]", out); /* NumPy prints every empty array so */
         } else if (t->rank == 0) {
             fmt_measure_one(&s, 0);
-            fmt_element(&s, 0);
+            fmt_settle(&s);
+            int pad;
+            fmt_element(&s, 0, &pad);
         } else {
             fmt_each_shown(&s, 0, 0, fmt_measure_one, &s);
+            fmt_settle(&s);
             fmt_block(&s, 0, 0, 0);
         }
     }

@@ -149,6 +149,9 @@ bp_status bp__config_check_backend(const bp__config *cfg, const char *name,
  * Calls fn(item, user) for each; stops and returns fn's status if not BP_OK. */
 bp_status bp__list_foreach(const char *list, bp_status (*fn)(const char *item, void *user),
                            void *user);
+/* backplane's own backends: the built-in default_backend, and the names that
+ * a preference list may name on a machine where they are not installed. */
+#define BP__OWN_BACKENDS "cuda, blas_cpu, binary"
 
 /* ---- plugins ----------------------------------------------------------------
  * A plugin's life: found by its file name at bp_context_create (plugin_find.c,
@@ -209,6 +212,16 @@ void bp__host_init(bp__plugin *p);
  * directory beside libbackplane, without opening any; warn about missing
  * directories and [backend.NAME] sections that name no installed plugin. */
 bp_status bp__plugins_find(bp_context *ctx);
+/* Edit distance between two names, for "did you mean" (names longer than 63
+ * characters are 64 from everything), and whether a name that far from
+ * `name` is close enough to suggest. */
+size_t bp__edit_distance(const char *a, const char *b);
+bool bp__close_enough(const char *name, size_t distance);
+/* The names of the installed plugins (found by file name and not rejected),
+ * ", "-separated into list, and the closest to `name` if one is close enough
+ * to suggest (else NULL). ctx->lock held. */
+void bp__plugins_installed(const bp_context *ctx, const char *name, char *list, size_t cap,
+                           const char **closest);
 /* The record providing backend `name`, loading files whose name says nothing
  * (listed explicitly) if need be; NULL (error set, listing every directory
  * searched and any near-miss file names) if there is none. */

@@ -171,8 +171,7 @@ static char *bp__builtin_dir(void)
     return bp__aprintf("%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname, BP_PLUGIN_SUBDIR);
 }
 
-/* Edit distance, for "did you mean". Names are at most 63 characters. */
-static size_t bp__distance(const char *a, const char *b)
+size_t bp__edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b), row[65];
     if (la > 63 || lb > 63)
@@ -196,9 +195,14 @@ static size_t bp__distance(const char *a, const char *b)
     return row[lb];
 }
 
-/* The installed plugins' names, ", "-separated, and the closest to name. */
-static void bp__installed(const bp_context *ctx, const char *name, char *list, size_t cap,
-                          const char **closest)
+bool bp__close_enough(const char *name, size_t distance)
+{
+    size_t n = strlen(name);
+    return distance <= (n < 6 ? 2 : n / 3);
+}
+
+void bp__plugins_installed(const bp_context *ctx, const char *name, char *list, size_t cap,
+                           const char **closest)
 {
     size_t used = 0, best = 64;
     list[0] = '\0';
@@ -209,14 +213,13 @@ static void bp__installed(const bp_context *ctx, const char *name, char *list, s
             continue;
         if (used < cap)
             used += (size_t)snprintf(list + used, cap - used, "%s%s", used ? ", " : "", p->name);
-        size_t d = bp__distance(name, p->name);
+        size_t d = bp__edit_distance(name, p->name);
         if (d < best) {
             best = d;
             *closest = p->name;
         }
     }
-    size_t n = strlen(name);
-    if (best > (n < 6 ? 2 : n / 3))
+    if (!bp__close_enough(name, best))
         *closest = NULL; /* nothing close enough to suggest */
 }
 
@@ -240,7 +243,7 @@ static void bp__warn_unknown_sections(bp_context *ctx)
             continue;
         char list[512];
         const char *closest;
-        bp__installed(ctx, name, list, sizeof list, &closest);
+        bp__plugins_installed(ctx, name, list, sizeof list, &closest);
         bp__log(ctx, BP_LOG_WARN,
                 "%s: [%s]: no backend plugin '%s' is installed, so these settings do nothing "
                 "(installed: %s)%s%s%s",

@@ -1,8 +1,12 @@
 /* choose_backend: pick the backend from an ini file, say which one won and
  * why, and run on it.
  *
- *   choose_backend [FILE.ini]     (default: backends.ini beside the program's
- *                                  sources; or set $BP_CONFIG) */
+ *   choose_backend [FILE.ini]     e.g. backends.ini beside this file. Without
+ *                                 FILE.ini: the layered configuration, as
+ *                                 bp_context_create(NULL) reads it ($BP_CONFIG,
+ *                                 ~/.config/backplane/backplane.ini,
+ *                                 /etc/backplane/backplane.ini, else the
+ *                                 built-in defaults) */
 #include <stdio.h>
 
 #include <backplane/backplane.h>

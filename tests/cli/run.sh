@@ -31,6 +31,9 @@ stdout_empty() { [ ! -s "$tmp/out" ]; }
 check help_lists_every_command 0 "$bp" --help &&
   { stdout_has info && stdout_has demo && stdout_has bench && stdout_has cuda-check && stderr_empty &&
     ok help_lists_every_command || bad "help_lists_every_command: missing a command or wrote to stderr"; }
+check help_names_both_demo_models 0 "$bp" --help &&
+  { grep -q "^  demo .*MLP.*CNN" "$tmp/out" && ok help_names_both_demo_models ||
+    bad "help_names_both_demo_models: $(grep demo "$tmp/out")"; }
 
 for cmd in info demo inspect bench cuda-check; do
   check "${cmd}_has_help" 0 "$bp" "$cmd" --help &&
@@ -59,6 +62,29 @@ check bad_config_fails_naming_file_line_and_key 1 "$bp" info --config "$tmp/bad.
   { stderr_has "$tmp/bad.ini:2" && stderr_has log_level && ok bad_config_fails_naming_file_line_and_key ||
     bad "bad_config_fails_naming_file_line_and_key: $(head -c 300 "$tmp/err")"; }
 
+# A key the plugin refuses: info exits 1, and the plugin's reason stands beside
+# the key (not "UNUSED"), and goes to stderr.
+printf '[backend.binary]\nthread = 4\n' >"$tmp/plugin_key.ini"
+check info_fails_on_a_plugin_config_error_with_the_reason_beside_the_key 1 \
+  "$bp" info --config "$tmp/plugin_key.ini" &&
+  { grep -q "thread = 4 .*(.*plugin_key.ini:2)  ERROR: .*unknown key 'thread'" "$tmp/out" &&
+    ! stdout_has UNUSED && stderr_has "unknown key 'thread'" &&
+    ok info_fails_on_a_plugin_config_error_with_the_reason_beside_the_key ||
+    bad "info_fails_on_a_plugin_config_error_with_the_reason_beside_the_key: $(grep thread "$tmp/out")"; }
+check info_json_gives_the_error_of_the_setting 1 "$bp" info --config "$tmp/plugin_key.ini" --json &&
+  { python3 -c 'import json,sys; s=[x for x in json.load(open(sys.argv[1]))["settings"] if x["key"]=="thread"][0]; sys.exit("unknown key" not in s["error"])' "$tmp/out" &&
+    ok info_json_gives_the_error_of_the_setting || bad info_json_gives_the_error_of_the_setting; }
+check info_fails_on_a_default_backend_that_names_no_backend 1 \
+  env BP_DEFAULT_BACKEND=binry "$bp" info &&
+  { grep -q "default_backend = binry .*ERROR: .*did you mean 'binary'" "$tmp/out" &&
+    stderr_has "did you mean 'binary'" &&
+    ok info_fails_on_a_default_backend_that_names_no_backend ||
+    bad "info_fails_on_a_default_backend_that_names_no_backend: $(grep default_backend "$tmp/out")"; }
+printf '[backend.nosuch]\nx = 1\n' >"$tmp/no_plugin.ini"
+check info_says_why_a_key_is_unused 0 "$bp" info --config "$tmp/no_plugin.ini" &&
+  { stdout_has "UNUSED: no plugin named 'nosuch' is installed" && ok info_says_why_a_key_is_unused ||
+    bad "info_says_why_a_key_is_unused: $(grep nosuch "$tmp/out")"; }
+
 # learned NAME: the demo just run (check) ended above 90% accuracy (chance is
 # 25%) with nothing on stderr.
 learned() {
@@ -68,7 +94,7 @@ learned() {
   else bad "$1: accuracy '$acc', stderr: $(head -c 300 "$tmp/err")"; fi
 }
 check demo_learns_well_above_chance 0 "$bp" demo --steps 150 && learned demo_learns_well_above_chance
-# On the default backend, then on the reference (issue 16: every CPU backend).
+# On the default backend, then on the reference (the CNN learns on every CPU backend).
 check demo_cnn_learns_well_above_chance 0 "$bp" demo --model cnn --steps 30 &&
   learned demo_cnn_learns_well_above_chance
 check demo_cnn_learns_on_the_reference_backend 0 "$bp" demo --model cnn --steps 30 --backend binary &&
@@ -125,6 +151,13 @@ check inspect_lists_tensors_and_metadata 0 "$bp" inspect "$tmp/ck.safetensors" &
 check inspect_json_is_valid_json 0 "$bp" inspect "$tmp/ck.safetensors" --json &&
   { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tensors"][0]["shape"]==[2] and d["metadata"]=={"step":"7"}' "$tmp/out" &&
     ok inspect_json_is_valid_json || bad "inspect_json_is_valid_json: $(cat "$tmp/out")"; }
+check inspect_values_prints_each_tensor_as_bp_tensor_print_does 0 "$bp" inspect "$tmp/ck.safetensors" --values &&
+  { stdout_has "^w: tensor (2,) f32 on binary:0$" && stdout_has '^\[1\. 2\.\]$' &&
+    ok inspect_values_prints_each_tensor_as_bp_tensor_print_does ||
+    bad "inspect_values_prints_each_tensor_as_bp_tensor_print_does: $(cat "$tmp/out")"; }
+check inspect_values_in_json 0 "$bp" inspect "$tmp/ck.safetensors" --values --json &&
+  { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tensors"][0]["values"].endswith("[1. 2.]")' "$tmp/out" &&
+    ok inspect_values_in_json || bad "inspect_values_in_json: $(cat "$tmp/out")"; }
 printf 'not a checkpoint' >"$tmp/bad.safetensors"
 check inspect_reports_a_broken_file_with_the_reason 1 "$bp" inspect "$tmp/bad.safetensors" &&
   { stderr_has "not a valid safetensors file" && stdout_empty &&
@@ -144,6 +177,38 @@ if [ -n "$test_plugins" ]; then
         ok "demo_without_sync_every_waits_only_when_reporting ($waits per step)"
       else bad "demo_without_sync_every_waits_only_when_reporting: '$waits'"; fi; }
 fi
+
+# conform's output. Off a terminal (here: a file) the progress is a line per
+# tenth of the rows, the last "[N/N] 100%" with N every row the totals count.
+check conform_progress_is_a_line_per_tenth_off_a_terminal 0 \
+  "$bp" conform --backend binary --op add --op 'contract.*' &&
+  { lines=$(grep -c '^conform: \[' "$tmp/err")
+    last=$(grep '^conform: \[' "$tmp/err" | tail -1)
+    total=$(awk '/passed, .* failed, .* unsupported, .* crashed$/ {print $1 + $3 + $5 + $7}' "$tmp/out")
+    if [ "$lines" -le 11 ] && [ "$lines" -ge 2 ] && [[ "$last" == "conform: [$total/$total] 100% "* ]]; then
+      ok "conform_progress_is_a_line_per_tenth_off_a_terminal ($lines lines, $total rows)"
+    else bad "conform_progress_is_a_line_per_tenth_off_a_terminal: $lines lines, last '$last', total '$total'"; fi; }
+# On a terminal, one line rewritten in place (script(1) gives the command one).
+if command -v script >/dev/null; then
+  script -qec "'$bp' conform --backend binary --op add >/dev/null" /dev/null >"$tmp/tty" 2>&1
+  newlines=$(tr -cd '\n' <"$tmp/tty" | wc -c)
+  if grep -q $'\rconform: \\[' "$tmp/tty" && [ "$newlines" -eq 1 ] && grep -q "done in" "$tmp/tty"; then
+    ok conform_progress_on_a_terminal_is_one_line_rewritten_in_place
+  else bad "conform_progress_on_a_terminal_is_one_line_rewritten_in_place: $newlines newlines: $(head -c 300 "$tmp/tty" | od -c | head -5)"; fi
+else
+  echo "ok - conform_progress_on_a_terminal_is_one_line_rewritten_in_place # SKIP no script(1)"
+fi
+# The summary's columns line up whatever the op names' lengths.
+check conform_summary_columns_line_up 0 "$bp" conform --backend binary --op 'softmax*' &&
+  { widths=$(sed -n '/^  op  /,/ passed, /p' "$tmp/out" | sed '$d' | awk '{print length($0)}' | sort -u | wc -l)
+    stdout_has "softmax_cross_entropy_loss" && [ "$widths" -eq 1 ] && ok conform_summary_columns_line_up ||
+      bad "conform_summary_columns_line_up: $(sed -n '/^  op  /,/ passed, /p' "$tmp/out")"; }
+# An unknown backend's error keeps its lines (the places searched, one a line).
+check conform_an_unknown_backend_keeps_the_lines_of_its_error 1 "$bp" conform --backend nosuch &&
+  { grep -q "^backplane conform: cannot open backend nosuch: .*Searched, in order:$" "$tmp/err" &&
+    grep -q "^    built-in: " "$tmp/err" && grep -q "^  Plugins found:" "$tmp/err" &&
+    ok conform_an_unknown_backend_keeps_the_lines_of_its_error ||
+    bad "conform_an_unknown_backend_keeps_the_lines_of_its_error: $(head -c 400 "$tmp/err")"; }
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

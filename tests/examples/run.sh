@@ -23,6 +23,11 @@ run() { # NAME CMD...
 }
 run hello "$tmp/build/hello"
 run choose_backend "$tmp/build/choose_backend" "$src/examples/choose_backend/backends.ini"
+# Without a file it reads the layered configuration, as its comment says
+# (here: no $BP_CONFIG and an empty home, so the built-in defaults).
+run choose_backend_layered "$tmp/build/choose_backend"
+grep -q "(the built-in default)" "$tmp/choose_backend_layered.out" ||
+  { echo "not ok - choose_backend without a file did not use the built-in defaults"; fail=1; }
 run checkpoint "$tmp/build/checkpoint" "$tmp/mlp.safetensors"
 lib=$(find "$tmp/prefix" -name 'libbackplane.so' | head -n 1)
 if [ "$sanitize" = ON ]; then

@@ -34,6 +34,24 @@ got=$("$tmp/pc-consumer")
 ls "$(pkg-config --variable=plugindir backplane)/bp_binary.so" >/dev/null
 echo "install: find_package and pkg-config consumers both print '$want'"
 
+# The build tree's pkg-config file (pkg-config's -uninstalled convention):
+# `pkg-config backplane` with build/lib/pkgconfig on the path names folders
+# that exist, and a program linked with it runs from the build tree.
+uninstalled="$build/lib/pkgconfig/backplane-uninstalled.pc"
+[ -f "$uninstalled" ] || { echo "no $uninstalled"; exit 1; }
+[ -z "$(find "$build" -name backplane.pc -path '*/pkgconfig/*')" ] ||
+  { echo "a backplane.pc in a pkgconfig folder of the build tree: $(find "$build" -name backplane.pc -path '*/pkgconfig/*')"; exit 1; }
+export PKG_CONFIG_PATH=$build/lib/pkgconfig
+for d in $(pkg-config --cflags-only-I backplane | sed 's/-I//g') $(pkg-config --libs-only-L backplane | sed 's/-L//g'); do
+  [ -d "$d" ] || { echo "the build tree's backplane.pc names $d, which does not exist"; exit 1; }
+done
+[ -f "$(pkg-config --variable=includedir backplane)/backplane/backplane.h" ] ||
+  { echo "the build tree's includedir has no backplane/backplane.h"; exit 1; }
+cc -std=c11 $san $(pkg-config --cflags backplane) "$src/consumer.c" -o "$tmp/tree-consumer" $(pkg-config --libs backplane)
+got=$(env -u LD_LIBRARY_PATH "$tmp/tree-consumer")
+[ "$got" = "$want" ] || { echo "build-tree pkg-config consumer printed '$got', wanted '$want'"; exit 1; }
+echo "install: the build tree's backplane-uninstalled.pc builds a consumer that runs from the build tree"
+
 # libbackplane_conform: it exports bp_conform_* and nothing else, and a
 # consumer linked against backplane::conform runs the suite on the binary
 # backend (add and the contract.* rows).

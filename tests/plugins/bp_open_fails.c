@@ -1,11 +1,12 @@
-/* Loads fine; open() fails with a reason, as a GPU plugin on a machine
- * without a GPU does. */
+/* Loads fine; open() fails with a reason of two lines (what, then the
+ * remedy), as a GPU plugin on a machine without a GPU does. */
 #include "toy.h"
 
 static bp_status fail_open(const bp_host_api *host, void **state)
 {
     (void)state;
-    host->set_error(host->host, "no widget device found (checked /dev/widget0)");
+    host->set_error(host->host, "no widget device found (checked /dev/widget0)\n"
+                                "remedy: plug in a widget, or choose another backend");
     return BP_ERR_UNSUPPORTED_DEVICE;
 }
 

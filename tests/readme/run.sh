@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# ctest entry "readme_snippets": every ```c block of README.md compiles
-# against the built library and runs to a zero exit, so the examples a new
-# user copies never rot. A block without main() is wrapped in one: its
-# #include lines stay at file scope, the rest becomes main's body.
+# ctest entry "readme_snippets": what README.md tells a new user to copy
+# works, so it never rots.
+#  1. Every ```c block compiles against the built library and runs to a zero
+#     exit. A block without main() is wrapped in one: its #include lines stay
+#     at file scope, the rest becomes main's body.
+#  2. The walk-through runs verbatim, from a copy of README.md: a block after
+#     "<!-- readme-test: file NAME -->" is saved as NAME, and each ```sh block
+#     after "<!-- readme-test: run -->" runs, in order, with bash -e, in a
+#     folder that stands for the source folder (its build/ is BUILD_DIR) and
+#     with a HOME of its own (so an install into $HOME stays in the test).
+#     The program must print what README says it prints.
 # usage: run.sh SOURCE_DIR BUILD_DIR [SANITIZE]
 set -euo pipefail
 src=$1 build=$2 sanitize=${3:-OFF}
@@ -37,6 +44,52 @@ for f in "$tmp"/snippet*.c; do
   fi
   echo "ok - README snippet $count compiles and runs"
 done
-[ "$count" -gt 0 ] || { echo "not ok - README.md has no \`\`\`c block"; exit 1; }
-echo "readme: $count snippets, $failed failed"
+[ "$count" -gt 0 ] || { echo "not ok - README.md has no \`\`\`c block"; failed=$((failed + 1)); }
+
+# ---- 2. the walk-through, verbatim ------------------------------------------
+work=$tmp/walk
+mkdir -p "$work/home" "$work/bin"
+cp "$src/README.md" "$work/README.copy.md"
+ln -s "$(cd "$build" && pwd)" "$work/build"
+if [ -n "$san" ]; then # a sanitized libbackplane needs a sanitized program
+  real_cc=$(command -v cc)
+  printf '#!/bin/sh\nexec %s %s "$@"\n' "$real_cc" "$san" >"$work/bin/cc"
+  chmod +x "$work/bin/cc"
+fi
+awk -v dir="$work" '
+  /^<!-- readme-test: file [^ ]+ -->$/ { want = "file"; name = $4; next }
+  /^<!-- readme-test: run -->$/ { want = "run"; next }
+  /^```/ && !inside && want != "" {
+    inside = 1
+    if (want == "file") out = dir "/" name
+    else { runs++; out = sprintf("%s/run%d.sh", dir, runs) }
+    printf "" > out
+    next
+  }
+  /^```/ && inside { inside = 0; want = ""; close(out); next }
+  inside && out != "" { print >> out }
+  !inside && want != "" && !/^[[:space:]]*$/ { want = "" } # the marker stands right above its block
+' "$work/README.copy.md"
+walked=0
+for f in $(ls "$work"/run*.sh 2>/dev/null | sort -V); do
+  walked=$((walked + 1))
+  if (cd "$work" && unset PKG_CONFIG_PATH PKG_CONFIG_LIBDIR &&
+      HOME="$work/home" PATH="$work/bin:$PATH" bash -euo pipefail "$f") >"$f.out" 2>&1; then
+    if grep -q '^a @ a.T on [a-z_]*:0: 14 32 32 77$' "$f.out" &&
+       grep -q '^ \[32\. 77\.\]\]$' "$f.out"; then
+      echo "ok - README walk-through block $walked runs and prints what README says"
+    else
+      echo "not ok - README walk-through block $walked ran but printed:"; sed 's/^/    /' "$f.out" | head -10
+      failed=$((failed + 1))
+    fi
+  else
+    echo "not ok - README walk-through block $walked fails:"; sed 's/^/    /' "$f" "$f.out" | head -20
+    failed=$((failed + 1))
+  fi
+done
+if [ ! -s "$work/first.c" ] || [ "$walked" -lt 2 ]; then
+  echo "not ok - README.md lacks the walk-through (a file block and the build-tree and install blocks)"
+  failed=$((failed + 1))
+fi
+echo "readme: $count snippets, $walked walk-through blocks, $failed failed"
 [ "$failed" -eq 0 ]

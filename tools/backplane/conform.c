@@ -6,7 +6,8 @@
  *                     [--timeout S] [--tolerances FILE] [--list]
  *   backplane conform --matrix-from A.json,B.json --matrix FILE
  *
- * Progress goes to stderr. stdout gets one line per FAIL / CRASH / TIMEOUT
+ * Progress goes to stderr: one line rewritten in place on a terminal, else a
+ * line per tenth of the cases. stdout gets one line per FAIL / CRASH / TIMEOUT
  * (op, dtype, shape, why), a summary by op and the totals line
  * "N passed, N failed, N unsupported, N crashed" (timeouts count as crashed).
  * Exit 0 when nothing failed or crashed, 1 otherwise, 2 on usage errors,
@@ -174,6 +175,16 @@ static int report(const args *a, const bp_conform_results *res, double seconds)
     return rc;
 }
 
+/* An error of the library, its later lines indented under the first. */
+static int fail_with(const char *message)
+{
+    const char *nl = strchr(message, '\n');
+    cli_error(CMD, "%.*s", (int)(nl ? (size_t)(nl - message) : strlen(message)), message);
+    if (nl)
+        cli_print_block(stderr, nl + 1, "  ");
+    return CLI_EXIT_FAILURE;
+}
+
 static int run(const args *a, const bp_conform_options *opt)
 {
     const char *target = a->plugin ? a->plugin : a->backend;
@@ -181,11 +192,14 @@ static int run(const args *a, const bp_conform_options *opt)
     double t0 = cli_now();
     bp_status st = bp_conform_run(target, opt, &res);
     if (st == BP_ERR_UNSUPPORTED_DEVICE) {
-        printf("SKIPPED: %s\n", bp_conform_last_error());
+        const char *why = bp_conform_last_error(), *nl = strchr(why, '\n');
+        printf("SKIPPED: %.*s\n", (int)(nl ? (size_t)(nl - why) : strlen(why)), why);
+        if (nl)
+            cli_print_block(stdout, nl + 1, "  ");
         return CLI_EXIT_SKIP;
     }
     if (st != BP_OK)
-        return cli_error(CMD, "%s", bp_conform_last_error());
+        return fail_with(bp_conform_last_error());
     int rc = report(a, res, cli_now() - t0);
     bp_conform_free(res);
     return rc;

@@ -31,8 +31,10 @@ static void usage(FILE *f)
             "  --json         print one JSON object instead of text\n"
             "  -h, --help     show this help and exit\n"
             "\n"
-            "Exit status: 0 on success (even if some plugin failed: the report says\n"
-            "why), 1 if the configuration cannot be read, 2 for a usage error.\n");
+            "Exit status: 0 on success (even if some plugin cannot load or open here: the\n"
+            "report says why), 1 if the configuration cannot be read or has an error\n"
+            "that a plugin or default_backend found (the reason stands beside the key\n"
+            "and goes to stderr), 2 for a usage error.\n");
 }
 
 /* Everything is gathered first, then printed as text or JSON. Strings from
@@ -277,6 +279,95 @@ static void text_header(const report *r)
     }
 }
 
+/* The plugin entry named name, or NULL. */
+static const plugin_entry *plugin_named(const report *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_plugins; i++)
+        if (r->plugins[i].rec_status == BP_OK && r->plugins[i].rec.name &&
+            strcmp(r->plugins[i].rec.name, name) == 0)
+            return &r->plugins[i];
+    return NULL;
+}
+
+/* Whether a plugin refused its configuration. */
+static bool plugin_config_error(const report *r)
+{
+    for (size_t i = 0; i < r->n_plugins; i++)
+        if (r->plugins[i].rec_status == BP_OK && r->plugins[i].rec.status == BP_ERR_CONFIG)
+            return true;
+    return false;
+}
+
+/* The line of message that concerns setting s (one naming its origin
+ * "FILE:LINE:" or its key in quotes), copied into buf; false if none. */
+static bool line_about(const char *message, const bp_setting *s, char *buf, size_t cap)
+{
+    char origin[300], key[140];
+    snprintf(origin, sizeof origin, "%s:", s->origin);
+    snprintf(key, sizeof key, "'%s'", s->key);
+    for (const char *p = message; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)len, p);
+        if (strstr(line, origin) || strstr(line, key)) {
+            snprintf(buf, cap, "%s", line);
+            return true;
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    return false;
+}
+
+/* What to say beside setting s, if anything: "" when all is well. A key of
+ * [backend.NAME] that plugin NAME refused (its open failed with
+ * BP_ERR_CONFIG) gets the plugin's reason; a key nothing read, why not. *error
+ * is set when the reason is a configuration error. */
+static void setting_note(const report *r, const bp_setting *s, char *buf, size_t cap, bool *error)
+{
+    *error = false;
+    buf[0] = '\0';
+    if (strcmp(s->section, "backplane") == 0 && strcmp(s->key, "default_backend") == 0 &&
+        r->default_status == BP_ERR_CONFIG && !plugin_config_error(r)) {
+        /* the list itself is wrong (a name no backend has): its note says so */
+        static const char stop[] = ": configuration error, which stops the list: ";
+        const char *at = r->default_reason ? strstr(r->default_reason, stop) : NULL;
+        if (at) {
+            const char *nl = strchr(at, '\n');
+            at += sizeof stop - 1;
+            *error = true;
+            snprintf(buf, cap, "ERROR: %.*s", (int)(nl ? (size_t)(nl - at) : strlen(at)), at);
+        }
+        return;
+    }
+    const char *name = strncmp(s->section, "backend.", 8) == 0 ? s->section + 8 : NULL;
+    const plugin_entry *p = name ? plugin_named(r, name) : NULL;
+    if (p && p->rec.status == BP_ERR_CONFIG) {
+        char line[1024];
+        if (line_about(p->rec.message, s, line, sizeof line)) {
+            *error = true;
+            snprintf(buf, cap, "ERROR: %s", line);
+            return;
+        }
+        if (!s->used)
+            snprintf(buf, cap, "UNUSED: the %s plugin stopped at a configuration error before "
+                     "reading it (see the plugin below)", name);
+        return;
+    }
+    if (s->used)
+        return;
+    if (!name)
+        snprintf(buf, cap, "UNUSED: nothing reads this key");
+    else if (!p)
+        snprintf(buf, cap, "UNUSED: no plugin named '%s' is installed", name);
+    else if (!p->rec.loaded)
+        snprintf(buf, cap, "UNUSED: the %s plugin did not load (see the plugin below)", name);
+    else if (!p->rec.opened)
+        snprintf(buf, cap, "UNUSED: the %s plugin did not open (see the plugin below)", name);
+    else
+        snprintf(buf, cap, "UNUSED: the %s plugin does not read this key", name);
+}
+
 /* One setting per line, origins aligned (up to a point). */
 static void text_settings(const report *r)
 {
@@ -296,9 +387,11 @@ static void text_settings(const report *r)
         const bp_setting *s = &r->settings[i];
         const char *value = s->value[0] ? s->value : "\"\"";
         int w = (int)(strlen(s->section) + strlen(s->key) + strlen(value) + 6);
-        printf("  [%s] %s = %s%*s  (%s)%s\n", s->section, s->key, value,
-               w < width ? width - w : 0, "", s->origin,
-               s->used ? "" : "  UNUSED: no installed plugin reads this key");
+        char note[1100];
+        bool error;
+        setting_note(r, s, note, sizeof note, &error);
+        printf("  [%s] %s = %s%*s  (%s)%s%s\n", s->section, s->key, value,
+               w < width ? width - w : 0, "", s->origin, note[0] ? "  " : "", note);
     }
 }
 
@@ -455,7 +548,13 @@ static void json_settings(const report *r)
         json_member("key", s->key);
         json_member("value", s->value);
         json_member("origin", s->origin);
-        printf(", \"used\": %s}", s->used ? "true" : "false");
+        printf(", \"used\": %s", s->used ? "true" : "false");
+        char note[1100];
+        bool error;
+        setting_note(r, s, note, sizeof note, &error);
+        if (error)
+            json_member("error", note + strlen("ERROR: "));
+        printf("}");
     }
     printf("%s]", r->n_settings ? "\n  " : "");
 }
@@ -570,6 +669,27 @@ static void print_json(const report *r)
     printf("\n}\n");
 }
 
+/* A configuration error a plugin or the preference list found: each on
+ * stderr; true if there was one. */
+static bool config_errors(const report *r)
+{
+    bool any = false;
+    for (size_t i = 0; i < r->n_plugins; i++) {
+        const plugin_entry *p = &r->plugins[i];
+        if (p->rec_status != BP_OK || p->rec.status != BP_ERR_CONFIG)
+            continue;
+        fprintf(stderr, "backplane info: configuration error for the %s plugin:\n", p->rec.name);
+        cli_print_block(stderr, p->rec.message, "  ");
+        any = true;
+    }
+    if (r->default_status == BP_ERR_CONFIG && !any) {
+        fprintf(stderr, "backplane info: configuration error in default_backend:\n");
+        cli_print_block(stderr, r->default_error, "  ");
+        any = true;
+    }
+    return any;
+}
+
 int cli_info(int argc, char **argv)
 {
     const char *config = NULL;
@@ -616,6 +736,8 @@ int cli_info(int argc, char **argv)
         fflush(stdout);
         if (ferror(stdout))
             rc = cli_error(CMD, "cannot write to standard output");
+        else if (config_errors(&r))
+            rc = CLI_EXIT_FAILURE;
     }
     report_free(&r);
     bp_context_destroy(ctx);

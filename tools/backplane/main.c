@@ -28,13 +28,15 @@ typedef struct cli_command {
 /* The command table: one row per subcommand, in the order --help lists them. */
 static const cli_command commands[] = {
     {"info", cli_info, "show the version, configuration, plugins, devices and default backend"},
-    {"demo", cli_demo, "train a small MLP on synthetic data with the library's ops"},
+    {"demo", cli_demo, "train a small model (an MLP, or a CNN with --model cnn) on synthetic "
+                       "data with the library's ops"},
     {"inspect", cli_inspect, "list the tensors and metadata of a safetensors checkpoint"},
     {"bench", cli_bench, "time ops per backend (median of repetitions; no pass/fail)"},
     {"conform", cli_conform,
      "run the conformance suite against a backend or plugin file (op x dtype, contract)"},
     {"cuda-check", cli_cuda_check,
-     "would this build's cuda plugin run on a GPU of compute capability X.Y? (no GPU needed)"},
+     "would this build's cuda plugin run on this machine's GPUs, or on one of compute "
+     "capability X.Y (--cc, no GPU needed)?"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

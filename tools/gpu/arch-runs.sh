@@ -1,7 +1,7 @@
 #!/bin/bash
 # tools/gpu/arch-runs.sh: on the GPU machine, after .gpu/device-run.sh (whose
 # environment it reuses), build the cuda plugin for architectures that exclude
-# the device and show what issue 8 asks of them:
+# the device and show what the cuda plugin must do with them:
 #   refusal  80-real only (no code an sm_90 can run): `backplane info` and
 #            bp_backend_get (through `backplane demo --backend cuda`) refuse
 #            the device at open with the reason and the remedy, and nothing

@@ -68,7 +68,9 @@ typedef struct bp_conform_options {
     const char *tolerances;     /* a tolerance file to use instead of the built-in table
                                    (the format of tests/conformance/tolerances.txt); NULL:
                                    the built-in one */
-    bool progress;              /* one line per op on stderr while running */
+    bool progress;              /* progress on stderr while running: one line rewritten
+                                   in place when stderr is a terminal, else a line per
+                                   tenth of the cases */
 } bp_conform_options;
 /* Members above are valid for version 1 of this struct. */
 
