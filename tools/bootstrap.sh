@@ -15,9 +15,10 @@ build=${BP_BUILD_DIR:-$root/build}
 
 # Debian packages: compiler and build tools, inih, cJSON (checkpoint headers,
 # conform's JSON lines), DLPack's header, Criterion, OpenBLAS, NumPy (for the
-# benchmark comparison), venv (the tests' Python reference implementations).
+# benchmark comparison), venv (the tests' Python reference implementations),
+# Open MPI (the collective engines, and mpirun for their tests).
 packages=(build-essential cmake pkg-config libinih-dev libcjson-dev libdlpack-dev libcriterion-dev
-          libopenblas-dev python3-numpy python3-venv)
+          libopenblas-dev python3-numpy python3-venv libopenmpi-dev openmpi-bin)
 # The test job also runs ONNX's backend node tests (tests/onnx/): ONNX's
 # Python package and its test data, both from Debian, read by Debian's python3.
 if [ "$job" = test ]; then

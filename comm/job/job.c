@@ -1,0 +1,564 @@
+/* The job's processes over MPI (job.h): joining, records, timed waits. */
+#define _GNU_SOURCE
+#include "job.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- time and patience ------------------------------------------------------ */
+
+static double job_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Between polls that found nothing: spin a little (a message is usually a
+ * few microseconds away), then give the core to the ranks it is shared
+ * with (mpirun --oversubscribe), then, once the wait is long anyway, sleep
+ * so that a rank waiting minutes for a slow one does not burn its core. */
+typedef struct patience {
+    double start;       /* of the current wait for progress */
+    unsigned idle;      /* polls since the last progress */
+} patience;
+
+static void patience_reset(patience *p)
+{
+    p->start = job_now();
+    p->idle = 0;
+}
+
+static void patience_idle(patience *p)
+{
+    p->idle++;
+    if (p->idle < 64)
+        return;
+    if (job_now() - p->start < 0.05) {
+        sched_yield();
+        return;
+    }
+    struct timespec ts = {0, 200000}; /* 0.2 ms */
+    nanosleep(&ts, NULL);
+}
+
+/* ---- errors ------------------------------------------------------------------ */
+
+bp_status job_error(job *j, bp_status st, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    j->host->set_error(j->host->host, "%s", msg);
+    return st;
+}
+
+static void job_fail(job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void job_fail(job *j, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->failure, sizeof j->failure, fmt, ap);
+    va_end(ap);
+    j->failed = true;
+    j->host->set_error(j->host->host, "%s", j->failure);
+}
+
+bp_status job_mpi_error(job *j, const char *call, int code)
+{
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (MPI_Error_string(code, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "MPI error %d", code);
+    job_fail(j, "%s failed on rank %d: %s", call, j->rank, text);
+    return BP_ERR_BACKEND;
+}
+
+bp_status job_check(job *j, const char *fn)
+{
+    j->fn = fn;
+    if (!j->failed)
+        return BP_OK;
+    j->host->set_error(j->host->host,
+                       "this communicator failed earlier and cannot be used again (%s); destroy "
+                       "it with bp_comm_destroy",
+                       j->failure);
+    return BP_ERR_BACKEND;
+}
+
+/* ---- joining ----------------------------------------------------------------- */
+
+static pthread_mutex_t job_init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void job_finalize_at_exit(void)
+{
+    int done = 0;
+    if (MPI_Finalized(&done) == MPI_SUCCESS && !done)
+        MPI_Finalize();
+}
+
+static char job_version[MPI_MAX_LIBRARY_VERSION_STRING];
+static pthread_once_t job_version_once = PTHREAD_ONCE_INIT;
+
+static void job_read_version(void)
+{
+    /* MPI_Get_library_version may be called before MPI_Init. */
+    int len = 0;
+    MPI_Get_library_version(job_version, &len);
+    job_version[strcspn(job_version, ",\n")] = '\0'; /* "Open MPI v4.1.4" */
+}
+
+const char *job_mpi_version(void)
+{
+    pthread_once(&job_version_once, job_read_version);
+    return job_version;
+}
+
+/* MPI initialised, by the application or here (once per process). */
+static bp_status job_init_mpi(job *j, bool app_comm)
+{
+    pthread_mutex_lock(&job_init_lock);
+    int inited = 0, finalized = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&finalized);
+    bp_status st = BP_OK;
+    if (finalized) {
+        st = job_error(j, BP_ERR_BACKEND,
+                       "MPI was finalised earlier in this process and cannot be initialised "
+                       "again; keep MPI initialised for the life of the job (call MPI_Finalize "
+                       "only after the last bp_comm_destroy)");
+    } else if (!inited && app_comm) {
+        st = job_error(j, BP_ERR_INVALID_ARGUMENT,
+                       "options->mpi_comm names an MPI communicator but MPI is not initialised; "
+                       "call MPI_Init first (or leave mpi_comm NULL: backplane then initialises "
+                       "MPI itself)");
+    } else if (!inited) {
+        int provided = 0;
+        int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
+        if (rc != MPI_SUCCESS)
+            st = job_error(j, BP_ERR_BACKEND,
+                           "MPI_Init_thread failed (code %d); run the program with mpirun, or "
+                           "check that Open MPI works: mpirun -np 2 hostname",
+                           rc);
+        else
+            atexit(job_finalize_at_exit); /* the engine is never unloaded */
+    }
+    pthread_mutex_unlock(&job_init_lock);
+    if (st == BP_OK)
+        MPI_Query_thread(&j->thread_level);
+    return st;
+}
+
+bp_status job_join(const bp_comm_engine_host *host, const void *app_comm, double timeout_s,
+                   job **out)
+{
+    *out = NULL;
+    job *j = calloc(1, sizeof *j);
+    if (!j) {
+        host->set_error(host->host, "out of memory");
+        return BP_ERR_OUT_OF_MEMORY;
+    }
+    j->host = host;
+    j->timeout_s = timeout_s;
+    j->comm = MPI_COMM_NULL;
+    j->fn = "bp_comm_create";
+    bp_status st = job_init_mpi(j, app_comm != NULL);
+    if (st != BP_OK) {
+        free(j);
+        return st;
+    }
+    MPI_Comm base = app_comm ? *(const MPI_Comm *)app_comm : MPI_COMM_WORLD;
+    if (base == MPI_COMM_NULL) {
+        free(j);
+        host->set_error(host->host, "options->mpi_comm points to MPI_COMM_NULL; pass the address "
+                        "of a valid communicator");
+        return BP_ERR_INVALID_ARGUMENT;
+    }
+    /* A nonblocking duplicate: a process that never calls bp_comm_create
+     * becomes a timeout here, not a hang. */
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = MPI_Comm_idup(base, &j->comm, &req);
+    if (rc != MPI_SUCCESS) {
+        st = job_mpi_error(j, "MPI_Comm_idup", rc);
+        free(j);
+        return st;
+    }
+    patience p;
+    patience_reset(&p);
+    int done = 0;
+    while (!done) {
+        rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            st = job_mpi_error(j, "MPI_Comm_idup", rc);
+            free(j);
+            return st;
+        }
+        if (done)
+            break;
+        if (job_now() - p.start > timeout_s) {
+            int size = 0, rank = 0;
+            MPI_Comm_size(base, &size);
+            MPI_Comm_rank(base, &rank);
+            host->set_error(host->host,
+                            "not every one of the %d processes called bp_comm_create within %g s "
+                            "([comm] timeout_s; this is rank %d): one may have exited, crashed or "
+                            "be busy elsewhere",
+                            size, timeout_s, rank);
+            /* The pending duplicate cannot be cancelled: it is left to MPI. */
+            free(j);
+            return BP_ERR_BACKEND;
+        }
+        patience_idle(&p);
+    }
+    MPI_Comm_set_errhandler(j->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(j->comm, &j->rank);
+    MPI_Comm_size(j->comm, &j->size);
+    *out = j;
+    return BP_OK;
+}
+
+void job_leave(job *j)
+{
+    if (!j)
+        return;
+    for (size_t i = 0; i < j->n_stranded; i++) {
+        if (j->stranded[i] == MPI_REQUEST_NULL)
+            continue;
+        MPI_Cancel(&j->stranded[i]);
+        int done = 0;
+        MPI_Test(&j->stranded[i], &done, MPI_STATUS_IGNORE);
+        if (!done)
+            MPI_Request_free(&j->stranded[i]);
+    }
+    free(j->stranded);
+    for (size_t i = 0; i < j->n_stranded_memory; i++)
+        free(j->stranded_memory[i]);
+    free(j->stranded_memory);
+    if (j->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&j->comm);
+    free(j);
+}
+
+/* ---- waiting ----------------------------------------------------------------- */
+
+/* "rank 2", "ranks 1, 3" for the ranks whose flag is set. */
+static void job_rank_list(const job *j, const unsigned char *owed, char *buf, size_t cap)
+{
+    int n = 0;
+    for (int k = 0; k < j->size; k++)
+        n += owed[k] != 0;
+    size_t used = (size_t)snprintf(buf, cap, "%s", n == 1 ? "rank " : "ranks ");
+    int listed = 0;
+    for (int k = 0; k < j->size && used < cap; k++) {
+        if (!owed[k])
+            continue;
+        if (listed == 8) {
+            snprintf(buf + used, cap - used, " and %d more", n - listed);
+            return;
+        }
+        used += (size_t)snprintf(buf + used, cap - used, listed ? ", %d" : "%d", k);
+        listed++;
+    }
+}
+
+/* Keep what a failed call leaves pending until job_leave (the array's
+ * entries become MPI_REQUEST_NULL), with a buffer they may still touch. */
+static void job_strand(job *j, MPI_Request *reqs, int n, void *keep)
+{
+    size_t live = 0;
+    for (int i = 0; i < n; i++)
+        live += reqs[i] != MPI_REQUEST_NULL;
+    MPI_Request *grown = live ? realloc(j->stranded, (j->n_stranded + live) * sizeof *grown) : NULL;
+    if (grown)
+        j->stranded = grown;
+    for (int i = 0; i < n; i++) {
+        if (reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        if (grown)
+            j->stranded[j->n_stranded++] = reqs[i];
+        /* else left to MPI: without memory it cannot be cancelled later */
+        reqs[i] = MPI_REQUEST_NULL;
+    }
+    if (!keep)
+        return;
+    void **mem = realloc(j->stranded_memory, (j->n_stranded_memory + 1) * sizeof *mem);
+    if (mem) {
+        j->stranded_memory = mem;
+        j->stranded_memory[j->n_stranded_memory++] = keep;
+    } /* else leaked on purpose: MPI may still write into it */
+}
+
+void job_abandon(job *j, MPI_Request *reqs, int n, void *keep)
+{
+    bool live = false;
+    for (int i = 0; i < n && !live; i++)
+        live = reqs[i] != MPI_REQUEST_NULL;
+    if (live && !j->failed) {
+        snprintf(j->failure, sizeof j->failure,
+                 "a collective was abandoned half-way on rank %d", j->rank);
+        j->failed = true;
+    }
+    /* a failed job's buffers may still be written by requests stranded
+     * earlier in the same call: kept too */
+    job_strand(j, reqs, n, j->failed ? keep : NULL);
+    if (!j->failed)
+        free(keep);
+}
+
+bp_status job_wait(job *j, MPI_Request *reqs, const int *peer, int n, const char *what,
+                   void *keep)
+{
+    if (n == 0)
+        return BP_OK;
+    int *done = malloc((size_t)n * sizeof *done);
+    MPI_Status *sts = malloc((size_t)n * sizeof *sts);
+    if (!done || !sts) {
+        free(done);
+        free(sts);
+        /* No memory to poll with: the requests cannot be waited for safely. */
+        job_strand(j, reqs, n, keep);
+        job_fail(j, "out of memory while waiting for %s", what);
+        return BP_ERR_OUT_OF_MEMORY;
+    }
+    patience p;
+    patience_reset(&p);
+    bp_status st = BP_OK;
+    for (;;) {
+        int count = 0;
+        int rc = MPI_Testsome(n, reqs, &count, done, sts);
+        if (rc != MPI_SUCCESS) {
+            int code = rc;
+            int bad = 0;
+            for (int i = 0; rc == MPI_ERR_IN_STATUS && i < count; i++) {
+                if (sts[i].MPI_ERROR != MPI_SUCCESS) {
+                    code = sts[i].MPI_ERROR;
+                    bad = done[i];
+                    break;
+                }
+            }
+            char call[128];
+            snprintf(call, sizeof call, "exchanging %s with rank %d", what, peer[bad]);
+            job_strand(j, reqs, n, keep);
+            st = job_mpi_error(j, call, code);
+            break;
+        }
+        if (count == MPI_UNDEFINED)
+            break; /* all complete */
+        if (count > 0) {
+            patience_reset(&p);
+            continue;
+        }
+        if (job_now() - p.start > j->timeout_s) {
+            unsigned char *owed = calloc((size_t)j->size, 1);
+            char ranks[160] = "a rank";
+            if (owed) {
+                for (int i = 0; i < n; i++)
+                    if (reqs[i] != MPI_REQUEST_NULL)
+                        owed[peer[i]] = 1;
+                job_rank_list(j, owed, ranks, sizeof ranks);
+                free(owed);
+            }
+            job_strand(j, reqs, n, keep);
+            job_fail(j,
+                     "%s stopped answering: nothing of %s moved for %g s ([comm] timeout_s); "
+                     "it may have exited or crashed",
+                     ranks, what, j->timeout_s);
+            st = BP_ERR_BACKEND;
+            break;
+        }
+        patience_idle(&p);
+    }
+    free(done);
+    free(sts);
+    return st;
+}
+
+bp_status job_share(job *j, void *buf, size_t bytes, int root, const char *what)
+{
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, j->comm, &req);
+    if (rc != MPI_SUCCESS)
+        return job_mpi_error(j, "MPI_Ibcast", rc);
+    /* every rank takes part: a rank that does not is named as owed by the root */
+    int peer = root;
+    return job_wait(j, &req, &peer, 1, what, NULL);
+}
+
+/* ---- the records every collective starts with ------------------------------- */
+
+static bool job_record_equal(const bp_comm_record *a, const bp_comm_record *b)
+{
+    return memcmp(a, b, sizeof *a) == 0;
+}
+
+/* A peer whose message had another size than this rank expects was asked
+ * something else; its record says what, unless (a defect) it equals ours:
+ * then it is made to differ, so that no rank goes on to move data. */
+static void job_mark_unequal(bp_comm_record *theirs, const bp_comm_record *mine)
+{
+    if (job_record_equal(theirs, mine))
+        theirs->seq = ~theirs->seq;
+}
+
+bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
+                    const void *const *payload, const size_t *payload_bytes,
+                    void *const *incoming, const size_t *incoming_bytes)
+{
+    const int n = j->size, me = j->rank;
+    const size_t rs = sizeof *rec;
+    all[me] = *rec;
+    if (n == 1)
+        return BP_OK;
+
+    /* What goes out: the record, with the peer's payload right behind it. */
+    size_t out_total = 0, in_max = 0;
+    for (int k = 0; k < n; k++) {
+        if (k == me)
+            continue;
+        out_total += payload ? payload_bytes[k] : 0;
+        size_t in = incoming ? incoming_bytes[k] : 0;
+        if (in > in_max)
+            in_max = in;
+    }
+    char *packed = NULL;
+    MPI_Request *sends = calloc((size_t)n, sizeof *sends);
+    int *peers = calloc((size_t)n, sizeof *peers);
+    unsigned char *owed = calloc((size_t)n, 1);
+    if (out_total > 0)
+        packed = malloc((size_t)(n - 1) * rs + out_total);
+    if (!sends || !peers || !owed || (out_total > 0 && !packed)) {
+        free(packed);
+        free(sends);
+        free(peers);
+        free(owed);
+        return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory for the records of the call");
+    }
+    bp_status st = BP_OK;
+    int n_sends = 0;
+    size_t at = 0;
+    for (int k = 0; k < n && st == BP_OK; k++) {
+        if (k == me)
+            continue;
+        const void *buf = rec;
+        size_t bytes = rs;
+        if (packed) {
+            size_t pb = payload_bytes[k];
+            memcpy(packed + at, rec, rs);
+            if (pb)
+                memcpy(packed + at + rs, payload[k], pb);
+            buf = packed + at;
+            bytes = rs + pb;
+            at += bytes;
+        }
+        peers[n_sends] = k;
+        int rc = MPI_Isend(buf, (int)bytes, MPI_BYTE, k, JOB_TAG_HEAD, j->comm, &sends[n_sends]);
+        if (rc != MPI_SUCCESS)
+            st = job_mpi_error(j, "MPI_Isend of this rank's record", rc);
+        else
+            n_sends++;
+        owed[k] = 1;
+    }
+
+    /* What comes in: probed first, so that a peer that was asked something
+     * else (another size) is received whole and compared, never truncated. */
+    char *spare = NULL;
+    size_t spare_cap = 0;
+    int pending = n - 1;
+    patience p;
+    patience_reset(&p);
+    while (st == BP_OK && pending > 0) {
+        bool progress = false;
+        for (int k = 0; k < n && st == BP_OK; k++) {
+            if (!owed[k])
+                continue;
+            int flag = 0;
+            MPI_Message msg;
+            MPI_Status status;
+            int rc = MPI_Improbe(k, JOB_TAG_HEAD, j->comm, &flag, &msg, &status);
+            if (rc != MPI_SUCCESS) {
+                st = job_mpi_error(j, "MPI_Improbe for a record", rc);
+                break;
+            }
+            if (!flag)
+                continue;
+            int count = 0;
+            MPI_Get_count(&status, MPI_BYTE, &count);
+            size_t want = rs + (incoming ? incoming_bytes[k] : 0);
+            if ((size_t)count == rs) {
+                rc = MPI_Mrecv(&all[k], (int)rs, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+                if (rc == MPI_SUCCESS && want != rs)
+                    job_mark_unequal(&all[k], rec);
+            } else {
+                size_t need = (size_t)count > rs ? (size_t)count : rs;
+                if (need > spare_cap) {
+                    char *grown = realloc(spare, need);
+                    if (!grown) {
+                        /* the message stays matched but unreceived: the job is done for */
+                        job_fail(j, "out of memory receiving rank %d's record", k);
+                        st = BP_ERR_OUT_OF_MEMORY;
+                        break;
+                    }
+                    spare = grown;
+                    spare_cap = need;
+                }
+                memset(spare, 0, need);
+                rc = MPI_Mrecv(spare, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+                if (rc == MPI_SUCCESS) {
+                    memcpy(&all[k], spare, rs);
+                    if ((size_t)count == want && incoming && incoming_bytes[k])
+                        memcpy(incoming[k], spare + rs, incoming_bytes[k]);
+                    else if ((size_t)count != want)
+                        job_mark_unequal(&all[k], rec);
+                }
+            }
+            if (rc != MPI_SUCCESS) {
+                st = job_mpi_error(j, "MPI_Mrecv of a record", rc);
+                break;
+            }
+            owed[k] = 0;
+            pending--;
+            progress = true;
+        }
+        if (st != BP_OK)
+            break;
+        if (progress) {
+            patience_reset(&p);
+            continue;
+        }
+        if (job_now() - p.start > j->timeout_s) {
+            char ranks[160];
+            job_rank_list(j, owed, ranks, sizeof ranks);
+            job_fail(j,
+                     "%s did not arrive within %g s ([comm] timeout_s): %s not called this "
+                     "collective (it may have exited, crashed, or be stuck before the call)",
+                     ranks, j->timeout_s, pending == 1 ? "it has" : "they have");
+            st = BP_ERR_BACKEND;
+            break;
+        }
+        patience_idle(&p);
+    }
+    free(spare);
+    free(owed);
+    if (st == BP_OK) {
+        st = job_wait(j, sends, peers, n_sends, "this rank's record", packed);
+        if (st == BP_OK)
+            free(packed);
+    } else {
+        job_abandon(j, sends, n_sends, packed); /* the sends may still read it */
+    }
+    free(peers);
+    free(sends);
+    if (st != BP_OK)
+        return st;
+    for (int k = 0; k < n; k++)
+        if (!job_record_equal(&all[k], rec))
+            return BP_ERR_SHAPE;
+    return BP_OK;
+}
