@@ -280,7 +280,7 @@ static bp_status mpi_all_reduce(void *comm, const bp_comm_record *rec, bp_comm_r
     /* Reduce-scatter: part r is reduced by rank r ... */
     const char **send_at = calloc((size_t)n, sizeof *send_at);
     size_t *send_count = calloc((size_t)n, sizeof *send_count);
-    int *peer = calloc((size_t)n, sizeof *peer);
+    int *peer = calloc(2 * (size_t)n, sizeof *peer);
     MPI_Request *reqs = calloc(2 * (size_t)n, sizeof *reqs);
     if (!send_at || !send_count || !peer || !reqs) {
         free(send_at);
