@@ -4,11 +4,13 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- time and patience ------------------------------------------------------ */
 
@@ -19,35 +21,48 @@ static double job_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Between polls that found nothing: spin a little (a message is usually a
- * few microseconds away), then give the core to the ranks it is shared
- * with (mpirun --oversubscribe), then, once the wait is long anyway, sleep
- * so that a rank waiting minutes for a slow one does not burn its core. */
+/* Between polls that completed nothing: keep polling (each poll also moves
+ * MPI's fragments along, and a message is usually microseconds away), then
+ * give the core to the ranks it is shared with (mpirun --oversubscribe),
+ * then, once the wait is long anyway, sleep, so that a rank waiting minutes
+ * for a slow one does not burn its core. */
 typedef struct patience {
-    double start;       /* of the current wait for progress */
-    unsigned idle;      /* polls since the last progress */
+    double start;       /* of the current wait for a completion */
+    unsigned polls;     /* since then */
 } patience;
+
+enum { PATIENCE_SPIN_US = 2000, PATIENCE_YIELD_US = 100000 };
 
 static void patience_reset(patience *p)
 {
     p->start = job_now();
-    p->idle = 0;
+    p->polls = 0;
 }
 
-static void patience_idle(patience *p)
+/* After a poll that completed nothing: true once timeout_s has passed
+ * since the last completion. The clock is read every 32nd poll. */
+static bool patience_idle(patience *p, double timeout_s)
 {
-    p->idle++;
-    if (p->idle < 64)
-        return;
-    if (job_now() - p->start < 0.05) {
+    if (++p->polls % 32 != 0)
+        return false;
+    double waited = job_now() - p->start;
+    if (waited > timeout_s)
+        return true;
+    if (waited * 1e6 < PATIENCE_SPIN_US)
+        return false;
+    if (waited * 1e6 < PATIENCE_YIELD_US) {
         sched_yield();
-        return;
+        return false;
     }
     struct timespec ts = {0, 200000}; /* 0.2 ms */
     nanosleep(&ts, NULL);
+    return false;
 }
 
 /* ---- errors ------------------------------------------------------------------ */
+
+/* Set once a communicator of this process failed (job_finalize_at_exit). */
+static _Atomic double job_fault_timeout_s;
 
 bp_status job_error(job *j, bp_status st, const char *fmt, ...)
 {
@@ -60,14 +75,15 @@ bp_status job_error(job *j, bp_status st, const char *fmt, ...)
     return st;
 }
 
-static void job_fail(job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void job_fail(job *j, const char *fmt, ...)
+void job_fail(job *j, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(j->failure, sizeof j->failure, fmt, ap);
     va_end(ap);
     j->failed = true;
+    if (j->timeout_s > atomic_load(&job_fault_timeout_s))
+        atomic_store(&job_fault_timeout_s, j->timeout_s);
     j->host->set_error(j->host->host, "%s", j->failure);
 }
 
@@ -97,11 +113,36 @@ bp_status job_check(job *j, const char *fn)
 
 static pthread_mutex_t job_init_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static void *job_exit_watchdog(void *arg)
+{
+    double s = *(const double *)arg;
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+    fprintf(stderr, "backplane: MPI_Finalize still waits for a missing rank after %g s; "
+                    "exiting without it (mpirun ends the job)\n", s);
+    _exit(1);
+    return NULL;
+}
+
+/* MPI initialised here ends here. After a fault, MPI_Finalize may wait for
+ * a rank that is gone (Open MPI's finalize meets every process): the ranks
+ * still alive reach it within their own timeout, so it gets that long (and
+ * a little more); then the process leaves without it, and mpirun, seeing a
+ * process end without MPI_Finalize, ends the job. */
 static void job_finalize_at_exit(void)
 {
     int done = 0;
-    if (MPI_Finalized(&done) == MPI_SUCCESS && !done)
-        MPI_Finalize();
+    if (MPI_Finalized(&done) != MPI_SUCCESS || done)
+        return;
+    static double grace;
+    grace = atomic_load(&job_fault_timeout_s);
+    if (grace > 0) {
+        grace += 5.0;
+        pthread_t t;
+        if (pthread_create(&t, NULL, job_exit_watchdog, &grace) == 0)
+            pthread_detach(t);
+    }
+    MPI_Finalize();
 }
 
 static char job_version[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -202,7 +243,7 @@ bp_status job_join(const bp_comm_engine_host *host, const void *app_comm, double
         }
         if (done)
             break;
-        if (job_now() - p.start > timeout_s) {
+        if (patience_idle(&p, timeout_s)) {
             int size = 0, rank = 0;
             MPI_Comm_size(base, &size);
             MPI_Comm_rank(base, &rank);
@@ -215,13 +256,43 @@ bp_status job_join(const bp_comm_engine_host *host, const void *app_comm, double
             free(j);
             return BP_ERR_BACKEND;
         }
-        patience_idle(&p);
     }
     MPI_Comm_set_errhandler(j->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(j->comm, &j->rank);
     MPI_Comm_size(j->comm, &j->size);
+    size_t n = (size_t)j->size;
+    j->reqs = calloc(2 * n, sizeof *j->reqs);
+    j->peers = calloc(2 * n, sizeof *j->peers);
+    j->indices = calloc(2 * n, sizeof *j->indices);
+    j->statuses = calloc(2 * n, sizeof *j->statuses);
+    j->owed = calloc(n, 1);
+    j->payload = calloc(n, sizeof *j->payload);
+    j->payload_bytes = calloc(n, sizeof *j->payload_bytes);
+    j->incoming = calloc(n, sizeof *j->incoming);
+    j->incoming_bytes = calloc(n, sizeof *j->incoming_bytes);
+    j->parts = calloc(n, sizeof *j->parts);
+    if (!j->reqs || !j->peers || !j->indices || !j->statuses || !j->owed || !j->payload ||
+        !j->payload_bytes || !j->incoming || !j->incoming_bytes || !j->parts) {
+        job_leave(j);
+        host->set_error(host->host, "out of memory");
+        return BP_ERR_OUT_OF_MEMORY;
+    }
     *out = j;
     return BP_OK;
+}
+
+char *job_scratch(job *j, size_t bytes)
+{
+    if (bytes <= j->scratch_cap && j->scratch)
+        return j->scratch;
+    char *grown = realloc(j->scratch, bytes ? bytes : 1);
+    if (!grown) {
+        job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory (%zu bytes of scratch)", bytes);
+        return NULL;
+    }
+    j->scratch = grown;
+    j->scratch_cap = bytes;
+    return grown;
 }
 
 void job_leave(job *j)
@@ -243,6 +314,19 @@ void job_leave(job *j)
     free(j->stranded_memory);
     if (j->comm != MPI_COMM_NULL)
         MPI_Comm_free(&j->comm);
+    free(j->reqs);
+    free(j->peers);
+    free(j->indices);
+    free(j->statuses);
+    free(j->owed);
+    free(j->buf);
+    free(j->spare);
+    free(j->payload);
+    free(j->payload_bytes);
+    free(j->incoming);
+    free(j->incoming_bytes);
+    free(j->parts);
+    free(j->scratch);
     free(j);
 }
 
@@ -301,9 +385,7 @@ void job_abandon(job *j, MPI_Request *reqs, int n, void *keep)
     for (int i = 0; i < n && !live; i++)
         live = reqs[i] != MPI_REQUEST_NULL;
     if (live && !j->failed) {
-        snprintf(j->failure, sizeof j->failure,
-                 "a collective was abandoned half-way on rank %d", j->rank);
-        j->failed = true;
+        job_fail(j, "a collective was abandoned half-way on rank %d", j->rank);
     }
     /* a failed job's buffers may still be written by requests stranded
      * earlier in the same call: kept too */
@@ -317,11 +399,17 @@ bp_status job_wait(job *j, MPI_Request *reqs, const int *peer, int n, const char
 {
     if (n == 0)
         return BP_OK;
-    int *done = malloc((size_t)n * sizeof *done);
-    MPI_Status *sts = malloc((size_t)n * sizeof *sts);
+    int flag = 0;
+    if (MPI_Testall(n, reqs, &flag, MPI_STATUSES_IGNORE) == MPI_SUCCESS && flag)
+        return BP_OK; /* the common case of small messages: done already */
+    bool own = n > 2 * j->size;
+    int *done = own ? malloc((size_t)n * sizeof *done) : j->indices;
+    MPI_Status *sts = own ? malloc((size_t)n * sizeof *sts) : j->statuses;
     if (!done || !sts) {
-        free(done);
-        free(sts);
+        if (own) {
+            free(done);
+            free(sts);
+        }
         /* No memory to poll with: the requests cannot be waited for safely. */
         job_strand(j, reqs, n, keep);
         job_fail(j, "out of memory while waiting for %s", what);
@@ -355,16 +443,13 @@ bp_status job_wait(job *j, MPI_Request *reqs, const int *peer, int n, const char
             patience_reset(&p);
             continue;
         }
-        if (job_now() - p.start > j->timeout_s) {
-            unsigned char *owed = calloc((size_t)j->size, 1);
-            char ranks[160] = "a rank";
-            if (owed) {
-                for (int i = 0; i < n; i++)
-                    if (reqs[i] != MPI_REQUEST_NULL)
-                        owed[peer[i]] = 1;
-                job_rank_list(j, owed, ranks, sizeof ranks);
-                free(owed);
-            }
+        if (patience_idle(&p, j->timeout_s)) {
+            char ranks[160];
+            memset(j->owed, 0, (size_t)j->size);
+            for (int i = 0; i < n; i++)
+                if (reqs[i] != MPI_REQUEST_NULL)
+                    j->owed[peer[i]] = 1;
+            job_rank_list(j, j->owed, ranks, sizeof ranks);
             job_strand(j, reqs, n, keep);
             job_fail(j,
                      "%s stopped answering: nothing of %s moved for %g s ([comm] timeout_s); "
@@ -373,10 +458,11 @@ bp_status job_wait(job *j, MPI_Request *reqs, const int *peer, int n, const char
             st = BP_ERR_BACKEND;
             break;
         }
-        patience_idle(&p);
     }
-    free(done);
-    free(sts);
+    if (own) {
+        free(done);
+        free(sts);
+    }
     return st;
 }
 
@@ -407,6 +493,19 @@ static void job_mark_unequal(bp_comm_record *theirs, const bp_comm_record *mine)
         theirs->seq = ~theirs->seq;
 }
 
+/* At least bytes in *buf (grown if need be). */
+static bool job_grow(char **buf, size_t *cap, size_t bytes)
+{
+    if (*buf && bytes <= *cap)
+        return true;
+    char *grown = realloc(*buf, bytes ? bytes : 1);
+    if (!grown)
+        return false;
+    *buf = grown;
+    *cap = bytes;
+    return true;
+}
+
 bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
                     const void *const *payload, const size_t *payload_bytes,
                     void *const *incoming, const size_t *incoming_bytes)
@@ -418,28 +517,15 @@ bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
         return BP_OK;
 
     /* What goes out: the record, with the peer's payload right behind it. */
-    size_t out_total = 0, in_max = 0;
-    for (int k = 0; k < n; k++) {
-        if (k == me)
-            continue;
-        out_total += payload ? payload_bytes[k] : 0;
-        size_t in = incoming ? incoming_bytes[k] : 0;
-        if (in > in_max)
-            in_max = in;
-    }
-    char *packed = NULL;
-    MPI_Request *sends = calloc((size_t)n, sizeof *sends);
-    int *peers = calloc((size_t)n, sizeof *peers);
-    unsigned char *owed = calloc((size_t)n, 1);
-    if (out_total > 0)
-        packed = malloc((size_t)(n - 1) * rs + out_total);
-    if (!sends || !peers || !owed || (out_total > 0 && !packed)) {
-        free(packed);
-        free(sends);
-        free(peers);
-        free(owed);
+    size_t out_total = 0;
+    for (int k = 0; k < n && payload; k++)
+        out_total += k == me ? 0 : payload_bytes[k];
+    if (out_total > 0 && !job_grow(&j->buf, &j->buf_cap, (size_t)(n - 1) * rs + out_total))
         return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory for the records of the call");
-    }
+    MPI_Request *sends = j->reqs;
+    int *peers = j->peers;
+    unsigned char *owed = j->owed;
+    memset(owed, 0, (size_t)n);
     bp_status st = BP_OK;
     int n_sends = 0;
     size_t at = 0;
@@ -448,12 +534,12 @@ bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
             continue;
         const void *buf = rec;
         size_t bytes = rs;
-        if (packed) {
+        if (out_total > 0) {
             size_t pb = payload_bytes[k];
-            memcpy(packed + at, rec, rs);
+            memcpy(j->buf + at, rec, rs);
             if (pb)
-                memcpy(packed + at + rs, payload[k], pb);
-            buf = packed + at;
+                memcpy(j->buf + at + rs, payload[k], pb);
+            buf = j->buf + at;
             bytes = rs + pb;
             at += bytes;
         }
@@ -468,8 +554,6 @@ bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
 
     /* What comes in: probed first, so that a peer that was asked something
      * else (another size) is received whole and compared, never truncated. */
-    char *spare = NULL;
-    size_t spare_cap = 0;
     int pending = n - 1;
     patience p;
     patience_reset(&p);
@@ -497,24 +581,19 @@ bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
                     job_mark_unequal(&all[k], rec);
             } else {
                 size_t need = (size_t)count > rs ? (size_t)count : rs;
-                if (need > spare_cap) {
-                    char *grown = realloc(spare, need);
-                    if (!grown) {
-                        /* the message stays matched but unreceived: the job is done for */
-                        job_fail(j, "out of memory receiving rank %d's record", k);
-                        st = BP_ERR_OUT_OF_MEMORY;
-                        break;
-                    }
-                    spare = grown;
-                    spare_cap = need;
+                if (!job_grow(&j->spare, &j->spare_cap, need)) {
+                    /* the message stays matched but unreceived: the job is done for */
+                    job_fail(j, "out of memory receiving rank %d's record", k);
+                    st = BP_ERR_OUT_OF_MEMORY;
+                    break;
                 }
-                memset(spare, 0, need);
-                rc = MPI_Mrecv(spare, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+                memset(j->spare, 0, rs);
+                rc = MPI_Mrecv(j->spare, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
                 if (rc == MPI_SUCCESS) {
-                    memcpy(&all[k], spare, rs);
-                    if ((size_t)count == want && incoming && incoming_bytes[k])
-                        memcpy(incoming[k], spare + rs, incoming_bytes[k]);
-                    else if ((size_t)count != want)
+                    memcpy(&all[k], j->spare, rs);
+                    if ((size_t)count == want)
+                        memcpy(incoming[k], j->spare + rs, incoming_bytes[k]);
+                    else
                         job_mark_unequal(&all[k], rec);
                 }
             }
@@ -532,7 +611,7 @@ bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
             patience_reset(&p);
             continue;
         }
-        if (job_now() - p.start > j->timeout_s) {
+        if (patience_idle(&p, j->timeout_s)) {
             char ranks[160];
             job_rank_list(j, owed, ranks, sizeof ranks);
             job_fail(j,
@@ -542,19 +621,21 @@ bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
             st = BP_ERR_BACKEND;
             break;
         }
-        patience_idle(&p);
     }
-    free(spare);
-    free(owed);
     if (st == BP_OK) {
-        st = job_wait(j, sends, peers, n_sends, "this rank's record", packed);
-        if (st == BP_OK)
-            free(packed);
+        st = job_wait(j, sends, peers, n_sends, "this rank's record", NULL);
+        if (st != BP_OK && out_total > 0) {
+            job_abandon(j, sends, 0, j->buf); /* the sends may still read it */
+            j->buf = NULL;
+            j->buf_cap = 0;
+        }
     } else {
-        job_abandon(j, sends, n_sends, packed); /* the sends may still read it */
+        job_abandon(j, sends, n_sends, out_total > 0 ? j->buf : NULL);
+        if (out_total > 0) {
+            j->buf = NULL;
+            j->buf_cap = 0;
+        }
     }
-    free(peers);
-    free(sends);
     if (st != BP_OK)
         return st;
     for (int k = 0; k < n; k++)

@@ -33,6 +33,26 @@ typedef struct job {
     bool failed;
     char failure[512];      /* why, once failed */
     int thread_level;       /* what MPI provides */
+    /* Space every call reuses, sized at job_join (buf, spare and scratch
+     * grow), so that a small collective allocates nothing. A failed call
+     * hands what pending requests may still touch to the stranded list. */
+    MPI_Request *reqs;      /* 2 * size */
+    int *peers;             /* 2 * size */
+    int *indices;           /* 2 * size, for MPI_Testsome */
+    MPI_Status *statuses;   /* 2 * size */
+    unsigned char *owed;    /* size */
+    char *buf;              /* the records (and payloads) this rank sends */
+    size_t buf_cap;
+    char *spare;            /* a record that came with an unexpected size */
+    size_t spare_cap;
+    /* for the engines: job_heads' per-peer arrays and a scratch buffer */
+    const void **payload;   /* size each */
+    size_t *payload_bytes;
+    void **incoming;
+    size_t *incoming_bytes;
+    const void **parts;
+    char *scratch;
+    size_t scratch_cap;
     /* Requests a fault left behind: freed at job_leave, not before, with
      * the buffers they name (see job_wait). */
     MPI_Request *stranded;
@@ -51,9 +71,15 @@ void job_leave(job *j);
 /* The MPI library's own name and version, e.g. "Open MPI v4.1.4". */
 const char *job_mpi_version(void);
 
+/* At least bytes of j->scratch (grown if need be), or NULL (error set). */
+char *job_scratch(job *j, size_t bytes);
+
 /* An error: set_error(fmt...) and return st. */
 bp_status job_error(job *j, bp_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The job is failed (every later call refuses), for the reason given,
+ * which is also set as the entry's error. */
+void job_fail(job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* An MPI call failed: the message names the call and MPI's text. */
 bp_status job_mpi_error(job *j, const char *call, int code);
 /* If the job failed earlier: BP_ERR_BACKEND naming the first failure. */

@@ -209,34 +209,6 @@ static bp_status scatter_reduce(job *j, const scatter_plan *pl, bp_dtype dt, bp_
 
 /* ---- the collectives ------------------------------------------------------------ */
 
-/* Peer arrays for job_heads: the same payload to every peer. */
-typedef struct head_args {
-    const void **payload;
-    size_t *payload_bytes;
-    void **incoming;
-    size_t *incoming_bytes;
-} head_args;
-
-static bp_status heads_alloc(job *j, head_args *h)
-{
-    size_t n = (size_t)j->size;
-    h->payload = calloc(n, sizeof *h->payload);
-    h->payload_bytes = calloc(n, sizeof *h->payload_bytes);
-    h->incoming = calloc(n, sizeof *h->incoming);
-    h->incoming_bytes = calloc(n, sizeof *h->incoming_bytes);
-    if (h->payload && h->payload_bytes && h->incoming && h->incoming_bytes)
-        return BP_OK;
-    return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory for the call's records");
-}
-
-static void heads_free(head_args *h)
-{
-    free(h->payload);
-    free(h->payload_bytes);
-    free(h->incoming);
-    free(h->incoming_bytes);
-}
-
 static bp_status heads_only(job *j, const bp_comm_record *rec, bp_comm_record *all)
 {
     return job_heads(j, rec, all, NULL, NULL, NULL, NULL);
@@ -252,29 +224,21 @@ static bp_status mpi_all_reduce(void *comm, const bp_comm_record *rec, bp_comm_r
     const size_t es = bp_dtype_size(dt), bytes = count * es;
     if (bytes <= FUSE_BYTES) {
         /* Everyone's tensor rides with its record; each rank reduces it all. */
-        head_args h;
-        char *scratch = malloc((size_t)n * bytes + 1);
-        const void **parts = calloc((size_t)n, sizeof *parts);
-        bp_status st = scratch && parts ? heads_alloc(j, &h)
-                                        : job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory");
-        if (st == BP_OK) {
-            for (int k = 0; k < n; k++) {
-                h.payload[k] = src;
-                h.payload_bytes[k] = bytes;
-                h.incoming[k] = scratch + (size_t)k * bytes;
-                h.incoming_bytes[k] = bytes;
-            }
-            st = job_heads(j, rec, all, h.payload, h.payload_bytes, h.incoming, h.incoming_bytes);
-            heads_free(&h);
+        char *scratch = job_scratch(j, (size_t)n * bytes);
+        if (!scratch)
+            return BP_ERR_OUT_OF_MEMORY;
+        for (int k = 0; k < n; k++) {
+            j->payload[k] = src;
+            j->payload_bytes[k] = bytes;
+            j->incoming[k] = scratch + (size_t)k * bytes;
+            j->incoming_bytes[k] = bytes;
         }
-        if (st == BP_OK) {
-            for (int k = 0; k < n; k++)
-                parts[k] = k == me ? src : scratch + (size_t)k * bytes;
-            reduce_in_rank_order(dt, op, parts, n, dst, count);
-        }
-        free(parts);
-        free(scratch);
-        return st;
+        TRY(job_heads(j, rec, all, j->payload, j->payload_bytes, j->incoming,
+                      j->incoming_bytes));
+        for (int k = 0; k < n; k++)
+            j->parts[k] = k == me ? src : scratch + (size_t)k * bytes;
+        reduce_in_rank_order(dt, op, j->parts, n, dst, count);
+        return BP_OK;
     }
     TRY(heads_only(j, rec, all));
     /* Reduce-scatter: part r is reduced by rank r ... */
@@ -347,30 +311,22 @@ static bp_status mpi_reduce_scatter(void *comm, const bp_comm_record *rec, bp_co
     const size_t es = bp_dtype_size(dt), bytes = count * es;
     if (bytes <= FUSE_BYTES) {
         /* Each peer's block rides with the record sent to it. */
-        head_args h;
-        char *scratch = malloc((size_t)n * bytes + 1);
-        const void **parts = calloc((size_t)n, sizeof *parts);
-        bp_status st = scratch && parts ? heads_alloc(j, &h)
-                                        : job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory");
-        if (st == BP_OK) {
-            for (int k = 0; k < n; k++) {
-                h.payload[k] = (const char *)src + (size_t)k * bytes;
-                h.payload_bytes[k] = bytes;
-                h.incoming[k] = scratch + (size_t)k * bytes;
-                h.incoming_bytes[k] = bytes;
-            }
-            st = job_heads(j, rec, all, h.payload, h.payload_bytes, h.incoming, h.incoming_bytes);
-            heads_free(&h);
+        char *scratch = job_scratch(j, (size_t)n * bytes);
+        if (!scratch)
+            return BP_ERR_OUT_OF_MEMORY;
+        for (int k = 0; k < n; k++) {
+            j->payload[k] = (const char *)src + (size_t)k * bytes;
+            j->payload_bytes[k] = bytes;
+            j->incoming[k] = scratch + (size_t)k * bytes;
+            j->incoming_bytes[k] = bytes;
         }
-        if (st == BP_OK) {
-            for (int k = 0; k < n; k++)
-                parts[k] = k == me ? (const char *)src + (size_t)me * bytes
-                                   : scratch + (size_t)k * bytes;
-            reduce_in_rank_order(dt, op, parts, n, dst, count);
-        }
-        free(parts);
-        free(scratch);
-        return st;
+        TRY(job_heads(j, rec, all, j->payload, j->payload_bytes, j->incoming,
+                      j->incoming_bytes));
+        for (int k = 0; k < n; k++)
+            j->parts[k] = k == me ? (const char *)src + (size_t)me * bytes
+                                  : scratch + (size_t)k * bytes;
+        reduce_in_rank_order(dt, op, j->parts, n, dst, count);
+        return BP_OK;
     }
     TRY(heads_only(j, rec, all));
     const char **send_at = calloc((size_t)n, sizeof *send_at);
@@ -400,19 +356,14 @@ static bp_status mpi_all_gather(void *comm, const bp_comm_record *rec, bp_comm_r
     if (bytes)
         memcpy((char *)dst + (size_t)me * bytes, src, bytes);
     if (bytes <= FUSE_BYTES) {
-        head_args h;
-        bp_status st = heads_alloc(j, &h);
-        if (st == BP_OK) {
-            for (int k = 0; k < n; k++) {
-                h.payload[k] = src;
-                h.payload_bytes[k] = bytes;
-                h.incoming[k] = (char *)dst + (size_t)k * bytes;
-                h.incoming_bytes[k] = bytes;
-            }
-            st = job_heads(j, rec, all, h.payload, h.payload_bytes, h.incoming, h.incoming_bytes);
-            heads_free(&h);
+        for (int k = 0; k < n; k++) {
+            j->payload[k] = src;
+            j->payload_bytes[k] = bytes;
+            j->incoming[k] = (char *)dst + (size_t)k * bytes;
+            j->incoming_bytes[k] = bytes;
         }
-        return st;
+        return job_heads(j, rec, all, j->payload, j->payload_bytes, j->incoming,
+                         j->incoming_bytes);
     }
     TRY(heads_only(j, rec, all));
     MPI_Request *reqs = calloc(2 * (size_t)n, sizeof *reqs);
@@ -457,19 +408,14 @@ static bp_status mpi_broadcast(void *comm, const bp_comm_record *rec, bp_comm_re
     if (me == root && bytes)
         memcpy(dst, src, bytes);
     if (bytes <= FUSE_BYTES) {
-        head_args h;
-        bp_status st = heads_alloc(j, &h);
-        if (st == BP_OK) {
-            for (int k = 0; k < n; k++) {
-                h.payload[k] = src;
-                h.payload_bytes[k] = me == root ? bytes : 0;
-                h.incoming[k] = dst;
-                h.incoming_bytes[k] = k == root && me != root ? bytes : 0;
-            }
-            st = job_heads(j, rec, all, h.payload, h.payload_bytes, h.incoming, h.incoming_bytes);
-            heads_free(&h);
+        for (int k = 0; k < n; k++) {
+            j->payload[k] = src;
+            j->payload_bytes[k] = me == root ? bytes : 0;
+            j->incoming[k] = dst;
+            j->incoming_bytes[k] = k == root && me != root ? bytes : 0;
         }
-        return st;
+        return job_heads(j, rec, all, j->payload, j->payload_bytes, j->incoming,
+                         j->incoming_bytes);
     }
     TRY(heads_only(j, rec, all));
     MPI_Request *reqs = calloc((size_t)n, sizeof *reqs);

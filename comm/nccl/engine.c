@@ -182,9 +182,8 @@ static bp_status nccl_finish(nccl_state *s, const char *call, int rc)
     job *j = s->j;
     nccl_api *a = &s->api;
     if (rc != NCCL_SUCCESS && rc != NCCL_IN_PROGRESS) {
-        j->failed = true;
-        snprintf(j->failure, sizeof j->failure, "%s failed: %s", call, a->get_error_string(rc));
-        return job_error(j, BP_ERR_BACKEND, "%s", j->failure);
+        job_fail(j, "%s failed: %s", call, a->get_error_string(rc));
+        return BP_ERR_BACKEND;
     }
     double start = nccl_now();
     unsigned idle = 0;
@@ -193,27 +192,23 @@ static bp_status nccl_finish(nccl_state *s, const char *call, int rc)
         if (q == CU_SUCCESS)
             return BP_OK;
         if (q != CU_ERROR_NOT_READY) {
-            j->failed = true;
-            snprintf(j->failure, sizeof j->failure, "%s: the GPU reported CUDA error %d", call,
-                     q);
-            return job_error(j, BP_ERR_BACKEND, "%s", j->failure);
+            job_fail(j, "%s: the GPU reported CUDA error %d", call, q);
+            return BP_ERR_BACKEND;
         }
         int async = NCCL_SUCCESS;
         a->comm_get_async_error(s->comm, &async);
         bool late = nccl_now() - start > j->timeout_s;
         if ((async != NCCL_SUCCESS && async != NCCL_IN_PROGRESS) || late) {
-            j->failed = true;
             if (late)
-                snprintf(j->failure, sizeof j->failure,
+                job_fail(j,
                          "%s did not complete within %g s ([comm] timeout_s): a rank stopped "
                          "(every rank had arrived at the call; NCCL does not say which)",
                          call, j->timeout_s);
             else
-                snprintf(j->failure, sizeof j->failure, "%s failed: %s", call,
-                         a->get_error_string(async));
+                job_fail(j, "%s failed: %s", call, a->get_error_string(async));
             a->comm_abort(s->comm);
             s->comm = NULL;
-            return job_error(j, BP_ERR_BACKEND, "%s", j->failure);
+            return BP_ERR_BACKEND;
         }
         if (++idle > 64) {
             struct timespec ts = {0, 20000};
