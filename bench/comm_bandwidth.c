@@ -3,10 +3,11 @@
  *
  *   mpirun -np 4 bp_bench_comm [--backend NAME] [--max BYTES] [--json]
  *
- * For each size, every repetition starts at a barrier and is timed on every
- * rank; the slowest rank's time is the repetition's, and the median over
- * repetitions is reported, bp_all_reduce and MPI_Allreduce interleaved so
- * that both see the same machine. MPI reads the tensor's own memory and
+ * As nccl-tests measures: for each size, a round runs `iters` calls back to
+ * back from a barrier and takes the slowest rank's time divided by iters;
+ * rounds of bp_all_reduce and of MPI_Allreduce alternate (ROUNDS of each,
+ * so that both see the same machine) and the median round of each is
+ * reported. MPI reads the tensor's own memory and
  * writes into a result tensor's (their addresses from DLPack);
  * bp_all_reduce makes a new tensor each call, as every op does, and that
  * allocation is part of its time. Bus bandwidth as nccl-tests defines it:
@@ -21,6 +22,8 @@
 
 #include <backplane/backplane.h>
 #include <dlpack/dlpack.h>
+
+enum { ROUNDS = 5 };
 
 static double now(void)
 {
@@ -92,9 +95,9 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (rank == 0 && !json) {
-        printf("all_reduce (sum, f32) on %d processes, backend %s: median of the slowest rank's "
-               "time\n", size, bp_backend_name(be));
-        printf("%10s %6s %12s %12s %12s %12s %7s\n", "bytes", "reps", "bp us", "MPI us",
+        printf("all_reduce (sum, f32) on %d processes, backend %s: time per call, median of %d "
+               "rounds\n", size, bp_backend_name(be), ROUNDS);
+        printf("%10s %6s %12s %12s %12s %12s %7s\n", "bytes", "calls", "bp us", "MPI us",
                "bp busbw", "MPI busbw", "ratio");
     }
     for (long long bytes = 1024; bytes <= max_bytes; bytes *= 4) {
@@ -116,32 +119,37 @@ int main(int argc, char **argv)
                     bp_backend_name(be), bp_last_error());
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        int reps = (int)((256LL << 20) / bytes);
-        reps = reps < 7 ? 7 : reps > 101 ? 101 : reps;
-        double *tb = malloc((size_t)reps * sizeof *tb), *tm = malloc((size_t)reps * sizeof *tm);
-        for (int r = -2; r < reps; r++) { /* two warm-up rounds */
+        /* enough calls for a round of ~20 ms at 1 GB/s, at least 3 */
+        int iters = (int)((20LL << 20) / bytes);
+        iters = iters < 3 ? 3 : iters > 2000 ? 2000 : iters;
+        double tb[ROUNDS], tm[ROUNDS];
+        for (int r = -1; r < ROUNDS; r++) { /* one warm-up round */
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = now();
-            bp_tensor *y = NULL;
-            if (bp_all_reduce(comm, x, BP_REDUCE_SUM, &y) != BP_OK) {
-                fprintf(stderr, "bp_bench_comm (rank %d): %s\n", rank, bp_last_error());
-                MPI_Abort(MPI_COMM_WORLD, 1);
+            for (int i = 0; i < iters; i++) {
+                bp_tensor *y = NULL;
+                if (bp_all_reduce(comm, x, BP_REDUCE_SUM, &y) != BP_OK) {
+                    fprintf(stderr, "bp_bench_comm (rank %d): %s\n", rank, bp_last_error());
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
+                bp_tensor_release(y);
             }
-            bp_tensor_release(y);
-            double t_bp = slowest(now() - t0);
+            double t_bp = slowest(now() - t0) / iters;
             MPI_Barrier(MPI_COMM_WORLD);
             t0 = now();
-            MPI_Allreduce(src, dst, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-            double t_mpi = slowest(now() - t0);
+            for (int i = 0; i < iters; i++)
+                MPI_Allreduce(src, dst, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            double t_mpi = slowest(now() - t0) / iters;
             if (r >= 0) {
                 tb[r] = t_bp;
                 tm[r] = t_mpi;
             }
         }
-        double b = median(tb, reps), m = median(tm, reps);
+        double b = median(tb, ROUNDS), m = median(tm, ROUNDS);
+        int reps = iters;
         double factor = size > 1 ? 2.0 * (size - 1) / size : 1.0;
         if (rank == 0 && json)
-            printf("{\"bytes\": %lld, \"ranks\": %d, \"backend\": \"%s\", \"reps\": %d, "
+            printf("{\"bytes\": %lld, \"ranks\": %d, \"backend\": \"%s\", \"calls\": %d, "
                    "\"bp_s\": %.9g, \"mpi_s\": %.9g, \"bp_busbw_gbs\": %.6g, "
                    "\"mpi_busbw_gbs\": %.6g, \"ratio\": %.4g}\n",
                    bytes, size, bp_backend_name(be), reps, b, m, bytes * factor / b / 1e9,
@@ -150,8 +158,6 @@ int main(int argc, char **argv)
             printf("%10lld %6d %12.1f %12.1f %10.2f GB/s %7.2f GB/s %7.2f\n", bytes, reps, b * 1e6,
                    m * 1e6, bytes * factor / b / 1e9, bytes * factor / m / 1e9, m / b);
         fflush(stdout);
-        free(tb);
-        free(tm);
         lx->deleter(lx);
         ly->deleter(ly);
         bp_tensor_release(x);
