@@ -31,6 +31,7 @@ typedef struct nccl_state {
     nccl_comm comm;
     cu_stream stream;
     int device;
+    cu_context ctx;       /* the device's primary context, made current for each call */
     bool ctx_retained;
 } nccl_state;
 
@@ -95,6 +96,7 @@ static bp_status nccl_open(const bp_comm_engine_host *host, const bp_comm_engine
         return BP_ERR_UNSUPPORTED_DEVICE;
     }
     s->device = cu_dev;
+    s->ctx = ctx;
     s->ctx_retained = true;
     a->cu_ctx_set_current(ctx); /* NCCL (the CUDA runtime) uses the current context */
     bp_status st = job_join(host, args->mpi_comm, args->timeout_s, &s->j);
@@ -219,11 +221,18 @@ static bp_status nccl_finish(nccl_state *s, const char *call, int rc)
     }
 }
 
+/* The records; then the device's context is made current on this thread
+ * (the caller may have used another device since), for the NCCL call. */
 static bp_status nccl_heads(nccl_state *s, const bp_comm_record *rec, bp_comm_record *all,
                             const char *fn)
 {
     bp_status st = job_check(s->j, fn);
-    return st != BP_OK ? st : job_heads(s->j, rec, all, NULL, NULL, NULL, NULL);
+    if (st == BP_OK)
+        st = job_heads(s->j, rec, all, NULL, NULL, NULL, NULL);
+    if (st == BP_OK && s->api.cu_ctx_set_current(s->ctx) != CU_SUCCESS)
+        st = job_error(s->j, BP_ERR_BACKEND, "cuCtxSetCurrent failed for CUDA device %d",
+                       s->device);
+    return st;
 }
 
 static bp_status nccl_all_reduce(void *comm, const bp_comm_record *rec, bp_comm_record *all,

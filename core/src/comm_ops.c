@@ -157,6 +157,16 @@ static bp_status comm_result_new(bp_comm *comm, const char *fn, bp_dtype dt, int
         return BP_OK;
     }
     BP__TRY(bp__tensor_new(fn, comm->backend, dt, rank, shape, &r->t));
+    if (comm->memory_kind != BP_MEMORY_HOST && BP__HAS(comm->backend->vt, synchronize)) {
+        /* a device may allocate in its stream's order: the engine writes the
+         * buffer from a stream of its own, so the allocation must be done */
+        bp_status st = BP__CALL0(comm->backend, fn, synchronize);
+        if (st != BP_OK) {
+            bp_tensor_release(r->t);
+            r->t = NULL;
+            return st;
+        }
+    }
     r->dst = comm_address(comm, r->t);
     if (!r->dst && r->t->nbytes) {
         bp_tensor_release(r->t);
