@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,12 +267,14 @@ bp_status job_join(const bp_comm_engine_host *host, const void *app_comm, double
     j->indices = calloc(2 * n, sizeof *j->indices);
     j->statuses = calloc(2 * n, sizeof *j->statuses);
     j->owed = calloc(n, 1);
+    j->lens = calloc(n, sizeof *j->lens);
     j->payload = calloc(n, sizeof *j->payload);
     j->payload_bytes = calloc(n, sizeof *j->payload_bytes);
     j->incoming = calloc(n, sizeof *j->incoming);
     j->incoming_bytes = calloc(n, sizeof *j->incoming_bytes);
     j->parts = calloc(n, sizeof *j->parts);
-    if (!j->reqs || !j->peers || !j->indices || !j->statuses || !j->owed || !j->payload ||
+    if (!j->reqs || !j->peers || !j->indices || !j->statuses || !j->owed || !j->lens ||
+        !j->payload ||
         !j->payload_bytes || !j->incoming || !j->incoming_bytes || !j->parts) {
         job_leave(j);
         host->set_error(host->host, "out of memory");
@@ -319,6 +322,7 @@ void job_leave(job *j)
     free(j->indices);
     free(j->statuses);
     free(j->owed);
+    free(j->lens);
     free(j->buf);
     free(j->spare);
     free(j->payload);
@@ -506,25 +510,39 @@ static bool job_grow(char **buf, size_t *cap, size_t bytes)
     return true;
 }
 
+/* A head: the record, then the payload's length, then (inline) the payload. */
+typedef struct job_head {
+    bp_comm_record rec;
+    uint64_t len;
+} job_head;
+
+/* The largest message sent without a handshake by Open MPI's shared-memory
+ * transport (btl_vader_eager_limit): a head and payload up to this size go
+ * as one message, a larger payload as a second one (both eager up to it). */
+enum { JOB_INLINE_BYTES = 4096 };
+
 bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
                     const void *const *payload, const size_t *payload_bytes,
                     void *const *incoming, const size_t *incoming_bytes)
 {
     const int n = j->size, me = j->rank;
-    const size_t rs = sizeof *rec;
+    const size_t hs = sizeof(job_head);
     all[me] = *rec;
     if (n == 1)
         return BP_OK;
 
-    /* What goes out: the record, with the peer's payload right behind it. */
-    size_t out_total = 0;
-    for (int k = 0; k < n && payload; k++)
-        out_total += k == me ? 0 : payload_bytes[k];
-    if (out_total > 0 && !job_grow(&j->buf, &j->buf_cap, (size_t)(n - 1) * rs + out_total))
+    /* What goes out: one head per peer, packed with its payload when small. */
+    size_t packed_total = (size_t)(n - 1) * hs;
+    for (int k = 0; k < n && payload; k++) {
+        size_t pb = k == me ? 0 : payload_bytes[k];
+        if (hs + pb <= JOB_INLINE_BYTES)
+            packed_total += pb;
+    }
+    if (!job_grow(&j->buf, &j->buf_cap, packed_total))
         return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory for the records of the call");
     MPI_Request *sends = j->reqs;
     int *peers = j->peers;
-    unsigned char *owed = j->owed;
+    unsigned char *owed = j->owed; /* 1: its head, 2: its payload, 0: all in */
     memset(owed, 0, (size_t)n);
     bp_status st = BP_OK;
     int n_sends = 0;
@@ -532,24 +550,32 @@ bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
     for (int k = 0; k < n && st == BP_OK; k++) {
         if (k == me)
             continue;
-        const void *buf = rec;
-        size_t bytes = rs;
-        if (out_total > 0) {
-            size_t pb = payload_bytes[k];
-            memcpy(j->buf + at, rec, rs);
-            if (pb)
-                memcpy(j->buf + at + rs, payload[k], pb);
-            buf = j->buf + at;
-            bytes = rs + pb;
-            at += bytes;
-        }
+        owed[k] = 1;
+        size_t pb = payload ? payload_bytes[k] : 0;
+        bool inline_payload = pb > 0 && hs + pb <= JOB_INLINE_BYTES;
+        job_head h;
+        memset(&h, 0, sizeof h);
+        h.rec = *rec;
+        h.len = pb;
+        char *head = j->buf + at;
+        memcpy(head, &h, hs);
+        if (inline_payload)
+            memcpy(head + hs, payload[k], pb);
+        size_t bytes = hs + (inline_payload ? pb : 0);
+        at += bytes;
         peers[n_sends] = k;
-        int rc = MPI_Isend(buf, (int)bytes, MPI_BYTE, k, JOB_TAG_HEAD, j->comm, &sends[n_sends]);
+        int rc = MPI_Isend(head, (int)bytes, MPI_BYTE, k, JOB_TAG_HEAD, j->comm, &sends[n_sends]);
+        if (rc == MPI_SUCCESS)
+            n_sends++;
+        if (rc == MPI_SUCCESS && pb > 0 && !inline_payload) {
+            peers[n_sends] = k;
+            rc = MPI_Isend(payload[k], (int)pb, MPI_BYTE, k, JOB_TAG_PAYLOAD, j->comm,
+                           &sends[n_sends]);
+            if (rc == MPI_SUCCESS)
+                n_sends++;
+        }
         if (rc != MPI_SUCCESS)
             st = job_mpi_error(j, "MPI_Isend of this rank's record", rc);
-        else
-            n_sends++;
-        owed[k] = 1;
     }
 
     /* What comes in: probed first, so that a peer that was asked something
@@ -565,7 +591,8 @@ bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
             int flag = 0;
             MPI_Message msg;
             MPI_Status status;
-            int rc = MPI_Improbe(k, JOB_TAG_HEAD, j->comm, &flag, &msg, &status);
+            int tag = owed[k] == 1 ? JOB_TAG_HEAD : JOB_TAG_PAYLOAD;
+            int rc = MPI_Improbe(k, tag, j->comm, &flag, &msg, &status);
             if (rc != MPI_SUCCESS) {
                 st = job_mpi_error(j, "MPI_Improbe for a record", rc);
                 break;
@@ -574,36 +601,61 @@ bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
                 continue;
             int count = 0;
             MPI_Get_count(&status, MPI_BYTE, &count);
-            size_t want = rs + (incoming ? incoming_bytes[k] : 0);
-            if ((size_t)count == rs) {
-                rc = MPI_Mrecv(&all[k], (int)rs, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-                if (rc == MPI_SUCCESS && want != rs)
-                    job_mark_unequal(&all[k], rec);
-            } else {
-                size_t need = (size_t)count > rs ? (size_t)count : rs;
-                if (!job_grow(&j->spare, &j->spare_cap, need)) {
-                    /* the message stays matched but unreceived: the job is done for */
-                    job_fail(j, "out of memory receiving rank %d's record", k);
+            size_t want = incoming ? incoming_bytes[k] : 0;
+            progress = true;
+            if (owed[k] == 2) {
+                /* a payload: in place when it is the one expected */
+                bool fits = (size_t)count == want && j->lens[k] == want &&
+                            job_record_equal(&all[k], rec);
+                if (!fits && !job_grow(&j->spare, &j->spare_cap, (size_t)count)) {
+                    job_fail(j, "out of memory receiving rank %d's data", k);
                     st = BP_ERR_OUT_OF_MEMORY;
                     break;
                 }
-                memset(j->spare, 0, rs);
-                rc = MPI_Mrecv(j->spare, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-                if (rc == MPI_SUCCESS) {
-                    memcpy(&all[k], j->spare, rs);
-                    if ((size_t)count == want)
-                        memcpy(incoming[k], j->spare + rs, incoming_bytes[k]);
-                    else
-                        job_mark_unequal(&all[k], rec);
+                rc = MPI_Mrecv(fits ? incoming[k] : j->spare, count, MPI_BYTE, &msg,
+                               MPI_STATUS_IGNORE);
+                if (rc != MPI_SUCCESS) {
+                    st = job_mpi_error(j, "MPI_Mrecv of a payload", rc);
+                    break;
                 }
+                if (!fits)
+                    job_mark_unequal(&all[k], rec);
+                owed[k] = 0;
+                pending--;
+                continue;
             }
+            size_t need = (size_t)count > hs ? (size_t)count : hs;
+            if (!job_grow(&j->spare, &j->spare_cap, need)) {
+                /* the message stays matched but unreceived: the job is done for */
+                job_fail(j, "out of memory receiving rank %d's record", k);
+                st = BP_ERR_OUT_OF_MEMORY;
+                break;
+            }
+            memset(j->spare, 0, hs);
+            rc = MPI_Mrecv(j->spare, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) {
                 st = job_mpi_error(j, "MPI_Mrecv of a record", rc);
                 break;
             }
-            owed[k] = 0;
-            pending--;
-            progress = true;
+            job_head h;
+            memcpy(&h, j->spare, hs);
+            all[k] = h.rec;
+            j->lens[k] = (size_t)h.len;
+            bool inline_payload = (size_t)count == hs + h.len && h.len > 0;
+            if ((size_t)count < hs || (h.len > 0 && !inline_payload && (size_t)count != hs)) {
+                job_mark_unequal(&all[k], rec); /* not a head of this build */
+                owed[k] = 0;
+                pending--;
+            } else if (h.len > 0 && !inline_payload) {
+                owed[k] = 2; /* its payload follows */
+            } else {
+                if (h.len != want)
+                    job_mark_unequal(&all[k], rec);
+                else if (want > 0)
+                    memcpy(incoming[k], j->spare + hs, want);
+                owed[k] = 0;
+                pending--;
+            }
         }
         if (st != BP_OK)
             break;
@@ -613,28 +665,38 @@ bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
         }
         if (patience_idle(&p, j->timeout_s)) {
             char ranks[160];
+            bool heads_missing = false;
+            for (int k = 0; k < n; k++)
+                heads_missing |= owed[k] == 1;
+            for (int k = 0; k < n && heads_missing; k++)
+                owed[k] = owed[k] == 1; /* name those that did not arrive at all */
             job_rank_list(j, owed, ranks, sizeof ranks);
-            job_fail(j,
-                     "%s did not arrive within %g s ([comm] timeout_s): %s not called this "
-                     "collective (it may have exited, crashed, or be stuck before the call)",
-                     ranks, j->timeout_s, pending == 1 ? "it has" : "they have");
+            if (heads_missing)
+                job_fail(j,
+                         "%s did not arrive within %g s ([comm] timeout_s): %s not called "
+                         "this collective (it may have exited, crashed, or be stuck before the "
+                         "call)",
+                         ranks, j->timeout_s, pending == 1 ? "it has" : "they have");
+            else
+                job_fail(j,
+                         "%s stopped answering: its data did not follow its record for %g s "
+                         "([comm] timeout_s); it may have exited or crashed",
+                         ranks, j->timeout_s);
             st = BP_ERR_BACKEND;
             break;
         }
     }
     if (st == BP_OK) {
         st = job_wait(j, sends, peers, n_sends, "this rank's record", NULL);
-        if (st != BP_OK && out_total > 0) {
+        if (st != BP_OK) {
             job_abandon(j, sends, 0, j->buf); /* the sends may still read it */
             j->buf = NULL;
             j->buf_cap = 0;
         }
     } else {
-        job_abandon(j, sends, n_sends, out_total > 0 ? j->buf : NULL);
-        if (out_total > 0) {
-            j->buf = NULL;
-            j->buf_cap = 0;
-        }
+        job_abandon(j, sends, n_sends, j->buf);
+        j->buf = NULL;
+        j->buf_cap = 0;
     }
     if (st != BP_OK)
         return st;

@@ -18,10 +18,11 @@
 
 /* Message tags on the job's own communicator. */
 enum {
-    JOB_TAG_HEAD = 1,     /* a record, with a payload when the call is small */
+    JOB_TAG_HEAD = 1,     /* a record (and a small payload: job_heads) */
     JOB_TAG_SCATTER = 2,  /* blocks sent to the rank that reduces them */
     JOB_TAG_GATHER = 3,   /* reduced or gathered parts sent to every rank */
-    JOB_TAG_ROOT = 4      /* a broadcast's data */
+    JOB_TAG_ROOT = 4,     /* a broadcast's data */
+    JOB_TAG_PAYLOAD = 5   /* a payload that follows its record (job_heads) */
 };
 
 typedef struct job {
@@ -41,6 +42,7 @@ typedef struct job {
     int *indices;           /* 2 * size, for MPI_Testsome */
     MPI_Status *statuses;   /* 2 * size */
     unsigned char *owed;    /* size */
+    size_t *lens;           /* size: the payload each peer said it sends */
     char *buf;              /* the records (and payloads) this rank sends */
     size_t buf_cap;
     char *spare;            /* a record that came with an unexpected size */
@@ -90,7 +92,10 @@ bp_status job_check(job *j, const char *fn);
  * for peer k, and receives every peer's record into all[k] and its payload
  * into incoming[k] (incoming_bytes[k] expected). BP_OK when every record
  * equals rec; BP_ERR_SHAPE with all[] filled when any differs (payloads are
- * then meaningless); BP_ERR_BACKEND when a rank does not arrive in time. */
+ * then meaningless); BP_ERR_BACKEND when a rank does not arrive in time.
+ * On the wire a head is the record and the payload's length, with the
+ * payload inside when the whole fits MPI's eager size (so that it arrives
+ * in one message without a handshake), else in a message of its own. */
 bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
                     const void *const *payload, const size_t *payload_bytes,
                     void *const *incoming, const size_t *incoming_bytes);
