@@ -262,10 +262,10 @@ bp_status job_join(const bp_comm_engine_host *host, const void *app_comm, double
     MPI_Comm_rank(j->comm, &j->rank);
     MPI_Comm_size(j->comm, &j->size);
     size_t n = (size_t)j->size;
-    j->reqs = calloc(2 * n, sizeof *j->reqs);
-    j->peers = calloc(2 * n, sizeof *j->peers);
-    j->indices = calloc(2 * n, sizeof *j->indices);
-    j->statuses = calloc(2 * n, sizeof *j->statuses);
+    j->reqs = calloc(3 * n, sizeof *j->reqs);
+    j->peers = calloc(3 * n, sizeof *j->peers);
+    j->indices = calloc(3 * n, sizeof *j->indices);
+    j->statuses = calloc(3 * n, sizeof *j->statuses);
     j->owed = calloc(n, 1);
     j->lens = calloc(n, sizeof *j->lens);
     j->payload = calloc(n, sizeof *j->payload);
@@ -398,15 +398,19 @@ void job_abandon(job *j, MPI_Request *reqs, int n, void *keep)
         free(keep);
 }
 
-bp_status job_wait(job *j, MPI_Request *reqs, const int *peer, int n, const char *what,
-                   void *keep)
+/* job_wait; with `arrival`, requests whose peer has not called the
+ * collective at all (its record): the timeout's message says so. With
+ * sts_out (n entries), every request's status is kept there, errors in
+ * status included (a truncated record is the caller's to judge). */
+static bp_status job_wait_as(job *j, MPI_Request *reqs, const int *peer, int n, const char *what,
+                             void *keep, bool arrival, MPI_Status *sts_out)
 {
     if (n == 0)
         return BP_OK;
     int flag = 0;
-    if (MPI_Testall(n, reqs, &flag, MPI_STATUSES_IGNORE) == MPI_SUCCESS && flag)
+    if (!sts_out && MPI_Testall(n, reqs, &flag, MPI_STATUSES_IGNORE) == MPI_SUCCESS && flag)
         return BP_OK; /* the common case of small messages: done already */
-    bool own = n > 2 * j->size;
+    bool own = n > 2 * j->size; /* the job's arrays hold 3 * size: sts_out may use the last */
     int *done = own ? malloc((size_t)n * sizeof *done) : j->indices;
     MPI_Status *sts = own ? malloc((size_t)n * sizeof *sts) : j->statuses;
     if (!done || !sts) {
@@ -425,6 +429,12 @@ bp_status job_wait(job *j, MPI_Request *reqs, const int *peer, int n, const char
     for (;;) {
         int count = 0;
         int rc = MPI_Testsome(n, reqs, &count, done, sts);
+        if (sts_out && count != MPI_UNDEFINED) {
+            for (int i = 0; i < count; i++)
+                sts_out[done[i]] = sts[i];
+            if (rc == MPI_ERR_IN_STATUS)
+                rc = MPI_SUCCESS; /* judged by the caller */
+        }
         if (rc != MPI_SUCCESS) {
             int code = rc;
             int bad = 0;
@@ -453,12 +463,21 @@ bp_status job_wait(job *j, MPI_Request *reqs, const int *peer, int n, const char
             for (int i = 0; i < n; i++)
                 if (reqs[i] != MPI_REQUEST_NULL)
                     j->owed[peer[i]] = 1;
+            int n_owed = 0;
+            for (int k = 0; k < j->size; k++)
+                n_owed += j->owed[k];
             job_rank_list(j, j->owed, ranks, sizeof ranks);
             job_strand(j, reqs, n, keep);
-            job_fail(j,
-                     "%s stopped answering: nothing of %s moved for %g s ([comm] timeout_s); "
-                     "it may have exited or crashed",
-                     ranks, what, j->timeout_s);
+            if (arrival)
+                job_fail(j,
+                         "%s did not arrive within %g s ([comm] timeout_s): %s not called this "
+                         "collective (it may have exited, crashed, or be stuck before the call)",
+                         ranks, j->timeout_s, n_owed == 1 ? "it has" : "they have");
+            else
+                job_fail(j,
+                         "%s stopped answering: nothing of %s moved for %g s ([comm] "
+                         "timeout_s); it may have exited or crashed",
+                         ranks, what, j->timeout_s);
             st = BP_ERR_BACKEND;
             break;
         }
@@ -468,6 +487,12 @@ bp_status job_wait(job *j, MPI_Request *reqs, const int *peer, int n, const char
         free(sts);
     }
     return st;
+}
+
+bp_status job_wait(job *j, MPI_Request *reqs, const int *peer, int n, const char *what,
+                   void *keep)
+{
+    return job_wait_as(j, reqs, peer, n, what, keep, false, NULL);
 }
 
 bp_status job_share(job *j, void *buf, size_t bytes, int root, const char *what)
@@ -531,44 +556,77 @@ bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
     if (n == 1)
         return BP_OK;
 
-    /* What goes out: one head per peer, packed with its payload when small. */
-    size_t packed_total = (size_t)(n - 1) * hs;
-    for (int k = 0; k < n && payload; k++) {
-        size_t pb = k == me ? 0 : payload_bytes[k];
-        if (hs + pb <= JOB_INLINE_BYTES)
-            packed_total += pb;
+    /* Where heads go and come from: one slot per peer each way, with room for
+     * the payload when it travels inside (this rank's view of the call). */
+    size_t out_total = 0, in_total = 0;
+    for (int k = 0; k < n; k++) {
+        if (k == me)
+            continue;
+        size_t pb = payload ? payload_bytes[k] : 0, want = incoming ? incoming_bytes[k] : 0;
+        out_total += hs + (hs + pb <= JOB_INLINE_BYTES ? pb : 0);
+        in_total += hs + (hs + want <= JOB_INLINE_BYTES ? want : 0);
     }
-    if (!job_grow(&j->buf, &j->buf_cap, packed_total))
+    if (!job_grow(&j->buf, &j->buf_cap, out_total + in_total))
         return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory for the records of the call");
-    MPI_Request *sends = j->reqs;
-    int *peers = j->peers;
-    unsigned char *owed = j->owed; /* 1: its head, 2: its payload, 0: all in */
-    memset(owed, 0, (size_t)n);
+    char *out_area = j->buf, *in_area = j->buf + out_total;
+    /* the job's arrays hold 3n: receives in the first n, sends (a head and
+     * perhaps a payload per peer) in the other 2n */
+    for (int i = 0; i < 3 * n; i++)
+        j->reqs[i] = MPI_REQUEST_NULL;
+    MPI_Request *recvs = j->reqs, *sends = j->reqs + n;
+    int *recv_peer = j->peers, *send_peer = j->peers + n;
+    MPI_Status *sts = j->statuses + 2 * n;
     bp_status st = BP_OK;
-    int n_sends = 0;
+
+    /* Receives first, sized as this rank expects: a head of another size is
+     * a call that differs (and is truncated, or short; its record, at the
+     * front, is read either way). */
+    int n_recvs = 0;
     size_t at = 0;
+    char *in_slot[64];
+    char **in_slots = n <= 64 ? in_slot : malloc((size_t)n * sizeof *in_slots);
+    if (!in_slots)
+        return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory for the records of the call");
     for (int k = 0; k < n && st == BP_OK; k++) {
         if (k == me)
             continue;
-        owed[k] = 1;
+        size_t want = incoming ? incoming_bytes[k] : 0;
+        size_t bytes = hs + (hs + want <= JOB_INLINE_BYTES ? want : 0);
+        in_slots[k] = in_area + at;
+        at += bytes;
+        recv_peer[n_recvs] = k;
+        int rc = MPI_Irecv(in_slots[k], (int)bytes, MPI_BYTE, k, JOB_TAG_HEAD, j->comm,
+                           &recvs[n_recvs]);
+        if (rc != MPI_SUCCESS)
+            st = job_mpi_error(j, "MPI_Irecv of a record", rc);
+        else
+            n_recvs++;
+    }
+    /* ... then this rank's heads, each with its payload inside when small,
+     * else followed by it. */
+    int n_sends = 0;
+    at = 0;
+    for (int k = 0; k < n && st == BP_OK; k++) {
+        if (k == me)
+            continue;
         size_t pb = payload ? payload_bytes[k] : 0;
-        bool inline_payload = pb > 0 && hs + pb <= JOB_INLINE_BYTES;
+        bool inside = hs + pb <= JOB_INLINE_BYTES;
         job_head h;
         memset(&h, 0, sizeof h);
         h.rec = *rec;
         h.len = pb;
-        char *head = j->buf + at;
+        char *head = out_area + at;
         memcpy(head, &h, hs);
-        if (inline_payload)
+        if (inside && pb)
             memcpy(head + hs, payload[k], pb);
-        size_t bytes = hs + (inline_payload ? pb : 0);
+        size_t bytes = hs + (inside ? pb : 0);
         at += bytes;
-        peers[n_sends] = k;
+        send_peer[n_sends] = k;
         int rc = MPI_Isend(head, (int)bytes, MPI_BYTE, k, JOB_TAG_HEAD, j->comm, &sends[n_sends]);
         if (rc == MPI_SUCCESS)
             n_sends++;
-        if (rc == MPI_SUCCESS && pb > 0 && !inline_payload) {
-            peers[n_sends] = k;
+        if (rc == MPI_SUCCESS && pb > 0 && !inside) {
+            send_peer[n_sends] = k;
             rc = MPI_Isend(payload[k], (int)pb, MPI_BYTE, k, JOB_TAG_PAYLOAD, j->comm,
                            &sends[n_sends]);
             if (rc == MPI_SUCCESS)
@@ -577,126 +635,91 @@ bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
         if (rc != MPI_SUCCESS)
             st = job_mpi_error(j, "MPI_Isend of this rank's record", rc);
     }
+    if (st == BP_OK)
+        st = job_wait_as(j, recvs, recv_peer, n_recvs, "the records", NULL, true, sts);
 
-    /* What comes in: probed first, so that a peer that was asked something
-     * else (another size) is received whole and compared, never truncated. */
-    int pending = n - 1;
-    patience p;
-    patience_reset(&p);
-    while (st == BP_OK && pending > 0) {
-        bool progress = false;
-        for (int k = 0; k < n && st == BP_OK; k++) {
-            if (!owed[k])
-                continue;
-            int flag = 0;
-            MPI_Message msg;
-            MPI_Status status;
-            int tag = owed[k] == 1 ? JOB_TAG_HEAD : JOB_TAG_PAYLOAD;
-            int rc = MPI_Improbe(k, tag, j->comm, &flag, &msg, &status);
-            if (rc != MPI_SUCCESS) {
-                st = job_mpi_error(j, "MPI_Improbe for a record", rc);
-                break;
-            }
-            if (!flag)
-                continue;
-            int count = 0;
-            MPI_Get_count(&status, MPI_BYTE, &count);
-            size_t want = incoming ? incoming_bytes[k] : 0;
-            progress = true;
-            if (owed[k] == 2) {
-                /* a payload: in place when it is the one expected */
-                bool fits = (size_t)count == want && j->lens[k] == want &&
-                            job_record_equal(&all[k], rec);
-                if (!fits && !job_grow(&j->spare, &j->spare_cap, (size_t)count)) {
-                    job_fail(j, "out of memory receiving rank %d's data", k);
-                    st = BP_ERR_OUT_OF_MEMORY;
-                    break;
-                }
-                rc = MPI_Mrecv(fits ? incoming[k] : j->spare, count, MPI_BYTE, &msg,
-                               MPI_STATUS_IGNORE);
-                if (rc != MPI_SUCCESS) {
-                    st = job_mpi_error(j, "MPI_Mrecv of a payload", rc);
-                    break;
-                }
-                if (!fits)
-                    job_mark_unequal(&all[k], rec);
-                owed[k] = 0;
-                pending--;
-                continue;
-            }
-            size_t need = (size_t)count > hs ? (size_t)count : hs;
-            if (!job_grow(&j->spare, &j->spare_cap, need)) {
-                /* the message stays matched but unreceived: the job is done for */
-                job_fail(j, "out of memory receiving rank %d's record", k);
-                st = BP_ERR_OUT_OF_MEMORY;
-                break;
-            }
-            memset(j->spare, 0, hs);
-            rc = MPI_Mrecv(j->spare, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-            if (rc != MPI_SUCCESS) {
-                st = job_mpi_error(j, "MPI_Mrecv of a record", rc);
-                break;
-            }
-            job_head h;
-            memcpy(&h, j->spare, hs);
-            all[k] = h.rec;
-            j->lens[k] = (size_t)h.len;
-            bool inline_payload = (size_t)count == hs + h.len && h.len > 0;
-            if ((size_t)count < hs || (h.len > 0 && !inline_payload && (size_t)count != hs)) {
-                job_mark_unequal(&all[k], rec); /* not a head of this build */
-                owed[k] = 0;
-                pending--;
-            } else if (h.len > 0 && !inline_payload) {
-                owed[k] = 2; /* its payload follows */
+    /* Read every head; fetch the payloads that follow theirs. */
+    MPI_Request *fetch = j->reqs; /* the receives are done: their slots are free */
+    int *fetch_peer = j->peers;
+    int n_fetch = 0;
+    size_t spare_total = 0;
+    for (int i = 0; i < n_recvs && st == BP_OK; i++) {
+        int k = recv_peer[i];
+        int count = 0;
+        if (sts[i].MPI_ERROR == MPI_ERR_TRUNCATE) {
+            count = -1; /* longer than expected: another call */
+        } else if (sts[i].MPI_ERROR != MPI_SUCCESS) {
+            st = job_mpi_error(j, "receiving a record", sts[i].MPI_ERROR);
+            break;
+        } else {
+            MPI_Get_count(&sts[i], MPI_BYTE, &count);
+        }
+        size_t want = incoming ? incoming_bytes[k] : 0;
+        bool inside = hs + want <= JOB_INLINE_BYTES;
+        job_head h;
+        memset(&h, 0, sizeof h);
+        if (count < 0 || (size_t)count >= hs)
+            memcpy(&h, in_slots[k], hs);
+        all[k] = h.rec;
+        j->lens[k] = (size_t)h.len;
+        bool theirs_inside = hs + h.len <= JOB_INLINE_BYTES;
+        bool as_expected = count >= 0 && h.len == want && theirs_inside == inside &&
+                           (size_t)count == hs + (inside ? want : 0);
+        if (!as_expected)
+            job_mark_unequal(&all[k], rec);
+        if (as_expected && inside && want)
+            memcpy(incoming[k], in_slots[k] + hs, want);
+        if (h.len > 0 && !theirs_inside) {
+            /* it sends its payload in a message of its own: take it */
+            fetch_peer[n_fetch] = k;
+            if (as_expected) {
+                int rc = MPI_Irecv(incoming[k], (int)want, MPI_BYTE, k, JOB_TAG_PAYLOAD,
+                                   j->comm, &fetch[n_fetch]);
+                if (rc != MPI_SUCCESS)
+                    st = job_mpi_error(j, "MPI_Irecv of a payload", rc);
+                else
+                    n_fetch++;
             } else {
-                if (h.len != want)
-                    job_mark_unequal(&all[k], rec);
-                else if (want > 0)
-                    memcpy(incoming[k], j->spare + hs, want);
-                owed[k] = 0;
-                pending--;
+                spare_total += (size_t)h.len;
+                fetch[n_fetch++] = MPI_REQUEST_NULL; /* posted below, into spare */
             }
-        }
-        if (st != BP_OK)
-            break;
-        if (progress) {
-            patience_reset(&p);
-            continue;
-        }
-        if (patience_idle(&p, j->timeout_s)) {
-            char ranks[160];
-            bool heads_missing = false;
-            for (int k = 0; k < n; k++)
-                heads_missing |= owed[k] == 1;
-            for (int k = 0; k < n && heads_missing; k++)
-                owed[k] = owed[k] == 1; /* name those that did not arrive at all */
-            job_rank_list(j, owed, ranks, sizeof ranks);
-            if (heads_missing)
-                job_fail(j,
-                         "%s did not arrive within %g s ([comm] timeout_s): %s not called "
-                         "this collective (it may have exited, crashed, or be stuck before the "
-                         "call)",
-                         ranks, j->timeout_s, pending == 1 ? "it has" : "they have");
-            else
-                job_fail(j,
-                         "%s stopped answering: its data did not follow its record for %g s "
-                         "([comm] timeout_s); it may have exited or crashed",
-                         ranks, j->timeout_s);
-            st = BP_ERR_BACKEND;
-            break;
         }
     }
-    if (st == BP_OK) {
-        st = job_wait(j, sends, peers, n_sends, "this rank's record", NULL);
-        if (st != BP_OK) {
-            job_abandon(j, sends, 0, j->buf); /* the sends may still read it */
-            j->buf = NULL;
-            j->buf_cap = 0;
+    if (st == BP_OK && spare_total > 0) {
+        /* payloads of a call that differs: received (and dropped), never
+         * left behind to meet a later call */
+        if (!job_grow(&j->spare, &j->spare_cap, spare_total)) {
+            job_fail(j, "out of memory receiving a payload that differs");
+            st = BP_ERR_OUT_OF_MEMORY;
         }
-    } else {
-        job_abandon(j, sends, n_sends, j->buf);
+        size_t off = 0;
+        for (int i = 0; i < n_fetch && st == BP_OK; i++) {
+            if (fetch[i] != MPI_REQUEST_NULL)
+                continue;
+            int k = fetch_peer[i];
+            int rc = MPI_Irecv(j->spare + off, (int)j->lens[k], MPI_BYTE, k, JOB_TAG_PAYLOAD,
+                               j->comm, &fetch[i]);
+            off += j->lens[k];
+            if (rc != MPI_SUCCESS)
+                st = job_mpi_error(j, "MPI_Irecv of a payload", rc);
+        }
+    }
+    if (st == BP_OK)
+        st = job_wait(j, fetch, fetch_peer, n_fetch, "the data that follows a record", NULL);
+    if (st == BP_OK)
+        st = job_wait(j, sends, send_peer, n_sends, "this rank's record", NULL);
+    if (in_slots != in_slot)
+        free(in_slots);
+    if (st != BP_OK) {
+        /* what is still in flight may touch the buffers: they go with the job */
+        job_abandon(j, j->reqs, 3 * n, j->buf);
         j->buf = NULL;
         j->buf_cap = 0;
+        if (spare_total > 0) {
+            job_abandon(j, j->reqs, 0, j->spare);
+            j->spare = NULL;
+            j->spare_cap = 0;
+        }
     }
     if (st != BP_OK)
         return st;

@@ -37,10 +37,10 @@ typedef struct job {
     /* Space every call reuses, sized at job_join (buf, spare and scratch
      * grow), so that a small collective allocates nothing. A failed call
      * hands what pending requests may still touch to the stranded list. */
-    MPI_Request *reqs;      /* 2 * size */
-    int *peers;             /* 2 * size */
-    int *indices;           /* 2 * size, for MPI_Testsome */
-    MPI_Status *statuses;   /* 2 * size */
+    MPI_Request *reqs;      /* 3 * size */
+    int *peers;             /* 3 * size */
+    int *indices;           /* 3 * size, for MPI_Testsome */
+    MPI_Status *statuses;   /* 3 * size */
     unsigned char *owed;    /* size */
     size_t *lens;           /* size: the payload each peer said it sends */
     char *buf;              /* the records (and payloads) this rank sends */
