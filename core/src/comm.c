@@ -349,9 +349,11 @@ static bp_status bp__comm_disagreement(const bp_comm_record *r0, const bp_comm_r
         return BP_ERR_DTYPE;
     }
     if (rk->rank != r0->rank || memcmp(rk->shape, r0->shape, sizeof rk->shape) != 0) {
+        /* (a record from another build could hold anything: never read past shape) */
         int32_t rr = rk->rank >= 0 && rk->rank <= BP_MAX_RANK ? rk->rank : 0;
+        int32_t r0r = r0->rank >= 0 && r0->rank <= BP_MAX_RANK ? r0->rank : 0;
         snprintf(buf, cap, "rank %d passed shape %s where rank 0 passed %s", (int)k,
-                 BP__SHAPE_STR(sk, rr, rk->shape), BP__SHAPE_STR(s0, r0->rank, r0->shape));
+                 BP__SHAPE_STR(sk, rr, rk->shape), BP__SHAPE_STR(s0, r0r, r0->shape));
         return BP_ERR_SHAPE;
     }
     if (rk->op != r0->op) {

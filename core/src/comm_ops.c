@@ -56,14 +56,16 @@ static bp_status comm_check_op(const char *fn, bp_dtype dt, bp_reduce_op op)
     return BP_OK;
 }
 
+/* x's record; `dtype` is what the caller passed (x's, unless x was widened
+ * for the engine), so that ranks that passed different dtypes disagree. */
 static bp_comm_record comm_record(bp_comm *comm, int32_t collective, const bp_tensor *x,
-                                  int32_t op, int32_t root, int32_t axis)
+                                  int32_t dtype, int32_t op, int32_t root, int32_t axis)
 {
     bp_comm_record r;
     memset(&r, 0, sizeof r); /* padding too: records are compared bytewise */
     r.seq = ++comm->seq;
     r.collective = collective;
-    r.dtype = x ? (int32_t)x->dtype : -1;
+    r.dtype = dtype;
     r.op = op;
     r.root = root;
     r.axis = axis;
@@ -215,15 +217,21 @@ static bp_comm_record *comm_records(bp_comm *comm, const char *fn)
 
 /* ---- all_reduce ------------------------------------------------------------------ */
 
-/* f16 / bf16 through f32 for an engine that would accumulate them narrow. */
+static bp_status comm_all_reduce(bp_comm *comm, const bp_tensor *x, bp_reduce_op op,
+                                 int32_t declared, bp_tensor **out);
+static bp_status comm_reduce_scatter(bp_comm *comm, const bp_tensor *x, bp_reduce_op op,
+                                     int32_t axis, int32_t declared, bp_tensor **out);
+
+/* f16 / bf16 through f32 for an engine that would accumulate them narrow;
+ * the record still says x's dtype. */
 static bp_status comm_widened(bp_comm *comm, const bp_tensor *x, bp_reduce_op op, int32_t axis,
                               bool scatter, bp_tensor **out)
 {
     bp_tensor *wide = NULL, *sum = NULL;
     bp_status st = bp_cast(x, BP_F32, &wide);
     if (st == BP_OK)
-        st = scatter ? bp_reduce_scatter(comm, wide, op, axis, &sum)
-                     : bp_all_reduce(comm, wide, op, &sum);
+        st = scatter ? comm_reduce_scatter(comm, wide, op, axis, (int32_t)x->dtype, &sum)
+                     : comm_all_reduce(comm, wide, op, (int32_t)x->dtype, &sum);
     if (st == BP_OK)
         st = bp_cast(sum, x->dtype, out);
     bp_tensor_release(wide);
@@ -252,6 +260,13 @@ bp_status bp_all_reduce(bp_comm *comm, const bp_tensor *x, bp_reduce_op op, bp_t
     BP__TRY(comm_check_op(fn, x->dtype, op));
     if (comm_needs_widening(comm, x->dtype, op))
         return comm_widened(comm, x, op, 0, false, out);
+    return comm_all_reduce(comm, x, op, (int32_t)x->dtype, out);
+}
+
+static bp_status comm_all_reduce(bp_comm *comm, const bp_tensor *x, bp_reduce_op op,
+                                 int32_t declared, bp_tensor **out)
+{
+    static const char fn[] = "bp_all_reduce";
     if (!comm->vt->supports(comm->state, x->dtype, (int32_t)op))
         return comm_unsupported(comm, fn, x->dtype, (int32_t)op);
     bp_comm_record *all = comm_records(comm, fn);
@@ -267,7 +282,7 @@ bp_status bp_all_reduce(bp_comm *comm, const bp_tensor *x, bp_reduce_op op, bp_t
             free(staging);
     }
     if (st == BP_OK) {
-        bp_comm_record rec = comm_record(comm, BP_COMM_ALL_REDUCE, x, (int32_t)op, -1, -1);
+        bp_comm_record rec = comm_record(comm, BP_COMM_ALL_REDUCE, x, declared, (int32_t)op, -1, -1);
         bp__call_begin();
         st = comm->vt->all_reduce(comm->state, &rec, all, src, r.dst, (size_t)x->numel,
                                   x->dtype, op);
@@ -303,7 +318,7 @@ bp_status bp_broadcast(bp_comm *comm, const bp_tensor *x, int32_t root, bp_tenso
             free(staging);
     }
     if (st == BP_OK) {
-        bp_comm_record rec = comm_record(comm, BP_COMM_BROADCAST, x, -1, root, -1);
+        bp_comm_record rec = comm_record(comm, BP_COMM_BROADCAST, x, (int32_t)x->dtype, -1, root, -1);
         bp__call_begin();
         st = comm->vt->broadcast(comm->state, &rec, all, src, r.dst, x->nbytes, root);
         st = bp__comm_outcome(comm, fn, st, all);
@@ -385,7 +400,7 @@ bp_status bp_all_gather(bp_comm *comm, const bp_tensor *x, int32_t axis, bp_tens
     }
     bp_tensor *gathered = NULL;
     if (st == BP_OK) {
-        bp_comm_record rec = comm_record(comm, BP_COMM_ALL_GATHER, x, -1, -1, ax);
+        bp_comm_record rec = comm_record(comm, BP_COMM_ALL_GATHER, x, (int32_t)x->dtype, -1, -1, ax);
         bp__call_begin();
         st = comm->vt->all_gather(comm->state, &rec, all, src, r.dst, x->nbytes);
         st = bp__comm_outcome(comm, fn, st, all);
@@ -453,7 +468,15 @@ bp_status bp_reduce_scatter(bp_comm *comm, const bp_tensor *x, bp_reduce_op op, 
                          "intermediate, more than %d; scatter on axis 0, or reshape first",
                          fn, (int)x->rank, (int)ax, (int)x->rank + 1, BP_MAX_RANK);
     if (comm_needs_widening(comm, x->dtype, op))
-        return comm_widened(comm, x, op, axis, true, out);
+        return comm_widened(comm, x, op, ax, true, out);
+    return comm_reduce_scatter(comm, x, op, ax, (int32_t)x->dtype, out);
+}
+
+/* x checked, ax normalised. */
+static bp_status comm_reduce_scatter(bp_comm *comm, const bp_tensor *x, bp_reduce_op op,
+                                     int32_t ax, int32_t declared, bp_tensor **out)
+{
+    static const char fn[] = "bp_reduce_scatter";
     if (!comm->vt->supports(comm->state, x->dtype, (int32_t)op))
         return comm_unsupported(comm, fn, x->dtype, (int32_t)op);
     int64_t shape[BP_MAX_RANK];
@@ -477,7 +500,7 @@ bp_status bp_reduce_scatter(bp_comm *comm, const bp_tensor *x, bp_reduce_op op, 
             free(staging);
     }
     if (st == BP_OK) {
-        bp_comm_record rec = comm_record(comm, BP_COMM_REDUCE_SCATTER, x, (int32_t)op, -1, ax);
+        bp_comm_record rec = comm_record(comm, BP_COMM_REDUCE_SCATTER, x, declared, (int32_t)op, -1, ax);
         bp__call_begin();
         st = comm->vt->reduce_scatter(comm->state, &rec, all, src, r.dst,
                                       (size_t)(x->numel / comm->size), x->dtype, op);
@@ -498,7 +521,7 @@ bp_status bp_barrier(bp_comm *comm)
     bp_comm_record *all = comm_records(comm, fn);
     if (!all)
         return BP_ERR_OUT_OF_MEMORY;
-    bp_comm_record rec = comm_record(comm, BP_COMM_BARRIER, NULL, -1, -1, -1);
+    bp_comm_record rec = comm_record(comm, BP_COMM_BARRIER, NULL, -1, -1, -1, -1);
     bp__call_begin();
     bp_status st = comm->vt->barrier(comm->state, &rec, all);
     st = bp__comm_outcome(comm, fn, st, all);
