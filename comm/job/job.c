@@ -495,6 +495,22 @@ bp_status job_wait(job *j, MPI_Request *reqs, const int *peer, int n, const char
     return job_wait_as(j, reqs, peer, n, what, keep, false, NULL);
 }
 
+bp_status job_post(job *j, bool send, const void *buf, size_t bytes, int peer, int tag,
+                   MPI_Request *reqs, int *peers, int *n)
+{
+    for (size_t at = 0; at < bytes; at += JOB_PIECE_BYTES) {
+        size_t piece = bytes - at < JOB_PIECE_BYTES ? bytes - at : JOB_PIECE_BYTES;
+        int rc = send ? MPI_Isend((const char *)buf + at, (int)piece, MPI_BYTE, peer, tag,
+                                  j->comm, &reqs[*n])
+                      : MPI_Irecv((char *)buf + at, (int)piece, MPI_BYTE, peer, tag, j->comm,
+                                  &reqs[*n]);
+        if (rc != MPI_SUCCESS)
+            return job_mpi_error(j, send ? "MPI_Isend" : "MPI_Irecv", rc);
+        peers[(*n)++] = peer;
+    }
+    return BP_OK;
+}
+
 bp_status job_share(job *j, void *buf, size_t bytes, int root, const char *what)
 {
     MPI_Request req = MPI_REQUEST_NULL;

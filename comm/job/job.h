@@ -111,6 +111,19 @@ bp_status job_wait(job *j, MPI_Request *reqs, const int *peer, int n, const char
 /* The root's bytes to every rank (MPI_Ibcast, with the deadline). */
 bp_status job_share(job *j, void *buf, size_t bytes, int root, const char *what);
 
+/* A message carries at most JOB_PIECE_BYTES (MPI counts are ints): a
+ * transfer of more goes as consecutive pieces, cut alike by both sides. */
+#define JOB_PIECE_BYTES ((size_t)1 << 30)
+static inline int job_pieces(size_t bytes)
+{
+    return (int)((bytes + JOB_PIECE_BYTES - 1) / JOB_PIECE_BYTES);
+}
+/* Post the transfer of bytes at buf to (send) or from peer with tag, as
+ * job_pieces(bytes) requests appended at reqs[*n] (peers[*n] = peer);
+ * *n grows by those posted, also on failure (an MPI error: the job fails). */
+bp_status job_post(job *j, bool send, const void *buf, size_t bytes, int peer, int tag,
+                   MPI_Request *reqs, int *peers, int *n);
+
 /* After a failure: requests that may still be pending are kept until
  * job_leave; if any was, the job is failed. `keep` (a buffer they may
  * touch, or NULL) is then kept as long, else freed. */

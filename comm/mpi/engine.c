@@ -244,8 +244,10 @@ static bp_status mpi_all_reduce(void *comm, const bp_comm_record *rec, bp_comm_r
     /* Reduce-scatter: part r is reduced by rank r ... */
     const char **send_at = calloc((size_t)n, sizeof *send_at);
     size_t *send_count = calloc((size_t)n, sizeof *send_count);
-    int *peer = calloc(2 * (size_t)n, sizeof *peer);
-    MPI_Request *reqs = calloc(2 * (size_t)n, sizeof *reqs);
+    /* the all-gather's messages: a part from and to every peer, in pieces */
+    size_t slots = 2 * (size_t)n * (size_t)job_pieces((count / (size_t)n + 1) * es);
+    int *peer = calloc(slots, sizeof *peer);
+    MPI_Request *reqs = calloc(slots, sizeof *reqs);
     if (!send_at || !send_count || !peer || !reqs) {
         free(send_at);
         free(send_count);
@@ -274,21 +276,11 @@ static bp_status mpi_all_reduce(void *comm, const bp_comm_record *rec, bp_comm_r
             continue;
         size_t first, c;
         part_of(count, n, k, &first, &c);
-        int rc = MPI_SUCCESS;
-        if (c > 0) {
-            peer[r] = k;
-            rc = MPI_Irecv((char *)dst + first * es, (int)(c * es), MPI_BYTE, k, JOB_TAG_GATHER,
-                           j->comm, &reqs[r]);
-            r += rc == MPI_SUCCESS;
-        }
-        if (rc == MPI_SUCCESS && my_n > 0) {
-            peer[r] = k;
-            rc = MPI_Isend((char *)dst + my_first * es, (int)(my_n * es), MPI_BYTE, k,
-                           JOB_TAG_GATHER, j->comm, &reqs[r]);
-            r += rc == MPI_SUCCESS;
-        }
-        if (rc != MPI_SUCCESS)
-            st = job_mpi_error(j, "sending the reduced parts", rc);
+        st = job_post(j, false, (char *)dst + first * es, c * es, k, JOB_TAG_GATHER, reqs, peer,
+                      &r);
+        if (st == BP_OK)
+            st = job_post(j, true, (char *)dst + my_first * es, my_n * es, k, JOB_TAG_GATHER,
+                          reqs, peer, &r);
     }
     if (st == BP_OK)
         st = job_wait(j, reqs, peer, r, "the reduced parts", NULL);
@@ -366,8 +358,9 @@ static bp_status mpi_all_gather(void *comm, const bp_comm_record *rec, bp_comm_r
                          j->incoming_bytes);
     }
     TRY(heads_only(j, rec, all));
-    MPI_Request *reqs = calloc(2 * (size_t)n, sizeof *reqs);
-    int *peer = calloc(2 * (size_t)n, sizeof *peer);
+    size_t slots = 2 * (size_t)n * (size_t)job_pieces(bytes);
+    MPI_Request *reqs = calloc(slots, sizeof *reqs);
+    int *peer = calloc(slots, sizeof *peer);
     if (!reqs || !peer) {
         free(reqs);
         free(peer);
@@ -378,17 +371,10 @@ static bp_status mpi_all_gather(void *comm, const bp_comm_record *rec, bp_comm_r
     for (int k = 0; k < n && st == BP_OK; k++) {
         if (k == me)
             continue;
-        peer[r] = k;
-        int rc = MPI_Irecv((char *)dst + (size_t)k * bytes, (int)bytes, MPI_BYTE, k,
-                           JOB_TAG_GATHER, j->comm, &reqs[r]);
-        r += rc == MPI_SUCCESS;
-        if (rc == MPI_SUCCESS) {
-            peer[r] = k;
-            rc = MPI_Isend(src, (int)bytes, MPI_BYTE, k, JOB_TAG_GATHER, j->comm, &reqs[r]);
-            r += rc == MPI_SUCCESS;
-        }
-        if (rc != MPI_SUCCESS)
-            st = job_mpi_error(j, "exchanging the tensors to gather", rc);
+        st = job_post(j, false, (char *)dst + (size_t)k * bytes, bytes, k, JOB_TAG_GATHER, reqs,
+                      peer, &r);
+        if (st == BP_OK)
+            st = job_post(j, true, src, bytes, k, JOB_TAG_GATHER, reqs, peer, &r);
     }
     if (st == BP_OK)
         st = job_wait(j, reqs, peer, r, "the tensors to gather", NULL);
@@ -418,8 +404,9 @@ static bp_status mpi_broadcast(void *comm, const bp_comm_record *rec, bp_comm_re
                          j->incoming_bytes);
     }
     TRY(heads_only(j, rec, all));
-    MPI_Request *reqs = calloc((size_t)n, sizeof *reqs);
-    int *peer = calloc((size_t)n, sizeof *peer);
+    size_t slots = (size_t)n * (size_t)job_pieces(bytes);
+    MPI_Request *reqs = calloc(slots, sizeof *reqs);
+    int *peer = calloc(slots, sizeof *peer);
     if (!reqs || !peer) {
         free(reqs);
         free(peer);
@@ -428,23 +415,11 @@ static bp_status mpi_broadcast(void *comm, const bp_comm_record *rec, bp_comm_re
     bp_status st = BP_OK;
     int r = 0;
     if (me == root) {
-        for (int k = 0; k < n && st == BP_OK; k++) {
-            if (k == me)
-                continue;
-            peer[r] = k;
-            int rc = MPI_Isend(src, (int)bytes, MPI_BYTE, k, JOB_TAG_ROOT, j->comm, &reqs[r]);
-            if (rc != MPI_SUCCESS)
-                st = job_mpi_error(j, "MPI_Isend of the broadcast", rc);
-            else
-                r++;
-        }
+        for (int k = 0; k < n && st == BP_OK; k++)
+            if (k != me)
+                st = job_post(j, true, src, bytes, k, JOB_TAG_ROOT, reqs, peer, &r);
     } else {
-        peer[0] = root;
-        int rc = MPI_Irecv(dst, (int)bytes, MPI_BYTE, root, JOB_TAG_ROOT, j->comm, &reqs[0]);
-        if (rc != MPI_SUCCESS)
-            st = job_mpi_error(j, "MPI_Irecv of the broadcast", rc);
-        else
-            r = 1;
+        st = job_post(j, false, dst, bytes, root, JOB_TAG_ROOT, reqs, peer, &r);
     }
     if (st == BP_OK)
         st = job_wait(j, reqs, peer, r,
