@@ -26,13 +26,14 @@ build=${BP_BUILD_DIR:-$root/build}
 # Debian packages: compiler and build tools, inih, cJSON (checkpoint headers,
 # conform's JSON lines), DLPack's header, OpenBLAS. Building the tests also
 # takes Criterion, NumPy (the benchmark comparison), venv (the tests' Python
-# reference implementations) and python3-dev (the headers the Python
-# package's extension builds against); the test job also runs ONNX's backend
-# node tests (tests/onnx/): ONNX's Python package and its test data, both
-# from Debian, read by Debian's python3.
+# reference implementations), python3-dev (the headers the Python package's
+# extension builds against) and Open MPI (the collective engine, and mpirun
+# for its tests); the test job also runs ONNX's backend node tests
+# (tests/onnx/): ONNX's Python package and its test data, both from Debian,
+# read by Debian's python3.
 packages=(build-essential cmake pkg-config libinih-dev libcjson-dev libdlpack-dev libopenblas-dev)
 if [ "$job" != demo ]; then
-  packages+=(libcriterion-dev python3-numpy python3-venv python3-dev)
+  packages+=(libcriterion-dev python3-numpy python3-venv python3-dev libopenmpi-dev openmpi-bin)
 fi
 if [ "$job" = test ]; then
   packages+=(python3-onnx libonnx-testdata)

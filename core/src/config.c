@@ -1,7 +1,8 @@
 /* backplane core: layered configuration.
  *
  * Layers, each overriding the one before:
- *   1. built-in defaults ([backplane] default_backend, plugin_path, log_level);
+ *   1. built-in defaults ([backplane] default_backend, plugin_path, log_level;
+ *      [comm] timeout_s);
  *   2. one ini file, the first found of: the explicit path, $BP_CONFIG,
  *      $XDG_CONFIG_HOME/backplane/backplane.ini (or
  *      $HOME/.config/backplane/backplane.ini), /etc/backplane/backplane.ini;
@@ -31,6 +32,9 @@
 #define CFG_BACKEND_PREFIX "backend."
 #define CFG_BACKEND_PREFIX_LEN (sizeof(CFG_BACKEND_PREFIX) - 1)
 #define CFG_KNOWN_KEYS "default_backend, plugin_path, log_level"
+#define CFG_COMM_SECTION "comm"          /* collectives across processes (comm.h) */
+#define CFG_COMM_TIMEOUT_DEFAULT "300"   /* seconds a collective waits for a rank */
+#define CFG_COMM_TIMEOUT_MAX 1e7
 #define CFG_LOG_LEVELS "debug, info, warn, error, off"
 #define CFG_BACKEND_EXAMPLE "\"cuda:0, blas_cpu, binary\""
 #define CFG_NAME_MAX 63      /* longest backend name accepted in a list */
@@ -233,7 +237,7 @@ typedef struct cfg_file {
 static bp_status cfg_section(void *user, const char *name, int line)
 {
     cfg_file *f = user;
-    if (strcmp(name, CFG_MAIN_SECTION) == 0)
+    if (strcmp(name, CFG_MAIN_SECTION) == 0 || strcmp(name, CFG_COMM_SECTION) == 0)
         return BP_OK;
     if (strncmp(name, CFG_BACKEND_PREFIX, CFG_BACKEND_PREFIX_LEN) == 0) {
         const char *bn = name + CFG_BACKEND_PREFIX_LEN;
@@ -245,8 +249,8 @@ static bp_status cfg_section(void *user, const char *name, int line)
                          f->file, line, CFG_SNIPPET, name);
     }
     return bp__error(BP_ERR_CONFIG,
-                     "%s:%d: unknown section [%.*s] (known: [backplane] and [backend.NAME] for "
-                     "the backend plugin NAME)",
+                     "%s:%d: unknown section [%.*s] (known: [backplane], [comm] and "
+                     "[backend.NAME] for the backend plugin NAME)",
                      f->file, line, CFG_SNIPPET, name);
 }
 
@@ -271,6 +275,22 @@ static bp_status cfg_key(void *user, const char *section, const char *name, cons
                       line, CFG_SNIPPET, value, name, why);
         if (st != BP_OK)
             return st;
+    }
+    if (strcmp(section, CFG_COMM_SECTION) == 0) {
+        if (strcmp(name, "timeout_s") != 0)
+            return bp__error(BP_ERR_CONFIG,
+                             "%s:%d: unknown key '%s' in [comm] (known: timeout_s)", f->file,
+                             line, name);
+        char *end = NULL;
+        double v = strtod(value, &end);
+        while (end && cfg_is_space(*end))
+            end++;
+        if (end == value || !end || *end || !(v > 0.0) || !(v <= CFG_COMM_TIMEOUT_MAX))
+            return bp__error(BP_ERR_CONFIG,
+                             "%s:%d: bad value '%.*s' for timeout_s in [comm]: give the seconds a "
+                             "collective waits for a missing rank, a number above 0 and at most "
+                             "%g (default " CFG_COMM_TIMEOUT_DEFAULT ")",
+                             f->file, line, CFG_SNIPPET, value, CFG_COMM_TIMEOUT_MAX);
     }
     const bp__setting *prev = bp__config_find(f->cfg, section, name);
     if (prev && prev->file)
@@ -407,6 +427,9 @@ bp_status bp__config_load(const char *explicit_path, bp__config *cfg)
     bp_status st = BP_OK;
     for (size_t i = 0; st == BP_OK && i < sizeof cfg_defaults / sizeof cfg_defaults[0]; i++)
         st = cfg_set(cfg, CFG_MAIN_SECTION, cfg_defaults[i].key, cfg_defaults[i].value, "default",
+                     NULL, 0);
+    if (st == BP_OK)
+        st = cfg_set(cfg, CFG_COMM_SECTION, "timeout_s", CFG_COMM_TIMEOUT_DEFAULT, "default",
                      NULL, 0);
     if (st == BP_OK)
         st = cfg_load_file(cfg, explicit_path);

@@ -8,6 +8,7 @@
  * temporary of a step goes into a scratch list released at the step's end. */
 #include "demo.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -23,7 +24,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: backplane demo [--model mlp|cnn] [--backend NAME] [--steps N] [--config FILE]\n"
-            "                      [--seed S] [--lr RATE] [--sync-every N]\n"
+            "                      [--seed S] [--lr RATE] [--sync-every N] [--data-parallel]\n"
+            "                      [--loss-log FILE]\n"
             "\n"
             "Train a small model on synthetic data made with the library's RNG, with\n"
             "full-batch SGD and hand-written gradients, using only the library's ops on one\n"
@@ -47,17 +49,25 @@ static void usage(FILE *f)
             "  --sync-every N  also read the loss every N steps, as a training loop that\n"
             "                  prints it would: on a device backend each read waits for\n"
             "                  the device (compare ms/step and the waits with and without)\n"
+            "  --data-parallel train on every process of an MPI job (mpirun -np 4 backplane\n"
+            "                  demo --data-parallel): each takes its share of every batch,\n"
+            "                  the gradients are averaged with bp_all_reduce, and the loss\n"
+            "                  is the one-process run's (mlp only; the process count must\n"
+            "                  divide the %d samples)\n"
+            "  --loss-log FILE write every step's loss to FILE, one 'step loss' line each,\n"
+            "                  at full precision (with --data-parallel: rank 0 writes it)\n"
             "  -h, --help      show this help and exit\n"
             "\n"
             "Exit status: 0 on success, 1 if a call fails or training diverges,\n"
             "2 for a usage error.\n",
             8, 32, 4, demo_mlp.default_steps, demo_mlp.default_lr, demo_cnn.default_steps,
-            demo_cnn.default_lr, DEFAULT_SEED);
+            demo_cnn.default_lr, DEFAULT_SEED, DEMO_MLP_SAMPLES);
 }
 
 /* ---- what the models share (demo.h) ---------------------------------------- */
 
 const char *demo_failed_call;
+demo_parallel demo_dp = {NULL, 0, 1};
 
 bp_status demo_keep(demo_scratch *s, bp_tensor *t)
 {
@@ -98,6 +108,8 @@ typedef struct options {
     uint64_t seed;
     double lr;            /* 0: the model's default */
     int64_t sync_every;   /* read the loss every N steps (0: only when reporting) */
+    bool data_parallel;   /* one share of each batch per process of the MPI job */
+    const char *loss_log; /* every step's loss, at full precision */
 } options;
 
 static int parse_options(int argc, char **argv, options *o, bool *help)
@@ -150,6 +162,12 @@ static int parse_options(int argc, char **argv, options *o, bool *help)
                 return CLI_EXIT_USAGE;
             if (!cli_parse_f64(value, &o->lr) || !(o->lr > 0.0))
                 return cli_usage_error(CMD, "--lr needs a positive number, not '%s'", value);
+        } else if (strcmp(arg, "--data-parallel") == 0) {
+            o->data_parallel = true;
+        } else if ((m = cli_option_value(CMD, argc, argv, &i, "--loss-log", &value)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+            o->loss_log = value;
         } else if (arg[0] == '-') {
             return cli_usage_error(CMD, "unknown option '%s'", arg);
         } else {
@@ -217,14 +235,18 @@ static void print_header(bp_backend *be, const options *o)
     printf("backplane demo --model %s (seed %" PRIu64 ", lr %g)\n", o->model->name, o->seed,
            o->lr);
     o->model->describe(NULL, stdout);
-    printf("backend: %s%s%s%s\n\n", bp_backend_name(be), device[0] ? " (" : "", device,
+    printf("backend: %s%s%s%s\n", bp_backend_name(be), device[0] ? " (" : "", device,
            device[0] ? ")" : "");
+    if (demo_dp.comm)
+        printf("data-parallel: %d processes, each on 1/%d of every batch; gradients averaged "
+               "with bp_all_reduce\n", (int)demo_dp.size, (int)demo_dp.size);
+    printf("\n");
     printf("%8s  %10s  %8s  %9s\n", "step", "loss", "accuracy", "ms/step");
     fflush(stdout);
 }
 
 /* The training run proper; the model's state is released by the caller. */
-static int train(bp_backend *be, const options *o, void *state, demo_scratch *sc)
+static int train(bp_backend *be, const options *o, void *state, demo_scratch *sc, FILE *log)
 {
     const demo_model *md = o->model;
     bp_status st;
@@ -253,6 +275,8 @@ static int train(bp_backend *be, const options *o, void *state, demo_scratch *sc
             step_s += cli_now() - t0;
             if ((st = md->metrics(state, logits, sc, &loss, &acc)) != BP_OK)
                 return fail_call(st);
+            if (log)
+                fprintf(log, "%" PRId64 " %.9g\n", step, loss);
             /* ms/step: the mean over the steps since the previous line. */
             if (interval_steps > 0)
                 printf("%8" PRId64 "  %10.4f  %7.1f%%  %9.3f\n", step, loss, 100.0 * acc,
@@ -268,6 +292,13 @@ static int train(bp_backend *be, const options *o, void *state, demo_scratch *sc
         }
         if (last)
             break; /* the final forward pass is not a training step */
+        if (!report && o->loss_log) {
+            double l, a; /* every rank takes part: the loss is a sum over all */
+            if ((st = md->metrics(state, logits, sc, &l, &a)) != BP_OK)
+                return fail_call(st);
+            if (log)
+                fprintf(log, "%" PRId64 " %.9g\n", step, l);
+        }
         if (!report && o->sync_every > 0 && step % o->sync_every == 0) {
             /* what a loop that prints its loss every N steps pays: the host
              * waits for the device's queued work at each read */
@@ -295,9 +326,36 @@ static int train(bp_backend *be, const options *o, void *state, demo_scratch *sc
     return CLI_EXIT_OK;
 }
 
+/* --data-parallel: a communicator over the job; only rank 0 prints. */
+static int join_job(bp_backend *be, const options *o)
+{
+    if (!o->model->data_parallel)
+        return cli_usage_error(CMD, "--data-parallel trains the mlp model only");
+    bp_status st = bp_comm_create(be, NULL, &demo_dp.comm);
+    if (st != BP_OK)
+        return cli_fail(CMD, "cannot join the job's processes (bp_comm_create)", st);
+    demo_dp.rank = bp_comm_rank(demo_dp.comm);
+    demo_dp.size = bp_comm_size(demo_dp.comm);
+    if (DEMO_MLP_SAMPLES % demo_dp.size != 0) {
+        int rc = cli_error(CMD, "--data-parallel: %d processes cannot share %d samples equally; "
+                           "use a process count that divides %d (1, 2, 4, 8, ...)",
+                           (int)demo_dp.size, DEMO_MLP_SAMPLES, DEMO_MLP_SAMPLES);
+        bp_comm_destroy(demo_dp.comm);
+        demo_dp = (demo_parallel){NULL, 0, 1};
+        return rc;
+    }
+    if (demo_dp.rank != 0 && !freopen("/dev/null", "w", stdout)) {
+        /* the other ranks' copies of the table would interleave with rank 0's */
+        bp_comm_destroy(demo_dp.comm);
+        demo_dp = (demo_parallel){NULL, 0, 1};
+        return cli_error(CMD, "cannot silence rank %d's output", (int)demo_dp.rank);
+    }
+    return CLI_EXIT_OK;
+}
+
 int cli_demo(int argc, char **argv)
 {
-    options o = {&demo_mlp, NULL, NULL, 0, DEFAULT_SEED, 0.0, 0};
+    options o = {&demo_mlp, NULL, NULL, 0, DEFAULT_SEED, 0.0, 0, false, NULL};
     bool help = false;
     int rc = parse_options(argc, argv, &o, &help);
     if (rc != CLI_EXIT_OK)
@@ -333,18 +391,36 @@ int cli_demo(int argc, char **argv)
         return rc;
     }
 
+    if (o.data_parallel) {
+        rc = join_job(be, &o);
+        if (rc != CLI_EXIT_OK) {
+            bp_context_destroy(ctx);
+            return rc;
+        }
+    }
+    FILE *log = NULL;
+    if (o.loss_log && demo_dp.rank == 0 && !(log = fopen(o.loss_log, "w"))) {
+        rc = cli_error(CMD, "cannot write the loss log %s: %s", o.loss_log, strerror(errno));
+        bp_comm_destroy(demo_dp.comm);
+        bp_context_destroy(ctx);
+        return rc;
+    }
     void *state = calloc(1, o.model->state_size);
     demo_scratch *sc = calloc(1, sizeof *sc);
     if (!state || !sc)
         rc = cli_error(CMD, "out of memory");
     else
-        rc = train(be, &o, state, sc);
+        rc = train(be, &o, state, sc, log);
+    if (log && fclose(log) != 0 && rc == CLI_EXIT_OK)
+        rc = cli_error(CMD, "cannot write the loss log %s: %s", o.loss_log, strerror(errno));
     if (sc)
         demo_clear(sc);
     if (state)
         o.model->release(state);
     free(state);
     free(sc);
+    bp_comm_destroy(demo_dp.comm);
+    demo_dp = (demo_parallel){NULL, 0, 1};
     bp_context_destroy(ctx);
     return rc;
 }

@@ -7,7 +7,7 @@
 
 #include "cli.h"
 
-enum { DEMO_SCRATCH_MAX = 160 };
+enum { DEMO_SCRATCH_MAX = 160, DEMO_MLP_SAMPLES = 1024 };
 
 /* The call that failed, for the message (bp_last_error has the detail):
  * the innermost one, as the failure unwinds through nested DEMO_TRYs. */
@@ -44,6 +44,15 @@ void demo_clear(demo_scratch *s);
 bp_status demo_sgd(bp_tensor **param, const bp_tensor *grad, const bp_tensor *lr,
                    demo_scratch *sc);
 
+/* --data-parallel: this process's place in the job. Each process trains on
+ * its share of every batch and averages its gradients with the others'
+ * (bp_all_reduce); comm is NULL for a run of one process. */
+typedef struct demo_parallel {
+    bp_comm *comm;
+    int32_t rank, size;
+} demo_parallel;
+extern demo_parallel demo_dp;
+
 /* One model: state behind `self`, made by setup and freed by release (also
  * after a failed setup). forward keeps what backward needs in the state,
  * borrowed from the scratch list, which the loop clears after each step. */
@@ -60,6 +69,7 @@ typedef struct demo_model {
     bp_status (*backward_update)(void *self, const bp_tensor *logits, demo_scratch *sc);
     void (*release)(void *self);
     int n_classes;                    /* for "chance" */
+    bool data_parallel;               /* honours demo_dp (--data-parallel) */
     size_t state_size;
 } demo_model;
 

@@ -11,13 +11,21 @@
  *   dh  = dlogits W2^T      dz1 = where(z1 > 0, dh, 0)
  *   dW1 = x^T dz1           db1 = sum_0(dz1)
  *
- * It uses only the ops of ABI 1.0, so it runs on every backend. */
+ * It uses only the ops of ABI 1.0, so it runs on every backend.
+ *
+ * Data-parallel (demo_dp, --data-parallel): every process draws the same
+ * data and weights, keeps rows [r N/p, (r+1) N/p) of the batch, and takes
+ * rank 0's weights (bp_broadcast). Its gradients are means over its rows;
+ * bp_all_reduce(AVG) makes them the mean over the whole batch, and the loss
+ * is summed over the processes, so each step is the one-process step up to
+ * rounding. */
 #include "demo.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
-enum { N_SAMPLES = 1024, N_FEATURES = 8, N_HIDDEN = 32, N_CLASSES = 4 };
+enum { N_SAMPLES = DEMO_MLP_SAMPLES, N_FEATURES = 8, N_HIDDEN = 32, N_CLASSES = 4 };
 /* Class c's centre: CENTRE_SEPARATION on axis c plus a uniform jitter in
  * [-CENTRE_JITTER, CENTRE_JITTER] on every axis; the noise has stddev 1. The
  * fixed part keeps every pair of classes apart whatever the seed. */
@@ -31,11 +39,44 @@ enum { N_SAMPLES = 1024, N_FEATURES = 8, N_HIDDEN = 32, N_CLASSES = 4 };
 #define OFF_W2 ((uint64_t)3 << 32)
 
 typedef struct mlp {
-    bp_tensor *x, *xt, *labels, *onehot;  /* (N, D), (D, N), (N) i64, (N, C) */
+    bp_tensor *x, *xt, *labels, *onehot;  /* (n, D), (D, n), (n) i64, (n, C): this
+                                             process's n rows of the N */
     bp_tensor *w1, *b1, *w2, *b2;         /* (D, H), (H), (H, C), (C) */
     bp_tensor *lr, *inv_n, *zero;         /* scalars */
     bp_tensor *z1, *h;                    /* borrowed from the step's scratch */
 } mlp;
+
+/* Rows [first, first + n) of *t, which is replaced (the old one released). */
+static bp_status take_rows(bp_tensor **t, int64_t first, int64_t n, demo_scratch *sc)
+{
+    int64_t starts[2] = {first, 0}, stops[2] = {first + n, INT64_MAX};
+    bp_tensor *rows;
+    DEMO_TRY(bp_slice(*t, starts, stops, NULL, &rows));
+    DEMO_TRY(demo_keep(sc, *t));
+    *t = rows;
+    return BP_OK;
+}
+
+/* *param <- rank 0's *param (the old one released). */
+static bp_status from_rank0(bp_tensor **param, demo_scratch *sc)
+{
+    bp_tensor *same;
+    DEMO_TRY(bp_broadcast(demo_dp.comm, *param, 0, &same));
+    DEMO_TRY(demo_keep(sc, *param));
+    *param = same;
+    return BP_OK;
+}
+
+/* *grad <- its mean over the processes (kept in the scratch list). */
+static bp_status averaged(bp_tensor **grad, demo_scratch *sc)
+{
+    if (!demo_dp.comm)
+        return BP_OK;
+    bp_tensor *avg;
+    DEMO_OP(avg, bp_all_reduce(demo_dp.comm, *grad, BP_REDUCE_AVG, &avg));
+    *grad = avg;
+    return BP_OK;
+}
 
 static bp_status make_data(mlp *m, bp_backend *be, uint64_t seed, demo_scratch *sc)
 {
@@ -65,12 +106,19 @@ static bp_status make_data(mlp *m, bp_backend *be, uint64_t seed, demo_scratch *
     DEMO_OP(noise, bp_random_normal(be, BP_F32, 2, (const int64_t[]){N_SAMPLES, N_FEATURES},
                                     seed, OFF_NOISE, 0.0, 1.0, &noise));
     DEMO_TRY(bp_add(per_point, noise, &m->x));
-    DEMO_TRY(bp_transpose(m->x, NULL, &m->xt));
     /* one-hot: labels[:, None] == arange(C) */
     DEMO_OP(classes, bp_arange(be, BP_I64, 0, N_CLASSES, 1, &classes));
     DEMO_OP(label_col, bp_reshape(m->labels, 2, (const int64_t[]){N_SAMPLES, 1}, &label_col));
     DEMO_OP(hit, bp_eq(label_col, classes, &hit));
     DEMO_TRY(bp_cast(hit, BP_F32, &m->onehot));
+    if (demo_dp.comm) {
+        /* this process's rows of the batch */
+        int64_t n = N_SAMPLES / demo_dp.size, first = demo_dp.rank * n;
+        DEMO_TRY(take_rows(&m->x, first, n, sc));
+        DEMO_TRY(take_rows(&m->labels, first, n, sc));
+        DEMO_TRY(take_rows(&m->onehot, first, n, sc));
+    }
+    DEMO_TRY(bp_transpose(m->x, NULL, &m->xt));
     return BP_OK;
 }
 
@@ -85,8 +133,13 @@ static bp_status setup(void *self, bp_backend *be, uint64_t seed, double lr, dem
     DEMO_TRY(bp_random_normal(be, BP_F32, 2, (const int64_t[]){N_HIDDEN, N_CLASSES}, seed,
                               OFF_W2, 0.0, sqrt(1.0 / N_HIDDEN), &m->w2));
     DEMO_TRY(bp_zeros(be, BP_F32, 1, (const int64_t[]){N_CLASSES}, &m->b2));
+    if (demo_dp.comm) {
+        /* the same seed made the same weights everywhere; a real job sends rank 0's */
+        DEMO_TRY(from_rank0(&m->w1, sc));
+        DEMO_TRY(from_rank0(&m->w2, sc));
+    }
     DEMO_TRY(bp_full(be, BP_F32, 0, NULL, lr, &m->lr));
-    DEMO_TRY(bp_full(be, BP_F32, 0, NULL, 1.0 / N_SAMPLES, &m->inv_n));
+    DEMO_TRY(bp_full(be, BP_F32, 0, NULL, 1.0 / (N_SAMPLES / demo_dp.size), &m->inv_n));
     DEMO_TRY(bp_full(be, BP_F32, 0, NULL, 0.0, &m->zero));
     return BP_OK;
 }
@@ -128,6 +181,14 @@ static bp_status metrics(void *self, const bp_tensor *logits, demo_scratch *sc, 
     DEMO_OP(right, bp_eq(pred, m->labels, &right));
     DEMO_OP(right_f, bp_cast(right, BP_F32, &right_f));
     DEMO_OP(acc, bp_mean(right_f, 0, NULL, false, &acc));
+    if (demo_dp.comm) {
+        /* the whole batch's: the sum of every process's sum, the mean of the means */
+        bp_tensor *all_total, *all_acc;
+        DEMO_OP(all_total, bp_all_reduce(demo_dp.comm, total, BP_REDUCE_SUM, &all_total));
+        DEMO_OP(all_acc, bp_all_reduce(demo_dp.comm, acc, BP_REDUCE_AVG, &all_acc));
+        total = all_total;
+        acc = all_acc;
+    }
     double sum_logp = 0.0;
     DEMO_TRY(bp_item_f64(total, &sum_logp));
     DEMO_TRY(bp_item_f64(acc, accuracy));
@@ -156,6 +217,11 @@ static bp_status backward_update(void *self, const bp_tensor *logits, demo_scrat
     DEMO_OP(dw1, bp_matmul(m->xt, dz1, &dw1));
     DEMO_OP(db1, bp_sum(dz1, 1, batch_axis, false, &db1));
 
+    DEMO_TRY(averaged(&dw1, sc));
+    DEMO_TRY(averaged(&db1, sc));
+    DEMO_TRY(averaged(&dw2, sc));
+    DEMO_TRY(averaged(&db2, sc));
+
     DEMO_TRY(demo_sgd(&m->w1, dw1, m->lr, sc));
     DEMO_TRY(demo_sgd(&m->b1, db1, m->lr, sc));
     DEMO_TRY(demo_sgd(&m->w2, dw2, m->lr, sc));
@@ -183,5 +249,6 @@ const demo_model demo_mlp = {
     .backward_update = backward_update,
     .release = release,
     .n_classes = N_CLASSES,
+    .data_parallel = true,
     .state_size = sizeof(mlp),
 };

@@ -9,6 +9,7 @@
 #ifndef BACKPLANE_H
 #define BACKPLANE_H
 
+#include "comm.h"
 #include "context.h"
 #include "dlpack.h"
 #include "dtype.h"

@@ -1,0 +1,467 @@
+/* The MPI engine (comm_mpi.so): collectives on host memory over the
+ * system's MPI, written on MPI's point-to-point calls rather than its
+ * collectives, for three reasons MPI_Allreduce cannot meet:
+ *   - the order of a sum over ranks is fixed (rank order, reduce.c), so
+ *     results are the same bits in every run; MPI leaves its order to the
+ *     algorithm it picks, which changes with message size and rank count;
+ *   - every wait has a deadline, so a missing rank is an error naming it;
+ *   - every call starts by comparing what each rank was asked (job.c).
+ *
+ * Algorithms. A call whose data is small (at most FUSE_BYTES per message)
+ * travels with its record: one round of messages in all. Larger calls
+ * exchange records first, then:
+ *   all_reduce      reduce-scatter then all-gather, each rank reducing one
+ *                   part (the bandwidth-optimal pair, as MPI's and NCCL's
+ *                   large-message algorithms): it receives its part from
+ *                   every rank in blocks of BLOCK_BYTES, two blocks in
+ *                   flight, and combines them in rank order;
+ *   reduce_scatter  the first half of that;
+ *   all_gather      every rank sends its tensor to every other;
+ *   broadcast       the root sends to every other rank. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backplane/comm_engine.h"
+#include "job.h"
+#include "reduce.h"
+
+#define TRY(expr)                   \
+    do {                            \
+        bp_status try_ = (expr);    \
+        if (try_ != BP_OK)          \
+            return try_;            \
+    } while (0)
+
+enum {
+    FUSE_BYTES = 16 << 10,     /* data riding with the record */
+    BLOCK_BYTES = 512 << 10    /* one block of a part being reduced */
+};
+
+static char engine_description[160];
+
+static bp_status mpi_open(const bp_comm_engine_host *host, const bp_comm_engine_args *args,
+                          void **out)
+{
+    *out = NULL;
+    if (args->memory_kind != BP_MEMORY_HOST) {
+        host->set_error(host->host, "the mpi engine moves host memory only (memory kind %d asked "
+                        "for); the core stages device memory through the host",
+                        (int)args->memory_kind);
+        return BP_ERR_UNSUPPORTED_DEVICE;
+    }
+    job *j = NULL;
+    bp_status st = job_join(host, args->mpi_comm, args->timeout_s, &j);
+    if (st != BP_OK)
+        return st;
+    *out = j;
+    return BP_OK;
+}
+
+static void mpi_close(void *comm) { job_leave(comm); }
+static int32_t mpi_rank(void *comm) { return ((job *)comm)->rank; }
+static int32_t mpi_size(void *comm) { return ((job *)comm)->size; }
+
+static bool mpi_supports(void *comm, bp_dtype dtype, int32_t op)
+{
+    (void)comm;
+    if (op < 0)
+        return bp_dtype_valid((int)dtype);
+    if (dtype == BP_BOOL)
+        return false;
+    if (op == BP_REDUCE_AVG)
+        return bp_dtype_is_float(dtype);
+    return op >= BP_REDUCE_SUM && op <= BP_REDUCE_AVG;
+}
+
+/* Element range [first, first + n) of part r when count elements are cut
+ * into `size` parts as evenly as can be (the first count % size parts have
+ * one more). */
+static void part_of(size_t count, int size, int r, size_t *first, size_t *n)
+{
+    size_t base = count / (size_t)size, extra = count % (size_t)size;
+    *n = base + ((size_t)r < extra);
+    *first = (size_t)r * base + ((size_t)r < extra ? (size_t)r : extra);
+}
+
+/* ---- reduce-scatter --------------------------------------------------------------
+ * Rank r reduces part r: src_of(k) is where peer k's data for part r starts
+ * in k's buffer, mine is this rank's own copy of it; my_count elements land
+ * at dst. The sender side sends, for each peer k, its part k (send_at[k],
+ * send_count[k] elements) in blocks of the same size. */
+typedef struct scatter_plan {
+    const char *const *send_at;  /* per peer: the start of what it reduces, in src */
+    const size_t *send_count;    /* per peer: elements */
+    const void *mine;            /* this rank's contribution to its own part */
+    size_t my_count;
+    void *dst;                   /* my_count elements */
+} scatter_plan;
+
+static bp_status scatter_reduce(job *j, const scatter_plan *pl, bp_dtype dt, bp_reduce_op op)
+{
+    const int n = j->size, me = j->rank;
+    const size_t es = bp_dtype_size(dt);
+    const size_t block = BLOCK_BYTES / es;
+    /* Sender and receiver cut a part into the same blocks of `block` elements. */
+    size_t my_blocks = (pl->my_count + block - 1) / block;
+    size_t n_sends = 0;
+    for (int k = 0; k < n; k++)
+        if (k != me)
+            n_sends += (pl->send_count[k] + block - 1) / block;
+
+    MPI_Request *sends = calloc(n_sends ? n_sends : 1, sizeof *sends);
+    int *send_peer = calloc(n_sends ? n_sends : 1, sizeof *send_peer);
+    int *recv_peer = calloc((size_t)n, sizeof *recv_peer);
+    const void **parts = calloc((size_t)n, sizeof *parts);
+    /* two blocks in flight from each peer */
+    char *scratch = my_blocks ? malloc(2 * (size_t)n * block * es) : NULL;
+    if (!sends || !send_peer || !recv_peer || !parts || (my_blocks && !scratch)) {
+        free(sends);
+        free(send_peer);
+        free(recv_peer);
+        free(parts);
+        free(scratch);
+        return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory for the reduce-scatter's "
+                         "buffers (%zu bytes of scratch)", 2 * (size_t)n * block * es);
+    }
+    bp_status st = BP_OK;
+    /* Everything this rank owes the others goes out at once; MPI moves it as
+     * the receivers ask. */
+    size_t s = 0;
+    for (int k = 0; k < n && st == BP_OK; k++) {
+        if (k == me)
+            continue;
+        for (size_t b0 = 0; b0 < pl->send_count[k] && st == BP_OK; b0 += block) {
+            size_t m = pl->send_count[k] - b0 < block ? pl->send_count[k] - b0 : block;
+            send_peer[s] = k;
+            int rc = MPI_Isend(pl->send_at[k] + b0 * es, (int)(m * es), MPI_BYTE, k,
+                               JOB_TAG_SCATTER, j->comm, &sends[s]);
+            if (rc != MPI_SUCCESS)
+                st = job_mpi_error(j, "MPI_Isend of a block to reduce", rc);
+            else
+                s++;
+        }
+    }
+    /* Receive block b from every peer into scratch slot b % 2. */
+    MPI_Request *pending[2] = {NULL, NULL};
+    MPI_Request *slots = calloc(2 * (size_t)n, sizeof *slots);
+    if (!slots && st == BP_OK)
+        st = job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory for the reduce-scatter");
+    if (st == BP_OK) {
+        for (int i = 0; i < 2 * n; i++)
+            slots[i] = MPI_REQUEST_NULL;
+        pending[0] = slots;
+        pending[1] = slots + n;
+    }
+    for (size_t b = 0; st == BP_OK && b < my_blocks + 1; b++) {
+        /* post block b (if any) ... */
+        if (b < my_blocks) {
+            size_t b0 = b * block;
+            size_t m = pl->my_count - b0 < block ? pl->my_count - b0 : block;
+            char *slot = scratch + (b % 2) * (size_t)n * block * es;
+            for (int k = 0; k < n && st == BP_OK; k++) {
+                if (k == me)
+                    continue;
+                int rc = MPI_Irecv(slot + (size_t)k * block * es, (int)(m * es), MPI_BYTE, k,
+                                   JOB_TAG_SCATTER, j->comm, &pending[b % 2][k]);
+                if (rc != MPI_SUCCESS)
+                    st = job_mpi_error(j, "MPI_Irecv of a block to reduce", rc);
+            }
+        }
+        /* ... then finish block b - 1 while b travels */
+        if (st == BP_OK && b > 0) {
+            size_t p = b - 1;
+            size_t b0 = p * block;
+            size_t m = pl->my_count - b0 < block ? pl->my_count - b0 : block;
+            char *slot = scratch + (p % 2) * (size_t)n * block * es;
+            for (int k = 0; k < n; k++)
+                recv_peer[k] = k;
+            st = job_wait(j, pending[p % 2], recv_peer, n, "the blocks to reduce", NULL);
+            if (st == BP_OK) {
+                for (int k = 0; k < n; k++)
+                    parts[k] = k == me ? (const char *)pl->mine + b0 * es
+                                       : slot + (size_t)k * block * es;
+                reduce_in_rank_order(dt, op, parts, n, (char *)pl->dst + b0 * es, m);
+            }
+        }
+    }
+    if (st == BP_OK)
+        st = job_wait(j, sends, send_peer, (int)s, "the blocks this rank sends to be reduced",
+                      NULL);
+    if (st != BP_OK) {
+        /* Whatever is still in flight may touch scratch: both go to the job. */
+        if (slots)
+            job_abandon(j, slots, 2 * n, scratch);
+        else
+            free(scratch);
+        scratch = NULL;
+        job_abandon(j, sends, (int)s, NULL);
+    }
+    free(slots);
+    free(sends);
+    free(send_peer);
+    free(recv_peer);
+    free(parts);
+    free(scratch);
+    return st;
+}
+
+/* ---- the collectives ------------------------------------------------------------ */
+
+static bp_status heads_only(job *j, const bp_comm_record *rec, bp_comm_record *all)
+{
+    return job_heads(j, rec, all, NULL, NULL, NULL, NULL);
+}
+
+static bp_status mpi_all_reduce(void *comm, const bp_comm_record *rec, bp_comm_record *all,
+                                const void *src, void *dst, size_t count, bp_dtype dt,
+                                bp_reduce_op op)
+{
+    job *j = comm;
+    TRY(job_check(j, "bp_all_reduce"));
+    const int n = j->size, me = j->rank;
+    const size_t es = bp_dtype_size(dt), bytes = count * es;
+    if (bytes <= FUSE_BYTES) {
+        /* Everyone's tensor rides with its record; each rank reduces it all. */
+        char *scratch = job_scratch(j, (size_t)n * bytes);
+        if (!scratch)
+            return BP_ERR_OUT_OF_MEMORY;
+        for (int k = 0; k < n; k++) {
+            j->payload[k] = src;
+            j->payload_bytes[k] = bytes;
+            j->incoming[k] = scratch + (size_t)k * bytes;
+            j->incoming_bytes[k] = bytes;
+        }
+        TRY(job_heads(j, rec, all, j->payload, j->payload_bytes, j->incoming,
+                      j->incoming_bytes));
+        for (int k = 0; k < n; k++)
+            j->parts[k] = k == me ? src : scratch + (size_t)k * bytes;
+        reduce_in_rank_order(dt, op, j->parts, n, dst, count);
+        return BP_OK;
+    }
+    TRY(heads_only(j, rec, all));
+    /* Reduce-scatter: part r is reduced by rank r ... */
+    const char **send_at = calloc((size_t)n, sizeof *send_at);
+    size_t *send_count = calloc((size_t)n, sizeof *send_count);
+    /* the all-gather's messages: a part from and to every peer, in pieces */
+    size_t slots = 2 * (size_t)n * (size_t)job_pieces((count / (size_t)n + 1) * es);
+    int *peer = calloc(slots, sizeof *peer);
+    MPI_Request *reqs = calloc(slots, sizeof *reqs);
+    if (!send_at || !send_count || !peer || !reqs) {
+        free(send_at);
+        free(send_count);
+        free(peer);
+        free(reqs);
+        return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    size_t my_first = 0, my_n = 0;
+    for (int k = 0; k < n; k++) {
+        size_t first, c;
+        part_of(count, n, k, &first, &c);
+        send_at[k] = (const char *)src + first * es;
+        send_count[k] = c;
+        if (k == me) {
+            my_first = first;
+            my_n = c;
+        }
+    }
+    scatter_plan pl = {send_at, send_count, (const char *)src + my_first * es, my_n,
+                       (char *)dst + my_first * es};
+    bp_status st = scatter_reduce(j, &pl, dt, op);
+    /* ... then every rank's reduced part goes to every other. */
+    int r = 0;
+    for (int k = 0; k < n && st == BP_OK; k++) {
+        if (k == me)
+            continue;
+        size_t first, c;
+        part_of(count, n, k, &first, &c);
+        st = job_post(j, false, (char *)dst + first * es, c * es, k, JOB_TAG_GATHER, reqs, peer,
+                      &r);
+        if (st == BP_OK)
+            st = job_post(j, true, (char *)dst + my_first * es, my_n * es, k, JOB_TAG_GATHER,
+                          reqs, peer, &r);
+    }
+    if (st == BP_OK)
+        st = job_wait(j, reqs, peer, r, "the reduced parts", NULL);
+    else
+        job_abandon(j, reqs, r, NULL);
+    free(send_at);
+    free(send_count);
+    free(peer);
+    free(reqs);
+    return st;
+}
+
+static bp_status mpi_reduce_scatter(void *comm, const bp_comm_record *rec, bp_comm_record *all,
+                                    const void *src, void *dst, size_t count, bp_dtype dt,
+                                    bp_reduce_op op)
+{
+    job *j = comm;
+    TRY(job_check(j, "bp_reduce_scatter"));
+    const int n = j->size, me = j->rank;
+    const size_t es = bp_dtype_size(dt), bytes = count * es;
+    if (bytes <= FUSE_BYTES) {
+        /* Each peer's block rides with the record sent to it. */
+        char *scratch = job_scratch(j, (size_t)n * bytes);
+        if (!scratch)
+            return BP_ERR_OUT_OF_MEMORY;
+        for (int k = 0; k < n; k++) {
+            j->payload[k] = (const char *)src + (size_t)k * bytes;
+            j->payload_bytes[k] = bytes;
+            j->incoming[k] = scratch + (size_t)k * bytes;
+            j->incoming_bytes[k] = bytes;
+        }
+        TRY(job_heads(j, rec, all, j->payload, j->payload_bytes, j->incoming,
+                      j->incoming_bytes));
+        for (int k = 0; k < n; k++)
+            j->parts[k] = k == me ? (const char *)src + (size_t)me * bytes
+                                  : scratch + (size_t)k * bytes;
+        reduce_in_rank_order(dt, op, j->parts, n, dst, count);
+        return BP_OK;
+    }
+    TRY(heads_only(j, rec, all));
+    const char **send_at = calloc((size_t)n, sizeof *send_at);
+    size_t *send_count = calloc((size_t)n, sizeof *send_count);
+    if (!send_at || !send_count) {
+        free(send_at);
+        free(send_count);
+        return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int k = 0; k < n; k++) {
+        send_at[k] = (const char *)src + (size_t)k * bytes;
+        send_count[k] = count;
+    }
+    scatter_plan pl = {send_at, send_count, (const char *)src + (size_t)me * bytes, count, dst};
+    bp_status st = scatter_reduce(j, &pl, dt, op);
+    free(send_at);
+    free(send_count);
+    return st;
+}
+
+static bp_status mpi_all_gather(void *comm, const bp_comm_record *rec, bp_comm_record *all,
+                                const void *src, void *dst, size_t bytes)
+{
+    job *j = comm;
+    TRY(job_check(j, "bp_all_gather"));
+    const int n = j->size, me = j->rank;
+    if (bytes)
+        memcpy((char *)dst + (size_t)me * bytes, src, bytes);
+    if (bytes <= FUSE_BYTES) {
+        for (int k = 0; k < n; k++) {
+            j->payload[k] = src;
+            j->payload_bytes[k] = bytes;
+            j->incoming[k] = (char *)dst + (size_t)k * bytes;
+            j->incoming_bytes[k] = bytes;
+        }
+        return job_heads(j, rec, all, j->payload, j->payload_bytes, j->incoming,
+                         j->incoming_bytes);
+    }
+    TRY(heads_only(j, rec, all));
+    size_t slots = 2 * (size_t)n * (size_t)job_pieces(bytes);
+    MPI_Request *reqs = calloc(slots, sizeof *reqs);
+    int *peer = calloc(slots, sizeof *peer);
+    if (!reqs || !peer) {
+        free(reqs);
+        free(peer);
+        return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    bp_status st = BP_OK;
+    int r = 0;
+    for (int k = 0; k < n && st == BP_OK; k++) {
+        if (k == me)
+            continue;
+        st = job_post(j, false, (char *)dst + (size_t)k * bytes, bytes, k, JOB_TAG_GATHER, reqs,
+                      peer, &r);
+        if (st == BP_OK)
+            st = job_post(j, true, src, bytes, k, JOB_TAG_GATHER, reqs, peer, &r);
+    }
+    if (st == BP_OK)
+        st = job_wait(j, reqs, peer, r, "the tensors to gather", NULL);
+    else
+        job_abandon(j, reqs, r, NULL);
+    free(reqs);
+    free(peer);
+    return st;
+}
+
+static bp_status mpi_broadcast(void *comm, const bp_comm_record *rec, bp_comm_record *all,
+                               const void *src, void *dst, size_t bytes, int32_t root)
+{
+    job *j = comm;
+    TRY(job_check(j, "bp_broadcast"));
+    const int n = j->size, me = j->rank;
+    if (me == root && bytes)
+        memcpy(dst, src, bytes);
+    if (bytes <= FUSE_BYTES) {
+        for (int k = 0; k < n; k++) {
+            j->payload[k] = src;
+            j->payload_bytes[k] = me == root ? bytes : 0;
+            j->incoming[k] = dst;
+            j->incoming_bytes[k] = k == root && me != root ? bytes : 0;
+        }
+        return job_heads(j, rec, all, j->payload, j->payload_bytes, j->incoming,
+                         j->incoming_bytes);
+    }
+    TRY(heads_only(j, rec, all));
+    size_t slots = (size_t)n * (size_t)job_pieces(bytes);
+    MPI_Request *reqs = calloc(slots, sizeof *reqs);
+    int *peer = calloc(slots, sizeof *peer);
+    if (!reqs || !peer) {
+        free(reqs);
+        free(peer);
+        return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    bp_status st = BP_OK;
+    int r = 0;
+    if (me == root) {
+        for (int k = 0; k < n && st == BP_OK; k++)
+            if (k != me)
+                st = job_post(j, true, src, bytes, k, JOB_TAG_ROOT, reqs, peer, &r);
+    } else {
+        st = job_post(j, false, dst, bytes, root, JOB_TAG_ROOT, reqs, peer, &r);
+    }
+    if (st == BP_OK)
+        st = job_wait(j, reqs, peer, r,
+                      me == root ? "the broadcast this rank sends" : "the broadcast from the root",
+                      NULL);
+    else
+        job_abandon(j, reqs, r, NULL);
+    free(reqs);
+    free(peer);
+    return st;
+}
+
+static bp_status mpi_barrier(void *comm, const bp_comm_record *rec, bp_comm_record *all)
+{
+    job *j = comm;
+    TRY(job_check(j, "bp_barrier"));
+    return heads_only(j, rec, all);
+}
+
+static const bp_comm_engine mpi_engine = {
+    .struct_size = sizeof(bp_comm_engine),
+    .abi_major = BP_COMM_ENGINE_ABI_MAJOR,
+    .abi_minor = BP_COMM_ENGINE_ABI_MINOR,
+    .name = "mpi",
+    .description = engine_description,
+    .open = mpi_open,
+    .close = mpi_close,
+    .rank = mpi_rank,
+    .size = mpi_size,
+    .supports = mpi_supports,
+    .all_reduce = mpi_all_reduce,
+    .broadcast = mpi_broadcast,
+    .all_gather = mpi_all_gather,
+    .reduce_scatter = mpi_reduce_scatter,
+    .barrier = mpi_barrier,
+};
+
+BP_PLUGIN_EXPORT const bp_comm_engine *bp_comm_engine_entry(void);
+BP_PLUGIN_EXPORT const bp_comm_engine *bp_comm_engine_entry(void)
+{
+    if (!engine_description[0])
+        snprintf(engine_description, sizeof engine_description,
+                 "collectives on host memory over %s, in a fixed order", job_mpi_version());
+    return &mpi_engine;
+}

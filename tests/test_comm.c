@@ -1,0 +1,307 @@
+/* Communicators in one process: the checks of bp_comm_create, the [comm]
+ * section of the configuration, the nccl engine's failures on a machine
+ * without NCCL or a GPU, and a job of one process. The collectives across
+ * processes run under mpirun (tests/comm/collectives.c). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bpt.h"
+
+#include <backplane/comm_engine.h>
+
+#define ENGINE_DIR BPT_BUILD_PLUGIN_DIR
+#define MPI_ENGINE ENGINE_DIR "/comm_mpi.so"
+#define NCCL_ENGINE ENGINE_DIR "/comm_nccl.so"
+
+static bool exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+static bp_backend *binary(bp_context *ctx)
+{
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_get(ctx, "binary", &be));
+    return be;
+}
+
+/* ---- bp_comm_create's checks -------------------------------------------------- */
+
+Test(comm, create_refuses_null_arguments)
+{
+    bp_context *ctx = bpt_context();
+    bp_comm *c = (bp_comm *)&c;
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_comm_create(NULL, NULL, &c));
+    cr_assert_null(c, "a failed create leaves *out NULL");
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_comm_create(binary(ctx), NULL, NULL));
+    cr_assert_eq(bp_comm_rank(NULL), -1);
+    cr_assert_eq(bp_comm_size(NULL), -1);
+    bp_comm_destroy(NULL);
+    bp_context_destroy(ctx);
+}
+
+Test(comm, create_refuses_options_smaller_than_any_layout)
+{
+    bp_context *ctx = bpt_context();
+    bp_comm_options o = BP_COMM_OPTIONS_INIT;
+    o.struct_size = 4;
+    bp_comm *c = NULL;
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_comm_create(binary(ctx), &o, &c));
+    cr_assert(strstr(bp_last_error(), "BP_COMM_OPTIONS_INIT"), "%s", bp_last_error());
+    bp_context_destroy(ctx);
+}
+
+Test(comm, create_refuses_a_timeout_that_is_not_a_positive_number)
+{
+    bp_context *ctx = bpt_context();
+    const double bad[] = {-1.0, NAN, INFINITY};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        bp_comm_options o = BP_COMM_OPTIONS_INIT;
+        o.timeout_s = bad[i];
+        bp_comm *c = NULL;
+        BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_comm_create(binary(ctx), &o, &c));
+        cr_assert(strstr(bp_last_error(), "timeout_s"), "%s", bp_last_error());
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(comm, create_refuses_an_engine_name_that_is_not_one)
+{
+    bp_context *ctx = bpt_context();
+    bp_comm_options o = BP_COMM_OPTIONS_INIT;
+    o.engine = "../evil";
+    bp_comm *c = NULL;
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_comm_create(binary(ctx), &o, &c));
+    cr_assert(strstr(bp_last_error(), "not an engine name"), "%s", bp_last_error());
+    bp_context_destroy(ctx);
+}
+
+Test(comm, create_says_where_it_looked_for_an_engine_that_is_not_installed)
+{
+    bp_context *ctx = bpt_context();
+    bp_comm_options o = BP_COMM_OPTIONS_INIT;
+    o.engine = "gloo";
+    bp_comm *c = NULL;
+    BPT_FAILS(BP_ERR_NOT_FOUND, bp_comm_create(binary(ctx), &o, &c));
+    cr_assert(strstr(bp_last_error(), "comm_gloo.so") && strstr(bp_last_error(), ENGINE_DIR),
+              "the message names neither the file nor the directory: %s", bp_last_error());
+    bp_context_destroy(ctx);
+}
+
+Test(comm, create_refuses_nccl_for_host_memory_naming_mpi)
+{
+    bp_context *ctx = bpt_context();
+    bp_comm_options o = BP_COMM_OPTIONS_INIT;
+    o.engine = "nccl";
+    bp_comm *c = NULL;
+    BPT_FAILS(BP_ERR_UNSUPPORTED_DEVICE, bp_comm_create(binary(ctx), &o, &c));
+    cr_assert(strstr(bp_last_error(), "host memory") && strstr(bp_last_error(), "\"mpi\""),
+              "%s", bp_last_error());
+    bp_context_destroy(ctx);
+}
+
+Test(comm, reduce_op_names_every_op)
+{
+    cr_assert_str_eq(bp_reduce_op_name(BP_REDUCE_SUM), "sum");
+    cr_assert_str_eq(bp_reduce_op_name(BP_REDUCE_PROD), "prod");
+    cr_assert_str_eq(bp_reduce_op_name(BP_REDUCE_MAX), "max");
+    cr_assert_str_eq(bp_reduce_op_name(BP_REDUCE_MIN), "min");
+    cr_assert_str_eq(bp_reduce_op_name(BP_REDUCE_AVG), "avg");
+    cr_assert_str_eq(bp_reduce_op_name((bp_reduce_op)9), "?");
+}
+
+/* ---- the [comm] section ----------------------------------------------------------- */
+
+/* bp_context_create on a file holding text: its status (the file is removed). */
+static bp_status context_from(const char *text, bp_context **ctx)
+{
+    char path[] = "/tmp/bp_comm_test_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0, "mkstemp: %s", strerror(errno));
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    *ctx = NULL;
+    bp_status st = bp_context_create(path, ctx);
+    unlink(path);
+    return st;
+}
+
+static const char *setting_value(bp_context *ctx, const char *section, const char *key,
+                                 const char **origin)
+{
+    for (size_t i = 0; i < bp_context_setting_count(ctx); i++) {
+        bp_setting s = {.struct_size = sizeof s};
+        BPT_OK(bp_context_setting(ctx, i, &s));
+        if (strcmp(s.section, section) == 0 && strcmp(s.key, key) == 0) {
+            *origin = s.origin;
+            return s.value;
+        }
+    }
+    return NULL;
+}
+
+Test(comm, timeout_defaults_to_300_seconds)
+{
+    bp_context *ctx = bpt_context();
+    const char *origin = NULL;
+    const char *v = setting_value(ctx, "comm", "timeout_s", &origin);
+    cr_assert(v && strcmp(v, "300") == 0 && strcmp(origin, "default") == 0,
+              "[comm] timeout_s = %s (%s)", v ? v : "(unset)", origin ? origin : "");
+    bp_context_destroy(ctx);
+}
+
+Test(comm, timeout_in_the_config_file_is_read)
+{
+    bp_context *ctx = NULL;
+    BPT_OK(context_from("[comm]\ntimeout_s = 2.5\n", &ctx));
+    const char *origin = NULL;
+    const char *v = setting_value(ctx, "comm", "timeout_s", &origin);
+    cr_assert(v && strcmp(v, "2.5") == 0 && strstr(origin, ":2"), "[comm] timeout_s = %s (%s)",
+              v ? v : "(unset)", origin ? origin : "");
+    bp_context_destroy(ctx);
+}
+
+Test(comm, timeout_in_the_config_file_must_be_a_positive_number)
+{
+    const char *bad[] = {"0", "-3", "soon", "5s", "nan", "1e99"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "[comm]\ntimeout_s = %s\n", bad[i]);
+        bp_context *ctx = NULL;
+        BPT_FAILS(BP_ERR_CONFIG, context_from(text, &ctx));
+        cr_assert(strstr(bp_last_error(), ":2:") && strstr(bp_last_error(), "timeout_s"),
+                  "'%s': the message names no line or key: %s", bad[i], bp_last_error());
+    }
+}
+
+Test(comm, comm_section_knows_only_timeout_s)
+{
+    bp_context *ctx = NULL;
+    BPT_FAILS(BP_ERR_CONFIG, context_from("[comm]\ntimout_s = 5\n", &ctx));
+    cr_assert(strstr(bp_last_error(), "unknown key 'timout_s' in [comm]") &&
+                  strstr(bp_last_error(), "timeout_s)"),
+              "%s", bp_last_error());
+}
+
+/* ---- the nccl engine without NCCL or a GPU ------------------------------------------ */
+
+static char engine_error[1024];
+
+static void host_log(void *host, bp_log_level level, const char *fmt, ...)
+{
+    (void)host;
+    (void)level;
+    (void)fmt;
+}
+
+static void host_set_error(void *host, const char *fmt, ...)
+{
+    (void)host;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(engine_error, sizeof engine_error, fmt, ap);
+    va_end(ap);
+}
+
+/* Open the nccl engine directly, as bp_comm_create would for cuda:0. */
+static bp_status open_nccl_engine(void)
+{
+    void *so = dlopen(NCCL_ENGINE, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(so, "dlopen %s: %s", NCCL_ENGINE, dlerror());
+    bp_comm_engine_entry_fn entry;
+    void *sym = dlsym(so, BP_COMM_ENGINE_ENTRY_SYMBOL);
+    cr_assert_not_null(sym, "%s exports no %s", NCCL_ENGINE, BP_COMM_ENGINE_ENTRY_SYMBOL);
+    memcpy(&entry, &sym, sizeof entry);
+    const bp_comm_engine *e = entry();
+    cr_assert_str_eq(e->name, "nccl");
+    bp_comm_engine_host host = {sizeof host, NULL, host_log, host_set_error};
+    bp_comm_engine_args args = {.struct_size = sizeof args, .memory_kind = BP_MEMORY_CUDA,
+                                .device = 0, .timeout_s = 5};
+    void *state = NULL;
+    engine_error[0] = '\0';
+    bp_status st = e->open(&host, &args, &state);
+    cr_assert_null(state, "a failed open returned state");
+    return st;
+}
+
+Test(comm, nccl_engine_without_nccl_fails_cleanly_naming_it)
+{
+    if (!exists(NCCL_ENGINE))
+        cr_skip_test("the collective engines are not built (no MPI)");
+    setenv("BP_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
+    BPT_FAILS(BP_ERR_PLUGIN, open_nccl_engine());
+    cr_assert(strstr(engine_error, "NCCL cannot be loaded") &&
+                  strstr(engine_error, "/nonexistent/libnccl.so.2") &&
+                  strstr(engine_error, "BP_NCCL_LIBRARY"),
+              "%s", engine_error);
+}
+
+Test(comm, nccl_engine_refuses_a_library_that_is_not_nccl)
+{
+    if (!exists(NCCL_ENGINE))
+        cr_skip_test("the collective engines are not built (no MPI)");
+    setenv("BP_NCCL_LIBRARY", "libm.so.6", 1);
+    BPT_FAILS(BP_ERR_PLUGIN, open_nccl_engine());
+    cr_assert(strstr(engine_error, "not a usable NCCL") && strstr(engine_error, "ncclGet"),
+              "%s", engine_error);
+}
+
+#ifdef BPT_FAKE_NCCL
+Test(comm, nccl_engine_without_a_gpu_fails_cleanly_naming_the_driver)
+{
+    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (driver) {
+        dlclose(driver);
+        cr_skip_test("this machine has a CUDA driver");
+    }
+    setenv("BP_NCCL_LIBRARY", BPT_FAKE_NCCL, 1);
+    bp_status st = open_nccl_engine();
+    cr_assert_eq(st, BP_ERR_UNSUPPORTED_DEVICE, "%s: %s", bp_status_string(st), engine_error);
+    cr_assert(strstr(engine_error, "no CUDA driver") && strstr(engine_error, "libcuda.so.1"),
+              "%s", engine_error);
+}
+#endif
+
+/* ---- a job of one process ----------------------------------------------------------- */
+
+Test(comm, a_process_run_without_mpirun_is_a_communicator_of_one)
+{
+    if (!exists(MPI_ENGINE))
+        cr_skip_test("the collective engines are not built (no MPI)");
+    bp_context *ctx = bpt_context();
+    bp_backend *be = binary(ctx);
+    bp_comm *c = NULL;
+    BPT_OK(bp_comm_create(be, NULL, &c));
+    cr_assert_eq(bp_comm_rank(c), 0);
+    cr_assert_eq(bp_comm_size(c), 1);
+    float in[6] = {1, -2, 3.5f, 4, 5, 6}, out[6];
+    bp_tensor *x = NULL, *y = NULL;
+    BPT_OK(bp_tensor_from_host(be, BP_F32, 2, (const int64_t[]){2, 3}, in, &x));
+    for (int op = BP_REDUCE_SUM; op <= BP_REDUCE_AVG; op++) {
+        BPT_OK(bp_all_reduce(c, x, (bp_reduce_op)op, &y));
+        BPT_OK(bp_tensor_to_host(y, out, sizeof out));
+        cr_assert(memcmp(in, out, sizeof in) == 0, "%s over one rank changed x",
+                  bp_reduce_op_name((bp_reduce_op)op));
+        bp_tensor_release(y);
+    }
+    BPT_OK(bp_all_gather(c, x, 1, &y));
+    cr_assert_eq(bp_tensor_shape(y)[1], 3);
+    bp_tensor_release(y);
+    BPT_OK(bp_reduce_scatter(c, x, BP_REDUCE_SUM, 1, &y));
+    cr_assert_eq(bp_tensor_shape(y)[1], 3);
+    bp_tensor_release(y);
+    BPT_OK(bp_broadcast(c, x, 0, &y));
+    bp_tensor_release(y);
+    BPT_OK(bp_barrier(c));
+    bp_tensor_release(x);
+    bp_comm_destroy(c);
+    bp_context_destroy(ctx);
+}
