@@ -1,5 +1,5 @@
 /* Host buffers of the CPU plugins (binary's plugin.c, blas_cpu's alloc.c,
- * both through host_memory.c's bpb_block_get): 64-byte aligned; big ones
+ * both through host_memory.c's bpk_block_get): 64-byte aligned; big ones
  * (blas_cpu: from 4 MiB, binary: from 32 MiB, where glibc would map them
  * afresh each time) their own mapping advised MADV_HUGEPAGE (the kernel
  * marks it "hg" in /proc/self/smaps' VmFlags), so a big output costs a few

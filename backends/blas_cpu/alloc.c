@@ -9,8 +9,8 @@
  * ([backend.blas_cpu] cache_mb), beyond which a freed block really goes back
  * to the system. One mutex guards the lists: entries may run on any thread.
  *
- * Blocks of BPB_HUGE_CACHED (4 MiB) or more are their own 2 MiB-aligned
- * mappings with madvise(MADV_HUGEPAGE) (bpb_block_get, shared with the
+ * Blocks of BPK_HUGE_CACHED (4 MiB) or more are their own 2 MiB-aligned
+ * mappings with madvise(MADV_HUGEPAGE) (bpk_block_get, shared with the
  * binary backend): where transparent huge pages are in "madvise" mode
  * (Debian's default) this is the only way to get them, and NumPy does the
  * same for its big arrays. A 64 MiB operand then costs 32 TLB entries
@@ -32,17 +32,17 @@ typedef struct block_header {
 _Static_assert(sizeof(block_header) <= 64, "the header must fit one alignment unit");
 
 /* total bytes, 64-byte aligned, header included (huge-page mappings from
- * BPB_HUGE_CACHED bytes: host_memory.c) */
+ * BPK_HUGE_CACHED bytes: host_memory.c) */
 static block_header *block_get(size_t total)
 {
     size_t map_len;
-    block_header *h = bpb_block_get(total, BPB_HUGE_CACHED, &map_len);
+    block_header *h = bpk_block_get(total, BPK_HUGE_CACHED, &map_len);
     if (h)
         h->map_len = map_len;
     return h;
 }
 
-static void block_put(block_header *h) { bpb_block_put(h, h->map_len); }
+static void block_put(block_header *h) { bpk_block_put(h, h->map_len); }
 
 /* Class of a request and the capacity that class allocates. */
 static int size_class(size_t bytes, size_t *cap)
@@ -96,7 +96,7 @@ bp_status bpc_alloc(void *dev, size_t bytes, void **buffer)
 {
     bpc_dev *d = dev;
     if (bytes > SIZE_MAX / 2)
-        return bpb_fail(dev, BP_ERR_OUT_OF_MEMORY, "blas_cpu: cannot allocate %zu bytes", bytes);
+        return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "blas_cpu: cannot allocate %zu bytes", bytes);
     size_t cap;
     int cls = size_class(bytes, &cap);
     block_header *h = NULL;
@@ -120,7 +120,7 @@ bp_status bpc_alloc(void *dev, size_t bytes, void **buffer)
             h = block_get(cap_total);
         }
         if (!h)
-            return bpb_fail(dev, BP_ERR_OUT_OF_MEMORY, "blas_cpu: cannot allocate %zu bytes",
+            return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "blas_cpu: cannot allocate %zu bytes",
                             bytes);
     }
     h->bytes = bytes;
@@ -134,7 +134,7 @@ bp_status bpc_alloc(void *dev, size_t bytes, void **buffer)
 void bpc_free(void *dev, void *buffer)
 {
     bpc_dev *d = dev;
-    if (!buffer || bpb_wraps_release(&d->wraps, buffer))
+    if (!buffer || bpk_wraps_release(&d->wraps, buffer))
         return;
     block_header *h = (block_header *)((char *)buffer - BPC_ALIGN);
     d->used -= h->bytes;

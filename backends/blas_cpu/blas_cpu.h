@@ -1,7 +1,7 @@
 /* The blas_cpu backend: private declarations.
  *
- * The arithmetic is the binary backend's: its reference kernels (binary.h,
- * linked in as the static library bp_binary_kernels) are the spec and run
+ * The arithmetic is the binary backend's: its reference kernels (kernels.h,
+ * linked in as the static library bp_kernels) are the spec and run
  * here unchanged. What blas_cpu adds around them:
  *  - split.c: threads by splitting VIEWS. A large call's output (and the
  *    matching input views) is cut into contiguous slabs along one axis and
@@ -20,7 +20,7 @@
 
 #include <backplane/plugin.h>
 
-#include "binary.h"
+#include "kernels.h"
 
 /* Size classes of the buffer cache: 4 per power of two from 64 B to 2^47 B. */
 #define BPC_CLASSES 176
@@ -46,15 +46,15 @@ void bpc_pool_destroy(bpc_pool *p);
  * workers; returns when all are done. */
 void bpc_pool_run(bpc_pool *p, int team, int64_t n, bpc_item_fn fn, void *ctx);
 
-/* One device: the host. It starts with a bpb_dev so that the reference
- * kernels (and bpb_fail) can be handed this device as their own. */
+/* One device: the host. It starts with a bpk_dev so that the reference
+ * kernels (and bpk_fail) can be handed this device as their own. */
 typedef struct bpc_dev {
-    bpb_dev base;
+    bpk_dev base;
     int threads;                /* team size (and OpenBLAS's threads) */
     bpc_pool *pool;
     bpc_cache cache;
     _Atomic uint64_t used;      /* bytes of live buffers (requested sizes) */
-    bpb_wraps wraps;            /* buffers that are someone else's memory */
+    bpk_wraps wraps;            /* buffers that are someone else's memory */
 } bpc_dev;
 
 /* ---- splitting views across threads: split.c --------------------------- */

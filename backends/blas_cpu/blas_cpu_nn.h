@@ -10,7 +10,7 @@
 #ifndef BPC_BLAS_CPU_NN_H
 #define BPC_BLAS_CPU_NN_H
 
-#include "binary_nn.h"
+#include "kernels_nn.h"
 #include "blas_cpu.h"
 
 /* The op entry for nn.h's ops (op.c's bpc_op passes them here, params

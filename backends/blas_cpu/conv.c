@@ -48,7 +48,7 @@ bool bpc_conv_gemm_takes(const bp_op_params *p, const bp_view *x, const bp_view 
 /* One im2col job: rows [lo, hi) of the block [o_lo, o_lo + width) of the
  * output positions, for image n's group grp. */
 typedef struct unfold {
-    const bpb_window *g;
+    const bpk_window *g;
     const char *xg;             /* x[n, grp * cg] */
     char *col;
     size_t es;
@@ -58,8 +58,8 @@ typedef struct unfold {
 /* col[r, 0 .. width): channel r / nk through tap r % nk. */
 static void unfold_row(const unfold *u, int64_t r)
 {
-    const bpb_window *g = u->g;
-    const int64_t nin = bpb_window_numel(g->in), c = r / u->nk, k = r % u->nk;
+    const bpk_window *g = u->g;
+    const int64_t nin = bpk_window_numel(g->in), c = r / u->nk, k = r % u->nk;
     const int64_t kk[3] = {k / (g->k[1] * g->k[2]), k / g->k[2] % g->k[1], k % g->k[2]};
     const char *src = u->xg + (size_t)(c * nin) * u->es;
     char *dst = u->col + (size_t)(r * u->width) * u->es;
@@ -67,7 +67,7 @@ static void unfold_row(const unfold *u, int64_t r)
     for (int j = 0; j < 3; j++)
         off[j] = kk[j] * g->dl[j] - g->pb[j];
     { /* the o2 range whose tap lies inside x (the same for every line) */
-        int64_t a = bpb_div_ceil(-off[2], g->st[2]), b = bpb_div_floor(g->in[2] - 1 - off[2], g->st[2]) + 1;
+        int64_t a = bpk_div_ceil(-off[2], g->st[2]), b = bpk_div_floor(g->in[2] - 1 - off[2], g->st[2]) + 1;
         lo2 = a > 0 ? a : 0;
         hi2 = b < g->out[2] ? b : g->out[2];
         if (hi2 < lo2)
@@ -117,7 +117,7 @@ static void fill_bias(const bp_view *bias, int64_t m0, int64_t mg, char *yb, int
 {
     for (int64_t m = 0; m < mg; m++) {
         double b;
-        bpb_block_load(bias, m0 + m, 1, &b);
+        bpk_block_load(bias, m0 + m, 1, &b);
         char *row = yb + (size_t)(m * ldc) * es;
         if (es == sizeof(float))
             for (int64_t i = 0; i < width; i++)
@@ -144,13 +144,13 @@ static void gemm(bp_dtype dt, int64_t m, int64_t n, int64_t k, const char *a, co
 bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *w,
                         const bp_view *bias, const bp_view *y)
 {
-    bpb_window g;
-    bpb_window_of(p, x, y, NULL, &g);
+    bpk_window g;
+    bpk_window_of(p, x, y, NULL, &g);
     const size_t es = bp_dtype_size(x->dtype);
     const int64_t G = p->i[15], cg = x->shape[1] / G, mg = y->shape[1] / G;
-    const int64_t nk = bpb_window_numel(g.k), ck = cg * nk;
-    const int64_t nin = bpb_window_numel(g.in), nout = bpb_window_numel(g.out);
-    if (bpb_numel(y) == 0)
+    const int64_t nk = bpk_window_numel(g.k), ck = cg * nk;
+    const int64_t nin = bpk_window_numel(g.in), nout = bpk_window_numel(g.out);
+    if (bpk_numel(y) == 0)
         return BP_OK;
     bpc_blas_threads(dev->threads);
     bool direct = nk == 1 && nin == nout;
@@ -160,14 +160,14 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
     width = width < 1 ? 1 : width > nout ? nout : width;
     char *col = direct ? NULL : malloc((size_t)(ck * width) * es);
     if (!direct && !col)
-        return bpb_fail(dev, BP_ERR_OUT_OF_MEMORY, "conv: out of memory for a %lld x %lld "
+        return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "conv: out of memory for a %lld x %lld "
                         "im2col matrix", (long long)ck, (long long)width);
     unfold u = {.g = &g, .col = col, .es = es, .nk = nk, .width = width};
     for (int64_t n = 0; n < x->shape[0]; n++)
         for (int64_t grp = 0; grp < G; grp++) {
-            const char *xg = bpb_base(x) + (size_t)((n * x->shape[1] + grp * cg) * nin) * es;
-            const char *wg = bpb_base(w) + (size_t)(grp * mg * ck) * es;
-            char *yg = bpb_base(y) + (size_t)((n * y->shape[1] + grp * mg) * nout) * es;
+            const char *xg = bpk_base(x) + (size_t)((n * x->shape[1] + grp * cg) * nin) * es;
+            const char *wg = bpk_base(w) + (size_t)(grp * mg * ck) * es;
+            char *yg = bpk_base(y) + (size_t)((n * y->shape[1] + grp * mg) * nout) * es;
             for (int64_t o = 0; o < nout; o += width) {
                 const int64_t wd = nout - o < width ? nout - o : width;
                 const char *b = xg + (size_t)o * es;

@@ -8,7 +8,7 @@
  * any strides: a bias row has stride 0 down the rows) and BLAS scales and
  * adds it with beta, in the same call. alpha and beta go to sgemm as floats.
  *
- * As the reference (backends/binary/op_gemm.c) and BLAS itself define it:
+ * As the reference (backends/kernels/gemm.c) and BLAS itself define it:
  * beta == 0 or no c leaves c unread; alpha == 0 leaves a and b unread (the
  * reference runs that case). f16/bf16 and integers run the reference kernel
  * with the rows split across threads, as matmul does (the same bits as the
@@ -47,7 +47,7 @@ static void pack(const bp_view *v, size_t esz, char *dst, bp_view *dv)
     for (int64_t i = 0; i < r; i++)
         for (int64_t j = 0; j < c; j++)
             memcpy(dst + (i * c + j) * (int64_t)esz,
-                   bpb_base(v) + (i * v->strides[0] + j * v->strides[1]) * (int64_t)esz, esz);
+                   bpk_base(v) + (i * v->strides[0] + j * v->strides[1]) * (int64_t)esz, esz);
     *dv = *v;
     dv->buffer = dst;
     dv->offset = 0;
@@ -59,8 +59,8 @@ static void pack(const bp_view *v, size_t esz, char *dst, bp_view *dv)
 static void broadcast_c(const bp_view *c, const bp_view *out, size_t esz)
 {
     int64_t m = out->shape[0], n = out->shape[1];
-    char *o = bpb_base(out);
-    const char *src = bpb_base(c);
+    char *o = bpk_base(out);
+    const char *src = bpk_base(c);
     for (int64_t i = 0; i < m; i++) {
         const char *row = src + i * c->strides[0] * (int64_t)esz;
         if (c->strides[1] == 1) {
@@ -77,7 +77,7 @@ static bp_status ref_slab(bpc_dev *d, const void *args, const bp_view *v, int64_
 {
     const bpc_op_call *call = args;
     const bp_view *in[3] = {&v[1], &v[2], call->in[2] ? &v[3] : NULL};
-    return bpb_op(d, BP_OP_GEMM, call->p, 3, in, 1, (const bp_view *[]){&v[0]});
+    return bpk_op(d, BP_OP_GEMM, call->p, 3, in, 1, (const bp_view *[]){&v[0]});
 }
 
 static bp_status gemm_ref(bpc_dev *d, const bpc_op_call *call)
@@ -102,7 +102,7 @@ bp_status bpc_gemm(bpc_dev *d, const bpc_op_call *call)
     if ((dt != BP_F32 && dt != BP_F64) || alpha == 0 || k == 0)
         return gemm_ref(d, call);
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
-        return bpb_fail(d, BP_ERR_BACKEND,
+        return bpk_fail(d, BP_ERR_BACKEND,
                         "gemm: a dimension over %d (M=%lld N=%lld K=%lld) is beyond cblas's int "
                         "sizes", INT_MAX, (long long)m, (long long)n, (long long)k);
     bpc_blas_threads(d->threads);
@@ -114,7 +114,7 @@ bp_status bpc_gemm(bpc_dev *d, const bpc_op_call *call)
     size_t bytes = ((pack_a ? (size_t)(m * k) : 0) + (pack_b ? (size_t)(k * n) : 0)) * esz;
     char *scratch = bytes ? malloc(bytes) : NULL;
     if (bytes && !scratch)
-        return bpb_fail(d, BP_ERR_OUT_OF_MEMORY, "gemm: no memory for %zu bytes of packing",
+        return bpk_fail(d, BP_ERR_OUT_OF_MEMORY, "gemm: no memory for %zu bytes of packing",
                         bytes);
     if (pack_a) {
         pack(a, esz, scratch, &pa);
@@ -129,12 +129,12 @@ bp_status bpc_gemm(bpc_dev *d, const bpc_op_call *call)
     int ldc = n > 1 ? (int)n : 1;
     if (dt == BP_F32)
         cblas_sgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, (float)alpha,
-                    (const float *)bpb_base(&pa), (int)lda, (const float *)bpb_base(&pb), (int)ldb,
-                    c ? (float)beta : 0.0f, (float *)bpb_base(out), ldc);
+                    (const float *)bpk_base(&pa), (int)lda, (const float *)bpk_base(&pb), (int)ldb,
+                    c ? (float)beta : 0.0f, (float *)bpk_base(out), ldc);
     else
         cblas_dgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, alpha,
-                    (const double *)bpb_base(&pa), (int)lda, (const double *)bpb_base(&pb),
-                    (int)ldb, c ? beta : 0.0, (double *)bpb_base(out), ldc);
+                    (const double *)bpk_base(&pa), (int)lda, (const double *)bpk_base(&pb),
+                    (int)ldb, c ? beta : 0.0, (double *)bpk_base(out), ldc);
     free(scratch);
     return BP_OK;
 }

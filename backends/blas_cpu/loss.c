@@ -7,7 +7,7 @@
  * e^-86.5 (~3e-38) to a sum that is at least 1. A row whose max is not
  * finite (a NaN, a +inf, or all -inf) is NaN throughout, as in the
  * reference. The per-sample losses are then reduced as the reference does
- * (bpb_loss_finish). */
+ * (bpk_loss_finish). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -60,7 +60,7 @@ BPC_CLONES static void shift(const float *restrict x, float *restrict o, int64_t
 }
 
 typedef struct loss_job {
-    const bpb_loss_args *a;
+    const bpk_loss_args *a;
     const float *x;
     float *lp;
     const bp_view *labels, *weights;
@@ -74,7 +74,7 @@ static bp_status rows(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
     for (int64_t r = lo; r < hi; r++) {
         const float *x = j->x + r * C;
         int64_t t;
-        bpb_block_load_i64(j->labels, r, 1, &t);
+        bpk_block_load_i64(j->labels, r, 1, &t);
         const bool ignored = j->a->has_ignore && t == j->a->ignore;
         float m;
         bool finite = row_max(x, C, &m);
@@ -84,7 +84,7 @@ static bp_status rows(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
         double w = 0, l = 0;
         if (!ignored) {
             if (j->weights)
-                bpb_block_load(j->weights, t, 1, &w);
+                bpk_block_load(j->weights, t, 1, &w);
             else
                 w = 1.0;
             l = -w * ((double)x[t] - (double)m - ls);
@@ -100,24 +100,24 @@ bp_status bpc_loss_fused(bpc_dev *dev, bp_op op, const bp_op_params *p, const bp
                          const bp_view *labels, const bp_view *weights, const bp_view *loss,
                          const bp_view *log_prob)
 {
-    bpb_loss_args a;
-    bpb_loss_args_of(op, p, x, &a);
-    int64_t value, bad = bpb_loss_bad_label(&a, labels, 0, a.rows, &value);
+    bpk_loss_args a;
+    bpk_loss_args_of(op, p, x, &a);
+    int64_t value, bad = bpk_loss_bad_label(&a, labels, 0, a.rows, &value);
     if (bad >= 0) /* the core checked them: only a broken caller gets here */
-        return bpb_fail(dev, BP_ERR_INDEX, "%s: label %lld (flat position %lld) is not a class",
+        return bpk_fail(dev, BP_ERR_INDEX, "%s: label %lld (flat position %lld) is not a class",
                         bp_op_name(op), (long long)value, (long long)bad);
     const int64_t n = a.rows > 0 ? a.rows : 1;
     double *per = malloc((size_t)n * 2 * sizeof *per);
     if (!per)
-        return bpb_fail(dev, BP_ERR_OUT_OF_MEMORY, "%s: out of memory for %lld samples",
+        return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "%s: out of memory for %lld samples",
                         bp_op_name(op), (long long)a.rows);
-    loss_job j = {&a, (const float *)bpb_base(x), log_prob ? (float *)bpb_base(log_prob) : NULL,
+    loss_job j = {&a, (const float *)bpk_base(x), log_prob ? (float *)bpk_base(log_prob) : NULL,
                   labels, weights, per, per + n};
     bp_status st = a.rows > 0 ? bpc_ranges(dev, bp_op_name(op), a.rows,
                                            a.rows * a.classes * BPC_HEAVY / 2, rows, &j)
                               : BP_OK;
     if (st == BP_OK)
-        bpb_loss_finish(p, loss, a.rows, per, per + n);
+        bpk_loss_finish(p, loss, a.rows, per, per + n);
     free(per);
     return st;
 }

@@ -8,7 +8,7 @@
  * batch is a single gemm with M * batch rows.
  *
  * f16/bf16 and integers are rare here: they run the reference kernel
- * (bpb_matmul: f16/bf16 accumulate in f32, integers wrap in 64 bits), with
+ * (bpk_matmul: f16/bf16 accumulate in f32, integers wrap in 64 bits), with
  * the batch and row axes split across threads, so they give the binary
  * backend's bits. */
 #include <cblas.h>
@@ -93,7 +93,7 @@ static void gemm_float(bp_dtype dt, const mat2 *A, const mat2 *B, const mat2 *C,
 /* f16/bf16/integers: the reference kernel on slabs of rows (and batches). */
 static bp_status ref_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo, int64_t hi)
 {
-    return bpb_matmul(d, &v[1], &v[2], &v[0]);
+    return bpk_matmul(d, &v[1], &v[2], &v[0]);
 }
 
 static bp_status matmul_ref(bpc_dev *d, const bp_view *a, const bp_view *b, const bp_view *out)
@@ -105,7 +105,7 @@ static bp_status matmul_ref(bpc_dev *d, const bp_view *a, const bp_view *b, cons
         vax[0][k] = vax[1][k] = vax[2][k] = k;
     vax[2][r - 2] = -1;
     int64_t M = out->shape[r - 2], N = out->shape[r - 1], K = a->shape[r - 1];
-    int64_t work = bpb_numel(out) / (M > 0 ? M : 1) * M * N * (K > 0 ? K : 1);
+    int64_t work = bpk_numel(out) / (M > 0 ? M : 1) * M * N * (K > 0 ? K : 1);
     return bpc_split(d, 3, (const bp_view *[]){out, a, b}, r - 1,
                      (const int32_t(*)[BP_MAX_RANK])vax, false, work, ref_slab, NULL);
 }
@@ -140,7 +140,7 @@ static void batch_item(void *ctx, int64_t t)
 }
 
 static bool batch_parallel(bpc_dev *d, bp_dtype dt, const mat2 *A, const mat2 *B, const mat2 *C,
-                           bpb_iter *it, int64_t batch)
+                           bpk_iter *it, int64_t batch)
 {
     int team = d->threads < batch ? d->threads : (int)batch;
     if (team < 2 || batch > ((int64_t)1 << 24))
@@ -149,7 +149,7 @@ static bool batch_parallel(bpc_dev *d, bp_dtype dt, const mat2 *A, const mat2 *B
     if (!off)
         return false; /* the sequential loop needs no memory */
     int64_t pos[3], t = 0;
-    while (bpb_iter_next(it, pos))
+    while (bpk_iter_next(it, pos))
         for (int64_t i = 0; i < it->inner; i++, t++)
             for (int v = 0; v < 3; v++)
                 off[3 * t + v] = pos[v] + i * it->inner_stride[v];
@@ -181,12 +181,12 @@ bp_status bpc_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_vie
     int64_t M = out->shape[r - 2], N = out->shape[r - 1], K = a->shape[r - 1];
     bp_dtype dt = out->dtype;
     size_t esz = bp_dtype_size(dt);
-    if (bpb_numel(out) == 0)
+    if (bpk_numel(out) == 0)
         return BP_OK;
     if ((dt != BP_F32 && dt != BP_F64) || K == 0) /* K == 0: the reference writes the zeros */
         return matmul_ref(dev, a, b, out);
     if (M > INT_MAX || N > INT_MAX || K > INT_MAX)
-        return bpb_fail(dev, BP_ERR_BACKEND,
+        return bpk_fail(dev, BP_ERR_BACKEND,
                         "matmul: a dimension over %d (M=%lld N=%lld K=%lld) is beyond cblas's "
                         "int sizes",
                         INT_MAX, (long long)M, (long long)N, (long long)K);
@@ -199,10 +199,10 @@ bp_status bpc_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_vie
         for (int32_t k = 0; k < r - 2; k++)
             bv[v].shape[k] = out->shape[k];
     }
-    int64_t batch = bpb_numel(&bv[0]);
-    mat2 A = {bpb_base(a), M, K, a->strides[r - 2], a->strides[r - 1]};
-    mat2 B = {bpb_base(b), K, N, b->strides[r - 2], b->strides[r - 1]};
-    mat2 C = {bpb_base(out), M, N, out->strides[r - 2], out->strides[r - 1]};
+    int64_t batch = bpk_numel(&bv[0]);
+    mat2 A = {bpk_base(a), M, K, a->strides[r - 2], a->strides[r - 1]};
+    mat2 B = {bpk_base(b), K, N, b->strides[r - 2], b->strides[r - 1]};
+    mat2 C = {bpk_base(out), M, N, out->strides[r - 2], out->strides[r - 1]};
 
     /* x @ W over a batch: one gemm of batch * M rows */
     bool b_shared = true;
@@ -224,16 +224,16 @@ bp_status bpc_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_vie
     size_t bytes = needs_pack ? (size_t)(M * K + K * N + M * N) * esz : 0;
     char *scratch = bytes ? malloc(bytes) : NULL;
     if (bytes && !scratch)
-        return bpb_fail(dev, BP_ERR_OUT_OF_MEMORY,
+        return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY,
                         "matmul: no memory for %zu bytes of scratch (M=%lld N=%lld K=%lld)", bytes,
                         (long long)M, (long long)N, (long long)K);
 
-    bpb_iter it;
+    bpk_iter it;
     int64_t pos[3];
-    bpb_iter_init(&it, 3, (const bp_view *[]){&bv[0], &bv[1], &bv[2]});
+    bpk_iter_init(&it, 3, (const bp_view *[]){&bv[0], &bv[1], &bv[2]});
     if (!scratch && batch >= 2 && batch_parallel(dev, dt, &A, &B, &C, &it, batch))
         return BP_OK;
-    while (bpb_iter_next(&it, pos))
+    while (bpk_iter_next(&it, pos))
         for (int64_t t = 0; t < it.inner; t++) {
             mat2 Ab = A, Bb = B, Cb = C;
             Cb.p += (pos[0] + t * it.inner_stride[0]) * (int64_t)esz;

@@ -42,7 +42,7 @@ BPC_CLONES static void tap_line(float *restrict y, const float *restrict x, int6
 /* The outputs o in [*lo, *hi) whose tap at o st + off falls in [0, in). */
 static void tap_range(int64_t in, int64_t out, int64_t st, int64_t off, int64_t *lo, int64_t *hi)
 {
-    const int64_t a = bpb_div_ceil(-off, st), b = bpb_div_floor(in - 1 - off, st) + 1;
+    const int64_t a = bpk_div_ceil(-off, st), b = bpk_div_floor(in - 1 - off, st) + 1;
     *lo = a > 0 ? a : 0;
     *hi = b < out ? b : out;
     if (*hi < *lo)
@@ -50,7 +50,7 @@ static void tap_range(int64_t in, int64_t out, int64_t st, int64_t off, int64_t 
 }
 
 typedef struct max_job {
-    bpb_window g;
+    bpk_window g;
     const float *x;
     float *y;
 } max_job;
@@ -59,8 +59,8 @@ static bp_status planes(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
 {
     (void)d;
     const max_job *j = args;
-    const bpb_window *g = &j->g;
-    const int64_t nin = bpb_window_numel(g->in), nout = bpb_window_numel(g->out);
+    const bpk_window *g = &j->g;
+    const int64_t nin = bpk_window_numel(g->in), nout = bpk_window_numel(g->out);
     int64_t lo2[64], hi2[64]; /* the line's range per k2; a kernel wider than 64: computed */
     const bool table = g->k[2] <= 64;
     for (int64_t k2 = 0; table && k2 < g->k[2]; k2++)
@@ -100,10 +100,10 @@ static bp_status planes(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
 
 bp_status bpc_max_pool(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *y)
 {
-    max_job j = {.x = (const float *)bpb_base(x), .y = (float *)bpb_base(y)};
-    bpb_window_of(p, x, y, NULL, &j.g);
+    max_job j = {.x = (const float *)bpk_base(x), .y = (float *)bpk_base(y)};
+    bpk_window_of(p, x, y, NULL, &j.g);
     const int64_t n = x->shape[0] * x->shape[1];
-    const int64_t nout = bpb_window_numel(j.g.out), nk = bpb_window_numel(j.g.k);
+    const int64_t nout = bpk_window_numel(j.g.out), nk = bpk_window_numel(j.g.k);
     if (n == 0 || nout == 0)
         return BP_OK;
     return bpc_ranges(dev, "max_pool", n, n * nout * (nk > 0 ? nk : 1), planes, &j);

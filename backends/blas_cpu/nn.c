@@ -41,7 +41,7 @@ bp_status bpc_ranges(bpc_dev *dev, const char *op, int64_t n, int64_t work, bpc_
         st = j->st[t];
     free(j);
     if (st != BP_OK) /* the worker's message was set on its own thread */
-        return bpb_fail(dev, st, "blas_cpu: %s failed on a worker thread%s", op,
+        return bpk_fail(dev, st, "blas_cpu: %s failed on a worker thread%s", op,
                         st == BP_ERR_OUT_OF_MEMORY ? ": out of memory" : "");
     return BP_OK;
 }
@@ -62,29 +62,29 @@ static bp_status ref_range(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
     const bp_view *const *in = c->in, *const *out = c->out;
     switch (c->op) {
     case BP_OP_CONV:
-        return bpb_conv_units(d, c->p, in[0], in[1], in[2], out[0], lo, hi);
+        return bpk_conv_units(d, c->p, in[0], in[1], in[2], out[0], lo, hi);
     case BP_OP_CONV_TRANSPOSE:
-        return bpb_conv_transpose_units(d, c->p, in[0], in[1], in[2], out[0], lo, hi);
+        return bpk_conv_transpose_units(d, c->p, in[0], in[1], in[2], out[0], lo, hi);
     case BP_OP_MAX_POOL:
-        return bpb_max_pool_planes(d, c->p, in[0], out[0], c->n_out > 1 ? out[1] : NULL, lo, hi);
+        return bpk_max_pool_planes(d, c->p, in[0], out[0], c->n_out > 1 ? out[1] : NULL, lo, hi);
     case BP_OP_AVERAGE_POOL:
-        return bpb_average_pool_planes(d, c->p, in[0], out[0], lo, hi);
+        return bpk_average_pool_planes(d, c->p, in[0], out[0], lo, hi);
     case BP_OP_LRN:
-        return bpb_lrn_units(d, c->p, in[0], out[0], lo, hi);
+        return bpk_lrn_units(d, c->p, in[0], out[0], lo, hi);
     case BP_OP_BATCH_NORM:
-        return bpb_batch_norm_planes(d, c->p, in, out[0], lo, hi);
+        return bpk_batch_norm_planes(d, c->p, in, out[0], lo, hi);
     case BP_OP_INSTANCE_NORM:
-        return bpb_instance_norm_planes(d, c->p, in, out[0], lo, hi);
+        return bpk_instance_norm_planes(d, c->p, in, out[0], lo, hi);
     case BP_OP_LAYER_NORM:
-        return bpb_trailing_norm_rows(d, false, c->p, in[0], in[1], in[2], out[0], out[1],
+        return bpk_trailing_norm_rows(d, false, c->p, in[0], in[1], in[2], out[0], out[1],
                                       out[2], lo, hi);
     case BP_OP_RMS_NORM:
-        return bpb_trailing_norm_rows(d, true, c->p, in[0], in[1], NULL, out[0], NULL, NULL, lo,
+        return bpk_trailing_norm_rows(d, true, c->p, in[0], in[1], NULL, out[0], NULL, NULL, lo,
                                       hi);
     case BP_OP_RESIZE:
-        return bpb_resize_elems(d, c->p, in[0], out[0], lo, hi);
+        return bpk_resize_elems(d, c->p, in[0], out[0], lo, hi);
     default:
-        return bpb_fail(d, BP_ERR_UNSUPPORTED_OP, "blas_cpu: no kernel for %s", bp_op_name(c->op));
+        return bpk_fail(d, BP_ERR_UNSUPPORTED_OP, "blas_cpu: no kernel for %s", bp_op_name(c->op));
     }
 }
 
@@ -139,7 +139,7 @@ bp_status bpc_nn_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
     bpc_dev *d = dev;
     const bp_view *x = n_in > 0 ? in[0] : NULL; /* none for a code past this build's list */
     if (!x)
-        return bpb_fail(dev, BP_ERR_UNSUPPORTED_OP, "blas_cpu: op code %d (%s) has no kernel here",
+        return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP, "blas_cpu: op code %d (%s) has no kernel here",
                         (int)op, bp_op_name(op));
     switch (op) {
     case BP_OP_CONV:
@@ -164,7 +164,7 @@ bp_status bpc_nn_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
     case BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS: case BP_OP_NLL_LOSS:
         if (bpc_loss_fused_takes(op, x, n_out > 1 ? out[1] : NULL))
             return bpc_loss_fused(d, op, p, x, in[1], in[2], out[0], n_out > 1 ? out[1] : NULL);
-        return bpb_nn_op(dev, op, p, n_in, in, n_out, out); /* nll reads one score a sample */
+        return bpk_nn_op(dev, op, p, n_in, in, n_out, out); /* nll reads one score a sample */
     default:
         break;
     }

@@ -84,7 +84,7 @@ static bp_status rows(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
     const int64_t L = j->L;
     float *f = malloc((size_t)L * sizeof *f);
     if (!f)
-        return bpb_fail(d, BP_ERR_OUT_OF_MEMORY, "%s: out of memory for a row",
+        return bpk_fail(d, BP_ERR_OUT_OF_MEMORY, "%s: out of memory for a row",
                         j->rms ? "rms_norm" : "layer_norm");
     for (int64_t r = lo; r < hi; r++) {
         const float *x = j->x + r * L;
@@ -101,9 +101,9 @@ static bp_status rows(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
             f[i] = j->scale ? fi * j->scale[i] : fi;
         apply(x, j->y + r * L, L, (float)m, f, j->bias);
         if (j->mean)
-            bpb_block_store(j->mean, r, 1, &m);
+            bpk_block_store(j->mean, r, 1, &m);
         if (j->inv_std)
-            bpb_block_store(j->inv_std, r, 1, &inv);
+            bpk_block_store(j->inv_std, r, 1, &inv);
     }
     free(f);
     return BP_OK;
@@ -115,7 +115,7 @@ static float *one_row(const bp_view *v, int64_t L)
     double *d = malloc((size_t)L * sizeof *d);
     float *f = d ? malloc((size_t)L * sizeof *f) : NULL;
     if (f) {
-        bpb_block_load(v, 0, L, d);
+        bpk_block_load(v, 0, L, d);
         for (int64_t i = 0; i < L; i++)
             f[i] = (float)d[i];
     }
@@ -130,13 +130,13 @@ bp_status bpc_norm_fused(bpc_dev *dev, bool rms, const bp_op_params *p, const bp
     int64_t len = 1;
     for (int32_t k = x->rank - (int32_t)p->i[0]; k < x->rank; k++)
         len *= x->shape[k];
-    const int64_t n = bpb_numel(x) / len;
-    norm_job j = {.rms = rms, .eps = p->f[0], .L = len, .x = (const float *)bpb_base(x),
-                  .y = (float *)bpb_base(y), .mean = mean, .inv_std = inv_std};
+    const int64_t n = bpk_numel(x) / len;
+    norm_job j = {.rms = rms, .eps = p->f[0], .L = len, .x = (const float *)bpk_base(x),
+                  .y = (float *)bpk_base(y), .mean = mean, .inv_std = inv_std};
     float *s = scale ? one_row(scale, len) : NULL, *b = bias ? one_row(bias, len) : NULL;
     bp_status st = BP_OK;
     if ((scale && !s) || (bias && !b))
-        st = bpb_fail(dev, BP_ERR_OUT_OF_MEMORY, "%s: out of memory for scale and bias",
+        st = bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "%s: out of memory for scale and bias",
                       rms ? "rms_norm" : "layer_norm");
     j.scale = s;
     j.bias = b;
@@ -205,16 +205,16 @@ bp_status bpc_planes_fused(bpc_dev *dev, bool instance, const bp_op_params *p,
     const bp_view *x = in[0];
     const int64_t C = x->shape[1], n = x->shape[0] * C;
     const int nparams = instance ? 2 : 4;
-    plane_job j = {.instance = instance, .eps = p->f[0], .C = C, .S = bpb_numel(x) / (n ? n : 1),
-                   .x = (const float *)bpb_base(x), .y = (float *)bpb_base(y)};
+    plane_job j = {.instance = instance, .eps = p->f[0], .C = C, .S = bpk_numel(x) / (n ? n : 1),
+                   .x = (const float *)bpk_base(x), .y = (float *)bpk_base(y)};
     if (n == 0 || j.S == 0)
         return BP_OK;
     double *buf = malloc((size_t)(nparams * C) * sizeof *buf);
     if (!buf)
-        return bpb_fail(dev, BP_ERR_OUT_OF_MEMORY, "%s: out of memory for the channels' "
+        return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "%s: out of memory for the channels' "
                         "parameters", instance ? "instance_norm" : "batch_norm");
     for (int k = 0; k < nparams; k++)
-        bpb_block_load(in[1 + k], 0, C, buf + k * C);
+        bpk_block_load(in[1 + k], 0, C, buf + k * C);
     j.scale = buf;
     j.bias = buf + C;
     if (!instance) {

@@ -29,7 +29,7 @@ static bp_status ref_slab(bpc_dev *d, const void *args, const bp_view *v, int64_
         out[k] = &v[k];
     for (int32_t k = 0; k < c->n_in; k++)
         in[k] = (a->absent >> k) & 1u ? NULL : &v[c->n_out + k];
-    return bpb_op(d, c->op, c->p, c->n_in, in, c->n_out, out);
+    return bpk_op(d, c->op, c->p, c->n_in, in, c->n_out, out);
 }
 
 /* The reference over slabs of out[0]'s first n_axes axes; every view shares
@@ -40,7 +40,7 @@ static bp_status split_ref(bpc_dev *d, const bpc_op_call *c, int32_t n_axes, int
     slab_args a = {.call = c};
     int n = 0;
     if (c->n_in + c->n_out > BPC_MAX_VIEWS)
-        return bpb_fail(d, BP_ERR_BACKEND, "blas_cpu: %s with %d views, more than a slab holds",
+        return bpk_fail(d, BP_ERR_BACKEND, "blas_cpu: %s with %d views, more than a slab holds",
                         bp_op_name(c->op), (int)(c->n_in + c->n_out));
     for (int32_t k = 0; k < c->n_out; k++)
         v[n++] = c->out[k];
@@ -54,7 +54,7 @@ static bp_status split_ref(bpc_dev *d, const bpc_op_call *c, int32_t n_axes, int
 
 static bp_status reference(bpc_dev *d, const bpc_op_call *c)
 {
-    return bpb_op(d, c->op, c->p, c->n_in, c->in, c->n_out, c->out);
+    return bpk_op(d, c->op, c->p, c->n_in, c->in, c->n_out, c->out);
 }
 
 /* The ops of ABI 1.0: this plugin's entries for them, their parameters
@@ -89,19 +89,19 @@ static bp_status dispatch(bpc_dev *d, const bpc_op_call *c)
     case BP_KIND_SCAN: return bpc_scan(d, c);
     case BP_KIND_SORT:
         /* row-wise along the last axis: the leading axes may be cut */
-        return c->op == BP_OP_TOPK ? bpc_topk(d, c) : split_ref(d, c, x->rank - 1, bpb_numel(x) * 8);
-    case BP_KIND_HARDMAX: return split_ref(d, c, x->rank - 1, bpb_numel(x) * 8);
+        return c->op == BP_OP_TOPK ? bpc_topk(d, c) : split_ref(d, c, x->rank - 1, bpk_numel(x) * 8);
+    case BP_KIND_HARDMAX: return split_ref(d, c, x->rank - 1, bpk_numel(x) * 8);
     case BP_KIND_SCATTER:
         if (c->op == BP_OP_SCATTER_ELEMENTS && c->p->i[1] == BP_SCATTER_ADD)
             return bpc_scatter_add(d, c);
         return reference(d, c);
     /* reductions: out's axes are x's kept ones, in order */
-    case BP_KIND_REDUCE: return split_ref(d, c, o->rank, bpb_numel(x) * 2);
+    case BP_KIND_REDUCE: return split_ref(d, c, o->rank, bpk_numel(x) * 2);
     case BP_KIND_TRILU: case BP_KIND_ONE_HOT: case BP_KIND_INDEX: return reference(d, c);
     case BP_KIND_UNARY: case BP_KIND_BINARY: case BP_KIND_CLIP: {
         /* elementwise: every view has out's shape */
         int64_t per = bp_op_info_of(c->op)->cost == BP_COST_HEAVY ? BPC_HEAVY : 2;
-        return split_ref(d, c, o->rank, bpb_numel(o) * per);
+        return split_ref(d, c, o->rank, bpk_numel(o) * per);
     }
     default: /* nn.h's ops (nn.c) */
         return bpc_nn_op(d, c->op, c->p, c->n_in, c->in, c->n_out, c->out);
@@ -114,7 +114,7 @@ bp_status bpc_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
     bp_op_params p; /* in this build's layout, whichever core sent it */
     bp_op_params_read(params, &p);
     if ((unsigned)op >= (unsigned)BP_OP_COUNT || n_out < 1)
-        return bpb_fail(dev, BP_ERR_UNSUPPORTED_OP, "blas_cpu: op code %d (%s) has no kernel here",
+        return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP, "blas_cpu: op code %d (%s) has no kernel here",
                         (int)op, bp_op_name(op));
     bpc_op_call c = {.op = op, .p = &p, .n_in = n_in, .n_out = n_out, .in = in, .out = out};
     return dispatch(dev, &c);

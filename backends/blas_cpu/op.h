@@ -2,7 +2,7 @@
  * file of its own: gemm.c (OpenBLAS with the transposes as flags), scan.c
  * (cumsum/cumprod, rows across threads, columns vectorised), topk.c
  * (partial selection), scatter.c (scatter-add). Everything else runs the
- * reference kernels (binary.h's bpb_op), split across threads where the op
+ * reference kernels (kernels.h's bpk_op), split across threads where the op
  * is elementwise or row-wise. */
 #ifndef BPC_OP_H
 #define BPC_OP_H

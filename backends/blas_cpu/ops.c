@@ -1,4 +1,4 @@
-/* The op entries: the reference kernels (binary.h) run over slabs of the
+/* The op entries: the reference kernels (kernels.h) run over slabs of the
  * views (bpc_split), plus the vmath overrides where blas_cpu computes
  * differently (f32 EXP, f32 SOFTMAX, f32 POW, a dense f32/f64 SUM/MEAN to
  * one value).
@@ -50,16 +50,16 @@ static bp_status unary_slab(bpc_dev *d, const void *args, const bp_view *v, int6
     const op_args *a = args;
     const bp_view *x = &v[1], *out = &v[0];
     if (!has_vunary(a->op, x->dtype))
-        return bpb_unary(d, a->op, x, out);
-    bpb_iter it;
+        return bpk_unary(d, a->op, x, out);
+    bpk_iter it;
     int64_t pos[2];
-    bpb_iter_init(&it, 2, (const bp_view *[]){out, x});
+    bpk_iter_init(&it, 2, (const bp_view *[]){out, x});
     if (it.inner_stride[0] != 1 || it.inner_stride[1] != 1)
-        return bpb_unary(d, a->op, x, out);
+        return bpk_unary(d, a->op, x, out);
     size_t esz = bp_dtype_size(x->dtype);
-    while (bpb_iter_next(&it, pos))
-        bpc_vunary(a->op, x->dtype, bpb_base(x) + pos[1] * (int64_t)esz,
-                   bpb_base(out) + pos[0] * (int64_t)esz, it.inner);
+    while (bpk_iter_next(&it, pos))
+        bpc_vunary(a->op, x->dtype, bpk_base(x) + pos[1] * (int64_t)esz,
+                   bpk_base(out) + pos[0] * (int64_t)esz, it.inner);
     return BP_OK;
 }
 
@@ -67,22 +67,22 @@ bp_status bpc_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 {
     op_args a = {.op = op};
     return bpc_split(dev, 2, (const bp_view *[]){out, x}, out->rank, NULL, false,
-                     bpb_numel(out) * weight(op, x->dtype), unary_slab, &a);
+                     bpk_numel(out) * weight(op, x->dtype), unary_slab, &a);
 }
 
 /* f32 pow by bpc_vpow_f32 where the output and the base run densely and the
  * exponent densely or as one value; everything else by the reference. */
 static bool vpow_slab(const bp_view *a, const bp_view *b, const bp_view *out)
 {
-    bpb_iter it;
+    bpk_iter it;
     int64_t pos[3];
-    bpb_iter_init(&it, 3, (const bp_view *[]){out, a, b});
+    bpk_iter_init(&it, 3, (const bp_view *[]){out, a, b});
     if (it.inner_stride[0] != 1 || it.inner_stride[1] != 1 ||
         (it.inner_stride[2] != 1 && it.inner_stride[2] != 0))
         return false;
-    const float *pa = (const float *)bpb_base(a), *pb = (const float *)bpb_base(b);
-    float *po = (float *)bpb_base(out);
-    while (bpb_iter_next(&it, pos))
+    const float *pa = (const float *)bpk_base(a), *pb = (const float *)bpk_base(b);
+    float *po = (float *)bpk_base(out);
+    while (bpk_iter_next(&it, pos))
         bpc_vpow_f32(pa + pos[1], pb + pos[2], it.inner_stride[2], po + pos[0], it.inner);
     return true;
 }
@@ -93,50 +93,50 @@ static bp_status binary_slab(bpc_dev *d, const void *args, const bp_view *v, int
     bp_op op = ((const op_args *)args)->op;
     if (op == BP_OP_POW && v[1].dtype == BP_F32 && vpow_slab(&v[1], &v[2], &v[0]))
         return BP_OK;
-    return bpb_binary(d, op, &v[1], &v[2], &v[0]);
+    return bpk_binary(d, op, &v[1], &v[2], &v[0]);
 }
 
 bp_status bpc_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out)
 {
     op_args g = {.op = op};
     return bpc_split(dev, 3, (const bp_view *[]){out, a, b}, out->rank, NULL, false,
-                     bpb_numel(out) * weight(op, a->dtype), binary_slab, &g);
+                     bpk_numel(out) * weight(op, a->dtype), binary_slab, &g);
 }
 
 static bp_status where_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
                             int64_t hi)
 {
-    return bpb_where(d, &v[1], &v[2], &v[3], &v[0]);
+    return bpk_where(d, &v[1], &v[2], &v[3], &v[0]);
 }
 
 bp_status bpc_where(void *dev, const bp_view *cond, const bp_view *a, const bp_view *b,
                     const bp_view *out)
 {
     return bpc_split(dev, 4, (const bp_view *[]){out, cond, a, b}, out->rank, NULL, false,
-                     bpb_numel(out), where_slab, NULL);
+                     bpk_numel(out), where_slab, NULL);
 }
 
 static bp_status copy_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo, int64_t hi)
 {
-    return bpb_copy(d, ((const op_args *)args)->op, &v[1], &v[0]);
+    return bpk_copy(d, ((const op_args *)args)->op, &v[1], &v[0]);
 }
 
 bp_status bpc_copy(void *dev, bp_op op, const bp_view *src, const bp_view *out)
 {
     op_args a = {.op = op};
     return bpc_split(dev, 2, (const bp_view *[]){out, src}, out->rank, NULL, false,
-                     bpb_numel(out) * weight(op, src->dtype), copy_slab, &a);
+                     bpk_numel(out) * weight(op, src->dtype), copy_slab, &a);
 }
 
 static bp_status fill_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo, int64_t hi)
 {
-    return bpb_fill(d, &v[0], ((const op_args *)args)->value);
+    return bpk_fill(d, &v[0], ((const op_args *)args)->value);
 }
 
 bp_status bpc_fill(void *dev, const bp_view *out, const void *value)
 {
     op_args a = {.value = value};
-    return bpc_split(dev, 1, (const bp_view *[]){out}, out->rank, NULL, false, bpb_numel(out),
+    return bpc_split(dev, 1, (const bp_view *[]){out}, out->rank, NULL, false, bpk_numel(out),
                      fill_slab, &a);
 }
 
@@ -147,7 +147,7 @@ static bp_status random_slab(bpc_dev *d, const void *args, const bp_view *v, int
                              int64_t hi)
 {
     const op_args *a = args;
-    return bpb_random(d, a->op, a->seed, a->offset + (uint64_t)(lo * a->row), a->p0, a->p1, &v[0]);
+    return bpk_random(d, a->op, a->seed, a->offset + (uint64_t)(lo * a->row), a->p0, a->p1, &v[0]);
 }
 
 bp_status bpc_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, double p0, double p1,
@@ -161,7 +161,7 @@ bp_status bpc_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, double
     for (int32_t j = k + 1; j < out->rank; j++)
         a.row *= out->shape[j];
     return bpc_split(dev, 1, (const bp_view *[]){out}, out->rank, NULL, true,
-                     bpb_numel(out) * BPC_HEAVY, random_slab, &a);
+                     bpk_numel(out) * BPC_HEAVY, random_slab, &a);
 }
 
 /* ---- gather: out = x[:axis] + indices + x[axis+1:] ---------------------- */
@@ -169,7 +169,7 @@ bp_status bpc_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, double
 static bp_status gather_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
                              int64_t hi)
 {
-    return bpb_gather(d, &v[1], &v[2], ((const op_args *)args)->axis, &v[0]);
+    return bpk_gather(d, &v[1], &v[2], ((const op_args *)args)->axis, &v[0]);
 }
 
 bp_status bpc_gather(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
@@ -186,7 +186,7 @@ bp_status bpc_gather(void *dev, const bp_view *x, const bp_view *indices, int32_
     }
     op_args a = {.axis = axis};
     return bpc_split(dev, 3, (const bp_view *[]){out, x, indices}, out->rank,
-                     (const int32_t(*)[BP_MAX_RANK])vax, false, bpb_numel(out), gather_slab, &a);
+                     (const int32_t(*)[BP_MAX_RANK])vax, false, bpk_numel(out), gather_slab, &a);
 }
 
 /* ---- reductions: split over the kept (output) axes ---------------------- */
@@ -246,21 +246,21 @@ static bool reduce_rows(bp_op op, const bp_view *x, int32_t n_reduce, const bp_v
     red.rank = n_reduce;
     for (int32_t k = 0; k < n_reduce; k++)
         red.shape[k] = x->shape[keep + k], red.strides[k] = x->strides[keep + k];
-    bpb_iter rit;
-    bpb_iter_init(&rit, 1, (const bp_view *[]){&red});
+    bpk_iter rit;
+    bpk_iter_init(&rit, 1, (const bp_view *[]){&red});
     if (rit.done || rit.rank != 1 || (rit.inner_stride[0] != 1 && rit.inner > 1))
         return false;
     bp_view xo = *out; /* x's kept axes, walked alongside out */
     for (int32_t k = 0; k < keep; k++)
         xo.strides[k] = x->strides[k];
-    bpb_iter it;
+    bpk_iter it;
     int64_t pos[2];
-    bpb_iter_init(&it, 2, (const bp_view *[]){&xo, out});
+    bpk_iter_init(&it, 2, (const bp_view *[]){&xo, out});
     size_t esz = bp_dtype_size(x->dtype), osz = bp_dtype_size(out->dtype);
-    while (bpb_iter_next(&it, pos))
+    while (bpk_iter_next(&it, pos))
         for (int64_t i = 0; i < it.inner; i++)
-            row_store(op, x->dtype, bpb_base(x) + (pos[0] + i * it.inner_stride[0]) * (int64_t)esz,
-                      rit.inner, bpb_base(out) + (pos[1] + i * it.inner_stride[1]) * (int64_t)osz);
+            row_store(op, x->dtype, bpk_base(x) + (pos[0] + i * it.inner_stride[0]) * (int64_t)esz,
+                      rit.inner, bpk_base(out) + (pos[1] + i * it.inner_stride[1]) * (int64_t)osz);
     return true;
 }
 
@@ -277,26 +277,26 @@ static bool logsumexp_columns(bp_op op, const bp_view *x, int32_t n_reduce, cons
     red.rank = n_reduce;
     for (int32_t k = 0; k < n_reduce; k++)
         red.shape[k] = x->shape[keep + k], red.strides[k] = x->strides[keep + k];
-    bpb_iter rit;
-    bpb_iter_init(&rit, 1, (const bp_view *[]){&red});
+    bpk_iter rit;
+    bpk_iter_init(&rit, 1, (const bp_view *[]){&red});
     if (rit.done || rit.rank != 1 || rit.inner_stride[0] == 1)
         return false;
     int64_t n = rit.inner, sx = rit.inner_stride[0], k = x->shape[keep - 1];
     int64_t so = out->strides[keep - 1];
     bp_view lead[2] = {*out, *x}; /* the kept axes before the columns */
     lead[0].rank = lead[1].rank = keep - 1;
-    bpb_iter it;
+    bpk_iter it;
     int64_t pos[2];
-    bpb_iter_init(&it, 2, (const bp_view *[]){&lead[0], &lead[1]});
+    bpk_iter_init(&it, 2, (const bp_view *[]){&lead[0], &lead[1]});
     double r[BPC_COLS];
     bool f32 = x->dtype == BP_F32;
     size_t esz = bp_dtype_size(x->dtype);
-    while (bpb_iter_next(&it, pos))
+    while (bpk_iter_next(&it, pos))
         for (int64_t i = 0; i < it.inner; i++)
             for (int64_t c0 = 0; c0 < k; c0 += BPC_COLS) {
                 int64_t kc = k - c0 < BPC_COLS ? k - c0 : BPC_COLS;
-                const char *p = bpb_base(x) + (pos[1] + i * it.inner_stride[1] + c0) * (int64_t)esz;
-                char *o = bpb_base(out) + (pos[0] + i * it.inner_stride[0] + c0 * so) * (int64_t)esz;
+                const char *p = bpk_base(x) + (pos[1] + i * it.inner_stride[1] + c0) * (int64_t)esz;
+                char *o = bpk_base(out) + (pos[0] + i * it.inner_stride[0] + c0 * so) * (int64_t)esz;
                 if (f32)
                     bpc_logsumexp_cols_f32((const float *)p, sx, n, kc, r);
                 else
@@ -318,7 +318,7 @@ static bp_status reduce_slab(bpc_dev *d, const void *args, const bp_view *v, int
     if (reduce_rows(a->op, &v[1], a->n_reduce, &v[0]) ||
         logsumexp_columns(a->op, &v[1], a->n_reduce, &v[0]))
         return BP_OK;
-    return bpb_reduce(d, a->op, &v[1], a->n_reduce, &v[0]);
+    return bpk_reduce(d, a->op, &v[1], a->n_reduce, &v[0]);
 }
 
 /* A SUM/MEAN of one dense f32/f64 run to a single value: the run is cut in
@@ -422,12 +422,12 @@ static double combine(sum_job *j, int64_t *idx)
 static bool dense_scalar(bpc_dev *d, bp_op op, const bp_view *x, int32_t n_reduce,
                          const bp_view *out)
 {
-    if (!row_op(op) || (x->dtype != BP_F32 && x->dtype != BP_F64) || bpb_numel(out) != 1 ||
+    if (!row_op(op) || (x->dtype != BP_F32 && x->dtype != BP_F64) || bpk_numel(out) != 1 ||
         n_reduce != x->rank)
         return false;
-    bpb_iter it;
-    bpb_iter_init(&it, 1, (const bp_view *[]){x});
-    sum_job j = {.p = bpb_base(x), .op = op, .dt = x->dtype, .n = bpb_numel(x)};
+    bpk_iter it;
+    bpk_iter_init(&it, 1, (const bp_view *[]){x});
+    sum_job j = {.p = bpk_base(x), .op = op, .dt = x->dtype, .n = bpk_numel(x)};
     int team = bpc_team(d, j.n * weight(op, x->dtype));
     if (it.rank != 1 || it.inner_stride[0] != 1 || team < 2)
         return false;
@@ -436,15 +436,15 @@ static bool dense_scalar(bpc_dev *d, bp_op op, const bp_view *x, int32_t n_reduc
     int64_t idx;
     double s = combine(&j, &idx);
     if (op == BP_OP_ARGMAX || op == BP_OP_ARGMIN)
-        *(int64_t *)bpb_base(out) = idx;
+        *(int64_t *)bpk_base(out) = idx;
     else if (op == BP_OP_MAX || op == BP_OP_MIN)
-        memcpy(bpb_base(out), x->dtype == BP_F32 ? (void *)&(float){(float)(s == s ? s : NAN)}
+        memcpy(bpk_base(out), x->dtype == BP_F32 ? (void *)&(float){(float)(s == s ? s : NAN)}
                                                  : (void *)&(double){s == s ? s : NAN},
                bp_dtype_size(x->dtype));
     else if (x->dtype == BP_F32)
-        *(float *)bpb_base(out) = (float)s;
+        *(float *)bpk_base(out) = (float)s;
     else
-        *(double *)bpb_base(out) = s;
+        *(double *)bpk_base(out) = s;
     return true;
 }
 
@@ -453,7 +453,7 @@ bp_status bpc_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, co
     if (dense_scalar(dev, op, x, n_reduce, out))
         return BP_OK;
     op_args a = {.op = op, .n_reduce = n_reduce};
-    int64_t work = bpb_numel(x) * weight(op, x->dtype);
+    int64_t work = bpk_numel(x) * weight(op, x->dtype);
 
     /* columns (the reference's column mode: the kept axes innermost): only
      * the outer kept axes are cut, never the columns. A block as wide as the
@@ -487,16 +487,16 @@ static bool softmax_columns(bpc_dev *d, bp_op op, const bp_view *x, const bp_vie
     bool bad[BPC_COLS];
     bp_view lead[2] = {*out, *x}; /* the axes before the columns */
     lead[0].rank = lead[1].rank = r - 2;
-    bpb_iter it;
+    bpk_iter it;
     int64_t pos[2];
-    bpb_iter_init(&it, 2, (const bp_view *[]){&lead[0], &lead[1]});
+    bpk_iter_init(&it, 2, (const bp_view *[]){&lead[0], &lead[1]});
     *st = BP_OK;
-    while (bpb_iter_next(&it, pos))
+    while (bpk_iter_next(&it, pos))
         for (int64_t i = 0; i < it.inner; i++)
             for (int64_t c0 = 0; c0 < k; c0 += BPC_COLS) {
                 int64_t kc = k - c0 < BPC_COLS ? k - c0 : BPC_COLS;
-                float *o = (float *)bpb_base(out) + pos[0] + i * it.inner_stride[0] + c0;
-                const float *p = (const float *)bpb_base(x) + pos[1] + i * it.inner_stride[1] + c0;
+                float *o = (float *)bpk_base(out) + pos[0] + i * it.inner_stride[0] + c0;
+                const float *p = (const float *)bpk_base(x) + pos[1] + i * it.inner_stride[1] + c0;
                 bpc_softmax_cols_f32(op == BP_OP_LOG_SOFTMAX, p, sx, o, so, n, kc, bad);
                 for (int64_t c = 0; c < kc; c++) {
                     if (!bad[c])
@@ -507,7 +507,7 @@ static bool softmax_columns(bpc_dev *d, bp_op op, const bp_view *x, const bp_vie
                     xc.strides[0] = sx, oc.strides[0] = so;
                     xc.offset = (int64_t)((const char *)(p + c) - (const char *)x->buffer);
                     oc.offset = (int64_t)((char *)(o + c) - (char *)out->buffer);
-                    if ((*st = bpb_softmax(d, op, &xc, &oc)) != BP_OK)
+                    if ((*st = bpk_softmax(d, op, &xc, &oc)) != BP_OK)
                         return true;
                 }
             }
@@ -528,20 +528,20 @@ static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, in
     if (softmax_columns(d, a->op, x, out, &st))
         return st;
     if (x->dtype != BP_F32 || r == 0 || x->strides[r - 1] != 1 || out->strides[r - 1] != 1)
-        return bpb_softmax(d, a->op, x, out);
+        return bpk_softmax(d, a->op, x, out);
     int64_t n = x->shape[r - 1];
     bp_view rows[2] = {*out, *x};
     rows[0].rank = rows[1].rank = r - 1;
-    bpb_iter it;
+    bpk_iter it;
     int64_t pos[2];
-    bpb_iter_init(&it, 2, (const bp_view *[]){&rows[0], &rows[1]});
+    bpk_iter_init(&it, 2, (const bp_view *[]){&rows[0], &rows[1]});
     if (n == 0)
         return BP_OK;
     bool log = a->op == BP_OP_LOG_SOFTMAX;
-    while (bpb_iter_next(&it, pos))
+    while (bpk_iter_next(&it, pos))
         for (int64_t i = 0; i < it.inner; i++) {
-            float *o = (float *)bpb_base(out) + pos[0] + i * it.inner_stride[0];
-            const float *p = (const float *)bpb_base(x) + pos[1] + i * it.inner_stride[1];
+            float *o = (float *)bpk_base(out) + pos[0] + i * it.inner_stride[0];
+            const float *p = (const float *)bpk_base(x) + pos[1] + i * it.inner_stride[1];
             if (log ? bpc_log_softmax_row_f32(p, o, n) : bpc_softmax_row_f32(p, o, n))
                 continue;
             bp_view xr = *x, orow = *out; /* this row alone, by the reference */
@@ -550,7 +550,7 @@ static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, in
             xr.strides[0] = orow.strides[0] = 1;
             xr.offset = (int64_t)((const char *)p - (const char *)x->buffer);
             orow.offset = (int64_t)((char *)o - (char *)out->buffer);
-            bp_status st2 = bpb_softmax(d, a->op, &xr, &orow);
+            bp_status st2 = bpk_softmax(d, a->op, &xr, &orow);
             if (st2 != BP_OK)
                 return st2;
         }
@@ -567,5 +567,5 @@ bp_status bpc_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out)
         out->strides[r - 2] == 1)
         n_axes = r - 2;
     return bpc_split(dev, 2, (const bp_view *[]){out, x}, n_axes, NULL, false,
-                     bpb_numel(x) * BPC_HEAVY, softmax_slab, &a);
+                     bpk_numel(x) * BPC_HEAVY, softmax_slab, &a);
 }

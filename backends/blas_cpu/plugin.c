@@ -158,7 +158,7 @@ static bp_status bpc_device_open(void *state, int32_t index, void **dev)
         return BP_ERR_OUT_OF_MEMORY;
     }
     bpc_cache_init(&d->cache, st->cache_limit);
-    bpb_wraps_init(&d->wraps);
+    bpk_wraps_init(&d->wraps);
     *dev = d;
     return BP_OK;
 }
@@ -166,14 +166,14 @@ static bp_status bpc_device_open(void *state, int32_t index, void **dev)
 static bp_status bpc_wrap(void *dev, int32_t kind, void *memory, size_t bytes,
                          void (*release)(void *), void *release_ctx, void **buffer)
 {
-    return bpb_wrap(dev, &((bpc_dev *)dev)->wraps, kind, memory, bytes, release, release_ctx,
+    return bpk_wrap(dev, &((bpc_dev *)dev)->wraps, kind, memory, bytes, release, release_ctx,
                     buffer);
 }
 
 static void bpc_device_close(void *dev)
 {
     bpc_dev *d = dev;
-    bpb_wraps_destroy(&d->wraps);
+    bpk_wraps_destroy(&d->wraps);
     bpc_pool_destroy(d->pool);
     bpc_cache_drain(&d->cache);
     pthread_mutex_destroy(&d->cache.lock);
@@ -189,7 +189,7 @@ static bp_status bpc_memory_info(void *dev, bp_memory_info *info)
     pthread_mutex_lock(&d->cache.lock);
     info->reserved = d->cache.cached;
     pthread_mutex_unlock(&d->cache.lock);
-    bpb_system_memory(info);
+    bpk_system_memory(info);
     return BP_OK;
 }
 
@@ -212,12 +212,12 @@ static const bp_plugin bpc_plugin = {
     .device_close = bpc_device_close,
     .alloc = bpc_alloc,
     .free = bpc_free,
-    .write = bpb_write, /* host memory: the binary backend's */
-    .read = bpb_read,
-    .host_ptr = bpb_host_ptr,
-    .synchronize = bpb_synchronize,
+    .write = bpk_write, /* host memory: the binary backend's */
+    .read = bpk_read,
+    .host_ptr = bpk_host_ptr,
+    .synchronize = bpk_synchronize,
     .memory_info = bpc_memory_info,
-    .supports = bpb_supports, /* the reference kernels': every op of the table */
+    .supports = bpk_supports, /* the reference kernels': every op of the table */
     .wrap = bpc_wrap,
     .op = bpc_op, /* every op, by kind (op.c); the typed entries are left NULL */
 };

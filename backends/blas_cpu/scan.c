@@ -59,17 +59,17 @@ static bool by_columns(const bp_view *x, const bp_view *out, const cols *c)
         return false;
     bp_view lead[2] = {*x, *out};
     lead[0].rank = lead[1].rank = x->rank - 1;
-    bpb_iter it;
+    bpk_iter it;
     int64_t pos[2];
-    bpb_iter_init(&it, 2, (const bp_view *[]){&lead[0], &lead[1]});
+    bpk_iter_init(&it, 2, (const bp_view *[]){&lead[0], &lead[1]});
     if (it.inner_stride[0] != 1 || it.inner_stride[1] != 1 || it.inner < 8)
         return false;
     size_t es = bp_dtype_size(x->dtype);
     double acc[BLOCK];
-    while (bpb_iter_next(&it, pos))
+    while (bpk_iter_next(&it, pos))
         for (int64_t j = 0; j < it.inner; j += BLOCK)
-            column_run(c, x->dtype, bpb_base(x) + (pos[0] + j) * (int64_t)es,
-                       bpb_base(out) + (pos[1] + j) * (int64_t)es,
+            column_run(c, x->dtype, bpk_base(x) + (pos[0] + j) * (int64_t)es,
+                       bpk_base(out) + (pos[1] + j) * (int64_t)es,
                        it.inner - j < BLOCK ? it.inner - j : BLOCK, acc);
     return true;
 }
@@ -84,14 +84,14 @@ static bp_status scan_slab(bpc_dev *d, const void *args, const bp_view *v, int64
     cols c = {.prod = call->op == BP_OP_CUMPROD, .exclusive = call->p->i[0] != 0,
               .reverse = call->p->i[1] != 0, .n = x->shape[last], .sx = x->strides[last],
               .so = out->strides[last]};
-    if (bpb_numel(out) == 0 || by_columns(x, out, &c))
+    if (bpk_numel(out) == 0 || by_columns(x, out, &c))
         return BP_OK;
-    return bpb_op(d, call->op, call->p, 1, (const bp_view *[]){x}, 1, (const bp_view *[]){out});
+    return bpk_op(d, call->op, call->p, 1, (const bp_view *[]){x}, 1, (const bp_view *[]){out});
 }
 
 bp_status bpc_scan(bpc_dev *d, const bpc_op_call *call)
 {
     const bp_view *x = call->in[0], *out = call->out[0];
     return bpc_split(d, 2, (const bp_view *[]){out, x}, x->rank - 1, NULL, false,
-                     bpb_numel(x) * 2, scan_slab, call);
+                     bpk_numel(x) * 2, scan_slab, call);
 }

@@ -13,7 +13,7 @@
  *
  * Floats other than f64 accumulate in a double copy of x and are rounded
  * once at the end, f64 and integers (wrapping) in out itself: the
- * reference's arithmetic (backends/binary/op_scatter.c), so the same bits. */
+ * reference's arithmetic (backends/kernels/scatter.c), so the same bits. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +44,7 @@ typedef struct add_job {
     }
 #define PLUS(a, b) ((a) + (b))
 #define WRAP64(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
-#define WRAP32(a, b) ((int32_t)bpb_wrap_int(BP_I32, (uint64_t)(int64_t)(a) + (uint64_t)(int64_t)(b)))
+#define WRAP32(a, b) ((int32_t)bpk_wrap_int(BP_I32, (uint64_t)(int64_t)(a) + (uint64_t)(int64_t)(b)))
 ADD_RUN_FN(run_f32_i32, int32_t, float, double, PLUS)
 ADD_RUN_FN(run_f32_i64, int64_t, float, double, PLUS)
 ADD_RUN_FN(run_f64_i32, int32_t, double, double, PLUS)
@@ -71,7 +71,7 @@ static void run_any(const add_job *j, const char *ip, int64_t si, const char *up
             *(double *)a += bp_elem_load_f64(j->dt, u);
         } else {
             uint64_t sum = (uint64_t)bp_elem_load_i64(j->dt, a) + (uint64_t)bp_elem_load_i64(j->dt, u);
-            bp_elem_store_i64(j->dt, a, bpb_wrap_int(j->dt, sum));
+            bp_elem_store_i64(j->dt, a, bpk_wrap_int(j->dt, sum));
         }
     }
 }
@@ -109,13 +109,13 @@ static void add_part(void *ctx, int64_t t)
     }
     size_t es[3] = {bp_dtype_size(v[0].dtype), bp_dtype_size(v[1].dtype),
                     bp_dtype_size(v[2].dtype)};
-    bpb_iter it;
+    bpk_iter it;
     int64_t pos[3];
-    bpb_iter_init(&it, 3, (const bp_view *[]){&v[0], &v[1], &v[2]});
-    while (bpb_iter_next(&it, pos))
-        add_run(j, bpb_base(&v[0]) + pos[0] * (int64_t)es[0], it.inner_stride[0],
-                bpb_base(&v[1]) + pos[1] * (int64_t)es[1], it.inner_stride[1],
-                bpb_base(&v[2]) + pos[2] * (int64_t)es[2], it.inner_stride[2], it.inner);
+    bpk_iter_init(&it, 3, (const bp_view *[]){&v[0], &v[1], &v[2]});
+    while (bpk_iter_next(&it, pos))
+        add_run(j, bpk_base(&v[0]) + pos[0] * (int64_t)es[0], it.inner_stride[0],
+                bpk_base(&v[1]) + pos[1] * (int64_t)es[1], it.inner_stride[1],
+                bpk_base(&v[2]) + pos[2] * (int64_t)es[2], it.inner_stride[2], it.inner);
 }
 
 /* ---- the double copy: in and out, in chunks across the pool ---------------- */
@@ -183,7 +183,7 @@ bp_status bpc_scatter_add(bpc_dev *d, const bpc_op_call *call)
 {
     const bp_view *x = call->in[0], *ind = call->in[1], *upd = call->in[2], *out = call->out[0];
     int32_t axis = (int32_t)call->p->i[0];
-    int64_t n = bpb_numel(out);
+    int64_t n = bpk_numel(out);
     if (n == 0)
         return BP_OK;
     bp_dtype dt = out->dtype;
@@ -193,11 +193,11 @@ bp_status bpc_scatter_add(bpc_dev *d, const bpc_op_call *call)
     if (widen) {
         copy = malloc((size_t)n * sizeof *copy);
         if (!copy)
-            return bpb_fail(d, BP_ERR_OUT_OF_MEMORY,
+            return bpk_fail(d, BP_ERR_OUT_OF_MEMORY,
                             "scatter_elements: no memory for %lld accumulators", (long long)n);
-        convert(d, dt, WIDEN, bpb_base(x), copy, n);
+        convert(d, dt, WIDEN, bpk_base(x), copy, n);
     } else {
-        convert(d, dt, COPY, bpb_base(x), bpb_base(out), n);
+        convert(d, dt, COPY, bpk_base(x), bpk_base(out), n);
     }
     add_job j = {.dt = dt, .axis = axis, .cut = cut_axis(ind, axis), .dim = x->shape[axis],
                  .step = out->strides[axis], .ind = *ind, .upd = *upd, .acc = *ind};
@@ -208,7 +208,7 @@ bp_status bpc_scatter_add(bpc_dev *d, const bpc_op_call *call)
     j.acc.dtype = widen ? BP_F64 : dt;
     for (int32_t k = 0; k < ind->rank; k++)
         j.acc.strides[k] = k == axis ? 0 : out->strides[k];
-    int64_t updates = bpb_numel(ind);
+    int64_t updates = bpk_numel(ind);
     int team = j.cut >= 0 ? bpc_team(d, updates * 2) : 1;
     if (j.cut < 0) /* rank 1: one part */
         j.cut = 0;
@@ -226,7 +226,7 @@ bp_status bpc_scatter_add(bpc_dev *d, const bpc_op_call *call)
     if (updates > 0)
         bpc_pool_run(d->pool, team, j.parts, add_part, &j);
     if (widen) {
-        convert(d, dt, NARROW, copy, bpb_base(out), n);
+        convert(d, dt, NARROW, copy, bpk_base(out), n);
         free(copy);
     }
     return BP_OK;

@@ -90,7 +90,7 @@ bp_status bpc_split(bpc_dev *dev, int n, const bp_view *const *v, int32_t n_axes
             bp_status again = fn(dev, args, slab, 0, 0);
             if (again != BP_OK)
                 return again;
-            return bpb_fail(dev, j.st[t], "blas_cpu: a worker thread failed%s",
+            return bpk_fail(dev, j.st[t], "blas_cpu: a worker thread failed%s",
                             j.st[t] == BP_ERR_OUT_OF_MEMORY ? ": out of memory" : "");
         }
     return BP_OK;

@@ -126,21 +126,21 @@ static bp_status topk_slab(bpc_dev *d, const void *args, const bp_view *v, int64
     int32_t last = x->rank - 1;
     row_job j = {.dt = x->dtype, .flip = call->p->i[0] ? 0 : UINT64_MAX, .n = x->shape[last],
                  .k = vals->shape[last], .sx = x->strides[last]};
-    if (bpb_numel(vals) == 0)
+    if (bpk_numel(vals) == 0)
         return BP_OK;
     cand *h = malloc((size_t)j.k * sizeof *h);
     if (!h)
-        return bpb_fail(d, BP_ERR_OUT_OF_MEMORY, "topk: no memory for %lld candidates",
+        return bpk_fail(d, BP_ERR_OUT_OF_MEMORY, "topk: no memory for %lld candidates",
                         (long long)j.k);
     size_t es = bp_dtype_size(x->dtype);
     int64_t sv = vals->strides[last], si = idx->strides[last];
-    bpb_rows r;
-    bpb_rows_init(&r, 3, (const bp_view *[]){x, vals, idx});
-    while (bpb_rows_next(&r)) {
-        const char *row = bpb_base(x) + r.at[0] * (int64_t)es;
+    bpk_rows r;
+    bpk_rows_init(&r, 3, (const bp_view *[]){x, vals, idx});
+    while (bpk_rows_next(&r)) {
+        const char *row = bpk_base(x) + r.at[0] * (int64_t)es;
         select_row(&j, row, h);
-        char *vrow = bpb_base(vals) + r.at[1] * (int64_t)es;
-        int64_t *irow = (int64_t *)bpb_base(idx) + r.at[2];
+        char *vrow = bpk_base(vals) + r.at[1] * (int64_t)es;
+        int64_t *irow = (int64_t *)bpk_base(idx) + r.at[2];
         for (int64_t i = 0; i < j.k; i++) {
             memcpy(vrow + i * sv * (int64_t)es, row + h[i].at * j.sx * (int64_t)es, es);
             irow[i * si] = h[i].at;
@@ -156,7 +156,7 @@ bp_status bpc_topk(bpc_dev *d, const bpc_op_call *call)
     int32_t last = x->rank - 1;
     int64_t n = x->shape[last], k = vals->shape[last];
     /* work per row ~ n + k log k; log k ~ 8 for the comparisons */
-    int64_t rows = n ? bpb_numel(x) / n : 0, work = rows * (n + 8 * k) * 2;
+    int64_t rows = n ? bpk_numel(x) / n : 0, work = rows * (n + 8 * k) * 2;
     return bpc_split(d, 3, (const bp_view *[]){vals, idx, x}, last, NULL, false, work, topk_slab,
                      call);
 }

@@ -1,6 +1,6 @@
 /* CONV (ONNX Conv) as im2col + cuBLAS, one image at a time (any groups,
  * strides, dilations, pads; 1 to 3 spatial axes, padded to three at the
- * front as backends/binary/nn_conv.c):
+ * front as backends/kernels/nn_conv.c):
  *   col[c k, o] = x[n, c, o st + k dl - pb], 0 in the padding     (im2col: x's dtype, exact;
  *                                                                  c over all C channels, so
  *                                                                  group g's rows are a block)

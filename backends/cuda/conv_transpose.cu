@@ -1,7 +1,7 @@
 /* CONV_TRANSPOSE (ONNX ConvTranspose) as cuBLAS + col2im, one image at a
  * time (any groups, strides, dilations, pads, negative pads included; 1 to
  * 3 spatial axes, padded to three at the front as
- * backends/binary/nn_conv.c):
+ * backends/kernels/nn_conv.c):
  *   col[m k, j] = sum over m's group's c of w[c, m, k] x[n, c, j]   (conv_gemm.cu: one cuBLAS
  *                                                                   call batched over groups,
  *                                                                   in the accumulator type)

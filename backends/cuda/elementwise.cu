@@ -3,7 +3,7 @@
  * One kernel per (storage type, functor); the op is a runtime switch inside
  * the functor, uniform across the grid, which keeps the number of kernels
  * (and the build time, multiplied by every architecture) small. The
- * arithmetic is the binary backend's (backends/binary/elementwise.c), except
+ * arithmetic is the binary backend's (backends/kernels/elementwise.c), except
  * that the math functions and pow of f16/bf16/f32 run in f32 (math_f). */
 #include <math.h>
 

@@ -1,6 +1,6 @@
 /* NLL_LOSS and SOFTMAX_CROSS_ENTROPY_LOSS: the scores (or log-probabilities)
  * with the class axis last, (N, d..., C), one sample per row; in double as
- * backends/binary/nn_loss.c:
+ * backends/kernels/nn_loss.c:
  *   nll_loss:                    loss = -weights[t] x[t]
  *   softmax_cross_entropy_loss:  log_prob = x - (max + log(sum exp(x - max))),
  *                                loss = -weights[t] log_prob[t]

@@ -2,7 +2,7 @@
  * per element of x (N, C, ...): x[n, c, s] / (bias + alpha / size * the sum
  * of x[n, k, s]^2 over the channels k = c - floor((size - 1) / 2) .. c +
  * ceil((size - 1) / 2) that exist) ^ beta, in double as
- * backends/binary/nn_lrn.c, rounded once. p.i[0] size; p.f[0] alpha, p.f[1]
+ * backends/kernels/nn_lrn.c, rounded once. p.i[0] size; p.f[0] alpha, p.f[1]
  * beta, p.f[2] bias. */
 #include "nn_common.h"
 

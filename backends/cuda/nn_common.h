@@ -5,7 +5,7 @@
  * so every dtype loads and rounds as the reference does), the window
  * geometry of the window ops, and a block-wide double sum.
  *
- * The arithmetic follows backends/binary/nn_*.c: floats in double, rounded
+ * The arithmetic follows backends/kernels/nn_*.c: floats in double, rounded
  * once into the output; the one exception is the convolutions' products,
  * which cuBLAS sums (conv_gemm.cu). Kernels address every element through
  * its view's strides, so they hold for any view the core hands over (dense,
@@ -72,7 +72,7 @@ static __device__ __forceinline__ void bpcu_nv_st(const bpcu_nv &v, int64_t off,
 
 /* A window op's geometry (opcodes.h: p.i[0..15)) over x's s = rank - 2
  * spatial axes, padded to three at the front as backends/binary's
- * bpb_window (missing axes: extent 1, kernel 1, stride 1, dilation 1, no
+ * bpk_window (missing axes: extent 1, kernel 1, stride 1, dilation 1, no
  * padding, stride 0 in the views), and the strides of x's and y's (N, C)
  * axes. */
 typedef struct bpcu_win {

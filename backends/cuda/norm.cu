@@ -1,4 +1,4 @@
-/* The normalisations, in double as backends/binary/nn_norm.c, rounded once
+/* The normalisations, in double as backends/kernels/nn_norm.c, rounded once
  * into the output; variances are the population ones:
  *   batch_norm     (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + bias[c]:
  *                  a thread per element

@@ -1,6 +1,6 @@
 /* MAX_POOL and AVERAGE_POOL (ONNX MaxPool, AveragePool): a thread per
  * output element, its window walked tap by tap in kernel order (row-major)
- * as backends/binary/nn_pool.c walks it, skipping the taps in the padding.
+ * as backends/kernels/nn_pool.c walks it, skipping the taps in the padding.
  *   max_pool: the first maximum wins ties and a NaN wins over any number;
  *     integers are compared exactly in int64. The winner's bytes are copied
  *     (exact). Its index, flat into x: (n C + c) D + the tap's spatial

@@ -1,6 +1,6 @@
 /* REDUCE over the trailing n_reduce axes, in parallel.
  *
- * The semantics are the binary backend's (backends/binary/reduce.c): floats
+ * The semantics are the binary backend's (backends/kernels/reduce.c): floats
  * accumulate in double, integers in 64 bits (wrapping); MAX/MIN give NaN if
  * any element is NaN; ARGMAX/ARGMIN give the first index on ties and the
  * first NaN wins; LOGSUMEXP is NaN with a NaN, +inf with a +inf, else

@@ -1,5 +1,5 @@
 /* RESIZE (ONNX Resize without a region of interest), a thread per output
- * element, with backends/binary/nn_resize.c's arithmetic in double, line
+ * element, with backends/kernels/nn_resize.c's arithmetic in double, line
  * for line: every axis k maps output index o to a coordinate in x by the
  * coordinate transformation (p.i[1]) with the axis's scale s = p.f[8 + k]
  * and output length L = s D, then to taps and weights: nearest one tap

@@ -1,6 +1,6 @@
 /* SOFTMAX / LOG_SOFTMAX over the last axis, row-parallel.
  *
- * The formula is the binary backend's (backends/binary/softmax.c): m = the
+ * The formula is the binary backend's (backends/kernels/softmax.c): m = the
  * row's max (NaN if the row has a NaN, which poisons the row as the naive
  * formula would), s = sum of exp(x - m); softmax stores exp(x - m) * (1/s),
  * log_softmax (x - m) - log(s), each computed in double and rounded once to

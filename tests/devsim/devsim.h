@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "binary.h"
+#include "kernels.h"
 
 /* A buffer: host memory only the worker and read/write touch. */
 typedef struct ds_buf {
@@ -63,7 +63,7 @@ typedef struct ds_item {
 } ds_item;
 
 typedef struct ds_dev {
-    bpb_dev base;            /* first: the kernels report through base.host */
+    bpk_dev base;            /* first: the kernels report through base.host */
     bp_host_api worker_host; /* what the kernels see on the worker thread */
     char worker_msg[512];    /* their last set_error there */
     const bp_host_api *host; /* the core's, for the calling threads */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "binary_nn.h"
+#include "kernels_nn.h"
 #include "devsim.h"
 
 /* Queue kind over views (inputs, then the output). */
@@ -97,7 +97,7 @@ bp_status ds_op_entry(void *dev, bp_op op, const bp_op_params *params, int32_t n
 {
     ds_dev *d = dev;
     /* refused at launch, as a device plugin would */
-    if (!bpb_supports(dev, op, n_in > 0 && in[0] ? in[0]->dtype : BP_F32)) {
+    if (!bpk_supports(dev, op, n_in > 0 && in[0] ? in[0]->dtype : BP_F32)) {
         d->host->set_error(d->host->host, "devsim: op code %d (%s) has no kernel here",
                            (int)op, bp_op_name(op));
         return BP_ERR_UNSUPPORTED_OP;

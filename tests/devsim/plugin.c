@@ -244,7 +244,7 @@ static const bp_plugin ds_plugin = {
     .random = ds_random,
     .config_key_size = sizeof(bp_config_key),
     .deferred_error = ds_deferred_error,
-    .supports = bpb_supports, /* the reference kernels': every op of the table */
+    .supports = bpk_supports, /* the reference kernels': every op of the table */
     .op = ds_op_entry,
 };
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "binary_nn.h"
+#include "kernels_nn.h"
 #include "devsim.h"
 
 static void ds_defer(ds_dev *d, bp_status st, const char *fmt, ...)
@@ -28,9 +28,9 @@ static void ds_defer(ds_dev *d, bp_status st, const char *fmt, ...)
 /* The first index of a gather outside [-dim, dim), as the error it is. */
 static bool ds_gather_indices_ok(ds_dev *d, const bp_view *x, const bp_view *idx, int32_t axis)
 {
-    int64_t dim = x->shape[axis], n = bpb_numel(idx);
+    int64_t dim = x->shape[axis], n = bpk_numel(idx);
     size_t es = bp_dtype_size(idx->dtype);
-    const char *base = bpb_base(idx); /* the core hands dense indices */
+    const char *base = bpk_base(idx); /* the core hands dense indices */
     for (int64_t i = 0; i < n; i++) {
         int64_t v = bp_elem_load_i64(idx->dtype, base + (size_t)i * es);
         if (v < -dim || v >= dim) {
@@ -63,9 +63,9 @@ static bool ds_op_indices_ok(ds_dev *d, const ds_item *it, const bp_view *v)
     case BP_OP_SCATTER_ND: b = 0, m = (int32_t)idx->shape[idx->rank - 1]; break;
     default: return true;
     }
-    int64_t n = bpb_numel(idx);
+    int64_t n = bpk_numel(idx);
     for (int64_t i = 0; i < n; i++) {
-        int64_t value = bpb_index_at(idx, i), dim = x->shape[b + i % m];
+        int64_t value = bpk_index_at(idx, i), dim = x->shape[b + i % m];
         if (value < -dim || value >= dim) {
             ds_defer(d, BP_ERR_INDEX,
                      "bp_%s: indices[%lld] (flat position) is %lld, out of range for axis %d "
@@ -86,10 +86,10 @@ static bool ds_loss_labels_ok(ds_dev *d, const ds_item *it, const bp_view *v)
 {
     if (it->op != BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS && it->op != BP_OP_NLL_LOSS)
         return true;
-    bpb_loss_args a;
+    bpk_loss_args a;
     int64_t value;
-    bpb_loss_args_of(it->op, &it->params, &v[0], &a);
-    int64_t bad = bpb_loss_bad_label(&a, &v[1], 0, a.rows, &value);
+    bpk_loss_args_of(it->op, &it->params, &v[0], &a);
+    int64_t bad = bpk_loss_bad_label(&a, &v[1], 0, a.rows, &value);
     if (bad < 0)
         return true;
     ds_defer(d, BP_ERR_INDEX,
@@ -106,7 +106,7 @@ static bp_status ds_run_op(void *dev, const ds_item *it, const bp_view *v)
     for (int k = 0; k < it->nv; k++)
         pv[k] = (it->absent >> k) & 1u ? NULL : &v[k];
     int n_in = it->nv - it->n_out;
-    return bpb_op(dev, it->op, &it->params, n_in, pv, it->n_out, pv + n_in);
+    return bpk_op(dev, it->op, &it->params, n_in, pv, it->n_out, pv + n_in);
 }
 
 void ds_run(ds_dev *d, ds_item *it)
@@ -132,20 +132,20 @@ void ds_run(ds_dev *d, ds_item *it)
     d->worker_msg[0] = '\0';
     bp_status st = BP_OK;
     switch (it->kind) {
-    case DS_UNARY: st = bpb_unary(dev, it->op, &v[0], out); break;
-    case DS_BINARY: st = bpb_binary(dev, it->op, &v[0], &v[1], out); break;
-    case DS_WHERE: st = bpb_where(dev, &v[0], &v[1], &v[2], out); break;
-    case DS_REDUCE: st = bpb_reduce(dev, it->op, &v[0], it->arg, out); break;
-    case DS_MATMUL: st = bpb_matmul(dev, &v[0], &v[1], out); break;
-    case DS_COPY: st = bpb_copy(dev, it->op, &v[0], out); break;
+    case DS_UNARY: st = bpk_unary(dev, it->op, &v[0], out); break;
+    case DS_BINARY: st = bpk_binary(dev, it->op, &v[0], &v[1], out); break;
+    case DS_WHERE: st = bpk_where(dev, &v[0], &v[1], &v[2], out); break;
+    case DS_REDUCE: st = bpk_reduce(dev, it->op, &v[0], it->arg, out); break;
+    case DS_MATMUL: st = bpk_matmul(dev, &v[0], &v[1], out); break;
+    case DS_COPY: st = bpk_copy(dev, it->op, &v[0], out); break;
     case DS_GATHER:
         if (ds_gather_indices_ok(d, &v[0], &v[1], it->arg))
-            st = bpb_gather(dev, &v[0], &v[1], it->arg, out);
+            st = bpk_gather(dev, &v[0], &v[1], it->arg, out);
         break;
-    case DS_SOFTMAX: st = bpb_softmax(dev, it->op, &v[0], out); break;
-    case DS_FILL: st = bpb_fill(dev, out, it->value); break;
-    case DS_ARANGE: st = bpb_arange(dev, it->d0, it->d1, out); break;
-    case DS_RANDOM: st = bpb_random(dev, it->op, it->u0, it->u1, it->d0, it->d1, out); break;
+    case DS_SOFTMAX: st = bpk_softmax(dev, it->op, &v[0], out); break;
+    case DS_FILL: st = bpk_fill(dev, out, it->value); break;
+    case DS_ARANGE: st = bpk_arange(dev, it->d0, it->d1, out); break;
+    case DS_RANDOM: st = bpk_random(dev, it->op, it->u0, it->u1, it->d0, it->d1, out); break;
     case DS_OP:
         if (ds_op_indices_ok(d, it, v) && ds_loss_labels_ok(d, it, v))
             st = ds_run_op(dev, it, v);

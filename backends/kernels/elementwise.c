@@ -1,0 +1,729 @@
+/* The elementwise kernels: every op of the UNARY, BINARY, WHERE and CLIP
+ * kinds.
+ *
+ * Each op expands to one typed loop per dtype (the dtype switch sits outside
+ * the loop) with a unit-stride fast path the compiler can vectorize. A loop is
+ * described by its storage type ST, the compute type CT, a load LD: ST -> CT
+ * and a store SD: CT -> output type; f16/bf16 store uint16_t and compute in
+ * float (exact for + - * / since float has more than 2p+2 bits) or in double
+ * for the math functions, rounding once at the end. Integer arithmetic runs in
+ * unsigned types so that overflow wraps instead of being undefined. */
+#include <math.h>
+
+#include "kernels.h"
+
+#define ID(v) (v)
+#define NZ(v) ((v) != 0)
+#define F16_F(v) bp_f16_to_f32(v)
+#define BF16_F(v) bp_bf16_to_f32(v)
+#define F_F16(v) bp_f64_to_f16((double)(v)) /* one rounding from float or double */
+#define F_BF16(v) bp_f64_to_bf16((double)(v))
+#define TO_F32(v) ((float)(v))
+#define TO_F64(v) ((double)(v))
+
+/* out[i] = SD(EXPR) with `v` = LD(x[i]) */
+#define UN_LOOP(ST, CT, LD, OT, SD, EXPR)                                               \
+    do {                                                                                \
+        bpk_iter it_;                                                                   \
+        int64_t pos_[2];                                                                \
+        bpk_iter_init(&it_, 2, (const bp_view *[]){out, x});                            \
+        OT *ob_ = (OT *)bpk_base(out);                                                  \
+        const ST *xb_ = (const ST *)bpk_base(x);                                        \
+        while (bpk_iter_next(&it_, pos_)) {                                             \
+            OT *restrict o_ = ob_ + pos_[0];                                            \
+            const ST *restrict px_ = xb_ + pos_[1];                                     \
+            int64_t n_ = it_.inner, so_ = it_.inner_stride[0], sx_ = it_.inner_stride[1]; \
+            if (so_ == 1 && sx_ == 1) {                                                 \
+                for (int64_t i_ = 0; i_ < n_; i_++) {                                   \
+                    CT v = LD(px_[i_]);                                                 \
+                    o_[i_] = SD(EXPR);                                                  \
+                }                                                                       \
+            } else {                                                                    \
+                for (int64_t i_ = 0; i_ < n_; i_++) {                                   \
+                    CT v = LD(px_[i_ * sx_]);                                           \
+                    o_[i_ * so_] = SD(EXPR);                                            \
+                }                                                                       \
+            }                                                                           \
+        }                                                                               \
+    } while (0)
+
+/* out[i] = SD(EXPR) with `p` = LD(a[i]), `q` = LD(b[i]); the fast paths cover
+ * dense operands and a broadcast scalar on either side. */
+#define BIN_LOOP(ST, CT, LD, OT, SD, EXPR)                                              \
+    do {                                                                                \
+        bpk_iter it_;                                                                   \
+        int64_t pos_[3];                                                                \
+        bpk_iter_init(&it_, 3, (const bp_view *[]){out, a, b});                         \
+        OT *ob_ = (OT *)bpk_base(out);                                                  \
+        const ST *ab_ = (const ST *)bpk_base(a), *bb_ = (const ST *)bpk_base(b);        \
+        while (bpk_iter_next(&it_, pos_)) {                                             \
+            OT *restrict o_ = ob_ + pos_[0];                                            \
+            const ST *restrict pa_ = ab_ + pos_[1], *restrict pb_ = bb_ + pos_[2];      \
+            int64_t n_ = it_.inner, so_ = it_.inner_stride[0];                          \
+            int64_t sa_ = it_.inner_stride[1], sb_ = it_.inner_stride[2];               \
+            if (so_ == 1 && sa_ == 1 && sb_ == 1) {                                     \
+                for (int64_t i_ = 0; i_ < n_; i_++) {                                   \
+                    CT p = LD(pa_[i_]), q = LD(pb_[i_]);                                \
+                    o_[i_] = SD(EXPR);                                                  \
+                }                                                                       \
+            } else if (so_ == 1 && sa_ == 1 && sb_ == 0) {                              \
+                const CT q = LD(pb_[0]);                                                \
+                for (int64_t i_ = 0; i_ < n_; i_++) {                                   \
+                    CT p = LD(pa_[i_]);                                                 \
+                    o_[i_] = SD(EXPR);                                                  \
+                }                                                                       \
+            } else if (so_ == 1 && sa_ == 0 && sb_ == 1) {                              \
+                const CT p = LD(pa_[0]);                                                \
+                for (int64_t i_ = 0; i_ < n_; i_++) {                                   \
+                    CT q = LD(pb_[i_]);                                                 \
+                    o_[i_] = SD(EXPR);                                                  \
+                }                                                                       \
+            } else {                                                                    \
+                for (int64_t i_ = 0; i_ < n_; i_++) {                                   \
+                    CT p = LD(pa_[i_ * sa_]), q = LD(pb_[i_ * sb_]);                    \
+                    o_[i_ * so_] = SD(EXPR);                                            \
+                }                                                                       \
+            }                                                                           \
+        }                                                                               \
+    } while (0)
+
+/* The same with only the dense fast path: for dtypes and ops that do not
+ * vectorize anyway (f16/bf16 conversions, libm calls, bytes), which keeps the
+ * amount of generated code (and the compile time) down. */
+#define BIN_LOOP_S(ST, CT, LD, OT, SD, EXPR)                                            \
+    do {                                                                                \
+        bpk_iter it_;                                                                   \
+        int64_t pos_[3];                                                                \
+        bpk_iter_init(&it_, 3, (const bp_view *[]){out, a, b});                         \
+        OT *ob_ = (OT *)bpk_base(out);                                                  \
+        const ST *ab_ = (const ST *)bpk_base(a), *bb_ = (const ST *)bpk_base(b);        \
+        while (bpk_iter_next(&it_, pos_)) {                                             \
+            OT *restrict o_ = ob_ + pos_[0];                                            \
+            const ST *restrict pa_ = ab_ + pos_[1], *restrict pb_ = bb_ + pos_[2];      \
+            int64_t n_ = it_.inner, so_ = it_.inner_stride[0];                          \
+            int64_t sa_ = it_.inner_stride[1], sb_ = it_.inner_stride[2];               \
+            if (so_ == 1 && sa_ == 1 && sb_ == 1) {                                     \
+                for (int64_t i_ = 0; i_ < n_; i_++) {                                   \
+                    CT p = LD(pa_[i_]), q = LD(pb_[i_]);                                \
+                    o_[i_] = SD(EXPR);                                                  \
+                }                                                                       \
+            } else {                                                                    \
+                for (int64_t i_ = 0; i_ < n_; i_++) {                                   \
+                    CT p = LD(pa_[i_ * sa_]), q = LD(pb_[i_ * sb_]);                    \
+                    o_[i_ * so_] = SD(EXPR);                                            \
+                }                                                                       \
+            }                                                                           \
+        }                                                                               \
+    } while (0)
+
+/* ---- integer helpers: wrap, never trap ---------------------------------- */
+
+#define BPK_INT_OPS(S, T, UT)                                                     \
+    static inline T add_##S(T a, T b) { return (T)((UT)a + (UT)b); }                   \
+    static inline T sub_##S(T a, T b) { return (T)((UT)a - (UT)b); }                   \
+    static inline T mul_##S(T a, T b) { return (T)((UT)a * (UT)b); }                   \
+    static inline T neg_##S(T a) { return (T)((UT)0 - (UT)a); }                         \
+    static inline T div_##S(T a, T b)                                                   \
+    {                                                                                   \
+        if (b == 0)                                                                     \
+            return 0;                                                                   \
+        if (b == -1) /* TMIN / -1 overflows: wrap to TMIN */                            \
+            return neg_##S(a);                                                          \
+        return (T)(a / b);                                                              \
+    }                                                                                   \
+    static inline T mod_##S(T a, T b)                                                   \
+    {                                                                                   \
+        if (b == 0 || b == -1) /* TMIN % -1 is undefined in C; the answer is 0 */       \
+            return 0;                                                                   \
+        T r = (T)(a % b);                                                               \
+        return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r;                       \
+    }                                                                                   \
+    static inline T pow_##S(T a, T e)                                                   \
+    {                                                                                   \
+        if (e < 0)                                                                      \
+            return a == 1 ? 1 : a == -1 ? ((e & 1) ? (T)-1 : 1) : 0;                    \
+        UT r = 1, x = (UT)a;                                                            \
+        for (; e > 0; e >>= 1) {                                                        \
+            if (e & 1)                                                                  \
+                r = (UT)(r * x);                                                        \
+            x = (UT)(x * x);                                                            \
+        }                                                                               \
+        return (T)r;                                                                    \
+    }
+
+/* UT is at least 32 bits wide so that uint8_t operands are not promoted to
+ * (signed) int before multiplying. */
+BPK_INT_OPS(i8, int8_t, uint32_t)
+BPK_INT_OPS(i32, int32_t, uint32_t)
+BPK_INT_OPS(i64, int64_t, uint64_t)
+
+static inline uint8_t add_u8(uint8_t a, uint8_t b) { return (uint8_t)(a + b); }
+static inline uint8_t sub_u8(uint8_t a, uint8_t b) { return (uint8_t)(a - b); }
+static inline uint8_t mul_u8(uint8_t a, uint8_t b) { return (uint8_t)((uint32_t)a * b); }
+static inline uint8_t neg_u8(uint8_t a) { return (uint8_t)(0u - a); }
+static inline uint8_t div_u8(uint8_t a, uint8_t b) { return b ? (uint8_t)(a / b) : 0; }
+static inline uint8_t mod_u8(uint8_t a, uint8_t b) { return b ? (uint8_t)(a % b) : 0; }
+static inline uint8_t pow_u8(uint8_t a, uint8_t e)
+{
+    uint32_t r = 1, x = a;
+    for (; e > 0; e >>= 1) {
+        if (e & 1)
+            r = (r * x) & 0xffu;
+        x = (x * x) & 0xffu;
+    }
+    return (uint8_t)r;
+}
+
+/* ---- float helpers ------------------------------------------------------ */
+
+/* Python/NumPy modulo: the result takes the divisor's sign; x mod 0 is NaN. */
+static inline double mod_f(double a, double b)
+{
+    double r = fmod(a, b);
+    if (b == 0.0)
+        return r;
+    if (r != 0.0) {
+        if ((r < 0.0) != (b < 0.0))
+            r += b;
+    } else {
+        r = copysign(0.0, b);
+    }
+    return r;
+}
+
+/* The same in float: f32/f16/bf16 round r + b once, in float, like NumPy. */
+static inline float mod_ff(float a, float b)
+{
+    float r = fmodf(a, b);
+    if (b == 0.0f)
+        return r;
+    if (r != 0.0f) {
+        if ((r < 0.0f) != (b < 0.0f))
+            r += b;
+    } else {
+        r = copysignf(0.0f, b);
+    }
+    return r;
+}
+
+#define MOD_F(p, q) _Generic((p), float: mod_ff, default: mod_f)(p, q)
+
+static inline double sigmoid_f(double v) { return 1.0 / (1.0 + exp(-v)); }
+static inline double gelu_f(double v) { return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440)); }
+static inline double sign_f(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : v; } /* keeps NaN, +-0 */
+static inline double relu_f(double v) { return (v > 0 || v != v) ? v : 0.0; }    /* keeps NaN */
+
+/* ---- unary -------------------------------------------------------------- */
+
+/* A math function of double on every float dtype, rounded once to the dtype. */
+#define FLOAT_UN(EXPR)                                                                  \
+    switch (x->dtype) {                                                                 \
+    case BP_F64: UN_LOOP(double, double, ID, double, ID, EXPR); return BP_OK;          \
+    case BP_F32: UN_LOOP(float, double, TO_F64, float, TO_F32, EXPR); return BP_OK;    \
+    case BP_F16: UN_LOOP(uint16_t, double, F16_F, uint16_t, F_F16, EXPR); return BP_OK; \
+    case BP_BF16: UN_LOOP(uint16_t, double, BF16_F, uint16_t, F_BF16, EXPR); return BP_OK; \
+    default: break;                                                                     \
+    }                                                                                   \
+    break
+
+/* neg/abs/sign/relu on every numeric dtype: FEXPR for floats (exact in the
+ * dtype's own precision), IEXPR (with the type suffix S) for integers. */
+#define NUMERIC_UN(FEXPR, IEXPR)                                                        \
+    switch (x->dtype) {                                                                 \
+    case BP_F64: UN_LOOP(double, double, ID, double, ID, FEXPR); return BP_OK;         \
+    case BP_F32: UN_LOOP(float, float, ID, float, ID, FEXPR); return BP_OK;            \
+    case BP_F16: UN_LOOP(uint16_t, float, F16_F, uint16_t, F_F16, FEXPR); return BP_OK; \
+    case BP_BF16: UN_LOOP(uint16_t, float, BF16_F, uint16_t, F_BF16, FEXPR); return BP_OK; \
+    case BP_I64: { IEXPR(i64, int64_t); } return BP_OK;                                 \
+    case BP_I32: { IEXPR(i32, int32_t); } return BP_OK;                                 \
+    case BP_I8: { IEXPR(i8, int8_t); } return BP_OK;                                    \
+    case BP_U8: { IEXPR(u8, uint8_t); } return BP_OK;                                   \
+    default: break;                                                                     \
+    }                                                                                   \
+    break
+
+/* "v < (T)1 && v != 0" is v < 0, spelled so that it is not an always-false
+ * comparison (-Wtype-limits) when T is uint8_t. */
+#define I_NEG(S, T) UN_LOOP(T, T, ID, T, ID, neg_##S(v))
+#define I_ABS(S, T) UN_LOOP(T, T, ID, T, ID, (v < (T)1 && v != 0) ? neg_##S(v) : v)
+#define I_SIGN(S, T) UN_LOOP(T, T, ID, T, ID, (T)((v > 0) - (v < (T)1 && v != 0)))
+#define I_RELU(S, T) UN_LOOP(T, T, ID, T, ID, (v > 0 ? v : 0))
+
+BPK_CLONES bp_status bpk_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
+{
+    switch (op) {
+    case BP_OP_NEG: NUMERIC_UN(-v, I_NEG);
+    case BP_OP_ABS: NUMERIC_UN(fabs(v), I_ABS);
+    case BP_OP_SIGN: NUMERIC_UN(sign_f(v), I_SIGN);
+    case BP_OP_RELU: NUMERIC_UN(relu_f(v), I_RELU);
+    case BP_OP_EXP: FLOAT_UN(exp(v));
+    case BP_OP_LOG: FLOAT_UN(log(v));
+    case BP_OP_SQRT:
+        /* f32 in float: the same bits (sqrt of a float rounded from double
+         * equals sqrtf, 53 >= 2 * 24 + 2), at twice the lanes */
+        if (x->dtype == BP_F32) {
+            UN_LOOP(float, float, ID, float, ID, sqrtf(v));
+            return BP_OK;
+        }
+        FLOAT_UN(sqrt(v));
+    case BP_OP_RSQRT: FLOAT_UN(1.0 / sqrt(v));
+    case BP_OP_RECIPROCAL: FLOAT_UN(1.0 / v);
+    case BP_OP_SIN: FLOAT_UN(sin(v));
+    case BP_OP_COS: FLOAT_UN(cos(v));
+    case BP_OP_TAN: FLOAT_UN(tan(v));
+    case BP_OP_TANH: FLOAT_UN(tanh(v));
+    case BP_OP_SIGMOID: FLOAT_UN(sigmoid_f(v));
+    case BP_OP_GELU: FLOAT_UN(gelu_f(v));
+    case BP_OP_ERF: FLOAT_UN(erf(v));
+    case BP_OP_FLOOR: FLOAT_UN(floor(v));
+    case BP_OP_CEIL: FLOAT_UN(ceil(v));
+    case BP_OP_ROUND: FLOAT_UN(rint(v)); /* default rounding mode: half to even */
+    case BP_OP_ISNAN:
+    case BP_OP_ISINF:
+        switch (x->dtype) {
+#define CLASSIFY(ST, CT, LD)                                                            \
+    if (op == BP_OP_ISNAN)                                                              \
+        UN_LOOP(ST, CT, LD, uint8_t, ID, (uint8_t)(v != v));                            \
+    else                                                                                \
+        UN_LOOP(ST, CT, LD, uint8_t, ID, (uint8_t)(isinf(v) != 0));                     \
+    return BP_OK
+        case BP_F64: CLASSIFY(double, double, ID);
+        case BP_F32: CLASSIFY(float, float, ID);
+        case BP_F16: CLASSIFY(uint16_t, float, F16_F);
+        case BP_BF16: CLASSIFY(uint16_t, float, BF16_F);
+#undef CLASSIFY
+        default: break;
+        }
+        break;
+    case BP_OP_LOGICAL_NOT:
+        if (x->dtype != BP_BOOL)
+            break;
+        UN_LOOP(uint8_t, uint8_t, ID, uint8_t, ID, (uint8_t)(v == 0));
+        return BP_OK;
+    default:
+        break;
+    }
+    return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP, "binary: unary op %s not implemented for %s",
+                    bp_op_name(op), bp_dtype_name(x->dtype));
+}
+
+/* ---- binary ------------------------------------------------------------- */
+
+/* Arithmetic on every numeric dtype. FEXPR computes in CT (float for
+ * f16/bf16/f32, double for f64); IFN is the integer helper's stem. */
+#define NUMERIC_BIN_L(LOOP, FEXPR, IFN)                                                 \
+    switch (dt) {                                                                       \
+    case BP_F64: LOOP(double, double, ID, double, ID, FEXPR); return BP_OK;            \
+    case BP_F32: LOOP(float, float, ID, float, ID, FEXPR); return BP_OK;                \
+    case BP_F16: BIN_LOOP_S(uint16_t, float, F16_F, uint16_t, F_F16, FEXPR); return BP_OK; \
+    case BP_BF16: BIN_LOOP_S(uint16_t, float, BF16_F, uint16_t, F_BF16, FEXPR); return BP_OK; \
+    case BP_I64: LOOP(int64_t, int64_t, ID, int64_t, ID, IFN##_i64(p, q)); return BP_OK; \
+    case BP_I32: LOOP(int32_t, int32_t, ID, int32_t, ID, IFN##_i32(p, q)); return BP_OK; \
+    case BP_I8: BIN_LOOP_S(int8_t, int8_t, ID, int8_t, ID, IFN##_i8(p, q)); return BP_OK;   \
+    case BP_U8: BIN_LOOP_S(uint8_t, uint8_t, ID, uint8_t, ID, IFN##_u8(p, q)); return BP_OK; \
+    default: break;                                                                     \
+    }                                                                                   \
+    break
+#define NUMERIC_BIN(FEXPR, IFN) NUMERIC_BIN_L(BIN_LOOP, FEXPR, IFN)
+
+/* As NUMERIC_BIN, but floats compute in double and round once. */
+#define NUMERIC_BIN_D(FEXPR, IFN)                                                       \
+    switch (dt) {                                                                       \
+    case BP_F32: BIN_LOOP_S(float, double, TO_F64, float, TO_F32, FEXPR); return BP_OK;  \
+    case BP_F16: BIN_LOOP_S(uint16_t, double, F16_F, uint16_t, F_F16, FEXPR); return BP_OK; \
+    case BP_BF16: BIN_LOOP_S(uint16_t, double, BF16_F, uint16_t, F_BF16, FEXPR); return BP_OK; \
+    default: NUMERIC_BIN_L(BIN_LOOP_S, FEXPR, IFN);                                     \
+    }                                                                                   \
+    break
+
+/* Comparisons on every dtype -> bool; integers compare exactly in their own
+ * type, bool compares as 0/1, f16/bf16 exactly as float. */
+#define COMPARE_BIN(OPR)                                                                \
+    switch (dt) {                                                                       \
+    case BP_BOOL: BIN_LOOP_S(uint8_t, int, NZ, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_U8: BIN_LOOP_S(uint8_t, uint8_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_I8: BIN_LOOP_S(int8_t, int8_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_I32: BIN_LOOP(int32_t, int32_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_I64: BIN_LOOP(int64_t, int64_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_F16: BIN_LOOP_S(uint16_t, float, F16_F, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_BF16: BIN_LOOP_S(uint16_t, float, BF16_F, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_F32: BIN_LOOP(float, float, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_F64: BIN_LOOP(double, double, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    }                                                                                   \
+    break
+
+#define LOGICAL_BIN(EXPR)                                                               \
+    if (dt != BP_BOOL)                                                                  \
+        break;                                                                          \
+    BIN_LOOP_S(uint8_t, int, NZ, uint8_t, ID, (uint8_t)(EXPR));                           \
+    return BP_OK
+
+/* NaN-propagating maximum/minimum (NumPy): a NaN on either side wins. */
+#define F_MAX(p, q) ((p > q || p != p) ? p : q)
+#define F_MIN(p, q) ((p < q || p != p) ? p : q)
+#define max_i64(p, q) (p > q ? p : q)
+#define max_i32 max_i64
+#define max_i8 max_i64
+#define max_u8 max_i64
+#define min_i64(p, q) (p < q ? p : q)
+#define min_i32 min_i64
+#define min_i8 min_i64
+#define min_u8 min_i64
+
+BPK_CLONES bp_status bpk_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out)
+{
+    bp_dtype dt = a->dtype;
+    switch (op) {
+    case BP_OP_ADD: NUMERIC_BIN(p + q, add);
+    case BP_OP_SUB: NUMERIC_BIN(p - q, sub);
+    case BP_OP_MUL: NUMERIC_BIN(p * q, mul);
+    case BP_OP_DIV: NUMERIC_BIN(p / q, div);
+    case BP_OP_MAXIMUM: NUMERIC_BIN(F_MAX(p, q), max);
+    case BP_OP_MINIMUM: NUMERIC_BIN(F_MIN(p, q), min);
+    case BP_OP_POW: NUMERIC_BIN_D(pow(p, q), pow);
+    case BP_OP_MOD: NUMERIC_BIN_L(BIN_LOOP_S, MOD_F(p, q), mod);
+    case BP_OP_EQ: COMPARE_BIN(==);
+    case BP_OP_NE: COMPARE_BIN(!=);
+    case BP_OP_LT: COMPARE_BIN(<);
+    case BP_OP_LE: COMPARE_BIN(<=);
+    case BP_OP_GT: COMPARE_BIN(>);
+    case BP_OP_GE: COMPARE_BIN(>=);
+    case BP_OP_LOGICAL_AND: LOGICAL_BIN(p && q);
+    case BP_OP_LOGICAL_OR: LOGICAL_BIN(p || q);
+    case BP_OP_LOGICAL_XOR: LOGICAL_BIN(p != q);
+    default: break;
+    }
+    return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP, "binary: binary op %s not implemented for %s",
+                    bp_op_name(op), bp_dtype_name(dt));
+}
+
+/* ---- where -------------------------------------------------------------- */
+
+/* Moves elements as raw bits of their size; bool values are normalised to 0/1. */
+#define WHERE_LOOP(T, NORM)                                                             \
+    do {                                                                                \
+        bpk_iter it_;                                                                   \
+        int64_t pos_[4];                                                                \
+        bpk_iter_init(&it_, 4, (const bp_view *[]){out, cond, a, b});                   \
+        T *ob_ = (T *)bpk_base(out);                                                    \
+        const uint8_t *cb_ = (const uint8_t *)bpk_base(cond);                           \
+        const T *ab_ = (const T *)bpk_base(a), *bb_ = (const T *)bpk_base(b);           \
+        while (bpk_iter_next(&it_, pos_)) {                                             \
+            T *restrict o_ = ob_ + pos_[0];                                             \
+            const uint8_t *restrict pc_ = cb_ + pos_[1];                                \
+            const T *restrict pa_ = ab_ + pos_[2], *restrict pb_ = bb_ + pos_[3];       \
+            int64_t n_ = it_.inner, so_ = it_.inner_stride[0], sc_ = it_.inner_stride[1]; \
+            int64_t sa_ = it_.inner_stride[2], sb_ = it_.inner_stride[3];               \
+            if (so_ == 1 && sc_ == 1 && sa_ == 1 && sb_ == 1) {                         \
+                for (int64_t i_ = 0; i_ < n_; i_++)                                     \
+                    o_[i_] = NORM(pc_[i_] ? pa_[i_] : pb_[i_]);                         \
+            } else {                                                                    \
+                for (int64_t i_ = 0; i_ < n_; i_++)                                     \
+                    o_[i_ * so_] = NORM(pc_[i_ * sc_] ? pa_[i_ * sa_] : pb_[i_ * sb_]); \
+            }                                                                           \
+        }                                                                               \
+    } while (0)
+
+#define NZ_U8(v) ((uint8_t)((v) != 0))
+
+BPK_CLONES bp_status bpk_where(void *dev, const bp_view *cond, const bp_view *a, const bp_view *b,
+                    const bp_view *out)
+{
+    if (out->dtype == BP_BOOL) {
+        WHERE_LOOP(uint8_t, NZ_U8);
+        return BP_OK;
+    }
+    switch (bp_dtype_size(out->dtype)) {
+    case 1: WHERE_LOOP(uint8_t, ID); return BP_OK;
+    case 2: WHERE_LOOP(uint16_t, ID); return BP_OK;
+    case 4: WHERE_LOOP(uint32_t, ID); return BP_OK;
+    case 8: WHERE_LOOP(uint64_t, ID); return BP_OK;
+    default: break;
+    }
+    return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP, "binary: where not implemented for %s",
+                    bp_dtype_name(out->dtype));
+}
+
+/* ---- the functions of one tensor with parameters, the inverse and
+ * hyperbolic functions, and clip ------------------------------------------------
+ * Floats compute in double and round once to the dtype (f16/bf16
+ * included); each function is its ops.h formula evaluated in IEEE double, so
+ * the edges are those of the formula (softsign(inf) = inf / inf is NaN, as
+ * in ONNX's and NumPy's reference). Integers: square wraps, shrink goes
+ * through double and the cast rules (ops.h), bitwise_not is ~x. */
+
+/* out[i] = STORE(EXPR) with `v` = LOAD(x[i]); a0, a1 the op's parameters. */
+#define MAP_LOOP(ST, CT, LOAD, OT, STORE, EXPR)                                        \
+    do {                                                                                \
+        bpk_iter it_;                                                                   \
+        int64_t pos_[2];                                                                \
+        bpk_iter_init(&it_, 2, (const bp_view *[]){out, x});                            \
+        OT *ob_ = (OT *)bpk_base(out);                                                  \
+        const ST *xb_ = (const ST *)bpk_base(x);                                        \
+        while (bpk_iter_next(&it_, pos_)) {                                             \
+            OT *o_ = ob_ + pos_[0];                                                     \
+            const ST *px_ = xb_ + pos_[1];                                              \
+            int64_t so_ = it_.inner_stride[0], sx_ = it_.inner_stride[1];               \
+            for (int64_t i_ = 0; i_ < it_.inner; i_++) {                                \
+                CT v = LOAD(px_[i_ * sx_]);                                             \
+                o_[i_ * so_] = STORE(EXPR);                                             \
+            }                                                                           \
+        }                                                                               \
+    } while (0)
+
+#define ID(v) (v)
+#define TO_F64(v) ((double)(v))
+#define TO_F32(v) ((float)(v))
+#define F16_D(v) ((double)bp_f16_to_f32(v))
+#define BF16_D(v) ((double)bp_bf16_to_f32(v))
+#define D_F16(v) bp_f64_to_f16(v)
+#define D_BF16(v) bp_f64_to_bf16(v)
+
+/* EXPR of double v on every float dtype, rounded once. */
+#define FLOAT_MAP(EXPR)                                                                 \
+    switch (x->dtype) {                                                                 \
+    case BP_F64: MAP_LOOP(double, double, ID, double, ID, EXPR); return BP_OK;          \
+    case BP_F32: MAP_LOOP(float, double, TO_F64, float, TO_F32, EXPR); return BP_OK;    \
+    case BP_F16: MAP_LOOP(uint16_t, double, F16_D, uint16_t, D_F16, EXPR); return BP_OK; \
+    case BP_BF16: MAP_LOOP(uint16_t, double, BF16_D, uint16_t, D_BF16, EXPR); return BP_OK; \
+    default: break;                                                                     \
+    }                                                                                   \
+    break
+
+/* EXPR of v in the integer type itself, for the integer dtypes. */
+#define INT_MAP(EXPR)                                                                   \
+    switch (x->dtype) {                                                                 \
+    case BP_U8: MAP_LOOP(uint8_t, uint8_t, ID, uint8_t, ID, (uint8_t)(EXPR)); return BP_OK; \
+    case BP_I8: MAP_LOOP(int8_t, int8_t, ID, int8_t, ID, (int8_t)(EXPR)); return BP_OK; \
+    case BP_I32: MAP_LOOP(int32_t, int32_t, ID, int32_t, ID, (int32_t)(EXPR)); return BP_OK; \
+    case BP_I64: MAP_LOOP(int64_t, int64_t, ID, int64_t, ID, (int64_t)(EXPR)); return BP_OK; \
+    default: break;                                                                     \
+    }                                                                                   \
+    break
+
+static inline double softplus_f(double v)
+{
+    /* log(1 + e^v) without overflow: v + log1p(e^-v) above 0 */
+    return v > 0 ? v + log1p(exp(-v)) : log1p(exp(v));
+}
+
+/* x sigmoid(x); below 0 as x e^x / (1 + e^x), whose e^x underflows
+ * gracefully where e^-x would overflow (x e^x is subnormal near -720). */
+static inline double silu_f(double v)
+{
+    if (v >= 0)
+        return v / (1.0 + exp(-v));
+    double e = exp(v);
+    return v * e / (1.0 + e);
+}
+
+/* NaN stays NaN (NumPy's clip of ONNX's reference); then clamped. */
+static inline double clamp01(double v) { return v != v ? v : v < 0 ? 0.0 : v > 1 ? 1.0 : v; }
+
+static inline double shrink_f(double v, double bias, double lambd)
+{
+    return v < -lambd ? v + bias : v > lambd ? v - bias : 0.0;
+}
+
+/* shrink on integers: through double and the cast rules (ops.h). */
+static void shrink_int(const bp_view *x, const bp_view *out, double bias, double lambd)
+{
+    size_t es = bp_dtype_size(x->dtype);
+    bpk_iter it;
+    int64_t pos[2];
+    bpk_iter_init(&it, 2, (const bp_view *[]){out, x});
+    while (bpk_iter_next(&it, pos))
+        for (int64_t i = 0; i < it.inner; i++) {
+            const char *src = bpk_base(x) + (pos[1] + i * it.inner_stride[1]) * (int64_t)es;
+            char *dst = bpk_base(out) + (pos[0] + i * it.inner_stride[0]) * (int64_t)es;
+            bp_elem_store_f64(out->dtype, dst,
+                              shrink_f(bp_elem_load_f64(x->dtype, src), bias, lambd));
+        }
+}
+
+static void square_int(const bp_view *x, const bp_view *out)
+{
+    size_t es = bp_dtype_size(x->dtype);
+    bpk_iter it;
+    int64_t pos[2];
+    bpk_iter_init(&it, 2, (const bp_view *[]){out, x});
+    while (bpk_iter_next(&it, pos))
+        for (int64_t i = 0; i < it.inner; i++) {
+            const char *src = bpk_base(x) + (pos[1] + i * it.inner_stride[1]) * (int64_t)es;
+            char *dst = bpk_base(out) + (pos[0] + i * it.inner_stride[0]) * (int64_t)es;
+            uint64_t u = (uint64_t)bp_elem_load_i64(x->dtype, src);
+            bp_elem_store_i64(out->dtype, dst, bpk_wrap_int(out->dtype, u * u));
+        }
+}
+
+bp_status bpk_op_unary(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                       const bp_view *const *in, int32_t n_out, const bp_view *const *out_v)
+{
+    (void)n_in;
+    (void)n_out;
+    const bp_view *x = in[0], *out = out_v[0];
+    const double a0 = p->f[0], a1 = p->f[1];
+    bool is_float = bp_dtype_is_float(x->dtype);
+    switch (op) {
+    case BP_OP_ACOS: FLOAT_MAP(acos(v));
+    case BP_OP_ASIN: FLOAT_MAP(asin(v));
+    case BP_OP_ATAN: FLOAT_MAP(atan(v));
+    case BP_OP_ACOSH: FLOAT_MAP(acosh(v));
+    case BP_OP_ASINH: FLOAT_MAP(asinh(v));
+    case BP_OP_ATANH: FLOAT_MAP(atanh(v));
+    case BP_OP_SINH: FLOAT_MAP(sinh(v));
+    case BP_OP_COSH: FLOAT_MAP(cosh(v));
+    case BP_OP_LOG1P: FLOAT_MAP(log1p(v));
+    case BP_OP_EXPM1: FLOAT_MAP(expm1(v));
+    case BP_OP_SOFTPLUS: FLOAT_MAP(softplus_f(v));
+    case BP_OP_SOFTSIGN: FLOAT_MAP(v / (1.0 + fabs(v)));
+    case BP_OP_SILU: FLOAT_MAP(silu_f(v));
+    case BP_OP_HARDSWISH: FLOAT_MAP(v * clamp01(v / 6.0 + 0.5));
+    case BP_OP_ELU: FLOAT_MAP(v < 0 ? a0 * expm1(v) : v);
+    case BP_OP_SELU: FLOAT_MAP(a1 * (v > 0 ? v : a0 * expm1(v)));
+    case BP_OP_LEAKY_RELU: FLOAT_MAP(v < 0 ? a0 * v : v);
+    case BP_OP_THRESHOLDED_RELU: FLOAT_MAP(v > a0 ? v : 0.0);
+    case BP_OP_HARD_SIGMOID: FLOAT_MAP(clamp01(a0 * v + a1));
+    case BP_OP_SQUARE:
+        if (!is_float) {
+            square_int(x, out);
+            return BP_OK;
+        }
+        FLOAT_MAP(v * v);
+    case BP_OP_SHRINK:
+        if (!is_float) {
+            shrink_int(x, out, a0, a1);
+            return BP_OK;
+        }
+        FLOAT_MAP(shrink_f(v, a0, a1));
+    case BP_OP_BITWISE_NOT: INT_MAP(~v);
+    default: break;
+    }
+    return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP, "binary: %s not implemented for %s",
+                    bp_op_name(op), bp_dtype_name(x->dtype));
+}
+
+/* ---- clip ---------------------------------------------------------------------- */
+
+/* min(max(x, lo), hi) with NaN-propagating max and min (bp_maximum's rule):
+ * a NaN x stays NaN, a NaN bound gives NaN. Floats in double (a selection:
+ * exact), integers in int64. */
+bp_status bpk_op_clip(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                      const bp_view *const *in, int32_t n_out, const bp_view *const *out_v)
+{
+    (void)dev, (void)op, (void)p, (void)n_in, (void)n_out;
+    const bp_view *x = in[0], *lo = in[1], *hi = in[2], *out = out_v[0];
+    /* an absent bound is walked as x itself and ignored */
+    const bp_view *vs[4] = {out, x, lo ? lo : x, hi ? hi : x};
+    bool is_float = bp_dtype_is_float(x->dtype);
+    size_t es = bp_dtype_size(x->dtype);
+    bpk_iter it;
+    int64_t pos[4];
+    bpk_iter_init(&it, 4, vs);
+    while (bpk_iter_next(&it, pos))
+        for (int64_t i = 0; i < it.inner; i++) {
+            const char *e[4];
+            for (int j = 1; j < 4; j++)
+                e[j] = bpk_base(vs[j]) + (pos[j] + i * it.inner_stride[j]) * (int64_t)es;
+            char *dst = bpk_base(out) + (pos[0] + i * it.inner_stride[0]) * (int64_t)es;
+            if (is_float) {
+                double v = bp_elem_load_f64(x->dtype, e[1]);
+                if (lo) {
+                    double l = bp_elem_load_f64(x->dtype, e[2]);
+                    v = (v != v || l != l) ? (v != v ? v : l) : v < l ? l : v;
+                }
+                if (hi) {
+                    double h = bp_elem_load_f64(x->dtype, e[3]);
+                    v = (v != v || h != h) ? (v != v ? v : h) : v > h ? h : v;
+                }
+                bp_elem_store_f64(out->dtype, dst, v);
+            } else {
+                int64_t v = bp_elem_load_i64(x->dtype, e[1]);
+                if (lo) {
+                    int64_t l = bp_elem_load_i64(x->dtype, e[2]);
+                    v = v < l ? l : v;
+                }
+                if (hi) {
+                    int64_t h = bp_elem_load_i64(x->dtype, e[3]);
+                    v = v > h ? h : v;
+                }
+                bp_elem_store_i64(out->dtype, dst, v);
+            }
+        }
+    return BP_OK;
+}
+
+/* ---- fmod, prelu, the bitwise ops and the bit shifts --------------------------
+ * Floats compute in double and round once (fmod is exact; prelu's product
+ * is rounded once). Integers are exact in int64, wrapped to the dtype (two's
+ * complement). */
+
+static inline int dtype_bits(bp_dtype dt) { return (int)bp_dtype_size(dt) * 8; }
+
+/* a % b truncating (C), with x % 0 and x % -1 (MIN % -1 overflows in C) 0. */
+static inline int64_t fmod_i(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
+
+static inline int64_t shift_left(bp_dtype dt, int64_t a, int64_t b)
+{
+    if (b < 0 || b >= dtype_bits(dt))
+        return 0;
+    return bpk_wrap_int(dt, (uint64_t)a << b);
+}
+
+/* Arithmetic for signed values (ones shifted in), spelled without relying on
+ * the implementation-defined >> of a negative number. */
+static inline int64_t shift_right(bp_dtype dt, int64_t a, int64_t b)
+{
+    if (b < 0 || b >= dtype_bits(dt))
+        return a < 0 ? -1 : 0;
+    return a < 0 ? ~(~a >> b) : a >> b;
+}
+
+static int64_t int_op(bp_op op, bp_dtype dt, int64_t a, int64_t b)
+{
+    switch (op) {
+    case BP_OP_FMOD: return fmod_i(a, b);
+    case BP_OP_PRELU: return a < 0 ? bpk_wrap_int(dt, (uint64_t)a * (uint64_t)b) : a;
+    case BP_OP_BITWISE_AND: return a & b;
+    case BP_OP_BITWISE_OR: return a | b;
+    case BP_OP_BITWISE_XOR: return bpk_wrap_int(dt, (uint64_t)(a ^ b));
+    case BP_OP_BITSHIFT_LEFT: return shift_left(dt, a, b);
+    default: return shift_right(dt, a, b);
+    }
+}
+
+static double float_op(bp_op op, double a, double b)
+{
+    if (op == BP_OP_FMOD)
+        return fmod(a, b);
+    return a < 0 ? a * b : a; /* PRELU */
+}
+
+bp_status bpk_op_binary(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
+                        const bp_view *const *in, int32_t n_out, const bp_view *const *out_v)
+{
+    (void)p, (void)n_in, (void)n_out;
+    const bp_view *a = in[0], *b = in[1], *out = out_v[0];
+    bp_dtype dt = a->dtype;
+    bool is_float = bp_dtype_is_float(dt);
+    if (is_float && op != BP_OP_FMOD && op != BP_OP_PRELU)
+        return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP, "binary: %s not implemented for %s",
+                        bp_op_name(op), bp_dtype_name(dt));
+    size_t es = bp_dtype_size(dt);
+    bpk_iter it;
+    int64_t pos[3];
+    bpk_iter_init(&it, 3, (const bp_view *[]){out, a, b});
+    while (bpk_iter_next(&it, pos))
+        for (int64_t i = 0; i < it.inner; i++) {
+            const char *pa = bpk_base(a) + (pos[1] + i * it.inner_stride[1]) * (int64_t)es;
+            const char *pb = bpk_base(b) + (pos[2] + i * it.inner_stride[2]) * (int64_t)es;
+            char *po = bpk_base(out) + (pos[0] + i * it.inner_stride[0]) * (int64_t)es;
+            if (is_float)
+                bp_elem_store_f64(dt, po, float_op(op, bp_elem_load_f64(dt, pa),
+                                                   bp_elem_load_f64(dt, pb)));
+            else
+                bp_elem_store_i64(dt, po, int_op(op, dt, bp_elem_load_i64(dt, pa),
+                                                  bp_elem_load_i64(dt, pb)));
+        }
+    return BP_OK;
+}
