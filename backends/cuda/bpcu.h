@@ -1,6 +1,6 @@
 /* The cuda backend: private declarations shared by its files.
  *
- * Files, one concern each (as the binary backend):
+ * Files, one concern each (as the reference kernels, backends/kernels):
  *   plugin.cu      the descriptor and supports()
  *   config.c       [backend.cuda]: the keys and their parsing (plain C)
  *   open.cu        open/close: driver, devices, the compute-capability decision
@@ -11,15 +11,16 @@
  *   errors.cu      error reporting, lost devices and the discipline of every entry
  *   host_copy.cu   staging memcpys on a few threads
  *   index.h/.c     collapsing views, launch geometry;  elem.h  element types
- *   elementwise.cu copy.cu creation.cu gather.cu reduce.cu softmax.cu matmul.cu
- *                  the op entries of ABI 1.0
- *   support.c      which op of ABI 1.4 runs for which dtype (plain C, one table)
- *   op.cu          the op entry (ABI 1.4): one switch to the files below
- *   elementwise_more.cu  clip.cu  reduce_more.cu  hardmax.cu  scan.cu  sort.cu
- *   trilu.cu  one_hot.cu  gather_more.cu  scatter.cu  gemm.cu
- *                  the ops of ABI 1.4
+ *   support.c      which op runs for which dtype: the op table's rows less a
+ *                  list of gaps (plain C)
+ *   op.cu          the op entry: every op, routed by its kind
+ *   elementwise.cu clip.cu copy.cu creation.cu gather.cu reduce.cu softmax.cu
+ *   matmul.cu hardmax.cu scan.cu sort.cu trilu.cu one_hot.cu scatter.cu gemm.cu
+ *                  the ops, by kind (the ops of ABI 1.0 by their typed
+ *                  functions, bpcu_unary .. bpcu_random; the later ones by
+ *                  bpcu_op_*, which take the op entry's call record)
  *   conv.cu  conv_transpose.cu  conv_gemm.cu  pool.cu  lrn.cu  norm.cu  loss.cu
- *   resize.cu      nn.h's ops (ABI 1.4, issue 16; what they share: nn_common.h)
+ *   resize.cu      nn.h's ops (what they share: nn_common.h)
  *   checks.cu      index bounds checked on the device, reported by deferred_error
  *   exchange.cu    wrap and buffer_address: other libraries' CUDA memory (DLPack)
  *
@@ -31,7 +32,7 @@
  * context cannot recover) marks the device lost: every later call fails
  * fast with one message naming where it surfaced.
  *
- * Kernels follow the binary backend's arithmetic exactly: the dtype.h and
+ * Kernels follow the reference kernels' arithmetic exactly: the dtype.h and
  * philox.h helpers are compiled for the device too, f16/bf16 compute in f32
  * (math functions in f64) and round once, integers wrap, casts saturate. The
  * plugin is compiled with --fmad=false so a*b+c rounds twice, as in C. */
@@ -349,7 +350,7 @@ bp_status bpcu_wrap(void *dev, int32_t kind, void *memory, size_t bytes, void (*
                     void *release_ctx, void **buffer);
 bp_status bpcu_buffer_address(void *dev, void *buffer, int32_t *kind, int32_t *device_id,
                               void **address);
-/* op.cu (ABI 1.4) */
+/* op.cu: the op entry, every op */
 bp_status bpcu_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                   const bp_view *const *in, int32_t n_out, const bp_view *const *out);
 

@@ -1,4 +1,4 @@
-/* Index bounds checked on the device (issue 12; plugin.h's deferred_error).
+/* Index bounds checked on the device (plugin.h's deferred_error).
  *
  * The core does not read a gather's or scatter's indices to the host for a
  * plugin with deferred_error (that would synchronise every call), so each

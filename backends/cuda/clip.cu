@@ -52,7 +52,7 @@ static bp_status launch_clip(bpcu_device *d, const bp_view *x, const bp_view *lo
     return bpcu_launched(d, e, "clip kernel");
 }
 
-bp_status bpcu_more_clip(bpcu_device *d, const bpcu_opcall *c)
+bp_status bpcu_op_clip(bpcu_device *d, const bpcu_opcall *c)
 {
     const bp_view *x = c->in[0], *lo = c->in[1], *hi = c->in[2], *out = c->out[0];
     bp_dtype dt = x->dtype;

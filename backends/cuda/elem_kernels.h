@@ -1,7 +1,7 @@
 /* The elementwise loops (nvcc only): one kernel per (storage type,
  * functor) over strided, broadcast views collapsed on the host, and their
  * launchers; the functor carries the op as a run-time switch.
- * elementwise.cu (ABI 1.0) and elementwise_more.cu (1.4) share them, and
+ * the elementwise ops of every ABI (elementwise.cu) share them, and
  * the integer helpers that wrap instead of trapping. */
 #ifndef BPCU_ELEM_KERNELS_H
 #define BPCU_ELEM_KERNELS_H

@@ -6,6 +6,7 @@
 
 #include "checks.h"
 #include "elem.h"
+#include "op.h"
 
 typedef struct bpcu_gather_args {
     int32_t orank, axis, irank, xrank;
@@ -90,5 +91,164 @@ bp_status bpcu_gather(void *dev, const bp_view *x, const bp_view *indices, int32
     default: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_gather<uint64_t>, g, (const uint64_t *)bpcu_ptr(x), ip, i64, (uint64_t *)bpcu_ptr(out), bad); break;
     }
     bp_status st = chk.commit(indices, 1, &x->shape[axis], axis);
+    return e != cudaSuccess ? bpcu_launched(d, e, "gather kernel") : st;
+}
+
+/* ---- gather_elements and gather_nd ----
+ * GATHER_ELEMENTS and GATHER_ND (ONNX GatherElements, GatherND), with
+ * their indices checked on the device (checks.h): an index out of range
+ * gives a zero element and a deferred BP_ERR_INDEX.
+ *
+ * gather_elements: in x, indices (x's rank), p.i[0] axis; out has indices'
+ * shape: out[c] = x[c with c[axis] = indices[c]].
+ * gather_nd: in x (rank r), indices (rank q, tuples of m = its last extent),
+ * p.i[0] batch_dims b; out has indices' shape without its last axis, then
+ * x's axes after b + m: out[p, t] = x[p's first b coordinates,
+ * indices[p, 0 .. m), t]. */
+
+typedef struct bpcu_gel_args {
+    int32_t rank, axis;
+    int64_t n, dim;
+    int64_t shape[BP_MAX_RANK];    /* indices' (and out's) */
+    int64_t xstr[BP_MAX_RANK], istr[BP_MAX_RANK], ostr[BP_MAX_RANK];
+} bpcu_gel_args;
+
+template <class T>
+__global__ void bpcu_k_gather_elements(bpcu_gel_args g, const T *x, const char *idx, bool i64,
+                                       T *out, unsigned long long *bad)
+{
+    BPCU_FOR(i, g.n) {
+        int64_t r = i, xo = 0, io = 0, oo = 0;
+        for (int32_t k = g.rank - 1; k >= 0; k--) { /* x's offset without the axis' term */
+            int64_t c = r % g.shape[k];
+            r /= g.shape[k];
+            io += c * g.istr[k];
+            oo += c * g.ostr[k];
+            if (k != g.axis)
+                xo += c * g.xstr[k];
+        }
+        int64_t j = bpcu_load_index(idx, i64, io);
+        out[oo] = bpcu_index_ok(&j, g.dim, i, bad) ? x[xo + j * g.xstr[g.axis]] : (T)0;
+    }
+}
+
+typedef struct bpcu_gnd_args {
+    int32_t b, m, q1, trank;       /* batch axes, tuple size, indices' rank - 1, trailing axes */
+    int64_t n, tcount;             /* out's elements, elements per tuple (trailing) */
+    int64_t oshape[BP_MAX_RANK], ostr[BP_MAX_RANK];
+    int64_t istr[BP_MAX_RANK];     /* indices' strides (q1 prefix axes, then the tuple axis) */
+    int64_t xstr[BP_MAX_RANK], xdim[BP_MAX_RANK];
+} bpcu_gnd_args;
+
+template <class T>
+__global__ void bpcu_k_gather_nd(bpcu_gnd_args g, const T *x, const char *idx, bool i64, T *out,
+                                 unsigned long long *bad)
+{
+    BPCU_FOR(i, g.n) {
+        int64_t r = i, oo = 0, xo = 0, io = 0;
+        /* out's coordinates: the trailing ones (x's axes b + m ..) first, from the end */
+        for (int32_t k = g.q1 + g.trank - 1; k >= 0; k--) {
+            int64_t c = r % g.oshape[k];
+            r /= g.oshape[k];
+            oo += c * g.ostr[k];
+            if (k >= g.q1) {
+                xo += c * g.xstr[g.b + g.m + (k - g.q1)];
+            } else {
+                io += c * g.istr[k];
+                if (k < g.b)
+                    xo += c * g.xstr[k];
+            }
+        }
+        int64_t tuple = i / g.tcount; /* row-major position of the tuple among indices' */
+        bool ok = true;
+        for (int32_t j = 0; j < g.m; j++) {
+            int64_t v = bpcu_load_index(idx, i64, io + j * g.istr[g.q1]);
+            if (bpcu_index_ok(&v, g.xdim[g.b + j], tuple * g.m + j, bad))
+                xo += v * g.xstr[g.b + j];
+            else
+                ok = false;
+        }
+        out[oo] = ok ? x[xo] : (T)0;
+    }
+}
+
+template <class T>
+static cudaError_t launch_gather(bpcu_device *d, const bpcu_opcall *c, const void *args,
+                                 unsigned long long *bad)
+{
+    const bp_view *x = c->in[0], *ind = c->in[1], *out = c->out[0];
+    bool i64 = ind->dtype == BP_I64;
+    if (c->op == BP_OP_GATHER_ELEMENTS) {
+        const bpcu_gel_args &g = *(const bpcu_gel_args *)args;
+        return bpcu_launch(d->stream, bpcu_blocks(g.n), BPCU_THREADS, 0, bpcu_k_gather_elements<T>,
+                           g, (const T *)bpcu_ptr(x), (const char *)bpcu_ptr(ind), i64,
+                           (T *)bpcu_ptr(out), bad);
+    }
+    const bpcu_gnd_args &g = *(const bpcu_gnd_args *)args;
+    return bpcu_launch(d->stream, bpcu_blocks(g.n), BPCU_THREADS, 0, bpcu_k_gather_nd<T>, g,
+                       (const T *)bpcu_ptr(x), (const char *)bpcu_ptr(ind), i64,
+                       (T *)bpcu_ptr(out), bad);
+}
+
+bp_status bpcu_op_gather(bpcu_device *d, const bpcu_opcall *c)
+{
+    const bp_view *x = c->in[0], *ind = c->in[1], *out = c->out[0];
+    int64_t n = bpcu_numel(out);
+    if (bpcu_numel(ind) == 0)
+        return BP_OK;
+    bpcu_gel_args ge;
+    bpcu_gnd_args gn;
+    memset(&ge, 0, sizeof ge);
+    memset(&gn, 0, sizeof gn);
+    const void *args;
+    int32_t m = 1, axis0;
+    const int64_t *dims;
+    if (c->op == BP_OP_GATHER_ELEMENTS) {
+        int64_t axis = c->p.i[0];
+        if (axis < 0 || axis >= x->rank || ind->rank != x->rank || out->rank != x->rank)
+            return bpcu_fail(d, BP_ERR_INVALID_ARGUMENT, "cuda: gather_elements: axis %lld, x "
+                             "of rank %d and indices of rank %d do not fit", (long long)axis,
+                             (int)x->rank, (int)ind->rank);
+        ge.rank = x->rank, ge.axis = (int32_t)axis, ge.n = n, ge.dim = x->shape[axis];
+        for (int32_t k = 0; k < x->rank; k++) {
+            ge.shape[k] = ind->shape[k];
+            ge.xstr[k] = x->strides[k], ge.istr[k] = ind->strides[k], ge.ostr[k] = out->strides[k];
+        }
+        args = &ge, axis0 = ge.axis, dims = &x->shape[axis];
+    } else {
+        int64_t b = c->p.i[0];
+        int64_t mm = ind->rank > 0 ? ind->shape[ind->rank - 1] : 0;
+        if (b < 0 || ind->rank < 1 || b >= ind->rank || mm < 1 || b + mm > x->rank ||
+            out->rank != ind->rank - 1 + x->rank - b - mm)
+            return bpcu_fail(d, BP_ERR_INVALID_ARGUMENT, "cuda: gather_nd: batch_dims %lld with "
+                             "x of rank %d and indices of rank %d do not fit", (long long)b,
+                             (int)x->rank, (int)ind->rank);
+        gn.b = (int32_t)b, gn.m = (int32_t)mm, gn.q1 = ind->rank - 1;
+        gn.trank = x->rank - gn.b - gn.m;
+        gn.n = n;
+        gn.tcount = 1;
+        for (int32_t k = 0; k < gn.trank; k++)
+            gn.tcount *= x->shape[gn.b + gn.m + k];
+        for (int32_t k = 0; k < out->rank; k++)
+            gn.oshape[k] = out->shape[k], gn.ostr[k] = out->strides[k];
+        for (int32_t k = 0; k < ind->rank; k++)
+            gn.istr[k] = ind->strides[k];
+        for (int32_t k = 0; k < x->rank; k++)
+            gn.xstr[k] = x->strides[k], gn.xdim[k] = x->shape[k];
+        args = &gn, m = gn.m, axis0 = gn.b, dims = &x->shape[gn.b];
+    }
+    bpcu_index_check chk(d, c->op);
+    if (chk.status != BP_OK)
+        return chk.status;
+    if (n == 0) /* nothing to gather, but a bad index is still reported */
+        return chk.check_all(ind, m, dims, axis0);
+    cudaError_t e = cudaSuccess;
+    switch (bp_dtype_size(x->dtype)) {
+    case 1: e = launch_gather<uint8_t>(d, c, args, chk.bad()); break;
+    case 2: e = launch_gather<uint16_t>(d, c, args, chk.bad()); break;
+    case 4: e = launch_gather<uint32_t>(d, c, args, chk.bad()); break;
+    default: e = launch_gather<uint64_t>(d, c, args, chk.bad()); break;
+    }
+    bp_status st = chk.commit(ind, m, dims, axis0);
     return e != cudaSuccess ? bpcu_launched(d, e, "gather kernel") : st;
 }

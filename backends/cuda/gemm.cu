@@ -193,7 +193,7 @@ static bp_status gemm_blas(bpcu_device *d, const bpcu_opcall *c)
     return st;
 }
 
-bp_status bpcu_more_gemm(bpcu_device *d, const bpcu_opcall *c)
+bp_status bpcu_op_gemm(bpcu_device *d, const bpcu_opcall *c)
 {
     const bp_view *a = c->in[0], *b = c->in[1], *out = c->out[0];
     if (a->rank != 2 || b->rank != 2 || out->rank != 2 || a->shape[0] != out->shape[0] ||

@@ -15,7 +15,7 @@ __global__ void bpcu_k_hardmax(bpcu_ix ox, int64_t n, const int64_t *win, S *out
     }
 }
 
-bp_status bpcu_more_hardmax(bpcu_device *d, const bpcu_opcall *c)
+bp_status bpcu_op_hardmax(bpcu_device *d, const bpcu_opcall *c)
 {
     const bp_view *x = c->in[0], *out = c->out[0];
     int64_t total = bpcu_numel(out);

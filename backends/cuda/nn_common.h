@@ -1,4 +1,4 @@
-/* What the nn ops of nn.h (issue 16: conv.cu, conv_transpose.cu, pool.cu,
+/* What the nn ops of nn.h (conv.cu, conv_transpose.cu, pool.cu,
  * lrn.cu, norm.cu, loss.cu, resize.cu) share (nvcc only): views as kernels
  * read them, element by element through cast.h's bp_elem_load_f64 /
  * bp_elem_store_f64 (the very functions the binary backend's kernels use,

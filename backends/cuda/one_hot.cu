@@ -36,7 +36,7 @@ __global__ void bpcu_k_one_hot(bpcu_ix ox, bpcu_ix ixv, int64_t depth, const cha
     }
 }
 
-bp_status bpcu_more_one_hot(bpcu_device *d, const bpcu_opcall *c)
+bp_status bpcu_op_one_hot(bpcu_device *d, const bpcu_opcall *c)
 {
     const bp_view *ind = c->in[0], *values = c->in[1], *out = c->out[0];
     int64_t depth = c->p.i[0];

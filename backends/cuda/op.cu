@@ -46,18 +46,18 @@ static bp_status conv_kind(bpcu_device *d, const bpcu_opcall *c)
 static bpcu_op_fn later_op(bp_op_kind kind)
 {
     switch (kind) {
-    case BP_KIND_UNARY: return bpcu_more_unary;
-    case BP_KIND_BINARY: return bpcu_more_binary;
-    case BP_KIND_CLIP: return bpcu_more_clip;
-    case BP_KIND_REDUCE: return bpcu_more_reduce;
-    case BP_KIND_HARDMAX: return bpcu_more_hardmax;
-    case BP_KIND_SCAN: return bpcu_more_scan;
-    case BP_KIND_SORT: return bpcu_more_sort;
-    case BP_KIND_TRILU: return bpcu_more_trilu;
-    case BP_KIND_ONE_HOT: return bpcu_more_one_hot;
-    case BP_KIND_INDEX: return bpcu_more_gather;
-    case BP_KIND_SCATTER: return bpcu_more_scatter;
-    case BP_KIND_GEMM: return bpcu_more_gemm;
+    case BP_KIND_UNARY: return bpcu_op_unary;
+    case BP_KIND_BINARY: return bpcu_op_binary;
+    case BP_KIND_CLIP: return bpcu_op_clip;
+    case BP_KIND_REDUCE: return bpcu_op_reduce;
+    case BP_KIND_HARDMAX: return bpcu_op_hardmax;
+    case BP_KIND_SCAN: return bpcu_op_scan;
+    case BP_KIND_SORT: return bpcu_op_sort;
+    case BP_KIND_TRILU: return bpcu_op_trilu;
+    case BP_KIND_ONE_HOT: return bpcu_op_one_hot;
+    case BP_KIND_INDEX: return bpcu_op_gather;
+    case BP_KIND_SCATTER: return bpcu_op_scatter;
+    case BP_KIND_GEMM: return bpcu_op_gemm;
     case BP_KIND_CONV: return conv_kind;
     case BP_KIND_POOL: return bpcu_nn_pool;
     case BP_KIND_LRN: return bpcu_nn_lrn;

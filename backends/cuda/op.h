@@ -1,6 +1,6 @@
-/* The op entry of ABI 1.4 (op.cu) and the files that compute its ops: one
- * call record, checked and scoped once in op.cu, handed to each. What each
- * op receives is opcodes.h's comment beside its code; ops.h gives the
+/* The op entry (op.cu) and the files that compute the ops since ABI 1.4:
+ * one call record, checked and scoped once in op.cu, handed to each. What
+ * each op receives is its kind's and row's in opcodes.h; ops.h gives the
  * semantics. */
 #ifndef BPCU_OP_H
 #define BPCU_OP_H
@@ -15,26 +15,26 @@ typedef struct bpcu_opcall {
     const bp_view *out[3];         /* NULL: an optional output not wanted (or none) */
 } bpcu_opcall;
 
-/* elementwise_more.cu: the functions of one tensor (all but clip) and of two */
-bp_status bpcu_more_unary(bpcu_device *d, const bpcu_opcall *c);
-bp_status bpcu_more_binary(bpcu_device *d, const bpcu_opcall *c);
+/* elementwise.cu: the functions of one tensor since 1.4 (all but clip) and of two */
+bp_status bpcu_op_unary(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_op_binary(bpcu_device *d, const bpcu_opcall *c);
 /* clip.cu */
-bp_status bpcu_more_clip(bpcu_device *d, const bpcu_opcall *c);
-/* reduce_more.cu: REDUCE_* and ARG*_LAST */
-bp_status bpcu_more_reduce(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_op_clip(bpcu_device *d, const bpcu_opcall *c);
+/* reduce.cu: REDUCE_* and ARG*_LAST */
+bp_status bpcu_op_reduce(bpcu_device *d, const bpcu_opcall *c);
 /* hardmax.cu, scan.cu (CUMSUM, CUMPROD), sort.cu (SORT, TOPK) */
-bp_status bpcu_more_hardmax(bpcu_device *d, const bpcu_opcall *c);
-bp_status bpcu_more_scan(bpcu_device *d, const bpcu_opcall *c);
-bp_status bpcu_more_sort(bpcu_device *d, const bpcu_opcall *c);
-/* trilu.cu, one_hot.cu, gather_more.cu (GATHER_ELEMENTS, GATHER_ND),
+bp_status bpcu_op_hardmax(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_op_scan(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_op_sort(bpcu_device *d, const bpcu_opcall *c);
+/* trilu.cu, one_hot.cu, gather.cu (GATHER_ELEMENTS, GATHER_ND),
  * scatter.cu (SCATTER_ELEMENTS, SCATTER_ND) */
-bp_status bpcu_more_trilu(bpcu_device *d, const bpcu_opcall *c);
-bp_status bpcu_more_one_hot(bpcu_device *d, const bpcu_opcall *c);
-bp_status bpcu_more_gather(bpcu_device *d, const bpcu_opcall *c);
-bp_status bpcu_more_scatter(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_op_trilu(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_op_one_hot(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_op_gather(bpcu_device *d, const bpcu_opcall *c);
+bp_status bpcu_op_scatter(bpcu_device *d, const bpcu_opcall *c);
 /* gemm.cu */
-bp_status bpcu_more_gemm(bpcu_device *d, const bpcu_opcall *c);
-/* nn.h's ops (issue 16; nn_common.h): conv.cu, conv_transpose.cu, pool.cu
+bp_status bpcu_op_gemm(bpcu_device *d, const bpcu_opcall *c);
+/* nn.h's ops (nn_common.h): conv.cu, conv_transpose.cu, pool.cu
  * (MAX_POOL, AVERAGE_POOL), lrn.cu, norm.cu (BATCH_NORM, INSTANCE_NORM,
  * LAYER_NORM, RMS_NORM), loss.cu (SOFTMAX_CROSS_ENTROPY_LOSS, NLL_LOSS),
  * resize.cu */

@@ -1,5 +1,5 @@
-/* The reduction machinery shared by reduce.cu (the ops of ABI 1.0) and
- * reduce_more.cu (those of 1.4): reduce.cu's opening comment describes it.
+/* The reduction machinery shared by every reduction of reduce.cu (the ops
+ * of ABI 1.0 and the later ones): reduce.cu's opening comment describes it.
  * A policy R supplies the arithmetic:
  *
  *   typedef ... E;                                  the storage type read

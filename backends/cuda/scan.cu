@@ -137,7 +137,7 @@ static cudaError_t launch_scan(bpcu_device *d, const bpcu_scan_args &a, const ch
     return bpcu_launch(d->stream, blocks, SCAN_BLOCK, 0, bpcu_k_scan_block<S>, a, xs, os);
 }
 
-bp_status bpcu_more_scan(bpcu_device *d, const bpcu_opcall *c)
+bp_status bpcu_op_scan(bpcu_device *d, const bpcu_opcall *c)
 {
     const bp_view *x = c->in[0], *out = c->out[0];
     if (bpcu_numel(x) == 0)

@@ -296,7 +296,7 @@ static bool describe(const bpcu_opcall *c, bpcu_sc_args *g, int64_t *wcount, int
     return g->red >= RED_NONE && g->red <= RED_MIN;
 }
 
-bp_status bpcu_more_scatter(bpcu_device *d, const bpcu_opcall *c)
+bp_status bpcu_op_scatter(bpcu_device *d, const bpcu_opcall *c)
 {
     const bp_view *x = c->in[0], *ind = c->in[1], *upd = c->in[2], *out = c->out[0];
     bpcu_sc_args g;

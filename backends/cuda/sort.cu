@@ -228,7 +228,7 @@ static bp_status caller_error_pending(bpcu_device *d)
                      cudaGetErrorString(e));
 }
 
-bp_status bpcu_more_sort(bpcu_device *d, const bpcu_opcall *c)
+bp_status bpcu_op_sort(bpcu_device *d, const bpcu_opcall *c)
 {
     const bp_view *x = c->in[0], *values = c->out[0], *indices = c->out[1];
     bpcu_sort_args a;

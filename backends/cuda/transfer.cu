@@ -1,6 +1,6 @@
 /* Host <-> device: write, read and synchronize.
  *
- * Who waits for what (issue 12). The device has three streams: the compute
+ * Who waits for what. The device has three streams: the compute
  * stream, where every op runs in order; an upload stream, where writes run;
  * a download stream, where reads run. Each buffer has a ready event,
  * recorded behind the last queued work that writes it (the op that produces
@@ -39,7 +39,7 @@
  * a read reports its producer's (and, being sticky, any fault of the
  * context: errors.cu); synchronize() reports everything.
  *
- * Staging (issue 8): pinned staging lets a write return as soon as the data
+ * Staging: pinned staging lets a write return as soon as the data
  * is out of the caller's memory, with the DMA still queued, and runs the DMA
  * at pinned speed. What bounds it is the host memcpy into the staging
  * buffer: one core copies ~10-20 GB/s, less than a PCIe 4 x16 (~25 GB/s) or

@@ -17,7 +17,7 @@ __global__ void bpcu_k_trilu(bpcu_ix ix, int64_t rows, int64_t cols, bool upper,
     }
 }
 
-bp_status bpcu_more_trilu(bpcu_device *d, const bpcu_opcall *c)
+bp_status bpcu_op_trilu(bpcu_device *d, const bpcu_opcall *c)
 {
     const bp_view *x = c->in[0], *out = c->out[0];
     int32_t r = x->rank;
