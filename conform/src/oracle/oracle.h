@@ -171,8 +171,9 @@ bool cf_oracle_random_uniform(bp_dtype dtype, int32_t rank, const int64_t *shape
 bool cf_oracle_random_normal(bp_dtype dtype, int32_t rank, const int64_t *shape, uint64_t seed,
                              uint64_t offset, double mean, double std, cf_array *want);
 
-/* ---- ABI 1.4 (elementwise_more.c, reduce_more.c, scan.c, sort.c,
- * softmax.c, index_more.c, scatter.c, compose.c, matmul.c, einsum.c) ------- *
+/* ---- the ops with attributes, the reductions, scans, sorts, indexing and
+ * gemm (elementwise.c, reduce.c, scan.c, sort.c, softmax.c, index.c,
+ * scatter.c, compose.c, matmul.c, einsum.c) ----------------------------------- *
  * By the contract above; lo / hi of clip may be NULL; split fills n arrays;
  * topk and sort fill values and indices (values NULL for argsort); the
  * scatters, scans and reductions give *scale and *k for norm-wise floats. */

@@ -1,5 +1,5 @@
 /* The oracle's plan of a reduction over some axes of a row-major array
- * (reduce.c, reduce_more.c): which axes are kept and which reduced, where
+ * (reduce.c): which axes are kept and which reduced, where
  * their elements lie, and the result's shape. Internal to the oracle. */
 #ifndef BP_CONFORM_ORACLE_REDUCE_PLAN_H
 #define BP_CONFORM_ORACLE_REDUCE_PLAN_H
