@@ -99,3 +99,55 @@ bool cf_compare(const cf_array *got, const cf_array *want, const double *scale, 
     }
     return bad == 0;
 }
+
+/* ---- an unsorted topk, put in the oracle's order -------------------------------- */
+
+/* Whether (va, ia) goes before (vb, ib) in topk's order: the better value
+ * (NaN above every number), then the lower index. */
+static bool before(const cf_array *v, int64_t a, int64_t b, const int64_t *ix, bool largest)
+{
+    int cmp;
+    if (v->f) {
+        double x = v->f[a], y = v->f[b];
+        bool nx = x != x, ny = y != y;
+        cmp = nx || ny ? (nx && ny ? 0 : nx ? 1 : -1) : x < y ? -1 : x > y;
+    } else {
+        cmp = v->i[a] < v->i[b] ? -1 : v->i[a] > v->i[b];
+    }
+    if (largest)
+        cmp = -cmp;
+    return cmp < 0 || (cmp == 0 && ix[a] < ix[b]);
+}
+
+static void swap_at(cf_array *v, cf_array *idx, int64_t a, int64_t b)
+{
+    if (v->f) {
+        double t = v->f[a];
+        v->f[a] = v->f[b], v->f[b] = t;
+    } else {
+        int64_t t = v->i[a];
+        v->i[a] = v->i[b], v->i[b] = t;
+    }
+    int64_t t = idx->i[a];
+    idx->i[a] = idx->i[b], idx->i[b] = t;
+}
+
+void cf_topk_canonical(const cf_case *c, cf_array *values, cf_array *indices)
+{
+    int32_t axis = (int32_t)c->pi[1];
+    if (axis < 0)
+        axis += values->rank;
+    int64_t k = values->shape[axis], inner = 1;
+    for (int32_t d = axis + 1; d < values->rank; d++)
+        inner *= values->shape[d];
+    int64_t outer = k && inner ? values->n / (k * inner) : 0;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t in = 0; in < inner; in++) /* insertion sort of one row */
+            for (int64_t a = 1; a < k; a++)
+                for (int64_t b = a; b > 0; b--) {
+                    int64_t pb = (o * k + b) * inner + in, pa = pb - inner;
+                    if (!before(values, pb, pa, indices->i, c->pi[2]))
+                        break;
+                    swap_at(values, indices, pb, pa);
+                }
+}

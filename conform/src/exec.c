@@ -86,13 +86,12 @@ static void inputs_at(const cf_case *c, const cf_inputs *in, int64_t n_out, int6
                       char *buf, size_t cap)
 {
     const cf_operand *ops = in->ops;
-    bp_op_family fam = bp_op_family_of((bp_op)c->op);
-    bool elementwise = fam == BP_FAMILY_UNARY || c->op == BP_OP_CAST || c->op == BP_OP_COPY ||
-                       (c->op >= BP_OP_ACOS && c->op <= BP_OP_BITWISE_NOT);
+    bp_op_kind kind = c->op < BP_OP_COUNT ? bp_op_kind_of((bp_op)c->op) : BP_KIND_COUNT;
+    bool elementwise = kind == BP_KIND_UNARY || c->op == BP_OP_CAST || c->op == BP_OP_COPY;
     buf[0] = '\0';
     if (elementwise && bad >= 0 && bad < ops[0].a.n)
         snprintf(buf, cap, "; input %.17g", cf_get_f(&ops[0].a, bad));
-    else if (fam == BP_FAMILY_BINARY && in->n == 2 && ops[0].a.n == n_out &&
+    else if (kind == BP_KIND_BINARY && in->n == 2 && ops[0].a.n == n_out &&
              ops[1].a.n == n_out && bad >= 0)
         snprintf(buf, cap, "; inputs %.17g, %.17g", cf_get_f(&ops[0].a, bad),
                  cf_get_f(&ops[1].a, bad));
@@ -164,83 +163,9 @@ static bool declared(const cf_worker_env *env, const cf_case *c)
     }
 }
 
-static bp_status call_op(const cf_worker_env *env, const cf_case *c, const cf_operand *ops,
-                         int n_in, bp_tensor **out, bp_tensor **out2)
-{
-    bp_op op = (bp_op)c->op;
-    bp_backend *be = env->be;
-    if (cf_is_compose(c->op))
-        return cf_call_compose(c, ops, n_in, out, out2);
-    switch (op) {
-    case BP_OP_WHERE: return bp_where(ops[0].t, ops[1].t, ops[2].t, out);
-    case BP_OP_MATMUL: return bp_matmul(ops[0].t, ops[1].t, out);
-    case BP_OP_TRANSPOSE: return bp_transpose(ops[0].t, cf_transpose_perm(c), out);
-    case BP_OP_SLICE: {
-        int64_t a[BP_MAX_RANK], b[BP_MAX_RANK], s[BP_MAX_RANK];
-        bool has_stops;
-        cf_slice_params(c, a, b, s, &has_stops);
-        return bp_slice(ops[0].t, a, has_stops ? b : NULL, s, out);
-    }
-    case BP_OP_CONCAT: {
-        const bp_tensor *xs[CF_MAX_OPERANDS];
-        for (int k = 0; k < n_in; k++)
-            xs[k] = ops[k].t;
-        return bp_concat(n_in, xs, cf_axis_param(c), out);
-    }
-    case BP_OP_BROADCAST_TO: {
-        int32_t rank;
-        int64_t shape[BP_MAX_RANK];
-        cf_broadcast_target(c, &rank, shape);
-        return bp_broadcast_to(ops[0].t, rank, shape, out);
-    }
-    case BP_OP_PAD: {
-        int64_t b[BP_MAX_RANK], a[BP_MAX_RANK];
-        double v;
-        cf_pad_params(c, b, a, &v);
-        return bp_pad(ops[0].t, b, a, v, out);
-    }
-    case BP_OP_COPY: return bp_cast(ops[0].t, c->dtype, out);
-    case BP_OP_CAST: return bp_cast(ops[0].t, c->dtype2, out);
-    case BP_OP_GATHER: return bp_gather(ops[0].t, ops[1].t, cf_axis_param(c), out);
-    case BP_OP_FILL:
-        if (c->variant >= 100)
-            return bp_eye(be, c->dtype, c->shape[0][0], c->shape[0][1], out);
-        return bp_full(be, c->dtype, c->rank[0], c->shape[0], cf_fill_value(c), out);
-    case BP_OP_ARANGE: {
-        double a, b, s;
-        cf_arange_params(c, &a, &b, &s);
-        return bp_arange(be, c->dtype, a, b, s, out);
-    }
-    case BP_OP_RANDOM_UNIFORM:
-        return bp_random_uniform(be, c->dtype, c->rank[0], c->shape[0], c->seed, 1000u, c->lo[0],
-                                 c->hi[0], out);
-    case BP_OP_RANDOM_NORMAL:
-        return bp_random_normal(be, c->dtype, c->rank[0], c->shape[0], c->seed, 1000u, c->lo[0],
-                                c->hi[0], out);
-    default: break;
-    }
-    switch (bp_op_family_of(op)) {
-    case BP_FAMILY_OP: return cf_call_op_1_4(c, ops, n_in, out, out2);
-    case BP_FAMILY_UNARY: return bp_unary(op, ops[0].t, out);
-    case BP_FAMILY_BINARY: return bp_binary(op, ops[0].t, ops[1].t, out);
-    case BP_FAMILY_REDUCE: {
-        int32_t n_axes, axes[BP_MAX_RANK];
-        bool keepdims;
-        cf_reduce_axes(c, &n_axes, axes, &keepdims);
-        return bp_reduce(op, ops[0].t, n_axes, n_axes ? axes : NULL, keepdims, out);
-    }
-    case BP_FAMILY_SOFTMAX:
-        return op == BP_OP_SOFTMAX ? bp_softmax(ops[0].t, cf_axis_param(c), out)
-                                   : bp_log_softmax(ops[0].t, cf_axis_param(c), out);
-    default: return BP_ERR_INVALID_ARGUMENT;
-    }
-}
-
 /* ---- one case -------------------------------------------------------------------- */
 
-/* What the op's status says, given what supports() said. true when there is
- * a result to check; else r holds the verdict. */
-static bool judge_status(const cf_case *c, bool says, bp_status st, const bp_tensor *out,
+bool cf_judge_status(const cf_case *c, bool says, bp_status st, const bp_tensor *out,
                          cf_result *r)
 {
     const char *dt = bp_dtype_name(c->dtype);
@@ -303,10 +228,10 @@ static void run_op(const cf_worker_env *env, const cf_case *c, const cf_inputs *
     bool compose = cf_is_compose(c->op);
     bool says = compose || declared(env, c);
     bp_tensor *out = NULL, *out2 = NULL;
-    bp_status st = call_op(env, c, in->ops, in->n, &out, &out2);
+    bp_status st = cf_call_op(env->be, c, in->ops, in->n, &out, &out2);
     if (compose && st == BP_ERR_UNSUPPORTED_OP) /* a part is missing: no supports() to ask */
         says = false;
-    if (judge_status(c, says, st, out, r))
+    if (cf_judge_status(c, says, st, out, r))
         check_result(env, c, out, out2, in, r);
     if (compose && r->status == CF_FAIL) { /* where a wrong value comes from */
         size_t used = strlen(r->message);

@@ -168,35 +168,6 @@ static bool oracle(const cf_case *c, const cf_nn_spec *s, const cf_nn_inputs *in
 #undef OPT
 }
 
-/* As exec.c judges every case: the status against what supports() said. */
-static bool judge(const cf_case *c, bool says, bp_status st, const bp_tensor *y, cf_result *r)
-{
-    const char *dt = bp_dtype_name(c->dtype);
-    r->status = CF_FAIL;
-    if (!says && st == BP_ERR_UNSUPPORTED_OP) {
-        r->status = CF_UNSUPPORTED;
-        CF_MSG(r, "%s [%s]: declared unsupported", c->name, dt);
-    } else if (!says && st == BP_OK) {
-        r->supports_mismatch = true;
-        CF_MSG(r, "%s [%s]: supports lies: supports() said false but the op succeeded", c->name, dt);
-    } else if (!says) {
-        CF_MSG(r, "%s [%s]: supports() said false, yet the op failed with %s instead of "
-               "BP_ERR_UNSUPPORTED_OP: %s", c->name, dt, bp_status_string(st), bp_last_error());
-    } else if (st == BP_ERR_UNSUPPORTED_OP) {
-        r->supports_mismatch = true;
-        CF_MSG(r, "%s [%s]: refused with BP_ERR_UNSUPPORTED_OP although supports() said yes: %s",
-               c->name, dt, bp_last_error());
-    } else if (st != BP_OK) {
-        CF_MSG(r, "%s [%s] %s: failed with %s: %s", c->name, dt, c->label, bp_status_string(st),
-               bp_last_error());
-    } else if (!y) {
-        CF_MSG(r, "%s: returned BP_OK without a result", c->name);
-    } else {
-        return true;
-    }
-    return false;
-}
-
 static bool guards_ok(const cf_case *c, bp_tensor *const *t, int n, const char *what,
                       cf_result *r)
 {
@@ -270,7 +241,7 @@ void cf_exec_nn_case(const cf_worker_env *env, const cf_case *c, cf_result *r)
     memset(&o, 0, sizeof o);
     bool says = declared(env->be, c);
     bp_status st = call(c, s, &in, &o);
-    if (judge(c, says, st, o.t[0], r) && guards_ok(c, o.t, o.n, "output", r) &&
+    if (cf_judge_status(c, says, st, o.t[0], r) && guards_ok(c, o.t, o.n, "output", r) &&
         guards_ok(c, in.t, in.n, "input", r)) {
         if (!oracle(c, s, &in, &o)) {
             r->status = CF_FAIL;

@@ -57,58 +57,50 @@ static int n_specials(bp_dtype dt)
     return cf_is_float(dt) ? float_specials(dt, f) : int_specials(dt, i);
 }
 
-/* The family whose special-value layout a case uses: its own, or for an op
- * of ABI 1.4 the one it resembles (fmod .. bitshift: binary; reductions and
- * the ops along an axis: rows; gemm: matmul; the rest, prelu included: one
- * vector per operand, so x and its slope pair the specials elementwise). */
-static bp_op_family layout_family(const cf_case *c)
+/* The kind whose special-value layout a case uses: its own, or the one it
+ * resembles (the ops along an axis: a reduction's rows; gemm: matmul's;
+ * prelu: one vector per operand, so x and its slope pair the specials
+ * elementwise, as its slope broadcasts one way only). */
+static bp_op_kind layout_kind(const cf_case *c)
 {
     if (c->op >= BP_OP_COUNT)
-        return BP_FAMILY_MOVEMENT;
+        return BP_KIND_MOVEMENT;
     bp_op op = (bp_op)c->op;
-    if (bp_op_family_of(op) != BP_FAMILY_OP)
-        return bp_op_family_of(op);
-    switch (op) {
-    case BP_OP_FMOD: case BP_OP_BITWISE_AND: case BP_OP_BITWISE_OR: case BP_OP_BITWISE_XOR:
-    case BP_OP_BITSHIFT_LEFT: case BP_OP_BITSHIFT_RIGHT:
-        return BP_FAMILY_BINARY; /* not prelu: its slope broadcasts one way only */
-    case BP_OP_REDUCE_L1: case BP_OP_REDUCE_L2: case BP_OP_REDUCE_SUM_SQUARE:
-    case BP_OP_REDUCE_LOG_SUM: case BP_OP_REDUCE_VAR: case BP_OP_REDUCE_STD:
-    case BP_OP_REDUCE_ANY: case BP_OP_REDUCE_ALL: case BP_OP_ARGMAX_LAST: case BP_OP_ARGMIN_LAST:
-    case BP_OP_HARDMAX: case BP_OP_CUMSUM: case BP_OP_CUMPROD: case BP_OP_SORT: case BP_OP_TOPK:
-        return BP_FAMILY_REDUCE;
-    case BP_OP_GEMM: return BP_FAMILY_MATMUL;
-    default: return BP_FAMILY_UNARY;
+    switch (bp_op_kind_of(op)) {
+    case BP_KIND_BINARY: return op == BP_OP_PRELU ? BP_KIND_UNARY : BP_KIND_BINARY;
+    case BP_KIND_HARDMAX: case BP_KIND_SCAN: case BP_KIND_SORT: return BP_KIND_REDUCE;
+    case BP_KIND_GEMM: return BP_KIND_MATMUL;
+    default: return bp_op_kind_of(op);
     }
 }
 
-/* The shapes of the special-value layouts, by family (n: the number of
+/* The shapes of the special-value layouts, by kind (n: the number of
  * special values of the dtype): every pair for binary ops, rows of specials
  * for reductions, fixed rows for softmax, small matrices for matmul, one
  * vector otherwise. */
 static void special_shapes(const cf_case *c, int n_in, int n, int32_t *ranks,
                            int64_t (*shapes)[BP_MAX_RANK])
 {
-    bp_op_family fam = layout_family(c);
+    bp_op_kind kind = layout_kind(c);
     for (int k = 0; k < n_in; k++) {
         ranks[k] = 1;
         shapes[k][0] = n;
     }
     if (c->op >= BP_OP_COUNT)
         return;
-    if (fam == BP_FAMILY_BINARY) {
+    if (kind == BP_KIND_BINARY) {
         ranks[0] = ranks[1] = 2;
         shapes[0][0] = n; shapes[0][1] = 1;
         shapes[1][0] = 1; shapes[1][1] = n;
-    } else if (fam == BP_FAMILY_REDUCE) {
+    } else if (kind == BP_KIND_REDUCE) {
         ranks[0] = 2;
         shapes[0][0] = n;
         shapes[0][1] = 5;
-    } else if (fam == BP_FAMILY_SOFTMAX) {
+    } else if (kind == BP_KIND_SOFTMAX) {
         ranks[0] = 2;
         shapes[0][0] = 5;
         shapes[0][1] = 5;
-    } else if (fam == BP_FAMILY_MATMUL) {
+    } else if (kind == BP_KIND_MATMUL) {
         ranks[0] = ranks[1] = 2;
         shapes[0][0] = 5; shapes[0][1] = 4;
         shapes[1][0] = 4; shapes[1][1] = 6;
@@ -118,8 +110,8 @@ static void special_shapes(const cf_case *c, int n_in, int n, int32_t *ranks,
 /* Fill the arrays (initialised to the layout) with special values. */
 static void special_values(const cf_case *c, int n_in, int n, cf_array *a)
 {
-    bp_op_family fam = layout_family(c);
-    if (fam == BP_FAMILY_REDUCE && c->op < BP_OP_COUNT) {
+    bp_op_kind kind = layout_kind(c);
+    if (kind == BP_KIND_REDUCE && c->op < BP_OP_COUNT) {
         /* row r: {special_r, 1, special_r, -2, 0}: ties and NaN/inf placement */
         for (int64_t row = 0; row < n; row++) {
             int64_t b = row * 5;
@@ -129,14 +121,14 @@ static void special_values(const cf_case *c, int n_in, int n, cf_array *a)
             cf_set_i(&a[0], b + 3, -2);
             cf_set_f(&a[0], b + 4, 0);
         }
-    } else if (fam == BP_FAMILY_SOFTMAX && c->op < BP_OP_COUNT) {
+    } else if (kind == BP_KIND_SOFTMAX && c->op < BP_OP_COUNT) {
         static const double rows[5][5] = {
             {1, -INFINITY, 2, -INFINITY, 0.5}, {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY},
             {NAN, 1, 2, 3, 4}, {INFINITY, 1, 2, 3, 4}, {-0.0, 0.0, 1e-30, -1e-30, 1e-3},
         };
         for (int64_t k = 0; k < 25; k++)
             a[0].f[k] = rows[k / 5][k % 5];
-    } else if (fam == BP_FAMILY_WHERE && c->op < BP_OP_COUNT) {
+    } else if (kind == BP_KIND_WHERE && c->op < BP_OP_COUNT) {
         for (int64_t k = 0; k < n; k++) {
             a[0].i[k] = (k % 3) != 1;
             set_special(&a[1], k, k);
@@ -285,8 +277,8 @@ static bool make_operand(const cf_worker_env *env, const cf_case *c, cf_operand 
 static int operands(const cf_case *c, bp_dtype *dts)
 {
     int n = c->n_in;
-    bp_op_family fam = c->op < BP_OP_COUNT ? bp_op_family_of((bp_op)c->op) : BP_FAMILY_MOVEMENT;
-    if (fam == BP_FAMILY_CREATION || fam == BP_FAMILY_RANDOM)
+    bp_op_kind kind = c->op < BP_OP_COUNT ? bp_op_kind_of((bp_op)c->op) : BP_KIND_MOVEMENT;
+    if (kind == BP_KIND_FILL || kind == BP_KIND_ARANGE || kind == BP_KIND_RANDOM)
         n = 0;
     if (c->op == BP_OP_BROADCAST_TO)
         n = 1; /* the second shape is the target */

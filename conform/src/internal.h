@@ -3,7 +3,9 @@
  *
  *   api.c            the bp_conform_* functions: options, selection, results
  *   error.c          bp_conform_last_error
- *   cases.c          the one table of cases (op x dtype x shape x data)
+ *   cases.c          the one table of cases (op x dtype x shape x data), assembled
+ *                    from cases_<concept>.c, compose.c and cases_nn.c
+ *   call.c           a case's parameters handed to the op (the public API)
  *   case_oracle.c    a case's parameters handed to the oracle
  *   oracle/          the oracle, shared with the op tests (oracle/oracle.h)
  *   tolerances.c     the tolerance file (embedded at build time)
@@ -67,7 +69,7 @@ typedef struct cf_case {
     cf_data data;
     double lo[CF_MAX_OPERANDS], hi[CF_MAX_OPERANDS]; /* range of random data */
     int variant;                  /* op-specific parameters (axes, perm, slice...) */
-    int64_t pi[4];                /* ABI 1.4 ops: their integer parameters (cases_1_4.c) */
+    int64_t pi[4];                /* integer parameters (each cases_<concept>.c says) */
     double pf[2];                 /* ... and real ones (alpha, beta, correction) */
     uint64_t seed;
     char label[96];               /* shape as printed: "(2,1),(1,3)" */
@@ -90,9 +92,29 @@ cf_case *cf_case_add(cf_builder *b, int op, const char *name, bp_dtype dt, const
                      cf_data data, double lo, double hi, int variant);
 void cf_case_suffix(cf_case *c, const char *s); /* appended to the label */
 void cf_int_range(bp_dtype dt, double *lo, double *hi); /* a float range clipped to dt */
-/* The cases of the ops of ABI 1.4 (cases_1_4.c), and of those the core
+/* The same for an op of opcodes.h's table: named by the table, its random
+ * range clipped to an integer dtype, `what` (may be NULL) appended to the
+ * label. */
+cf_case *cf_add_op(cf_builder *b, bp_op op, bp_dtype dt, const char *shapes, cf_data data,
+                   double lo, double hi, const char *what);
+/* The dtypes the op's row accepts (*n of them; oracle/dtypes.c's sets). */
+const bp_dtype *cf_op_dtypes(bp_op op, int *n);
+/* Sizes just past blas_cpu's threading grains (BPC_GRAIN_LIGHT / _HEAVY),
+ * and the one for the op's cost class. */
+#define CF_BIG_LIGHT "65537"
+#define CF_BIG_HEAVY "4097"
+const char *cf_big_shape(bp_op op);
+/* Each concept's cases, appended in the table's order (cases.c assembles
+ * them): cases_elementwise.c, cases_reduce.c, cases_linalg.c, cases_axis.c,
+ * cases_movement.c, cases_index.c, cases_creation.c, and the ops the core
  * composes from others (compose.c). */
-void cf_cases_1_4(cf_builder *b);
+void cf_cases_elementwise(cf_builder *b);
+void cf_cases_reduce(cf_builder *b);
+void cf_cases_linalg(cf_builder *b);
+void cf_cases_axis(cf_builder *b);
+void cf_cases_movement(cf_builder *b);
+void cf_cases_index(cf_builder *b);
+void cf_cases_creation(cf_builder *b);
 void cf_cases_compose(cf_builder *b);
 static inline bool cf_is_compose(int op) { return op >= CF_OP_SPLIT && op < CF_OP_COMPOSE_END; }
 /* Whether the case's name matches any of the fnmatch patterns (none: all). */
@@ -139,13 +161,9 @@ bool cf_compare(const cf_array *got, const cf_array *want, const double *scale, 
  * table). */
 bool cf_case_oracle(const cf_case *c, const cf_array *in, int n_in, cf_array *want,
                     cf_array *want2, double **scale, int64_t *k);
-/* The same for the ops of ABI 1.4 (case_oracle_1_4.c); want2: topk's and
- * sort's indices (left as initialised otherwise). */
-bool cf_case_oracle_1_4(const cf_case *c, const cf_array *in, int n_in, cf_array *want,
-                        cf_array *want2, double **scale, int64_t *k);
 
-/* The case's parameters, by its variant (cases.c): shared by the op call in
- * the worker and the oracle. */
+/* The case's parameters, by its variant (cases_<concept>.c): shared by the
+ * op call in the worker and the oracle. */
 void cf_reduce_axes(const cf_case *c, int32_t *n_axes, int32_t *axes, bool *keepdims);
 const int32_t *cf_transpose_perm(const cf_case *c); /* NULL: reverse */
 void cf_slice_params(const cf_case *c, int64_t *starts, int64_t *stops, int64_t *steps,
@@ -193,10 +211,16 @@ typedef struct cf_inputs {
 bool cf_make_inputs(const cf_worker_env *env, const cf_case *c, cf_inputs *in, cf_result *r);
 void cf_inputs_free(cf_inputs *in);
 
-/* The op call of a case of ABI 1.4 (exec_1_4.c); *out2: the second output
- * (topk's and sort's indices), left NULL by the others. */
-bp_status cf_call_op_1_4(const cf_case *c, const cf_operand *ops, int n_in, bp_tensor **out,
-                         bp_tensor **out2);
+/* The op call of a case (call.c), on be (creation ops); *out2: the second
+ * output (topk's and sort's indices, split's second part), left NULL by the
+ * others. */
+bp_status cf_call_op(bp_backend *be, const cf_case *c, const cf_operand *ops, int n_in,
+                     bp_tensor **out, bp_tensor **out2);
+/* What an op's status says, given what supports() said (exec.c; every case,
+ * nn.h's too). true when there is a result to check; else r holds the
+ * verdict. */
+bool cf_judge_status(const cf_case *c, bool says, bp_status st, const bp_tensor *out,
+                     cf_result *r);
 /* The composed ops (compose.c): the call (split: the two parts in out and
  * out2), the oracle, and the backend ops each is made of ("add, div"). */
 bp_status cf_call_compose(const cf_case *c, const cf_operand *ops, int n_in, bp_tensor **out,
@@ -204,8 +228,8 @@ bp_status cf_call_compose(const cf_case *c, const cf_operand *ops, int n_in, bp_
 bool cf_oracle_compose(const cf_case *c, const cf_array *in, int n_in, cf_array *want,
                        cf_array *want2, double **scale, int64_t *k);
 const char *cf_compose_parts(const cf_case *c);
-/* An unsorted topk's values and indices (as read back) put in the order
- * the oracle gives them: each row best first, ties by the lower index. */
+/* An unsorted topk's values and indices (as read back; compare.c) put in
+ * the order the oracle gives them: each row best first, ties by the lower index. */
 void cf_topk_canonical(const cf_case *c, cf_array *values, cf_array *indices);
 
 /* The contract rows run in the worker (contract.c). */
