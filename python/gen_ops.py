@@ -172,6 +172,7 @@ ALIASES = {
 # Public prototypes that are not functions of their own in Python, and why.
 SKIP = {
     "unary": "the unary ops by code: each op has its own function",
+    "unary_params": "the unary ops by code, with parameters: each op has its own function",
     "binary": "the binary ops by code: each op has its own function",
     "reduce": "the reductions by code: each op has its own function",
     "clip_scalar": "clip takes numbers for min and max",

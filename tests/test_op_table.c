@@ -2,6 +2,7 @@
  * says true of the core: each op's function refuses exactly the dtypes
  * outside the row's class, and every input the row does not mark optional
  * is required, refused when NULL with a message naming it. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,6 +184,44 @@ Test(op_table, unary_binary_and_reduce_take_every_code_of_their_kind)
     BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_unary(BP_OP_COUNT, x, &a));
     bp_tensor_release(x);
     bp_tensor_release(i);
+    bp_context_destroy(ctx);
+}
+
+/* bp_unary_params hands an op its parameters as the named function does,
+ * ignores them for an op that takes fewer, and refuses NaN; the parameter
+ * rows name only unary ops. */
+Test(op_table, unary_params_passes_the_parameters_the_op_takes)
+{
+    setenv("BP_LOG_LEVEL", "error", 1);
+    double d[2];
+    for (int op = 0; op < BP_OP_COUNT; op++)
+        if (bp_op_param_defaults((bp_op)op, d))
+            cr_assert_eq(bp_op_kind_of((bp_op)op), BP_KIND_UNARY, "%s", bp_op_name((bp_op)op));
+    cr_assert_eq(bp_op_param_defaults(BP_OP_SELU, d), 2);
+    cr_assert_eq(bp_op_param_defaults(BP_OP_ELU, d), 1);
+    cr_assert_eq(bp_op_param_defaults(BP_OP_EXP, d), 0);
+    bp_context *ctx = bpt_context();
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_get(ctx, "binary", &be));
+    const double v[6] = {-2, -0.5, 0, 0.25, 0.5, 3};
+    bp_tensor *x = NULL, *a = NULL, *b = NULL;
+    BPT_OK(bp_tensor_from_host(be, BP_F64, 1, (int64_t[]){6}, v, &x));
+    BPT_OK(bp_unary_params(BP_OP_SELU, x, 1.5, 2.0, &a));
+    BPT_OK(bp_selu(x, 1.5, 2.0, &b));
+    expect_same(a, b, "bp_unary_params(SELU, 1.5, 2) and bp_selu(1.5, 2)");
+    bp_tensor_release(a), bp_tensor_release(b);
+    BPT_OK(bp_unary_params(BP_OP_ELU, x, 0.5, NAN, &a)); /* elu takes no f1 */
+    BPT_OK(bp_elu(x, 0.5, &b));
+    expect_same(a, b, "bp_unary_params(ELU, 0.5, NaN) and bp_elu(0.5)");
+    bp_tensor_release(a), bp_tensor_release(b);
+    BPT_OK(bp_unary_params(BP_OP_EXP, x, NAN, NAN, &a));
+    BPT_OK(bp_exp(x, &b));
+    expect_same(a, b, "bp_unary_params(EXP, NaN, NaN) and bp_exp");
+    bp_tensor_release(a), bp_tensor_release(b);
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_unary_params(BP_OP_ELU, x, NAN, 0, &a));
+    cr_assert(strstr(bp_last_error(), "NaN"), "%s", bp_last_error());
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_unary_params(BP_OP_ADD, x, 1, 1, &a));
+    bp_tensor_release(x);
     bp_context_destroy(ctx);
 }
 

@@ -1,23 +1,7 @@
 /* The op call of a case, in the worker: the case's parameters (cases*.c) as
- * the public API's arguments, by the op's kind (opcodes.h). An op of a kind
- * that takes no parameters (a plain unary or binary op) needs nothing here. */
+ * the public API's arguments, by the op's kind (opcodes.h). A unary or
+ * binary op, with or without parameters, needs nothing here. */
 #include "internal.h"
-
-/* The unary ops with parameters (f0, f1 in the table's comments); the
- * others go through bp_unary. */
-static bp_status unary(const cf_case *c, const bp_tensor *x, bp_tensor **out)
-{
-    double p0 = c->pf[0], p1 = c->pf[1];
-    switch ((bp_op)c->op) {
-    case BP_OP_ELU: return bp_elu(x, p0, out);
-    case BP_OP_SELU: return bp_selu(x, p0, p1, out);
-    case BP_OP_LEAKY_RELU: return bp_leaky_relu(x, p0, out);
-    case BP_OP_THRESHOLDED_RELU: return bp_thresholded_relu(x, p0, out);
-    case BP_OP_HARD_SIGMOID: return bp_hard_sigmoid(x, p0, p1, out);
-    case BP_OP_SHRINK: return bp_shrink(x, p0, p1, out);
-    default: return bp_unary((bp_op)c->op, x, out);
-    }
-}
 
 /* reduce_var and reduce_std take a correction; the others go through
  * bp_reduce. */
@@ -131,7 +115,7 @@ bp_status cf_call_op(bp_backend *be, const cf_case *c, const cf_operand *ops, in
         return BP_ERR_INVALID_ARGUMENT;
     bp_op op = (bp_op)c->op;
     switch (bp_op_kind_of(op)) {
-    case BP_KIND_UNARY: return unary(c, ops[0].t, out);
+    case BP_KIND_UNARY: return bp_unary_params(op, ops[0].t, c->pf[0], c->pf[1], out);
     case BP_KIND_BINARY: return bp_binary(op, ops[0].t, ops[1].t, out);
     case BP_KIND_WHERE: return bp_where(ops[0].t, ops[1].t, ops[2].t, out);
     case BP_KIND_REDUCE: return reduce(c, ops[0].t, out);

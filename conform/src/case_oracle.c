@@ -1,23 +1,8 @@
 /* A case's expected output: its parameters (cases*.c) handed to the oracle
  * (oracle/oracle.h), by the op's kind (opcodes.h), as call.c hands them to
- * the op. An op of a kind without parameters (a plain unary or binary op)
- * needs nothing here. sort and topk fill want2 (the indices). */
+ * the op. A unary or binary op, with or without parameters, needs nothing
+ * here. sort and topk fill want2 (the indices). */
 #include "internal.h"
-
-/* The unary ops with parameters; the others by code. */
-static bool unary(const cf_case *c, const cf_array *x, cf_array *want)
-{
-    double p0 = c->pf[0], p1 = c->pf[1];
-    switch ((bp_op)c->op) {
-    case BP_OP_ELU: return cf_oracle_elu(x, p0, want);
-    case BP_OP_SELU: return cf_oracle_selu(x, p0, p1, want);
-    case BP_OP_LEAKY_RELU: return cf_oracle_leaky_relu(x, p0, want);
-    case BP_OP_THRESHOLDED_RELU: return cf_oracle_thresholded_relu(x, p0, want);
-    case BP_OP_HARD_SIGMOID: return cf_oracle_hard_sigmoid(x, p0, p1, want);
-    case BP_OP_SHRINK: return cf_oracle_shrink(x, p0, p1, want);
-    default: return cf_oracle_unary((bp_op)c->op, x, want);
-    }
-}
 
 static bool reduce(const cf_case *c, const cf_array *x, cf_array *want, double **scale,
                    int64_t *k)
@@ -145,7 +130,7 @@ bool cf_case_oracle(const cf_case *c, const cf_array *in, int n_in, cf_array *wa
         return false;
     bp_op op = (bp_op)c->op;
     switch (bp_op_kind_of(op)) {
-    case BP_KIND_UNARY: return unary(c, &in[0], want);
+    case BP_KIND_UNARY: return cf_oracle_unary_params(op, &in[0], c->pf[0], c->pf[1], want);
     case BP_KIND_BINARY: return cf_oracle_binary(op, &in[0], &in[1], want);
     case BP_KIND_WHERE: return cf_oracle_where(&in[0], &in[1], &in[2], want);
     case BP_KIND_REDUCE: return reduce(c, &in[0], want, scale, k);

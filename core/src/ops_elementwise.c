@@ -46,30 +46,25 @@ static bp_status unary(bp_op op, const bp_tensor *x, const bp_op_params *p, bp_t
                            result_dtype(op, x->dtype), x->rank, x->shape, out);
 }
 
-/* ONNX's defaults for the parameters of the unary ops that have them: what
- * bp_unary uses, given only a code. */
-static bp_op_params unary_defaults(bp_op op)
-{
-    bp_op_params p = bp__params();
-    switch (op) {
-    case BP_OP_ELU: case BP_OP_THRESHOLDED_RELU: p.f[0] = 1.0; break;
-    case BP_OP_SELU:
-        p.f[0] = 1.67326319217681884765625;
-        p.f[1] = 1.05070102214813232421875;
-        break;
-    case BP_OP_LEAKY_RELU: p.f[0] = 0.01; break;
-    case BP_OP_HARD_SIGMOID: p.f[0] = 0.2, p.f[1] = 0.5; break;
-    case BP_OP_SHRINK: p.f[1] = 0.5; break;
-    default: break;
-    }
-    return p;
-}
-
 bp_status bp_unary(bp_op op, const bp_tensor *x, bp_tensor **out)
 {
     BP__TRY(bp__check_out("bp_unary", out));
     BP__TRY(check_kind("bp_unary", op, BP_KIND_UNARY, "unary"));
-    bp_op_params p = unary_defaults(op);
+    bp_op_params p = bp__params();
+    bp_op_param_defaults(op, p.f); /* ONNX's (opcodes.h) */
+    return unary(op, x, &p, out);
+}
+
+bp_status bp_unary_params(bp_op op, const bp_tensor *x, double f0, double f1, bp_tensor **out)
+{
+    BP__TRY(bp__check_out("bp_unary_params", out));
+    BP__TRY(check_kind("bp_unary_params", op, BP_KIND_UNARY, "unary"));
+    bp_op_params p = bp__params();
+    int n = bp_op_param_defaults(op, p.f);
+    if (n > 0)
+        p.f[0] = f0;
+    if (n > 1)
+        p.f[1] = f1;
     return unary(op, x, &p, out);
 }
 

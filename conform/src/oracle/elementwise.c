@@ -296,6 +296,13 @@ static bool unary_params(bp_op op, const cf_array *x, double p0, double p1, cf_a
     return true;
 }
 
+bool cf_oracle_unary_params(bp_op op, const cf_array *x, double p0, double p1, cf_array *want)
+{
+    double defaults[2];
+    return bp_op_param_defaults(op, defaults) ? unary_params(op, x, p0, p1, want)
+                                               : cf_oracle_unary(op, x, want);
+}
+
 bool cf_oracle_elu(const cf_array *x, double alpha, cf_array *want)
 {
     return unary_params(BP_OP_ELU, x, alpha, 0, want);

@@ -303,6 +303,30 @@ static inline bp_op_kind bp_op_kind_of(bp_op op)
     return r ? r->kind : BP_KIND_COUNT;
 }
 
+/* The unary ops that take parameters: the names of f0 and f1 (the plugin's
+ * p->f[0], p->f[1]; "" when there is no f1) and ONNX's defaults for them,
+ * which bp_unary uses. One row per op; an op not listed takes none. */
+#define BP_OP_UNARY_PARAMS(X)                                                                  \
+    X(ELU,              "alpha", 1.0,                        "",      0.0)                     \
+    X(SELU,             "alpha", 1.67326319217681884765625,  "gamma", 1.05070102214813232421875) \
+    X(LEAKY_RELU,       "alpha", 0.01,                       "",      0.0)                     \
+    X(THRESHOLDED_RELU, "alpha", 1.0,                        "",      0.0)                     \
+    X(HARD_SIGMOID,     "alpha", 0.2,                        "beta",  0.5)                     \
+    X(SHRINK,           "bias",  0.0,                        "lambd", 0.5)
+
+/* How many parameters a unary op takes (0, 1 or 2), with their defaults in
+ * f (0 where it takes none). */
+static inline int bp_op_param_defaults(bp_op op, double f[2])
+{
+    switch (op) {
+#define BP__OP_PARAM_CASE(NAME, n0, d0, n1, d1)                                                   \
+    case BP_OP_##NAME: f[0] = d0; f[1] = d1; return (n1)[0] ? 2 : 1;
+        BP_OP_UNARY_PARAMS(BP__OP_PARAM_CASE)
+#undef BP__OP_PARAM_CASE
+    default: f[0] = f[1] = 0; return 0;
+    }
+}
+
 /* The plugin ABI minor that introduced op (0 for the ops of 1.0). The core
  * never hands a plugin an op newer than the ABI it was built for. */
 static inline uint32_t bp_op_since(bp_op op)

@@ -60,6 +60,11 @@ BP_API bp_status bp_random_normal(bp_backend *b, bp_dtype dtype, int32_t rank, c
  * 1.67326 gamma 1.05070, leaky_relu alpha 0.01, thresholded_relu alpha 1,
  * hard_sigmoid alpha 0.2 beta 0.5, shrink bias 0 lambd 0.5. */
 BP_API bp_status bp_unary(bp_op op, const bp_tensor *x, bp_tensor **out);
+/* The same with the op's parameters f0, f1 (opcodes.h's BP_OP_UNARY_PARAMS
+ * names them: elu's alpha, selu's alpha and gamma...); an op that takes one
+ * ignores f1, one that takes none ignores both. NaN is refused. */
+BP_API bp_status bp_unary_params(bp_op op, const bp_tensor *x, double f0, double f1,
+                                 bp_tensor **out);
 /* Any op code of the BINARY kind (opcodes.h). Numeric: add sub mul div pow
  * maximum minimum mod fmod prelu (pow: floats and integers; integer negative
  * exponents give 0 unless the base is +-1). Comparisons: every dtype, ->
