@@ -1,13 +1,15 @@
 """ctypes binding to libbackplane: the calls the ONNX runner makes, nothing more.
 
-Every op is called through one signature table (SIGNATURES) so a new library
-function is one line here. A failing call raises BpError carrying the status
-name and bp_last_error()'s message; tensors are released by the Arena that
+Every op is called through one signature table (SIGNATURES), read from the
+library's headers, so a new library function needs nothing here. A failing
+call raises BpError carrying the status name and bp_last_error()'s message; tensors are released by the Arena that
 made or received them, so a test never leaks into the next one.
 """
 import ctypes
+import importlib.util
 from ctypes import (POINTER, Structure, byref, c_bool, c_char_p, c_double, c_int, c_int32, c_int64,
                     c_size_t, c_uint32, c_uint64, c_void_p, sizeof)
+from pathlib import Path
 
 import numpy as np
 
@@ -108,104 +110,47 @@ _KINDS = {
     "str": c_char_p,
 }
 
-_UNARY = [_T, _O]
-_UNARY_1F = [_T, "f64", _O]
-_UNARY_2F = [_T, "f64", "f64", _O]
-_BINARY = [_T, _T, _O]
-_REDUCE = [_T, "i32", "i32[]", "bool", _O]
-_REDUCE_CORR = [_T, "i32", "i32[]", "bool", "f64", _O]
-_AXIS = [_T, "i32", _O]
-_SCAN = [_T, "i32", "bool", "bool", _O]
-_VARIADIC = ["i32", "t[]", _O]
-
-# ops.h, every op the runner can call. The order follows ops.h.
-SIGNATURES = {
-    # creation
-    "bp_full": ["b", "dt", "i32", "i64[]", "f64", _O],
-    "bp_arange": ["b", "dt", "f64", "f64", "f64", _O],
-    "bp_eye": ["b", "dt", "i64", "i64", _O],
-    # elementwise
-    **{f"bp_{n}": _UNARY for n in (
-        "neg abs sign exp log sqrt rsqrt reciprocal sin cos tan tanh sigmoid relu gelu erf "
-        "floor ceil round isnan isinf logical_not").split()},
-    **{f"bp_{n}": _BINARY for n in (
-        "add sub mul div pow maximum minimum mod eq ne lt le gt ge "
-        "logical_and logical_or logical_xor").split()},
-    "bp_where": [_T, _T, _T, _O],
-    # reductions, softmax, matmul
-    **{f"bp_{n}": _REDUCE for n in "sum prod mean max min argmax argmin logsumexp".split()},
-    "bp_softmax": _AXIS,
-    "bp_log_softmax": _AXIS,
-    "bp_matmul": _BINARY,
-    # movement
-    "bp_transpose": [_T, "i32[]", _O],
-    "bp_slice": [_T, "i64[]", "i64[]", "i64[]", _O],
-    "bp_concat": ["i32", "t[]", "i32", _O],
-    "bp_broadcast_to": [_T, "i32", "i64[]", _O],
-    "bp_pad": [_T, "i64[]", "i64[]", "f64", _O],
-    "bp_gather": [_T, _T, "i32", _O],
-    "bp_cast": [_T, "dt", _O],
-    # tensor.h views
-    "bp_reshape": [_T, "i32", "i64[]", _O],
-    "bp_squeeze": [_T, "i32", "i32[]", _O],
-    "bp_unsqueeze": [_T, "i32", _O],
-    # ==== ops added with plugin ABI 1.4 ====
-    **{f"bp_{n}": _UNARY for n in (
-        "acos asin atan acosh asinh atanh sinh cosh log1p expm1 softplus softsign silu "
-        "hardswish square bitwise_not").split()},
-    "bp_elu": _UNARY_1F,
-    "bp_selu": _UNARY_2F,
-    "bp_leaky_relu": _UNARY_1F,
-    "bp_thresholded_relu": _UNARY_1F,
-    "bp_hard_sigmoid": _UNARY_2F,
-    "bp_shrink": _UNARY_2F,
-    "bp_clip": [_T, _T, _T, _O],
-    "bp_clip_scalar": _UNARY_2F,
-    **{f"bp_{n}": _BINARY for n in (
-        "fmod prelu bitwise_and bitwise_or bitwise_xor bitshift_left bitshift_right").split()},
-    **{f"bp_{n}": _REDUCE for n in (
-        "reduce_l1 reduce_l2 reduce_sum_square reduce_log_sum reduce_any reduce_all "
-        "argmax_last argmin_last").split()},
-    "bp_reduce_var": _REDUCE_CORR,
-    "bp_reduce_std": _REDUCE_CORR,
-    "bp_hardmax": _AXIS,
-    "bp_cumsum": _SCAN,
-    "bp_cumprod": _SCAN,
-    "bp_topk": [_T, "i64", "i32", "bool", "bool", _O, _O],
-    "bp_sort": [_T, "i32", "bool", _O, _O],
-    "bp_argsort": [_T, "i32", "bool", _O],
-    # bp_split is called by Library.split (its outputs are an array)
-    "bp_tile": [_T, "i64[]", _O],
-    "bp_trilu": [_T, "bool", "i64", _O],
-    "bp_one_hot": [_T, "i64", "i32", _T, _O],
-    "bp_gather_elements": [_T, _T, "i32", _O],
-    "bp_gather_nd": [_T, _T, "i32", _O],
-    "bp_scatter_elements": [_T, _T, _T, "i32", "i32", _O],
-    "bp_scatter_nd": [_T, _T, _T, "i32", _O],
-    "bp_depth_to_space": [_T, "i64", "bool", _O],
-    "bp_space_to_depth": [_T, "i64", _O],
-    "bp_max_n": _VARIADIC,
-    "bp_min_n": _VARIADIC,
-    "bp_sum_n": _VARIADIC,
-    "bp_mean_n": _VARIADIC,
-    "bp_gemm": [_T, _T, _T, "f64", "f64", "bool", "bool", _O],
-    "bp_einsum": ["str", "i32", "t[]", _O],
-    # nn.h
-    "bp_conv": [_T, _T, _T, "win", _O],
-    "bp_conv_transpose": [_T, _T, _T, "win", _O],
-    "bp_max_pool": [_T, "win", _O, _OPT],
-    "bp_average_pool": [_T, "win", _O],
-    "bp_global_max_pool": _UNARY,
-    "bp_global_average_pool": _UNARY,
-    "bp_lrn": [_T, "i64", "f64", "f64", "f64", _O],
-    "bp_batch_norm": [_T, _T, _T, _T, _T, "f64", _O],
-    "bp_instance_norm": [_T, _T, _T, "f64", _O],
-    "bp_layer_norm": [_T, "i32", _T, _T, "f64", _O, _OPT, _OPT],
-    "bp_nll_loss": [_T, _T, _T, "i32", "i64[]", _O],
-    "bp_softmax_cross_entropy_loss": [_T, _T, _T, "i32", "i64[]", _O, _OPT],
-    "bp_dropout": [_T, "f64", "bool", "u64", "u64", _O, _OPT],
-    "bp_resize": [_T, "f64[]", "i64[]", "resize", _O],
+# The C types of the headers' parameters, as argument kinds.
+_C_KINDS = {
+    "const bp_tensor*": _T, "bp_tensor**": _O, "bp_backend*": "b", "bp_dtype": "dt",
+    "int32_t": "i32", "int64_t": "i64", "uint64_t": "u64", "double": "f64", "bool": "bool",
+    "const int32_t*": "i32[]", "const int64_t*": "i64[]", "const double*": "f64[]",
+    "const bp_window*": "win", "const bp_resize_options*": "resize",
+    "const bp_tensor*const*": "t[]", "const char*": "str",
+    "bp_scatter_reduction": "i32", "bp_loss_reduction": "i32",
 }
+
+
+def _read_signatures():
+    """Every op function's signature, read from ops.h, nn.h and tensor.h's
+    views by the reader the Python package's generator uses (python/
+    gen_ops.py: the prototypes, and the outputs the op table marks optional),
+    so a new library function needs nothing here. Those with a parameter of
+    a type not in _C_KINDS (bp_unary's op code...) are left out: the runner
+    calls the functions of each op."""
+    spec = importlib.util.spec_from_file_location("gen_ops", _REPO / "python" / "gen_ops.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    include = _REPO / "core" / "include" / "backplane"
+    gen.apply_op_table(gen.read_op_table((include / "opcodes.h").read_text()))
+    protos = {}
+    for header in ("ops.h", "nn.h"):
+        protos.update(gen.read_prototypes((include / header).read_text()))
+    protos.update(gen.read_prototypes((include / "tensor.h").read_text(),
+                                      only=set(gen.TENSOR_H_OPS)))
+    signatures = {}
+    for name, params in protos.items():
+        if any(ctype not in _C_KINDS for ctype, _ in params):
+            continue
+        optional = gen.OPTIONAL_OUTPUTS.get(name, [])
+        signatures["bp_" + name] = [
+            _OPT if _C_KINDS[ctype] == _O and cname in optional else _C_KINDS[ctype]
+            for ctype, cname in params]
+    return signatures
+
+
+_REPO = Path(__file__).resolve().parents[2]
+SIGNATURES = _read_signatures()
 
 
 class BpError(Exception):
