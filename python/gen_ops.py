@@ -31,14 +31,9 @@ from pathlib import Path
 
 # Defaults, as Python literals (ONNX's defaults where ONNX has the op). A
 # parameter without one is required. Tensors defaulting to None are optional
-# (passed as NULL).
+# (passed as NULL). The unary ops' parameters (elu's alpha...) are added from
+# opcodes.h by read_unary_params.
 DEFAULTS = {
-    "elu": {"alpha": "1.0"},
-    "selu": {"alpha": "1.67326319217681884765625", "gamma": "1.05070102214813232421875"},
-    "leaky_relu": {"alpha": "0.01"},
-    "thresholded_relu": {"alpha": "1.0"},
-    "hard_sigmoid": {"alpha": "0.2", "beta": "0.5"},
-    "shrink": {"bias": "0.0", "lambd": "0.5"},
     "reduce_var": {"correction": "0.0"},
     "reduce_std": {"correction": "0.0"},
     "hardmax": {"axis": "-1"},
@@ -211,6 +206,22 @@ def read_op_table(opcodes):
     if not rows:
         sys.exit("gen_ops.py: found no row in opcodes.h's BP_OP_TABLE")
     return rows
+
+
+def read_unary_params(opcodes):
+    """The unary ops' parameters and ONNX's defaults (BP_OP_UNARY_PARAMS) into
+    DEFAULTS: elu's alpha 1.0, selu's alpha and gamma..."""
+    text = strip_comments(opcodes)
+    m = re.search(r"#define\s+BP_OP_UNARY_PARAMS\(X\)((?:[^\n]*\\\n)*[^\n]*)", text)
+    if not m:
+        sys.exit("gen_ops.py: found no BP_OP_UNARY_PARAMS in opcodes.h")
+    body = m.group(1).replace("\\\n", " ")
+    for r in re.finditer(r'X\(\s*(\w+)\s*,\s*"(\w*)"\s*,\s*([-+.\w]+)\s*,\s*"(\w*)"\s*,'
+                         r'\s*([-+.\w]+)\s*\)', body):
+        params = DEFAULTS.setdefault(r.group(1).lower(), {})
+        for name, value in ((r.group(2), r.group(3)), (r.group(4), r.group(5))):
+            if name:
+                params[name] = repr(float(value))
 
 
 def apply_op_table(rows):
@@ -736,7 +747,9 @@ def main():
     if len(sys.argv) != 4:
         sys.exit("usage: gen_ops.py INCLUDE_DIR OUT_C OUT_PYI")
     inc = Path(sys.argv[1]) / "backplane"
-    ops = apply_op_table(read_op_table((inc / "opcodes.h").read_text()))
+    opcodes = (inc / "opcodes.h").read_text()
+    read_unary_params(opcodes)
+    ops = apply_op_table(read_op_table(opcodes))
     protos = {}
     for h in ("ops.h", "nn.h"):
         protos.update(read_prototypes((inc / h).read_text()))

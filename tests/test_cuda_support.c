@@ -51,6 +51,8 @@ Test(cuda_support, supported_means_in_the_row_and_not_left_out_by_a_gap)
 Test(cuda_support, nn_ops_run_every_dtype_the_core_accepts)
 {
     for (int op = BP_OP_FIRST_1_5; op < BP_OP_COUNT; op++) {
+        if (bp_op_since((bp_op)op) != 5) /* nn.h's ops are the rows of 1.5 */
+            continue;
         cr_expect_null(bpcu_op_missing((bp_op)op), "%s", bp_op_name((bp_op)op));
         const bp_dtype fl[4] = {BP_F16, BP_BF16, BP_F32, BP_F64};
         for (int k = 0; k < 4; k++)

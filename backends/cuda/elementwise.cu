@@ -412,7 +412,8 @@ static __device__ float more_f(bp_op op, float v, float a, float b)
     case BP_OP_LEAKY_RELU: return v < 0.0f ? a * v : v;
     case BP_OP_THRESHOLDED_RELU: return v > a ? v : 0.0f;
     case BP_OP_HARD_SIGMOID: return clamp01(a * v + b);
-    default: return v * clamp01(v / 6.0f + 0.5f); /* HARDSWISH */
+    case BP_OP_HARDSWISH: return v * clamp01(v / 6.0f + 0.5f);
+    default: return nanf(""); /* an op this switch lacks: conform's cases fail loudly */
     }
 }
 
@@ -448,7 +449,8 @@ static __device__ double more_d(bp_op op, double v, double a, double b)
     case BP_OP_LEAKY_RELU: return v < 0.0 ? a * v : v;
     case BP_OP_THRESHOLDED_RELU: return v > a ? v : 0.0;
     case BP_OP_HARD_SIGMOID: return clamp01(a * v + b);
-    default: return v * clamp01(v / 6.0 + 0.5); /* HARDSWISH */
+    case BP_OP_HARDSWISH: return v * clamp01(v / 6.0 + 0.5);
+    default: return nan(""); /* an op this switch lacks: conform's cases fail loudly */
     }
 }
 
