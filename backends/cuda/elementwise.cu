@@ -408,6 +408,7 @@ static __device__ float more_f(bp_op op, float v, float a, float b)
     }
     case BP_OP_SQUARE: return v * v;
     case BP_OP_ELU: return v < 0.0f ? a * expm1f(v) : v;
+    case BP_OP_CELU: return v < 0.0f ? a * expm1f(v / a) : v;
     case BP_OP_SELU: return v > 0.0f ? b * v : b * (a * expm1f(v));
     case BP_OP_LEAKY_RELU: return v < 0.0f ? a * v : v;
     case BP_OP_THRESHOLDED_RELU: return v > a ? v : 0.0f;
@@ -445,6 +446,7 @@ static __device__ double more_d(bp_op op, double v, double a, double b)
     }
     case BP_OP_SQUARE: return v * v;
     case BP_OP_ELU: return v < 0.0 ? a * expm1(v) : v;
+    case BP_OP_CELU: return v < 0.0 ? a * expm1(v / a) : v;
     case BP_OP_SELU: return v > 0.0 ? b * v : b * (a * expm1(v));
     case BP_OP_LEAKY_RELU: return v < 0.0 ? a * v : v;
     case BP_OP_THRESHOLDED_RELU: return v > a ? v : 0.0;

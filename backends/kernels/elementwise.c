@@ -580,6 +580,7 @@ bp_status bpk_op_unary(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
     case BP_OP_SILU: FLOAT_MAP(silu_f(v));
     case BP_OP_HARDSWISH: FLOAT_MAP(v * clamp01(v / 6.0 + 0.5));
     case BP_OP_ELU: FLOAT_MAP(v < 0 ? a0 * expm1(v) : v);
+    case BP_OP_CELU: FLOAT_MAP(v < 0 ? a0 * expm1(v / a0) : v);
     case BP_OP_SELU: FLOAT_MAP(a1 * (v > 0 ? v : a0 * expm1(v)));
     case BP_OP_LEAKY_RELU: FLOAT_MAP(v < 0 ? a0 * v : v);
     case BP_OP_THRESHOLDED_RELU: FLOAT_MAP(v > a0 ? v : 0.0);

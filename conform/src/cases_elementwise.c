@@ -38,6 +38,7 @@ static void unary_cases(cf_builder *b)
         {BP_OP_SILU, -10, 10, 0, 0},         {BP_OP_HARDSWISH, -5, 5, 0, 0},
         {BP_OP_SQUARE, -100, 100, 0, 0},     {BP_OP_BITWISE_NOT, -100, 100, 0, 0},
         {BP_OP_ELU, -5, 5, 1.0, 0},
+        {BP_OP_CELU, -5, 5, 2.0, 0},
         {BP_OP_SELU, -5, 5, 1.67326319217681884765625, 1.05070102214813232421875},
         {BP_OP_LEAKY_RELU, -10, 10, 0.01, 0},
         {BP_OP_THRESHOLDED_RELU, -3, 3, 1.0, 0},

@@ -81,6 +81,11 @@ bp_status bp_elu(const bp_tensor *x, double alpha, bp_tensor **out)
     return unary_f(BP_OP_ELU, x, alpha, 0, out);
 }
 
+bp_status bp_celu(const bp_tensor *x, double alpha, bp_tensor **out)
+{
+    return unary_f(BP_OP_CELU, x, alpha, 0, out);
+}
+
 bp_status bp_selu(const bp_tensor *x, double alpha, double gamma, bp_tensor **out)
 {
     return unary_f(BP_OP_SELU, x, alpha, gamma, out);

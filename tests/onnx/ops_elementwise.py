@@ -26,6 +26,7 @@ BINARY = {
 # ONNX op -> (library function, its attributes in the library's order).
 WITH_ATTRIBUTES = {
     "Elu": ("elu", ("alpha",)),
+    "Celu": ("celu", ("alpha",)),
     "Selu": ("selu", ("alpha", "gamma")),
     "LeakyRelu": ("leaky_relu", ("alpha",)),
     "ThresholdedRelu": ("thresholded_relu", ("alpha",)),

@@ -82,6 +82,7 @@ UNARY = {
     "silu": (lambda x: x / (1 + np.exp(-x)), FLOATS, (-3, 3)),
     "hardswish": (lambda x: x * np.clip(x / 6 + 0.5, 0, 1), FLOATS, (-4, 4)),
     "elu": (lambda x: np.where(x < 0, np.expm1(x), x), FLOATS, (-3, 3)),
+    "celu": (lambda x: np.where(x < 0, np.expm1(x), x), FLOATS, (-3, 3)),
     "selu": (lambda x: 1.05070102214813232421875 * np.where(
         x > 0, x, 1.67326319217681884765625 * np.expm1(x)), FLOATS, (-3, 3)),
     "leaky_relu": (lambda x: np.where(x < 0, 0.01 * x, x), FLOATS, (-3, 3)),

@@ -64,6 +64,7 @@ double cf_unary_pf(bp_op op, double x, double p0, double p1)
     long double v = x;
     switch (op) {
     case BP_OP_ELU: return x < 0 ? (double)(p0 * expm1l(v)) : x;
+    case BP_OP_CELU: return x < 0 ? (double)(p0 * expm1l(v / p0)) : x;
     case BP_OP_SELU: return (double)(p1 * (x > 0 ? v : p0 * expm1l(v)));
     case BP_OP_LEAKY_RELU: return x < 0 ? (double)(p0 * v) : x;
     case BP_OP_THRESHOLDED_RELU: return x > p0 ? x : 0.0;

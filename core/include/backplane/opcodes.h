@@ -168,7 +168,8 @@ extern "C" {
     X(SOFTMAX_CROSS_ENTROPY_LOSS, softmax_cross_entropy_loss, LOSS, 5, "scores labels weights?",    \
       "loss log_prob?", 0, FLOAT, SAME, HEAVY)                                                      \
     X(NLL_LOSS,     nll_loss,     LOSS,   5, "log_prob target weights?", "loss", 0, FLOAT, SAME, HEAVY) \
-    X(RESIZE,       resize,       RESIZE, 5, "x",     "y", 0, NUMERIC, SAME, HEAVY)
+    X(RESIZE,       resize,       RESIZE, 5, "x",     "y", 0, NUMERIC, SAME, HEAVY)               \
+    X(CELU,         celu,         UNARY,  7, "x",     "y", 0, FLOAT,   SAME, HEAVY) /* f0 alpha */
 
 /* What an op is: ops of one kind are checked alike by the core, read their
  * parameters (bp_op_params) alike, and share a kernel in a backend. The
@@ -312,7 +313,8 @@ static inline bp_op_kind bp_op_kind_of(bp_op op)
     X(LEAKY_RELU,       "alpha", 0.01,                       "",      0.0)                     \
     X(THRESHOLDED_RELU, "alpha", 1.0,                        "",      0.0)                     \
     X(HARD_SIGMOID,     "alpha", 0.2,                        "beta",  0.5)                     \
-    X(SHRINK,           "bias",  0.0,                        "lambd", 0.5)
+    X(SHRINK,           "bias",  0.0,                        "lambd", 0.5)                     \
+    X(CELU,             "alpha", 1.0,                        "",      0.0)
 
 /* How many parameters a unary op takes (0, 1 or 2), with their defaults in
  * f (0 where it takes none). */

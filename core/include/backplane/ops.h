@@ -319,6 +319,9 @@ BP_API bp_status bp_square(const bp_tensor *x, bp_tensor **out);
 BP_API bp_status bp_bitwise_not(const bp_tensor *x, bp_tensor **out);
 /* x < 0 ? alpha (e^x - 1) : x (ONNX Elu, alpha 1). Float dtypes. */
 BP_API bp_status bp_elu(const bp_tensor *x, double alpha, bp_tensor **out);
+/* x < 0 ? alpha (e^(x / alpha) - 1) : x (ONNX Celu, alpha 1; since 1.7).
+ * Float dtypes. */
+BP_API bp_status bp_celu(const bp_tensor *x, double alpha, bp_tensor **out);
 /* gamma (x > 0 ? x : alpha (e^x - 1)) (ONNX Selu: alpha 1.67326319217681884765625,
  * gamma 1.05070102214813232421875). Float dtypes. */
 BP_API bp_status bp_selu(const bp_tensor *x, double alpha, double gamma, bp_tensor **out);

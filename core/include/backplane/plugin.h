@@ -72,9 +72,10 @@ extern "C" {
  *        arange's start and step in f[0], f[1] ...). The typed entries of
  *        1.0 (unary .. random) are called only for plugins built before
  *        1.6, which keep working unchanged; a plugin of 1.6 leaves them
- *        NULL. No member was added: only what the core sends changed. */
+ *        NULL. No member was added: only what the core sends changed.
+ *   1.7  celu (the op table's rows with SINCE 7). No member was added. */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 6
+#define BP_ABI_MINOR 7
 
 /* Memory kinds, numbered as DLPack numbers device types (DLDeviceType), so
  * that exchange needs no translation. */
