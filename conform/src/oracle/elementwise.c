@@ -8,6 +8,35 @@
 
 /* ---- element oracles ------------------------------------------------------- */
 
+/* The inverse and hyperbolic functions and the activations, in long double
+ * (each formula as ops.h writes it, so its IEEE edges are the formula's:
+ * softsign(inf) is inf / inf, NaN). */
+static double unary_long(bp_op op, double x)
+{
+    switch (op) {
+    case BP_OP_ACOS: return (double)acosl(x);
+    case BP_OP_ASIN: return (double)asinl(x);
+    case BP_OP_ATAN: return (double)atanl(x);
+    case BP_OP_ACOSH: return (double)acoshl(x);
+    case BP_OP_ASINH: return (double)asinhl(x);
+    case BP_OP_ATANH: return (double)atanhl(x);
+    case BP_OP_SINH: return (double)sinhl(x);
+    case BP_OP_COSH: return (double)coshl(x);
+    case BP_OP_LOG1P: return (double)log1pl(x);
+    case BP_OP_EXPM1: return (double)expm1l(x);
+    case BP_OP_SOFTPLUS: /* log(1 + e^x) = max(x, 0) + log(1 + e^-|x|) */
+        return isnan(x) ? x : (double)(fmaxl(x, 0.0L) + log1pl(expl(-fabsl(x))));
+    case BP_OP_SOFTSIGN: return (double)((long double)x / (1.0L + fabsl(x)));
+    case BP_OP_SILU: return (double)((long double)x / (1.0L + expl(-(long double)x)));
+    case BP_OP_HARDSWISH: {
+        long double t = (long double)x / 6.0L + 0.5L;
+        return isnan(x) ? x : (double)((long double)x * (t < 0 ? 0.0L : t > 1 ? 1.0L : t));
+    }
+    case BP_OP_SQUARE: return (double)((long double)x * x);
+    default: return NAN;
+    }
+}
+
 double cf_unary_f(bp_op op, double x)
 {
     switch (op) {
@@ -34,28 +63,7 @@ double cf_unary_f(bp_op op, double x)
     case BP_OP_ROUND: return nearbyint(x); /* default rounding mode: half to even */
     case BP_OP_ISNAN: return isnan(x) ? 1 : 0;
     case BP_OP_ISINF: return isinf(x) ? 1 : 0;
-    /* ABI 1.4, in long double (each formula as ops.h writes it, so its IEEE
-     * edges are the formula's: softsign(inf) is inf / inf, NaN) */
-    case BP_OP_ACOS: return (double)acosl(x);
-    case BP_OP_ASIN: return (double)asinl(x);
-    case BP_OP_ATAN: return (double)atanl(x);
-    case BP_OP_ACOSH: return (double)acoshl(x);
-    case BP_OP_ASINH: return (double)asinhl(x);
-    case BP_OP_ATANH: return (double)atanhl(x);
-    case BP_OP_SINH: return (double)sinhl(x);
-    case BP_OP_COSH: return (double)coshl(x);
-    case BP_OP_LOG1P: return (double)log1pl(x);
-    case BP_OP_EXPM1: return (double)expm1l(x);
-    case BP_OP_SOFTPLUS: /* log(1 + e^x) = max(x, 0) + log(1 + e^-|x|) */
-        return isnan(x) ? x : (double)(fmaxl(x, 0.0L) + log1pl(expl(-fabsl(x))));
-    case BP_OP_SOFTSIGN: return (double)((long double)x / (1.0L + fabsl(x)));
-    case BP_OP_SILU: return (double)((long double)x / (1.0L + expl(-(long double)x)));
-    case BP_OP_HARDSWISH: {
-        long double t = (long double)x / 6.0L + 0.5L;
-        return isnan(x) ? x : (double)((long double)x * (t < 0 ? 0.0L : t > 1 ? 1.0L : t));
-    }
-    case BP_OP_SQUARE: return (double)((long double)x * x);
-    default: return NAN;
+    default: return unary_long(op, x);
     }
 }
 
