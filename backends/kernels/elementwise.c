@@ -452,51 +452,16 @@ BPK_CLONES bp_status bpk_where(void *dev, const bp_view *cond, const bp_view *a,
  * in ONNX's and NumPy's reference). Integers: square wraps, shrink goes
  * through double and the cast rules (ops.h), bitwise_not is ~x. */
 
-/* out[i] = STORE(EXPR) with `v` = LOAD(x[i]); a0, a1 the op's parameters. */
-#define MAP_LOOP(ST, CT, LOAD, OT, STORE, EXPR)                                        \
-    do {                                                                                \
-        bpk_iter it_;                                                                   \
-        int64_t pos_[2];                                                                \
-        bpk_iter_init(&it_, 2, (const bp_view *[]){out, x});                            \
-        OT *ob_ = (OT *)bpk_base(out);                                                  \
-        const ST *xb_ = (const ST *)bpk_base(x);                                        \
-        while (bpk_iter_next(&it_, pos_)) {                                             \
-            OT *o_ = ob_ + pos_[0];                                                     \
-            const ST *px_ = xb_ + pos_[1];                                              \
-            int64_t so_ = it_.inner_stride[0], sx_ = it_.inner_stride[1];               \
-            for (int64_t i_ = 0; i_ < it_.inner; i_++) {                                \
-                CT v = LOAD(px_[i_ * sx_]);                                             \
-                o_[i_ * so_] = STORE(EXPR);                                             \
-            }                                                                           \
-        }                                                                               \
-    } while (0)
-
-#define ID(v) (v)
-#define TO_F64(v) ((double)(v))
-#define TO_F32(v) ((float)(v))
-#define F16_D(v) ((double)bp_f16_to_f32(v))
-#define BF16_D(v) ((double)bp_bf16_to_f32(v))
-#define D_F16(v) bp_f64_to_f16(v)
-#define D_BF16(v) bp_f64_to_bf16(v)
-
-/* EXPR of double v on every float dtype, rounded once. */
-#define FLOAT_MAP(EXPR)                                                                 \
-    switch (x->dtype) {                                                                 \
-    case BP_F64: MAP_LOOP(double, double, ID, double, ID, EXPR); return BP_OK;          \
-    case BP_F32: MAP_LOOP(float, double, TO_F64, float, TO_F32, EXPR); return BP_OK;    \
-    case BP_F16: MAP_LOOP(uint16_t, double, F16_D, uint16_t, D_F16, EXPR); return BP_OK; \
-    case BP_BF16: MAP_LOOP(uint16_t, double, BF16_D, uint16_t, D_BF16, EXPR); return BP_OK; \
-    default: break;                                                                     \
-    }                                                                                   \
-    break
+/* The loops are UN_LOOP's, and EXPR of double v on every float dtype,
+ * rounded once, is FLOAT_UN's; a0, a1 are the op's parameters. */
 
 /* EXPR of v in the integer type itself, for the integer dtypes. */
 #define INT_MAP(EXPR)                                                                   \
     switch (x->dtype) {                                                                 \
-    case BP_U8: MAP_LOOP(uint8_t, uint8_t, ID, uint8_t, ID, (uint8_t)(EXPR)); return BP_OK; \
-    case BP_I8: MAP_LOOP(int8_t, int8_t, ID, int8_t, ID, (int8_t)(EXPR)); return BP_OK; \
-    case BP_I32: MAP_LOOP(int32_t, int32_t, ID, int32_t, ID, (int32_t)(EXPR)); return BP_OK; \
-    case BP_I64: MAP_LOOP(int64_t, int64_t, ID, int64_t, ID, (int64_t)(EXPR)); return BP_OK; \
+    case BP_U8: UN_LOOP(uint8_t, uint8_t, ID, uint8_t, ID, (uint8_t)(EXPR)); return BP_OK; \
+    case BP_I8: UN_LOOP(int8_t, int8_t, ID, int8_t, ID, (int8_t)(EXPR)); return BP_OK; \
+    case BP_I32: UN_LOOP(int32_t, int32_t, ID, int32_t, ID, (int32_t)(EXPR)); return BP_OK; \
+    case BP_I64: UN_LOOP(int64_t, int64_t, ID, int64_t, ID, (int64_t)(EXPR)); return BP_OK; \
     default: break;                                                                     \
     }                                                                                   \
     break
@@ -565,38 +530,38 @@ bp_status bpk_op_unary(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
     const double a0 = p->f[0], a1 = p->f[1];
     bool is_float = bp_dtype_is_float(x->dtype);
     switch (op) {
-    case BP_OP_ACOS: FLOAT_MAP(acos(v));
-    case BP_OP_ASIN: FLOAT_MAP(asin(v));
-    case BP_OP_ATAN: FLOAT_MAP(atan(v));
-    case BP_OP_ACOSH: FLOAT_MAP(acosh(v));
-    case BP_OP_ASINH: FLOAT_MAP(asinh(v));
-    case BP_OP_ATANH: FLOAT_MAP(atanh(v));
-    case BP_OP_SINH: FLOAT_MAP(sinh(v));
-    case BP_OP_COSH: FLOAT_MAP(cosh(v));
-    case BP_OP_LOG1P: FLOAT_MAP(log1p(v));
-    case BP_OP_EXPM1: FLOAT_MAP(expm1(v));
-    case BP_OP_SOFTPLUS: FLOAT_MAP(softplus_f(v));
-    case BP_OP_SOFTSIGN: FLOAT_MAP(v / (1.0 + fabs(v)));
-    case BP_OP_SILU: FLOAT_MAP(silu_f(v));
-    case BP_OP_HARDSWISH: FLOAT_MAP(v * clamp01(v / 6.0 + 0.5));
-    case BP_OP_ELU: FLOAT_MAP(v < 0 ? a0 * expm1(v) : v);
-    case BP_OP_CELU: FLOAT_MAP(v < 0 ? a0 * expm1(v / a0) : v);
-    case BP_OP_SELU: FLOAT_MAP(a1 * (v > 0 ? v : a0 * expm1(v)));
-    case BP_OP_LEAKY_RELU: FLOAT_MAP(v < 0 ? a0 * v : v);
-    case BP_OP_THRESHOLDED_RELU: FLOAT_MAP(v > a0 ? v : 0.0);
-    case BP_OP_HARD_SIGMOID: FLOAT_MAP(clamp01(a0 * v + a1));
+    case BP_OP_ACOS: FLOAT_UN(acos(v));
+    case BP_OP_ASIN: FLOAT_UN(asin(v));
+    case BP_OP_ATAN: FLOAT_UN(atan(v));
+    case BP_OP_ACOSH: FLOAT_UN(acosh(v));
+    case BP_OP_ASINH: FLOAT_UN(asinh(v));
+    case BP_OP_ATANH: FLOAT_UN(atanh(v));
+    case BP_OP_SINH: FLOAT_UN(sinh(v));
+    case BP_OP_COSH: FLOAT_UN(cosh(v));
+    case BP_OP_LOG1P: FLOAT_UN(log1p(v));
+    case BP_OP_EXPM1: FLOAT_UN(expm1(v));
+    case BP_OP_SOFTPLUS: FLOAT_UN(softplus_f(v));
+    case BP_OP_SOFTSIGN: FLOAT_UN(v / (1.0 + fabs(v)));
+    case BP_OP_SILU: FLOAT_UN(silu_f(v));
+    case BP_OP_HARDSWISH: FLOAT_UN(v * clamp01(v / 6.0 + 0.5));
+    case BP_OP_ELU: FLOAT_UN(v < 0 ? a0 * expm1(v) : v);
+    case BP_OP_CELU: FLOAT_UN(v < 0 ? a0 * expm1(v / a0) : v);
+    case BP_OP_SELU: FLOAT_UN(a1 * (v > 0 ? v : a0 * expm1(v)));
+    case BP_OP_LEAKY_RELU: FLOAT_UN(v < 0 ? a0 * v : v);
+    case BP_OP_THRESHOLDED_RELU: FLOAT_UN(v > a0 ? v : 0.0);
+    case BP_OP_HARD_SIGMOID: FLOAT_UN(clamp01(a0 * v + a1));
     case BP_OP_SQUARE:
         if (!is_float) {
             square_int(x, out);
             return BP_OK;
         }
-        FLOAT_MAP(v * v);
+        FLOAT_UN(v * v);
     case BP_OP_SHRINK:
         if (!is_float) {
             shrink_int(x, out, a0, a1);
             return BP_OK;
         }
-        FLOAT_MAP(shrink_f(v, a0, a1));
+        FLOAT_UN(shrink_f(v, a0, a1));
     case BP_OP_BITWISE_NOT: INT_MAP(~v);
     default: break;
     }
