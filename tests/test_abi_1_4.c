@@ -57,7 +57,7 @@ Test(abi_1_4, a_plugin_claiming_abi_1_3_is_never_called_even_with_an_op_entry)
 static uint32_t plugin_minor(bp_context *ctx, const bp_backend *be)
 {
     for (size_t i = 0; i < bp_context_plugin_count(ctx); i++) {
-        bp_plugin_record r;
+        bp_plugin_record r = {.struct_size = sizeof r};
         if (bp_context_plugin(ctx, i, &r) == BP_OK && r.loaded &&
             strcmp(r.name, bp_backend_plugin_name(be)) == 0)
             return r.abi_minor;
