@@ -1,10 +1,12 @@
 /* The creation ops: fill, arange and the counter-based random draws
- * (philox.h, compiled for the device, so every element matches the binary
- * backend's). */
+ * (philox.h), each element's value by the host kernels' own rules
+ * (backends/kernels/creation_rules.h, compiled for the device), so every
+ * element matches the binary backend's. */
 #include <string.h>
 
 #include "bpcu.h"
 #include "elem.h"
+#include "../kernels/creation_rules.h"
 
 template <class T>
 __global__ void bpcu_k_fill(bpcu_ix ix, T *out, T v)
@@ -28,19 +30,13 @@ bp_status bpcu_fill(void *dev, const bp_view *out, const void *value)
     if (ix.n == 0)
         return BP_OK;
     unsigned nb = bpcu_blocks(ix.n);
-    /* raw bits of the element; bool normalised to 0/1 */
+    const uint64_t v = bpk_fill_bits(out->dtype, value);
+    void *o = bpcu_ptr(out);
     switch (bp_dtype_size(out->dtype)) {
-    case 1: {
-        uint8_t v;
-        memcpy(&v, value, 1);
-        if (out->dtype == BP_BOOL)
-            v = v != 0;
-        e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_fill<uint8_t>, ix, (uint8_t *)bpcu_ptr(out), v);
-        break;
-    }
-    case 2: { uint16_t v; memcpy(&v, value, 2); e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_fill<uint16_t>, ix, (uint16_t *)bpcu_ptr(out), v); break; }
-    case 4: { uint32_t v; memcpy(&v, value, 4); e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_fill<uint32_t>, ix, (uint32_t *)bpcu_ptr(out), v); break; }
-    case 8: { uint64_t v; memcpy(&v, value, 8); e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_fill<uint64_t>, ix, (uint64_t *)bpcu_ptr(out), v); break; }
+    case 1: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_fill<uint8_t>, ix, (uint8_t *)o, (uint8_t)v); break;
+    case 2: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_fill<uint16_t>, ix, (uint16_t *)o, (uint16_t)v); break;
+    case 4: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_fill<uint32_t>, ix, (uint32_t *)o, (uint32_t)v); break;
+    case 8: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_fill<uint64_t>, ix, (uint64_t *)o, v); break;
     default:
         return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: fill not implemented for %s",
                          bp_dtype_name(out->dtype));
@@ -53,7 +49,7 @@ __global__ void bpcu_k_arange(int64_t n, char *out, int64_t stride, bp_dtype dt,
 {
     int64_t es = (int64_t)bp_dtype_size(dt);
     BPCU_FOR(i, n)
-        bp_elem_store_f64(dt, out + i * stride * es, start + (double)i * step); /* no FMA: --fmad=false */
+        bp_elem_store_f64(dt, out + i * stride * es, bpk_arange_at(start, step, i));
 }
 
 bp_status bpcu_arange(void *dev, double start, double step, const bp_view *out)
@@ -79,8 +75,8 @@ __global__ void bpcu_k_random(bpcu_ix ix, char *out, bp_dtype dt, bool normal, u
     BPCU_FOR(i, ix.n) {
         bpcu_offsets<1>(ix, i, off);
         uint64_t p = offset + (uint64_t)i;
-        double v = normal ? p0 + p1 * bp_philox_normal01(seed, p)
-                          : p0 + (p1 - p0) * bp_philox_uniform01(seed, p);
+        double v = normal ? bpk_normal_at(p0, p1, bp_philox_normal01(seed, p))
+                          : bpk_uniform_at(p0, p1, bp_philox_uniform01(seed, p));
         bp_elem_store_f64(dt, out + off[0] * es, v);
     }
 }

@@ -1,6 +1,8 @@
-/* fill, arange and the counter-based random draws (philox.h). */
+/* fill, arange and the counter-based random draws (philox.h); the value of
+ * each element is creation_rules.h's, shared with the cuda kernels. */
 #include <string.h>
 
+#include "creation_rules.h"
 #include "kernels.h"
 
 #define FILL_LOOP(T, VAL)                                                               \
@@ -23,19 +25,12 @@ bp_status bpk_fill(void *dev, const bp_view *out, const void *value)
     bpk_iter it;
     int64_t pos[1];
     bpk_iter_init(&it, 1, (const bp_view *[]){out});
-    /* the element is copied as raw bits of its size; bool is normalised to 0/1 */
+    const uint64_t v = bpk_fill_bits(out->dtype, value);
     switch (bp_dtype_size(out->dtype)) {
-    case 1: {
-        uint8_t v;
-        memcpy(&v, value, 1);
-        if (out->dtype == BP_BOOL)
-            v = v != 0;
-        FILL_LOOP(uint8_t, v);
-        break;
-    }
-    case 2: { uint16_t v; memcpy(&v, value, 2); FILL_LOOP(uint16_t, v); break; }
-    case 4: { uint32_t v; memcpy(&v, value, 4); FILL_LOOP(uint32_t, v); break; }
-    case 8: { uint64_t v; memcpy(&v, value, 8); FILL_LOOP(uint64_t, v); break; }
+    case 1: FILL_LOOP(uint8_t, (uint8_t)v); break;
+    case 2: FILL_LOOP(uint16_t, (uint16_t)v); break;
+    case 4: FILL_LOOP(uint32_t, (uint32_t)v); break;
+    case 8: FILL_LOOP(uint64_t, v); break;
     default:
         return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP, "binary: fill not implemented for %s",
                         bp_dtype_name(out->dtype));
@@ -52,19 +47,19 @@ bp_status bpk_arange(void *dev, double start, double step, const bp_view *out)
     switch (out->dtype) { /* the common dtypes without a per-element switch */
     case BP_F32:
         for (int64_t i = 0; i < n; i++) {
-            float v = (float)(start + (double)i * step);
+            float v = (float)bpk_arange_at(start, step, i);
             memcpy(o + i * stride, &v, sizeof v);
         }
         break;
     case BP_F64:
         for (int64_t i = 0; i < n; i++) {
-            double v = start + (double)i * step;
+            double v = bpk_arange_at(start, step, i);
             memcpy(o + i * stride, &v, sizeof v);
         }
         break;
     default:
         for (int64_t i = 0; i < n; i++)
-            bp_elem_store_f64(out->dtype, o + i * stride, start + (double)i * step);
+            bp_elem_store_f64(out->dtype, o + i * stride, bpk_arange_at(start, step, i));
         break;
     }
     return BP_OK;
@@ -92,14 +87,14 @@ bp_status bpk_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, double
         for (int64_t i = 0; i < it.inner; i++, p++) {
             double v;
             if (normal) {
-                v = p0 + p1 * bp_philox_normal01(seed, p);
+                v = bpk_normal_at(p0, p1, bp_philox_normal01(seed, p));
             } else {
                 /* bp_philox_uniform01, reusing each block for its 4 words */
                 if (p / 4u != block) { /* p / 4 never reaches UINT64_MAX */
                     block = p / 4u;
                     bp_philox4x32_10(seed, block, w);
                 }
-                v = p0 + (p1 - p0) * ((double)(w[p % 4u] >> 8) * (1.0 / 16777216.0));
+                v = bpk_uniform_at(p0, p1, bp_philox_word_uniform01(w[p % 4u]));
             }
             bp_elem_store_f64(out->dtype, o + i * s, v);
         }

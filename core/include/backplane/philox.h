@@ -42,11 +42,17 @@ BP_HOST_DEVICE static inline void bp_philox4x32_10(uint64_t seed, uint64_t block
     out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
 }
 
+/* One word of the stream as a uniform draw in [0, 1): its top 24 bits. */
+BP_HOST_DEVICE static inline double bp_philox_word_uniform01(uint32_t word)
+{
+    return (double)(word >> 8) * (1.0 / 16777216.0);
+}
+
 BP_HOST_DEVICE static inline double bp_philox_uniform01(uint64_t seed, uint64_t position)
 {
     uint32_t w[4];
     bp_philox4x32_10(seed, position / 4u, w);
-    return (double)(w[position % 4u] >> 8) * (1.0 / 16777216.0);
+    return bp_philox_word_uniform01(w[position % 4u]);
 }
 
 BP_HOST_DEVICE static inline double bp_philox_normal01(uint64_t seed, uint64_t position)
