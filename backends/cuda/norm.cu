@@ -191,13 +191,14 @@ template <class S> __global__ void bpcu_k_row_norm(row_norm_args<S> a)
     }
 }
 
-/* A scale or bias view of x's shape that is one dense row of the last L
- * elements broadcast over the leading axes (stride 0), or absent. */
-static bool one_row(const bp_view *v, int64_t L, int32_t lead)
+/* A scale or bias view of x's shape (as the core hands them: x's rank) that
+ * is one dense row of the last L elements broadcast over the leading axes
+ * (stride 0), or absent. */
+static bool one_row(const bp_view *v, int64_t L, int32_t lead, int32_t rank)
 {
     if (!v)
         return true;
-    if (v->dtype != BP_F32 && v->dtype != BP_F64 && v->dtype != BP_F16 && v->dtype != BP_BF16)
+    if (v->rank != rank || v->dtype != BP_F32 && v->dtype != BP_F64 && v->dtype != BP_F16 && v->dtype != BP_BF16)
         return false;
     for (int32_t k = 0; k < lead; k++)
         if (v->shape[k] != 1 && v->strides[k] != 0)
@@ -221,7 +222,7 @@ static bool launch_row_norm(bpcu_device *d, const bpcu_opcall *c, int64_t rows, 
     const int32_t lead = x->rank - (int32_t)c->p.i[0];
     const size_t smem = (size_t)L * sizeof(typename bpcu_ft<S>::C);
     if (rows < 1 || L < 1 || rows > 0x7fffffff || !bpcu_conv_dense(x) || !bpcu_conv_dense(y) ||
-        !one_row(scale, L, lead) || !one_row(bias, L, lead) ||
+        !one_row(scale, L, lead, x->rank) || !one_row(bias, L, lead, x->rank) ||
         (scale && scale->dtype != x->dtype) || (bias && bias->dtype != x->dtype) ||
         smem + 1024 > (size_t)d->smem_optin)
         return false;
