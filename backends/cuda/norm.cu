@@ -132,7 +132,8 @@ template <class S> __global__ void bpcu_k_row_norm(row_norm_args<S> a)
         const S *px = a.x + u * a.L;
         S *py = a.y + u * a.L;
         double s = 0;
-        for (int64_t p = threadIdx.x; p < np; p += blockDim.x) {
+#pragma unroll 4
+        for (int64_t p = threadIdx.x; p < np; p += blockDim.x) { /* loads in flight together */
             const bpcu_pack<S, V> pk = bpcu_pack<S, V>::load(px + p * V);
 #pragma unroll
             for (int k = 0; k < V; k++) {
