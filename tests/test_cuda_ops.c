@@ -4,6 +4,7 @@
  * backends do. Every test is skipped where the cuda backend does not open
  * (no driver, no device, not built); ctest runs them on the GPU machine
  * (../shared/gpu: the ctest stage). */
+#include <backplane/cast.h>
 #include <dlpack/dlpack.h>
 #include <math.h>
 #include <stdlib.h>
@@ -699,5 +700,545 @@ Test(cuda_ops, dlpack_hands_out_device_memory_and_takes_it_back_without_a_copy)
     BPT_OK(bp_synchronize(be)); /* the release runs once its readers have ended */
     cr_expect_eq(c.deleted, 1, "the deleter ran %d times", c.deleted);
     bp_tensor_release(t);
+    bp_context_destroy(ctx);
+}
+
+/* ---- the fast paths of the ops of ABI 1.0 ---------------------------------------------------
+ * Each case takes a fast path (16-byte packs, a broadcast row, column or
+ * scalar, half2 arithmetic, a typed cast, a row copy or gather, a pack
+ * reduction, a softmax row kept in shared memory or read online) or, for
+ * a shape beside it, the path it had before; the answers are computed here.
+ * Inputs are multiples of 1/4 in [-4, 4]: exact in f16 and bf16, and so
+ * are their sums and products, so that every path must give them exactly. */
+
+static double quarter(int64_t i) { return (double)((i * 7919 + 3) % 33 - 16) * 0.25; }
+
+static double *quarters(int64_t n, int64_t salt)
+{
+    double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    cr_assert_not_null(v);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = quarter(i + salt);
+    return v;
+}
+
+static int64_t count(int32_t rank, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int32_t k = 0; k < rank; k++)
+        n *= shape[k];
+    return n;
+}
+
+/* Position in an operand of shape (rank, s), broadcast to out's (orank,
+ * oshape), of out's row-major element i. */
+static int64_t bcast_pos(int32_t orank, const int64_t *oshape, int32_t rank, const int64_t *s,
+                         int64_t i)
+{
+    int64_t pos = 0, stride = 1;
+    for (int32_t k = orank - 1, j = rank - 1; k >= 0; k--, j--) {
+        const int64_t c = i % oshape[k];
+        i /= oshape[k];
+        if (j >= 0) {
+            pos += (s[j] == 1 ? 0 : c) * stride;
+            stride *= s[j];
+        }
+    }
+    return pos;
+}
+
+typedef struct bshape { int32_t rank; int64_t s[3]; } bshape;
+
+Test(cuda_ops, binary_fast_paths_broadcast_rows_columns_and_scalars_exactly)
+{
+    bp_backend *be;
+    bp_context *ctx = cuda(&be);
+    /* a, b: dense packs (aligned, and with a tail), a row vector in packs and
+     * one element at a time (63 columns), a column, a scalar on either side,
+     * a row on the left, and a rank-3 broadcast (the strided loop) */
+    const bshape cases[][2] = {
+        {{1, {4096}}, {1, {4096}}},     {{1, {4099}}, {1, {4099}}},
+        {{2, {37, 64}}, {1, {64}}},     {{2, {37, 63}}, {1, {63}}},
+        {{2, {37, 64}}, {2, {37, 1}}},  {{1, {1000}}, {1, {1}}},
+        {{1, {1}}, {1, {1000}}},        {{1, {64}}, {2, {37, 64}}},
+        {{3, {5, 6, 64}}, {3, {5, 1, 64}}},
+    };
+    const bp_dtype dts[3] = {BP_F32, BP_F16, BP_BF16};
+    bp_status (*fns[3])(const bp_tensor *, const bp_tensor *, bp_tensor **) = {bp_add, bp_sub,
+                                                                                 bp_mul};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const bshape *A = &cases[c][0], *B = &cases[c][1];
+        const int32_t orank = A->rank > B->rank ? A->rank : B->rank;
+        int64_t oshape[3];
+        for (int32_t k = 0; k < orank; k++) {
+            const int32_t ja = k - (orank - A->rank), jb = k - (orank - B->rank);
+            const int64_t ea = ja >= 0 ? A->s[ja] : 1, eb = jb >= 0 ? B->s[jb] : 1;
+            oshape[k] = ea > eb ? ea : eb;
+        }
+        const int64_t na = count(A->rank, A->s), nb = count(B->rank, B->s);
+        const int64_t no = count(orank, oshape);
+        double *av = quarters(na, 0), *bv = quarters(nb, 11), *want = malloc((size_t)no * 8);
+        cr_assert_not_null(want);
+        for (int d = 0; d < 3; d++) {
+            bp_tensor *a = bpt_tensor(be, dts[d], A->rank, A->s, av);
+            bp_tensor *b = bpt_tensor(be, dts[d], B->rank, B->s, bv);
+            for (int f = 0; f < 3; f++) {
+                for (int64_t i = 0; i < no; i++) {
+                    const double x = av[bcast_pos(orank, oshape, A->rank, A->s, i)];
+                    const double y = bv[bcast_pos(orank, oshape, B->rank, B->s, i)];
+                    want[i] = f == 0 ? x + y : f == 1 ? x - y : x * y;
+                }
+                bp_tensor *o = NULL;
+                BPT_OK(fns[f](a, b, &o));
+                char what[96];
+                snprintf(what, sizeof what, "case %zu, op %d, %s", c, f, bp_dtype_name(dts[d]));
+                bpt_expect(what, o, dts[d], orank, oshape, want, bpt_exact());
+                bp_tensor_release(o);
+            }
+            bp_tensor_release(a);
+            bp_tensor_release(b);
+        }
+        free(av), free(bv), free(want);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(cuda_ops, unary_packs_and_their_tail_and_a_narrower_output)
+{
+    bp_backend *be;
+    bp_context *ctx = cuda(&be);
+    const int64_t ns[3] = {4096, 4099, 7};
+    const bp_dtype dts[4] = {BP_F32, BP_F16, BP_BF16, BP_F64};
+    for (int k = 0; k < 3; k++) {
+        const int64_t n = ns[k];
+        double *v = quarters(n, 5), *want = malloc((size_t)n * 8);
+        cr_assert_not_null(want);
+        v[n / 2] = NAN;
+        for (int d = 0; d < 4; d++) {
+            bp_tensor *x = bpt_tensor(be, dts[d], 1, &n, v), *o = NULL;
+            for (int64_t i = 0; i < n; i++)
+                want[i] = v[i] != v[i] ? v[i] : v[i] > 0 ? v[i] : 0;
+            BPT_OK(bp_relu(x, &o));
+            bpt_expect("relu", o, dts[d], 1, &n, want, bpt_exact());
+            bp_tensor_release(o);
+            for (int64_t i = 0; i < n; i++)
+                want[i] = -v[i];
+            BPT_OK(bp_neg(x, &o));
+            bpt_expect("neg", o, dts[d], 1, &n, want, bpt_exact());
+            bp_tensor_release(o);
+            int64_t *isn = malloc((size_t)n * sizeof *isn);
+            cr_assert_not_null(isn);
+            for (int64_t i = 0; i < n; i++)
+                isn[i] = v[i] != v[i];
+            BPT_OK(bp_isnan(x, &o)); /* bool out: packs as wide as the input's */
+            bpt_expect_i64("isnan", o, BP_BOOL, 1, &n, isn);
+            bp_tensor_release(o);
+            free(isn);
+            bp_tensor_release(x);
+        }
+        free(v), free(want);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(cuda_ops, where_in_packs_with_a_broadcast_condition_and_a_scalar)
+{
+    bp_backend *be;
+    bp_context *ctx = cuda(&be);
+    const int64_t sc[2] = {37, 64}, sa[1] = {64}, s1[1] = {1}, sd[1] = {4099};
+    const bp_dtype dts[3] = {BP_F32, BP_F16, BP_F64};
+    double *cv = malloc(37 * 64 * 8), *av = quarters(64, 1), bv[1] = {-0.5};
+    double *dv = malloc(4099 * 8), *want = malloc(4099 * 8), *ev = quarters(4099, 2);
+    cr_assert(cv && dv && want);
+    for (int64_t i = 0; i < 37 * 64; i++)
+        cv[i] = (i * 13) % 3 == 0;
+    for (int64_t i = 0; i < 4099; i++)
+        dv[i] = i % 5 == 0;
+    for (int d = 0; d < 3; d++) {
+        bp_tensor *c = bpt_tensor(be, BP_BOOL, 2, sc, cv), *a = bpt_tensor(be, dts[d], 1, sa, av);
+        bp_tensor *b = bpt_tensor(be, dts[d], 1, s1, bv), *o = NULL;
+        for (int64_t i = 0; i < 37 * 64; i++)
+            want[i] = cv[i] ? av[i % 64] : bv[0];
+        BPT_OK(bp_where(c, a, b, &o));
+        bpt_expect("where (rows)", o, dts[d], 2, sc, want, bpt_exact());
+        bp_tensor_release(o);
+        bp_tensor_release(c), bp_tensor_release(a), bp_tensor_release(b);
+        /* dense, 4099: packs and the element-by-element remainder */
+        c = bpt_tensor(be, BP_BOOL, 1, sd, dv);
+        a = bpt_tensor(be, dts[d], 1, sd, ev);
+        b = bpt_tensor(be, dts[d], 1, sd, ev);
+        bp_tensor *nb = NULL;
+        BPT_OK(bp_neg(b, &nb));
+        for (int64_t i = 0; i < 4099; i++)
+            want[i] = dv[i] ? ev[i] : -ev[i];
+        BPT_OK(bp_where(c, a, nb, &o));
+        bpt_expect("where (dense)", o, dts[d], 1, sd, want, bpt_exact());
+        bp_tensor_release(o);
+        bp_tensor_release(c), bp_tensor_release(a), bp_tensor_release(b), bp_tensor_release(nb);
+    }
+    free(cv), free(av), free(dv), free(want), free(ev);
+    bp_context_destroy(ctx);
+}
+
+/* v stored in src by the cast rules, then cast to dst as the reference does:
+ * the element's bytes (8 at most) */
+static void cast_rule(bp_dtype src, bp_dtype dst, double v, unsigned char *b)
+{
+    unsigned char a[8];
+    bp_elem_store_f64(src, a, v);
+    if (bp_dtype_is_float(src))
+        bp_elem_store_f64(dst, b, bp_elem_load_f64(src, a));
+    else
+        bp_elem_store_i64(dst, b, bp_elem_load_i64(src, a));
+}
+
+Test(cuda_ops, typed_casts_round_saturate_and_keep_nan_as_the_cast_rules)
+{
+    bp_backend *be;
+    bp_context *ctx = cuda(&be);
+    /* ties to even in f16 (1 + 2^-11, 1 + 3 2^-11) and bf16 (1 + 2^-8), f16's
+     * overflow and subnormals, bf16's and f32's huge values, the integers'
+     * saturation and truncation, NaN */
+    const double specials[] = {1 + 0x1p-11, 1 + 3 * 0x1p-11, 1 + 0x1p-8, 1 + 3 * 0x1p-8, 65519.0,
+                               65520.0, 70000.0, -70000.0, 1e-7, -3e-8, 6e-8, 3e38, -3e38,
+                               3e9, -3e9, 2147483520.0, -2.7, 2.7, 0.0, -0.0, NAN, INFINITY,
+                               -INFINITY, 16777217.0, 1e-40};
+    const int ns = (int)(sizeof specials / sizeof specials[0]);
+    const int64_t n = 1027; /* packs and a tail */
+    double *v = malloc((size_t)n * 8), *want = malloc((size_t)n * 8);
+    int64_t *wi = malloc((size_t)n * sizeof *wi);
+    cr_assert(v && want && wi);
+    static const bp_dtype pairs[][2] = {
+        {BP_F32, BP_F16}, {BP_F32, BP_BF16}, {BP_F16, BP_F32}, {BP_BF16, BP_F32},
+        {BP_F16, BP_BF16}, {BP_BF16, BP_F16}, {BP_F32, BP_F64}, {BP_F64, BP_F32},
+        {BP_F32, BP_I32}, {BP_I32, BP_F32}, {BP_F16, BP_I32}, {BP_I32, BP_F16},
+        {BP_BF16, BP_I32}, {BP_I32, BP_BF16}, {BP_F32, BP_I64}, {BP_I64, BP_F32},
+        {BP_I32, BP_I64}, {BP_I64, BP_I32}, {BP_BOOL, BP_F32}, {BP_BOOL, BP_F16},
+        {BP_BOOL, BP_BF16}, {BP_F64, BP_F16}, /* the last: the general kernel */
+    };
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
+        const bp_dtype s = pairs[p][0], t = pairs[p][1];
+        for (int64_t i = 0; i < n; i++) {
+            double x = i < ns ? specials[i] : quarter(i) * 1000.25;
+            if (!bp_dtype_is_float(s) && (x != x || isinf(x)))
+                x = 7;
+            v[i] = x;
+            unsigned char b[8];
+            cast_rule(s, t, x, b);
+            if (bp_dtype_is_float(t))
+                want[i] = bp_elem_load_f64(t, b);
+            else
+                wi[i] = bp_elem_load_i64(t, b);
+        }
+        bp_tensor *x = bpt_tensor(be, s, 1, &n, v), *o = NULL;
+        BPT_OK(bp_cast(x, t, &o));
+        char what[64];
+        snprintf(what, sizeof what, "cast %s -> %s", bp_dtype_name(s), bp_dtype_name(t));
+        if (bp_dtype_is_float(t)) {
+            bpt_expect(what, o, t, 1, &n, want, bpt_exact());
+        } else {
+            bpt_expect_i64(what, o, t, 1, &n, wi);
+        }
+        bp_tensor_release(o);
+        bp_tensor_release(x);
+    }
+    free(v), free(want), free(wi);
+    bp_context_destroy(ctx);
+}
+
+Test(cuda_ops, concat_slice_and_pad_copy_whole_rows)
+{
+    bp_backend *be;
+    bp_context *ctx = cuda(&be);
+    /* rows of 7 and 9 elements (words of 4 or 2 bytes), of 64 (16-byte
+     * words), and a 3-D join on the middle axis */
+    const int64_t cases[][2][3] = {{{5, 7, 1}, {5, 9, 1}}, {{33, 64, 1}, {33, 64, 1}},
+                                   {{4, 3, 16}, {4, 5, 16}}};
+    const int32_t ranks[3] = {2, 2, 3}, axes[3] = {1, 1, 1};
+    const bp_dtype dts[3] = {BP_F32, BP_F16, BP_F64};
+    for (int c = 0; c < 3; c++) {
+        const int32_t r = ranks[c], ax = axes[c];
+        const int64_t *s0 = cases[c][0], *s1 = cases[c][1];
+        int64_t so[3] = {s0[0], s0[1], s0[2]};
+        so[ax] = s0[ax] + s1[ax];
+        const int64_t n0 = count(r, s0), n1 = count(r, s1), no = count(r, so);
+        double *v0 = quarters(n0, 0), *v1 = quarters(n1, 17), *want = malloc((size_t)no * 8);
+        cr_assert_not_null(want);
+        /* out[o, j, i] over (outer, joined axis, inner) */
+        const int64_t inner = r == 3 ? s0[2] : 1, outer = s0[0];
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t j = 0; j < so[ax]; j++)
+                for (int64_t i = 0; i < inner; i++)
+                    want[(o * so[ax] + j) * inner + i] =
+                        j < s0[ax] ? v0[(o * s0[ax] + j) * inner + i]
+                                   : v1[(o * s1[ax] + j - s0[ax]) * inner + i];
+        for (int d = 0; d < 3; d++) {
+            bp_tensor *xs[2] = {bpt_tensor(be, dts[d], r, s0, v0), bpt_tensor(be, dts[d], r, s1, v1)};
+            bp_tensor *o = NULL;
+            BPT_OK(bp_concat(2, (const bp_tensor *const *)xs, ax, &o));
+            bpt_expect("concat", o, dts[d], r, so, want, bpt_exact());
+            /* the joined tensor's middle columns back out */
+            int64_t starts[3] = {0, 1, 0}, stops[3] = {so[0], so[1] - 1, so[2]}, sl[3];
+            for (int32_t k = 0; k < r; k++)
+                sl[k] = stops[k] - starts[k];
+            double *ws = malloc((size_t)count(r, sl) * 8);
+            cr_assert_not_null(ws);
+            for (int64_t a = 0; a < sl[0]; a++)
+                for (int64_t b = 0; b < sl[1]; b++)
+                    for (int64_t i = 0; i < (r == 3 ? sl[2] : 1); i++)
+                        ws[(a * sl[1] + b) * (r == 3 ? sl[2] : 1) + i] =
+                            want[(a * so[1] + b + 1) * inner + i];
+            bp_tensor *sv = NULL;
+            BPT_OK(bp_slice(o, starts, stops, NULL, &sv));
+            bpt_expect("slice", sv, dts[d], r, sl, ws, bpt_exact());
+            bp_tensor_release(sv);
+            free(ws);
+            bp_tensor_release(o);
+            bp_tensor_release(xs[0]), bp_tensor_release(xs[1]);
+        }
+        free(v0), free(v1), free(want);
+    }
+    /* pad: x's rows land inside the padded output's */
+    const int64_t sx[2] = {6, 40}, before[2] = {1, 3}, after[2] = {2, 5}, sp[2] = {9, 48};
+    double *xv = quarters(80 * 3, 9), *wp = malloc(9 * 48 * 8);
+    cr_assert_not_null(wp);
+    for (int64_t i = 0; i < 9; i++)
+        for (int64_t j = 0; j < 48; j++)
+            wp[i * 48 + j] = i >= 1 && i < 7 && j >= 3 && j < 43 ? xv[(i - 1) * 40 + j - 3] : 1.5;
+    bp_tensor *x = bpt_tensor(be, BP_F32, 2, sx, xv), *o = NULL;
+    BPT_OK(bp_pad(x, before, after, 1.5, &o));
+    bpt_expect("pad", o, BP_F32, 2, sp, wp, bpt_exact());
+    bp_tensor_release(o);
+    bp_tensor_release(x);
+    free(xv), free(wp);
+    bp_context_destroy(ctx);
+}
+
+Test(cuda_ops, gather_copies_whole_rows_and_reports_a_bad_row_index)
+{
+    bp_backend *be;
+    bp_context *ctx = cuda(&be);
+    /* x (50, 64) on axis 0 (rows of 64: 16-byte words); x (3, 50, 6) on axis
+     * 1 (rows of 6: narrower words); x (50, 3) on axis 1 (a row of one: the
+     * element kernel) */
+    const int64_t idx[7] = {0, 49, -1, 7, 7, -50, 23};
+    const int64_t s7[1] = {7};
+    const bp_dtype dts[3] = {BP_F32, BP_F16, BP_I64};
+    const int64_t shapes[3][3] = {{50, 64, 1}, {3, 50, 6}, {50, 3, 1}};
+    const int32_t ranks[3] = {2, 3, 2}, axes[3] = {0, 1, 1};
+    for (int c = 0; c < 3; c++) {
+        const int32_t r = ranks[c], ax = axes[c];
+        const int64_t *s = shapes[c];
+        const int64_t nx = count(r, s), dim = s[ax];
+        const int64_t nidx = c == 2 ? 3 : 7;
+        int64_t so[3];
+        for (int32_t k = 0, j = 0; k < r; k++) {
+            if (k == ax)
+                so[j++] = nidx;
+            else
+                so[j++] = s[k];
+        }
+        const int64_t inner = r == 3 ? s[2] : (ax == 0 ? s[1] : 1), outer = ax == 0 ? 1 : s[0];
+        double *xv = quarters(nx, 4), *want = malloc((size_t)(outer * nidx * inner) * 8);
+        cr_assert_not_null(want);
+        int64_t iv[7];
+        for (int64_t q = 0; q < nidx; q++)
+            iv[q] = c == 2 ? q - 1 : idx[q];
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t q = 0; q < nidx; q++) {
+                const int64_t j = iv[q] < 0 ? iv[q] + dim : iv[q];
+                for (int64_t i = 0; i < inner; i++)
+                    want[(o * nidx + q) * inner + i] = xv[(o * dim + j) * inner + i];
+            }
+        for (int d = 0; d < 3; d++) {
+            const int64_t sn[1] = {nidx};
+            bp_tensor *x = bpt_tensor(be, dts[d], r, s, xv);
+            bp_tensor *t = bpt_tensor_i64(be, d == 1 ? BP_I32 : BP_I64, 1, c == 2 ? sn : s7, iv);
+            bp_tensor *o = NULL;
+            BPT_OK(bp_gather(x, t, ax, &o));
+            bpt_expect("gather", o, dts[d], r, so, want, bpt_exact());
+            bp_tensor_release(o);
+            bp_tensor_release(t);
+            bp_tensor_release(x);
+        }
+        free(xv), free(want);
+    }
+    /* an index out of range on the row path: the error comes at the wait */
+    const int64_t s2[2] = {50, 64}, bad[2] = {3, 50}, s2i[1] = {2};
+    bp_tensor *x = bpt_tensor(be, BP_F32, 2, s2, NULL), *t = bpt_tensor_i64(be, BP_I64, 1, s2i, bad);
+    bp_tensor *o = NULL;
+    BPT_OK(bp_gather(x, t, 0, &o));
+    BPT_FAILS(BP_ERR_INDEX, bp_backend_synchronize(be));
+    cr_assert(strstr(bp_last_error(), "50") != NULL, "names the index: %s", bp_last_error());
+    BPT_OK(bp_backend_synchronize(be)); /* reported once, then cleared */
+    bp_tensor_release(o), bp_tensor_release(t), bp_tensor_release(x);
+    bp_context_destroy(ctx);
+}
+
+Test(cuda_ops, row_reductions_in_packs_give_the_sums_and_first_indices)
+{
+    bp_backend *be;
+    bp_context *ctx = cuda(&be);
+    /* rows of 4096 (packs), 4099 (rows not aligned: elements), 40000 (split
+     * over blocks at pack boundaries) and 100 (a warp per row) */
+    const int64_t rowlens[4] = {4096, 4099, 40000, 100};
+    const bp_dtype dts[3] = {BP_F32, BP_F16, BP_BF16};
+    const int32_t ax1 = 1;
+    for (int c = 0; c < 4; c++) {
+        const int64_t L = rowlens[c], R = 3, s[2] = {R, L}, sr[1] = {R};
+        double *v = quarters(R * L, c), sum[3], mx[3];
+        int64_t am[3];
+        v[1 * L + L / 3] = 9;   /* row 1: a unique maximum ... */
+        v[1 * L + L - 2] = 9;   /* ... twice: the first wins */
+        v[2 * L + L / 2] = NAN; /* row 2: NaN is the maximum and its index */
+        for (int64_t r = 0; r < R; r++) { /* the first NaN, else the first maximum */
+            sum[r] = 0, mx[r] = 0, am[r] = -1;
+            for (int64_t i = 0; i < L; i++) {
+                const double e = v[r * L + i];
+                sum[r] += e;
+                if (am[r] < 0 || (mx[r] == mx[r] && (e != e || e > mx[r])))
+                    mx[r] = e, am[r] = i;
+            }
+        }
+        for (int d = 0; d < 3; d++) {
+            bp_tensor *x = bpt_tensor(be, dts[d], 2, s, v), *o = NULL;
+            BPT_OK(bp_sum(x, 1, &ax1, false, &o));
+            bpt_expect("sum over rows", o, dts[d], 1, sr, sum, bpt_exact());
+            bp_tensor_release(o);
+            BPT_OK(bp_max(x, 1, &ax1, false, &o));
+            bpt_expect("max over rows", o, dts[d], 1, sr, mx, bpt_exact());
+            bp_tensor_release(o);
+            BPT_OK(bp_argmax(x, 1, &ax1, false, &o));
+            bpt_expect_i64("argmax over rows", o, BP_I64, 1, sr, am);
+            bp_tensor_release(o);
+            bp_tensor_release(x);
+        }
+        free(v);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* softmax (or log_softmax) of a row in double, as the reference computes it */
+static void host_softmax(const double *x, double *y, int64_t n, bool log_)
+{
+    double m = -INFINITY;
+    bool nan = false;
+    for (int64_t i = 0; i < n; i++)
+        m = x[i] > m ? x[i] : m, nan = nan || x[i] != x[i];
+    if (nan)
+        m = NAN;
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += exp(x[i] - m);
+    for (int64_t i = 0; i < n; i++)
+        y[i] = log_ ? x[i] - m - log(s) : exp(x[i] - m) / s;
+}
+
+Test(cuda_ops, softmax_rows_in_shared_memory_or_read_online_match_the_host)
+{
+    bp_backend *be;
+    bp_context *ctx = cuda(&be);
+    /* 8192 f32 (shared memory without opting in), 32000 (opted in, packs),
+     * 32001 (opted in, elements), 70000 (too long: the online pass), 300 (a
+     * warp per row); rows with -inf elements, a +inf (all NaN), all -inf (all
+     * NaN) */
+    const int64_t lens[5] = {8192, 32000, 32001, 70000, 300};
+    const bp_dtype dts[2] = {BP_F32, BP_F16};
+    for (int c = 0; c < 5; c++) {
+        const int64_t L = lens[c], R = 4, s[2] = {R, L};
+        double *v = malloc((size_t)(R * L) * 8), *want = malloc((size_t)(R * L) * 8);
+        cr_assert(v && want);
+        bpt_fill_random(v, R * L, 77 + (uint64_t)c, -8, 8);
+        for (int64_t i = 0; i < L; i += 7)
+            v[i] = -INFINITY;           /* row 0: some -inf */
+        v[1 * L + L - 1] = INFINITY;    /* row 1: a +inf */
+        for (int64_t i = 0; i < L; i++)
+            v[2 * L + i] = -INFINITY;   /* row 2: all -inf */
+        for (int lg = 0; lg < 2; lg++)
+            for (int d = 0; d < 2; d++) {
+                bp_tensor *x = bpt_tensor(be, dts[d], 2, s, v), *o = NULL;
+                double *xr = bpt_read(x); /* the values as the dtype holds them */
+                for (int64_t r = 0; r < R; r++)
+                    host_softmax(xr + r * L, want + r * L, L, lg);
+                free(xr);
+                BPT_OK(lg ? bp_log_softmax(x, -1, &o) : bp_softmax(x, -1, &o));
+                const bpt_tol tol = {dts[d] == BP_F32 ? 2e-5 : 0, 1e-30, 2};
+                char what[64];
+                snprintf(what, sizeof what, "%s of rows of %lld %s", lg ? "log_softmax" : "softmax",
+                         (long long)L, bp_dtype_name(dts[d]));
+                bpt_expect(what, o, dts[d], 2, s, want, tol);
+                bp_tensor_release(o);
+                bp_tensor_release(x);
+            }
+        free(v), free(want);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* scatter_elements with add and mul of f16 and f32 accumulates in double and
+ * rounds once: many updates of one element would otherwise round at each */
+Test(cuda_ops, scatter_add_and_mul_of_halves_round_once_per_element)
+{
+    bp_backend *be;
+    bp_context *ctx = cuda(&be);
+    const int64_t n = 2000, s1[2] = {1, 1}, su[2] = {1, 2000};
+    double *up = malloc((size_t)n * 8);
+    int64_t *iv = calloc((size_t)n, sizeof *iv); /* every update to element 0 */
+    cr_assert(up && iv);
+    const bp_dtype dts[3] = {BP_F16, BP_BF16, BP_F32};
+    for (int d = 0; d < 3; d++) {
+        double add = 1, mul = 1;
+        for (int64_t i = 0; i < n; i++) {
+            up[i] = 1 + (double)((i * 37) % 9 - 4) * 0x1p-7; /* exact in f16 and bf16 */
+            add += up[i];
+            mul *= up[i];
+        }
+        const double one[1] = {1};
+        bp_tensor *x = bpt_tensor(be, dts[d], 2, s1, one), *u = bpt_tensor(be, dts[d], 2, su, up);
+        bp_tensor *t = bpt_tensor_i64(be, BP_I64, 2, su, iv), *o = NULL;
+        /* the double sum and product are exact to far below the dtype's ulp */
+        const bpt_tol tol = {dts[d] == BP_F32 ? 1e-7 : 0, 0, 0};
+        BPT_OK(bp_scatter_elements(x, t, u, 1, BP_SCATTER_ADD, &o));
+        bpt_expect("scatter add, rounded once", o, dts[d], 2, s1, &add, tol);
+        bp_tensor_release(o);
+        BPT_OK(bp_scatter_elements(x, t, u, 1, BP_SCATTER_MUL, &o));
+        bpt_expect("scatter mul, rounded once", o, dts[d], 2, s1, &mul, tol);
+        bp_tensor_release(o);
+        bp_tensor_release(x), bp_tensor_release(u), bp_tensor_release(t);
+    }
+    free(up), free(iv);
+    bp_context_destroy(ctx);
+}
+
+/* hard_sigmoid and hardswish in double near their lower knees, silu's
+ * subnormal results: rounded once from the double formula */
+Test(cuda_ops, knees_of_hard_sigmoid_and_hardswish_and_silu_far_below_zero_round_once)
+{
+    bp_backend *be;
+    bp_context *ctx = cuda(&be);
+    const int64_t n = 12;
+    const double xv[12] = {-2.5, -2.5000002, -2.4999998, -3.0, -3.0000002, -2.9999998,
+                           -100.0, -95.5, -88.0, -103.0, -90.0, -1e30};
+    double hs[12], hw[12], si[12];
+    for (int i = 0; i < 12; i++) {
+        const float f = (float)xv[i];
+        const double v = f; /* the value the f32 tensor holds */
+        const double c1 = 0.2 * v + 0.5, c2 = v / 6.0 + 0.5;
+        hs[i] = c1 < 0 ? 0 : c1 > 1 ? 1 : c1;
+        hw[i] = v * (c2 < 0 ? 0 : c2 > 1 ? 1 : c2);
+        const double e = exp(v);
+        si[i] = v * e / (1.0 + e);
+    }
+    bp_tensor *x = bpt_tensor(be, BP_F32, 1, &n, xv), *o = NULL;
+    BPT_OK(bp_hard_sigmoid(x, 0.2, 0.5, &o));
+    bpt_expect("hard_sigmoid", o, BP_F32, 1, &n, hs, bpt_exact());
+    bp_tensor_release(o);
+    BPT_OK(bp_hardswish(x, &o));
+    bpt_expect("hardswish", o, BP_F32, 1, &n, hw, bpt_exact());
+    bp_tensor_release(o);
+    BPT_OK(bp_silu(x, &o));
+    bpt_expect("silu", o, BP_F32, 1, &n, si, bpt_exact());
+    bp_tensor_release(o);
+    bp_tensor_release(x);
     bp_context_destroy(ctx);
 }

@@ -21,6 +21,8 @@
  *                  bpcu_op_*, which take the op entry's call record)
  *   conv.cu  conv_transpose.cu  conv_gemm.cu  pool.cu  lrn.cu  norm.cu  loss.cu
  *   resize.cu      nn.h's ops (what they share: nn_common.h)
+ *   dnn.h/dnn.cu   cuDNN, opened at the first convolution: the convolutions'
+ *                  fast path (the im2col path of conv.cu stays for the rest)
  *   checks.cu      index bounds checked on the device, reported by deferred_error
  *   exchange.cu    wrap and buffer_address: other libraries' CUDA memory (DLPack)
  *
@@ -137,6 +139,10 @@ typedef struct bpcu_device {
     uint64_t keep;                 /* bytes bp_backend_synchronize trims the pool to */
     uint64_t cap;                  /* memory_fraction of the device's memory */
     std::atomic<uint64_t> used;    /* bytes of live buffers (and of frees that failed) */
+    int smem_optin;                /* shared memory a block may opt in to (bytes) */
+    bool cudnn;                    /* [backend.cuda] cudnn = auto: convolutions may use it */
+    std::mutex dnn_mu;             /* the cuDNN handle and its algorithm cache (dnn.cu) */
+    struct bpdnn_state *dnn;       /* made at the first convolution; NULL before */
     cublasHandle_t blas;
     std::mutex blas_mu;            /* one cuBLAS call at a time on this handle */
     bpcu_stage up, down;           /* host -> device, device -> host */
@@ -256,6 +262,28 @@ static inline cudaError_t bpcu_launch(cudaStream_t s, dim3 grid, dim3 block, siz
     c.stream = s;
     return cudaLaunchKernelEx(&c, k, std::forward<A>(args)...);
 }
+
+/* Rows of `units` words each, for kernels with blockDim (32, 8): x's
+ * lanes walk a row, y's warps the rows, grid-stride beyond the caps. */
+static inline dim3 bpcu_rows_grid(int64_t rows, int64_t units)
+{
+    int64_t gx = (units + 31) / 32, gy = (rows + 7) / 8;
+    gx = gx < 1 ? 1 : gx > 1024 ? 1024 : gx;
+    gy = gy < 1 ? 1 : gy > 65535 ? 65535 : gy;
+    if (gx * gy > ((int64_t)1 << 18))
+        gy = ((int64_t)1 << 18) / gx < 1 ? 1 : ((int64_t)1 << 18) / gx;
+    return dim3((unsigned)gx, (unsigned)gy);
+}
+
+/* The widest word (16, 8, 4, 2 or 1 bytes) that divides every value of
+ * v[0..n) (byte counts, strides and addresses). */
+static inline int bpcu_word_bytes(const int64_t *v, int n)
+{
+    int64_t all = 16;
+    for (int k = 0; k < n; k++)
+        all |= v[k];
+    return (int)(all & -all); /* the lowest set bit: 16 at most */
+}
 #endif
 
 /* ---- views and scratch --------------------------------------------------------- */
@@ -279,6 +307,10 @@ bp_status bpcu_materialize(bpcu_device *d, bpcu_buf *b, cudaStream_t s);
 /* Record b's ready event in stream s, behind the work just queued there
  * that writes b. */
 cudaError_t bpcu_mark_written(bpcu_device *d, bpcu_buf *b, cudaStream_t s);
+
+/* The device's cuDNN handle and algorithm cache, if a convolution made
+ * them (dnn.cu; device close, with the device's context current). */
+void bpcu_dnn_close(bpcu_device *d);
 
 /* Destroy the spare ready events (device close). */
 void bpcu_events_destroy(bpcu_device *d);

@@ -16,6 +16,8 @@ const bp_config_key bpcu_config_keys[] = {
     {"pool_keep_mb", "MiB of freed memory the pool keeps cached after bp_backend_synchronize "
      "(the rest goes back to the device)", "0"},
     {"staging_threads", "host threads copying through the pinned staging buffers, 1..16", "4"},
+    {"cudnn", "convolutions through cuDNN when " "libcudnn.so.9" " loads at the first one (auto), "
+     "or always the built-in im2col + cuBLAS path (off)", "auto"},
     {NULL, NULL, NULL},
 };
 
@@ -109,6 +111,7 @@ bp_status bpcu_read_config(const bp_host_api *h, bpcu_config *c)
     c->all_devices = true;
     c->memory_fraction = 0.9;
     c->jit = true;
+    c->cudnn = true;
     bp_status st = BP_OK;
     const char *v;
     if ((v = h->config_get(h->host, "devices")))
@@ -128,6 +131,14 @@ bp_status bpcu_read_config(const bp_host_api *h, bpcu_config *c)
         st = int_key(h, "pool_keep_mb", 0, 1LL << 30, &keep);
     if (st == BP_OK)
         st = int_key(h, "staging_threads", 1, 16, &threads);
+    if (st == BP_OK && (v = h->config_get(h->host, "cudnn"))) {
+        if (strcmp(v, "auto") == 0)
+            c->cudnn = true;
+        else if (strcmp(v, "off") == 0)
+            c->cudnn = false;
+        else
+            st = h->config_error(h->host, "cudnn", "'%s' is not auto or off", v);
+    }
     c->pool_keep_mb = (unsigned long long)keep;
     c->staging_threads = (int)threads;
     return st;

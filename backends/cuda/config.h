@@ -25,6 +25,7 @@ typedef struct bpcu_config {
     bool jit;                      /* allow_ptx_jit */
     unsigned long long pool_keep_mb; /* bp_backend_synchronize trims the pool to this */
     int staging_threads;           /* threads copying through pinned staging */
+    bool cudnn;                    /* cudnn = auto: convolutions may use cuDNN */
     bpcu_cc_list allow, deny;      /* allow_cc, deny_cc */
 } bpcu_config;
 

@@ -1,4 +1,5 @@
-/* CONV (ONNX Conv) as im2col + cuBLAS, one image at a time (any groups,
+/* CONV (ONNX Conv): through cuDNN where it takes the op (dnn.cu), else
+ * here as im2col + cuBLAS, one image at a time (any groups,
  * strides, dilations, pads; 1 to 3 spatial axes, padded to three at the
  * front as backends/kernels/nn_conv.c):
  *   col[c k, o] = x[n, c, o st + k dl - pb], 0 in the padding     (im2col: x's dtype, exact;
@@ -65,6 +66,9 @@ bp_status bpcu_nn_conv(bpcu_device *d, const bpcu_opcall *c)
                          "what opcodes.h describes");
     if (bpcu_numel(y) == 0)
         return BP_OK;
+    bp_status dst;
+    if (bpcu_dnn_conv(d, c, &dst)) /* cuDNN took it (dnn.cu) */
+        return dst;
     const bpcu_win g = bpcu_win_of(&c->p, x, y);
     const int64_t C = x->shape[1], M = y->shape[1], cg = C / G, mg = M / G;
     const int64_t nk = bpcu_win_numel(g.k), nout = bpcu_win_numel(g.out), ck = cg * nk;

@@ -1,4 +1,5 @@
-/* CONV_TRANSPOSE (ONNX ConvTranspose) as cuBLAS + col2im, one image at a
+/* CONV_TRANSPOSE (ONNX ConvTranspose): through cuDNN's backward data
+ * where it takes the op (dnn.cu), else here as cuBLAS + col2im, one image at a
  * time (any groups, strides, dilations, pads, negative pads included; 1 to
  * 3 spatial axes, padded to three at the front as
  * backends/kernels/nn_conv.c):
@@ -54,6 +55,9 @@ bp_status bpcu_nn_conv_transpose(bpcu_device *d, const bpcu_opcall *c)
                          "are not what opcodes.h describes");
     if (bpcu_numel(y) == 0)
         return BP_OK;
+    bp_status dst;
+    if (bpcu_dnn_conv(d, c, &dst)) /* cuDNN took it (dnn.cu) */
+        return dst;
     const bpcu_win g = bpcu_win_of(&c->p, x, y);
     const int64_t C = x->shape[1], M = y->shape[1], cg = C / G, mg = M / G;
     const int64_t nk = bpcu_win_numel(g.k), nin = bpcu_win_numel(g.in);

@@ -27,6 +27,7 @@ static void device_destroy(bpcu_device *d)
             cudaStreamSynchronize(d->stream);
         bpcu_releases_run(d, true);
         bpcu_checks_destroy(d);
+        bpcu_dnn_close(d);
         if (d->blas)
             cublasDestroy(d->blas);
         for (int s = 0; s < 2; s++) {
@@ -175,6 +176,8 @@ bp_status bpcu_device_open(void *state, int32_t index, void **dev)
     d->host = s->host;
     d->ordinal = r->ordinal;
     d->tf32 = s->tf32;
+    d->cudnn = s->cudnn;
+    d->dnn = NULL;
     d->used.store(0);
     d->lost.store(false);
     d->cap = (uint64_t)floor((double)r->total * s->memory_fraction);
@@ -191,6 +194,10 @@ bp_status bpcu_device_open(void *state, int32_t index, void **dev)
         device_destroy(d);
         return e == cudaErrorMemoryAllocation ? BP_ERR_OUT_OF_MEMORY : BP_ERR_BACKEND;
     }
+    /* 48 KiB without opting in, which every device allows */
+    if (cudaDeviceGetAttribute(&d->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                               d->ordinal) != cudaSuccess || d->smem_optin < 48 * 1024)
+        d->smem_optin = 48 * 1024;
     cublasStatus_t bs = create_blas(d);
     if (bs != CUBLAS_STATUS_SUCCESS) {
         s->host->set_error(s->host->host, "cuda: cuBLAS on device %d: %s", d->ordinal,

@@ -16,8 +16,29 @@
 
 #include <backplane/cast.h>
 
+/* after cast.h (dtype.h): its locals named `half` would shadow this type */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 struct bpcu_h16 { uint16_t v; };
 struct bpcu_b16 { uint16_t v; };
+
+/* f16 / bf16 <-> f32 by the hardware's conversions, bit for bit dtype.h's
+ * (round to nearest even, subnormals kept, overflow to infinity), which
+ * take a dozen integer instructions and branches each; a NaN, whose bits
+ * the hardware makes canonical, goes through dtype.h's to keep them. */
+static __device__ __forceinline__ float bpcu_h2f(uint16_t h)
+{
+    return (h & 0x7fffu) > 0x7c00u ? bp_f16_to_f32(h) : __half2float(__ushort_as_half(h));
+}
+static __device__ __forceinline__ uint16_t bpcu_f2h(float f)
+{
+    return f != f ? bp_f32_to_f16(f) : __half_as_ushort(__float2half_rn(f));
+}
+static __device__ __forceinline__ uint16_t bpcu_f2b(float f)
+{
+    return f != f ? bp_f32_to_bf16(f) : __bfloat16_as_ushort(__float2bfloat16_rn(f));
+}
 
 /* Float storage S: compute type C (f32 for f16/bf16/f32, f64 for f64), load,
  * store of a C, and store of a double rounded once to S (f16/bf16 through
@@ -38,14 +59,14 @@ template <> struct bpcu_ft<double> {
 };
 template <> struct bpcu_ft<bpcu_h16> {
     typedef float C;
-    static __device__ __forceinline__ float ld(bpcu_h16 x) { return bp_f16_to_f32(x.v); }
-    static __device__ __forceinline__ bpcu_h16 st(float c) { return bpcu_h16{bp_f32_to_f16(c)}; }
+    static __device__ __forceinline__ float ld(bpcu_h16 x) { return bpcu_h2f(x.v); }
+    static __device__ __forceinline__ bpcu_h16 st(float c) { return bpcu_h16{bpcu_f2h(c)}; }
     static __device__ __forceinline__ bpcu_h16 std_(double d) { return bpcu_h16{bp_f64_to_f16(d)}; }
 };
 template <> struct bpcu_ft<bpcu_b16> {
     typedef float C;
     static __device__ __forceinline__ float ld(bpcu_b16 x) { return bp_bf16_to_f32(x.v); }
-    static __device__ __forceinline__ bpcu_b16 st(float c) { return bpcu_b16{bp_f32_to_bf16(c)}; }
+    static __device__ __forceinline__ bpcu_b16 st(float c) { return bpcu_b16{bpcu_f2b(c)}; }
     static __device__ __forceinline__ bpcu_b16 std_(double d) { return bpcu_b16{bp_f64_to_bf16(d)}; }
 };
 

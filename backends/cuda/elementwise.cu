@@ -12,10 +12,43 @@
 
 /* ---- where (the other loops: elem_kernels.h) ------------------------------- */
 
-template <class T>
-__global__ void bpcu_k_where(bpcu_ix ix, const uint8_t *c, const T *a, const T *b, T *out,
-                             bool norm)
+/* The rows form (elem_kernels.h) of where, packs of V. */
+template <int V, class T>
+static __device__ __forceinline__ void where_rows(const bpcu_rc &g, const uint8_t *c, const T *a,
+                                                  const T *b, T *out, bool norm)
 {
+    const int64_t packs = g.C / V;
+    for (int64_t r = blockIdx.y; r < g.R; r += gridDim.y) {
+        const uint8_t *pc = c + r * g.rs[0];
+        const T *pa = a + r * g.rs[1], *pb = b + r * g.rs[2];
+        T *po = out + r * g.os;
+        for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < packs;
+             k += (int64_t)gridDim.x * blockDim.x) {
+            const bpcu_pack<uint8_t, V> vc = bpcu_pack<uint8_t, V>::load(pc + k * V * g.cs[0], g.cs[0]);
+            const bpcu_pack<T, V> va = bpcu_pack<T, V>::load(pa + k * V * g.cs[1], g.cs[1]);
+            const bpcu_pack<T, V> vb = bpcu_pack<T, V>::load(pb + k * V * g.cs[2], g.cs[2]);
+            bpcu_pack<T, V> o;
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                const T v = vc.v[j] ? va.v[j] : vb.v[j];
+                o.v[j] = norm ? (T)(v != 0) : v;
+            }
+            o.store(po + k * V);
+        }
+    }
+}
+
+template <class T>
+__global__ void bpcu_k_where(bpcu_ix ix, bpcu_rc rc, const uint8_t *c, const T *a, const T *b,
+                             T *out, bool norm)
+{
+    if (rc.on) {
+        if (rc.vec)
+            where_rows<bpcu_vw<T, uint8_t>::V>(rc, c, a, b, out, norm);
+        else
+            where_rows<1>(rc, c, a, b, out, norm);
+        return;
+    }
     int64_t off[4];
     BPCU_FOR(i, ix.n) {
         bpcu_offsets<4>(ix, i, off);
@@ -178,6 +211,29 @@ struct bpcu_un_not {
     __device__ uint8_t operator()(uint8_t v) const { return (uint8_t)(v == 0); }
 };
 
+/* add, sub and mul of two f16 (bf16) pairs in one half2 (bfloat162)
+ * instruction: each is correctly rounded, as the f32 result rounded once
+ * (24 >= 2 x 11 + 2 bits, so that rounding twice changes nothing); NaNs
+ * come out as the canonical NaN, as they do through f32. */
+template <class S, class H2> struct bpcu_half_pair {
+    static __device__ __forceinline__ bool go(bp_op op, const S *x, const S *y, S *o)
+    {
+        if (op != BP_OP_ADD && op != BP_OP_SUB && op != BP_OP_MUL)
+            return false;
+        unsigned int ux = (unsigned int)x[0].v | (unsigned int)x[1].v << 16;
+        unsigned int uy = (unsigned int)y[0].v | (unsigned int)y[1].v << 16;
+        H2 hx, hy, r;
+        memcpy(&hx, &ux, 4);
+        memcpy(&hy, &uy, 4);
+        r = op == BP_OP_ADD ? __hadd2(hx, hy) : op == BP_OP_SUB ? __hsub2(hx, hy) : __hmul2(hx, hy);
+        unsigned int ur;
+        memcpy(&ur, &r, 4);
+        o[0].v = (uint16_t)(ur & 0xffffu);
+        o[1].v = (uint16_t)(ur >> 16);
+        return true;
+    }
+};
+
 template <class S> struct bpcu_bin_float {
     bp_op op;
     __device__ S operator()(S x, S y) const
@@ -201,6 +257,25 @@ template <class S> struct bpcu_bin_float {
         default: return F::st(p);
         }
     }
+    /* two elements (f16 and bf16 only: bpcu_pairs) */
+    __device__ void pair(const S *x, const S *y, S *o) const
+    {
+        typedef typename std::conditional<std::is_same<S, bpcu_h16>::value, __half2,
+                                          __nv_bfloat162>::type H2;
+        if constexpr (std::is_same<S, bpcu_h16>::value || std::is_same<S, bpcu_b16>::value) {
+            if (bpcu_half_pair<S, H2>::go(op, x, y, o))
+                return;
+        }
+        o[0] = (*this)(x[0], y[0]);
+        o[1] = (*this)(x[1], y[1]);
+    }
+};
+
+template <> struct bpcu_pairs<bpcu_bin_float<bpcu_h16>> {
+    static constexpr bool value = true;
+};
+template <> struct bpcu_pairs<bpcu_bin_float<bpcu_b16>> {
+    static constexpr bool value = true;
 };
 
 template <class T> struct bpcu_bin_int {
@@ -336,9 +411,13 @@ static bp_status launch_where(bpcu_device *d, const bp_view *cond, const bp_view
     bpcu_ix ix = bpcu_collapse(4, vs);
     if (ix.n == 0)
         return BP_OK;
-    e = bpcu_launch(d->stream, bpcu_blocks(ix.n), BPCU_THREADS, 0, bpcu_k_where<T>,
-        ix, (const uint8_t *)bpcu_ptr(cond), (const T *)bpcu_ptr(a), (const T *)bpcu_ptr(b),
-        (T *)bpcu_ptr(out), norm);
+    constexpr int V = bpcu_vw<T, uint8_t>::V;
+    const void *ptrs[4] = {bpcu_ptr(out), bpcu_ptr(cond), bpcu_ptr(a), bpcu_ptr(b)};
+    const size_t es[4] = {sizeof(T), 1, sizeof(T), sizeof(T)};
+    const bpcu_rc rc = bpcu_rc_plan(ix, 3, ptrs, es, V);
+    dim3 grid = rc.on ? bpcu_rc_grid(rc, V) : dim3(bpcu_blocks(ix.n));
+    e = bpcu_launch(d->stream, grid, BPCU_THREADS, 0, bpcu_k_where<T>, ix, rc,
+        (const uint8_t *)ptrs[1], (const T *)ptrs[2], (const T *)ptrs[3], (T *)ptrs[0], norm);
     return bpcu_launched(d, e, "where kernel");
 }
 
@@ -369,8 +448,11 @@ bp_status bpcu_where(void *dev, const bp_view *cond, const bp_view *a, const bp_
  * f32 with CUDA's single-precision functions and round once to the output,
  * f64 in f64; integers wrap. Shrink computes in double and converts by the
  * cast rules (ops.h: "the result converted by the cast rules"), for floats
- * and integers alike. hard_sigmoid and hardswish keep a NaN (NumPy's clip),
- * softsign of +-inf is NaN (the formula, as ONNX's reference). */
+ * and integers alike; so do hard_sigmoid and hardswish for every float
+ * dtype (alpha x + beta in f32 cancels near the lower knee), and silu of
+ * f16/bf16/f32 below -87 (where expf is subnormal). hard_sigmoid and
+ * hardswish keep a NaN (NumPy's clip), softsign of +-inf is NaN (the
+ * formula, as ONNX's reference). */
 
 /* ---- one tensor ------------------------------------------------------------ */
 
@@ -396,7 +478,8 @@ static __device__ float more_f(bp_op op, float v, float a, float b)
     case BP_OP_SOFTPLUS: /* log(1 + e^v) without overflow: v + log(1 + e^-v) above 0 */
         return v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v));
     case BP_OP_SOFTSIGN: return v / (1.0f + fabsf(v));
-    case BP_OP_SILU: { /* the sigmoid as elementwise.cu's, without overflow */
+    case BP_OP_SILU: { /* the sigmoid as elementwise.cu's, without overflow (below
+                          * SILU_F32_LOW: silu_d, in double) */
         float s;
         if (v >= 0.0f) {
             s = 1.0f / (1.0f + expf(-v));
@@ -412,9 +495,8 @@ static __device__ float more_f(bp_op op, float v, float a, float b)
     case BP_OP_SELU: return v > 0.0f ? b * v : b * (a * expm1f(v));
     case BP_OP_LEAKY_RELU: return v < 0.0f ? a * v : v;
     case BP_OP_THRESHOLDED_RELU: return v > a ? v : 0.0f;
-    case BP_OP_HARD_SIGMOID: return clamp01(a * v + b);
-    case BP_OP_HARDSWISH: return v * clamp01(v / 6.0f + 0.5f);
-    default: return nanf(""); /* an op this switch lacks: conform's cases fail loudly */
+    default: return nanf(""); /* an op this switch lacks (hard_sigmoid, hardswish and shrink
+                                  * are bpcu_op_un_float's): conform's cases fail loudly */
     }
 }
 
@@ -450,10 +532,19 @@ static __device__ double more_d(bp_op op, double v, double a, double b)
     case BP_OP_SELU: return v > 0.0 ? b * v : b * (a * expm1(v));
     case BP_OP_LEAKY_RELU: return v < 0.0 ? a * v : v;
     case BP_OP_THRESHOLDED_RELU: return v > a ? v : 0.0;
-    case BP_OP_HARD_SIGMOID: return clamp01(a * v + b);
-    case BP_OP_HARDSWISH: return v * clamp01(v / 6.0 + 0.5);
     default: return nan(""); /* an op this switch lacks: conform's cases fail loudly */
     }
+}
+
+/* x sigmoid(x) below zero in double, as the reference's silu_f: x e^x / (1 +
+ * e^x). Below SILU_F32_LOW, expf(x) is subnormal in f32 (FLT_MIN is
+ * e^-87.34) and keeps too few bits: x = -100 lost 45 ulp of the (subnormal)
+ * result. Rare inputs, so the double units cost nothing that matters. */
+#define SILU_F32_LOW -87.0f
+static __device__ __forceinline__ double silu_d(double v)
+{
+    double e = exp(v);
+    return v * e / (1.0 + e);
 }
 
 /* x < -lambd ? x + bias : x > lambd ? x - bias : 0, in double */
@@ -470,12 +561,22 @@ template <class S> struct bpcu_op_un_float {
         typedef bpcu_ft<S> F;
         typedef typename F::C C;
         C v = F::ld(x);
-        if (op == BP_OP_SHRINK)
-            return F::std_(shrink((double)v, f0, f1));
-        if constexpr (std::is_same<C, float>::value)
+        const double dv = (double)v;
+        switch (op) {
+        /* in double and rounded once, as the reference: alpha x + beta in f32
+         * cancels near the lower knee (x near -2.5 and -3: up to 205 ulp) */
+        case BP_OP_HARD_SIGMOID: return F::std_(clamp01(f0 * dv + f1));
+        case BP_OP_HARDSWISH: return F::std_(dv * clamp01(dv / 6.0 + 0.5));
+        case BP_OP_SHRINK: return F::std_(shrink(dv, f0, f1));
+        default: break;
+        }
+        if constexpr (std::is_same<C, float>::value) {
+            if (op == BP_OP_SILU && v < SILU_F32_LOW)
+                return F::std_(silu_d(dv));
             return F::st(more_f(op, v, (float)f0, (float)f1));
-        else
-            return F::std_(more_d(op, (double)v, f0, f1));
+        } else {
+            return F::std_(more_d(op, dv, f0, f1));
+        }
     }
 };
 

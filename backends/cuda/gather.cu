@@ -47,6 +47,105 @@ __global__ void bpcu_k_gather(bpcu_gather_args g, const T *x, const char *idx, b
     }
 }
 
+/* Gathers of whole rows: x's axes after `axis` dense (a row of `inner`
+ * elements, contiguous), out dense and the indices dense, as the core hands
+ * them for an embedding lookup or a row selection. Row r of out (outer
+ * coordinate r / nidx, index r % nidx) is a copy of one row of x, moved by
+ * a warp in words of W (16 bytes where the row length, the strides and the
+ * addresses allow), the index read once per row; a bad index gives a row of
+ * zeros and the deferred error, as bpcu_k_gather. */
+typedef struct bpcu_grow_args {
+    int64_t rows, nidx, dim, units; /* units: words of W per row */
+    int64_t row_bytes;             /* bytes of a row (out's row stride) */
+    int64_t axis_bytes;            /* x's stride of axis, in bytes */
+    int32_t outer;                 /* axes before axis */
+    int64_t oshape[BP_MAX_RANK], ostr_bytes[BP_MAX_RANK]; /* x's leading axes */
+} bpcu_grow_args;
+
+template <class W>
+__global__ void bpcu_k_gather_rows(bpcu_grow_args g, const char *x, const char *idx, bool i64,
+                                   char *out, unsigned long long *bad)
+{
+    for (int64_t r = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; r < g.rows;
+         r += (int64_t)gridDim.y * blockDim.y) {
+        const int64_t q = r % g.nidx;
+        int64_t o = r / g.nidx, xo = 0;
+        for (int32_t k = g.outer - 1; k >= 0; k--) {
+            xo += (o % g.oshape[k]) * g.ostr_bytes[k];
+            o /= g.oshape[k];
+        }
+        int64_t j = i64 ? ((const int64_t *)idx)[q] : (int64_t)((const int32_t *)idx)[q];
+        const bool ok = bpcu_index_ok(&j, g.dim, q, bad);
+        const W *ps = (const W *)(x + xo + j * g.axis_bytes);
+        W *po = (W *)(out + r * g.row_bytes);
+        for (int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; u < g.units;
+             u += (int64_t)gridDim.x * blockDim.x) {
+            W w;
+            if (ok)
+                w = ps[u];
+            else
+                memset(&w, 0, sizeof w);
+            po[u] = w;
+        }
+    }
+}
+
+static bool dense_from(const bp_view *v, int32_t first, int64_t *count)
+{
+    int64_t expect = 1;
+    for (int32_t k = v->rank - 1; k >= first; k--) {
+        if (v->shape[k] != 1 && v->strides[k] != expect)
+            return false;
+        expect *= v->shape[k];
+    }
+    *count = expect;
+    return true;
+}
+
+/* The row gather of x[indices] on axis, if the views allow it (*e set). */
+static bool gather_rows(bpcu_device *d, const bp_view *x, const bp_view *indices, int32_t axis,
+                        const bp_view *out, unsigned long long *bad, cudaError_t *e)
+{
+    bpcu_grow_args g;
+    memset(&g, 0, sizeof g);
+    int64_t inner, onum, inum;
+    if (!dense_from(x, axis + 1, &inner) || !dense_from(out, 0, &onum) ||
+        !dense_from(indices, 0, &inum) || inner < 4 || axis >= BP_MAX_RANK)
+        return false;
+    const int64_t es = (int64_t)bp_dtype_size(x->dtype);
+    g.nidx = inum;
+    g.rows = inner > 0 ? onum / inner : 0;
+    g.dim = x->shape[axis];
+    g.row_bytes = inner * es;
+    g.axis_bytes = x->strides[axis] * es;
+    g.outer = axis;
+    int64_t v[BP_MAX_RANK + 5];
+    int n = 0;
+    v[n++] = g.row_bytes, v[n++] = g.axis_bytes;
+    v[n++] = (int64_t)(uintptr_t)bpcu_ptr(x), v[n++] = (int64_t)(uintptr_t)bpcu_ptr(out);
+    for (int32_t k = 0; k < axis; k++) {
+        g.oshape[k] = x->shape[k];
+        g.ostr_bytes[k] = x->strides[k] * es;
+        v[n++] = g.ostr_bytes[k];
+    }
+    const int w = bpcu_word_bytes(v, n);
+    g.units = g.row_bytes / w;
+    if (g.rows == 0 || g.nidx == 0)
+        return false;
+    const dim3 grid = bpcu_rows_grid(g.rows, g.units), block(32, 8);
+    const char *xp = bpcu_ptr(x), *ip = bpcu_ptr(indices);
+    const bool i64 = indices->dtype == BP_I64;
+    char *op = bpcu_ptr(out);
+    switch (w) {
+    case 16: *e = bpcu_launch(d->stream, grid, block, 0, bpcu_k_gather_rows<uint4>, g, xp, ip, i64, op, bad); break;
+    case 8: *e = bpcu_launch(d->stream, grid, block, 0, bpcu_k_gather_rows<uint2>, g, xp, ip, i64, op, bad); break;
+    case 4: *e = bpcu_launch(d->stream, grid, block, 0, bpcu_k_gather_rows<uint32_t>, g, xp, ip, i64, op, bad); break;
+    case 2: *e = bpcu_launch(d->stream, grid, block, 0, bpcu_k_gather_rows<uint16_t>, g, xp, ip, i64, op, bad); break;
+    default: *e = bpcu_launch(d->stream, grid, block, 0, bpcu_k_gather_rows<uint8_t>, g, xp, ip, i64, op, bad); break;
+    }
+    return true;
+}
+
 bp_status bpcu_gather(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
                       const bp_view *out)
 {
@@ -84,6 +183,10 @@ bp_status bpcu_gather(void *dev, const bp_view *x, const bp_view *indices, int32
     if (chk.status != BP_OK)
         return chk.status;
     unsigned long long *bad = chk.bad();
+    if (gather_rows(d, x, indices, axis, out, bad, &e)) {
+        bp_status st = chk.commit(indices, 1, &x->shape[axis], axis);
+        return e != cudaSuccess ? bpcu_launched(d, e, "gather kernel") : st;
+    }
     switch (bp_dtype_size(x->dtype)) {
     case 1: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_gather<uint8_t>, g, (const uint8_t *)bpcu_ptr(x), ip, i64, (uint8_t *)bpcu_ptr(out), bad); break;
     case 2: e = bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_gather<uint16_t>, g, (const uint16_t *)bpcu_ptr(x), ip, i64, (uint16_t *)bpcu_ptr(out), bad); break;

@@ -46,6 +46,12 @@ bp_status bpcu_nn_norm(bpcu_device *d, const bpcu_opcall *c);
 bp_status bpcu_nn_loss(bpcu_device *d, const bpcu_opcall *c);
 bp_status bpcu_nn_resize(bpcu_device *d, const bpcu_opcall *c);
 
+/* dnn.cu: conv (forward) and conv_transpose (backward data) through cuDNN.
+ * True when cuDNN took the op (*st: its status, an error included once
+ * work may have been queued); false when it cannot (no cuDNN, cudnn = off,
+ * a geometry or dtype it does not take): the caller runs the im2col path. */
+bool bpcu_dnn_conv(bpcu_device *d, const bpcu_opcall *c, bp_status *st);
+
 /* The leading axes of a view whose last axis is the op's (rows), for the
  * ops along one axis: row r's first element is at sum c_k * strides[k]. */
 typedef struct bpcu_rows {

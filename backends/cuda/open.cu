@@ -205,6 +205,7 @@ bp_status bpcu_open(const bp_host_api *host, void **state)
         s->tf32 = w->cfg.tf32;
         s->pool_keep = (uint64_t)w->cfg.pool_keep_mb << 20;
         s->staging_threads = w->cfg.staging_threads;
+        s->cudnn = w->cfg.cudnn;
         for (int ord = 0; ord < w->n; ord++) {
             if (!wanted(&w->cfg, ord))
                 continue;

@@ -22,6 +22,7 @@ typedef struct bpcu_state {
     bool tf32;
     uint64_t pool_keep;            /* bytes */
     int staging_threads;
+    bool cudnn;                    /* convolutions may use cuDNN (dnn.cu) */
     int count;                     /* exposed devices */
     bpcu_devrec dev[BPCU_MAX_DEVICES];
 } bpcu_state;

@@ -10,7 +10,8 @@
  *     their count, or with count_include_pad (p.i[15]) by the taps inside x
  *     and its padding; rounded once.
  * The global pools are the core's reductions (max, mean) and never reach
- * here. */
+ * here. Dense 2-D float views take the fast path (pool2) with the same
+ * arithmetic. */
 #include "nn_common.h"
 
 /* Tap k of output o: its spatial position in i[], whether it lies inside
@@ -143,6 +144,122 @@ __global__ void bpcu_k_average_pool(bpcu_win g, bpcu_nv x, bpcu_nv y, bool inclu
     }
 }
 
+/* ---- 2-D pools of dense float views: a thread per output, typed loads, the
+ * window's loops unrolled for 2 x 2 and 3 x 3 (K; 0: any size) --------------------------
+ * The same arithmetic and rules as the kernels above: max compares in the
+ * compute type (exact), a NaN wins, the first maximum wins ties, and the
+ * winner's bits are copied; average sums in double and divides once. */
+typedef struct pool2_args {
+    int64_t N, C, H, W, OH, OW;
+    int32_t kh, kw, sh, sw, dh, dw, ph, pw, peh, pew; /* pe*: padding after */
+    bool include_pad, column_major;
+    int64_t *idx;                  /* max_pool's indices (dense), or NULL */
+} pool2_args;
+
+template <class S, int K>
+__global__ void bpcu_k_pool2(pool2_args g, const S *x, S *y, bool max, int64_t total)
+{
+    typedef bpcu_ft<S> F;
+    typedef typename F::C C;
+    const int kh = K ? K : g.kh, kw = K ? K : g.kw;
+    BPCU_FOR(e, total) {
+        const int64_t ow = e % g.OW, oh = e / g.OW % g.OH, nc = e / (g.OW * g.OH);
+        const S *px = x + nc * g.H * g.W;
+        const int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+        if (max) {
+            int64_t best = -1;
+            C bv = 0;
+#pragma unroll
+            for (int i = 0; i < kh; i++) {
+                const int64_t h = h0 + (int64_t)i * g.dh;
+#pragma unroll
+                for (int j = 0; j < kw; j++) {
+                    const int64_t w = w0 + (int64_t)j * g.dw;
+                    if (h < 0 || h >= g.H || w < 0 || w >= g.W)
+                        continue;
+                    const C v = F::ld(px[h * g.W + w]);
+                    if (best < 0 || v > bv || (v != v && bv == bv))
+                        bv = v, best = h * g.W + w;
+                }
+            }
+            if (best >= 0)
+                y[e] = px[best]; /* the element itself: exact */
+            else
+                y[e] = F::std_(-INFINITY);
+            if (g.idx) {
+                int64_t flat = -1;
+                if (best >= 0) {
+                    const int64_t bh = best / g.W, bw = best % g.W;
+                    flat = nc * g.H * g.W + (g.column_major ? bw * g.H + bh : bh * g.W + bw);
+                }
+                g.idx[e] = flat;
+            }
+        } else {
+            double sum = 0;
+            int64_t inside = 0, padded = 0;
+#pragma unroll
+            for (int i = 0; i < kh; i++) {
+                const int64_t h = h0 + (int64_t)i * g.dh;
+#pragma unroll
+                for (int j = 0; j < kw; j++) {
+                    const int64_t w = w0 + (int64_t)j * g.dw;
+                    if (h >= 0 && h < g.H && w >= 0 && w < g.W) {
+                        sum += (double)F::ld(px[h * g.W + w]);
+                        inside++;
+                    }
+                    padded += h >= -g.ph && h < g.H + g.peh && w >= -g.pw && w < g.W + g.pew;
+                }
+            }
+            y[e] = F::std_(sum / (double)(g.include_pad ? padded : inside));
+        }
+    }
+}
+
+template <class S>
+static cudaError_t launch_pool2(bpcu_device *d, const pool2_args &g, const bp_view *x,
+                                const bp_view *y, bool max, int64_t total)
+{
+    const S *xp = (const S *)bpcu_ptr(x);
+    S *yp = (S *)bpcu_ptr(y);
+    const unsigned nb = bpcu_blocks(total);
+    if (g.kh == 2 && g.kw == 2)
+        return bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_pool2<S, 2>, g, xp, yp, max, total);
+    if (g.kh == 3 && g.kw == 3)
+        return bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_pool2<S, 3>, g, xp, yp, max, total);
+    return bpcu_launch(d->stream, nb, BPCU_THREADS, 0, bpcu_k_pool2<S, 0>, g, xp, yp, max, total);
+}
+
+/* The 2-D fast path, if the op's views allow it (*e set). */
+static bool pool2(bpcu_device *d, const bpcu_opcall *c, const bpcu_win &w, int64_t total,
+                  cudaError_t *e)
+{
+    const bp_view *x = c->in[0], *y = c->out[0];
+    const bp_view *iv = c->op == BP_OP_MAX_POOL ? c->out[1] : NULL;
+    const bp_dtype dt = x->dtype;
+    if (x->rank != 4 || !bp_dtype_is_float(dt) || y->dtype != dt || !bpcu_conv_dense(x) ||
+        !bpcu_conv_dense(y) || (iv && !bpcu_conv_dense(iv)))
+        return false;
+    for (int a = 1; a < 3; a++)
+        if (w.k[a] > 64 || w.st[a] > (1 << 20) || w.dl[a] > (1 << 20) || w.pb[a] > (1 << 20) ||
+            w.pe[a] > (1 << 20) || w.pb[a] < 0 || w.pe[a] < 0)
+            return false;
+    pool2_args g;
+    memset(&g, 0, sizeof g);
+    g.N = x->shape[0], g.C = x->shape[1], g.H = x->shape[2], g.W = x->shape[3];
+    g.OH = y->shape[2], g.OW = y->shape[3];
+    g.kh = (int32_t)w.k[1], g.kw = (int32_t)w.k[2];
+    g.sh = (int32_t)w.st[1], g.sw = (int32_t)w.st[2];
+    g.dh = (int32_t)w.dl[1], g.dw = (int32_t)w.dl[2];
+    g.ph = (int32_t)w.pb[1], g.pw = (int32_t)w.pb[2];
+    g.peh = (int32_t)w.pe[1], g.pew = (int32_t)w.pe[2];
+    g.include_pad = c->op == BP_OP_AVERAGE_POOL && c->p.i[15] != 0;
+    g.column_major = c->op == BP_OP_MAX_POOL && c->p.i[15] == 1;
+    g.idx = iv ? (int64_t *)bpcu_ptr(iv) : NULL;
+    const bool max = c->op == BP_OP_MAX_POOL;
+    BPCU_DISPATCH_FLOAT(dt, *e = launch_pool2<T>(d, g, x, y, max, total));
+    return true;
+}
+
 bp_status bpcu_nn_pool(bpcu_device *d, const bpcu_opcall *c)
 {
     const bp_view *x = c->in[0], *y = c->out[0];
@@ -154,7 +271,9 @@ bp_status bpcu_nn_pool(bpcu_device *d, const bpcu_opcall *c)
         return BP_OK;
     bpcu_win g = bpcu_win_of(&c->p, x, y);
     bpcu_nv xv = bpcu_nv_of(x), yv = bpcu_nv_of(y);
-    cudaError_t e;
+    cudaError_t e = cudaSuccess;
+    if (pool2(d, c, g, total, &e))
+        return bpcu_launched(d, e, c->op == BP_OP_MAX_POOL ? "max_pool kernel" : "average_pool kernel");
     if (c->op == BP_OP_MAX_POOL) {
         pool_idx ix;
         memset(&ix, 0, sizeof ix);

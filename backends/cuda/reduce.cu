@@ -22,6 +22,7 @@
  *            splitting it further: outputs adjacent in memory (reducing a
  *            leading axis) or very short runs, so loads coalesce across
  *            outputs. */
+#include "elem_kernels.h"
 #include "reduce.h"
 #include "op.h"
 
@@ -92,6 +93,61 @@ template <class S> struct red_float {
         }
 #undef RED_LOOP
     }
+    /* One element e at reduced index j, as fold's loops take it. */
+    static __device__ __forceinline__ void fold1(const bpcu_red_args &g, bpcu_acc &a, double e,
+                                                 int64_t j)
+    {
+        switch (g.op) {
+        case BP_OP_SUM: case BP_OP_MEAN: a.v += e; break;
+        case BP_OP_PROD: a.v *= e; break;
+        case BP_OP_MAX: a.v = e > a.v ? e : a.v; a.flags |= e != e; break;
+        case BP_OP_MIN: a.v = e < a.v ? e : a.v; a.flags |= e != e; break;
+        case BP_OP_ARGMAX: case BP_OP_ARGMIN:
+            if (!(a.flags & ACC_NAN) &&
+                (e != e || a.idx < 0 || (g.op == BP_OP_ARGMAX ? e > a.v : e < a.v)))
+                a.v = e, a.idx = j, a.flags = e != e ? ACC_NAN : 0;
+            break;
+        default:
+            if (e != e) a.flags |= ACC_NAN;
+            else if (e == INFINITY) a.flags |= ACC_PINF;
+            else if (e == -INFINITY) {}
+            else if (e > a.v) a.s = a.s * bpcu_exp_c<S>(a.v - e) + 1.0, a.v = e;
+            else a.s += bpcu_exp_c<S>(e - a.v);
+            break;
+        }
+    }
+    /* fold of [first, end) in 16-byte packs (bpcu_red_packs): each thread's
+     * elements in increasing index order, as fold takes them; sums in two
+     * accumulators, so that a thread has its loads in flight. */
+    static __device__ void fold_packs(const bpcu_red_args &g, bpcu_acc &a, const S *p,
+                                      int64_t first, int64_t end, int64_t t, int64_t nt)
+    {
+        constexpr int V = 16 / sizeof(S);
+        const int64_t np = (end - first) / V;
+        const S *q = p + first;
+        if (g.op == BP_OP_SUM || g.op == BP_OP_MEAN) {
+            double s0 = 0, s1 = 0;
+#pragma unroll 2
+            for (int64_t i = t; i < np; i += nt) {
+                const bpcu_pack<S, V> pk = bpcu_pack<S, V>::load(q + i * V);
+#pragma unroll
+                for (int k = 0; k < V; k += 2) {
+                    s0 += (double)bpcu_ft<S>::ld(pk.v[k]);
+                    if (k + 1 < V)
+                        s1 += (double)bpcu_ft<S>::ld(pk.v[k + 1]);
+                }
+            }
+            a.v += s0 + s1;
+        } else {
+            for (int64_t i = t; i < np; i += nt) {
+                const bpcu_pack<S, V> pk = bpcu_pack<S, V>::load(q + i * V);
+#pragma unroll
+                for (int k = 0; k < V; k++)
+                    fold1(g, a, (double)bpcu_ft<S>::ld(pk.v[k]), first + i * V + k);
+            }
+        }
+        fold(g, a, p, first + np * V + t, end, nt);
+    }
     /* b covers other indices than a (ARG* compares them) */
     static __device__ void merge(bp_op op, bpcu_acc &a, const bpcu_acc &b)
     {
@@ -138,6 +194,10 @@ template <class S> struct red_float {
         }
         bp_elem_store_f64(g.odt, p, r);
     }
+};
+
+template <class S> struct bpcu_red_packs<red_float<S>> {
+    static constexpr bool value = true;
 };
 
 /* ---- integers (and bool, as 0/1 bytes) ------------------------------------------------- */

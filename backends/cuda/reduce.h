@@ -32,7 +32,16 @@ typedef struct bpcu_red_args {
     bp_op op;
     bp_dtype odt;
     double param;                  /* REDUCE_VAR / REDUCE_STD: the correction */
+    int32_t vec;                   /* rows and warps: fold 16-byte packs (bpcu_red_packs) */
 } bpcu_red_args;
+
+/* Policies that can fold 16-byte packs of a contiguous run say so here and
+ * have fold_packs(args, acc, p, first, end, t, nt): the elements [first,
+ * end) of p, thread t of nt taking packs t, t + nt, ... then the tail; p +
+ * first aligned to 16 bytes. */
+template <class R> struct bpcu_red_packs {
+    static constexpr bool value = false;
+};
 
 /* One output's running state. */
 typedef struct bpcu_acc {
@@ -140,7 +149,14 @@ __global__ void bpcu_k_red_rows(bpcu_red_args g, const typename R::E *x, char *o
     int64_t end = first + g.seg < g.rn ? first + g.seg : g.rn;
     out_pos(g, o, &xo, &oo);
     bpcu_acc a = R::identity(g.op);
-    R::fold(g, a, x + xo, first + threadIdx.x, end, blockDim.x);
+    if constexpr (bpcu_red_packs<R>::value) {
+        if (g.vec)
+            R::fold_packs(g, a, x + xo, first, end, threadIdx.x, blockDim.x);
+        else
+            R::fold(g, a, x + xo, first + threadIdx.x, end, blockDim.x);
+    } else {
+        R::fold(g, a, x + xo, first + threadIdx.x, end, blockDim.x);
+    }
     a = block_merge<R>(g.op, a);
     if (threadIdx.x == 0)
         finish<R>(g, o, part, a, out, partials);
@@ -157,7 +173,14 @@ __global__ void bpcu_k_red_warps(bpcu_red_args g, const typename R::E *x, char *
     int64_t xo, oo;
     out_pos(g, o, &xo, &oo);
     bpcu_acc a = R::identity(g.op);
-    R::fold(g, a, x + xo, lane, g.rn, 32);
+    if constexpr (bpcu_red_packs<R>::value) {
+        if (g.vec)
+            R::fold_packs(g, a, x + xo, 0, g.rn, lane, 32);
+        else
+            R::fold(g, a, x + xo, lane, g.rn, 32);
+    } else {
+        R::fold(g, a, x + xo, lane, g.rn, 32);
+    }
     a = warp_merge<R>(g.op, a);
     if (lane == 0)
         R::store(g, a, out + oo * (int64_t)bp_dtype_size(g.odt));
@@ -255,6 +278,19 @@ static bp_status bpcu_red_run(bpcu_device *d, bpcu_red_args g, const bp_view *x,
     if (g.nout == 0)
         return BP_OK;
     int how = bpcu_red_plan(&g);
+    if constexpr (bpcu_red_packs<R>::value) {
+        /* contiguous runs whose starts (and split points) are 16-byte aligned */
+        const int64_t V = 16 / (int64_t)sizeof(typename R::E);
+        bool vec = how != RED_COLS && g.rrank == 1 && g.rstr[0] == 1 && g.rn >= 2 * V &&
+                   (uintptr_t)bpcu_ptr(x) % 16 == 0;
+        for (int32_t k = 0; vec && k < g.keep; k++)
+            vec = g.xkstr[k] % V == 0;
+        if (vec && g.split > 1) {
+            g.seg = bpcu_ceil_div(g.seg, V) * V;
+            g.split = bpcu_ceil_div(g.rn, g.seg);
+        }
+        g.vec = vec;
+    }
     bpcu_acc *partials = NULL;
     if (g.split > 1) {
         bp_status st = bpcu_scratch(d, (size_t)(g.nout * g.split) * sizeof(bpcu_acc),

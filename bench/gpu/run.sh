@@ -1,19 +1,41 @@
 #!/bin/bash
 # bench/gpu/run.sh [BUILD_DIR]: build bp_gpu_bench in BUILD_DIR (default
-# build; configured with the cuda plugin), time PyTorch's side when a Python
-# with a CUDA-enabled torch is found ($TORCH_PYTHON, /opt/torch/.venv's,
-# python3), and print the one table (docs/gpu.md). Run from the project root.
-set -euo pipefail
+# build; configured with the cuda plugin), time PyTorch's side with a Python
+# whose torch sees CUDA ($TORCH_PYTHON, /opt/torch/.venv's, python3), and
+# print the tables (docs/gpu.md): the classic rows (cuBLAS, the copy
+# bandwidth, transfers, PyTorch), the wide table of bench/gpu/ops.txt, and
+# the startup costs, each side's in a fresh process. Run from the project
+# root. Fails loudly: every failed step is named on stderr and in the exit
+# status (1; 2 for a table that does not parse), and the rows that did run
+# are still printed. No PyTorch is a failure too (the table is a comparison).
+set -uo pipefail
 build=${1:-build}
-cmake --build "$build" --target bp_gpu_bench >&2
-torch_times=$(mktemp)
-trap 'rm -f "$torch_times"' EXIT
-for py in "${TORCH_PYTHON:-}" /opt/torch/.venv/bin/python python3; do
-    if [ -n "$py" ] && "$py" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
-        echo "PyTorch: $("$py" -c 'import torch; print(torch.__version__)') ($py)" >&2
-        "$py" "$(dirname "$0")/torch_bench.py" > "$torch_times"
+here=$(dirname "$0")
+table=$here/ops.txt
+fail=0
+say() { echo "bench/gpu/run.sh: $*" >&2; }
+loud() { say "FAILED: $*"; fail=1; }
+cmake --build "$build" --target bp_gpu_bench >&2 || { say "FAILED: building bp_gpu_bench in $build (configured with -DBP_WITH_CUDA=ON?)"; exit 1; }
+bench=$build/bin/bp_gpu_bench
+[ -x "$bench" ] || { say "FAILED: no $bench after the build"; exit 1; }
+"$bench" --table "$table" --list > /dev/null || { say "FAILED: $table does not parse (above)"; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+py=
+for cand in "${TORCH_PYTHON:-}" /opt/torch/.venv/bin/python python3; do
+    if [ -n "$cand" ] && "$cand" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+        py=$cand
         break
     fi
 done
-[ -s "$torch_times" ] || echo "PyTorch: not found; its rows say n/a" >&2
-"$build/bin/bp_gpu_bench" --torch "$torch_times"
+if [ -n "$py" ]; then
+    say "PyTorch $("$py" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version())') ($py)"
+    "$py" "$here/torch_bench.py" --startup > "$tmp/torch.txt" || loud "PyTorch's startup measurement"
+    "$py" "$here/torch_bench.py" --table "$table" >> "$tmp/torch.txt" || loud "PyTorch's side (the rows named above have no PyTorch time)"
+else
+    loud "no Python with a CUDA-enabled torch (set TORCH_PYTHON): the PyTorch columns say n/a"
+fi
+"$bench" --startup > "$tmp/bp_startup.txt" || loud "backplane's startup measurement"
+"$bench" --torch "$tmp/torch.txt" --table "$table" --bp-startup "$tmp/bp_startup.txt" || loud "backplane's side (rows marked FAILED above)"
+[ $fail = 0 ] || say "one or more steps FAILED (above); the tables hold what did run"
+exit $fail
