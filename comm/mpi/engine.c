@@ -148,9 +148,10 @@ static bp_status scatter_reduce(job *j, const scatter_plan *pl, bp_dtype dt, bp_
     MPI_Request *slots = calloc(2 * (size_t)n, sizeof *slots);
     if (!slots && st == BP_OK)
         st = job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory for the reduce-scatter");
+    /* null even when a send failed: the error path hands slots to job_abandon */
+    for (int i = 0; slots && i < 2 * n; i++)
+        slots[i] = MPI_REQUEST_NULL;
     if (st == BP_OK) {
-        for (int i = 0; i < 2 * n; i++)
-            slots[i] = MPI_REQUEST_NULL;
         pending[0] = slots;
         pending[1] = slots + n;
     }
