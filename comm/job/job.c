@@ -562,184 +562,296 @@ typedef struct job_head {
  * as one message, a larger payload as a second one (both eager up to it). */
 enum { JOB_INLINE_BYTES = 4096 };
 
-bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
-                    const void *const *payload, const size_t *payload_bytes,
-                    void *const *incoming, const size_t *incoming_bytes)
+/* Whether a payload of len bytes travels inside its head. */
+static bool head_holds(uint64_t len)
+{
+    return sizeof(job_head) + len <= JOB_INLINE_BYTES;
+}
+
+/* The size of the message that carries a head with a payload of len bytes. */
+static size_t head_bytes(size_t len)
+{
+    return sizeof(job_head) + (head_holds(len) ? len : 0);
+}
+
+/* One call of job_heads, as this rank sees it. The job's arrays hold 3n
+ * requests: receives (and then the payloads that follow heads) in the
+ * first n, sends (a head and perhaps a payload per peer) in the other 2n. */
+typedef struct heads_call {
+    const bp_comm_record *rec;
+    const void *const *payload;     /* NULL: none */
+    const size_t *payload_bytes;
+    void *const *incoming;          /* NULL: none */
+    const size_t *incoming_bytes;
+    char *out_area, *in_area;       /* in j->buf: the heads sent, received */
+    char **in_slots;                /* per peer: where its head lands */
+    MPI_Request *recvs, *sends;
+    int *recv_peer, *send_peer;
+    int n_recvs, n_sends;
+    MPI_Status *sts;                /* the receives' statuses */
+    MPI_Request *fetch;             /* payloads that follow their heads */
+    int *fetch_peer;
+    int n_fetch;
+    size_t spare_total;             /* bytes of payloads of a call that differs */
+} heads_call;
+
+/* Up to this many ranks, in_slots lives on job_heads' stack. */
+enum { HEADS_SLOTS_ON_STACK = 64 };
+
+static size_t heads_sent(const heads_call *c, int k)
+{
+    return c->payload ? c->payload_bytes[k] : 0;
+}
+
+static size_t heads_expected(const heads_call *c, int k)
+{
+    return c->incoming ? c->incoming_bytes[k] : 0;
+}
+
+/* Where heads go and come from: one slot per peer each way in j->buf, with
+ * room for the payload when it travels inside (this rank's view of the
+ * call); every request null. in_slot: HEADS_SLOTS_ON_STACK entries. */
+static bp_status heads_lay_out(job *j, heads_call *c, char **in_slot)
 {
     const int n = j->size, me = j->rank;
-    const size_t hs = sizeof(job_head);
-    all[me] = *rec;
-    if (n == 1)
-        return BP_OK;
-
-    /* Where heads go and come from: one slot per peer each way, with room for
-     * the payload when it travels inside (this rank's view of the call). */
     size_t out_total = 0, in_total = 0;
     for (int k = 0; k < n; k++) {
         if (k == me)
             continue;
-        size_t pb = payload ? payload_bytes[k] : 0, want = incoming ? incoming_bytes[k] : 0;
-        out_total += hs + (hs + pb <= JOB_INLINE_BYTES ? pb : 0);
-        in_total += hs + (hs + want <= JOB_INLINE_BYTES ? want : 0);
+        out_total += head_bytes(heads_sent(c, k));
+        in_total += head_bytes(heads_expected(c, k));
     }
     if (!job_grow(&j->buf, &j->buf_cap, out_total + in_total))
         return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory for the records of the call");
-    char *out_area = j->buf, *in_area = j->buf + out_total;
-    /* the job's arrays hold 3n: receives in the first n, sends (a head and
-     * perhaps a payload per peer) in the other 2n */
+    c->out_area = j->buf;
+    c->in_area = j->buf + out_total;
     for (int i = 0; i < 3 * n; i++)
         j->reqs[i] = MPI_REQUEST_NULL;
-    MPI_Request *recvs = j->reqs, *sends = j->reqs + n;
-    int *recv_peer = j->peers, *send_peer = j->peers + n;
-    MPI_Status *sts = j->statuses + 2 * n;
-    bp_status st = BP_OK;
-
-    /* Receives first, sized as this rank expects: a head of another size is
-     * a call that differs (and is truncated, or short; its record, at the
-     * front, is read either way). */
-    int n_recvs = 0;
-    size_t at = 0;
-    char *in_slot[64];
-    char **in_slots = n <= 64 ? in_slot : malloc((size_t)n * sizeof *in_slots);
-    if (!in_slots)
+    c->recvs = j->reqs;
+    c->sends = j->reqs + n;
+    c->recv_peer = j->peers;
+    c->send_peer = j->peers + n;
+    c->sts = j->statuses + 2 * n;
+    c->fetch = j->reqs; /* once the receives are done, their slots are free */
+    c->fetch_peer = j->peers;
+    c->in_slots = n <= HEADS_SLOTS_ON_STACK ? in_slot : malloc((size_t)n * sizeof *c->in_slots);
+    if (!c->in_slots)
         return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory for the records of the call");
-    for (int k = 0; k < n && st == BP_OK; k++) {
-        if (k == me)
-            continue;
-        size_t want = incoming ? incoming_bytes[k] : 0;
-        size_t bytes = hs + (hs + want <= JOB_INLINE_BYTES ? want : 0);
-        in_slots[k] = in_area + at;
-        at += bytes;
-        recv_peer[n_recvs] = k;
-        int rc = MPI_Irecv(in_slots[k], (int)bytes, MPI_BYTE, k, JOB_TAG_HEAD, j->comm,
-                           &recvs[n_recvs]);
-        if (rc != MPI_SUCCESS)
-            st = job_mpi_error(j, "MPI_Irecv of a record", rc);
-        else
-            n_recvs++;
-    }
-    /* ... then this rank's heads, each with its payload inside when small,
-     * else followed by it. */
-    int n_sends = 0;
-    at = 0;
-    for (int k = 0; k < n && st == BP_OK; k++) {
-        if (k == me)
-            continue;
-        size_t pb = payload ? payload_bytes[k] : 0;
-        bool inside = hs + pb <= JOB_INLINE_BYTES;
-        job_head h;
-        memset(&h, 0, sizeof h);
-        h.rec = *rec;
-        h.len = pb;
-        char *head = out_area + at;
-        memcpy(head, &h, hs);
-        if (inside && pb)
-            memcpy(head + hs, payload[k], pb);
-        size_t bytes = hs + (inside ? pb : 0);
-        at += bytes;
-        send_peer[n_sends] = k;
-        int rc = MPI_Isend(head, (int)bytes, MPI_BYTE, k, JOB_TAG_HEAD, j->comm, &sends[n_sends]);
-        if (rc == MPI_SUCCESS)
-            n_sends++;
-        if (rc == MPI_SUCCESS && pb > 0 && !inside) {
-            send_peer[n_sends] = k;
-            rc = MPI_Isend(payload[k], (int)pb, MPI_BYTE, k, JOB_TAG_PAYLOAD, j->comm,
-                           &sends[n_sends]);
-            if (rc == MPI_SUCCESS)
-                n_sends++;
-        }
-        if (rc != MPI_SUCCESS)
-            st = job_mpi_error(j, "MPI_Isend of this rank's record", rc);
-    }
-    if (st == BP_OK)
-        st = job_wait_as(j, recvs, recv_peer, n_recvs, "the records", NULL, true, sts);
+    return BP_OK;
+}
 
-    /* Read every head; fetch the payloads that follow theirs. */
-    MPI_Request *fetch = j->reqs; /* the receives are done: their slots are free */
-    int *fetch_peer = j->peers;
-    int n_fetch = 0;
-    size_t spare_total = 0;
-    for (int i = 0; i < n_recvs && st == BP_OK; i++) {
-        int k = recv_peer[i];
-        int count = 0;
-        if (sts[i].MPI_ERROR == MPI_ERR_TRUNCATE) {
-            count = -1; /* longer than expected: another call */
-        } else if (sts[i].MPI_ERROR != MPI_SUCCESS) {
-            st = job_mpi_error(j, "receiving a record", sts[i].MPI_ERROR);
-            break;
-        } else {
-            MPI_Get_count(&sts[i], MPI_BYTE, &count);
-        }
-        size_t want = incoming ? incoming_bytes[k] : 0;
-        bool inside = hs + want <= JOB_INLINE_BYTES;
-        job_head h;
-        memset(&h, 0, sizeof h);
-        if (count < 0 || (size_t)count >= hs)
-            memcpy(&h, in_slots[k], hs);
-        all[k] = h.rec;
-        j->lens[k] = (size_t)h.len;
-        bool theirs_inside = hs + h.len <= JOB_INLINE_BYTES;
-        bool as_expected = count >= 0 && h.len == want && theirs_inside == inside &&
-                           (size_t)count == hs + (inside ? want : 0);
-        if (!as_expected)
-            job_mark_unequal(&all[k], rec);
-        if (as_expected && inside && want)
-            memcpy(incoming[k], in_slots[k] + hs, want);
-        if (h.len > 0 && !theirs_inside) {
-            /* it sends its payload in a message of its own: take it */
-            fetch_peer[n_fetch] = k;
-            if (as_expected) {
-                int rc = MPI_Irecv(incoming[k], (int)want, MPI_BYTE, k, JOB_TAG_PAYLOAD,
-                                   j->comm, &fetch[n_fetch]);
-                if (rc != MPI_SUCCESS)
-                    st = job_mpi_error(j, "MPI_Irecv of a payload", rc);
-                else
-                    n_fetch++;
-            } else {
-                spare_total += (size_t)h.len;
-                fetch[n_fetch++] = MPI_REQUEST_NULL; /* posted below, into spare */
-            }
-        }
+/* Receives first, sized as this rank expects: a head of another size is a
+ * call that differs (and is truncated, or short; its record, at the front,
+ * is read either way: heads_read_one). */
+static bp_status heads_post_receives(job *j, heads_call *c)
+{
+    size_t at = 0;
+    for (int k = 0; k < j->size; k++) {
+        if (k == j->rank)
+            continue;
+        size_t bytes = head_bytes(heads_expected(c, k));
+        c->in_slots[k] = c->in_area + at;
+        at += bytes;
+        c->recv_peer[c->n_recvs] = k;
+        int rc = MPI_Irecv(c->in_slots[k], (int)bytes, MPI_BYTE, k, JOB_TAG_HEAD, j->comm,
+                           &c->recvs[c->n_recvs]);
+        if (rc != MPI_SUCCESS)
+            return job_mpi_error(j, "MPI_Irecv of a record", rc);
+        c->n_recvs++;
     }
-    if (st == BP_OK && spare_total > 0) {
-        /* payloads of a call that differs: received (and dropped), never
-         * left behind to meet a later call */
-        if (!job_grow(&j->spare, &j->spare_cap, spare_total)) {
-            job_fail(j, "out of memory receiving a payload that differs");
-            st = BP_ERR_OUT_OF_MEMORY;
-        }
-        size_t off = 0;
-        for (int i = 0; i < n_fetch && st == BP_OK; i++) {
-            if (fetch[i] != MPI_REQUEST_NULL)
-                continue;
-            int k = fetch_peer[i];
-            int rc = MPI_Irecv(j->spare + off, (int)j->lens[k], MPI_BYTE, k, JOB_TAG_PAYLOAD,
-                               j->comm, &fetch[i]);
-            off += j->lens[k];
-            if (rc != MPI_SUCCESS)
-                st = job_mpi_error(j, "MPI_Irecv of a payload", rc);
-        }
+    return BP_OK;
+}
+
+/* Write the head for a payload of len bytes at `at`, with the payload
+ * inside when it fits; its message's size. */
+static size_t head_pack(char *at, const bp_comm_record *rec, const void *payload, size_t len)
+{
+    job_head h;
+    memset(&h, 0, sizeof h);
+    h.rec = *rec;
+    h.len = len;
+    memcpy(at, &h, sizeof h);
+    if (head_holds(len) && len)
+        memcpy(at + sizeof h, payload, len);
+    return head_bytes(len);
+}
+
+static int heads_isend(job *j, heads_call *c, const void *buf, size_t bytes, int k, int tag)
+{
+    c->send_peer[c->n_sends] = k;
+    int rc = MPI_Isend(buf, (int)bytes, MPI_BYTE, k, tag, j->comm, &c->sends[c->n_sends]);
+    if (rc == MPI_SUCCESS)
+        c->n_sends++;
+    return rc;
+}
+
+/* ... then this rank's heads, each with its payload inside when small, else
+ * followed by it. */
+static bp_status heads_post_sends(job *j, heads_call *c)
+{
+    size_t at = 0;
+    for (int k = 0; k < j->size; k++) {
+        if (k == j->rank)
+            continue;
+        size_t pb = heads_sent(c, k);
+        char *head = c->out_area + at;
+        size_t bytes = head_pack(head, c->rec, pb ? c->payload[k] : NULL, pb);
+        at += bytes;
+        int rc = heads_isend(j, c, head, bytes, k, JOB_TAG_HEAD);
+        if (rc == MPI_SUCCESS && pb > 0 && !head_holds(pb))
+            rc = heads_isend(j, c, c->payload[k], pb, k, JOB_TAG_PAYLOAD);
+        if (rc != MPI_SUCCESS)
+            return job_mpi_error(j, "MPI_Isend of this rank's record", rc);
     }
-    if (st == BP_OK)
-        st = job_wait(j, fetch, fetch_peer, n_fetch, "the data that follows a record", NULL);
-    if (st == BP_OK)
-        st = job_wait(j, sends, send_peer, n_sends, "this rank's record", NULL);
-    if (in_slots != in_slot)
-        free(in_slots);
-    if (st != BP_OK) {
-        /* what is still in flight may touch the buffers: they go with the job */
-        job_abandon(j, j->reqs, 3 * n, j->buf);
-        j->buf = NULL;
-        j->buf_cap = 0;
-        if (spare_total > 0) {
-            job_abandon(j, j->reqs, 0, j->spare);
-            j->spare = NULL;
-            j->spare_cap = 0;
-        }
+    return BP_OK;
+}
+
+/* The bytes a head arrived with, -1 when longer than this rank's slot
+ * (another call), or an MPI error. */
+static bp_status heads_received_bytes(job *j, const MPI_Status *s, int *count)
+{
+    *count = 0;
+    if (s->MPI_ERROR == MPI_ERR_TRUNCATE) {
+        *count = -1;
+        return BP_OK;
     }
+    if (s->MPI_ERROR != MPI_SUCCESS)
+        return job_mpi_error(j, "receiving a record", s->MPI_ERROR);
+    MPI_Get_count(s, MPI_BYTE, count);
+    return BP_OK;
+}
+
+/* Peer k sends its payload (len bytes) in a message of its own: take it,
+ * into incoming[k] when its head was as expected, else (a call that
+ * differs) into spare, posted once every head is read (heads_drop_spare). */
+static bp_status heads_fetch(job *j, heads_call *c, int k, bool as_expected, size_t len)
+{
+    c->fetch_peer[c->n_fetch] = k;
+    if (!as_expected) {
+        c->spare_total += len;
+        c->fetch[c->n_fetch++] = MPI_REQUEST_NULL;
+        return BP_OK;
+    }
+    int rc = MPI_Irecv(c->incoming[k], (int)len, MPI_BYTE, k, JOB_TAG_PAYLOAD, j->comm,
+                       &c->fetch[c->n_fetch]);
+    if (rc != MPI_SUCCESS)
+        return job_mpi_error(j, "MPI_Irecv of a payload", rc);
+    c->n_fetch++;
+    return BP_OK;
+}
+
+/* Receive i's head: its record into all[k], its length into j->lens[k].
+ * A head of another size or length than this rank expects is a call that
+ * differs (its record marked unequal); one as expected hands over its
+ * payload, copied from inside or fetched. */
+static bp_status heads_read_one(job *j, heads_call *c, int i, bp_comm_record *all)
+{
+    const size_t hs = sizeof(job_head);
+    int k = c->recv_peer[i];
+    int count = 0;
+    bp_status st = heads_received_bytes(j, &c->sts[i], &count);
     if (st != BP_OK)
         return st;
-    for (int k = 0; k < n; k++)
+    size_t want = heads_expected(c, k);
+    job_head h;
+    memset(&h, 0, sizeof h);
+    if (count < 0 || (size_t)count >= hs)
+        memcpy(&h, c->in_slots[k], hs);
+    all[k] = h.rec;
+    j->lens[k] = (size_t)h.len;
+    /* (an equal length also means both sides agree whether it is inside) */
+    bool as_expected = count >= 0 && h.len == want && (size_t)count == head_bytes(want);
+    if (!as_expected)
+        job_mark_unequal(&all[k], c->rec);
+    if (as_expected && head_holds(want) && want)
+        memcpy(c->incoming[k], c->in_slots[k] + hs, want);
+    if (h.len > 0 && !head_holds(h.len))
+        return heads_fetch(j, c, k, as_expected, (size_t)h.len);
+    return BP_OK;
+}
+
+static bp_status heads_read(job *j, heads_call *c, bp_comm_record *all)
+{
+    for (int i = 0; i < c->n_recvs; i++) {
+        bp_status st = heads_read_one(j, c, i, all);
+        if (st != BP_OK)
+            return st;
+    }
+    return BP_OK;
+}
+
+/* Payloads of a call that differs: received (and dropped), never left
+ * behind to meet a later call. */
+static bp_status heads_drop_spare(job *j, heads_call *c)
+{
+    if (!job_grow(&j->spare, &j->spare_cap, c->spare_total)) {
+        job_fail(j, "out of memory receiving a payload that differs");
+        return BP_ERR_OUT_OF_MEMORY;
+    }
+    size_t off = 0;
+    for (int i = 0; i < c->n_fetch; i++) {
+        if (c->fetch[i] != MPI_REQUEST_NULL)
+            continue;
+        int k = c->fetch_peer[i];
+        int rc = MPI_Irecv(j->spare + off, (int)j->lens[k], MPI_BYTE, k, JOB_TAG_PAYLOAD, j->comm,
+                           &c->fetch[i]);
+        off += j->lens[k];
+        if (rc != MPI_SUCCESS)
+            return job_mpi_error(j, "MPI_Irecv of a payload", rc);
+    }
+    return BP_OK;
+}
+
+/* After a failure: what is still in flight may touch the buffers, so they
+ * go with the job. */
+static void heads_abandon(job *j, const heads_call *c)
+{
+    job_abandon(j, j->reqs, 3 * j->size, j->buf);
+    j->buf = NULL;
+    j->buf_cap = 0;
+    if (c->spare_total > 0) {
+        job_abandon(j, j->reqs, 0, j->spare);
+        j->spare = NULL;
+        j->spare_cap = 0;
+    }
+}
+
+bp_status job_heads(job *j, const bp_comm_record *rec, bp_comm_record *all,
+                    const void *const *payload, const size_t *payload_bytes,
+                    void *const *incoming, const size_t *incoming_bytes)
+{
+    all[j->rank] = *rec;
+    if (j->size == 1)
+        return BP_OK;
+    heads_call c = {.rec = rec,
+                    .payload = payload,
+                    .payload_bytes = payload_bytes,
+                    .incoming = incoming,
+                    .incoming_bytes = incoming_bytes};
+    char *in_slot[HEADS_SLOTS_ON_STACK];
+    bp_status st = heads_lay_out(j, &c, in_slot);
+    if (st != BP_OK)
+        return st;
+    st = heads_post_receives(j, &c);
+    if (st == BP_OK)
+        st = heads_post_sends(j, &c);
+    if (st == BP_OK)
+        st = job_wait_as(j, c.recvs, c.recv_peer, c.n_recvs, "the records", NULL, true, c.sts);
+    if (st == BP_OK)
+        st = heads_read(j, &c, all);
+    if (st == BP_OK && c.spare_total > 0)
+        st = heads_drop_spare(j, &c);
+    if (st == BP_OK)
+        st = job_wait(j, c.fetch, c.fetch_peer, c.n_fetch, "the data that follows a record", NULL);
+    if (st == BP_OK)
+        st = job_wait(j, c.sends, c.send_peer, c.n_sends, "this rank's record", NULL);
+    if (c.in_slots != in_slot)
+        free(c.in_slots);
+    if (st != BP_OK) {
+        heads_abandon(j, &c);
+        return st;
+    }
+    for (int k = 0; k < j->size; k++)
         if (!job_record_equal(&all[k], rec))
             return BP_ERR_SHAPE;
     return BP_OK;

@@ -98,112 +98,167 @@ typedef struct scatter_plan {
     void *dst;                   /* my_count elements */
 } scatter_plan;
 
-static bp_status scatter_reduce(job *j, const scatter_plan *pl, bp_dtype dt, bp_reduce_op op)
+/* One reduce-scatter's requests and buffers. Sender and receiver cut a part
+ * into the same blocks of `block` elements. */
+typedef struct scatter_call {
+    size_t es, block;            /* bytes per element; elements per block */
+    size_t my_blocks;            /* of the part this rank reduces */
+    MPI_Request *sends;          /* every block this rank sends, ... */
+    int *send_peer;              /* ... to whom */
+    size_t n_sends;              /* posted */
+    int *recv_peer;              /* size: k at k */
+    const void **parts;          /* size: the operands of one block */
+    char *scratch;               /* two slots of a block from every peer */
+    MPI_Request *slots;          /* 2 * size: the receives into slot 0, then 1 */
+} scatter_call;
+
+static size_t blocks_of(size_t count, size_t block)
 {
-    const int n = j->size, me = j->rank;
-    const size_t es = bp_dtype_size(dt);
-    const size_t block = BLOCK_BYTES / es;
-    /* Sender and receiver cut a part into the same blocks of `block` elements. */
-    size_t my_blocks = (pl->my_count + block - 1) / block;
+    return (count + block - 1) / block;
+}
+
+/* Elements in the block that starts at element b0 of count. */
+static size_t block_len(size_t count, size_t b0, size_t block)
+{
+    return count - b0 < block ? count - b0 : block;
+}
+
+/* Scratch slot b % 2: a block from every peer, peer k's at k blocks in. */
+static char *scatter_slot(const job *j, const scatter_call *c, size_t b)
+{
+    return c->scratch + (b % 2) * (size_t)j->size * c->block * c->es;
+}
+
+static bp_status scatter_alloc(job *j, const scatter_plan *pl, scatter_call *c)
+{
+    const int n = j->size;
     size_t n_sends = 0;
     for (int k = 0; k < n; k++)
-        if (k != me)
-            n_sends += (pl->send_count[k] + block - 1) / block;
-
-    MPI_Request *sends = calloc(n_sends ? n_sends : 1, sizeof *sends);
-    int *send_peer = calloc(n_sends ? n_sends : 1, sizeof *send_peer);
-    int *recv_peer = calloc((size_t)n, sizeof *recv_peer);
-    const void **parts = calloc((size_t)n, sizeof *parts);
+        if (k != j->rank)
+            n_sends += blocks_of(pl->send_count[k], c->block);
+    c->sends = calloc(n_sends ? n_sends : 1, sizeof *c->sends);
+    c->send_peer = calloc(n_sends ? n_sends : 1, sizeof *c->send_peer);
+    c->recv_peer = calloc((size_t)n, sizeof *c->recv_peer);
+    c->parts = calloc((size_t)n, sizeof *c->parts);
     /* two blocks in flight from each peer */
-    char *scratch = my_blocks ? malloc(2 * (size_t)n * block * es) : NULL;
-    if (!sends || !send_peer || !recv_peer || !parts || (my_blocks && !scratch)) {
-        free(sends);
-        free(send_peer);
-        free(recv_peer);
-        free(parts);
-        free(scratch);
-        return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory for the reduce-scatter's "
-                         "buffers (%zu bytes of scratch)", 2 * (size_t)n * block * es);
-    }
-    bp_status st = BP_OK;
-    /* Everything this rank owes the others goes out at once; MPI moves it as
-     * the receivers ask. */
-    size_t s = 0;
-    for (int k = 0; k < n && st == BP_OK; k++) {
-        if (k == me)
+    size_t scratch_bytes = 2 * (size_t)n * c->block * c->es;
+    c->scratch = c->my_blocks ? malloc(scratch_bytes) : NULL;
+    if (c->sends && c->send_peer && c->recv_peer && c->parts && (!c->my_blocks || c->scratch))
+        return BP_OK;
+    free(c->sends);
+    free(c->send_peer);
+    free(c->recv_peer);
+    free(c->parts);
+    free(c->scratch);
+    return job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory for the reduce-scatter's "
+                     "buffers (%zu bytes of scratch)", scratch_bytes);
+}
+
+/* Everything this rank owes the others goes out at once; MPI moves it as
+ * the receivers ask. */
+static bp_status scatter_post_sends(job *j, const scatter_plan *pl, scatter_call *c)
+{
+    for (int k = 0; k < j->size; k++) {
+        if (k == j->rank)
             continue;
-        for (size_t b0 = 0; b0 < pl->send_count[k] && st == BP_OK; b0 += block) {
-            size_t m = pl->send_count[k] - b0 < block ? pl->send_count[k] - b0 : block;
-            send_peer[s] = k;
-            int rc = MPI_Isend(pl->send_at[k] + b0 * es, (int)(m * es), MPI_BYTE, k,
-                               JOB_TAG_SCATTER, j->comm, &sends[s]);
+        for (size_t b0 = 0; b0 < pl->send_count[k]; b0 += c->block) {
+            size_t m = block_len(pl->send_count[k], b0, c->block);
+            c->send_peer[c->n_sends] = k;
+            int rc = MPI_Isend(pl->send_at[k] + b0 * c->es, (int)(m * c->es), MPI_BYTE, k,
+                               JOB_TAG_SCATTER, j->comm, &c->sends[c->n_sends]);
             if (rc != MPI_SUCCESS)
-                st = job_mpi_error(j, "MPI_Isend of a block to reduce", rc);
-            else
-                s++;
+                return job_mpi_error(j, "MPI_Isend of a block to reduce", rc);
+            c->n_sends++;
         }
     }
-    /* Receive block b from every peer into scratch slot b % 2. */
-    MPI_Request *pending[2] = {NULL, NULL};
-    MPI_Request *slots = calloc(2 * (size_t)n, sizeof *slots);
-    if (!slots && st == BP_OK)
+    return BP_OK;
+}
+
+/* Receive block b from every peer into scratch slot b % 2. */
+static bp_status scatter_post_block(job *j, const scatter_plan *pl, scatter_call *c, size_t b)
+{
+    const int n = j->size;
+    size_t m = block_len(pl->my_count, b * c->block, c->block);
+    char *slot = scatter_slot(j, c, b);
+    MPI_Request *pending = c->slots + (b % 2) * (size_t)n;
+    for (int k = 0; k < n; k++) {
+        if (k == j->rank)
+            continue;
+        int rc = MPI_Irecv(slot + (size_t)k * c->block * c->es, (int)(m * c->es), MPI_BYTE, k,
+                           JOB_TAG_SCATTER, j->comm, &pending[k]);
+        if (rc != MPI_SUCCESS)
+            return job_mpi_error(j, "MPI_Irecv of a block to reduce", rc);
+    }
+    return BP_OK;
+}
+
+/* Wait for block p from every peer and combine it with this rank's own, in
+ * rank order, into dst. */
+static bp_status scatter_reduce_block(job *j, const scatter_plan *pl, scatter_call *c, size_t p,
+                                      bp_dtype dt, bp_reduce_op op)
+{
+    const int n = j->size;
+    size_t b0 = p * c->block;
+    size_t m = block_len(pl->my_count, b0, c->block);
+    char *slot = scatter_slot(j, c, p);
+    for (int k = 0; k < n; k++)
+        c->recv_peer[k] = k;
+    bp_status st = job_wait(j, c->slots + (p % 2) * (size_t)n, c->recv_peer, n,
+                            "the blocks to reduce", NULL);
+    if (st != BP_OK)
+        return st;
+    for (int k = 0; k < n; k++)
+        c->parts[k] = k == j->rank ? (const char *)pl->mine + b0 * c->es
+                                   : slot + (size_t)k * c->block * c->es;
+    reduce_in_rank_order(dt, op, c->parts, n, (char *)pl->dst + b0 * c->es, m);
+    return BP_OK;
+}
+
+/* After a failure whatever is still in flight may touch scratch: both go
+ * to the job. Then everything else is freed. */
+static void scatter_release(job *j, scatter_call *c, bp_status st)
+{
+    if (st != BP_OK) {
+        if (c->slots)
+            job_abandon(j, c->slots, 2 * j->size, c->scratch);
+        else
+            free(c->scratch);
+        c->scratch = NULL;
+        job_abandon(j, c->sends, (int)c->n_sends, NULL);
+    }
+    free(c->slots);
+    free(c->sends);
+    free(c->send_peer);
+    free(c->recv_peer);
+    free(c->parts);
+    free(c->scratch);
+}
+
+static bp_status scatter_reduce(job *j, const scatter_plan *pl, bp_dtype dt, bp_reduce_op op)
+{
+    const int n = j->size;
+    scatter_call c = {.es = bp_dtype_size(dt)};
+    c.block = BLOCK_BYTES / c.es;
+    c.my_blocks = blocks_of(pl->my_count, c.block);
+    TRY(scatter_alloc(j, pl, &c));
+    bp_status st = scatter_post_sends(j, pl, &c);
+    c.slots = calloc(2 * (size_t)n, sizeof *c.slots);
+    if (!c.slots && st == BP_OK)
         st = job_error(j, BP_ERR_OUT_OF_MEMORY, "out of memory for the reduce-scatter");
-    if (st == BP_OK) {
-        for (int i = 0; i < 2 * n; i++)
-            slots[i] = MPI_REQUEST_NULL;
-        pending[0] = slots;
-        pending[1] = slots + n;
-    }
-    for (size_t b = 0; st == BP_OK && b < my_blocks + 1; b++) {
-        /* post block b (if any) ... */
-        if (b < my_blocks) {
-            size_t b0 = b * block;
-            size_t m = pl->my_count - b0 < block ? pl->my_count - b0 : block;
-            char *slot = scratch + (b % 2) * (size_t)n * block * es;
-            for (int k = 0; k < n && st == BP_OK; k++) {
-                if (k == me)
-                    continue;
-                int rc = MPI_Irecv(slot + (size_t)k * block * es, (int)(m * es), MPI_BYTE, k,
-                                   JOB_TAG_SCATTER, j->comm, &pending[b % 2][k]);
-                if (rc != MPI_SUCCESS)
-                    st = job_mpi_error(j, "MPI_Irecv of a block to reduce", rc);
-            }
-        }
-        /* ... then finish block b - 1 while b travels */
-        if (st == BP_OK && b > 0) {
-            size_t p = b - 1;
-            size_t b0 = p * block;
-            size_t m = pl->my_count - b0 < block ? pl->my_count - b0 : block;
-            char *slot = scratch + (p % 2) * (size_t)n * block * es;
-            for (int k = 0; k < n; k++)
-                recv_peer[k] = k;
-            st = job_wait(j, pending[p % 2], recv_peer, n, "the blocks to reduce", NULL);
-            if (st == BP_OK) {
-                for (int k = 0; k < n; k++)
-                    parts[k] = k == me ? (const char *)pl->mine + b0 * es
-                                       : slot + (size_t)k * block * es;
-                reduce_in_rank_order(dt, op, parts, n, (char *)pl->dst + b0 * es, m);
-            }
-        }
+    /* null even when a send failed: the error path hands slots to job_abandon */
+    for (int i = 0; c.slots && i < 2 * n; i++)
+        c.slots[i] = MPI_REQUEST_NULL;
+    /* post block b (if any), then finish block b - 1 while b travels */
+    for (size_t b = 0; st == BP_OK && b < c.my_blocks + 1; b++) {
+        if (b < c.my_blocks)
+            st = scatter_post_block(j, pl, &c, b);
+        if (st == BP_OK && b > 0)
+            st = scatter_reduce_block(j, pl, &c, b - 1, dt, op);
     }
     if (st == BP_OK)
-        st = job_wait(j, sends, send_peer, (int)s, "the blocks this rank sends to be reduced",
-                      NULL);
-    if (st != BP_OK) {
-        /* Whatever is still in flight may touch scratch: both go to the job. */
-        if (slots)
-            job_abandon(j, slots, 2 * n, scratch);
-        else
-            free(scratch);
-        scratch = NULL;
-        job_abandon(j, sends, (int)s, NULL);
-    }
-    free(slots);
-    free(sends);
-    free(send_peer);
-    free(recv_peer);
-    free(parts);
-    free(scratch);
+        st = job_wait(j, c.sends, c.send_peer, (int)c.n_sends,
+                      "the blocks this rank sends to be reduced", NULL);
+    scatter_release(j, &c, st);
     return st;
 }
 

@@ -576,6 +576,43 @@ static void a_size_that_differs_greatly_across_ranks_fails_every_rank(env *e)
     free(in);
 }
 
+/* Payloads past the 4 KiB a record carries inside its message (but within
+ * what rides with it) follow in a message of their own: when the calls
+ * differ, every rank fails alike and the payloads are received and dropped,
+ * so that a later call that agrees meets none of them. */
+static void payloads_that_follow_their_records_and_differ_are_dropped(env *e)
+{
+    /* f32 elements here and on the last rank: 4004 against 8008 bytes (both
+     * follow), then 2000 (inside) against 4004 (follows) */
+    const int64_t counts[2][2] = {{1001, 2002}, {500, 1001}};
+    for (int c = 0; c < 2 && !e->failed; c++) {
+        int64_t n = counts[c][e->rank == e->size - 1];
+        float *in = calloc((size_t)n, sizeof *in);
+        bp_tensor *x = tensor_of(e, BP_F32, 1, &n, in), *y = NULL;
+        if (x)
+            expect_disagreement(e, bp_all_reduce(e->comm, x, BP_REDUCE_SUM, &y), BP_ERR_SHAPE,
+                                "passed shape");
+        bp_tensor_release(x);
+        bp_tensor_release(y);
+        free(in);
+    }
+    if (e->failed)
+        return;
+    int64_t n = 1001;
+    void *in = input_of(e->rank, BP_F32, n, BP_REDUCE_SUM);
+    void *want = expected_of(e->size, BP_F32, n, BP_REDUCE_SUM);
+    bp_tensor *x = tensor_of(e, BP_F32, 1, &n, in), *y = NULL;
+    bp_status st = x ? bp_all_reduce(e->comm, x, BP_REDUCE_SUM, &y) : BP_ERR_IO;
+    if (x && st != BP_OK)
+        fail(e, "the call after the ones that differed: %s", bp_last_error());
+    else if (x)
+        matches(e, y, BP_F32, want, n, "the sum after the calls that differed");
+    bp_tensor_release(x);
+    bp_tensor_release(y);
+    free(in);
+    free(want);
+}
+
 static void a_dtype_that_differs_across_ranks_fails_every_rank_naming_it(env *e)
 {
     int64_t n = 5;
@@ -717,6 +754,7 @@ static const check CHECKS[] = {
     C(zero_size_tensors_pass_through_every_collective),
     C(a_shape_that_differs_across_ranks_fails_every_rank_naming_it),
     C(a_size_that_differs_greatly_across_ranks_fails_every_rank),
+    C(payloads_that_follow_their_records_and_differ_are_dropped),
     C(a_dtype_that_differs_across_ranks_fails_every_rank_naming_it),
     C(a_rank_calling_another_collective_fails_every_rank),
     C(an_op_that_differs_across_ranks_fails_every_rank),
