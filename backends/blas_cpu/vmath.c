@@ -1,4 +1,5 @@
-/* The multiversioned hot loops (see vmath.h).
+/* One instruction level's vector kernels (vmath.h: this file is compiled
+ * once per level, and exports that level's bpc_vmath table).
  *
  * Accuracy of bpc_expf, measured over every float in [BPC_EXPF_LO,
  * BPC_EXPF_HI] against the reference (float)exp((double)x): see the record
@@ -13,7 +14,7 @@
 /* A chunk runs branch-free over every lane (out-of-range inputs clamped), and
  * only a chunk holding an out-of-range input is then patched element by
  * element with the reference formula. */
-BPC_CLONES void bpc_vexp_f32(const float *restrict x, float *restrict o, int64_t n)
+static void vexp_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     for (int64_t c = 0; c < n; c += CHUNK) {
         int64_t len = n - c < CHUNK ? n - c : CHUNK;
@@ -47,10 +48,10 @@ BPC_CLONES void bpc_vexp_f32(const float *restrict x, float *restrict o, int64_t
     return ((part[0] + part[1]) + (part[2] + part[3])) +                         \
            ((part[4] + part[5]) + (part[6] + part[7]))
 
-BPC_CLONES double bpc_vsum_f32(const float *restrict p, int64_t n) { SUM_BODY(p, n); }
-BPC_CLONES double bpc_vsum_f64(const double *restrict p, int64_t n) { SUM_BODY(p, n); }
+static double vsum_f32(const float *restrict p, int64_t n) { SUM_BODY(p, n); }
+static double vsum_f64(const double *restrict p, int64_t n) { SUM_BODY(p, n); }
 
-BPC_CLONES bool bpc_softmax_row_f32(const float *restrict x, float *restrict o, int64_t n)
+static bool softmax_row_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     float m;
     if (!bpc_row_max_f32(x, n, &m))
@@ -180,43 +181,58 @@ static inline double tan_core(double v)
 #define IN_LOG (v > 0x1p-1022 && v < INFINITY)
 #define IN_TRIG (fabs(v) <= BPC_TRIG_MAX)
 
-BPC_CLONES static void u_log_f32(const float *restrict x, float *restrict o, int64_t n)
+static void u_log_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED(float, x, o, n, IN_LOG, 1.0, bpc_log_core(v), log(v))
 }
-BPC_CLONES static void u_log_f64(const double *restrict x, double *restrict o, int64_t n)
+static void u_log_f64(const double *restrict x, double *restrict o, int64_t n)
 {
     PATCHED(double, x, o, n, IN_LOG, 1.0, bpc_log_core(v), log(v))
 }
-BPC_CLONES static void u_exp_f64(const double *restrict x, double *restrict o, int64_t n)
+static void u_exp_f64(const double *restrict x, double *restrict o, int64_t n)
 {
     PATCHED(double, x, o, n, IN_EXP, 0.0, bpc_exp_core(v), exp(v))
 }
-BPC_CLONES static void u_sin_f32(const float *restrict x, float *restrict o, int64_t n)
+static void u_sin_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED(float, x, o, n, IN_TRIG, 0.0, sin_core(v), sin(v))
 }
-BPC_CLONES static void u_cos_f32(const float *restrict x, float *restrict o, int64_t n)
+static void u_cos_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED(float, x, o, n, IN_TRIG, 0.0, cos_core(v), cos(v))
 }
-BPC_CLONES static void u_tan_f32(const float *restrict x, float *restrict o, int64_t n)
+static void u_tan_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED(float, x, o, n, IN_TRIG, 0.0, tan_core(v), tan(v))
 }
-BPC_CLONES static void u_tanh_f32(const float *restrict x, float *restrict o, int64_t n)
+/* f64: fdlibm's kernels on the three-part reduction (vmath.h), ~1 ulp of
+ * double for |x| <= BPC_TRIG_MAX: r's error is ~2^-85 absolute there, far
+ * below one ulp of any r a double argument leaves. tan divides. */
+static void u_sin_f64(const double *restrict x, double *restrict o, int64_t n)
+{
+    PATCHED(double, x, o, n, IN_TRIG, 0.0, sin_core(v), sin(v))
+}
+static void u_cos_f64(const double *restrict x, double *restrict o, int64_t n)
+{
+    PATCHED(double, x, o, n, IN_TRIG, 0.0, cos_core(v), cos(v))
+}
+static void u_tan_f64(const double *restrict x, double *restrict o, int64_t n)
+{
+    PATCHED(double, x, o, n, IN_TRIG, 0.0, tan_core(v), tan(v))
+}
+static void u_tanh_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED(float, x, o, n, v == v, 0.0, tanh_core(v), tanh(v))
 }
-BPC_CLONES static void u_tanh_f64(const double *restrict x, double *restrict o, int64_t n)
+static void u_tanh_f64(const double *restrict x, double *restrict o, int64_t n)
 {
     PATCHED(double, x, o, n, v == v, 0.0, tanh_core_f64(v), tanh(v))
 }
-BPC_CLONES static void u_sigmoid_f32(const float *restrict x, float *restrict o, int64_t n)
+static void u_sigmoid_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED(float, x, o, n, IN_EXP, 0.0, 1.0 / (1.0 + bpc_exp_core(-v)), 1.0 / (1.0 + exp(-v)))
 }
-BPC_CLONES static void u_sigmoid_f64(const double *restrict x, double *restrict o, int64_t n)
+static void u_sigmoid_f64(const double *restrict x, double *restrict o, int64_t n)
 {
     PATCHED(double, x, o, n, IN_EXP, 0.0, 1.0 / (1.0 + bpc_exp_core(-v)), 1.0 / (1.0 + exp(-v)))
 }
@@ -225,7 +241,7 @@ BPC_CLONES static void u_sigmoid_f64(const double *restrict x, double *restrict 
  * double evaluation rounded once (sqrt, floor, ceil and rint of a float are
  * floats; sqrt is correctly rounded either way). */
 #define SIMPLE(NAME, T, EXPR)                                                        \
-    BPC_CLONES static void NAME(const T *restrict x, T *restrict o, int64_t n)       \
+    static void NAME(const T *restrict x, T *restrict o, int64_t n)       \
     {                                                                                \
         for (int64_t i = 0; i < n; i++) {                                            \
             T v = x[i];                                                              \
@@ -252,16 +268,16 @@ SIMPLE(u_relu_f64, double, (v > 0 || v != v) ? v : 0.0)
 typedef void (*u_f32_fn)(const float *, float *, int64_t);
 typedef void (*u_f64_fn)(const double *, double *, int64_t);
 
-bool bpc_vunary(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n)
+static bool vunary(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n)
 {
     u_f32_fn f = NULL;
     u_f64_fn d = NULL;
     switch (op) {
-    case BP_OP_EXP: f = bpc_vexp_f32, d = u_exp_f64; break;
+    case BP_OP_EXP: f = vexp_f32, d = u_exp_f64; break;
     case BP_OP_LOG: f = u_log_f32, d = u_log_f64; break;
-    case BP_OP_SIN: f = u_sin_f32; break;
-    case BP_OP_COS: f = u_cos_f32; break;
-    case BP_OP_TAN: f = u_tan_f32; break;
+    case BP_OP_SIN: f = u_sin_f32, d = u_sin_f64; break;
+    case BP_OP_COS: f = u_cos_f32, d = u_cos_f64; break;
+    case BP_OP_TAN: f = u_tan_f32, d = u_tan_f64; break;
     case BP_OP_TANH: f = u_tanh_f32, d = u_tanh_f64; break;
     case BP_OP_SIGMOID: f = u_sigmoid_f32, d = u_sigmoid_f64; break;
     case BP_OP_SQRT: f = u_sqrt_f32, d = u_sqrt_f64; break;
@@ -274,6 +290,8 @@ bool bpc_vunary(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n)
     case BP_OP_RELU: f = u_relu_f32, d = u_relu_f64; break;
     default: break;
     }
+    if (dt == BP_F32 && BPC_LEVEL_FN(bpc_vunary_f32)(op, x, o, n))
+        return true;
     if (dt == BP_F32 && f)
         f(x, o, n);
     else if (dt == BP_F64 && d)
@@ -336,11 +354,11 @@ typedef int64_t vl4 __attribute__((vector_size(32)));
                 return p[i];                                                         \
     return r
 
-BPC_CLONES float bpc_vextreme_f32(const float *restrict p, int64_t n, bool is_max)
+static float vextreme_f32(const float *restrict p, int64_t n, bool is_max)
 {
     EXTREME_BODY(float, vf8, vi8, 8, p, n, is_max);
 }
-BPC_CLONES double bpc_vextreme_f64(const double *restrict p, int64_t n, bool is_max)
+static double vextreme_f64(const double *restrict p, int64_t n, bool is_max)
 {
     EXTREME_BODY(double, vd4, vl4, 4, p, n, is_max);
 }
@@ -362,8 +380,8 @@ BPC_CLONES double bpc_vextreme_f64(const double *restrict p, int64_t n, bool is_
             return i;                                                                \
     return 0
 
-BPC_CLONES static int64_t find_f32(const float *restrict p, int64_t n, float v) { FIND_BODY(float, p, n, v); }
-BPC_CLONES static int64_t find_f64(const double *restrict p, int64_t n, double v) { FIND_BODY(double, p, n, v); }
+static int64_t find_f32(const float *restrict p, int64_t n, float v) { FIND_BODY(float, p, n, v); }
+static int64_t find_f64(const double *restrict p, int64_t n, double v) { FIND_BODY(double, p, n, v); }
 
 /* ARGMAX/ARGMIN in one pass: per lane the best value and the index where it
  * first appeared (a strict compare keeps the first of equal values), 2 x L
@@ -418,33 +436,33 @@ BPC_CLONES static int64_t find_f64(const double *restrict p, int64_t n, double v
 #define ARG_GT(a, b) ((a) > (b))
 #define ARG_LT(a, b) ((a) < (b))
 /* -1: a NaN is there */
-BPC_CLONES static int64_t argmax_f32(const float *restrict p, int64_t n)
+static int64_t argmax_f32(const float *restrict p, int64_t n)
 {
     ARG_BODY(float, vf8, vi8, int32_t, 8, p, n, ARG_GT);
 }
-BPC_CLONES static int64_t argmin_f32(const float *restrict p, int64_t n)
+static int64_t argmin_f32(const float *restrict p, int64_t n)
 {
     ARG_BODY(float, vf8, vi8, int32_t, 8, p, n, ARG_LT);
 }
-BPC_CLONES static int64_t argmax_f64(const double *restrict p, int64_t n)
+static int64_t argmax_f64(const double *restrict p, int64_t n)
 {
     ARG_BODY(double, vd4, vl4, int64_t, 4, p, n, ARG_GT);
 }
-BPC_CLONES static int64_t argmin_f64(const double *restrict p, int64_t n)
+static int64_t argmin_f64(const double *restrict p, int64_t n)
 {
     ARG_BODY(double, vd4, vl4, int64_t, 4, p, n, ARG_LT);
 }
 
-int64_t bpc_varg_f32(const float *p, int64_t n, bool is_max)
+static int64_t varg_f32(const float *p, int64_t n, bool is_max)
 {
     if (n <= 0)
         return 0;
     if (n > INT32_MAX - 64)
-        return find_f32(p, n, bpc_vextreme_f32(p, n, is_max));
+        return find_f32(p, n, vextreme_f32(p, n, is_max));
     int64_t k = is_max ? argmax_f32(p, n) : argmin_f32(p, n);
     return k >= 0 ? k : find_f32(p, n, NAN);
 }
-int64_t bpc_varg_f64(const double *p, int64_t n, bool is_max)
+static int64_t varg_f64(const double *p, int64_t n, bool is_max)
 {
     if (n <= 0)
         return 0;
@@ -468,22 +486,22 @@ int64_t bpc_varg_f64(const double *p, int64_t n, bool is_max)
             double d = (double)pc[i] - m; /* <= 0 */                                 \
             e[i] = d < -708.0 ? 0.0 : bpc_exp_core(d < -708.0 ? -708.0 : d);         \
         }                                                                            \
-        s += bpc_vsum_f64(e, len);                                                   \
+        s += vsum_f64(e, len);                                                   \
     }                                                                                \
     return m + log(s)
 
-BPC_CLONES double bpc_vlogsumexp_f32(const float *restrict p, int64_t n)
+static double vlogsumexp_f32(const float *restrict p, int64_t n)
 {
-    LSE_BODY(float, p, n, bpc_vextreme_f32(p, n, true));
+    LSE_BODY(float, p, n, vextreme_f32(p, n, true));
 }
-BPC_CLONES double bpc_vlogsumexp_f64(const double *restrict p, int64_t n)
+static double vlogsumexp_f64(const double *restrict p, int64_t n)
 {
-    LSE_BODY(double, p, n, bpc_vextreme_f64(p, n, true));
+    LSE_BODY(double, p, n, vextreme_f64(p, n, true));
 }
 
-BPC_CLONES bool bpc_log_softmax_row_f32(const float *restrict x, float *restrict o, int64_t n)
+static bool log_softmax_row_f32(const float *restrict x, float *restrict o, int64_t n)
 {
-    float m = bpc_vextreme_f32(x, n, true);
+    float m = vextreme_f32(x, n, true);
     if (!(m > -INFINITY && m < INFINITY))
         return false;
     double part[8] = {0};
@@ -510,7 +528,7 @@ BPC_CLONES bool bpc_log_softmax_row_f32(const float *restrict x, float *restrict
     return true;
 }
 
-BPC_CLONES void bpc_softmax_cols_f32(bool lg, const float *restrict x, int64_t sx,
+static void softmax_cols_f32(bool lg, const float *restrict x, int64_t sx,
                                      float *restrict o, int64_t so, int64_t n, int64_t k,
                                      bool *restrict bad)
 {
@@ -542,7 +560,7 @@ BPC_CLONES void bpc_softmax_cols_f32(bool lg, const float *restrict x, int64_t s
             v = v < BPC_EXPF_LO ? BPC_EXPF_LO : v > 0.0f ? 0.0f : v;
             dst[c] = bpc_expf_core(v);
         }
-        if (!ok && !lg) /* tiny results: the reference's bits, as bpc_softmax_row_f32 */
+        if (!ok && !lg) /* tiny results: the reference's bits, as softmax_row_f32 */
             for (int64_t c = 0; c < k; c++)
                 if (!(xr[c] - m[c] >= BPC_EXPF_LO))
                     dst[c] = (float)exp((double)(xr[c] - m[c]));
@@ -598,12 +616,12 @@ BPC_CLONES void bpc_softmax_cols_f32(bool lg, const float *restrict x, int64_t s
         out[c] = nn[c] ? NAN : (m[c] == INFINITY || m[c] == -INFINITY) ? m[c]        \
                                                                      : m[c] + log(s[c])
 
-BPC_CLONES void bpc_logsumexp_cols_f32(const float *restrict x, int64_t sx, int64_t n, int64_t k,
+static void logsumexp_cols_f32(const float *restrict x, int64_t sx, int64_t n, int64_t k,
                                        double *restrict out)
 {
     LSE_COLS_BODY(float);
 }
-BPC_CLONES void bpc_logsumexp_cols_f64(const double *restrict x, int64_t sx, int64_t n, int64_t k,
+static void logsumexp_cols_f64(const double *restrict x, int64_t sx, int64_t n, int64_t k,
                                        double *restrict out)
 {
     LSE_COLS_BODY(double);
@@ -630,5 +648,27 @@ BPC_CLONES void bpc_logsumexp_cols_f64(const double *restrict x, int64_t sx, int
         r *= (double)p[i];                                                           \
     return r
 
-BPC_CLONES double bpc_vprod_f32(const float *restrict p, int64_t n) { PROD_BODY(p, n); }
-BPC_CLONES double bpc_vprod_f64(const double *restrict p, int64_t n) { PROD_BODY(p, n); }
+static double vprod_f32(const float *restrict p, int64_t n) { PROD_BODY(p, n); }
+static double vprod_f64(const double *restrict p, int64_t n) { PROD_BODY(p, n); }
+
+const bpc_vmath BPC_LEVEL_FN(bpc_vmath) = {
+    .level = BPC_LEVEL_NAME,
+    .isa = BPC_LEVEL_ISA,
+    .unary = vunary,
+    .pow_f32 = BPC_LEVEL_FN(bpc_vpow_f32),
+    .softmax_row_f32 = softmax_row_f32,
+    .log_softmax_row_f32 = log_softmax_row_f32,
+    .softmax_cols_f32 = softmax_cols_f32,
+    .sum_f32 = vsum_f32,
+    .sum_f64 = vsum_f64,
+    .prod_f32 = vprod_f32,
+    .prod_f64 = vprod_f64,
+    .extreme_f32 = vextreme_f32,
+    .extreme_f64 = vextreme_f64,
+    .arg_f32 = varg_f32,
+    .arg_f64 = varg_f64,
+    .logsumexp_f32 = vlogsumexp_f32,
+    .logsumexp_f64 = vlogsumexp_f64,
+    .logsumexp_cols_f32 = logsumexp_cols_f32,
+    .logsumexp_cols_f64 = logsumexp_cols_f64,
+};

@@ -1,4 +1,4 @@
-/* f32 pow in vector lanes (see bpc_vpow_f32 in vmath.h).
+/* f32 pow in vector lanes (bpc_vmath's pow_f32 in vmath.h).
  *
  * The reference computes (float)pow((double)a, (double)b): one libm call per
  * element. Here, for a positive finite base and a finite exponent,
@@ -86,19 +86,19 @@ static inline double exp_short(double x)
             }                                                                       \
     }
 
-BPC_CLONES static void pow_dense(const float *restrict a, const float *restrict b,
+static void pow_dense(const float *restrict a, const float *restrict b,
                                  float *restrict o, int64_t n)
 {
     POW_CHUNKS(1)
 }
 
-BPC_CLONES static void pow_scalar_exp(const float *restrict a, const float *restrict b,
+static void pow_scalar_exp(const float *restrict a, const float *restrict b,
                                       float *restrict o, int64_t n)
 {
     POW_CHUNKS(0)
 }
 
-void bpc_vpow_f32(const float *a, const float *b, int64_t b_stride, float *o, int64_t n)
+void BPC_LEVEL_FN(bpc_vpow_f32)(const float *a, const float *b, int64_t b_stride, float *o, int64_t n)
 {
     if (b_stride == 0)
         pow_scalar_exp(a, b, o, n);
