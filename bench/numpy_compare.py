@@ -24,6 +24,19 @@ rounds, interleaved with the others (e.g. the branch point's build, to see
 what a change did on a noisy machine): the table gets one more ratio column
 per build, each against the same NumPy samples.
 
+Before the table it says what ran: the CPU model and its SIMD extensions,
+the SIMD levels NumPy found and dispatches to (its baseline and dispatch
+lists, as numpy.show_config() prints them), and the instruction level of
+backplane's vector math that each timed build dispatched to (the `vector
+math:` part of its device's detail in `backplane info --json`) with the
+OpenBLAS core, so that a table says which machine and which kernels it
+describes. --config FILE (e.g. one with `[backend.blas_cpu] simd = avx2`)
+times another level on the same machine.
+
+The "medium" family repeats every elementwise op at 65536 and 4096
+elements, where per-call costs (thread hand-off, allocation, chunking)
+weigh more than at 2^22.
+
 --binary also times the binary (reference) backend against blas_cpu limited
 to one thread (a config file with `threads = 1`) on the elementwise cases,
 and the binary backend's matmul against blas_cpu's: the targets are at
@@ -81,6 +94,11 @@ def cases():
     add("add", M24, "binary")
     add("where", M22, "where")
     add("where", M24, "where")
+    have = {(spec, size) for spec, size, _, _ in out}
+    for size in (M16, "4096"):
+        for op in UNARY + BINARY + COMPARE + LOGICAL:
+            if (op, size) not in have:
+                add(op, size, "medium")
     for op in REDUCE:
         add(op + ":0", "4096x4096", "reduce")
         add(op + ":1", "4096x4096", "reduce")
@@ -348,6 +366,74 @@ def fmt_time(s):
     return f"{s * 1e9:.1f} ns"
 
 
+def cpu_description():
+    """The CPU model and the SIMD extensions /proc/cpuinfo lists that matter here."""
+    model, flags = "unknown CPU", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and model == "unknown CPU":
+                    model = value.strip()
+                elif key == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    want = ["sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512cd",
+            "avx512dq", "avx512vl", "avx512_bf16", "avx512_fp16"]
+    simd = [f for f in want if f in flags]
+    return model, simd, os.cpu_count()
+
+
+def numpy_simd():
+    """NumPy's SIMD: the baseline it was built for and the dispatch targets this
+    CPU has (what numpy.show_config() prints as baseline / found)."""
+    for mod in ("numpy._core._multiarray_umath", "numpy.core._multiarray_umath"):
+        try:
+            m = __import__(mod, fromlist=["__cpu_features__"])
+            feats = m.__cpu_features__
+            baseline = list(m.__cpu_baseline__)
+            found = [d for d in m.__cpu_dispatch__ if feats.get(d)]
+            return baseline, found
+        except (ImportError, AttributeError):
+            continue
+    return [], []
+
+
+def backplane_kernels(exe, backend, config=None):
+    """(vector math level, OpenBLAS core) of `backend` as `backplane info --json`
+    reports it, or the reason it could not say."""
+    cmd = [exe, "info", "--json"] + (["--config", config] if config else [])
+    try:
+        info = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    except (OSError, subprocess.CalledProcessError, ValueError) as e:
+        return f"unknown ({e})", ""
+    for plugin in info.get("plugins", []):
+        for dev in plugin.get("devices", []):
+            if dev.get("backend", "").split(":")[0] != backend:
+                continue
+            detail = dev.get("info", {}).get("detail", "")
+            m = re.search(r"vector math: ([^;]*)", detail)
+            blas = detail.split(";")[0] if "OpenBLAS" in detail else ""
+            return (m.group(1) if m else "not reported (a build before the levels)"), blas
+    return "backend not found", ""
+
+
+def describe(args, others):
+    """Lines saying which machine and which kernels the table describes."""
+    model, simd, cores = cpu_description()
+    baseline, found = numpy_simd()
+    lines = [f"CPU: {model}, {cores} cores; SIMD: {' '.join(simd) or 'none listed'}",
+             f"NumPy {np.__version__}: baseline {','.join(baseline) or '?'}; "
+             f"dispatched to (found) {','.join(found) or '?'}"]
+    builds = [("backplane", args.backplane)] + others
+    for label, exe in builds:
+        level, blas = backplane_kernels(exe, args.backend, args.config)
+        lines.append(f"{label} ({args.backend}): vector math {level}" + (f"; {blas}" if blas else ""))
+    return lines
+
+
 def load_average():
     try:
         return " ".join(open("/proc/loadavg").read().split()[:3])
@@ -392,6 +478,9 @@ def main():
         with os.fdopen(fd, "w") as f:
             f.write(f"[backend.{args.backend}]\nthreads = 1\n")
 
+    machine = describe(args, others)
+    for line in machine:
+        print(line, file=sys.stderr)
     load_before = load_average()
     rows = []
     for i, (spec, size, fam, target) in enumerate(todo):
@@ -420,6 +509,8 @@ def main():
     if one_thread:
         os.unlink(one_thread)
 
+    for line in machine:
+        print(line)
     print(f"NumPy {np.__version__} vs backplane ({args.backend}); medians of {args.rounds} "
           f"interleaved rounds; ratio = NumPy time / backplane time (higher is better); "
           f"load average {load_before} -> {load_after}")
@@ -456,7 +547,7 @@ def main():
                   f"{'yes' if ratio >= want else 'NO'}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"numpy": np.__version__, "load_before": load_before,
+            json.dump({"numpy": np.__version__, "machine": machine, "load_before": load_before,
                        "load_after": load_after, "rows": rows}, f, indent=1)
 
 
