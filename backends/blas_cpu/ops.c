@@ -314,11 +314,71 @@ static bool logsumexp_columns(const bpc_vmath *vm, bp_op op, const bp_view *x, i
     return true;
 }
 
+/* Bytes of one output block's rows below which column_folds holds strips
+ * of columns in registers through every row (the block stays in L2 while
+ * its strips go by); larger blocks go to the reference, whose rows of up to
+ * 8192 columns four at a time stream through memory instead. */
+#define FOLD_BLOCK_BYTES ((int64_t)1 << 20)
+
+/* SUM, MEAN and PROD of f32/f64 columns where the reference folds rows in
+ * column mode (reduce.c: the kept axes innermost and dense, the reduced ones
+ * strided) over one run of rows: the level's cols_fold, the same sequence
+ * of double operations per column (so the same bits), then the reference's
+ * store (MEAN: the sum over the count, rounded once). */
+static bool column_folds(const bpc_vmath *vm, bp_op op, const bp_view *x, int32_t n_reduce,
+                         const bp_view *out)
+{
+    int32_t keep = x->rank - n_reduce;
+    if ((op != BP_OP_SUM && op != BP_OP_MEAN && op != BP_OP_PROD) ||
+        (x->dtype != BP_F32 && x->dtype != BP_F64) || keep < 1 || n_reduce < 1)
+        return false;
+    bp_view red = *x;
+    red.rank = n_reduce;
+    for (int32_t k = 0; k < n_reduce; k++)
+        red.shape[k] = x->shape[keep + k], red.strides[k] = x->strides[keep + k];
+    bpk_iter rit;
+    bpk_iter_init(&rit, 1, (const bp_view *[]){&red});
+    bp_view xo = *out; /* x's kept axes, walked alongside out (as the reference) */
+    for (int32_t k = 0; k < keep; k++)
+        xo.strides[k] = x->strides[k];
+    bpk_iter it;
+    bpk_iter_init(&it, 2, (const bp_view *[]){&xo, out});
+    size_t esz = bp_dtype_size(x->dtype), osz = bp_dtype_size(out->dtype);
+    int64_t n = rit.inner, sx = rit.inner_stride[0];
+    if (rit.done || rit.rank != 1 || sx == 1 || it.inner_stride[0] != 1 || it.done ||
+        sx < it.inner || n * sx * (int64_t)esz > FOLD_BLOCK_BYTES)
+        return false;
+    bool prod = op == BP_OP_PROD, f32 = x->dtype == BP_F32;
+    double v[BPC_COLS];
+    int64_t pos[2];
+    while (bpk_iter_next(&it, pos))
+        for (int64_t c0 = 0; c0 < it.inner; c0 += BPC_COLS) {
+            int64_t k = it.inner - c0 < BPC_COLS ? it.inner - c0 : BPC_COLS;
+            const char *p = bpk_base(x) + (pos[0] + c0) * (int64_t)esz;
+            for (int64_t c = 0; c < k; c++)
+                v[c] = prod ? 1.0 : 0.0;
+            if (f32)
+                vm->cols_fold_f32(prod, (const float *)p, sx, n, k, v);
+            else
+                vm->cols_fold_f64(prod, (const double *)p, sx, n, k, v);
+            char *o = bpk_base(out) + (pos[1] + c0 * it.inner_stride[1]) * (int64_t)osz;
+            for (int64_t c = 0; c < k; c++) {
+                double r = op == BP_OP_MEAN ? v[c] / (double)n : v[c];
+                if (f32)
+                    ((float *)o)[c * it.inner_stride[1]] = (float)r;
+                else
+                    ((double *)o)[c * it.inner_stride[1]] = r;
+            }
+        }
+    return true;
+}
+
 static bp_status reduce_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
                              int64_t hi)
 {
     const op_args *a = args;
     if (reduce_rows(d->vm, a->op, &v[1], a->n_reduce, &v[0]) ||
+        column_folds(d->vm, a->op, &v[1], a->n_reduce, &v[0]) ||
         logsumexp_columns(d->vm, a->op, &v[1], a->n_reduce, &v[0]))
         return BP_OK;
     return bpk_reduce(d, a->op, &v[1], a->n_reduce, &v[0]);

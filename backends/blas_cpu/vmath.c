@@ -158,11 +158,13 @@ static inline double tanh_core_f64(double v)
     return copysign(num / den, v);
 }
 
+/* sin and tan are odd: a zero keeps its sign (the polynomial's r + r z S
+ * gives +0 for r = -0) */
 static inline double sin_core(double v)
 {
     double s, c;
     bpc_sincos_core(v, &s, &c);
-    return s;
+    return v == 0.0 ? v : s;
 }
 static inline double cos_core(double v)
 {
@@ -174,7 +176,7 @@ static inline double tan_core(double v)
 {
     double s, c;
     bpc_sincos_core(v, &s, &c);
-    return s / c;
+    return v == 0.0 ? v : s / c;
 }
 
 #define IN_EXP (v >= -708.0 && v <= 708.0)
@@ -651,6 +653,67 @@ static void logsumexp_cols_f64(const double *restrict x, int64_t sx, int64_t n, 
 static double vprod_f32(const float *restrict p, int64_t n) { PROD_BODY(p, n); }
 static double vprod_f64(const double *restrict p, int64_t n) { PROD_BODY(p, n); }
 
+/* ---- column folds -------------------------------------------------------
+ * A strip of columns in vector accumulators through every row, each column
+ * folded in row order (one add or multiply per row, as the reference's
+ * column mode). f32 strips are 32 columns (four 8-double vectors), f64
+ * strips 16; columns left over go one at a time. */
+typedef float vf8x __attribute__((vector_size(32)));
+typedef double vd8 __attribute__((vector_size(64)));
+
+/* LOAD(dst, p): 8 columns at p into a vector of doubles (macros: a vector
+ * wider than the level's registers may not be returned by value) */
+#define LD_F32X8(dst, p)                                                             \
+    do {                                                                             \
+        vf8x f_;                                                                     \
+        memcpy(&f_, (p), sizeof f_);                                                 \
+        dst = __builtin_convertvector(f_, vd8);                                      \
+    } while (0)
+#define LD_F64X8(dst, p) memcpy(&(dst), (p), sizeof(dst))
+
+#define FOLD(acc, x, prod) ((prod) ? (acc) * (x) : (acc) + (x))
+
+/* W vectors of 8 columns: a[w] folded with LOAD(p + 8 w) for every row */
+#define COLS_STRIP(T, W, LOAD)                                                       \
+    for (; c + 8 * W <= k; c += 8 * W) {                                             \
+        vd8 a[W], t;                                                                 \
+        memcpy(a, v + c, sizeof a);                                                  \
+        const T *p = x + c;                                                          \
+        if (prod)                                                                    \
+            for (int64_t i = 0; i < n; i++, p += sx)                                 \
+                for (int w = 0; w < W; w++) {                                        \
+                    LOAD(t, p + 8 * w);                                              \
+                    a[w] *= t;                                                       \
+                }                                                                    \
+        else                                                                         \
+            for (int64_t i = 0; i < n; i++, p += sx)                                 \
+                for (int w = 0; w < W; w++) {                                        \
+                    LOAD(t, p + 8 * w);                                              \
+                    a[w] += t;                                                       \
+                }                                                                    \
+        memcpy(v + c, a, sizeof a);                                                  \
+    }                                                                                \
+    for (; c < k; c++) {                                                             \
+        double acc = v[c];                                                           \
+        for (int64_t i = 0; i < n; i++)                                              \
+            acc = FOLD(acc, (double)x[i * sx + c], prod);                            \
+        v[c] = acc;                                                                  \
+    }
+
+static void cols_fold_f32(bool prod, const float *restrict x, int64_t sx, int64_t n, int64_t k,
+                          double *restrict v)
+{
+    int64_t c = 0;
+    COLS_STRIP(float, 4, LD_F32X8)
+}
+
+static void cols_fold_f64(bool prod, const double *restrict x, int64_t sx, int64_t n, int64_t k,
+                          double *restrict v)
+{
+    int64_t c = 0;
+    COLS_STRIP(double, 2, LD_F64X8)
+}
+
 const bpc_vmath BPC_LEVEL_FN(bpc_vmath) = {
     .level = BPC_LEVEL_NAME,
     .isa = BPC_LEVEL_ISA,
@@ -671,4 +734,6 @@ const bpc_vmath BPC_LEVEL_FN(bpc_vmath) = {
     .logsumexp_f64 = vlogsumexp_f64,
     .logsumexp_cols_f32 = logsumexp_cols_f32,
     .logsumexp_cols_f64 = logsumexp_cols_f64,
+    .cols_fold_f32 = cols_fold_f32,
+    .cols_fold_f64 = cols_fold_f64,
 };

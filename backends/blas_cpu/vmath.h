@@ -96,6 +96,14 @@ typedef struct bpc_vmath {
      * -inf columns as logsumexp_f32. k <= BPC_COLS. */
     void (*logsumexp_cols_f32)(const float *x, int64_t sx, int64_t n, int64_t k, double *out);
     void (*logsumexp_cols_f64)(const double *x, int64_t sx, int64_t n, int64_t k, double *out);
+    /* Column sums (prod false) or products of k adjacent columns along n
+     * rows (column c is x[i * sx + c]): v[c] = v[c] + x[c] (or times), row
+     * after row in order, in double: the reference's column fold (reduce.c),
+     * so the same bits. Strips of columns held in registers through every
+     * row: for blocks that sit in the cache (each line is read once). */
+    void (*cols_fold_f32)(bool prod, const float *x, int64_t sx, int64_t n, int64_t k, double *v);
+    void (*cols_fold_f64)(bool prod, const double *x, int64_t sx, int64_t n, int64_t k,
+                          double *v);
 } bpc_vmath;
 
 #define BPC_COLS 2048

@@ -55,7 +55,8 @@
  * f32 from 9.02): e^(2t) = 2^k q with q = e^r, |r| <= ln2/2, a degree-6
  * polynomial (2^-26.6); d = 2^k q + 1 in one rounding (fmaf); then 2 / d
  * and 1 - that. The quotient is at most 0.5, so its ~1.6 roundings cost
- * at most ~0.8 ulp of a result in [0.5, 1). NaN is patched. */
+ * at most ~0.8 ulp of a result in [0.5, 1). Both on |x|, the sign copied
+ * last (so -0 stays -0). NaN is patched. */
 #define TANH_SMALL 0.5625f
 
 static inline float expf_poly(float r) /* e^r, |r| <= ln2 / 2 */
@@ -70,18 +71,17 @@ static inline float expf_poly(float r) /* e^r, |r| <= ln2 / 2 */
 
 static inline float tanhf_core(float x)
 {
-    float w = x * x;
+    float t = fabsf(x), w = x * x;
     float p = 0.002487614648031548f;
     p = fmaf(p, w, -0.008499247828795086f);
     p = fmaf(p, w, 0.021811902608433444f);
     p = fmaf(p, w, -0.05396406382647735f);
     p = fmaf(p, w, 0.1333332207319158f);
     p = fmaf(p, w, -0.33333333283938266f);
-    float small = fmaf(x * w, p, x);
+    float small = fmaf(t * w, p, t);
 
     const float shifter = 12582912.0f, log2e = 1.44269504088896341f;
     const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
-    float t = fabsf(x);
     float u = 2.0f * (t < 9.5f ? t : 9.5f);
     float s = fmaf(u, log2e, shifter);
     float k = s - shifter;
@@ -92,8 +92,8 @@ static inline float tanhf_core(float x)
     float scale;
     memcpy(&scale, &eb, 4);
     float d = fmaf(scale, expf_poly(r), 1.0f);
-    float big = copysignf(1.0f - 2.0f / d, x);
-    return t < TANH_SMALL ? small : big;
+    float big = 1.0f - 2.0f / d;
+    return copysignf(t < TANH_SMALL ? small : big, x); /* odd, -0 included */
 }
 
 /* ---- log ----------------------------------------------------------------
@@ -136,7 +136,8 @@ static inline float logf_core(float x)
  * the quadrant choosing which and the sign. tan: the quotient of the two,
  * 1 / den as a float quotient refined by one Newton step (2^-46; a double
  * division costs twice the rest of the kernel). One rounding to f32 at the
- * end. |x| > 65536, inf and NaN are patched. */
+ * end; a zero is returned as it is (its sign). |x| > 65536, inf and NaN are
+ * patched. */
 #define TRIG_MAX 65536.0f
 
 static inline double trig_reduce(float xf, uint64_t *quadrant)
@@ -175,7 +176,7 @@ static inline float sinf_core(float x)
     double r = trig_reduce(x, &k), z = r * r;
     double s = sin_poly(r, z), c = cos_poly(z);
     double y = (k & 1u) ? c : s;
-    return (float)((k & 2u) ? -y : y);
+    return x == 0.0f ? x : (float)((k & 2u) ? -y : y); /* -0 keeps its sign */
 }
 
 static inline float cosf_core(float x)
@@ -199,7 +200,7 @@ static inline float tanf_core(float x)
     double r = trig_reduce(x, &k), z = r * r;
     double s = sin_poly(r, z), c = cos_poly(z);
     double num = (k & 1u) ? -c : s, den = (k & 1u) ? s : c;
-    return (float)(num * recip_newton(den));
+    return x == 0.0f ? x : (float)(num * recip_newton(den));
 }
 
 #define IN_TRIG (fabsf(v) <= TRIG_MAX)
