@@ -5,9 +5,10 @@
  * skipped with the reason. Within a level: the f32 math functions within
  * one ulp of the reference over a sweep of bit patterns (every sign and
  * exponent, subnormals, zeros, infinities, NaN), the exact ones bit for
- * bit, f64 within 1e-14 relative, pow over bases and exponents, and the
- * column sums and products bit for bit (the reference's row order), at
- * lengths that are no multiple of any vector width. */
+ * bit, f64 within 1e-14 relative, pow over bases and exponents, the
+ * column sums and products bit for bit (the reference's row order) and f64
+ * softmax rows closely, at lengths that are no multiple of any vector
+ * width. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -268,6 +269,45 @@ static void column_folds_bit_for_bit(bp_backend *bin, bp_backend *blas, const ch
         }
 }
 
+/* f64 softmax and log_softmax of rows: within 1e-14 relative (softmax) or
+ * absolute per unit of |x - max| (log_softmax) of the reference; rows with
+ * a NaN, +inf, all -inf, or terms that underflow in exp */
+static void softmax_f64_rows_close(bp_backend *bin, bp_backend *blas, const char *level)
+{
+    const int64_t shape[2] = {9, 1031};
+    int64_t n = shape[0] * shape[1];
+    double *v = malloc((size_t)n * sizeof *v);
+    cr_assert_not_null(v);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = (double)((i * 7919) % 2001 - 1000) / 37.0;
+    v[1 * 1031 + 5] = NAN;
+    v[2 * 1031 + 9] = INFINITY;
+    for (int64_t j = 0; j < 1031; j++)
+        v[3 * 1031 + j] = -INFINITY;
+    v[4 * 1031 + 3] = 800.0; /* every other term of row 4 underflows */
+    bp_tensor *x0 = raw(bin, BP_F64, 2, shape, v), *x1 = raw(blas, BP_F64, 2, shape, v);
+    for (int lg = 0; lg < 2; lg++) {
+        bp_tensor *r0 = NULL, *r1 = NULL;
+        BPT_OK(lg ? bp_log_softmax(x0, 1, &r0) : bp_softmax(x0, 1, &r0));
+        BPT_OK(lg ? bp_log_softmax(x1, 1, &r1) : bp_softmax(x1, 1, &r1));
+        double *a = bytes_of(r0), *b = bytes_of(r1);
+        int64_t off = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double tol = lg ? 1e-14 * (1.0 + fabs(a[i])) : 1e-14 * fabs(a[i]) + 1e-300;
+            bool same = (a[i] != a[i] && b[i] != b[i]) || a[i] == b[i] || fabs(a[i] - b[i]) <= tol;
+            if (!same && off++ < 3)
+                cr_log_error("%s f64 %s element %lld: %.17g, reference %.17g", level,
+                             lg ? "log_softmax" : "softmax", (long long)i, b[i], a[i]);
+        }
+        cr_expect_eq(off, 0, "%s f64 %s: %lld elements apart", level, lg ? "log_softmax" : "softmax",
+                     (long long)off);
+        free(a), free(b);
+        bp_tensor_release(r0), bp_tensor_release(r1);
+    }
+    bp_tensor_release(x0), bp_tensor_release(x1);
+    free(v);
+}
+
 static void level_matches_the_reference(const char *level)
 {
     bp_backend *bin, *blas;
@@ -281,6 +321,7 @@ static void level_matches_the_reference(const char *level)
     f64_unary_within_1e14(bin, blas, level);
     f32_pow_within_one_ulp(bin, blas, level);
     column_folds_bit_for_bit(bin, blas, level);
+    softmax_f64_rows_close(bin, blas, level);
     bp_context_destroy(ctx);
 }
 

@@ -580,7 +580,7 @@ static bool softmax_columns(bpc_dev *d, bp_op op, const bp_view *x, const bp_vie
     return true;
 }
 
-/* f32 SOFTMAX and LOG_SOFTMAX on dense rows: the fused vmath rows (one pass
+/* f32 and f64 SOFTMAX and LOG_SOFTMAX on dense rows: the fused vmath rows (one pass
  * for the max, one for exp and its sum, one to scale or subtract); strided
  * rows by columns (above); other dtypes, and rows whose max is not finite,
  * go to the reference, one row (or the whole slab) at a time. */
@@ -593,7 +593,8 @@ static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, in
     bp_status st;
     if (softmax_columns(d, a->op, x, out, &st))
         return st;
-    if (x->dtype != BP_F32 || r == 0 || x->strides[r - 1] != 1 || out->strides[r - 1] != 1)
+    if ((x->dtype != BP_F32 && x->dtype != BP_F64) || r == 0 || x->strides[r - 1] != 1 ||
+        out->strides[r - 1] != 1)
         return bpk_softmax(d, a->op, x, out);
     int64_t n = x->shape[r - 1];
     bp_view rows[2] = {*out, *x};
@@ -603,12 +604,15 @@ static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, in
     bpk_iter_init(&it, 2, (const bp_view *[]){&rows[0], &rows[1]});
     if (n == 0)
         return BP_OK;
-    bool log = a->op == BP_OP_LOG_SOFTMAX;
+    bool log = a->op == BP_OP_LOG_SOFTMAX, f32 = x->dtype == BP_F32;
+    size_t esz = bp_dtype_size(x->dtype);
     while (bpk_iter_next(&it, pos))
         for (int64_t i = 0; i < it.inner; i++) {
-            float *o = (float *)bpk_base(out) + pos[0] + i * it.inner_stride[0];
-            const float *p = (const float *)bpk_base(x) + pos[1] + i * it.inner_stride[1];
-            if (log ? d->vm->log_softmax_row_f32(p, o, n) : d->vm->softmax_row_f32(p, o, n))
+            char *o = bpk_base(out) + (pos[0] + i * it.inner_stride[0]) * (int64_t)esz;
+            const char *p = bpk_base(x) + (pos[1] + i * it.inner_stride[1]) * (int64_t)esz;
+            if (f32 ? (log ? d->vm->log_softmax_row_f32((const float *)p, (float *)o, n)
+                           : d->vm->softmax_row_f32((const float *)p, (float *)o, n))
+                    : d->vm->softmax_row_f64(log, (const double *)p, (double *)o, n))
                 continue;
             bp_view xr = *x, orow = *out; /* this row alone, by the reference */
             xr.rank = orow.rank = 1;

@@ -530,6 +530,46 @@ static bool log_softmax_row_f32(const float *restrict x, float *restrict o, int6
     return true;
 }
 
+static bool softmax_row_f64(bool lg, const double *restrict x, double *restrict o, int64_t n)
+{
+    double m = vextreme_f64(x, n, true);
+    if (!(m > -INFINITY && m < INFINITY))
+        return false;
+    double part[8] = {0}, e[CHUNK];
+    for (int64_t c = 0; c < n; c += CHUNK) {
+        int64_t len = n - c < CHUNK ? n - c : CHUNK;
+        const double *xc = x + c;
+        double *dst = lg ? e : o + c;
+        int ok = 1;
+        for (int64_t i = 0; i < len; i++) {
+            double d = xc[i] - m; /* <= 0 */
+            ok &= d >= -708.0;
+            dst[i] = bpc_exp_core(d < -708.0 ? -708.0 : d);
+        }
+        if (!ok) /* subnormal and zero terms: libm's, as the reference */
+            for (int64_t i = 0; i < len; i++)
+                if (!(xc[i] - m >= -708.0))
+                    dst[i] = exp(xc[i] - m);
+        int64_t i = 0;
+        for (; i + 8 <= len; i += 8)
+            for (int j = 0; j < 8; j++)
+                part[j] += dst[i + j];
+        for (; i < len; i++)
+            part[i & 7] += dst[i];
+    }
+    double s = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    if (lg) {
+        double add = -log(s);
+        for (int64_t i = 0; i < n; i++)
+            o[i] = (x[i] - m) + add;
+    } else {
+        double mul = 1.0 / s;
+        for (int64_t i = 0; i < n; i++)
+            o[i] *= mul;
+    }
+    return true;
+}
+
 static void softmax_cols_f32(bool lg, const float *restrict x, int64_t sx,
                                      float *restrict o, int64_t so, int64_t n, int64_t k,
                                      bool *restrict bad)
@@ -721,6 +761,7 @@ const bpc_vmath BPC_LEVEL_FN(bpc_vmath) = {
     .pow_f32 = BPC_LEVEL_FN(bpc_vpow_f32),
     .softmax_row_f32 = softmax_row_f32,
     .log_softmax_row_f32 = log_softmax_row_f32,
+    .softmax_row_f64 = softmax_row_f64,
     .softmax_cols_f32 = softmax_cols_f32,
     .sum_f32 = vsum_f32,
     .sum_f64 = vsum_f64,

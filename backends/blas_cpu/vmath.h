@@ -62,6 +62,11 @@ typedef struct bpc_vmath {
      * double, rounded once). False, with o untouched, when the max is not
      * finite. */
     bool (*log_softmax_row_f32)(const float *x, float *o, int64_t n);
+    /* One dense f64 row: softmax (lg false) or log_softmax, the reference's
+     * formulas (max; exp(x - max) and its sum; times 1 / sum, or x - max -
+     * log(sum)) with exp in vector lanes (< 1 ulp) and the sum in 8 partial
+     * sums. False, with o untouched, when the max is not finite. */
+    bool (*softmax_row_f64)(bool lg, const double *x, double *o, int64_t n);
     /* Softmax (or log_softmax, `lg`) of k adjacent f32 columns along n rows:
      * column c is x[i * sx + c], i < n (rows contiguous over the k columns),
      * and goes to o[i * so + c]. Three passes that stream whole rows: the max
