@@ -9,17 +9,17 @@
  * Measured over every float by bench/vmath_ulp.c; the counts are in
  * docs/performance.md.
  *
- * fmaf/fma are one instruction wherever FP_FAST_FMAF says so (x86-64-v3 and
- * up, AArch64); without them (the x86-64 baseline) a call per operation
- * would cost more than the reference itself, so that level keeps vmath.c's
- * double kernels and bpc_vunary_f32 declines every op. Each kernel is one
+ * fmaf/fma are one instruction wherever FP_FAST_FMAF or __FMA__ says so
+ * (x86-64-v3 and up, AArch64); without them (the x86-64 baseline) a call per
+ * operation would cost more than the reference itself, so that level keeps
+ * vmath.c's double kernels and bpc_vunary_f32 declines every op. Each kernel is one
  * formula whatever the vector width, so the AVX2 and AVX-512 levels give
  * the same bits. */
 #include <math.h>
 
 #include "vmath.h"
 
-#if defined(FP_FAST_FMAF) && defined(FP_FAST_FMA)
+#if (defined(FP_FAST_FMAF) && defined(FP_FAST_FMA)) || defined(__FMA__)
 
 #define CHUNK 1024
 

@@ -27,7 +27,7 @@ static inline int pow_in(double a, double b)
     return (a > 0.0) & (a < INFINITY) & (fabs(b) < INFINITY);
 }
 
-#if defined(FP_FAST_FMA)
+#if defined(FP_FAST_FMA) || defined(__FMA__)
 /* With fused multiply-adds (every level but the x86-64 baseline): log
  * without a double division and exp with a shorter polynomial, each to what
  * an f32 result needs. log(a) = k ln2 + 2s + s^3 R(s^2), s = f / (2 + f)
