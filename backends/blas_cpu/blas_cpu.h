@@ -9,7 +9,7 @@
  *    so every element is computed by the same code as in the binary backend;
  *  - matmul.c: OpenBLAS sgemm/dgemm for f32/f64;
  *  - alloc.c: a caching allocator (freed buffers are reused, no page faults);
- *  - vmath.c, vpow.c, vmath_f32.c: vectorised overrides for the f32/f64
+ *  - vmath.c, vpow.c, vmath_fma.c: vectorised overrides for the f32/f64
  *    math functions, softmax and dense row reductions (documented
  *    tolerances, see vmath.h), compiled per instruction level; simd.c picks
  *    the level a device runs. */

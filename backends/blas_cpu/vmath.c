@@ -292,7 +292,7 @@ static bool vunary(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n)
     case BP_OP_RELU: f = u_relu_f32, d = u_relu_f64; break;
     default: break;
     }
-    if (dt == BP_F32 && BPC_LEVEL_FN(bpc_vunary_f32)(op, x, o, n))
+    if (BPC_LEVEL_FN(bpc_vunary_fma)(op, dt, x, o, n))
         return true;
     if (dt == BP_F32 && f)
         f(x, o, n);

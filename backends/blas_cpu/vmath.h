@@ -11,7 +11,7 @@
  * the IEEE limits come out bit-identical.
  *
  * Instruction levels. The kernels behind bpc_vmath (vmath.c, vpow.c,
- * vmath_f32.c) are compiled once per x86-64 level, each object with its own
+ * vmath_fma.c) are compiled once per x86-64 level, each object with its own
  * -march (CMakeLists.txt): AVX-512 (x86-64-v4, 512-bit vectors), AVX2
  * (x86-64-v3) and the baseline (SSE2); elsewhere the baseline only. A device
  * runs one level's table, chosen at open (simd.c): the widest the CPU runs,
@@ -135,9 +135,9 @@ bool bpc_vmath_cpu_runs(const bpc_vmath *vm);
 extern const bpc_vmath BPC_LEVEL_FN(bpc_vmath);
 void BPC_LEVEL_FN(bpc_vpow_f32)(const float *a, const float *b, int64_t b_stride, float *o,
                                 int64_t n);
-/* vmath_f32.c's f32 kernels: as bpc_vmath's unary for f32; false when op has
- * none there (vmath.c's then runs). */
-bool BPC_LEVEL_FN(bpc_vunary_f32)(bp_op op, const float *x, float *o, int64_t n);
+/* vmath_fma.c's kernels: as bpc_vmath's unary; false when (op, dt) has none
+ * there (vmath.c's then runs). */
+bool BPC_LEVEL_FN(bpc_vunary_fma)(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n);
 #endif
 
 /* The fast range: 2^n stays a normal float and the result is normal. */

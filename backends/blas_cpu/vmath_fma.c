@@ -1,18 +1,19 @@
-/* f32 math functions with fused multiply-adds (vmath.h): tanh and log in
- * float lanes (16 per AVX-512 vector), sin, cos and tan in double lanes from
- * a double reduction, with polynomials only as long as an f32 result needs.
+/* Math functions built on fused multiply-adds (vmath.h), for the levels that
+ * have them: f32 tanh and log in float lanes (16 per AVX-512 vector), f32
+ * sin, cos and tan in double lanes from a double reduction, with polynomials
+ * only as long as an f32 result needs; f64 log without a double division.
  *
- * Bound: every result is within one f32 ulp of the reference, (float)f of
- * the double value (libm), and the reference's own bits outside each fast
- * range (NaN, infinities, zeros where it matters, huge arguments): the
- * vmath.c kernels' bound, which blas_cpu's tests check (2^-23 relative).
- * Measured over every float by bench/vmath_ulp.c; the counts are in
- * docs/performance.md.
+ * Bound: every f32 result is within one f32 ulp of the reference, (float)f
+ * of the double value (libm), and the reference's own bits outside each
+ * fast range (NaN, infinities, zeros where it matters, huge arguments): the
+ * vmath.c kernels' bound, which blas_cpu's tests check. Measured over every
+ * float by bench/vmath_ulp.c; the counts are in docs/performance.md. f64
+ * log: within 2 ulp of libm's (the tests allow 1e-14 relative).
  *
  * fmaf/fma are one instruction wherever FP_FAST_FMAF or __FMA__ says so
  * (x86-64-v3 and up, AArch64); without them (the x86-64 baseline) a call per
  * operation would cost more than the reference itself, so that level keeps
- * vmath.c's double kernels and bpc_vunary_f32 declines every op. Each kernel is one
+ * vmath.c's double kernels and bpc_vunary_fma declines every op. Each kernel is one
  * formula whatever the vector width, so the AVX2 and AVX-512 levels give
  * the same bits. */
 #include <math.h>
@@ -203,6 +204,56 @@ static inline float tanf_core(float x)
     return x == 0.0f ? x : (float)(num * recip_newton(den));
 }
 
+/* ---- f64 log ------------------------------------------------------------
+ * fdlibm's e_log.c (vmath.h's bpc_log_core) on musl's split of x, with
+ * s = f / (2 + f) as f times a float reciprocal refined by two Newton steps
+ * (~1 ulp) instead of a double division, which costs a vector division per
+ * element (a 512-bit one has a fraction of the throughput of the rest). */
+static inline double log_core_fma(double x)
+{
+    const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    const double Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01,
+                 Lg3 = 2.857142874366239149e-01, Lg4 = 2.222219843214978396e-01,
+                 Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
+                 Lg7 = 1.479819860511658591e-01;
+    uint64_t u;
+    memcpy(&u, &x, 8);
+    u -= 0x3fe6a09e667f3bcdull; /* sqrt(2)/2 */
+    double k = (double)((int64_t)u >> 52);
+    uint64_t mb = (u & 0x000fffffffffffffull) + 0x3fe6a09e667f3bcdull;
+    double m;
+    memcpy(&m, &mb, 8);
+    double f = m - 1.0, d = 2.0 + f;
+    double q = (double)(1.0f / (float)d);
+    q = fma(q, fma(-q, d, 1.0), q);
+    q = fma(q, fma(-q, d, 1.0), q);
+    double s = f * q, z = s * s, w = z * z;
+    double t1 = w * (Lg2 + w * (Lg4 + w * Lg6));
+    double t2 = z * (Lg1 + w * (Lg3 + w * (Lg5 + w * Lg7)));
+    double R = t2 + t1, hfsq = 0.5 * f * f;
+    return k * ln2_hi - ((hfsq - (s * (hfsq + R) + k * ln2_lo)) - f);
+}
+
+static void u_log_f64(const double *restrict x, double *restrict o, int64_t n)
+{
+    for (int64_t c = 0; c < n; c += CHUNK) {
+        int64_t len = n - c < CHUNK ? n - c : CHUNK;
+        const double *xc = x + c;
+        double *oc = o + c;
+        int ok = 1;
+        for (int64_t i = 0; i < len; i++) {
+            double v = xc[i];
+            int in = v >= 0x1p-1022 && v < INFINITY;
+            ok &= in;
+            oc[i] = log_core_fma(in ? v : 1.0);
+        }
+        if (!ok)
+            for (int64_t i = 0; i < len; i++)
+                if (!(xc[i] >= 0x1p-1022 && xc[i] < INFINITY))
+                    oc[i] = log(xc[i]);
+    }
+}
+
 #define IN_TRIG (fabsf(v) <= TRIG_MAX)
 #define IN_LOG (v >= 0x1p-126f && v < INFINITY)
 
@@ -227,10 +278,14 @@ static void u_tan(const float *restrict x, float *restrict o, int64_t n)
     PATCHED_F32(x, o, n, IN_TRIG, 0.0f, tanf_core(v), tan)
 }
 
-bool BPC_LEVEL_FN(bpc_vunary_f32)(bp_op op, const float *x, float *o, int64_t n)
+bool BPC_LEVEL_FN(bpc_vunary_fma)(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n)
 {
     void (*f)(const float *, float *, int64_t) = NULL;
-    switch (op) {
+    if (dt == BP_F64 && op == BP_OP_LOG) {
+        u_log_f64(x, o, n);
+        return true;
+    }
+    switch (dt == BP_F32 ? op : BP_OP_COUNT) {
     case BP_OP_TANH: f = u_tanh; break;
     case BP_OP_LOG: f = u_log; break;
     case BP_OP_SIN: f = u_sin; break;
@@ -244,9 +299,9 @@ bool BPC_LEVEL_FN(bpc_vunary_f32)(bp_op op, const float *x, float *o, int64_t n)
 
 #else
 
-bool BPC_LEVEL_FN(bpc_vunary_f32)(bp_op op, const float *x, float *o, int64_t n)
+bool BPC_LEVEL_FN(bpc_vunary_fma)(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n)
 {
-    (void)op, (void)x, (void)o, (void)n;
+    (void)op, (void)dt, (void)x, (void)o, (void)n;
     return false;
 }
 
