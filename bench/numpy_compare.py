@@ -22,7 +22,10 @@ else a per-element Python call (np.frompyfunc), which says nothing useful.
 --vs LABEL=PATH (repeatable) times another build's backplane CLI in the same
 rounds, interleaved with the others (e.g. the branch point's build, to see
 what a change did on a noisy machine): the table gets one more ratio column
-per build, each against the same NumPy samples.
+per build, each against the same NumPy samples. LABEL=PATH@CONFIG gives that
+build its own config file instead of --config's (e.g. the same build with
+`[backend.blas_cpu] simd = avx2`, to time the AVX2 kernels on an AVX-512
+machine in the same rounds).
 
 Before the table it says what ran: the CPU model and its SIMD extensions,
 the SIMD levels NumPy found and dispatches to (its baseline and dispatch
@@ -44,7 +47,7 @@ least 1/3 and 1/10 of blas_cpu's throughput.
 
 usage: bench/numpy_compare.py --backplane build/bin/backplane [--backend blas_cpu]
            [--rounds 3] [--min-time 0.2] [--min-reps 5] [--config FILE]
-           [--only REGEX] [--binary] [--vs LABEL=PATH]... [--list] [--json FILE]
+           [--only REGEX] [--binary] [--vs LABEL=PATH[@CONFIG]]... [--list] [--json FILE]
 """
 import argparse
 import json
@@ -350,6 +353,7 @@ def time_numpy(fn, min_time, min_reps):
 
 
 def time_backplane(args, backend, spec, size, config=None, exe=None):
+    """Median seconds of one case on one build (config: its own file, else --config)."""
     cmd = [exe or args.backplane, "bench", "--json", "--backend", backend, "--op", spec, "--size", size,
            "--min-time", str(args.min_time), "--min-reps", str(args.min_reps)]
     config = config or args.config
@@ -420,7 +424,7 @@ def backplane_kernels(exe, backend, config=None):
     return "backend not found", ""
 
 
-def describe(args, others):
+def describe(args, others, other_config):
     """Lines saying which machine and which kernels the table describes."""
     model, simd, cores = cpu_description()
     baseline, found = numpy_simd()
@@ -429,7 +433,7 @@ def describe(args, others):
              f"dispatched to (found) {','.join(found) or '?'}"]
     builds = [("backplane", args.backplane)] + others
     for label, exe in builds:
-        level, blas = backplane_kernels(exe, args.backend, args.config)
+        level, blas = backplane_kernels(exe, args.backend, other_config.get(label) or args.config)
         lines.append(f"{label} ({args.backend}): vector math {level}" + (f"; {blas}" if blas else ""))
     return lines
 
@@ -453,18 +457,20 @@ def main():
     p.add_argument("--binary", action="store_true",
                    help="also time the binary backend (elementwise vs blas_cpu on one thread, "
                         "matmul vs blas_cpu)")
-    p.add_argument("--vs", action="append", default=[], metavar="LABEL=PATH",
+    p.add_argument("--vs", action="append", default=[], metavar="LABEL=PATH[@CONFIG]",
                    help="also time this backplane CLI (another build) in the same rounds; "
                         "repeatable")
     p.add_argument("--list", action="store_true", help="print the cases and exit")
     p.add_argument("--json", help="also write the rows as JSON to this file")
     args = p.parse_args()
-    others = []
+    others, other_config = [], {}
     for v in args.vs:
         label, sep, path = v.partition("=")
-        if not sep or not label or not path:
-            p.error(f"--vs wants LABEL=PATH, got {v!r}")
+        path, at, config = path.partition("@")
+        if not sep or not label or not path or (at and not config):
+            p.error(f"--vs wants LABEL=PATH or LABEL=PATH@CONFIG, got {v!r}")
         others.append((label, path))
+        other_config[label] = config or None
 
     todo = [c for c in cases() if not args.only or re.search(args.only, f"{c[0]} {c[1]}")]
     if args.list:
@@ -478,7 +484,7 @@ def main():
         with os.fdopen(fd, "w") as f:
             f.write(f"[backend.{args.backend}]\nthreads = 1\n")
 
-    machine = describe(args, others)
+    machine = describe(args, others, other_config)
     for line in machine:
         print(line, file=sys.stderr)
     load_before = load_average()
@@ -495,7 +501,8 @@ def main():
             np_t.append(time_numpy(fn, args.min_time, args.min_reps))
             bp_t.append(time_backplane(args, args.backend, spec, size))
             for label, exe in others:
-                vs_t[label].append(time_backplane(args, args.backend, spec, size, exe=exe))
+                vs_t[label].append(time_backplane(args, args.backend, spec, size,
+                                                  other_config[label], exe=exe))
             if bin_check:
                 bin_t.append(time_backplane(args, "binary", spec, size))
                 if fam != "matmul":
@@ -517,7 +524,8 @@ def main():
     vs_head = "".join(f" {label[:8]:>8}" for label, _ in others)
     if others:
         print("other builds' columns: their ratio (NumPy time / their time) in the same rounds: "
-              + ", ".join(f"{label} = {path}" for label, path in others))
+              + ", ".join(f"{label} = {path}" + (f" with {other_config[label]}" if other_config[label] else "")
+                          for label, path in others))
     print(f"{'op':<18} {'size':<15} {'NumPy':>11} {'backplane':>11} {'ratio':>6} {'target':>7}  met"
           + vs_head)
     missed = 0
