@@ -1,7 +1,8 @@
 /* Math functions built on fused multiply-adds (vmath.h), for the levels that
  * have them: f32 tanh and log in float lanes (16 per AVX-512 vector), f32
- * sin, cos and tan in double lanes from a double reduction, with polynomials
- * only as long as an f32 result needs; f64 log without a double division.
+ * sin, cos, tan and erf in double lanes (the first three from a double
+ * reduction), with polynomials only as long as an f32 result needs; f64 log
+ * without a double division.
  *
  * Bound: every f32 result is within one f32 ulp of the reference, (float)f
  * of the double value (libm), and the reference's own bits outside each
@@ -204,6 +205,47 @@ static inline float tanf_core(float x)
     return x == 0.0f ? x : (float)(num * recip_newton(den));
 }
 
+/* ---- erf ------------------------------------------------------------------
+ * In double: |x| < 1: x P(x^2), P of degree 7 fitted to erf(x)/x (2^-34.7
+ * relative); 1 <= |x| < 4: a degree-17 polynomial in |x| - 2.5 fitted to erf
+ * (2^-32.8 absolute, where erf >= 0.84), its sign copied; from 4 on, 1 (erf
+ * rounds to 1 in f32 from 3.92). Both computed, one selected; one rounding
+ * to f32. NaN is patched. */
+static inline float erff_core(float xf)
+{
+    double x = (double)xf, t = fabs(x), w = x * x;
+    double p = -9.6670445714869964152e-6;
+    p = fma(p, w, 0.00011265959025606608973);
+    p = fma(p, w, -0.00084840804055351062944);
+    p = fma(p, w, 0.0052210318078580227973);
+    p = fma(p, w, -0.026865430727670242894);
+    p = fma(p, w, 0.1128378249523684454);
+    p = fma(p, w, -0.37612638468028710398);
+    p = fma(p, w, 1.1283791670615434152);
+    double small = x * p; /* odd: -0 stays -0 */
+    double u = (t < 4.0 ? t : 4.0) - 2.5;
+    double q = 3.367066063814951549e-8;
+    q = fma(q, u, 1.0937593684177201987e-8);
+    q = fma(q, u, -6.7323637915770495118e-7);
+    q = fma(q, u, 7.9170270535195998344e-7);
+    q = fma(q, u, 4.7301070639122759413e-6);
+    q = fma(q, u, -0.00001535938628642623666);
+    q = fma(q, u, 5.108798022442378071e-6);
+    q = fma(q, u, 0.00008041534432093937319);
+    q = fma(q, u, -0.00025027432878852366743);
+    q = fma(q, u, 0.00025945266908571307589);
+    q = fma(q, u, 0.00054240816469916124294);
+    q = fma(q, u, -0.0027979684828147319235);
+    q = fma(q, u, 0.0061173482407097927389);
+    q = fma(q, u, -0.0086224879283276664808);
+    q = fma(q, u, 0.0083500895643364560039);
+    q = fma(q, u, -0.0054457011192225166093);
+    q = fma(q, u, 0.0021782842301029431903);
+    q = fma(q, u, 0.99959304785139049476);
+    double big = copysign(t < 4.0 ? q : 1.0, x);
+    return (float)(t < 1.0 ? small : big);
+}
+
 /* ---- f64 log ------------------------------------------------------------
  * fdlibm's e_log.c (vmath.h's bpc_log_core) on musl's split of x, with
  * s = f / (2 + f) as f times a float reciprocal refined by two Newton steps
@@ -265,6 +307,10 @@ static void u_log(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED_F32(x, o, n, IN_LOG, 1.0f, logf_core(v), log)
 }
+static void u_erf(const float *restrict x, float *restrict o, int64_t n)
+{
+    PATCHED_F32(x, o, n, v == v, 0.0f, erff_core(v), erf)
+}
 static void u_sin(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED_F32(x, o, n, IN_TRIG, 0.0f, sinf_core(v), sin)
@@ -291,6 +337,7 @@ bool BPC_LEVEL_FN(bpc_vunary_fma)(bp_op op, bp_dtype dt, const void *x, void *o,
     case BP_OP_SIN: f = u_sin; break;
     case BP_OP_COS: f = u_cos; break;
     case BP_OP_TAN: f = u_tan; break;
+    case BP_OP_ERF: f = u_erf; break;
     default: return false;
     }
     f(x, o, n);
