@@ -22,7 +22,23 @@ else a per-element Python call (np.frompyfunc), which says nothing useful.
 --vs LABEL=PATH (repeatable) times another build's backplane CLI in the same
 rounds, interleaved with the others (e.g. the branch point's build, to see
 what a change did on a noisy machine): the table gets one more ratio column
-per build, each against the same NumPy samples.
+per build, each against the same NumPy samples. LABEL=PATH@CONFIG gives that
+build its own config file instead of --config's (e.g. the same build with
+`[backend.blas_cpu] simd = avx2`, to time the AVX2 kernels on an AVX-512
+machine in the same rounds).
+
+Before the table it says what ran: the CPU model and its SIMD extensions,
+the SIMD levels NumPy found and dispatches to (its baseline and dispatch
+lists, as numpy.show_config() prints them), and the instruction level of
+backplane's vector math that each timed build dispatched to (the `vector
+math:` part of its device's detail in `backplane info --json`) with the
+OpenBLAS core, so that a table says which machine and which kernels it
+describes. --config FILE (e.g. one with `[backend.blas_cpu] simd = avx2`)
+times another level on the same machine.
+
+The "medium" family repeats every elementwise op at 65536 and 4096
+elements, where per-call costs (thread hand-off, allocation, chunking)
+weigh more than at 2^22.
 
 --binary also times the binary (reference) backend against blas_cpu limited
 to one thread (a config file with `threads = 1`) on the elementwise cases,
@@ -31,7 +47,7 @@ least 1/3 and 1/10 of blas_cpu's throughput.
 
 usage: bench/numpy_compare.py --backplane build/bin/backplane [--backend blas_cpu]
            [--rounds 3] [--min-time 0.2] [--min-reps 5] [--config FILE]
-           [--only REGEX] [--binary] [--vs LABEL=PATH]... [--list] [--json FILE]
+           [--only REGEX] [--binary] [--vs LABEL=PATH[@CONFIG]]... [--list] [--json FILE]
 """
 import argparse
 import json
@@ -81,6 +97,11 @@ def cases():
     add("add", M24, "binary")
     add("where", M22, "where")
     add("where", M24, "where")
+    have = {(spec, size) for spec, size, _, _ in out}
+    for size in (M16, "4096"):
+        for op in UNARY + BINARY + COMPARE + LOGICAL:
+            if (op, size) not in have:
+                add(op, size, "medium")
     for op in REDUCE:
         add(op + ":0", "4096x4096", "reduce")
         add(op + ":1", "4096x4096", "reduce")
@@ -332,6 +353,7 @@ def time_numpy(fn, min_time, min_reps):
 
 
 def time_backplane(args, backend, spec, size, config=None, exe=None):
+    """Median seconds of one case on one build (config: its own file, else --config)."""
     cmd = [exe or args.backplane, "bench", "--json", "--backend", backend, "--op", spec, "--size", size,
            "--min-time", str(args.min_time), "--min-reps", str(args.min_reps)]
     config = config or args.config
@@ -346,6 +368,74 @@ def fmt_time(s):
         if s >= scale:
             return f"{s / scale:.3f} {unit}"
     return f"{s * 1e9:.1f} ns"
+
+
+def cpu_description():
+    """The CPU model and the SIMD extensions /proc/cpuinfo lists that matter here."""
+    model, flags = "unknown CPU", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and model == "unknown CPU":
+                    model = value.strip()
+                elif key == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    want = ["sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512cd",
+            "avx512dq", "avx512vl", "avx512_bf16", "avx512_fp16"]
+    simd = [f for f in want if f in flags]
+    return model, simd, os.cpu_count()
+
+
+def numpy_simd():
+    """NumPy's SIMD: the baseline it was built for and the dispatch targets this
+    CPU has (what numpy.show_config() prints as baseline / found)."""
+    for mod in ("numpy._core._multiarray_umath", "numpy.core._multiarray_umath"):
+        try:
+            m = __import__(mod, fromlist=["__cpu_features__"])
+            feats = m.__cpu_features__
+            baseline = list(m.__cpu_baseline__)
+            found = [d for d in m.__cpu_dispatch__ if feats.get(d)]
+            return baseline, found
+        except (ImportError, AttributeError):
+            continue
+    return [], []
+
+
+def backplane_kernels(exe, backend, config=None):
+    """(vector math level, OpenBLAS core) of `backend` as `backplane info --json`
+    reports it, or the reason it could not say."""
+    cmd = [exe, "info", "--json"] + (["--config", config] if config else [])
+    try:
+        info = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    except (OSError, subprocess.CalledProcessError, ValueError) as e:
+        return f"unknown ({e})", ""
+    for plugin in info.get("plugins", []):
+        for dev in plugin.get("devices", []):
+            if dev.get("backend", "").split(":")[0] != backend:
+                continue
+            detail = dev.get("info", {}).get("detail", "")
+            m = re.search(r"vector math: ([^;]*)", detail)
+            blas = detail.split(";")[0] if "OpenBLAS" in detail else ""
+            return (m.group(1) if m else "not reported (a build before the levels)"), blas
+    return "backend not found", ""
+
+
+def describe(args, others, other_config):
+    """Lines saying which machine and which kernels the table describes."""
+    model, simd, cores = cpu_description()
+    baseline, found = numpy_simd()
+    lines = [f"CPU: {model}, {cores} cores; SIMD: {' '.join(simd) or 'none listed'}",
+             f"NumPy {np.__version__}: baseline {','.join(baseline) or '?'}; "
+             f"dispatched to (found) {','.join(found) or '?'}"]
+    builds = [("backplane", args.backplane)] + others
+    for label, exe in builds:
+        level, blas = backplane_kernels(exe, args.backend, other_config.get(label) or args.config)
+        lines.append(f"{label} ({args.backend}): vector math {level}" + (f"; {blas}" if blas else ""))
+    return lines
 
 
 def load_average():
@@ -367,18 +457,20 @@ def main():
     p.add_argument("--binary", action="store_true",
                    help="also time the binary backend (elementwise vs blas_cpu on one thread, "
                         "matmul vs blas_cpu)")
-    p.add_argument("--vs", action="append", default=[], metavar="LABEL=PATH",
+    p.add_argument("--vs", action="append", default=[], metavar="LABEL=PATH[@CONFIG]",
                    help="also time this backplane CLI (another build) in the same rounds; "
                         "repeatable")
     p.add_argument("--list", action="store_true", help="print the cases and exit")
     p.add_argument("--json", help="also write the rows as JSON to this file")
     args = p.parse_args()
-    others = []
+    others, other_config = [], {}
     for v in args.vs:
         label, sep, path = v.partition("=")
-        if not sep or not label or not path:
-            p.error(f"--vs wants LABEL=PATH, got {v!r}")
+        path, at, config = path.partition("@")
+        if not sep or not label or not path or (at and not config):
+            p.error(f"--vs wants LABEL=PATH or LABEL=PATH@CONFIG, got {v!r}")
         others.append((label, path))
+        other_config[label] = config or None
 
     todo = [c for c in cases() if not args.only or re.search(args.only, f"{c[0]} {c[1]}")]
     if args.list:
@@ -392,6 +484,9 @@ def main():
         with os.fdopen(fd, "w") as f:
             f.write(f"[backend.{args.backend}]\nthreads = 1\n")
 
+    machine = describe(args, others, other_config)
+    for line in machine:
+        print(line, file=sys.stderr)
     load_before = load_average()
     rows = []
     for i, (spec, size, fam, target) in enumerate(todo):
@@ -406,7 +501,8 @@ def main():
             np_t.append(time_numpy(fn, args.min_time, args.min_reps))
             bp_t.append(time_backplane(args, args.backend, spec, size))
             for label, exe in others:
-                vs_t[label].append(time_backplane(args, args.backend, spec, size, exe=exe))
+                vs_t[label].append(time_backplane(args, args.backend, spec, size,
+                                                  other_config[label], exe=exe))
             if bin_check:
                 bin_t.append(time_backplane(args, "binary", spec, size))
                 if fam != "matmul":
@@ -420,13 +516,16 @@ def main():
     if one_thread:
         os.unlink(one_thread)
 
+    for line in machine:
+        print(line)
     print(f"NumPy {np.__version__} vs backplane ({args.backend}); medians of {args.rounds} "
           f"interleaved rounds; ratio = NumPy time / backplane time (higher is better); "
           f"load average {load_before} -> {load_after}")
     vs_head = "".join(f" {label[:8]:>8}" for label, _ in others)
     if others:
         print("other builds' columns: their ratio (NumPy time / their time) in the same rounds: "
-              + ", ".join(f"{label} = {path}" for label, path in others))
+              + ", ".join(f"{label} = {path}" + (f" with {other_config[label]}" if other_config[label] else "")
+                          for label, path in others))
     print(f"{'op':<18} {'size':<15} {'NumPy':>11} {'backplane':>11} {'ratio':>6} {'target':>7}  met"
           + vs_head)
     missed = 0
@@ -456,7 +555,7 @@ def main():
                   f"{'yes' if ratio >= want else 'NO'}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"numpy": np.__version__, "load_before": load_before,
+            json.dump({"numpy": np.__version__, "machine": machine, "load_before": load_before,
                        "load_after": load_after, "rows": rows}, f, indent=1)
 
 

@@ -9,8 +9,10 @@
  *    so every element is computed by the same code as in the binary backend;
  *  - matmul.c: OpenBLAS sgemm/dgemm for f32/f64;
  *  - alloc.c: a caching allocator (freed buffers are reused, no page faults);
- *  - vmath.c: vectorised overrides for f32 EXP, f32 SOFTMAX and dense
- *    f32/f64 sums to a scalar (documented tolerances, see vmath.h). */
+ *  - vmath.c, vpow.c, vmath_fma.c: vectorised overrides for the f32/f64
+ *    math functions, softmax and dense row reductions (documented
+ *    tolerances, see vmath.h), compiled per instruction level; simd.c picks
+ *    the level a device runs. */
 #ifndef BPC_BLAS_CPU_H
 #define BPC_BLAS_CPU_H
 
@@ -48,9 +50,12 @@ void bpc_pool_run(bpc_pool *p, int team, int64_t n, bpc_item_fn fn, void *ctx);
 
 /* One device: the host. It starts with a bpk_dev so that the reference
  * kernels (and bpk_fail) can be handed this device as their own. */
+typedef struct bpc_vmath bpc_vmath;
+
 typedef struct bpc_dev {
     bpk_dev base;
     int threads;                /* team size (and OpenBLAS's threads) */
+    const bpc_vmath *vm;        /* the vector kernels of the chosen level (vmath.h) */
     bpc_pool *pool;
     bpc_cache cache;
     _Atomic uint64_t used;      /* bytes of live buffers (requested sizes) */

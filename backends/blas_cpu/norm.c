@@ -92,7 +92,7 @@ static bp_status rows(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
         if (j->rms) {
             q = sq_sum(x, L);
         } else {
-            m = bpc_vsum_f32(x, L) / (double)L;
+            m = d->vm->sum_f32(x, L) / (double)L;
             q = sq_dev(x, L, m);
         }
         const double inv = 1.0 / sqrt(q / (double)L + j->eps);
@@ -170,7 +170,6 @@ typedef struct plane_job {
 
 static bp_status planes(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
 {
-    (void)d;
     const plane_job *j = args;
     const int64_t S = j->S;
     for (int64_t u = lo; u < hi; u++) {
@@ -178,7 +177,7 @@ static bp_status planes(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
         const float *x = j->x + u * S;
         double m, r;
         if (j->instance) {
-            m = bpc_vsum_f32(x, S) / (double)S;
+            m = d->vm->sum_f32(x, S) / (double)S;
             r = 1.0 / sqrt(sq_dev(x, S, m) / (double)S + j->eps);
         } else {
             m = j->mean[c];

@@ -40,16 +40,19 @@ typedef struct op_args {
     int32_t axis, n_reduce;     /* gather, reduce */
 } op_args;
 
-/* f32/f64 ops with a vmath kernel (bpc_vunary) on dense runs; everything
+/* f32/f64 ops with a vmath kernel (the level's unary) on dense runs; everything
  * else, and strided runs, by the reference. */
-static bool has_vunary(bp_op op, bp_dtype dt) { return bpc_vunary(op, dt, NULL, NULL, 0); }
+static bool has_vunary(const bpc_dev *d, bp_op op, bp_dtype dt)
+{
+    return d->vm->unary(op, dt, NULL, NULL, 0);
+}
 
 static bp_status unary_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
                             int64_t hi)
 {
     const op_args *a = args;
     const bp_view *x = &v[1], *out = &v[0];
-    if (!has_vunary(a->op, x->dtype))
+    if (!has_vunary(d, a->op, x->dtype))
         return bpk_unary(d, a->op, x, out);
     bpk_iter it;
     int64_t pos[2];
@@ -58,7 +61,7 @@ static bp_status unary_slab(bpc_dev *d, const void *args, const bp_view *v, int6
         return bpk_unary(d, a->op, x, out);
     size_t esz = bp_dtype_size(x->dtype);
     while (bpk_iter_next(&it, pos))
-        bpc_vunary(a->op, x->dtype, bpk_base(x) + pos[1] * (int64_t)esz,
+        d->vm->unary(a->op, x->dtype, bpk_base(x) + pos[1] * (int64_t)esz,
                    bpk_base(out) + pos[0] * (int64_t)esz, it.inner);
     return BP_OK;
 }
@@ -70,9 +73,9 @@ bp_status bpc_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
                      bpk_numel(out) * weight(op, x->dtype), unary_slab, &a);
 }
 
-/* f32 pow by bpc_vpow_f32 where the output and the base run densely and the
+/* f32 pow by the vmath pow_f32 where the output and the base run densely and the
  * exponent densely or as one value; everything else by the reference. */
-static bool vpow_slab(const bp_view *a, const bp_view *b, const bp_view *out)
+static bool vpow_slab(const bpc_dev *d, const bp_view *a, const bp_view *b, const bp_view *out)
 {
     bpk_iter it;
     int64_t pos[3];
@@ -83,7 +86,7 @@ static bool vpow_slab(const bp_view *a, const bp_view *b, const bp_view *out)
     const float *pa = (const float *)bpk_base(a), *pb = (const float *)bpk_base(b);
     float *po = (float *)bpk_base(out);
     while (bpk_iter_next(&it, pos))
-        bpc_vpow_f32(pa + pos[1], pb + pos[2], it.inner_stride[2], po + pos[0], it.inner);
+        d->vm->pow_f32(pa + pos[1], pb + pos[2], it.inner_stride[2], po + pos[0], it.inner);
     return true;
 }
 
@@ -91,7 +94,7 @@ static bp_status binary_slab(bpc_dev *d, const void *args, const bp_view *v, int
                              int64_t hi)
 {
     bp_op op = ((const op_args *)args)->op;
-    if (op == BP_OP_POW && v[1].dtype == BP_F32 && vpow_slab(&v[1], &v[2], &v[0]))
+    if (op == BP_OP_POW && v[1].dtype == BP_F32 && vpow_slab(d, &v[1], &v[2], &v[0]))
         return BP_OK;
     return bpk_binary(d, op, &v[1], &v[2], &v[0]);
 }
@@ -202,31 +205,31 @@ static bool row_op(bp_op op)
            op == BP_OP_ARGMAX || op == BP_OP_ARGMIN || op == BP_OP_LOGSUMEXP || op == BP_OP_PROD;
 }
 
-static void row_store(bp_op op, bp_dtype dt, const char *p, int64_t n, char *o)
+static void row_store(const bpc_vmath *vm, bp_op op, bp_dtype dt, const char *p, int64_t n, char *o)
 {
     bool f32 = dt == BP_F32, is_max = op == BP_OP_MAX || op == BP_OP_ARGMAX;
     double r;
     switch (op) {
     case BP_OP_ARGMAX:
     case BP_OP_ARGMIN:
-        *(int64_t *)o = f32 ? bpc_varg_f32((const float *)p, n, is_max)
-                            : bpc_varg_f64((const double *)p, n, is_max);
+        *(int64_t *)o = f32 ? vm->arg_f32((const float *)p, n, is_max)
+                            : vm->arg_f64((const double *)p, n, is_max);
         return;
     case BP_OP_MAX:
     case BP_OP_MIN:
         if (f32)
-            *(float *)o = bpc_vextreme_f32((const float *)p, n, is_max);
+            *(float *)o = vm->extreme_f32((const float *)p, n, is_max);
         else
-            *(double *)o = bpc_vextreme_f64((const double *)p, n, is_max);
+            *(double *)o = vm->extreme_f64((const double *)p, n, is_max);
         return;
     case BP_OP_LOGSUMEXP:
-        r = f32 ? bpc_vlogsumexp_f32((const float *)p, n) : bpc_vlogsumexp_f64((const double *)p, n);
+        r = f32 ? vm->logsumexp_f32((const float *)p, n) : vm->logsumexp_f64((const double *)p, n);
         break;
     case BP_OP_PROD:
-        r = f32 ? bpc_vprod_f32((const float *)p, n) : bpc_vprod_f64((const double *)p, n);
+        r = f32 ? vm->prod_f32((const float *)p, n) : vm->prod_f64((const double *)p, n);
         break;
     default:
-        r = f32 ? bpc_vsum_f32((const float *)p, n) : bpc_vsum_f64((const double *)p, n);
+        r = f32 ? vm->sum_f32((const float *)p, n) : vm->sum_f64((const double *)p, n);
         if (op == BP_OP_MEAN)
             r /= (double)n;
         break;
@@ -237,7 +240,7 @@ static void row_store(bp_op op, bp_dtype dt, const char *p, int64_t n, char *o)
         *(double *)o = r;
 }
 
-static bool reduce_rows(bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
+static bool reduce_rows(const bpc_vmath *vm, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
 {
     if ((x->dtype != BP_F32 && x->dtype != BP_F64) || !row_op(op) || n_reduce < 1)
         return false;
@@ -259,7 +262,7 @@ static bool reduce_rows(bp_op op, const bp_view *x, int32_t n_reduce, const bp_v
     size_t esz = bp_dtype_size(x->dtype), osz = bp_dtype_size(out->dtype);
     while (bpk_iter_next(&it, pos))
         for (int64_t i = 0; i < it.inner; i++)
-            row_store(op, x->dtype, bpk_base(x) + (pos[0] + i * it.inner_stride[0]) * (int64_t)esz,
+            row_store(vm, op, x->dtype, bpk_base(x) + (pos[0] + i * it.inner_stride[0]) * (int64_t)esz,
                       rit.inner, bpk_base(out) + (pos[1] + i * it.inner_stride[1]) * (int64_t)osz);
     return true;
 }
@@ -267,7 +270,7 @@ static bool reduce_rows(bp_op op, const bp_view *x, int32_t n_reduce, const bp_v
 /* LOGSUMEXP of f32/f64 columns (the kept axes innermost and dense, the
  * reduced ones one run): bpc_logsumexp_cols over blocks of columns, which
  * streams whole rows (the reference walks each output's column alone). */
-static bool logsumexp_columns(bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
+static bool logsumexp_columns(const bpc_vmath *vm, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
 {
     int32_t keep = x->rank - n_reduce;
     if (op != BP_OP_LOGSUMEXP || (x->dtype != BP_F32 && x->dtype != BP_F64) || keep < 1 ||
@@ -298,9 +301,9 @@ static bool logsumexp_columns(bp_op op, const bp_view *x, int32_t n_reduce, cons
                 const char *p = bpk_base(x) + (pos[1] + i * it.inner_stride[1] + c0) * (int64_t)esz;
                 char *o = bpk_base(out) + (pos[0] + i * it.inner_stride[0] + c0 * so) * (int64_t)esz;
                 if (f32)
-                    bpc_logsumexp_cols_f32((const float *)p, sx, n, kc, r);
+                    vm->logsumexp_cols_f32((const float *)p, sx, n, kc, r);
                 else
-                    bpc_logsumexp_cols_f64((const double *)p, sx, n, kc, r);
+                    vm->logsumexp_cols_f64((const double *)p, sx, n, kc, r);
                 for (int64_t c = 0; c < kc; c++) {
                     if (f32)
                         ((float *)o)[c * so] = (float)r[c];
@@ -311,23 +314,84 @@ static bool logsumexp_columns(bp_op op, const bp_view *x, int32_t n_reduce, cons
     return true;
 }
 
+/* Bytes of one output block's rows below which column_folds holds strips
+ * of columns in registers through every row (the block stays in L2 while
+ * its strips go by); larger blocks go to the reference, whose rows of up to
+ * 8192 columns four at a time stream through memory instead. */
+#define FOLD_BLOCK_BYTES ((int64_t)1 << 20)
+
+/* SUM, MEAN and PROD of f32/f64 columns where the reference folds rows in
+ * column mode (reduce.c: the kept axes innermost and dense, the reduced ones
+ * strided) over one run of rows: the level's cols_fold, the same sequence
+ * of double operations per column (so the same bits), then the reference's
+ * store (MEAN: the sum over the count, rounded once). */
+static bool column_folds(const bpc_vmath *vm, bp_op op, const bp_view *x, int32_t n_reduce,
+                         const bp_view *out)
+{
+    int32_t keep = x->rank - n_reduce;
+    if ((op != BP_OP_SUM && op != BP_OP_MEAN && op != BP_OP_PROD) ||
+        (x->dtype != BP_F32 && x->dtype != BP_F64) || keep < 1 || n_reduce < 1)
+        return false;
+    bp_view red = *x;
+    red.rank = n_reduce;
+    for (int32_t k = 0; k < n_reduce; k++)
+        red.shape[k] = x->shape[keep + k], red.strides[k] = x->strides[keep + k];
+    bpk_iter rit;
+    bpk_iter_init(&rit, 1, (const bp_view *[]){&red});
+    bp_view xo = *out; /* x's kept axes, walked alongside out (as the reference) */
+    for (int32_t k = 0; k < keep; k++)
+        xo.strides[k] = x->strides[k];
+    bpk_iter it;
+    bpk_iter_init(&it, 2, (const bp_view *[]){&xo, out});
+    size_t esz = bp_dtype_size(x->dtype), osz = bp_dtype_size(out->dtype);
+    int64_t n = rit.inner, sx = rit.inner_stride[0];
+    if (rit.done || rit.rank != 1 || sx == 1 || it.inner_stride[0] != 1 || it.done ||
+        sx < it.inner || n * sx * (int64_t)esz > FOLD_BLOCK_BYTES)
+        return false;
+    bool prod = op == BP_OP_PROD, f32 = x->dtype == BP_F32;
+    double v[BPC_COLS];
+    int64_t pos[2];
+    while (bpk_iter_next(&it, pos))
+        for (int64_t c0 = 0; c0 < it.inner; c0 += BPC_COLS) {
+            int64_t k = it.inner - c0 < BPC_COLS ? it.inner - c0 : BPC_COLS;
+            const char *p = bpk_base(x) + (pos[0] + c0) * (int64_t)esz;
+            for (int64_t c = 0; c < k; c++)
+                v[c] = prod ? 1.0 : 0.0;
+            if (f32)
+                vm->cols_fold_f32(prod, (const float *)p, sx, n, k, v);
+            else
+                vm->cols_fold_f64(prod, (const double *)p, sx, n, k, v);
+            char *o = bpk_base(out) + (pos[1] + c0 * it.inner_stride[1]) * (int64_t)osz;
+            for (int64_t c = 0; c < k; c++) {
+                double r = op == BP_OP_MEAN ? v[c] / (double)n : v[c];
+                if (f32)
+                    ((float *)o)[c * it.inner_stride[1]] = (float)r;
+                else
+                    ((double *)o)[c * it.inner_stride[1]] = r;
+            }
+        }
+    return true;
+}
+
 static bp_status reduce_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
                              int64_t hi)
 {
     const op_args *a = args;
-    if (reduce_rows(a->op, &v[1], a->n_reduce, &v[0]) ||
-        logsumexp_columns(a->op, &v[1], a->n_reduce, &v[0]))
+    if (reduce_rows(d->vm, a->op, &v[1], a->n_reduce, &v[0]) ||
+        column_folds(d->vm, a->op, &v[1], a->n_reduce, &v[0]) ||
+        logsumexp_columns(d->vm, a->op, &v[1], a->n_reduce, &v[0]))
         return BP_OK;
     return bpk_reduce(d, a->op, &v[1], a->n_reduce, &v[0]);
 }
 
 /* A SUM/MEAN of one dense f32/f64 run to a single value: the run is cut in
- * chunks, each summed by bpc_vsum (8 lanes), then the partials are added in
+ * chunks, each summed by the vmath sum (8 lanes), then the partials are added in
  * chunk order. Deterministic for a given thread count (the chunks do not
  * depend on which thread takes them); it differs from the reference's
  * one-pass order only by the rounding of a different association (relative
  * ~1e-16 in the double accumulator, far inside f32). */
 typedef struct sum_job {
+    const bpc_vmath *vm;
     const char *p;
     bp_op op;
     bp_dtype dt;
@@ -339,6 +403,7 @@ typedef struct sum_job {
 static void sum_item(void *ctx, int64_t t)
 {
     sum_job *j = ctx;
+    const bpc_vmath *vm = j->vm;
     int64_t n8 = j->n / 8;
     int64_t lo = n8 * t / j->ns * 8, hi = t + 1 == j->ns ? j->n : n8 * (t + 1) / j->ns * 8;
     bool f32 = j->dt == BP_F32, is_max = j->op == BP_OP_MAX || j->op == BP_OP_ARGMAX;
@@ -347,21 +412,21 @@ static void sum_item(void *ctx, int64_t t)
     switch (j->op) {
     case BP_OP_ARGMAX:
     case BP_OP_ARGMIN:
-        j->idx[t] = lo + (f32 ? bpc_varg_f32(pf, hi - lo, is_max) : bpc_varg_f64(pd, hi - lo, is_max));
+        j->idx[t] = lo + (f32 ? vm->arg_f32(pf, hi - lo, is_max) : vm->arg_f64(pd, hi - lo, is_max));
         j->part[t] = f32 ? (double)((const float *)j->p)[j->idx[t]] : ((const double *)j->p)[j->idx[t]];
         break;
     case BP_OP_MAX:
     case BP_OP_MIN:
-        j->part[t] = f32 ? (double)bpc_vextreme_f32(pf, hi - lo, is_max) : bpc_vextreme_f64(pd, hi - lo, is_max);
+        j->part[t] = f32 ? (double)vm->extreme_f32(pf, hi - lo, is_max) : vm->extreme_f64(pd, hi - lo, is_max);
         break;
     case BP_OP_LOGSUMEXP:
-        j->part[t] = f32 ? bpc_vlogsumexp_f32(pf, hi - lo) : bpc_vlogsumexp_f64(pd, hi - lo);
+        j->part[t] = f32 ? vm->logsumexp_f32(pf, hi - lo) : vm->logsumexp_f64(pd, hi - lo);
         break;
     case BP_OP_PROD:
-        j->part[t] = f32 ? bpc_vprod_f32(pf, hi - lo) : bpc_vprod_f64(pd, hi - lo);
+        j->part[t] = f32 ? vm->prod_f32(pf, hi - lo) : vm->prod_f64(pd, hi - lo);
         break;
     default:
-        j->part[t] = f32 ? bpc_vsum_f32(pf, hi - lo) : bpc_vsum_f64(pd, hi - lo);
+        j->part[t] = f32 ? vm->sum_f32(pf, hi - lo) : vm->sum_f64(pd, hi - lo);
         break;
     }
 }
@@ -370,6 +435,7 @@ static void sum_item(void *ctx, int64_t t)
  * NaN, as one pass would; log-sum-exp of the chunks' log-sum-exps. */
 static double combine(sum_job *j, int64_t *idx)
 {
+    const bpc_vmath *vm = j->vm;
     bp_op op = j->op;
     double s = j->part[0];
     *idx = j->idx[0];
@@ -384,9 +450,9 @@ static double combine(sum_job *j, int64_t *idx)
         if (isfinite(s))
             return s;
         /* chunks out of range (one at 0, another at inf): one pass, the
-         * reference's order (bpc_vprod redoes a non-finite result so) */
-        return j->dt == BP_F32 ? bpc_vprod_f32((const float *)j->p, j->n)
-                               : bpc_vprod_f64((const double *)j->p, j->n);
+         * reference's order (the vmath prod redoes a non-finite result so) */
+        return j->dt == BP_F32 ? vm->prod_f32((const float *)j->p, j->n)
+                               : vm->prod_f64((const double *)j->p, j->n);
     }
     if (op == BP_OP_LOGSUMEXP) {
         double m = -INFINITY;
@@ -427,7 +493,7 @@ static bool dense_scalar(bpc_dev *d, bp_op op, const bp_view *x, int32_t n_reduc
         return false;
     bpk_iter it;
     bpk_iter_init(&it, 1, (const bp_view *[]){x});
-    sum_job j = {.p = bpk_base(x), .op = op, .dt = x->dtype, .n = bpk_numel(x)};
+    sum_job j = {.vm = d->vm, .p = bpk_base(x), .op = op, .dt = x->dtype, .n = bpk_numel(x)};
     int team = bpc_team(d, j.n * weight(op, x->dtype));
     if (it.rank != 1 || it.inner_stride[0] != 1 || team < 2)
         return false;
@@ -497,7 +563,7 @@ static bool softmax_columns(bpc_dev *d, bp_op op, const bp_view *x, const bp_vie
                 int64_t kc = k - c0 < BPC_COLS ? k - c0 : BPC_COLS;
                 float *o = (float *)bpk_base(out) + pos[0] + i * it.inner_stride[0] + c0;
                 const float *p = (const float *)bpk_base(x) + pos[1] + i * it.inner_stride[1] + c0;
-                bpc_softmax_cols_f32(op == BP_OP_LOG_SOFTMAX, p, sx, o, so, n, kc, bad);
+                d->vm->softmax_cols_f32(op == BP_OP_LOG_SOFTMAX, p, sx, o, so, n, kc, bad);
                 for (int64_t c = 0; c < kc; c++) {
                     if (!bad[c])
                         continue;
@@ -514,7 +580,7 @@ static bool softmax_columns(bpc_dev *d, bp_op op, const bp_view *x, const bp_vie
     return true;
 }
 
-/* f32 SOFTMAX and LOG_SOFTMAX on dense rows: the fused vmath rows (one pass
+/* f32 and f64 SOFTMAX and LOG_SOFTMAX on dense rows: the fused vmath rows (one pass
  * for the max, one for exp and its sum, one to scale or subtract); strided
  * rows by columns (above); other dtypes, and rows whose max is not finite,
  * go to the reference, one row (or the whole slab) at a time. */
@@ -527,7 +593,8 @@ static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, in
     bp_status st;
     if (softmax_columns(d, a->op, x, out, &st))
         return st;
-    if (x->dtype != BP_F32 || r == 0 || x->strides[r - 1] != 1 || out->strides[r - 1] != 1)
+    if ((x->dtype != BP_F32 && x->dtype != BP_F64) || r == 0 || x->strides[r - 1] != 1 ||
+        out->strides[r - 1] != 1)
         return bpk_softmax(d, a->op, x, out);
     int64_t n = x->shape[r - 1];
     bp_view rows[2] = {*out, *x};
@@ -537,12 +604,15 @@ static bp_status softmax_slab(bpc_dev *d, const void *args, const bp_view *v, in
     bpk_iter_init(&it, 2, (const bp_view *[]){&rows[0], &rows[1]});
     if (n == 0)
         return BP_OK;
-    bool log = a->op == BP_OP_LOG_SOFTMAX;
+    bool log = a->op == BP_OP_LOG_SOFTMAX, f32 = x->dtype == BP_F32;
+    size_t esz = bp_dtype_size(x->dtype);
     while (bpk_iter_next(&it, pos))
         for (int64_t i = 0; i < it.inner; i++) {
-            float *o = (float *)bpk_base(out) + pos[0] + i * it.inner_stride[0];
-            const float *p = (const float *)bpk_base(x) + pos[1] + i * it.inner_stride[1];
-            if (log ? bpc_log_softmax_row_f32(p, o, n) : bpc_softmax_row_f32(p, o, n))
+            char *o = bpk_base(out) + (pos[0] + i * it.inner_stride[0]) * (int64_t)esz;
+            const char *p = bpk_base(x) + (pos[1] + i * it.inner_stride[1]) * (int64_t)esz;
+            if (f32 ? (log ? d->vm->log_softmax_row_f32((const float *)p, (float *)o, n)
+                           : d->vm->softmax_row_f32((const float *)p, (float *)o, n))
+                    : d->vm->softmax_row_f64(log, (const double *)p, (double *)o, n))
                 continue;
             bp_view xr = *x, orow = *out; /* this row alone, by the reference */
             xr.rank = orow.rank = 1;

@@ -15,6 +15,7 @@
 
 #include "blas_cpu.h"
 #include "op.h"
+#include "vmath.h"
 
 #define BPC_MAX_THREADS 1024
 #define BPC_DEFAULT_CACHE_MB 1024
@@ -23,11 +24,15 @@ typedef struct bpc_state {
     const bp_host_api *host;
     int threads;
     uint64_t cache_limit;
+    const bpc_vmath *vm;        /* the vector kernels' instruction level */
+    bool vm_set;                /* chosen by the simd key, not by the CPU */
 } bpc_state;
 
 static const bp_config_key bpc_keys[] = {
     {"threads", "threads for OpenBLAS and the kernel pool (1..1024)", "all cores"},
     {"cache_mb", "MiB of freed buffers kept for reuse (0 turns the cache off)", "1024"},
+    {"simd", "instruction level of the vector math kernels: auto, avx512, avx2 or baseline",
+     "auto (the widest this CPU runs)"},
     {NULL, NULL, NULL},
 };
 
@@ -103,6 +108,11 @@ static bp_status bpc_open(const bp_host_api *host, void **state)
     if (v && !parse_int(v, 0, 1L << 30, &cache_mb))
         return host->config_error(host->host, "cache_mb",
                                   "expected a whole number of MiB, 0 or more");
+    char why[256];
+    v = host->config_get(host->host, "simd");
+    const bpc_vmath *vm = bpc_vmath_pick(v, why, sizeof why);
+    if (!vm)
+        return host->config_error(host->host, "simd", "%s", why);
     bpc_state *st = calloc(1, sizeof *st);
     if (!st) {
         host->set_error(host->host, "blas_cpu: out of memory opening the backend");
@@ -111,6 +121,10 @@ static bp_status bpc_open(const bp_host_api *host, void **state)
     st->host = host;
     st->threads = threads < 1 ? 1 : (int)threads;
     st->cache_limit = (uint64_t)cache_mb << 20;
+    st->vm = vm;
+    st->vm_set = v && strcmp(v, "auto") != 0;
+    host->log(host->host, BP_LOG_DEBUG, "blas_cpu: vector math kernels for %s (%s), %s", vm->level,
+              vm->isa, st->vm_set ? "set by the simd key" : "the widest this CPU runs");
     *state = st;
     return BP_OK;
 }
@@ -130,9 +144,11 @@ static bp_status bpc_device_info(void *state, int32_t index, bp_device_info *inf
              st->threads == 1 ? "" : "s");
     const char *cfg = openblas_get_config();
     snprintf(info->detail, sizeof info->detail,
-             "%s; %d threads (OpenBLAS and the kernel pool); buffer cache up to %llu MiB",
+             "%s; %d threads (OpenBLAS and the kernel pool); buffer cache up to %llu MiB; "
+             "vector math: %s (%s, %s)",
              cfg ? cfg : "OpenBLAS (unknown build)", st->threads,
-             (unsigned long long)(st->cache_limit >> 20));
+             (unsigned long long)(st->cache_limit >> 20), st->vm->level, st->vm->isa,
+             st->vm_set ? "set by the simd key" : "the widest this CPU runs");
     info->host_addressable = true;
     return BP_OK;
 }
@@ -151,6 +167,7 @@ static bp_status bpc_device_open(void *state, int32_t index, void **dev)
     }
     d->base.host = st->host;
     d->threads = st->threads;
+    d->vm = st->vm;
     d->used = 0;
     if (bpc_pool_create(d->threads - 1, &d->pool) != BP_OK) {
         free(d);

@@ -1,4 +1,5 @@
-/* The multiversioned hot loops (see vmath.h).
+/* One instruction level's vector kernels (vmath.h: this file is compiled
+ * once per level, and exports that level's bpc_vmath table).
  *
  * Accuracy of bpc_expf, measured over every float in [BPC_EXPF_LO,
  * BPC_EXPF_HI] against the reference (float)exp((double)x): see the record
@@ -13,7 +14,7 @@
 /* A chunk runs branch-free over every lane (out-of-range inputs clamped), and
  * only a chunk holding an out-of-range input is then patched element by
  * element with the reference formula. */
-BPC_CLONES void bpc_vexp_f32(const float *restrict x, float *restrict o, int64_t n)
+static void vexp_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     for (int64_t c = 0; c < n; c += CHUNK) {
         int64_t len = n - c < CHUNK ? n - c : CHUNK;
@@ -47,10 +48,10 @@ BPC_CLONES void bpc_vexp_f32(const float *restrict x, float *restrict o, int64_t
     return ((part[0] + part[1]) + (part[2] + part[3])) +                         \
            ((part[4] + part[5]) + (part[6] + part[7]))
 
-BPC_CLONES double bpc_vsum_f32(const float *restrict p, int64_t n) { SUM_BODY(p, n); }
-BPC_CLONES double bpc_vsum_f64(const double *restrict p, int64_t n) { SUM_BODY(p, n); }
+static double vsum_f32(const float *restrict p, int64_t n) { SUM_BODY(p, n); }
+static double vsum_f64(const double *restrict p, int64_t n) { SUM_BODY(p, n); }
 
-BPC_CLONES bool bpc_softmax_row_f32(const float *restrict x, float *restrict o, int64_t n)
+static bool softmax_row_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     float m;
     if (!bpc_row_max_f32(x, n, &m))
@@ -157,11 +158,13 @@ static inline double tanh_core_f64(double v)
     return copysign(num / den, v);
 }
 
+/* sin and tan are odd: a zero keeps its sign (the polynomial's r + r z S
+ * gives +0 for r = -0) */
 static inline double sin_core(double v)
 {
     double s, c;
     bpc_sincos_core(v, &s, &c);
-    return s;
+    return v == 0.0 ? v : s;
 }
 static inline double cos_core(double v)
 {
@@ -173,50 +176,65 @@ static inline double tan_core(double v)
 {
     double s, c;
     bpc_sincos_core(v, &s, &c);
-    return s / c;
+    return v == 0.0 ? v : s / c;
 }
 
 #define IN_EXP (v >= -708.0 && v <= 708.0)
 #define IN_LOG (v > 0x1p-1022 && v < INFINITY)
 #define IN_TRIG (fabs(v) <= BPC_TRIG_MAX)
 
-BPC_CLONES static void u_log_f32(const float *restrict x, float *restrict o, int64_t n)
+static void u_log_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED(float, x, o, n, IN_LOG, 1.0, bpc_log_core(v), log(v))
 }
-BPC_CLONES static void u_log_f64(const double *restrict x, double *restrict o, int64_t n)
+static void u_log_f64(const double *restrict x, double *restrict o, int64_t n)
 {
     PATCHED(double, x, o, n, IN_LOG, 1.0, bpc_log_core(v), log(v))
 }
-BPC_CLONES static void u_exp_f64(const double *restrict x, double *restrict o, int64_t n)
+static void u_exp_f64(const double *restrict x, double *restrict o, int64_t n)
 {
     PATCHED(double, x, o, n, IN_EXP, 0.0, bpc_exp_core(v), exp(v))
 }
-BPC_CLONES static void u_sin_f32(const float *restrict x, float *restrict o, int64_t n)
+static void u_sin_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED(float, x, o, n, IN_TRIG, 0.0, sin_core(v), sin(v))
 }
-BPC_CLONES static void u_cos_f32(const float *restrict x, float *restrict o, int64_t n)
+static void u_cos_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED(float, x, o, n, IN_TRIG, 0.0, cos_core(v), cos(v))
 }
-BPC_CLONES static void u_tan_f32(const float *restrict x, float *restrict o, int64_t n)
+static void u_tan_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED(float, x, o, n, IN_TRIG, 0.0, tan_core(v), tan(v))
 }
-BPC_CLONES static void u_tanh_f32(const float *restrict x, float *restrict o, int64_t n)
+/* f64: fdlibm's kernels on the three-part reduction (vmath.h), ~1 ulp of
+ * double for |x| <= BPC_TRIG_MAX: r's error is ~2^-85 absolute there, far
+ * below one ulp of any r a double argument leaves. tan divides. */
+static void u_sin_f64(const double *restrict x, double *restrict o, int64_t n)
+{
+    PATCHED(double, x, o, n, IN_TRIG, 0.0, sin_core(v), sin(v))
+}
+static void u_cos_f64(const double *restrict x, double *restrict o, int64_t n)
+{
+    PATCHED(double, x, o, n, IN_TRIG, 0.0, cos_core(v), cos(v))
+}
+static void u_tan_f64(const double *restrict x, double *restrict o, int64_t n)
+{
+    PATCHED(double, x, o, n, IN_TRIG, 0.0, tan_core(v), tan(v))
+}
+static void u_tanh_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED(float, x, o, n, v == v, 0.0, tanh_core(v), tanh(v))
 }
-BPC_CLONES static void u_tanh_f64(const double *restrict x, double *restrict o, int64_t n)
+static void u_tanh_f64(const double *restrict x, double *restrict o, int64_t n)
 {
     PATCHED(double, x, o, n, v == v, 0.0, tanh_core_f64(v), tanh(v))
 }
-BPC_CLONES static void u_sigmoid_f32(const float *restrict x, float *restrict o, int64_t n)
+static void u_sigmoid_f32(const float *restrict x, float *restrict o, int64_t n)
 {
     PATCHED(float, x, o, n, IN_EXP, 0.0, 1.0 / (1.0 + bpc_exp_core(-v)), 1.0 / (1.0 + exp(-v)))
 }
-BPC_CLONES static void u_sigmoid_f64(const double *restrict x, double *restrict o, int64_t n)
+static void u_sigmoid_f64(const double *restrict x, double *restrict o, int64_t n)
 {
     PATCHED(double, x, o, n, IN_EXP, 0.0, 1.0 / (1.0 + bpc_exp_core(-v)), 1.0 / (1.0 + exp(-v)))
 }
@@ -225,7 +243,7 @@ BPC_CLONES static void u_sigmoid_f64(const double *restrict x, double *restrict 
  * double evaluation rounded once (sqrt, floor, ceil and rint of a float are
  * floats; sqrt is correctly rounded either way). */
 #define SIMPLE(NAME, T, EXPR)                                                        \
-    BPC_CLONES static void NAME(const T *restrict x, T *restrict o, int64_t n)       \
+    static void NAME(const T *restrict x, T *restrict o, int64_t n)       \
     {                                                                                \
         for (int64_t i = 0; i < n; i++) {                                            \
             T v = x[i];                                                              \
@@ -252,16 +270,16 @@ SIMPLE(u_relu_f64, double, (v > 0 || v != v) ? v : 0.0)
 typedef void (*u_f32_fn)(const float *, float *, int64_t);
 typedef void (*u_f64_fn)(const double *, double *, int64_t);
 
-bool bpc_vunary(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n)
+static bool vunary(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n)
 {
     u_f32_fn f = NULL;
     u_f64_fn d = NULL;
     switch (op) {
-    case BP_OP_EXP: f = bpc_vexp_f32, d = u_exp_f64; break;
+    case BP_OP_EXP: f = vexp_f32, d = u_exp_f64; break;
     case BP_OP_LOG: f = u_log_f32, d = u_log_f64; break;
-    case BP_OP_SIN: f = u_sin_f32; break;
-    case BP_OP_COS: f = u_cos_f32; break;
-    case BP_OP_TAN: f = u_tan_f32; break;
+    case BP_OP_SIN: f = u_sin_f32, d = u_sin_f64; break;
+    case BP_OP_COS: f = u_cos_f32, d = u_cos_f64; break;
+    case BP_OP_TAN: f = u_tan_f32, d = u_tan_f64; break;
     case BP_OP_TANH: f = u_tanh_f32, d = u_tanh_f64; break;
     case BP_OP_SIGMOID: f = u_sigmoid_f32, d = u_sigmoid_f64; break;
     case BP_OP_SQRT: f = u_sqrt_f32, d = u_sqrt_f64; break;
@@ -274,6 +292,8 @@ bool bpc_vunary(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n)
     case BP_OP_RELU: f = u_relu_f32, d = u_relu_f64; break;
     default: break;
     }
+    if (BPC_LEVEL_FN(bpc_vunary_fma)(op, dt, x, o, n))
+        return true;
     if (dt == BP_F32 && f)
         f(x, o, n);
     else if (dt == BP_F64 && d)
@@ -336,11 +356,11 @@ typedef int64_t vl4 __attribute__((vector_size(32)));
                 return p[i];                                                         \
     return r
 
-BPC_CLONES float bpc_vextreme_f32(const float *restrict p, int64_t n, bool is_max)
+static float vextreme_f32(const float *restrict p, int64_t n, bool is_max)
 {
     EXTREME_BODY(float, vf8, vi8, 8, p, n, is_max);
 }
-BPC_CLONES double bpc_vextreme_f64(const double *restrict p, int64_t n, bool is_max)
+static double vextreme_f64(const double *restrict p, int64_t n, bool is_max)
 {
     EXTREME_BODY(double, vd4, vl4, 4, p, n, is_max);
 }
@@ -362,8 +382,8 @@ BPC_CLONES double bpc_vextreme_f64(const double *restrict p, int64_t n, bool is_
             return i;                                                                \
     return 0
 
-BPC_CLONES static int64_t find_f32(const float *restrict p, int64_t n, float v) { FIND_BODY(float, p, n, v); }
-BPC_CLONES static int64_t find_f64(const double *restrict p, int64_t n, double v) { FIND_BODY(double, p, n, v); }
+static int64_t find_f32(const float *restrict p, int64_t n, float v) { FIND_BODY(float, p, n, v); }
+static int64_t find_f64(const double *restrict p, int64_t n, double v) { FIND_BODY(double, p, n, v); }
 
 /* ARGMAX/ARGMIN in one pass: per lane the best value and the index where it
  * first appeared (a strict compare keeps the first of equal values), 2 x L
@@ -418,33 +438,33 @@ BPC_CLONES static int64_t find_f64(const double *restrict p, int64_t n, double v
 #define ARG_GT(a, b) ((a) > (b))
 #define ARG_LT(a, b) ((a) < (b))
 /* -1: a NaN is there */
-BPC_CLONES static int64_t argmax_f32(const float *restrict p, int64_t n)
+static int64_t argmax_f32(const float *restrict p, int64_t n)
 {
     ARG_BODY(float, vf8, vi8, int32_t, 8, p, n, ARG_GT);
 }
-BPC_CLONES static int64_t argmin_f32(const float *restrict p, int64_t n)
+static int64_t argmin_f32(const float *restrict p, int64_t n)
 {
     ARG_BODY(float, vf8, vi8, int32_t, 8, p, n, ARG_LT);
 }
-BPC_CLONES static int64_t argmax_f64(const double *restrict p, int64_t n)
+static int64_t argmax_f64(const double *restrict p, int64_t n)
 {
     ARG_BODY(double, vd4, vl4, int64_t, 4, p, n, ARG_GT);
 }
-BPC_CLONES static int64_t argmin_f64(const double *restrict p, int64_t n)
+static int64_t argmin_f64(const double *restrict p, int64_t n)
 {
     ARG_BODY(double, vd4, vl4, int64_t, 4, p, n, ARG_LT);
 }
 
-int64_t bpc_varg_f32(const float *p, int64_t n, bool is_max)
+static int64_t varg_f32(const float *p, int64_t n, bool is_max)
 {
     if (n <= 0)
         return 0;
     if (n > INT32_MAX - 64)
-        return find_f32(p, n, bpc_vextreme_f32(p, n, is_max));
+        return find_f32(p, n, vextreme_f32(p, n, is_max));
     int64_t k = is_max ? argmax_f32(p, n) : argmin_f32(p, n);
     return k >= 0 ? k : find_f32(p, n, NAN);
 }
-int64_t bpc_varg_f64(const double *p, int64_t n, bool is_max)
+static int64_t varg_f64(const double *p, int64_t n, bool is_max)
 {
     if (n <= 0)
         return 0;
@@ -468,22 +488,22 @@ int64_t bpc_varg_f64(const double *p, int64_t n, bool is_max)
             double d = (double)pc[i] - m; /* <= 0 */                                 \
             e[i] = d < -708.0 ? 0.0 : bpc_exp_core(d < -708.0 ? -708.0 : d);         \
         }                                                                            \
-        s += bpc_vsum_f64(e, len);                                                   \
+        s += vsum_f64(e, len);                                                   \
     }                                                                                \
     return m + log(s)
 
-BPC_CLONES double bpc_vlogsumexp_f32(const float *restrict p, int64_t n)
+static double vlogsumexp_f32(const float *restrict p, int64_t n)
 {
-    LSE_BODY(float, p, n, bpc_vextreme_f32(p, n, true));
+    LSE_BODY(float, p, n, vextreme_f32(p, n, true));
 }
-BPC_CLONES double bpc_vlogsumexp_f64(const double *restrict p, int64_t n)
+static double vlogsumexp_f64(const double *restrict p, int64_t n)
 {
-    LSE_BODY(double, p, n, bpc_vextreme_f64(p, n, true));
+    LSE_BODY(double, p, n, vextreme_f64(p, n, true));
 }
 
-BPC_CLONES bool bpc_log_softmax_row_f32(const float *restrict x, float *restrict o, int64_t n)
+static bool log_softmax_row_f32(const float *restrict x, float *restrict o, int64_t n)
 {
-    float m = bpc_vextreme_f32(x, n, true);
+    float m = vextreme_f32(x, n, true);
     if (!(m > -INFINITY && m < INFINITY))
         return false;
     double part[8] = {0};
@@ -510,7 +530,47 @@ BPC_CLONES bool bpc_log_softmax_row_f32(const float *restrict x, float *restrict
     return true;
 }
 
-BPC_CLONES void bpc_softmax_cols_f32(bool lg, const float *restrict x, int64_t sx,
+static bool softmax_row_f64(bool lg, const double *restrict x, double *restrict o, int64_t n)
+{
+    double m = vextreme_f64(x, n, true);
+    if (!(m > -INFINITY && m < INFINITY))
+        return false;
+    double part[8] = {0}, e[CHUNK];
+    for (int64_t c = 0; c < n; c += CHUNK) {
+        int64_t len = n - c < CHUNK ? n - c : CHUNK;
+        const double *xc = x + c;
+        double *dst = lg ? e : o + c;
+        int ok = 1;
+        for (int64_t i = 0; i < len; i++) {
+            double d = xc[i] - m; /* <= 0 */
+            ok &= d >= -708.0;
+            dst[i] = bpc_exp_core(d < -708.0 ? -708.0 : d);
+        }
+        if (!ok) /* subnormal and zero terms: libm's, as the reference */
+            for (int64_t i = 0; i < len; i++)
+                if (!(xc[i] - m >= -708.0))
+                    dst[i] = exp(xc[i] - m);
+        int64_t i = 0;
+        for (; i + 8 <= len; i += 8)
+            for (int j = 0; j < 8; j++)
+                part[j] += dst[i + j];
+        for (; i < len; i++)
+            part[i & 7] += dst[i];
+    }
+    double s = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    if (lg) {
+        double add = -log(s);
+        for (int64_t i = 0; i < n; i++)
+            o[i] = (x[i] - m) + add;
+    } else {
+        double mul = 1.0 / s;
+        for (int64_t i = 0; i < n; i++)
+            o[i] *= mul;
+    }
+    return true;
+}
+
+static void softmax_cols_f32(bool lg, const float *restrict x, int64_t sx,
                                      float *restrict o, int64_t so, int64_t n, int64_t k,
                                      bool *restrict bad)
 {
@@ -542,7 +602,7 @@ BPC_CLONES void bpc_softmax_cols_f32(bool lg, const float *restrict x, int64_t s
             v = v < BPC_EXPF_LO ? BPC_EXPF_LO : v > 0.0f ? 0.0f : v;
             dst[c] = bpc_expf_core(v);
         }
-        if (!ok && !lg) /* tiny results: the reference's bits, as bpc_softmax_row_f32 */
+        if (!ok && !lg) /* tiny results: the reference's bits, as softmax_row_f32 */
             for (int64_t c = 0; c < k; c++)
                 if (!(xr[c] - m[c] >= BPC_EXPF_LO))
                     dst[c] = (float)exp((double)(xr[c] - m[c]));
@@ -598,12 +658,12 @@ BPC_CLONES void bpc_softmax_cols_f32(bool lg, const float *restrict x, int64_t s
         out[c] = nn[c] ? NAN : (m[c] == INFINITY || m[c] == -INFINITY) ? m[c]        \
                                                                      : m[c] + log(s[c])
 
-BPC_CLONES void bpc_logsumexp_cols_f32(const float *restrict x, int64_t sx, int64_t n, int64_t k,
+static void logsumexp_cols_f32(const float *restrict x, int64_t sx, int64_t n, int64_t k,
                                        double *restrict out)
 {
     LSE_COLS_BODY(float);
 }
-BPC_CLONES void bpc_logsumexp_cols_f64(const double *restrict x, int64_t sx, int64_t n, int64_t k,
+static void logsumexp_cols_f64(const double *restrict x, int64_t sx, int64_t n, int64_t k,
                                        double *restrict out)
 {
     LSE_COLS_BODY(double);
@@ -630,5 +690,91 @@ BPC_CLONES void bpc_logsumexp_cols_f64(const double *restrict x, int64_t sx, int
         r *= (double)p[i];                                                           \
     return r
 
-BPC_CLONES double bpc_vprod_f32(const float *restrict p, int64_t n) { PROD_BODY(p, n); }
-BPC_CLONES double bpc_vprod_f64(const double *restrict p, int64_t n) { PROD_BODY(p, n); }
+static double vprod_f32(const float *restrict p, int64_t n) { PROD_BODY(p, n); }
+static double vprod_f64(const double *restrict p, int64_t n) { PROD_BODY(p, n); }
+
+/* ---- column folds -------------------------------------------------------
+ * A strip of columns in vector accumulators through every row, each column
+ * folded in row order (one add or multiply per row, as the reference's
+ * column mode). f32 strips are 32 columns (four 8-double vectors), f64
+ * strips 16; columns left over go one at a time. */
+typedef float vf8x __attribute__((vector_size(32)));
+typedef double vd8 __attribute__((vector_size(64)));
+
+/* LOAD(dst, p): 8 columns at p into a vector of doubles (macros: a vector
+ * wider than the level's registers may not be returned by value) */
+#define LD_F32X8(dst, p)                                                             \
+    do {                                                                             \
+        vf8x f_;                                                                     \
+        memcpy(&f_, (p), sizeof f_);                                                 \
+        dst = __builtin_convertvector(f_, vd8);                                      \
+    } while (0)
+#define LD_F64X8(dst, p) memcpy(&(dst), (p), sizeof(dst))
+
+#define FOLD(acc, x, prod) ((prod) ? (acc) * (x) : (acc) + (x))
+
+/* W vectors of 8 columns: a[w] folded with LOAD(p + 8 w) for every row */
+#define COLS_STRIP(T, W, LOAD)                                                       \
+    for (; c + 8 * W <= k; c += 8 * W) {                                             \
+        vd8 a[W], t;                                                                 \
+        memcpy(a, v + c, sizeof a);                                                  \
+        const T *p = x + c;                                                          \
+        if (prod)                                                                    \
+            for (int64_t i = 0; i < n; i++, p += sx)                                 \
+                for (int w = 0; w < W; w++) {                                        \
+                    LOAD(t, p + 8 * w);                                              \
+                    a[w] *= t;                                                       \
+                }                                                                    \
+        else                                                                         \
+            for (int64_t i = 0; i < n; i++, p += sx)                                 \
+                for (int w = 0; w < W; w++) {                                        \
+                    LOAD(t, p + 8 * w);                                              \
+                    a[w] += t;                                                       \
+                }                                                                    \
+        memcpy(v + c, a, sizeof a);                                                  \
+    }                                                                                \
+    for (; c < k; c++) {                                                             \
+        double acc = v[c];                                                           \
+        for (int64_t i = 0; i < n; i++)                                              \
+            acc = FOLD(acc, (double)x[i * sx + c], prod);                            \
+        v[c] = acc;                                                                  \
+    }
+
+static void cols_fold_f32(bool prod, const float *restrict x, int64_t sx, int64_t n, int64_t k,
+                          double *restrict v)
+{
+    int64_t c = 0;
+    COLS_STRIP(float, 4, LD_F32X8)
+}
+
+static void cols_fold_f64(bool prod, const double *restrict x, int64_t sx, int64_t n, int64_t k,
+                          double *restrict v)
+{
+    int64_t c = 0;
+    COLS_STRIP(double, 2, LD_F64X8)
+}
+
+const bpc_vmath BPC_LEVEL_FN(bpc_vmath) = {
+    .level = BPC_LEVEL_NAME,
+    .isa = BPC_LEVEL_ISA,
+    .unary = vunary,
+    .pow_f32 = BPC_LEVEL_FN(bpc_vpow_f32),
+    .softmax_row_f32 = softmax_row_f32,
+    .log_softmax_row_f32 = log_softmax_row_f32,
+    .softmax_row_f64 = softmax_row_f64,
+    .softmax_cols_f32 = softmax_cols_f32,
+    .sum_f32 = vsum_f32,
+    .sum_f64 = vsum_f64,
+    .prod_f32 = vprod_f32,
+    .prod_f64 = vprod_f64,
+    .extreme_f32 = vextreme_f32,
+    .extreme_f64 = vextreme_f64,
+    .arg_f32 = varg_f32,
+    .arg_f64 = varg_f64,
+    .logsumexp_f32 = vlogsumexp_f32,
+    .logsumexp_f64 = vlogsumexp_f64,
+    .logsumexp_cols_f32 = logsumexp_cols_f32,
+    .logsumexp_cols_f64 = logsumexp_cols_f64,
+    .cols_fold_f32 = cols_fold_f32,
+    .cols_fold_f64 = cols_fold_f64,
+};

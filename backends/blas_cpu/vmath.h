@@ -1,14 +1,23 @@
-/* Vectorised overrides of reference kernels, for the f32 ops the benchmarks
- * lean on. Each is allowed to differ from the reference (binary backend) only
- * within the tolerance the op tests enforce; see each function.
+/* Vectorised overrides of reference kernels, for the f32/f64 ops the
+ * benchmarks lean on. Each is allowed to differ from the reference (binary
+ * backend) only within the tolerance the op tests enforce; see each function.
  *
  * The reference computes f32 exp as (float)exp((double)x) with libm: one
  * call per element that the compiler cannot vectorise. bpc_expf evaluates
  * exp in float instead, branch-free, so the auto-vectoriser can run 8 lanes
- * (AVX2): measured over every float in its fast range it is within 1 ulp of
- * the reference (see vmath.c). Inputs outside the fast range (overflow,
- * subnormal results, inf, NaN) take the reference's formula, so the IEEE
- * limits come out bit-identical. */
+ * (AVX2) or 16 (AVX-512): measured over every float in its fast range it is
+ * within 1 ulp of the reference (see vmath.c). Inputs outside the fast range
+ * (overflow, subnormal results, inf, NaN) take the reference's formula, so
+ * the IEEE limits come out bit-identical.
+ *
+ * Instruction levels. The kernels behind bpc_vmath (vmath.c, vpow.c,
+ * vmath_fma.c) are compiled once per x86-64 level, each object with its own
+ * -march (CMakeLists.txt): AVX-512 (x86-64-v4, 512-bit vectors), AVX2
+ * (x86-64-v3) and the baseline (SSE2); elsewhere the baseline only. A device
+ * runs one level's table, chosen at open (simd.c): the widest the CPU runs,
+ * or the one the `simd` key names. No FMA contraction (-std=c11) and no
+ * reassociation, so every level gives the same bits; only the width differs.
+ * BPC_LEVEL is defined while compiling a level's objects. */
 #ifndef BPC_VMATH_H
 #define BPC_VMATH_H
 
@@ -19,14 +28,116 @@
 
 #include <backplane/plugin.h>
 
-/* The hot loops are compiled twice, for the x86-64 baseline (SSE2) and for
- * AVX2 + FMA, and the loader picks one by CPU (GCC function multiversioning),
- * so the plugin stays portable while using the wider vectors where present.
- * No FMA contraction (-std=c11), so both clones give the same bits. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define BPC_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+/* The other hot loops of the plugin (norm.c, loss.c, max_pool.c) are
+ * multiversioned instead: compiled for AVX-512, AVX2 + FMA and the baseline,
+ * the loader picking one by CPU (GCC function multiversioning). Inside a
+ * level's objects the level's -march already applies. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(BPC_LEVEL)
+#define BPC_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define BPC_CLONES
+#endif
+
+/* One level's kernels. Every member is present. Contracts: */
+typedef struct bpc_vmath {
+    const char *level;      /* "avx512", "avx2" or "baseline" */
+    const char *isa;        /* what it was compiled for, for humans */
+    /* A dense unary op: o[i] = op(x[i]) for n contiguous elements of dt (f32
+     * or f64). False, with o untouched, when (op, dt) has no kernel here (so
+     * a call with n = 0 asks whether it has one). */
+    bool (*unary)(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n);
+    /* o[i] = pow(a[i], b[i * b_stride]) in f32 for n contiguous elements, a
+     * and o dense, b dense (b_stride 1) or one exponent (0): within one f32
+     * ulp of the reference (float)pow((double)a, (double)b), its bits
+     * outside the fast range (vpow.c). */
+    void (*pow_f32)(const float *a, const float *b, int64_t b_stride, float *o, int64_t n);
+    /* One dense f32 row: o = softmax(x), fused (max; exp(x - max) and its
+     * sum in double; scale by the reciprocal). False, with o untouched, when
+     * the row's max is not finite (NaN, inf, all -inf): the caller then uses
+     * the reference. Within ~2 ulp + the rounding of x - max in f32 (the op
+     * tests' f32 softmax tolerance is 2e-6 relative). */
+    bool (*softmax_row_f32)(const float *x, float *o, int64_t n);
+    /* One dense f32 row: o = log_softmax(x), fused (max; the sum of
+     * exp(x - max) in double with the float exp; o = (x - max) - log(sum) in
+     * double, rounded once). False, with o untouched, when the max is not
+     * finite. */
+    bool (*log_softmax_row_f32)(const float *x, float *o, int64_t n);
+    /* One dense f64 row: softmax (lg false) or log_softmax, the reference's
+     * formulas (max; exp(x - max) and its sum; times 1 / sum, or x - max -
+     * log(sum)) with exp in vector lanes (< 1 ulp) and the sum in 8 partial
+     * sums. False, with o untouched, when the max is not finite. */
+    bool (*softmax_row_f64)(bool lg, const double *x, double *o, int64_t n);
+    /* Softmax (or log_softmax, `lg`) of k adjacent f32 columns along n rows:
+     * column c is x[i * sx + c], i < n (rows contiguous over the k columns),
+     * and goes to o[i * so + c]. Three passes that stream whole rows: the max
+     * per column, exp and its sum, the scale. bad[c] is set (and column c
+     * left to the caller) when its max is not finite. k <= BPC_COLS. */
+    void (*softmax_cols_f32)(bool lg, const float *x, int64_t sx, float *o, int64_t so,
+                             int64_t n, int64_t k, bool *bad);
+    /* The sum of n contiguous elements in double, 8 interleaved partial sums. */
+    double (*sum_f32)(const float *p, int64_t n);
+    double (*sum_f64)(const double *p, int64_t n);
+    /* The product of n elements: eight interleaved partial products in
+     * double (another association than one pass: within the op's tolerance);
+     * a result that is not finite is redone in one pass, the reference's
+     * order. */
+    double (*prod_f32)(const float *p, int64_t n);
+    double (*prod_f64)(const double *p, int64_t n);
+    /* max (is_max) or min of n >= 1 elements, the first one on ties of equal
+     * value (so +0 and -0 come out as the reference's), NaN if any is NaN
+     * (the canonical NaN, as the reference stores). */
+    float (*extreme_f32)(const float *p, int64_t n, bool is_max);
+    double (*extreme_f64)(const double *p, int64_t n, bool is_max);
+    /* the index of the first max (min), or of the first NaN if there is one */
+    int64_t (*arg_f32)(const float *p, int64_t n, bool is_max);
+    int64_t (*arg_f64)(const double *p, int64_t n, bool is_max);
+    /* log(sum(exp(x))) of n >= 1 elements: max m, then m + log(sum exp(x - m))
+     * in double; NaN if any is NaN, +inf if any is +inf, -inf if all are -inf. */
+    double (*logsumexp_f32)(const float *p, int64_t n);
+    double (*logsumexp_f64)(const double *p, int64_t n);
+    /* log(sum(exp(x))) of k adjacent columns along n rows (column c is
+     * x[i * sx + c]), into out[c] (a double per column): the max per column,
+     * then the sum of exp(x - max), streaming whole rows. NaN, +inf and all
+     * -inf columns as logsumexp_f32. k <= BPC_COLS. */
+    void (*logsumexp_cols_f32)(const float *x, int64_t sx, int64_t n, int64_t k, double *out);
+    void (*logsumexp_cols_f64)(const double *x, int64_t sx, int64_t n, int64_t k, double *out);
+    /* Column sums (prod false) or products of k adjacent columns along n
+     * rows (column c is x[i * sx + c]): v[c] = v[c] + x[c] (or times), row
+     * after row in order, in double: the reference's column fold (reduce.c),
+     * so the same bits. Strips of columns held in registers through every
+     * row: for blocks that sit in the cache (each line is read once). */
+    void (*cols_fold_f32)(bool prod, const float *x, int64_t sx, int64_t n, int64_t k, double *v);
+    void (*cols_fold_f64)(bool prod, const double *x, int64_t sx, int64_t n, int64_t k,
+                          double *v);
+} bpc_vmath;
+
+#define BPC_COLS 2048
+
+/* The level for a device (simd.c): `want` is the `simd` key's value (NULL or
+ * "auto": the widest level this CPU runs). NULL, with the reason in why,
+ * when want names no level of this build or one the CPU cannot run. */
+const bpc_vmath *bpc_vmath_pick(const char *want, char *why, size_t cap);
+/* The levels of this build, widest first, and how many. */
+const bpc_vmath *const *bpc_vmath_levels(int *count);
+/* Whether this CPU runs that level's instructions. */
+bool bpc_vmath_cpu_runs(const bpc_vmath *vm);
+
+/* While a level's objects are compiled: the name its table is exported
+ * under (bpc_vmath_avx512...) and a level-unique name for its other
+ * cross-file functions. */
+#ifdef BPC_LEVEL
+#define BPC_CAT_(a, b) a##_##b
+#define BPC_CAT(a, b) BPC_CAT_(a, b)
+#define BPC_STR_(a) #a
+#define BPC_STR(a) BPC_STR_(a)
+#define BPC_LEVEL_FN(name) BPC_CAT(name, BPC_LEVEL)
+#define BPC_LEVEL_NAME BPC_STR(BPC_LEVEL)
+extern const bpc_vmath BPC_LEVEL_FN(bpc_vmath);
+void BPC_LEVEL_FN(bpc_vpow_f32)(const float *a, const float *b, int64_t b_stride, float *o,
+                                int64_t n);
+/* vmath_fma.c's kernels: as bpc_vmath's unary; false when (op, dt) has none
+ * there (vmath.c's then runs). */
+bool BPC_LEVEL_FN(bpc_vunary_fma)(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n);
 #endif
 
 /* The fast range: 2^n stays a normal float and the result is normal. */
@@ -64,26 +175,11 @@ static inline float bpc_expf_core(float x)
 
 static inline int bpc_expf_in_range(float x) { return (x >= BPC_EXPF_LO) & (x <= BPC_EXPF_HI); }
 
-/* One element, the same bits as bpc_vexp_f32 gives it. */
+/* One element, the same bits as the f32 EXP kernel gives it. */
 static inline float bpc_expf(float x)
 {
     return bpc_expf_in_range(x) ? bpc_expf_core(x) : (float)exp((double)x);
 }
-
-/* o[i] = bpc_expf(x[i]) over contiguous arrays. */
-void bpc_vexp_f32(const float *x, float *o, int64_t n);
-
-/* One dense f32 row: o = softmax(x), fused (max; exp(x - max) and its sum
- * in double; scale by the reciprocal). False, with o untouched, when the
- * row's max is not finite (NaN, inf, all -inf): the caller then uses the
- * reference. Within ~2 ulp + the rounding of x - max in f32 (the op tests'
- * f32 softmax tolerance is 2e-6 relative). */
-bool bpc_softmax_row_f32(const float *x, float *o, int64_t n);
-
-/* The sum of n contiguous elements in double, 8 interleaved partial sums. */
-double bpc_vsum_f32(const float *p, int64_t n);
-double bpc_vsum_f64(const double *p, int64_t n);
-
 
 /* ---- double-precision cores (vmath.c's vectorised unary kernels) ---------
  * Evaluated in double, so an f32 result is the reference's (libm in double,
@@ -211,56 +307,5 @@ static inline void bpc_sincos_core(double x, double *s_out, double *c_out)
     *s_out = (k & 2u) ? -s1 : s1;
     *c_out = ((k + 1u) & 2u) ? -c1 : c1;
 }
-
-/* A dense unary op: o[i] = op(x[i]) for n contiguous elements of dt (f32 or
- * f64). False, with o untouched, when (op, dt) has no kernel here (so a call
- * with n = 0 asks whether it has one). */
-bool bpc_vunary(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n);
-
-/* o[i] = pow(a[i], b[i * b_stride]) in f32 for n contiguous elements, a and
- * o dense, b dense (b_stride 1) or one exponent (0): within one f32 ulp of
- * the reference (float)pow((double)a, (double)b), its bits outside the fast
- * range (vpow.c). */
-void bpc_vpow_f32(const float *a, const float *b, int64_t b_stride, float *o, int64_t n);
-
-/* ---- reductions of one dense row ---------------------------------------- */
-/* max (is_max) or min of n >= 1 elements, the first one on ties of equal
- * value (so +0 and -0 come out as the reference's), NaN if any is NaN (the
- * canonical NaN, as the reference stores). */
-float bpc_vextreme_f32(const float *p, int64_t n, bool is_max);
-double bpc_vextreme_f64(const double *p, int64_t n, bool is_max);
-/* the index of the first max (min), or of the first NaN if there is one */
-int64_t bpc_varg_f32(const float *p, int64_t n, bool is_max);
-int64_t bpc_varg_f64(const double *p, int64_t n, bool is_max);
-/* log(sum(exp(x))) of n >= 1 elements: max m, then m + log(sum exp(x - m))
- * in double; NaN if any is NaN, +inf if any is +inf, -inf if all are -inf. */
-double bpc_vlogsumexp_f32(const float *p, int64_t n);
-double bpc_vlogsumexp_f64(const double *p, int64_t n);
-
-/* One dense f32 row: o = log_softmax(x), fused (max; the sum of exp(x - max)
- * in double with the float exp; o = (x - max) - log(sum) in double, rounded
- * once). False, with o untouched, when the max is not finite. */
-bool bpc_log_softmax_row_f32(const float *x, float *o, int64_t n);
-
-/* Softmax (or log_softmax, `lg`) of k adjacent f32 columns along n rows:
- * column c is x[i * sx + c], i < n (rows contiguous over the k columns), and
- * goes to o[i * so + c]. Three passes that stream whole rows: the max per
- * column, exp and its sum, the scale. bad[c] is set (and column c left to
- * the caller) when its max is not finite. k <= BPC_COLS. */
-#define BPC_COLS 2048
-void bpc_softmax_cols_f32(bool lg, const float *x, int64_t sx, float *o, int64_t so, int64_t n,
-                          int64_t k, bool *bad);
-
-/* log(sum(exp(x))) of k adjacent columns along n rows (column c is
- * x[i * sx + c]), into out[c] (a double per column): the max per column,
- * then the sum of exp(x - max), streaming whole rows. NaN, +inf and all
- * -inf columns as bpc_vlogsumexp. k <= BPC_COLS. */
-void bpc_logsumexp_cols_f32(const float *x, int64_t sx, int64_t n, int64_t k, double *out);
-void bpc_logsumexp_cols_f64(const double *x, int64_t sx, int64_t n, int64_t k, double *out);
-/* The product of n elements: eight interleaved partial products in double
- * (another association than one pass: within the op's tolerance); a result
- * that is not finite is redone in one pass, the reference's order. */
-double bpc_vprod_f32(const float *p, int64_t n);
-double bpc_vprod_f64(const double *p, int64_t n);
 
 #endif

@@ -147,11 +147,11 @@ bp_status bpk_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_vie
 bp_status bpk_gather(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
                      const bp_view *out);
 
-/* Hot loops compiled for the x86-64 baseline and for AVX2 + FMA + F16C, the
- * loader picking one by CPU (GCC function multiversioning, as blas_cpu's
- * vmath.c). No FMA contraction (-std=c11), so both clones give the same bits. */
+/* Hot loops compiled for the x86-64 baseline, for AVX2 + FMA + F16C and for
+ * AVX-512, the loader picking one by CPU (GCC function multiversioning). No
+ * FMA contraction (-std=c11), so every clone gives the same bits. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(BP_NO_CLONES)
-#define BPK_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define BPK_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define BPK_CLONES
 #endif
