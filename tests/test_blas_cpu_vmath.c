@@ -1,4 +1,4 @@
-/* blas_cpu's vectorised kernels added for issue 14's second round, against
+/* blas_cpu's vectorised kernels, against
  * the binary reference: f64 tanh (its small-argument branch, the switch
  * between the two formulas, the IEEE limits) and f32 pow (specials patched
  * with the reference's bits, broadcast operands). Lengths

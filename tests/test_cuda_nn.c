@@ -1,4 +1,4 @@
-/* The cuda plugin's nn ops (nn.h, issue 16) on a GPU: small cases whose
+/* The cuda plugin's nn ops (nn.h) on a GPU: small cases whose
  * answers are written out by hand (or computed here in double), so that
  * they hold whatever the other backends do; the conformance suite compares
  * every case with the reference. Every test is skipped where the cuda

@@ -614,7 +614,7 @@ Test(cuda_ops, gemm_with_transposed_views_and_a_broadcast_c)
     bp_context_destroy(ctx);
 }
 
-/* ---- deferred index errors (issue 12) ------------------------------------------------------ */
+/* ---- deferred index errors ------------------------------------------------------ */
 
 Test(cuda_ops, an_index_out_of_range_is_reported_at_the_next_wait_and_then_cleared)
 {
@@ -659,7 +659,7 @@ Test(cuda_ops, an_index_out_of_range_is_reported_at_the_next_wait_and_then_clear
     bp_context_destroy(ctx);
 }
 
-/* ---- DLPack (issue 13) ------------------------------------------------------------------------ */
+/* ---- DLPack ------------------------------------------------------------------------ */
 
 typedef struct counted {
     DLManagedTensor m;

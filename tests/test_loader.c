@@ -331,7 +331,7 @@ Test(loader, plugins_unload_at_context_destroy_and_reload_in_a_new_context)
     }
 }
 
-/* ---- broken files on the plugin path (issue 9) ----------------------------- */
+/* ---- broken files on the plugin path ----------------------------- */
 
 /* A fresh directory holding broken files named like plugins. */
 static void make_broken_dir(char *dir)
@@ -516,7 +516,7 @@ Test(loader, default_backend_is_safe_from_many_threads_when_nothing_opens)
     bp_context_destroy(ctx);
 }
 
-/* ---- versioning (issue 10) ------------------------------------------------- */
+/* ---- versioning ------------------------------------------------- */
 
 static const bp_plugin_record *record_named(bp_context *ctx, const char *name,
                                             bp_plugin_record *rec)
@@ -588,7 +588,7 @@ Test(loader, getters_never_write_past_the_callers_struct_size_nor_change_it)
     bp_context_destroy(ctx);
 }
 
-/* ---- pay only for what you use (issue 11) ---------------------------------- */
+/* ---- pay only for what you use ---------------------------------- */
 
 /* Whether the dynamic loader has path mapped in this process. */
 static bool is_mapped(const char *path)

@@ -372,7 +372,7 @@ Test(tensor_guards, a_backend_writing_past_its_output_is_caught)
     bp_context_destroy(c);
 }
 
-/* ---- reliability regressions (fuzzing, issue 9) --------------------------- */
+/* ---- reliability regressions (found by fuzzing) --------------------------- */
 
 Test(tensor, a_zero_element_shape_whose_other_extents_overflow_is_refused)
 {
@@ -420,7 +420,7 @@ Test(tensor, reshape_of_an_empty_tensor_refuses_extents_that_overflow)
     bp_tensor_release(t);
 }
 
-/* ---- free repeated copies and transfer accounting (issue 12) -------------- */
+/* ---- free repeated copies and transfer accounting -------------- */
 
 static bp_stats stats_of(bp_backend *be)
 {

@@ -1,4 +1,4 @@
-/* Transfers you can see and avoid (issue 12), on the device-like test
+/* Transfers you can see and avoid, on the device-like test
  * backend (tests/devsim): ops are queued and return at once, only reads and
  * bp_synchronize wait, errors found on the device surface at the next wait,
  * and every transfer and wait is counted. */

@@ -12,7 +12,7 @@
  *   rms_norm       x / sqrt(mean(x^2) + eps) * scale (scale optional)
  * p.f[0] epsilon. The block sums add each thread's strided partial sum, then
  * the warps' (nn_common.h): another order than the reference's serial loop,
- * within the norm tolerance of tests/conformance/tolerances.txt.
+ * within the norm tolerance of conform/tolerances.txt.
  * Dense views take the fast paths below (the same arithmetic); the kernels
  * above keep every other view. */
 #include "elem_kernels.h"

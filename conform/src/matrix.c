@@ -172,7 +172,7 @@ static const char MERGED_HEADER[] =
     "values (NaN, +-Inf, -0, subnormals, integer limits) and random data from the\n"
     "library's keyed generator, against a double-precision host oracle, with guard bytes\n"
     "around every tensor. Tolerances, each with its reason, are in\n"
-    "`tests/conformance/tolerances.txt`. A backend of your own: `backplane conform\n"
+    "`conform/tolerances.txt`. A backend of your own: `backplane conform\n"
     "--plugin path/to/plugin.so --json mine.json`, then add it to `--matrix-from`.\n\n";
 
 /* Sections other tools write below the matrix (tests/onnx/doc.py: the ONNX

@@ -1,4 +1,4 @@
-/* The tolerance table: tests/conformance/tolerances.txt (embedded in the
+/* The tolerance table: conform/tolerances.txt (embedded in the
  * library at build time, so nothing needs a data file), or a file given at
  * run time. One line per entry:
  *   OPS DTYPES KIND VALUE [atol=X] [when=tf32] | reason
@@ -218,7 +218,7 @@ cf_tol_table *cf_tol_load(const char *path, bp_status *status, char *err, size_t
         }
     }
     bool ok = parse_table(t, text ? text : cf_tolerance_text,
-                          path ? path : "tests/conformance/tolerances.txt", err, err_size);
+                          path ? path : "conform/tolerances.txt", err, err_size);
     free(text);
     if (!ok) {
         *status = BP_ERR_FORMAT;

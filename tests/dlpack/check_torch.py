@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """ctest dlpack.torch: CUDA tensors exchanged with PyTorch through DLPack,
-zero-copy both ways, via ctypes on libbackplane (issue 13): a torch tensor
+zero-copy both ways, via ctypes on libbackplane: a torch tensor
 on cuda:0 taken by the cuda backend is its memory (bp_tensor_to_dlpack of it
 hands out the same address), and a cuda backend tensor given to
 torch.utils.dlpack.from_dlpack is backplane's memory (the same address,

@@ -3,7 +3,7 @@
  * Runs every op x dtype case the suite knows (edge shapes, special values,
  * random data from the library's keyed generator) against one backend,
  * compares each result with a double-precision host oracle within the
- * tolerances of tests/conformance/tolerances.txt (embedded at build time), and
+ * tolerances of conform/tolerances.txt (embedded at build time), and
  * checks the plugin contract (descriptor, buffer round trips, supports()
  * answers, nothing written to stdout). `backplane conform` is a front end to
  * it; a plugin author can link it into a test runner of their own:
@@ -66,7 +66,7 @@ typedef struct bp_conform_options {
     size_t n_ops;               /* how many; 0 runs every case */
     double timeout_s;           /* per case, before it counts as TIMEOUT; <= 0: 10 seconds */
     const char *tolerances;     /* a tolerance file to use instead of the built-in table
-                                   (the format of tests/conformance/tolerances.txt); NULL:
+                                   (the format of conform/tolerances.txt); NULL:
                                    the built-in one */
     bool progress;              /* progress on stderr while running: one line rewritten
                                    in place when stderr is a terminal, else a line per

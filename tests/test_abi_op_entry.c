@@ -43,12 +43,12 @@ static void refuses_every_new_op(const char *path, const char *needle)
     bp_context_destroy(ctx);
 }
 
-Test(abi_1_4, a_plugin_built_for_abi_1_3_is_never_handed_a_new_op)
+Test(abi_op_entry, a_plugin_built_for_abi_1_3_is_never_handed_a_new_op)
 {
     refuses_every_new_op(PLUGIN("bp_abi_1_3"), "no entry for this op family");
 }
 
-Test(abi_1_4, a_plugin_claiming_abi_1_3_is_never_called_even_with_an_op_entry)
+Test(abi_op_entry, a_plugin_claiming_abi_1_3_is_never_called_even_with_an_op_entry)
 {
     refuses_every_new_op(PLUGIN("bp_abi_1_3_claims_op"), "arrived in ABI 1.4; rebuild it");
 }
@@ -70,7 +70,7 @@ static uint32_t plugin_minor(bp_context *ctx, const bp_backend *be)
  * and those since) has CPU kernels: declared on binary, blas_cpu and devsim
  * alike, each up to the ABI minor its plugin was built for (devsim stays at
  * 1.5 to keep the older path exercised). */
-Test(abi_1_4, the_cpu_backends_declare_every_new_op)
+Test(abi_op_entry, the_cpu_backends_declare_every_new_op)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -118,19 +118,19 @@ static void unknown_code_is_unsupported(const char *path)
     bpt_direct_close(&d);
 }
 
-Test(abi_1_4, binary_refuses_an_op_code_it_does_not_know)
+Test(abi_op_entry, binary_refuses_an_op_code_it_does_not_know)
 {
     unknown_code_is_unsupported(BPT_BUILD_PLUGIN_DIR "/bp_binary.so");
 }
 
-Test(abi_1_4, blas_cpu_refuses_an_op_code_it_does_not_know)
+Test(abi_op_entry, blas_cpu_refuses_an_op_code_it_does_not_know)
 {
     if (access(BPT_BUILD_PLUGIN_DIR "/bp_blas_cpu.so", R_OK) != 0)
         cr_skip_test("blas_cpu is not built here (no OpenBLAS)");
     unknown_code_is_unsupported(BPT_BUILD_PLUGIN_DIR "/bp_blas_cpu.so");
 }
 
-Test(abi_1_4, devsim_refuses_an_op_code_it_does_not_know_before_queueing_it)
+Test(abi_op_entry, devsim_refuses_an_op_code_it_does_not_know_before_queueing_it)
 {
     unknown_code_is_unsupported(BPT_DEVSIM_PATH);
 }

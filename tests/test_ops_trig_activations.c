@@ -1,5 +1,5 @@
-/* The elementwise functions of one tensor of ABI 1.4 (ops.h "more
- * elementwise"): every op, every dtype it accepts, every backend, against
+/* The inverse and hyperbolic functions and the activations of one tensor
+ * (ops.h): every op, every dtype it accepts, every backend, against
  * the oracle (cf_oracle_unary, cf_oracle_elu, ...), their ONNX attributes
  * and defaults, the edges of each formula, and clip with tensor and scalar
  * bounds. */
@@ -95,14 +95,14 @@ static void check(bp_op op, const bp_dtype *dts, int ndt, const double *xs, int6
 
 /* ---- the inverse and hyperbolic functions, log1p, expm1 --------------------- */
 
-Test(unary_more, acos_and_asin_match_the_oracle_on_their_domain)
+Test(trig_activations, acos_and_asin_match_the_oracle_on_their_domain)
 {
     static const double xs[] = {-1, -0.75, -0.5, -0.1, 0, 0.3, 0.5, 0.9, 1};
     check(BP_OP_ACOS, FLOATS, xs, NV(xs), 0, 0, false);
     check(BP_OP_ASIN, FLOATS, xs, NV(xs), 0, 0, false);
 }
 
-Test(unary_more, acos_outside_minus_one_to_one_is_nan)
+Test(trig_activations, acos_outside_minus_one_to_one_is_nan)
 {
     static const double xs[] = {-1.5, 1.25, 4};
     check(BP_OP_ACOS, FLOATS, xs, NV(xs), 0, 0, false);
@@ -121,7 +121,7 @@ Test(unary_more, acos_outside_minus_one_to_one_is_nan)
     bp_context_destroy(ctx);
 }
 
-Test(unary_more, atan_asinh_sinh_cosh_match_the_oracle)
+Test(trig_activations, atan_asinh_sinh_cosh_match_the_oracle)
 {
     static const double xs[] = {-8, -2.5, -1, -0.25, 0, 0.125, 1, 3, 7.5};
     check(BP_OP_ATAN, FLOATS, xs, NV(xs), 0, 0, false);
@@ -130,19 +130,19 @@ Test(unary_more, atan_asinh_sinh_cosh_match_the_oracle)
     check(BP_OP_COSH, FLOATS, xs, NV(xs), 0, 0, false);
 }
 
-Test(unary_more, acosh_matches_the_oracle_from_one_up)
+Test(trig_activations, acosh_matches_the_oracle_from_one_up)
 {
     static const double xs[] = {1, 1.0625, 1.5, 2, 10, 1000};
     check(BP_OP_ACOSH, FLOATS, xs, NV(xs), 0, 0, false);
 }
 
-Test(unary_more, atanh_is_infinite_at_plus_minus_one)
+Test(trig_activations, atanh_is_infinite_at_plus_minus_one)
 {
     static const double xs[] = {-1, -0.5, 0, 0.25, 0.99, 1};
     check(BP_OP_ATANH, FLOATS, xs, NV(xs), 0, 0, false);
 }
 
-Test(unary_more, log1p_and_expm1_stay_accurate_near_zero)
+Test(trig_activations, log1p_and_expm1_stay_accurate_near_zero)
 {
     /* 1 + x would round these away; the oracle works in long double */
     static const double xs[] = {-0.5, -1e-5, -1e-10, 0, 1e-12, 3e-8, 1e-3, 2, 30};
@@ -152,13 +152,13 @@ Test(unary_more, log1p_and_expm1_stay_accurate_near_zero)
 
 /* ---- activations ----------------------------------------------------------------- */
 
-Test(unary_more, softplus_neither_overflows_nor_loses_small_values)
+Test(trig_activations, softplus_neither_overflows_nor_loses_small_values)
 {
     static const double xs[] = {-800, -40, -3, -0.5, 0, 0.5, 3, 40, 800};
     check(BP_OP_SOFTPLUS, FLOATS, xs, NV(xs), 0, 0, false);
 }
 
-Test(unary_more, softsign_silu_and_hardswish_match_the_oracle)
+Test(trig_activations, softsign_silu_and_hardswish_match_the_oracle)
 {
     static const double xs[] = {-700, -8, -3, -1, -0.25, 0, 0.5, 2, 3, 9, 700};
     check(BP_OP_SOFTSIGN, FLOATS, xs, NV(xs), 0, 0, false);
@@ -166,7 +166,7 @@ Test(unary_more, softsign_silu_and_hardswish_match_the_oracle)
     check(BP_OP_HARDSWISH, FLOATS, xs, NV(xs), 0, 0, false);
 }
 
-Test(unary_more, the_formulas_keep_their_ieee_edges)
+Test(trig_activations, the_formulas_keep_their_ieee_edges)
 {
     /* each op is its ops.h formula evaluated in IEEE arithmetic: NaN stays
      * NaN, softsign(+-inf) is inf / inf (NaN), silu(-inf) is -inf * 0 */
@@ -178,49 +178,49 @@ Test(unary_more, the_formulas_keep_their_ieee_edges)
         check(ops[o], FLOATS, xs, NV(xs), 0, 0, false);
 }
 
-Test(unary_more, elu_uses_alpha_below_zero)
+Test(trig_activations, elu_uses_alpha_below_zero)
 {
     static const double xs[] = {-30, -2, -0.5, -1e-9, 0, 0.5, 4, INFINITY, -INFINITY, NAN};
     check(BP_OP_ELU, FLOATS, xs, NV(xs), 1.0, 0, false); /* ONNX's default alpha */
     check(BP_OP_ELU, FLOATS, xs, NV(xs), 0.25, 0, false);
 }
 
-Test(unary_more, selu_with_onnx_defaults_and_other_attributes)
+Test(trig_activations, selu_with_onnx_defaults_and_other_attributes)
 {
     static const double xs[] = {-6, -1, -0.125, 0, 0.5, 3, -INFINITY, NAN};
     check(BP_OP_SELU, FLOATS, xs, NV(xs), SELU_ALPHA, SELU_GAMMA, false);
     check(BP_OP_SELU, FLOATS, xs, NV(xs), 2.0, 3.0, false);
 }
 
-Test(unary_more, leaky_relu_scales_the_negative_side)
+Test(trig_activations, leaky_relu_scales_the_negative_side)
 {
     static const double xs[] = {-100, -1, -0.5, -0.0, 0, 2, 7, NAN, -INFINITY};
     check(BP_OP_LEAKY_RELU, FLOATS, xs, NV(xs), 0.01, 0, false);
     check(BP_OP_LEAKY_RELU, FLOATS, xs, NV(xs), 0.5, 0, true); /* exact: a power of two */
 }
 
-Test(unary_more, thresholded_relu_keeps_only_values_above_alpha)
+Test(trig_activations, thresholded_relu_keeps_only_values_above_alpha)
 {
     static const double xs[] = {-3, 0, 0.5, 1, 1.0000001, 2, NAN, INFINITY};
     check(BP_OP_THRESHOLDED_RELU, FLOATS, xs, NV(xs), 1.0, 0, true);
     check(BP_OP_THRESHOLDED_RELU, FLOATS, xs, NV(xs), -1.0, 0, true);
 }
 
-Test(unary_more, hard_sigmoid_clamps_to_zero_and_one_and_keeps_nan)
+Test(trig_activations, hard_sigmoid_clamps_to_zero_and_one_and_keeps_nan)
 {
     static const double xs[] = {-10, -2.5, -1, 0, 1, 2.5, 3, 10, NAN, INFINITY};
     check(BP_OP_HARD_SIGMOID, FLOATS, xs, NV(xs), 0.2, 0.5, false);
     check(BP_OP_HARD_SIGMOID, FLOATS, xs, NV(xs), 0.5, 0.25, false);
 }
 
-Test(unary_more, shrink_zeroes_the_band_and_shifts_the_rest)
+Test(trig_activations, shrink_zeroes_the_band_and_shifts_the_rest)
 {
     static const double xs[] = {-3, -1.5, -0.5, -0.25, 0, 0.5, 0.75, 2, 100, NAN};
     check(BP_OP_SHRINK, FLOATS, xs, NV(xs), 0.0, 0.5, true);   /* ONNX's defaults */
     check(BP_OP_SHRINK, FLOATS, xs, NV(xs), 1.5, 0.5, false);
 }
 
-Test(unary_more, shrink_on_integers_converts_by_the_cast_rules)
+Test(trig_activations, shrink_on_integers_converts_by_the_cast_rules)
 {
     /* x - bias with bias 0.5 truncates toward zero; the bounds saturate */
     static const double xs[] = {-128, -100, -3, -1, 0, 1, 2, 100, 127, 255};
@@ -230,13 +230,13 @@ Test(unary_more, shrink_on_integers_converts_by_the_cast_rules)
 
 /* ---- square, bitwise_not ----------------------------------------------------------- */
 
-Test(unary_more, square_is_exact_for_every_numeric_dtype)
+Test(trig_activations, square_is_exact_for_every_numeric_dtype)
 {
     static const double xs[] = {-11, -3, -0.5, 0, 0.25, 1, 3, 7, 15};
     check(BP_OP_SQUARE, NUMERIC, xs, NV(xs), 0, 0, true);
 }
 
-Test(unary_more, square_of_integers_wraps)
+Test(trig_activations, square_of_integers_wraps)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -258,7 +258,7 @@ Test(unary_more, square_of_integers_wraps)
     bp_context_destroy(ctx);
 }
 
-Test(unary_more, bitwise_not_flips_every_bit)
+Test(trig_activations, bitwise_not_flips_every_bit)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -283,7 +283,7 @@ Test(unary_more, bitwise_not_flips_every_bit)
 
 /* ---- larger and strided inputs ------------------------------------------------------- */
 
-Test(unary_more, a_transposed_input_gives_the_same_values)
+Test(trig_activations, a_transposed_input_gives_the_same_values)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -307,7 +307,7 @@ Test(unary_more, a_transposed_input_gives_the_same_values)
     bp_context_destroy(ctx);
 }
 
-Test(unary_more, sizes_past_the_threading_threshold_match_the_oracle)
+Test(trig_activations, sizes_past_the_threading_threshold_match_the_oracle)
 {
     int64_t n = 70001;
     double *xs = malloc((size_t)n * sizeof *xs);
@@ -337,7 +337,7 @@ static void check_clip(bp_backend *be, bp_dtype dt, const cf_array *x, const cf_
     cf_array_free(&want);
 }
 
-Test(unary_more, clip_with_tensor_bounds_broadcast_per_column)
+Test(trig_activations, clip_with_tensor_bounds_broadcast_per_column)
 {
     static const double xs[] = {-5, 0, 5, -1, 2, 9, 3, 3, 3, 100, -100, 0.5};
     static const double los[] = {-2, 1, 0}, his[] = {2, 2.5, 4};
@@ -363,7 +363,7 @@ Test(unary_more, clip_with_tensor_bounds_broadcast_per_column)
     bp_context_destroy(ctx);
 }
 
-Test(unary_more, clip_keeps_nan_and_a_nan_bound_gives_nan)
+Test(trig_activations, clip_keeps_nan_and_a_nan_bound_gives_nan)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -384,7 +384,7 @@ Test(unary_more, clip_keeps_nan_and_a_nan_bound_gives_nan)
     bp_context_destroy(ctx);
 }
 
-Test(unary_more, clip_with_lo_above_hi_gives_hi)
+Test(trig_activations, clip_with_lo_above_hi_gives_hi)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -399,7 +399,7 @@ Test(unary_more, clip_with_lo_above_hi_gives_hi)
     bp_context_destroy(ctx);
 }
 
-Test(unary_more, clip_scalar_converts_its_bounds_and_takes_infinity_as_none)
+Test(trig_activations, clip_scalar_converts_its_bounds_and_takes_infinity_as_none)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;

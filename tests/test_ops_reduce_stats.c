@@ -1,4 +1,4 @@
-/* The reductions of ABI 1.4 (l1, l2, sum_square, log_sum, var, std, any,
+/* The statistical reductions (l1, l2, sum_square, log_sum, var, std, any,
  * all, argmax/argmin with the last index on ties) over every axis set, and
  * hardmax along an axis, on every backend against the oracle. */
 #include <math.h>
@@ -103,21 +103,21 @@ static void data(double *x, int64_t n)
 #define NUMERIC cf_numeric_dtypes, CF_COUNT(cf_numeric_dtypes)
 #define FLOATS cf_float_dtypes, CF_COUNT(cf_float_dtypes)
 
-Test(reduce_more, l1_is_the_sum_of_magnitudes_for_every_numeric_dtype)
+Test(reduce_stats, l1_is_the_sum_of_magnitudes_for_every_numeric_dtype)
 {
     double x[24];
     data(x, 24);
     check(BP_OP_REDUCE_L1, NUMERIC, x, 0, true);
 }
 
-Test(reduce_more, sum_square_for_every_numeric_dtype)
+Test(reduce_stats, sum_square_for_every_numeric_dtype)
 {
     double x[24];
     data(x, 24);
     check(BP_OP_REDUCE_SUM_SQUARE, NUMERIC, x, 0, true);
 }
 
-Test(reduce_more, l1_and_sum_square_of_integers_wrap)
+Test(reduce_stats, l1_and_sum_square_of_integers_wrap)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -140,7 +140,7 @@ Test(reduce_more, l1_and_sum_square_of_integers_wrap)
     bp_context_destroy(ctx);
 }
 
-Test(reduce_more, l2_and_log_sum_for_every_float_dtype)
+Test(reduce_stats, l2_and_log_sum_for_every_float_dtype)
 {
     double x[24];
     for (int i = 0; i < 24; i++)
@@ -149,7 +149,7 @@ Test(reduce_more, l2_and_log_sum_for_every_float_dtype)
     check(BP_OP_REDUCE_LOG_SUM, FLOATS, x, 0, false);
 }
 
-Test(reduce_more, log_sum_of_a_negative_sum_is_nan_and_of_zero_minus_infinity)
+Test(reduce_stats, log_sum_of_a_negative_sum_is_nan_and_of_zero_minus_infinity)
 {
     double x[24];
     for (int i = 0; i < 24; i++)
@@ -159,7 +159,7 @@ Test(reduce_more, log_sum_of_a_negative_sum_is_nan_and_of_zero_minus_infinity)
     check(BP_OP_REDUCE_LOG_SUM, FLOATS, z, 0, true);
 }
 
-Test(reduce_more, var_and_std_of_the_population_and_the_sample)
+Test(reduce_stats, var_and_std_of_the_population_and_the_sample)
 {
     double x[24];
     bpt_fill_random(x, 24, 9, -4, 4);
@@ -169,7 +169,7 @@ Test(reduce_more, var_and_std_of_the_population_and_the_sample)
     }
 }
 
-Test(reduce_more, var_is_nan_when_the_correction_leaves_no_degrees_of_freedom)
+Test(reduce_stats, var_is_nan_when_the_correction_leaves_no_degrees_of_freedom)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -195,7 +195,7 @@ Test(reduce_more, var_is_nan_when_the_correction_leaves_no_degrees_of_freedom)
     bp_context_destroy(ctx);
 }
 
-Test(reduce_more, any_and_all_over_every_axis_set)
+Test(reduce_stats, any_and_all_over_every_axis_set)
 {
     double x[24];
     for (int i = 0; i < 24; i++)
@@ -205,7 +205,7 @@ Test(reduce_more, any_and_all_over_every_axis_set)
     check(BP_OP_REDUCE_ALL, b, 1, x, 0, true);
 }
 
-Test(reduce_more, any_over_nothing_is_false_and_all_over_nothing_is_true)
+Test(reduce_stats, any_over_nothing_is_false_and_all_over_nothing_is_true)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -224,7 +224,7 @@ Test(reduce_more, any_over_nothing_is_false_and_all_over_nothing_is_true)
     bp_context_destroy(ctx);
 }
 
-Test(reduce_more, argmax_last_and_argmin_last_over_every_axis_set)
+Test(reduce_stats, argmax_last_and_argmin_last_over_every_axis_set)
 {
     double x[24];
     data(x, 24); /* many ties */
@@ -232,7 +232,7 @@ Test(reduce_more, argmax_last_and_argmin_last_over_every_axis_set)
     check(BP_OP_ARGMIN_LAST, NUMERIC, x, 0, true);
 }
 
-Test(reduce_more, argmax_last_picks_the_last_of_tied_maxima)
+Test(reduce_stats, argmax_last_picks_the_last_of_tied_maxima)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -252,7 +252,7 @@ Test(reduce_more, argmax_last_picks_the_last_of_tied_maxima)
     bp_context_destroy(ctx);
 }
 
-Test(reduce_more, argmax_last_takes_the_last_nan_over_any_number)
+Test(reduce_stats, argmax_last_takes_the_last_nan_over_any_number)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -272,7 +272,7 @@ Test(reduce_more, argmax_last_takes_the_last_nan_over_any_number)
     bp_context_destroy(ctx);
 }
 
-Test(reduce_more, large_reductions_match_the_oracle)
+Test(reduce_stats, large_reductions_match_the_oracle)
 {
     int64_t shape[2] = {300, 257};
     double *x = malloc(300 * 257 * sizeof *x);
@@ -305,7 +305,7 @@ Test(reduce_more, large_reductions_match_the_oracle)
 
 /* ---- hardmax ----------------------------------------------------------------------- */
 
-Test(reduce_more, hardmax_marks_the_first_maximum_along_each_axis)
+Test(reduce_stats, hardmax_marks_the_first_maximum_along_each_axis)
 {
     static const double x[] = {1, 5, 5, 2, 0, -1, 7, 7, 3, 3, 3, 3};
     bp_context *ctx = bpt_context();
@@ -337,7 +337,7 @@ Test(reduce_more, hardmax_marks_the_first_maximum_along_each_axis)
     bp_context_destroy(ctx);
 }
 
-Test(reduce_more, hardmax_puts_the_one_on_the_first_nan)
+Test(reduce_stats, hardmax_puts_the_one_on_the_first_nan)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;

@@ -1,4 +1,4 @@
-/* Indexing ops of ABI 1.4: trilu, one_hot, gather_elements, gather_nd,
+/* Indexing ops: trilu, one_hot, gather_elements, gather_nd,
  * scatter_elements and scatter_nd with every reduction, on every backend
  * against the oracle; index bounds refused at once on host backends and at
  * the next wait on the device-like one. */
@@ -14,7 +14,7 @@
 
 /* ---- trilu -------------------------------------------------------------------------- */
 
-Test(index_more, trilu_upper_and_lower_for_every_diagonal_and_dtype)
+Test(index, trilu_upper_and_lower_for_every_diagonal_and_dtype)
 {
     double x[2 * 3 * 4];
     for (int i = 0; i < 24; i++)
@@ -47,7 +47,7 @@ Test(index_more, trilu_upper_and_lower_for_every_diagonal_and_dtype)
     bp_context_destroy(ctx);
 }
 
-Test(index_more, trilu_upper_main_diagonal_written_out)
+Test(index, trilu_upper_main_diagonal_written_out)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -68,7 +68,7 @@ Test(index_more, trilu_upper_main_diagonal_written_out)
 
 /* ---- one_hot ------------------------------------------------------------------------- */
 
-Test(index_more, one_hot_along_every_axis_with_negative_and_out_of_range_indices)
+Test(index, one_hot_along_every_axis_with_negative_and_out_of_range_indices)
 {
     static const double idx[] = {0, 2, -1, 5, -4, 3};
     bp_context *ctx = bpt_context();
@@ -99,7 +99,7 @@ Test(index_more, one_hot_along_every_axis_with_negative_and_out_of_range_indices
     bp_context_destroy(ctx);
 }
 
-Test(index_more, one_hot_truncates_float_indices_and_ignores_nan)
+Test(index, one_hot_truncates_float_indices_and_ignores_nan)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -116,7 +116,7 @@ Test(index_more, one_hot_truncates_float_indices_and_ignores_nan)
 
 /* ---- gathers ------------------------------------------------------------------------- */
 
-Test(index_more, gather_elements_along_every_axis_for_every_dtype)
+Test(index, gather_elements_along_every_axis_for_every_dtype)
 {
     double x[3 * 4];
     for (int i = 0; i < 12; i++)
@@ -149,7 +149,7 @@ Test(index_more, gather_elements_along_every_axis_for_every_dtype)
     bp_context_destroy(ctx);
 }
 
-Test(index_more, gather_nd_with_and_without_batch_dims)
+Test(index, gather_nd_with_and_without_batch_dims)
 {
     double x[2 * 3 * 4];
     for (int i = 0; i < 24; i++)
@@ -221,7 +221,7 @@ static void check_scatter_elements(bp_backend *be, bp_dtype dt, bp_dtype idt, in
     cf_array_free(&xa), cf_array_free(&ia), cf_array_free(&ua), cf_array_free(&want);
 }
 
-Test(index_more, scatter_elements_every_reduction_axis_and_dtype)
+Test(index, scatter_elements_every_reduction_axis_and_dtype)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -238,7 +238,7 @@ Test(index_more, scatter_elements_every_reduction_axis_and_dtype)
     bp_context_destroy(ctx);
 }
 
-Test(index_more, scatter_elements_add_accumulates_duplicates)
+Test(index, scatter_elements_add_accumulates_duplicates)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -260,7 +260,7 @@ Test(index_more, scatter_elements_add_accumulates_duplicates)
     bp_context_destroy(ctx);
 }
 
-Test(index_more, scatter_add_of_f16_rounds_once_after_summing_in_double)
+Test(index, scatter_add_of_f16_rounds_once_after_summing_in_double)
 {
     /* 2048 + 1 + 1: stepwise in f16 each +1 would round back to 2048 */
     bp_context *ctx = bpt_context();
@@ -277,7 +277,7 @@ Test(index_more, scatter_add_of_f16_rounds_once_after_summing_in_double)
     bp_context_destroy(ctx);
 }
 
-Test(index_more, scatter_max_and_min_propagate_nan)
+Test(index, scatter_max_and_min_propagate_nan)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -301,7 +301,7 @@ Test(index_more, scatter_max_and_min_propagate_nan)
     bp_context_destroy(ctx);
 }
 
-Test(index_more, scatter_elements_add_is_gathers_gradient_at_scale)
+Test(index, scatter_elements_add_is_gathers_gradient_at_scale)
 {
     /* embedding-gradient shape: x (V, D), indices (B, D) along axis 0 */
     int64_t V = 50, D = 64, B = 3000;
@@ -334,7 +334,7 @@ Test(index_more, scatter_elements_add_is_gathers_gradient_at_scale)
     free(iv);
 }
 
-Test(index_more, scatter_elements_add_along_the_last_axis_at_scale)
+Test(index, scatter_elements_add_along_the_last_axis_at_scale)
 {
     /* rows scattered into independently: the threaded backends cut the rows */
     int64_t R = 64, C = 50, B = 3000;
@@ -364,7 +364,7 @@ Test(index_more, scatter_elements_add_along_the_last_axis_at_scale)
     free(iv);
 }
 
-Test(index_more, scatter_nd_every_reduction_with_slices_and_elements)
+Test(index, scatter_nd_every_reduction_with_slices_and_elements)
 {
     double x[3 * 4], u[2 * 4];
     for (int i = 0; i < 12; i++)
@@ -437,7 +437,7 @@ static void expect_index_error(bp_backend *be, bp_status st, bp_tensor *out, con
               what, bp_backend_name(be), needle, bp_last_error());
 }
 
-Test(index_more, every_gather_and_scatter_refuses_an_index_out_of_range)
+Test(index, every_gather_and_scatter_refuses_an_index_out_of_range)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;

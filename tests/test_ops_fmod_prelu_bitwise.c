@@ -1,4 +1,4 @@
-/* The elementwise functions of two tensors of ABI 1.4: fmod (C's, the sign
+/* Elementwise functions of two tensors: fmod (C's, the sign
  * of the dividend), prelu (the slope broadcast one way), the bitwise ops and
  * the bit shifts (ops.h), on every backend against the oracle's element
  * cases (cf_binary_f, cf_binary_i). */
@@ -83,7 +83,7 @@ static void check_i(bp_op op, bp_dtype dt, int64_t n, const int64_t *av, const i
 
 /* ---- fmod ------------------------------------------------------------------------ */
 
-Test(binary_more, fmod_takes_the_sign_of_the_dividend)
+Test(fmod_prelu_bitwise, fmod_takes_the_sign_of_the_dividend)
 {
     static const double a[] = {7, -7, 7, -7, 5.5, -5.5, 0, -0.0, 3};
     static const double b[] = {3, 3, -3, -3, 2, 2, 4, 4, 0.75};
@@ -95,7 +95,7 @@ Test(binary_more, fmod_takes_the_sign_of_the_dividend)
           (const int64_t[]){9}, bi);
 }
 
-Test(binary_more, fmod_by_zero_is_nan_for_floats_and_zero_for_integers)
+Test(fmod_prelu_bitwise, fmod_by_zero_is_nan_for_floats_and_zero_for_integers)
 {
     check(BP_OP_FMOD, cf_float_dtypes, 4, 1, (const int64_t[]){3}, (const double[]){1, -2, 0},
           0, NULL, (const double[]){0});
@@ -103,7 +103,7 @@ Test(binary_more, fmod_by_zero_is_nan_for_floats_and_zero_for_integers)
             (const int64_t[]){0, 0, 0});
 }
 
-Test(binary_more, fmod_of_int_min_by_minus_one_is_zero)
+Test(fmod_prelu_bitwise, fmod_of_int_min_by_minus_one_is_zero)
 {
     check_i(BP_OP_FMOD, BP_I64, 2, (const int64_t[]){INT64_MIN, INT64_MIN},
             (const int64_t[]){-1, 3}, (const int64_t[]){0, -2});
@@ -111,7 +111,7 @@ Test(binary_more, fmod_of_int_min_by_minus_one_is_zero)
             (const int64_t[]){0, -2});
 }
 
-Test(binary_more, fmod_of_infinities_and_nan_follows_c)
+Test(fmod_prelu_bitwise, fmod_of_infinities_and_nan_follows_c)
 {
     check(BP_OP_FMOD, cf_float_dtypes, 4, 1, (const int64_t[]){4},
           (const double[]){INFINITY, 3, NAN, 3}, 1, (const int64_t[]){4},
@@ -120,7 +120,7 @@ Test(binary_more, fmod_of_infinities_and_nan_follows_c)
 
 /* ---- prelu ---------------------------------------------------------------------- */
 
-Test(binary_more, prelu_scales_negative_values_by_a_per_channel_slope)
+Test(fmod_prelu_bitwise, prelu_scales_negative_values_by_a_per_channel_slope)
 {
     /* x (2, 3, 2): slope (3, 1) broadcasts over the first and last axes */
     static const double x[] = {-1, 2, -3, 4, -5, 6, 7, -8, 9, -10, -11, 12};
@@ -131,7 +131,7 @@ Test(binary_more, prelu_scales_negative_values_by_a_per_channel_slope)
           (const double[]){-INFINITY, NAN, -0.0, -2}, 0, NULL, (const double[]){0.5});
 }
 
-Test(binary_more, prelu_of_integers_wraps)
+Test(fmod_prelu_bitwise, prelu_of_integers_wraps)
 {
     check_i(BP_OP_PRELU, BP_I8, 3, (const int64_t[]){-100, -2, 5}, (const int64_t[]){3, -64, 9},
             (const int64_t[]){-44, -128, 5});
@@ -139,7 +139,7 @@ Test(binary_more, prelu_of_integers_wraps)
 
 /* ---- bitwise ---------------------------------------------------------------------- */
 
-Test(binary_more, bitwise_and_or_xor_on_every_integer_dtype)
+Test(fmod_prelu_bitwise, bitwise_and_or_xor_on_every_integer_dtype)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be;
@@ -170,7 +170,7 @@ Test(binary_more, bitwise_and_or_xor_on_every_integer_dtype)
     bp_context_destroy(ctx);
 }
 
-Test(binary_more, xor_of_u8_values)
+Test(fmod_prelu_bitwise, xor_of_u8_values)
 {
     check_i(BP_OP_BITWISE_XOR, BP_U8, 3, (const int64_t[]){0xF0, 0xFF, 0x0F},
             (const int64_t[]){0x0F, 0x01, 0x0F}, (const int64_t[]){0xFF, 0xFE, 0x00});
@@ -178,7 +178,7 @@ Test(binary_more, xor_of_u8_values)
 
 /* ---- shifts ---------------------------------------------------------------------- */
 
-Test(binary_more, left_shift_loses_the_bits_shifted_out)
+Test(fmod_prelu_bitwise, left_shift_loses_the_bits_shifted_out)
 {
     check_i(BP_OP_BITSHIFT_LEFT, BP_U8, 4, (const int64_t[]){1, 0x81, 3, 255},
             (const int64_t[]){3, 1, 7, 4}, (const int64_t[]){8, 2, 128, 240});
@@ -186,7 +186,7 @@ Test(binary_more, left_shift_loses_the_bits_shifted_out)
             (const int64_t[]){31, 4, 1}, (const int64_t[]){INT32_MIN, -16, INT32_MIN});
 }
 
-Test(binary_more, right_shift_of_a_negative_value_fills_with_ones)
+Test(fmod_prelu_bitwise, right_shift_of_a_negative_value_fills_with_ones)
 {
     check_i(BP_OP_BITSHIFT_RIGHT, BP_I8, 4, (const int64_t[]){-128, -1, -7, 100},
             (const int64_t[]){1, 5, 1, 2}, (const int64_t[]){-64, -1, -4, 25});
@@ -194,7 +194,7 @@ Test(binary_more, right_shift_of_a_negative_value_fills_with_ones)
             (const int64_t[]){63, 62}, (const int64_t[]){-1, 1});
 }
 
-Test(binary_more, a_shift_by_the_width_or_more_or_by_a_negative_count_empties_the_value)
+Test(fmod_prelu_bitwise, a_shift_by_the_width_or_more_or_by_a_negative_count_empties_the_value)
 {
     check_i(BP_OP_BITSHIFT_LEFT, BP_I32, 4, (const int64_t[]){1, 5, -5, 7},
             (const int64_t[]){32, 100, 40, -1}, (const int64_t[]){0, 0, 0, 0});
@@ -204,7 +204,7 @@ Test(binary_more, a_shift_by_the_width_or_more_or_by_a_negative_count_empties_th
             (const int64_t[]){8, 7}, (const int64_t[]){0, 1});
 }
 
-Test(binary_more, shifts_broadcast_like_every_binary_op)
+Test(fmod_prelu_bitwise, shifts_broadcast_like_every_binary_op)
 {
     static const double a[] = {1, 2, 3, 4, 5, 6};
     static const double s[] = {0, 1, 2};
@@ -214,7 +214,7 @@ Test(binary_more, shifts_broadcast_like_every_binary_op)
           (const int64_t[]){3}, s);
 }
 
-Test(binary_more, large_inputs_match_the_oracle)
+Test(fmod_prelu_bitwise, large_inputs_match_the_oracle)
 {
     int64_t n = 70001;
     double *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);

@@ -33,7 +33,7 @@ static void expect_near(const float got[6], const double want[6], const char *wh
                   "%s[%d]: got %.9g, want %.9g", what, k, got[k], want[k]);
 }
 
-Test(abi_1_5, a_plugin_built_for_abi_1_4_reads_its_real_parameters_where_it_was_built_to)
+Test(abi_op_params, a_plugin_built_for_abi_1_4_reads_its_real_parameters_where_it_was_built_to)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be = NULL;
@@ -68,7 +68,7 @@ Test(abi_1_5, a_plugin_built_for_abi_1_4_reads_its_real_parameters_where_it_was_
     bp_context_destroy(ctx);
 }
 
-Test(abi_1_5, a_plugin_built_for_abi_1_4_is_never_handed_an_op_of_abi_1_5)
+Test(abi_op_params, a_plugin_built_for_abi_1_4_is_never_handed_an_op_of_abi_1_5)
 {
     bp_context *ctx = bpt_context();
     bp_backend *be = NULL;
@@ -127,25 +127,25 @@ static void reads_params_sent_by_a_1_4_core(const char *path)
     bpt_direct_close(&d);
 }
 
-Test(abi_1_5, binary_reads_the_parameters_a_core_of_abi_1_4_sends)
+Test(abi_op_params, binary_reads_the_parameters_a_core_of_abi_1_4_sends)
 {
     reads_params_sent_by_a_1_4_core(BPT_BUILD_PLUGIN_DIR "/bp_binary.so");
 }
 
-Test(abi_1_5, blas_cpu_reads_the_parameters_a_core_of_abi_1_4_sends)
+Test(abi_op_params, blas_cpu_reads_the_parameters_a_core_of_abi_1_4_sends)
 {
     if (access(BPT_BUILD_PLUGIN_DIR "/bp_blas_cpu.so", R_OK) != 0)
         cr_skip_test("blas_cpu is not built here (no OpenBLAS)");
     reads_params_sent_by_a_1_4_core(BPT_BUILD_PLUGIN_DIR "/bp_blas_cpu.so");
 }
 
-Test(abi_1_5, devsim_reads_the_parameters_a_core_of_abi_1_4_sends)
+Test(abi_op_params, devsim_reads_the_parameters_a_core_of_abi_1_4_sends)
 {
     reads_params_sent_by_a_1_4_core(BPT_DEVSIM_PATH);
 }
 
 /* bp_op_params_read itself: both layouts, a shorter struct, NULL. */
-Test(abi_1_5, bp_op_params_read_takes_each_layout_a_core_may_send)
+Test(abi_op_params, bp_op_params_read_takes_each_layout_a_core_may_send)
 {
     bp_op_params got;
     bp_op_params_1_4 old = {.struct_size = sizeof old, .i = {7, 0, 0, 0, 0, 9}, .f = {2.5, 0, 0, 0, 0, -1}};

@@ -1,8 +1,8 @@
-/* The core's validation of the ops of ABI 1.4 (ops_more_*.c, ops_gemm.c,
- * ops_compose.c, ops_einsum.c): wrong dtypes, shapes, axes, NULL arguments,
- * bad reductions, parameters and equations. Every failure returns the
- * documented code, sets *out to NULL (even over garbage), and says in
- * bp_last_error() what to do. */
+/* The core's error messages name the fix (ops_elementwise.c, ops_index.c,
+ * ops_reduce.c, ops_gemm.c, ops_compose.c, ops_einsum.c): wrong dtypes,
+ * shapes, axes, NULL arguments, bad reductions, parameters and equations.
+ * Every failure returns the documented code, sets *out to NULL (even over
+ * garbage), and says in bp_last_error() what to do. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +76,7 @@ static void free_fx(fx *f)
 
 /* ---- dtypes ------------------------------------------------------------------------ */
 
-Test(errors_more, float_only_ops_refuse_integers_naming_bp_cast)
+Test(error_messages, float_only_ops_refuse_integers_naming_bp_cast)
 {
     FOR_EACH(ctx, be, f) {
         bp_tensor *o;
@@ -93,7 +93,7 @@ Test(errors_more, float_only_ops_refuse_integers_naming_bp_cast)
     bp_context_destroy(ctx);
 }
 
-Test(errors_more, integer_only_and_bool_only_ops_refuse_other_dtypes)
+Test(error_messages, integer_only_and_bool_only_ops_refuse_other_dtypes)
 {
     FOR_EACH(ctx, be, f) {
         bp_tensor *o;
@@ -112,7 +112,7 @@ Test(errors_more, integer_only_and_bool_only_ops_refuse_other_dtypes)
     bp_context_destroy(ctx);
 }
 
-Test(errors_more, operands_of_two_dtypes_name_bp_cast)
+Test(error_messages, operands_of_two_dtypes_name_bp_cast)
 {
     FOR_EACH(ctx, be, f) {
         bp_tensor *o;
@@ -134,7 +134,7 @@ Test(errors_more, operands_of_two_dtypes_name_bp_cast)
     bp_context_destroy(ctx);
 }
 
-Test(errors_more, float_indices_are_a_dtype_error_naming_i32_or_i64)
+Test(error_messages, float_indices_are_a_dtype_error_naming_i32_or_i64)
 {
     FOR_EACH(ctx, be, f) {
         bp_tensor *o;
@@ -150,7 +150,7 @@ Test(errors_more, float_indices_are_a_dtype_error_naming_i32_or_i64)
 
 /* ---- shapes --------------------------------------------------------------------------- */
 
-Test(errors_more, prelu_slope_must_broadcast_to_x_one_way)
+Test(error_messages, prelu_slope_must_broadcast_to_x_one_way)
 {
     FOR_EACH(ctx, be, f) {
         bp_tensor *o;
@@ -162,7 +162,7 @@ Test(errors_more, prelu_slope_must_broadcast_to_x_one_way)
     bp_context_destroy(ctx);
 }
 
-Test(errors_more, gemm_shapes_name_what_does_not_fit)
+Test(error_messages, gemm_shapes_name_what_does_not_fit)
 {
     FOR_EACH(ctx, be, f) {
         bp_tensor *o;
@@ -177,7 +177,7 @@ Test(errors_more, gemm_shapes_name_what_does_not_fit)
     bp_context_destroy(ctx);
 }
 
-Test(errors_more, index_shapes_are_checked_before_any_index)
+Test(error_messages, index_shapes_are_checked_before_any_index)
 {
     FOR_EACH(ctx, be, f) {
         bp_tensor *o;
@@ -202,7 +202,7 @@ Test(errors_more, index_shapes_are_checked_before_any_index)
     bp_context_destroy(ctx);
 }
 
-Test(errors_more, composed_ops_check_their_shapes_first)
+Test(error_messages, composed_ops_check_their_shapes_first)
 {
     FOR_EACH(ctx, be, f) {
         bp_tensor *o, *parts[3];
@@ -228,7 +228,7 @@ Test(errors_more, composed_ops_check_their_shapes_first)
 
 /* ---- axes ------------------------------------------------------------------------------- */
 
-Test(errors_more, axes_out_of_range_are_a_shape_error_naming_the_valid_range)
+Test(error_messages, axes_out_of_range_are_a_shape_error_naming_the_valid_range)
 {
     FOR_EACH(ctx, be, f) {
         bp_tensor *o, *v, *i;
@@ -252,7 +252,7 @@ Test(errors_more, axes_out_of_range_are_a_shape_error_naming_the_valid_range)
 
 /* ---- NULL arguments and bad parameters ---------------------------------------------------- */
 
-Test(errors_more, null_arguments_are_invalid_arguments)
+Test(error_messages, null_arguments_are_invalid_arguments)
 {
     FOR_EACH(ctx, be, f) {
         bp_tensor *o, *v = NULL, *i = NULL;
@@ -277,7 +277,7 @@ Test(errors_more, null_arguments_are_invalid_arguments)
     bp_context_destroy(ctx);
 }
 
-Test(errors_more, bad_reductions_and_parameters_say_what_is_allowed)
+Test(error_messages, bad_reductions_and_parameters_say_what_is_allowed)
 {
     FOR_EACH(ctx, be, f) {
         bp_tensor *o, *v, *i;
@@ -304,7 +304,7 @@ Test(errors_more, bad_reductions_and_parameters_say_what_is_allowed)
     bp_context_destroy(ctx);
 }
 
-Test(errors_more, einsum_refuses_bad_equations_saying_why)
+Test(error_messages, einsum_refuses_bad_equations_saying_why)
 {
     FOR_EACH(ctx, be, f) {
         bp_tensor *o;
@@ -317,7 +317,7 @@ Test(errors_more, einsum_refuses_bad_equations_saying_why)
     bp_context_destroy(ctx);
 }
 
-Test(errors_more, tensors_of_two_backends_name_bp_backend_copy)
+Test(error_messages, tensors_of_two_backends_name_bp_backend_copy)
 {
     bp_context *ctx = bpt_context();
     bp_backend *list[16];
