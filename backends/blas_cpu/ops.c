@@ -11,22 +11,15 @@
 #include "blas_cpu.h"
 #include "vmath.h"
 
-/* Cost of one element in BPC_GRAIN units: a libm call (or a Philox draw)
- * costs about BPC_HEAVY simple ones. */
+/* Cost of one element in BPC_GRAIN units, from the op table's cost class: a
+ * libm call (or a Philox draw) costs about BPC_HEAVY simple ones; a cheap
+ * op on a half type about 4 (the conversions). */
 static int64_t weight(bp_op op, bp_dtype dt)
 {
-    switch (op) {
-    case BP_OP_NEG: case BP_OP_ABS: case BP_OP_SIGN: case BP_OP_RELU: case BP_OP_ISNAN:
-    case BP_OP_ISINF: case BP_OP_LOGICAL_NOT: case BP_OP_ADD: case BP_OP_SUB: case BP_OP_MUL:
-    case BP_OP_MAXIMUM: case BP_OP_MINIMUM: case BP_OP_EQ: case BP_OP_NE: case BP_OP_LT:
-    case BP_OP_LE: case BP_OP_GT: case BP_OP_GE: case BP_OP_LOGICAL_AND: case BP_OP_LOGICAL_OR:
-    case BP_OP_LOGICAL_XOR: case BP_OP_WHERE: case BP_OP_CAST: case BP_OP_COPY:
-    case BP_OP_SUM: case BP_OP_MEAN: case BP_OP_PROD: case BP_OP_MAX: case BP_OP_MIN:
-    case BP_OP_ARGMAX: case BP_OP_ARGMIN:
-        return dt == BP_F16 || dt == BP_BF16 ? 4 : 1;
-    default:
+    const bp_op_info *info = bp_op_info_of(op);
+    if (!info || info->cost == BP_COST_HEAVY)
         return BPC_HEAVY;
-    }
+    return dt == BP_F16 || dt == BP_BF16 ? 4 : 1;
 }
 
 /* ---- elementwise -------------------------------------------------------- */
