@@ -86,11 +86,16 @@ static void usage(FILE *f)
             "op specs: NAME[:MOD]..., a MOD being a dtype (f32, the default; f64 f16 bf16\n"
             "i32 i64 u8 i8 bool), an axis list (0 or 0,2 or -1) or `all`. Inputs are\n"
             "uniform random on the host ([-1, 1) for floats, [-4, 4) for transcendental\n"
-            "unary ops, [0.1, 10) where the domain asks, [-1000, 1000) for integers).\n"
-            "  UNARY          neg exp tanh ... logical_not (bool); shape S\n"
-            "  BINARY         add ... pow, eq ... ge, logical_and ... (bool); two of shape S\n"
+            "unary ops, [0.1, 10), [-0.99, 0.99) or [1, 10) where the domain asks,\n"
+            "[-1000, 1000) for integers). The default dtype is f32, i32 for integer-only\n"
+            "ops, bool for logical ones.\n"
+            "  UNARY          every elementwise op of one tensor (neg exp tanh ... celu),\n"
+            "                 its parameters at their defaults; shape S\n"
+            "  BINARY         every one of two tensors (add ... pow, eq ... ge,\n"
+            "                 logical_and ..., bitwise_and ...); two of shape S\n"
             "  add_tiny       add at size 4 by default: the per-op overhead\n"
-            "  REDUCE[:AXES]  sum prod mean max min argmax argmin logsumexp (default: all)\n"
+            "  REDUCE[:AXES]  every reduction: sum prod mean max min argmax argmin logsumexp\n"
+            "                 l1 l2 var std any ... (default: all)\n"
             "  softmax[:AXIS], log_softmax[:AXIS]   default -1; S = N means N x 1024\n"
             "  matmul         S = N (N x N times N x N), MxKxN, or BxMxKxN (batched)\n"
             "  where          bool cond ? a : b, all of shape S\n"
@@ -193,12 +198,17 @@ static bool find_family(const char *name, spec *sp)
                 sp->axes_given = true, sp->n_axes = 1, sp->axes[0] = 0;
             return true;
         }
-    for (int op = 0; op < BP_OP_FIRST_1_4; op++) {
-        bp_op_family fa = bp_op_family_of((bp_op)op);
-        if (strcmp(name, bp_op_name((bp_op)op)) != 0 ||
-            (fa != BP_FAMILY_UNARY && fa != BP_FAMILY_BINARY && fa != BP_FAMILY_REDUCE))
+    /* every op of a unary, binary or reduce kind, by the op table */
+    for (int op = 0; op < BP_OP_COUNT; op++) {
+        const bp_op_info *info = bp_op_info_of((bp_op)op);
+        if (strcmp(name, info->name) != 0)
             continue;
-        sp->f = fa == BP_FAMILY_UNARY ? F_UNARY : fa == BP_FAMILY_BINARY ? F_BINARY : F_REDUCE;
+        switch (info->kind) {
+        case BP_KIND_UNARY: sp->f = F_UNARY; break;
+        case BP_KIND_BINARY: sp->f = F_BINARY; break;
+        case BP_KIND_REDUCE: sp->f = F_REDUCE; break;
+        default: return false;
+        }
         sp->op = (bp_op)op;
         return true;
     }
@@ -216,9 +226,13 @@ static bool parse_spec(const char *s, spec *sp)
     char *save = NULL, *tok = strtok_r(buf, ":", &save);
     if (!tok || !find_family(tok, sp))
         return false;
-    bool logical = sp->op == BP_OP_LOGICAL_NOT || sp->op == BP_OP_LOGICAL_AND ||
-                   sp->op == BP_OP_LOGICAL_OR || sp->op == BP_OP_LOGICAL_XOR;
-    sp->dt = sp->dt2 = logical ? BP_BOOL : BP_F32;
+    /* the default dtype: f32, or the first the op's dtype class allows */
+    switch (bp_op_info_of(sp->op)->dtypes) {
+    case BP_DTYPES_BOOL: sp->dt = BP_BOOL; break;
+    case BP_DTYPES_INTEGER: sp->dt = BP_I32; break;
+    default: sp->dt = BP_F32; break;
+    }
+    sp->dt2 = sp->dt;
     while ((tok = strtok_r(NULL, ":", &save))) {
         bp_dtype dt;
         if (parse_dtype(tok, &dt)) {
@@ -368,8 +382,12 @@ static void value_range(const spec *s, int which, double *lo, double *hi)
     if (!is_float || s->f == F_CAST) {
         *lo = -1000.0, *hi = 1000.0;
     } else if (s->f == F_UNARY && (op == BP_OP_LOG || op == BP_OP_SQRT || op == BP_OP_RSQRT ||
-                                   op == BP_OP_RECIPROCAL)) {
+                                   op == BP_OP_RECIPROCAL || op == BP_OP_LOG1P)) {
         *lo = 0.1, *hi = 10.0;
+    } else if (s->f == F_UNARY && (op == BP_OP_ACOS || op == BP_OP_ASIN || op == BP_OP_ATANH)) {
+        *lo = -0.99, *hi = 0.99;
+    } else if (s->f == F_UNARY && op == BP_OP_ACOSH) {
+        *lo = 1.0, *hi = 10.0;
     } else if (s->f == F_BINARY && op == BP_OP_POW) {
         *lo = which == 0 ? 0.1 : -4.0, *hi = which == 0 ? 10.0 : 4.0;
     } else if (s->f == F_UNARY && op != BP_OP_NEG && op != BP_OP_ABS && op != BP_OP_SIGN &&
