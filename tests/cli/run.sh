@@ -210,5 +210,19 @@ check conform_an_unknown_backend_keeps_the_lines_of_its_error 1 "$bp" conform --
     ok conform_an_unknown_backend_keeps_the_lines_of_its_error ||
     bad "conform_an_unknown_backend_keeps_the_lines_of_its_error: $(head -c 400 "$tmp/err")"; }
 
+# bench times every op of a unary, binary or reduce kind of the op table,
+# each in a dtype it accepts by default (bitwise_and: i32), and refuses the
+# rest by name.
+check bench_times_every_unary_binary_and_reduce_op 0 "$bp" bench --backend binary \
+  --op celu --op bitwise_and --op reduce_l2 --op logical_xor --size 64 --json --min-time 0.001 --min-reps 1 &&
+  { python3 -c 'import json, sys; rows = json.load(open(sys.argv[1]))
+assert [r["op"] for r in rows] == ["celu", "bitwise_and", "reduce_l2", "logical_xor"], rows
+assert all(r["median_s"] > 0 for r in rows), rows' "$tmp/out" &&
+    ok bench_times_every_unary_binary_and_reduce_op ||
+    bad "bench_times_every_unary_binary_and_reduce_op: $(head -c 400 "$tmp/out")"; }
+check bench_refuses_an_op_it_cannot_time_by_name 2 "$bp" bench --op one_hot &&
+  { stderr_has "one_hot" && ok bench_refuses_an_op_it_cannot_time_by_name ||
+    bad "bench_refuses_an_op_it_cannot_time_by_name: $(head -c 300 "$tmp/err")"; }
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
