@@ -214,7 +214,7 @@ static void every_target(bp_dtype src, const inputs *in)
     bp_context_destroy(ctx);
 }
 
-Test(cast_paths, every_f16_and_bf16_input_casts_as_the_rules_say, .timeout = 120)
+Test(cast_paths, every_f16_and_bf16_input_casts_as_the_rules_say)
 {
     setenv("BP_LOG_LEVEL", "error", 1);
     for (int h = 0; h < 2; h++) {
@@ -228,7 +228,7 @@ Test(cast_paths, every_f16_and_bf16_input_casts_as_the_rules_say, .timeout = 120
     }
 }
 
-Test(cast_paths, f32_and_f64_inputs_at_every_rounding_edge_cast_as_the_rules_say, .timeout = 300)
+Test(cast_paths, f32_and_f64_inputs_at_every_rounding_edge_cast_as_the_rules_say)
 {
     setenv("BP_LOG_LEVEL", "error", 1);
     inputs f32 = f32_inputs(), f64 = f64_inputs(&f32);
@@ -238,7 +238,7 @@ Test(cast_paths, f32_and_f64_inputs_at_every_rounding_edge_cast_as_the_rules_say
     free(f64.bytes);
 }
 
-Test(cast_paths, integer_inputs_at_every_power_of_two_cast_as_the_rules_say, .timeout = 120)
+Test(cast_paths, integer_inputs_at_every_power_of_two_cast_as_the_rules_say)
 {
     setenv("BP_LOG_LEVEL", "error", 1);
     for (int w = 0; w < 2; w++) {
