@@ -315,6 +315,26 @@ typedef int32_t vi8 __attribute__((vector_size(32)));
 typedef double vd4 __attribute__((vector_size(32)));
 typedef int64_t vl4 __attribute__((vector_size(32)));
 
+/* a > m ? a : m (is_max) or a < m ? a : m, lane by lane: x86's max and min
+ * instructions are exactly that (the second operand when the comparison is
+ * false, NaN included); elsewhere a spelled-out select. With AVX-512 the
+ * select compiled to a masked store of the accumulator to the stack, a
+ * store-to-load chain per vector (max over 4096 x 4096 f32: 1.4x the AVX2
+ * build's time). */
+#if defined(__AVX__)
+#include <immintrin.h>
+#define EXTREME_SEL(VT, VI, a, m, is_max)                                            \
+    (sizeof(VT) == sizeof(__m256) && sizeof((a)[0]) == sizeof(float)                 \
+         ? (VT)((is_max) ? _mm256_max_ps((__m256)(a), (__m256)(m))                   \
+                         : _mm256_min_ps((__m256)(a), (__m256)(m)))                  \
+         : (VT)((is_max) ? _mm256_max_pd((__m256d)(a), (__m256d)(m))                 \
+                         : _mm256_min_pd((__m256d)(a), (__m256d)(m))))
+#else
+#define EXTREME_SEL(VT, VI, a, m, is_max)                                            \
+    ((VT)(((VI)(a) & ((is_max) ? (VI)((a) > (m)) : (VI)((a) < (m)))) |               \
+          ((VI)(m) & ~((is_max) ? (VI)((a) > (m)) : (VI)((a) < (m))))))
+#endif
+
 #define EXTREME_BODY(T, VT, VI, L, p, n, is_max)                                     \
     VT m0, m1;                                                                       \
     VI n0 = {0}, n1 = {0};                                                           \
@@ -325,10 +345,8 @@ typedef int64_t vl4 __attribute__((vector_size(32)));
         VT a, b;                                                                     \
         memcpy(&a, p + i, sizeof a);                                                 \
         memcpy(&b, p + i + L, sizeof b);                                             \
-        VI ga = is_max ? (VI)(a > m0) : (VI)(a < m0);                                \
-        VI gb = is_max ? (VI)(b > m1) : (VI)(b < m1);                                \
-        m0 = (VT)(((VI)a & ga) | ((VI)m0 & ~ga));                                    \
-        m1 = (VT)(((VI)b & gb) | ((VI)m1 & ~gb));                                    \
+        m0 = EXTREME_SEL(VT, VI, a, m0, is_max);                                     \
+        m1 = EXTREME_SEL(VT, VI, b, m1, is_max);                                     \
         n0 |= (VI)(a != a);                                                          \
         n1 |= (VI)(b != b);                                                          \
     }                                                                                \
