@@ -27,12 +27,13 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Context 0 prefers binary; context 1 skips a missing backend first. Logs
- * are off so that the fuzzer's output stays readable (fuzz_config covers
- * the log levels). */
+/* Context 0 prefers binary; context 1 skips a backend that cannot open here
+ * first (cuda: no GPU, or not built; a name no plugin has would be a
+ * configuration error). Logs are off so that the fuzzer's output stays
+ * readable (fuzz_config covers the log levels). */
 static const char fa_config0[] = "[backplane]\ndefault_backend = binary\nlog_level = off\n"
                                  "[backend.blas_cpu]\nthreads = 2\ncache_mb = 1\n";
-static const char fa_config1[] = "[backplane]\ndefault_backend = nosuch, blas_cpu, binary\n"
+static const char fa_config1[] = "[backplane]\ndefault_backend = cuda, blas_cpu, binary\n"
                                  "log_level = off\n[backend.blas_cpu]\nthreads = 1\ncache_mb = 0\n";
 static char fa_path[2][600];
 
