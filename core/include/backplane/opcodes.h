@@ -44,9 +44,9 @@ extern "C" {
     X(SIGN,         sign,         UNARY,  0, "x",     "y", 0, NUMERIC, SAME, CHEAP)                 \
     X(EXP,          exp,          UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
     X(LOG,          log,          UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
-    X(SQRT,         sqrt,         UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(SQRT,         sqrt,         UNARY,  0, "x",     "y", 0, FLOAT,   SAME, CHEAP)                 \
     X(RSQRT,        rsqrt,        UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
-    X(RECIPROCAL,   reciprocal,   UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(RECIPROCAL,   reciprocal,   UNARY,  0, "x",     "y", 0, FLOAT,   SAME, CHEAP)                 \
     X(SIN,          sin,          UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
     X(COS,          cos,          UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
     X(TAN,          tan,          UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
@@ -55,9 +55,9 @@ extern "C" {
     X(RELU,         relu,         UNARY,  0, "x",     "y", 0, NUMERIC, SAME, CHEAP)                 \
     X(GELU,         gelu,         UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
     X(ERF,          erf,          UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
-    X(FLOOR,        floor,        UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
-    X(CEIL,         ceil,         UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
-    X(ROUND,        round,        UNARY,  0, "x",     "y", 0, FLOAT,   SAME, HEAVY)                 \
+    X(FLOOR,        floor,        UNARY,  0, "x",     "y", 0, FLOAT,   SAME, CHEAP)                 \
+    X(CEIL,         ceil,         UNARY,  0, "x",     "y", 0, FLOAT,   SAME, CHEAP)                 \
+    X(ROUND,        round,        UNARY,  0, "x",     "y", 0, FLOAT,   SAME, CHEAP)                 \
     X(ISNAN,        isnan,        UNARY,  0, "x",     "y", 0, FLOAT,   BOOL, CHEAP)                 \
     X(ISINF,        isinf,        UNARY,  0, "x",     "y", 0, FLOAT,   BOOL, CHEAP)                 \
     X(LOGICAL_NOT,  logical_not,  UNARY,  0, "x",     "y", 0, BOOL,    SAME, CHEAP)                 \
@@ -241,7 +241,8 @@ typedef enum bp_op_result {
 } bp_op_result;
 
 typedef enum bp_op_cost {
-    BP_COST_CHEAP,      /* a few instructions an element: memory-bound */
+    BP_COST_CHEAP,      /* a few instructions an element (sqrt, floor and a float
+                         * division are instructions): memory-bound */
     BP_COST_HEAVY       /* a libm call or more an element */
 } bp_op_cost;
 
