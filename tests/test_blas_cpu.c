@@ -190,6 +190,43 @@ Test(blas_cpu, pool_threads_start_when_work_first_needs_them)
                  worked);
 }
 
+/* A worker that finishes a job watches for the next one for a few tens of
+ * microseconds before it sleeps. Closing the backend in that window (right
+ * after back-to-back parallel jobs) still stops and joins every worker, and
+ * the jobs' results are whole. */
+Test(blas_cpu, pool_workers_watching_for_work_stop_when_the_backend_closes)
+{
+    char path[64];
+    write_ini(path, "[backend.blas_cpu]\nthreads = 2\n");
+    int before = -1; /* counted after the first round: OpenBLAS keeps its own threads */
+    for (int round = 0; round < 20; round++) {
+        bp_context *ctx = NULL;
+        BPT_OK(bp_context_create(path, &ctx));
+        bp_backend *blas = NULL;
+        if (bp_backend_get(ctx, "blas_cpu", &blas) != BP_OK) {
+            bp_context_destroy(ctx);
+            unlink(path);
+            cr_skip_test("the blas_cpu plugin is not available");
+        }
+        int64_t n = (int64_t)1 << 20;
+        bp_tensor *ones = NULL, *twos = NULL, *s = NULL;
+        BPT_OK(bp_full(blas, BP_F32, 1, &n, 1.0, &ones));
+        BPT_OK(bp_add(ones, ones, &twos)); /* 2^20 elements: a team of two */
+        BPT_OK(bp_sum(twos, 0, NULL, false, &s));
+        double total = 0;
+        BPT_OK(bp_item_f64(s, &total));
+        cr_expect_eq(total, 2.0 * (double)n, "round %d: sum %.17g", round, total);
+        bp_tensor_release(ones);
+        bp_tensor_release(twos);
+        bp_tensor_release(s);
+        bp_context_destroy(ctx); /* the worker is still watching for a job */
+        if (round == 0)
+            before = process_threads();
+    }
+    unlink(path);
+    cr_assert_eq(process_threads(), before, "workers outlived their backend");
+}
+
 Test(blas_cpu, bad_threads_values_are_config_errors)
 {
     static const char *const bad[] = {"0", "-2", "many", "4x", "", "100000"};

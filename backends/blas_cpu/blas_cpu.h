@@ -68,6 +68,9 @@ typedef struct bpc_dev {
  * thread: a parallel region costs a few microseconds, about what one core
  * needs for this many adds. Transcendental elements count BPC_HEAVY each. */
 #define BPC_GRAIN ((int64_t)1 << 16)
+/* How long a pool thread watches for the next job (or the caller for its
+ * workers to finish) before it sleeps: pool.c. */
+#define BPC_SPIN_NS 50000
 #define BPC_HEAVY 16
 #define BPC_MAX_VIEWS 4
 #define BPC_MAX_TEAM 256
