@@ -308,6 +308,39 @@ static void softmax_f64_rows_close(bp_backend *bin, bp_backend *blas, const char
     free(v);
 }
 
+/* f32 rsqrt computes in float lanes plus one Newton step in double and
+ * falls back to the reference where a float rounding boundary is near (the
+ * low 29 bits of the double result within 1024 of half). These inputs are
+ * the nearest cases: every float of [1, 4) (each mantissa, both exponent
+ * parities: rsqrt(4x) = rsqrt(x) / 2) whose reference double lies within
+ * 4096 double ulps of a boundary. The result must be the reference's bits. */
+static void f32_rsqrt_next_to_rounding_boundaries(bp_backend *bin, bp_backend *blas,
+                                                  const char *level)
+{
+    enum { CAP = 4096 };
+    float *x = malloc(CAP * sizeof *x);
+    cr_assert_not_null(x);
+    int64_t n = 0;
+    for (float v = 1.0f; v < 4.0f && n < CAP; v = nextafterf(v, INFINITY)) {
+        double r = 1.0 / sqrt((double)v);
+        uint64_t b;
+        memcpy(&b, &r, sizeof b);
+        int64_t off = (int64_t)(b & ((UINT64_C(1) << 29) - 1)) - ((int64_t)1 << 28);
+        if (off > -4096 && off < 4096)
+            x[n++] = v;
+    }
+    cr_assert_gt(n, 16, "only %lld floats of [1, 4) are near a rounding boundary", (long long)n);
+    bp_tensor *x0 = raw(bin, BP_F32, 1, &n, x), *x1 = raw(blas, BP_F32, 1, &n, x);
+    bp_tensor *r0 = NULL, *r1 = NULL;
+    BPT_OK(bp_unary(BP_OP_RSQRT, x0, &r0));
+    BPT_OK(bp_unary(BP_OP_RSQRT, x1, &r1));
+    char what[64];
+    snprintf(what, sizeof what, "%s f32 rsqrt next to rounding boundaries", level);
+    expect_f32_within(what, r0, r1, x, 0);
+    bp_tensor_release(r0), bp_tensor_release(r1), bp_tensor_release(x0), bp_tensor_release(x1);
+    free(x);
+}
+
 static void level_matches_the_reference(const char *level)
 {
     bp_backend *bin, *blas;
@@ -320,6 +353,7 @@ static void level_matches_the_reference(const char *level)
     f32_unary_within_one_ulp(bin, blas, level);
     f64_unary_within_1e14(bin, blas, level);
     f32_pow_within_one_ulp(bin, blas, level);
+    f32_rsqrt_next_to_rounding_boundaries(bin, blas, level);
     column_folds_bit_for_bit(bin, blas, level);
     softmax_f64_rows_close(bin, blas, level);
     bp_context_destroy(ctx);
