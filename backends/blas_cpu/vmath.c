@@ -8,6 +8,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__AVX__)
+#include <immintrin.h> /* EXTREME_SEL */
+#endif
 
 #include "vmath.h"
 
@@ -371,7 +374,6 @@ typedef int64_t vl4 __attribute__((vector_size(32)));
  * store-to-load chain per vector (max over 4096 x 4096 f32: 1.4x the AVX2
  * build's time). */
 #if defined(__AVX__)
-#include <immintrin.h>
 #define EXTREME_SEL(VT, VI, a, m, is_max)                                            \
     (sizeof(VT) == sizeof(__m256) && sizeof((a)[0]) == sizeof(float)                 \
          ? (VT)((is_max) ? _mm256_max_ps((__m256)(a), (__m256)(m))                   \

@@ -326,12 +326,19 @@ BPK_CLONES bp_status bpk_unary(void *dev, bp_op op, const bp_view *x, const bp_v
     break
 #define NUMERIC_BIN(FEXPR, IFN) NUMERIC_BIN_L(BIN_LOOP, FEXPR, IFN)
 
+/* The float dtypes' cases: EXPR of double p and q, rounded once; f64 and
+ * f32 by LOOP (BIN_LOOP has the broadcast fast paths), f16 and bf16 by
+ * BIN_LOOP_S. */
+#define FLOAT_CASES_D(LOOP, EXPR)                                                       \
+    case BP_F64: LOOP(double, double, ID, double, ID, EXPR); return BP_OK;             \
+    case BP_F32: LOOP(float, double, TO_F64, float, TO_F32, EXPR); return BP_OK;       \
+    case BP_F16: BIN_LOOP_S(uint16_t, double, F16_F, uint16_t, F_F16, EXPR); return BP_OK; \
+    case BP_BF16: BIN_LOOP_S(uint16_t, double, BF16_F, uint16_t, F_BF16, EXPR); return BP_OK;
+
 /* As NUMERIC_BIN, but floats compute in double and round once. */
 #define NUMERIC_BIN_D(FEXPR, IFN)                                                       \
     switch (dt) {                                                                       \
-    case BP_F32: BIN_LOOP_S(float, double, TO_F64, float, TO_F32, FEXPR); return BP_OK;  \
-    case BP_F16: BIN_LOOP_S(uint16_t, double, F16_F, uint16_t, F_F16, FEXPR); return BP_OK; \
-    case BP_BF16: BIN_LOOP_S(uint16_t, double, BF16_F, uint16_t, F_BF16, FEXPR); return BP_OK; \
+    FLOAT_CASES_D(BIN_LOOP_S, FEXPR)                                                    \
     default: NUMERIC_BIN_L(BIN_LOOP_S, FEXPR, IFN);                                     \
     }                                                                                   \
     break
@@ -665,10 +672,7 @@ static inline int64_t shift_right(bp_dtype dt, int64_t a, int64_t b)
 /* EXPR of double p and q on every float dtype, rounded once. */
 #define FLOAT_BIN_D(EXPR)                                                               \
     switch (dt) {                                                                       \
-    case BP_F64: BIN_LOOP(double, double, ID, double, ID, EXPR); return BP_OK;         \
-    case BP_F32: BIN_LOOP(float, double, TO_F64, float, TO_F32, EXPR); return BP_OK;   \
-    case BP_F16: BIN_LOOP_S(uint16_t, double, F16_F, uint16_t, F_F16, EXPR); return BP_OK; \
-    case BP_BF16: BIN_LOOP_S(uint16_t, double, BF16_F, uint16_t, F_BF16, EXPR); return BP_OK; \
+    FLOAT_CASES_D(BIN_LOOP, EXPR)                                                       \
     default: break;                                                                     \
     }                                                                                   \
     break
