@@ -115,19 +115,17 @@ bp_status bp__require_op(const bp_backend *b, bp_op op, bp_dtype dtype, bool has
                      has_entry ? "" : " (the plugin has no entry for this op family)");
 }
 
-const char *bp__op_fn(bp_op op, char *buf, size_t cap)
+const char *bp__op_fn(bp_op op)
 {
-    /* "bp_" + the op's name, truncated as snprintf would; copied rather than
-     * snprintf'd: this runs on every op's path, and the snprintf was ~600 of
-     * the ~4,300 instructions of a 4-element add (docs/performance.md) */
-    size_t n = 0;
-    for (const char *s = "bp_"; *s && n + 1 < cap; s++)
-        buf[n++] = *s;
-    for (const char *s = bp_op_name(op); *s && n + 1 < cap; s++)
-        buf[n++] = *s;
-    if (cap)
-        buf[n] = '\0';
-    return buf;
+    /* made by the op table at compile time: this runs on every op's path,
+     * where formatting it cost ~600 instructions (snprintf) and then ~65
+     * (a copy) of a 4-element add's ~2,900 (docs/performance.md) */
+    static const char *const names[] = {
+#define BP__OP_FN(NAME, name, KIND, SINCE, IN, OUT, TYPED, DTYPES, RESULT, COST) "bp_" #name,
+        BP_OP_TABLE(BP__OP_FN)
+#undef BP__OP_FN
+    };
+    return (unsigned)op < (unsigned)BP_OP_COUNT ? names[op] : "bp_?";
 }
 
 static bool bp__class_accepts(bp_op_dtypes cls, bp_dtype dt)
@@ -199,13 +197,6 @@ bp_status bp__op_begin(const char *fn, bp_op op, const bp_tensor *const *in, bp_
 bp_status bp__op_require(const bp_backend *be, bp_op op, bp_dtype dtype)
 {
     return bp__require_op(be, op, dtype, bp__op_has_entry(be, op));
-}
-
-bp_op_params bp__params(void)
-{
-    bp_op_params p = {0};
-    p.struct_size = sizeof p;
-    return p;
 }
 
 bp_status bp__op_into_new(const char *fn, bp_backend *be, bp_op op, const bp_op_params *p,

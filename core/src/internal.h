@@ -318,6 +318,10 @@ typedef struct bp__storage {
     struct bp__storage *lender;
     void (*release)(void *);
     void *release_ctx;
+    /* 2 when this storage and its first handle are one allocation (tensor.c's
+     * bp__tensor_block), one for each that is still alive; the block is freed
+     * when both are gone. */
+    atomic_int block_parts;
 } bp__storage;
 
 /* ---- memory exchanged with other libraries (exchange.c) -------------------- */
@@ -418,8 +422,9 @@ bp_status bp__check_dtype(const char *fn, const char *op_name, const char *arg, 
 #define BP__SHAPE_STR_CAP 200
 const char *bp__format_shape(int32_t rank, const int64_t *shape, char *buf, size_t cap);
 #define BP__SHAPE_STR(buf, rank, shape) bp__format_shape((rank), (shape), (buf), BP__SHAPE_STR_CAP)
-/* "bp_add" for BP_OP_ADD: the public call named in messages. Returns buf. */
-const char *bp__op_fn(bp_op op, char *buf, size_t cap);
+/* "bp_add" for BP_OP_ADD: the public call named in messages ("bp_?" for a
+ * code the table does not have). A static string. */
+const char *bp__op_fn(bp_op op);
 
 /* ---- planning reductions (reduce_plan.c) --------------------------------------- */
 typedef struct bp__reduce_plan {
@@ -486,8 +491,14 @@ bp_status bp__op_run(bp_backend *be, bp_op op, const bp_op_params *p, const bp_v
 bool bp__compat_has_entry(const bp_backend *b, bp_op op);
 bp_status bp__compat_run(bp_backend *be, bp_op op, const bp_op_params *p, const bp_view *const *in,
                          const bp_view *const *out);
-/* Zeroed parameters with their struct_size. */
-bp_op_params bp__params(void);
+/* Zeroed parameters with their struct_size (inline: every op's path builds
+ * one, and out of line the 264 bytes were zeroed and then copied). */
+static inline bp_op_params bp__params(void)
+{
+    bp_op_params p = {0};
+    p.struct_size = sizeof p;
+    return p;
+}
 /* Every element of v (a view of a tensor of be) = value in v's dtype: the
  * FILL op (ops_creation.c). */
 bp_status bp__fill_view(bp_backend *be, const bp_view *v, double value);

@@ -25,8 +25,7 @@ static bp_status along_axis(bp_backend *be, bp_op op, const bp_tensor *x, int32_
 static bp_status axis_op(bp_op op, const bp_tensor *x, int32_t axis, const bp_op_params *p,
                          bp_tensor **out)
 {
-    char fn[48];
-    bp__op_fn(op, fn, sizeof fn);
+    const char *fn = bp__op_fn(op);
     BP__TRY(bp__check_out(fn, out));
     bp_backend *be;
     BP__TRY(bp__op_begin(fn, op, (const bp_tensor *const[]){x}, &be));

@@ -31,8 +31,7 @@ static bp_dtype result_dtype(bp_op op, bp_dtype typed)
 
 static bp_status unary(bp_op op, const bp_tensor *x, const bp_op_params *p, bp_tensor **out)
 {
-    char fn[48];
-    bp__op_fn(op, fn, sizeof fn);
+    const char *fn = bp__op_fn(op);
     BP__TRY(bp__check_out(fn, out));
     bp_backend *be;
     BP__TRY(bp__op_begin(fn, op, (const bp_tensor *const[]){x}, &be));
@@ -136,8 +135,7 @@ bp_status bp_binary(bp_op op, const bp_tensor *a, const bp_tensor *b, bp_tensor 
 {
     BP__TRY(bp__check_out("bp_binary", out));
     BP__TRY(check_kind("bp_binary", op, BP_KIND_BINARY, "binary"));
-    char fn[48];
-    bp__op_fn(op, fn, sizeof fn);
+    const char *fn = bp__op_fn(op);
     bp_backend *be;
     const bp_tensor *in[2] = {a, b};
     BP__TRY(bp__op_same_dtype(fn, op, in, 0, 1));

@@ -50,8 +50,7 @@ static bp_status loss(bp_op op, const bp_tensor *x, const bp_tensor *labels,
                       const bp_tensor *weights, bp_loss_reduction reduction,
                       const int64_t *ignore_index, bp_tensor **out, bp_tensor **log_prob)
 {
-    char fn[48];
-    bp__op_fn(op, fn, sizeof fn);
+    const char *fn = bp__op_fn(op);
     BP__TRY(bp__check_outs(fn, out, 1, (bp_tensor **const[]){log_prob}));
     BP__TRY(loss_operands(fn, op, x, labels, weights, reduction));
     BP__TRY(bp__check_class_labels(fn, labels, x->shape[1], ignore_index));

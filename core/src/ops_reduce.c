@@ -24,8 +24,7 @@ static bool has_identity(bp_op op)
 static bp_status reduce(bp_op op, const bp_tensor *x, int32_t n_axes, const int32_t *axes,
                         bool keepdims, double correction, bp_tensor **out)
 {
-    char fn[48];
-    bp__op_fn(op, fn, sizeof fn);
+    const char *fn = bp__op_fn(op);
     BP__TRY(bp__check_out(fn, out));
     bp_backend *be;
     BP__TRY(bp__op_begin(fn, op, (const bp_tensor *const[]){x}, &be));

@@ -1,4 +1,6 @@
 /* Tensors: lifetime, shapes, host I/O, metadata-only views. */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +149,33 @@ void bp__storage_drop_data(bp__storage *s)
     }
 }
 
+/* A tensor with a storage of its own is born as one allocation, the handle
+ * and its storage together: one malloc and one free per op output instead
+ * of two each (~330 of the ~2,900 instructions of a 4-element add). A view
+ * made later shares the storage with a handle of its own, so the block
+ * stays until both its handle and its storage are released. */
+typedef struct bp__tensor_block {
+    bp_tensor t;
+    bp__storage s;
+} bp__tensor_block;
+
+static bp__tensor_block *bp__block_of_storage(bp__storage *s)
+{
+    return (bp__tensor_block *)(void *)((char *)s - offsetof(bp__tensor_block, s));
+}
+
+static bool bp__tensor_in_block(const bp_tensor *t)
+{
+    return (uintptr_t)t->storage == (uintptr_t)t + offsetof(bp__tensor_block, s);
+}
+
+/* One of the block's two parts is done; the second frees it. */
+static void bp__block_part_done(bp__tensor_block *blk)
+{
+    if (atomic_fetch_sub(&blk->s.block_parts, 1) == 1)
+        free(blk);
+}
+
 void bp__storage_release(bp__storage *s)
 {
     if (atomic_fetch_sub(&s->refs, 1) != 1)
@@ -155,7 +184,10 @@ void bp__storage_release(bp__storage *s)
     bp__storage_drop_data(s);
     atomic_fetch_sub(&b->live_tensors, 1);
     bp_context *ctx = b->ctx;
-    free(s);
+    if (atomic_load(&s->block_parts) > 0)
+        bp__block_part_done(bp__block_of_storage(s));
+    else
+        free(s);
     bp__context_release(ctx);
 }
 
@@ -167,14 +199,15 @@ static bp_status bp__tensor_shell(const char *fn, bp_dtype dtype, int32_t rank,
 {
     int64_t numel;
     size_t nbytes;
+    *t = NULL;
+    *s = NULL;
     BP__TRY(bp__shape_check(fn, dtype, rank, shape, &numel, &nbytes));
-    *t = calloc(1, sizeof **t);
-    *s = calloc(1, sizeof **s);
-    if (!*t || !*s) {
-        free(*t);
-        free(*s);
+    bp__tensor_block *blk = calloc(1, sizeof *blk);
+    if (!blk)
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    }
+    *t = &blk->t;
+    *s = &blk->s;
+    atomic_init(&blk->s.block_parts, 2);
     (*t)->dtype = dtype;
     (*t)->rank = rank;
     for (int32_t k = 0; k < rank; k++)
@@ -182,6 +215,12 @@ static bp_status bp__tensor_shell(const char *fn, bp_dtype dtype, int32_t rank,
     (*t)->numel = numel;
     (*t)->nbytes = nbytes;
     return BP_OK;
+}
+
+/* A shell that never became a tensor (an error before bp__tensor_born). */
+static void bp__shell_free(bp_tensor *t)
+{
+    free((bp__tensor_block *)(void *)t);
 }
 
 /* The second half, once s->buffer is there: t's data starts at offset of
@@ -214,8 +253,7 @@ bp_status bp__tensor_new(const char *fn, bp_backend *b, bp_dtype dtype, int32_t 
     size_t nbytes = t->nbytes;
     size_t guard = atomic_load(&b->ctx->guard_bytes);
     if (nbytes > SIZE_MAX - 2 * guard) {
-        free(t);
-        free(s);
+        bp__shell_free(t);
         return bp__error(BP_ERR_SHAPE, "%s: %zu bytes plus guards overflow", fn, nbytes);
     }
     /* the call's description is formatted only for a failure: this runs for
@@ -234,14 +272,12 @@ bp_status bp__tensor_new(const char *fn, bp_backend *b, bp_dtype dtype, int32_t 
                            b->plugin->path);
     }
     if (st != BP_OK) {
-        free(t);
-        free(s);
+        bp__shell_free(t);
         return st;
     }
     if (guard > 0 && (st = bp__guards_write(b, s->buffer, guard, nbytes)) != BP_OK) {
         b->vt->free(b->dev, s->buffer);
-        free(t);
-        free(s);
+        bp__shell_free(t);
         return st;
     }
     s->guard = guard;
@@ -270,16 +306,14 @@ bp_status bp__tensor_wrap(const char *fn, bp_backend *b, bp_dtype dtype, int32_t
         return BP_OK;
     }
     if (!BP__HAS(b->vt, wrap) || atomic_load(&b->ctx->guard_bytes) != 0) {
-        free(t); /* guard bytes cannot surround memory we do not own */
-        free(s);
+        bp__shell_free(t); /* guard bytes cannot surround memory we do not own */
         return BP_ERR_UNSUPPORTED_OP;
     }
     bp__call_begin();
     bp_status st = bp__plugin_entry_status(
         "wrap", b->vt->wrap(b->dev, kind, memory, t->nbytes, release, release_ctx, &s->buffer));
     if (st != BP_OK) {
-        free(t);
-        free(s);
+        bp__shell_free(t);
         if (st == BP_ERR_UNSUPPORTED_OP)
             return st;
         return bp__error(st, "%s: backend %s failed to use memory in place: %s", fn, b->name,
@@ -386,8 +420,13 @@ void bp_tensor_release(bp_tensor *t)
         bp__copy_unlink(t);
         pthread_mutex_unlock(&ctx->copy_lock);
     }
-    bp__storage_release(t->storage);
-    free(t);
+    bool in_block = bp__tensor_in_block(t);
+    bp__storage *s = t->storage;
+    bp__storage_release(s);
+    if (in_block)
+        bp__block_part_done(bp__block_of_storage(s));
+    else
+        free(t);
 }
 
 bp_dtype bp_tensor_dtype(const bp_tensor *t) { return t ? t->dtype : BP_BOOL; }

@@ -23,15 +23,21 @@ void bp__view_dense(const bp_tensor *t, bp_view *v)
 
 void bp__view_broadcast(const bp_tensor *t, int32_t rank, const int64_t *shape, bp_view *v)
 {
-    bp_view dense;
-    bp__view_dense(t, &dense);
-    *v = dense;
+    /* written in place, not as a dense view copied and patched: every
+     * elementwise op makes one per input */
+    memset(v, 0, sizeof *v);
+    v->struct_size = sizeof *v;
+    v->buffer = t->storage->buffer;
+    v->offset = t->offset;
+    v->dtype = t->dtype;
     v->rank = rank;
-    int32_t lead = rank - t->rank;
-    for (int32_t k = 0; k < rank; k++) {
+    int64_t stride = 1;
+    for (int32_t k = rank - 1, j = t->rank - 1; k >= 0; k--, j--) {
         v->shape[k] = shape[k];
-        bool own = k >= lead && t->shape[k - lead] == shape[k] && shape[k] != 1;
-        v->strides[k] = own ? dense.strides[k - lead] : 0;
+        bool own = j >= 0 && t->shape[j] == shape[k] && shape[k] != 1;
+        v->strides[k] = own ? stride : 0;
+        if (j >= 0)
+            stride *= t->shape[j];
     }
 }
 
