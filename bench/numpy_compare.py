@@ -38,7 +38,8 @@ times another level on the same machine.
 
 The "medium" family repeats every elementwise op at 65536 and 4096
 elements, where per-call costs (thread hand-off, allocation, chunking)
-weigh more than at 2^22.
+weigh more than at 2^22. The "half" family runs a few elementwise ops on
+f16 (both sides convert each element to float and back).
 
 --binary also times the binary (reference) backend against blas_cpu limited
 to one thread (a config file with `threads = 1`) on the elementwise cases,
@@ -95,6 +96,8 @@ def cases():
         add(op + ":i32", M22, "binary")
     add("add", M16, "binary")
     add("add", M24, "binary")
+    for op in ("add", "mul", "relu", "floor", "exp"):
+        add(op + ":f16", M22, "half")
     add("where", M22, "where")
     add("where", M24, "where")
     have = {(spec, size) for spec, size, _, _ in out}
