@@ -341,6 +341,40 @@ static void f32_rsqrt_next_to_rounding_boundaries(bp_backend *bin, bp_backend *b
     free(x);
 }
 
+/* Heavy f16 ops run through the level's f32 kernels, each element whose
+ * f32 result is near an f16 rounding boundary (or is subnormal in f16, zero,
+ * not finite) taken from the reference: every f16 input, the reference's
+ * bits (NaNs included: they come from the reference). */
+static void f16_heavy_ops_bit_for_bit(bp_backend *bin, bp_backend *blas, const char *level)
+{
+    static const bp_op ops[] = {BP_OP_EXP,  BP_OP_LOG,  BP_OP_SIN,     BP_OP_COS, BP_OP_TAN,
+                                BP_OP_TANH, BP_OP_SIGMOID, BP_OP_ERF, BP_OP_RSQRT};
+    enum { N = 65536 + 7 };
+    uint16_t *h = malloc(N * sizeof *h);
+    cr_assert_not_null(h);
+    for (int64_t i = 0; i < N; i++)
+        h[i] = (uint16_t)(i * 40503u); /* every pattern (40503 is odd), 7 again at the end */
+    int64_t n = N;
+    bp_tensor *x0 = raw(bin, BP_F16, 1, &n, h), *x1 = raw(blas, BP_F16, 1, &n, h);
+    for (size_t k = 0; k < NV(ops); k++) {
+        bp_tensor *r0 = NULL, *r1 = NULL;
+        BPT_OK(bp_unary(ops[k], x0, &r0));
+        BPT_OK(bp_unary(ops[k], x1, &r1));
+        uint16_t *a = bytes_of(r0), *b = bytes_of(r1);
+        int64_t off = 0;
+        for (int64_t i = 0; i < N; i++)
+            if (a[i] != b[i] && off++ < 3)
+                cr_log_error("%s f16 %s x = 0x%04x: 0x%04x, reference 0x%04x", level,
+                             bp_op_name(ops[k]), h[i], b[i], a[i]);
+        cr_expect_eq(off, 0, "%s f16 %s: %lld elements differ from the reference", level,
+                     bp_op_name(ops[k]), (long long)off);
+        free(a), free(b);
+        bp_tensor_release(r0), bp_tensor_release(r1);
+    }
+    bp_tensor_release(x0), bp_tensor_release(x1);
+    free(h);
+}
+
 static void level_matches_the_reference(const char *level)
 {
     bp_backend *bin, *blas;
@@ -354,6 +388,7 @@ static void level_matches_the_reference(const char *level)
     f64_unary_within_1e14(bin, blas, level);
     f32_pow_within_one_ulp(bin, blas, level);
     f32_rsqrt_next_to_rounding_boundaries(bin, blas, level);
+    f16_heavy_ops_bit_for_bit(bin, blas, level);
     column_folds_bit_for_bit(bin, blas, level);
     softmax_f64_rows_close(bin, blas, level);
     bp_context_destroy(ctx);

@@ -109,7 +109,19 @@ typedef struct bpc_vmath {
     void (*cols_fold_f32)(bool prod, const float *x, int64_t sx, int64_t n, int64_t k, double *v);
     void (*cols_fold_f64)(bool prod, const double *x, int64_t sx, int64_t n, int64_t k,
                           double *v);
+    /* f16 through this level's f32 kernel for op (ops.c's heavy f16 path):
+     * for n <= BPC_F16_CHUNK contiguous elements, o[i] = the f16 rounding
+     * of the f32 result, and unsure[i] = 1 where that may differ from the
+     * reference's (the result within BPC_F16_MARGIN f32 ulps of an f16
+     * rounding boundary, below the normal f16 range, or not finite: the
+     * caller then takes the reference's). Returns the number unsure, or -1
+     * (nothing written) when op has no f32 kernel here. */
+    int64_t (*f16_unary)(bp_op op, const uint16_t *x, uint16_t *o, int64_t n,
+                         unsigned char *unsure);
 } bpc_vmath;
+
+#define BPC_F16_CHUNK 256
+#define BPC_F16_MARGIN 4
 
 #define BPC_COLS 2048
 
