@@ -29,7 +29,10 @@ typedef struct bpc_state {
 } bpc_state;
 
 static const bp_config_key bpc_keys[] = {
-    {"threads", "threads for OpenBLAS and the kernel pool (1..1024)", "all cores"},
+    {"threads",
+     "threads for OpenBLAS and the kernel pool (1..1024); a pool thread watches 50 us for the "
+     "next job before it sleeps",
+     "all cores"},
     {"cache_mb", "MiB of freed buffers kept for reuse (0 turns the cache off)", "1024"},
     {"simd", "instruction level of the vector math kernels: auto, avx512, avx2 or baseline",
      "auto (the widest this CPU runs)"},
