@@ -37,6 +37,19 @@ static const char *write_ini(char *path, const char *text)
     return path;
 }
 
+/* ctx's blas_cpu, or the test skipped (ctx destroyed and the ini at path
+ * removed) when the plugin is not there. */
+static bp_backend *blas_or_skip(bp_context *ctx, const char *path)
+{
+    bp_backend *blas = NULL;
+    if (bp_backend_get(ctx, "blas_cpu", &blas) != BP_OK) {
+        bp_context_destroy(ctx);
+        unlink(path);
+        cr_skip_test("the blas_cpu plugin is not available");
+    }
+    return blas;
+}
+
 /* Deterministic values of every kind: negatives, fractions, big and small. */
 static void fill_values(double *v, int64_t n)
 {
@@ -128,12 +141,7 @@ Test(blas_cpu, threads_key_is_honoured)
     write_ini(path, "[backend.blas_cpu]\nthreads = 1\ncache_mb = 0\n");
     bp_context *ctx = NULL;
     BPT_OK(bp_context_create(path, &ctx));
-    bp_backend *blas = NULL;
-    if (bp_backend_get(ctx, "blas_cpu", &blas) != BP_OK) {
-        bp_context_destroy(ctx);
-        unlink(path);
-        cr_skip_test("the blas_cpu plugin is not available");
-    }
+    bp_backend *blas = blas_or_skip(ctx, path);
     bp_device_info info = {.struct_size = sizeof info};
     BPT_OK(bp_backend_device_info(blas, &info));
     cr_expect(strstr(info.detail, "1 threads") != NULL, "detail: %s", info.detail);
@@ -171,12 +179,7 @@ Test(blas_cpu, pool_threads_start_when_work_first_needs_them)
     bp_context *ctx = NULL;
     BPT_OK(bp_context_create(path, &ctx));
     int before = process_threads();
-    bp_backend *blas = NULL;
-    if (bp_backend_get(ctx, "blas_cpu", &blas) != BP_OK) {
-        bp_context_destroy(ctx);
-        unlink(path);
-        cr_skip_test("the blas_cpu plugin is not available");
-    }
+    bp_backend *blas = blas_or_skip(ctx, path);
     int opened = process_threads();
     bp_tensor *a = make(blas, BP_F32, 1, (int64_t[]){1 << 22}), *s = NULL;
     BPT_OK(bp_sum(a, 0, NULL, false, &s));
@@ -202,12 +205,7 @@ Test(blas_cpu, pool_workers_watching_for_work_stop_when_the_backend_closes)
     for (int round = 0; round < 20; round++) {
         bp_context *ctx = NULL;
         BPT_OK(bp_context_create(path, &ctx));
-        bp_backend *blas = NULL;
-        if (bp_backend_get(ctx, "blas_cpu", &blas) != BP_OK) {
-            bp_context_destroy(ctx);
-            unlink(path);
-            cr_skip_test("the blas_cpu plugin is not available");
-        }
+        bp_backend *blas = blas_or_skip(ctx, path);
         int64_t n = (int64_t)1 << 20;
         bp_tensor *ones = NULL, *twos = NULL, *s = NULL;
         BPT_OK(bp_full(blas, BP_F32, 1, &n, 1.0, &ones));
