@@ -318,9 +318,9 @@ typedef struct bp__storage {
     struct bp__storage *lender;
     void (*release)(void *);
     void *release_ctx;
-    /* 2 when this storage and its first handle are one allocation (tensor.c's
-     * bp__tensor_block), one for each that is still alive; the block is freed
-     * when both are gone. */
+    /* The storage and its first handle are one allocation (tensor.c's
+     * bp__tensor_block): 2 at birth, one for each of the two still alive;
+     * the block is freed when both are gone. */
     atomic_int block_parts;
 } bp__storage;
 

@@ -184,10 +184,7 @@ void bp__storage_release(bp__storage *s)
     bp__storage_drop_data(s);
     atomic_fetch_sub(&b->live_tensors, 1);
     bp_context *ctx = b->ctx;
-    if (atomic_load(&s->block_parts) > 0)
-        bp__block_part_done(bp__block_of_storage(s));
-    else
-        free(s);
+    bp__block_part_done(bp__block_of_storage(s)); /* every storage is born in a block */
     bp__context_release(ctx);
 }
 

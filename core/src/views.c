@@ -5,14 +5,20 @@
 
 #include "internal.h"
 
-void bp__view_dense(const bp_tensor *t, bp_view *v)
+/* v zeroed and pointed at t's data, with t's dtype and the given rank */
+static void view_of(const bp_tensor *t, int32_t rank, bp_view *v)
 {
     memset(v, 0, sizeof *v);
     v->struct_size = sizeof *v;
     v->buffer = t->storage->buffer;
     v->offset = t->offset;
     v->dtype = t->dtype;
-    v->rank = t->rank;
+    v->rank = rank;
+}
+
+void bp__view_dense(const bp_tensor *t, bp_view *v)
+{
+    view_of(t, t->rank, v);
     int64_t stride = 1;
     for (int32_t k = t->rank - 1; k >= 0; k--) {
         v->shape[k] = t->shape[k];
@@ -25,12 +31,7 @@ void bp__view_broadcast(const bp_tensor *t, int32_t rank, const int64_t *shape, 
 {
     /* written in place, not as a dense view copied and patched: every
      * elementwise op makes one per input */
-    memset(v, 0, sizeof *v);
-    v->struct_size = sizeof *v;
-    v->buffer = t->storage->buffer;
-    v->offset = t->offset;
-    v->dtype = t->dtype;
-    v->rank = rank;
+    view_of(t, rank, v);
     int64_t stride = 1;
     for (int32_t k = rank - 1, j = t->rank - 1; k >= 0; k--, j--) {
         v->shape[k] = shape[k];
