@@ -236,6 +236,36 @@ static void f32_pow_within_one_ulp(bp_backend *bin, bp_backend *blas, const char
     free(x);
 }
 
+/* pow with bases next to 1 (where log(a) is tiny and a naive split of it
+ * would cancel) and next to powers of two, under exponents that take the
+ * result anywhere from underflow to overflow: within one ulp */
+static void f32_pow_near_one_with_large_exponents(bp_backend *bin, bp_backend *blas,
+                                                  const char *level)
+{
+    enum { N = 65537 };
+    float *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    cr_assert(a && b);
+    for (int64_t i = 0; i < N; i++) {
+        uint32_t u = (i % 2 ? 0x3f800000u : 0x40000000u + (uint32_t)(i % 7) * 0x800000u) +
+                     (uint32_t)((i * 7919) % 8192) - 4096u;
+        memcpy(&a[i], &u, 4);
+        double lg = log2((double)a[i]), t = (double)((i * 104729) % 9973) / 9973.0 * 300.0 - 150.0;
+        b[i] = lg != 0.0 ? (float)(t / lg) : 3.0f;
+    }
+    int64_t n = N;
+    bp_tensor *a0 = raw(bin, BP_F32, 1, &n, a), *a1 = raw(blas, BP_F32, 1, &n, a);
+    bp_tensor *b0 = raw(bin, BP_F32, 1, &n, b), *b1 = raw(blas, BP_F32, 1, &n, b);
+    bp_tensor *r0 = NULL, *r1 = NULL;
+    BPT_OK(bp_pow(a0, b0, &r0));
+    BPT_OK(bp_pow(a1, b1, &r1));
+    char what[64];
+    snprintf(what, sizeof what, "%s f32 pow near 1", level);
+    expect_f32_within(what, r0, r1, a, 1);
+    bp_tensor_release(r0), bp_tensor_release(r1), bp_tensor_release(a0), bp_tensor_release(a1);
+    bp_tensor_release(b0), bp_tensor_release(b1);
+    free(a), free(b);
+}
+
 /* sum, mean and product over a leading and a middle axis, blocks small
  * enough for the column strips: the reference's bits, NaN, inf and -0
  * included; 37 and 45 columns leave tails after every strip width */
@@ -387,6 +417,7 @@ static void level_matches_the_reference(const char *level)
     f32_unary_within_one_ulp(bin, blas, level);
     f64_unary_within_1e14(bin, blas, level);
     f32_pow_within_one_ulp(bin, blas, level);
+    f32_pow_near_one_with_large_exponents(bin, blas, level);
     f32_rsqrt_next_to_rounding_boundaries(bin, blas, level);
     f16_heavy_ops_bit_for_bit(bin, blas, level);
     column_folds_bit_for_bit(bin, blas, level);
@@ -399,7 +430,8 @@ Test(blas_cpu_simd, avx2_kernels_match_the_reference) { level_matches_the_refere
 Test(blas_cpu_simd, baseline_kernels_match_the_reference) { level_matches_the_reference("baseline"); }
 
 /* AVX2 and AVX-512 run the same formulas (fma where there is one): only the
- * vector width differs, never a bit of a result */
+ * vector width differs, never a bit of a result. pow, not swept here, has
+ * its own formula at each level. */
 Test(blas_cpu_simd, avx2_and_avx512_kernels_give_the_same_bits)
 {
     bp_backend *bin, *b512, *b256;

@@ -16,8 +16,10 @@
  * (x86-64-v3) and the baseline (SSE2); elsewhere the baseline only. A device
  * runs one level's table, chosen at open (simd.c): the widest the CPU runs,
  * or the one the `simd` key names. No FMA contraction (-std=c11) and no
- * reassociation, so every level gives the same bits; only the width differs.
- * BPC_LEVEL is defined while compiling a level's objects. */
+ * reassociation, so the AVX-512 and AVX2 levels give the same bits; only the
+ * width differs. f32 pow is the exception: each level has its own formula
+ * (vpow.c: tables in registers at AVX-512, fma at AVX2, neither at the
+ * baseline), each within one ulp of the reference. BPC_LEVEL is defined while compiling a level's objects. */
 #ifndef BPC_VMATH_H
 #define BPC_VMATH_H
 
