@@ -13,10 +13,14 @@
 
 /* Cost of one element in BPC_GRAIN units, from the op table's cost class: a
  * libm call (or a Philox draw) costs about BPC_HEAVY simple ones; a cheap
- * op on a half type about 4 (the conversions). */
+ * op on a half type about 4 (the conversions). pow is a log, an exp and
+ * more: four heavy elements (its f32 kernel takes ~1.3 ns an element, exp's
+ * ~0.3), so that 4096 elements are worth the second thread. */
 static int64_t weight(bp_op op, bp_dtype dt)
 {
     const bp_op_info *info = bp_op_info_of(op);
+    if (op == BP_OP_POW)
+        return 4 * BPC_HEAVY;
     if (!info || info->cost == BP_COST_HEAVY)
         return BPC_HEAVY;
     return dt == BP_F16 || dt == BP_BF16 ? 4 : 1;
