@@ -29,7 +29,13 @@ static void setup(void)
     BPT_OK(bp_backend_get(ctx, BPT_DEVSIM_PATH, &dev));
     BPT_OK(bp_backend_get(ctx, "binary", &cpu));
 }
-static void teardown(void) { bp_context_destroy(ctx); }
+/* also called by a test that runs setup itself (its own .init): the suite's
+ * .fini then comes second and must not destroy the context again */
+static void teardown(void)
+{
+    bp_context_destroy(ctx);
+    ctx = NULL;
+}
 
 TestSuite(transfers, .init = setup, .fini = teardown);
 
