@@ -308,3 +308,73 @@ Test(blas_cpu_vmath, gather_rows_with_prefetch_negative_repeated_and_short_index
     free(v);
     bp_context_destroy(ctx);
 }
+
+static bool same_bytes(const bp_tensor *a, const bp_tensor *b)
+{
+    size_t na = bp_tensor_nbytes(a), nb = bp_tensor_nbytes(b);
+    void *pa = malloc(na ? na : 1), *pb = malloc(nb ? nb : 1);
+    cr_assert(pa && pb);
+    BPT_OK(bp_tensor_to_host(a, pa, na));
+    BPT_OK(bp_tensor_to_host(b, pb, nb));
+    bool same = na == nb && memcmp(pa, pb, na) == 0;
+    free(pa), free(pb);
+    return same;
+}
+
+/* op on x0 (binary) and x1 (blas_cpu): the same bytes */
+static void expect_same_unary(bp_op op, const bp_tensor *x0, const bp_tensor *x1,
+                              const char *what)
+{
+    bp_tensor *r0 = NULL, *r1 = NULL;
+    BPT_OK(bp_unary(op, x0, &r0));
+    BPT_OK(bp_unary(op, x1, &r1));
+    cr_expect(same_bytes(r0, r1), "%s %s %s: not the reference's bits",
+              bp_dtype_name(bp_tensor_dtype(x0)), bp_op_name(op), what);
+    bp_tensor_release(r0), bp_tensor_release(r1);
+}
+
+/* Heavy unary ops on f16 and bf16 go by a table of all 65536 results once a
+ * device has been asked for 2^16 elements of one: the reference's bits
+ * before the table (a call of 4096), from the call that makes it (all 65536
+ * bit patterns: NaN payloads, subnormals, infinities), and after it, on a
+ * slice (every third element) and a transpose too. */
+Test(blas_cpu_vmath, half_float_heavy_ops_by_table_give_the_reference_bits)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    enum { N = 1 << 16 };
+    uint16_t *bits = malloc(N * sizeof *bits);
+    cr_assert_not_null(bits);
+    for (int32_t i = 0; i < N; i++)
+        bits[i] = (uint16_t)(i * 40503u); /* every pattern once, in scrambled order */
+    static const bp_op ops[] = {BP_OP_EXP, BP_OP_LOG, BP_OP_SIN, BP_OP_TANH, BP_OP_ERF,
+                                BP_OP_SIGMOID, BP_OP_RSQRT};
+    static const bp_dtype dts[] = {BP_F16, BP_BF16};
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+        int64_t n = N, small = 4096;
+        bp_tensor *x0 = NULL, *x1 = NULL, *s0 = NULL, *s1 = NULL, *t0 = NULL, *t1 = NULL;
+        bp_tensor *m0 = NULL, *m1 = NULL, *p0 = NULL, *p1 = NULL;
+        BPT_OK(bp_tensor_from_host(bin, dts[d], 1, &n, bits, &x0));
+        BPT_OK(bp_tensor_from_host(blas, dts[d], 1, &n, bits, &x1));
+        BPT_OK(bp_tensor_from_host(bin, dts[d], 1, &small, bits, &s0));
+        BPT_OK(bp_tensor_from_host(blas, dts[d], 1, &small, bits, &s1));
+        BPT_OK(bp_slice(x0, (int64_t[]){1}, NULL, (int64_t[]){3}, &t0));
+        BPT_OK(bp_slice(x1, (int64_t[]){1}, NULL, (int64_t[]){3}, &t1));
+        BPT_OK(bp_reshape(x0, 2, (int64_t[]){256, 256}, &m0));
+        BPT_OK(bp_reshape(x1, 2, (int64_t[]){256, 256}, &m1));
+        BPT_OK(bp_transpose(m0, NULL, &p0));
+        BPT_OK(bp_transpose(m1, NULL, &p1));
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+            expect_same_unary(ops[k], s0, s1, "4096, before the table");
+            expect_same_unary(ops[k], x0, x1, "every input, making the table");
+            expect_same_unary(ops[k], s0, s1, "4096, by the table");
+            expect_same_unary(ops[k], t0, t1, "every third input, by the table");
+            expect_same_unary(ops[k], p0, p1, "transposed, by the table");
+        }
+        bp_tensor *all[] = {x0, x1, s0, s1, t0, t1, m0, m1, p0, p1};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            bp_tensor_release(all[i]);
+    }
+    free(bits);
+    bp_context_destroy(ctx);
+}

@@ -60,7 +60,19 @@ typedef struct bpc_dev {
     bpc_cache cache;
     _Atomic uint64_t used;      /* bytes of live buffers (requested sizes) */
     bpk_wraps wraps;            /* buffers that are someone else's memory */
+    /* heavy unary ops on f16 ([0]) and bf16 ([1]): the elements seen so
+     * far, and once that reaches BPC_HALF_TABLE_AFTER, the op's result for
+     * every one of the 65536 inputs (ops.c) */
+    _Atomic int64_t half_seen[2][BP_OP_COUNT];
+    _Atomic(uint16_t *) half_table[2][BP_OP_COUNT];
 } bpc_dev;
+
+/* Elements of one heavy half-float op a device computes directly before it
+ * makes that op's table: making it costs about as much as computing this
+ * many, so the table at most doubles the work of a device that then stops. */
+#define BPC_HALF_TABLE_AFTER ((int64_t)1 << 16)
+/* The tables' memory, freed when the device closes: ops.c */
+void bpc_half_tables_free(bpc_dev *d);
 
 /* ---- splitting views across threads: split.c --------------------------- */
 

@@ -6,6 +6,8 @@
  * computed by the same code: cutting a view changes which thread computes an
  * element, never how. */
 #include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "blas_cpu.h"
@@ -30,6 +32,7 @@ static int64_t weight(bp_op op, bp_dtype dt)
 
 typedef struct op_args {
     bp_op op;
+    const uint16_t *table;      /* unary on a half type: the op's results by input bits */
     const void *value;          /* fill */
     uint64_t seed, offset;      /* random */
     double p0, p1;
@@ -88,12 +91,33 @@ static bool f16_unary(bpc_dev *d, bp_op op, const bp_view *x, const bp_view *out
     return true;
 }
 
+/* o = table[x] along the views, any strides */
+static void half_lookup(const uint16_t *table, const bp_view *x, const bp_view *out)
+{
+    bpk_iter it;
+    int64_t pos[2];
+    bpk_iter_init(&it, 2, (const bp_view *[]){out, x});
+    const uint16_t *px = (const uint16_t *)(void *)bpk_base(x);
+    uint16_t *po = (uint16_t *)(void *)bpk_base(out);
+    int64_t so = it.inner_stride[0], sx = it.inner_stride[1];
+    while (bpk_iter_next(&it, pos)) {
+        const uint16_t *xi = px + pos[1];
+        uint16_t *oi = po + pos[0];
+        for (int64_t i = 0; i < it.inner; i++)
+            oi[i * so] = table[xi[i * sx]];
+    }
+}
+
 static bp_status unary_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
                             int64_t hi)
 {
     const op_args *a = args;
     const bp_view *x = &v[1], *out = &v[0];
     bp_status st;
+    if (a->table) {
+        half_lookup(a->table, x, out);
+        return BP_OK;
+    }
     if (f16_unary(d, a->op, x, out, &st))
         return st;
     if (!has_vunary(d, a->op, x->dtype))
@@ -110,8 +134,69 @@ static bp_status unary_slab(bpc_dev *d, const void *args, const bp_view *v, int6
     return BP_OK;
 }
 
+/* Heavy unary ops on f16 and bf16 by table. Such an op has only 65536
+ * inputs: once a device has been asked for BPC_HALF_TABLE_AFTER elements of
+ * one (this call's included), it computes the op for every input with the
+ * kernels it would use anyway (so the reference's bits: the f16 path above,
+ * the reference for bf16) into a table of 128 KiB, kept until the device
+ * closes, and every element from then on is a lookup. Two threads may both
+ * make it; the first to publish wins. NULL (compute directly) before that,
+ * for other ops and types, and when the table cannot be made (no memory). */
+static const uint16_t *half_table(bpc_dev *d, bp_op op, const bp_view *x, const bp_view *out)
+{
+    const bp_op_info *info = bp_op_info_of(op);
+    if ((x->dtype != BP_F16 && x->dtype != BP_BF16) || out->dtype != x->dtype || !info ||
+        info->cost != BP_COST_HEAVY)
+        return NULL;
+    int t = x->dtype == BP_BF16;
+    uint16_t *table = atomic_load_explicit(&d->half_table[t][op], memory_order_acquire);
+    if (table)
+        return table;
+    if (atomic_fetch_add_explicit(&d->half_seen[t][op], bpk_numel(out), memory_order_relaxed) +
+            bpk_numel(out) < BPC_HALF_TABLE_AFTER)
+        return NULL;
+    enum { N = 1 << 16 };
+    uint16_t *in = malloc(N * sizeof *in);
+    table = malloc(N * sizeof *table);
+    bp_view vi = {.struct_size = sizeof vi, .buffer = in, .dtype = x->dtype, .rank = 1};
+    vi.shape[0] = N;
+    vi.strides[0] = 1;
+    bp_view vo = vi;
+    vo.buffer = table;
+    op_args a = {.op = op};
+    bp_status st = BP_ERR_OUT_OF_MEMORY;
+    if (in && table) {
+        for (int32_t i = 0; i < N; i++)
+            in[i] = (uint16_t)i;
+        st = bpc_split(d, 2, (const bp_view *[]){&vo, &vi}, 1, NULL, false,
+                       (int64_t)N * weight(op, x->dtype), unary_slab, &a);
+    }
+    free(in);
+    uint16_t *none = NULL;
+    if (st != BP_OK ||
+        !atomic_compare_exchange_strong_explicit(&d->half_table[t][op], &none, table,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        free(table); /* failed, or another thread's table was first: that one */
+        return st == BP_OK ? none : NULL;
+    }
+    return table;
+}
+
+void bpc_half_tables_free(bpc_dev *d)
+{
+    for (int t = 0; t < 2; t++)
+        for (int op = 0; op < BP_OP_COUNT; op++)
+            free(atomic_load_explicit(&d->half_table[t][op], memory_order_relaxed));
+}
+
 bp_status bpc_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
 {
+    const uint16_t *table = half_table(dev, op, x, out);
+    if (table) {
+        op_args a = {.op = op, .table = table};
+        return bpc_split(dev, 2, (const bp_view *[]){out, x}, out->rank, NULL, false,
+                         bpk_numel(out), unary_slab, &a);
+    }
     op_args a = {.op = op};
     return bpc_split(dev, 2, (const bp_view *[]){out, x}, out->rank, NULL, false,
                      bpk_numel(out) * weight(op, x->dtype), unary_slab, &a);

@@ -195,6 +195,7 @@ static void bpc_device_close(void *dev)
     bpc_dev *d = dev;
     bpk_wraps_destroy(&d->wraps);
     bpc_pool_destroy(d->pool);
+    bpc_half_tables_free(d);
     bpc_cache_drain(&d->cache);
     pthread_mutex_destroy(&d->cache.lock);
     free(d);

@@ -160,6 +160,9 @@ int main(int argc, char **argv)
     T(bp_reduce(BP_OP_MAX, r, 0, NULL, true, OUT), x);
     C(bp_item_f64(x, &item));
     T(bp_backend_copy(r, bin, OUT), x);
+    /* a heavy op on 2^16 half floats: blas_cpu makes the op's table */
+    T(bp_full(blas, BP_F16, 1, (int64_t[]){65536}, 0.5, OUT), y);
+    T(bp_exp(y, OUT), x);
     /* every op of the op table, on both backends */
     if (!table_walk(bin) || !table_walk(blas))
         goto cleanup;

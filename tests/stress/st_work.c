@@ -75,14 +75,22 @@ static void st_own_error(bp_context *ctx, int id, int it, bp_tensor *x)
  * several submitting threads at once. */
 static void st_big(bp_backend *blas, int id)
 {
-    bp_tensor *a = NULL, *b = NULL, *e = NULL, *s = NULL;
+    bp_tensor *a = NULL, *b = NULL, *e = NULL, *s = NULL, *h = NULL, *he = NULL, *hm = NULL;
     ST_OK(bp_full(blas, BP_F32, 2, (int64_t[]){256, 512}, 0.5, &a));
     ST_OK(bp_add(a, a, &b));                        /* 1.0 */
     ST_OK(bp_exp(b, &e));
     ST_OK(bp_mean(b, 0, NULL, false, &s));
     if (s)
         st_expect_item("mean(big)", s, 1.0, id);
-    bp_tensor *all[] = {a, b, e, s};
+    /* 2^17 half floats: the threads race to make the device's exp table */
+    ST_OK(bp_cast(b, id % 2 ? BP_F16 : BP_BF16, &h));
+    if (h)
+        ST_OK(bp_exp(h, &he));
+    if (he)
+        ST_OK(bp_reduce(BP_OP_MAX, he, 0, NULL, false, &hm));
+    if (hm)
+        st_expect_item("max(exp(half 1))", hm, 2.71875, id); /* e rounded to f16 and bf16 */
+    bp_tensor *all[] = {a, b, e, s, h, he, hm};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         bp_tensor_release(all[i]);
 }
