@@ -169,3 +169,25 @@ Test(abi_op_params, bp_op_params_read_takes_each_layout_a_core_may_send)
     bp_op_params_read(NULL, &got);
     cr_assert(got.struct_size == sizeof got && got.i[0] == 0 && got.f[0] == 0);
 }
+
+/* bp_op_params_get: the core's own struct where it has this header's
+ * layout, a converted copy otherwise (1.4's layout, a shorter struct, NULL) */
+Test(abi_op_params, bp_op_params_get_copies_only_a_layout_other_than_its_own)
+{
+    bp_op_params scratch, now = {.struct_size = sizeof now};
+    now.i[15] = 3;
+    now.f[0] = 4;
+    cr_assert_eq(bp_op_params_get(&now, &scratch), &now);
+
+    bp_op_params_1_4 old = {.struct_size = sizeof old, .i = {7, 0, 0, 0, 0, 9}, .f = {2.5}};
+    const bp_op_params *got = bp_op_params_get((const bp_op_params *)(const void *)&old, &scratch);
+    cr_assert(got == &scratch && got->struct_size == sizeof *got && got->i[0] == 7 &&
+              got->i[5] == 9 && got->i[6] == 0 && got->f[0] == 2.5);
+
+    now.struct_size = (uint32_t)offsetof(bp_op_params, f) + 8;
+    got = bp_op_params_get(&now, &scratch);
+    cr_assert(got == &scratch && got->f[0] == 4 && got->f[15] == 0 && got->i[15] == 3);
+
+    got = bp_op_params_get(NULL, &scratch);
+    cr_assert(got == &scratch && got->struct_size == sizeof *got && got->i[0] == 0);
+}

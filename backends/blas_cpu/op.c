@@ -111,11 +111,11 @@ static bp_status dispatch(bpc_dev *d, const bpc_op_call *c)
 bp_status bpc_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                  const bp_view *const *in, int32_t n_out, const bp_view *const *out)
 {
-    bp_op_params p; /* in this build's layout, whichever core sent it */
-    bp_op_params_read(params, &p);
+    bp_op_params scratch; /* this build's layout, whichever core sent it */
+    const bp_op_params *p = bp_op_params_get(params, &scratch);
     if ((unsigned)op >= (unsigned)BP_OP_COUNT || n_out < 1)
         return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP, "blas_cpu: op code %d (%s) has no kernel here",
                         (int)op, bp_op_name(op));
-    bpc_op_call c = {.op = op, .p = &p, .n_in = n_in, .n_out = n_out, .in = in, .out = out};
+    bpc_op_call c = {.op = op, .p = p, .n_in = n_in, .n_out = n_out, .in = in, .out = out};
     return dispatch(dev, &c);
 }

@@ -110,12 +110,12 @@ bool bpk_supports(void *dev, bp_op op, bp_dtype dtype)
 bp_status bpk_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                  const bp_view *const *in, int32_t n_out, const bp_view *const *out)
 {
-    bp_op_params p; /* in this build's layout, whichever core sent it */
-    bp_op_params_read(params, &p);
+    bp_op_params scratch; /* this build's layout, whichever core sent it */
+    const bp_op_params *p = bp_op_params_get(params, &scratch);
     bp_op_kind kind = bp_op_kind_of(op);
     if ((unsigned)kind >= (unsigned)BP_KIND_COUNT || !BY_KIND[kind])
         return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP,
                         "op code %d (%s) has no kernel in this build of the reference kernels",
                         (int)op, bp_op_name(op));
-    return BY_KIND[kind](dev, op, &p, n_in, in, n_out, out);
+    return BY_KIND[kind](dev, op, p, n_in, in, n_out, out);
 }

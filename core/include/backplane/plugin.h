@@ -189,6 +189,21 @@ static inline void bp_op_params_read(const bp_op_params *params, bp_op_params *o
     out->struct_size = sizeof *out; /* the copy brought the core's */
 }
 
+/* The same parameters without the copy where none is needed: params itself
+ * when the core sent this header's layout, else *scratch, filled by
+ * bp_op_params_read. (The copy is a few hundred bytes, on every op.) */
+static inline const bp_op_params *bp_op_params_get(const bp_op_params *params,
+                                                   bp_op_params *scratch)
+{
+    uint32_t n = 0;
+    if (params)
+        memcpy(&n, params, sizeof n);
+    if (n == sizeof *params)
+        return params;
+    bp_op_params_read(params, scratch);
+    return scratch;
+}
+
 /* The descriptor. `dev` below is a handle from device_open(). */
 typedef struct bp_plugin {
     uint32_t struct_size;          /* sizeof(bp_plugin) as the plugin was built */
