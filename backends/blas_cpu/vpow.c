@@ -118,6 +118,8 @@ static inline void pow_avx512(const float *restrict a, const float *restrict b, 
     const __m512i off = _mm512_set1_epi32(0x3f330000), min_normal = _mm512_set1_epi32(0x00800000);
     const __m512i normals = _mm512_set1_epi32(0x7f000000), abs_mask = _mm512_set1_epi32(0x7fffffff);
     const __m512i inf = _mm512_set1_epi32(0x7f800000);
+    if (n <= 0)
+        return; /* b[0] may not exist */
     __m512 y1 = _mm512_set1_ps(b[0]);
     for (int64_t i = 0; i < n; i += 16) {
         __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
