@@ -3,9 +3,11 @@
  * The reference computes (float)pow((double)a, (double)b): one libm call per
  * element. Here, for a positive finite base and a finite exponent,
  * t = b log(a) and exp(t) are evaluated in double, branch-free, so the loops
- * run in double lanes: with fused multiply-adds where the level has them
- * (below), else log by vmath's core (< 1 ulp of double) and exp by the
- * Taylor series to r^11 (truncation < 1e-14 relative). log's error times
+ * run in double lanes, by one of three formulas: at AVX-512 with tables in
+ * registers (first below); at other levels with fused multiply-adds (AVX2)
+ * with those; else (the x86-64 baseline) log by vmath's core (< 1 ulp of
+ * double) and exp by the Taylor series to r^11 (truncation < 1e-14
+ * relative). log's error times
  * |t| <= 104 (below that the f32 result is 0, above 88.8 it is inf) keeps
  * the double result far within one f32 ulp (6e-8) of the exact one:
  * rounded, it is the reference's, except where the exact value lies that
