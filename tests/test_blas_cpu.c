@@ -67,29 +67,17 @@ static bp_tensor *make(bp_backend *be, bp_dtype dt, int32_t rank, const int64_t 
     return t;
 }
 
-/* Bytes of t, malloc'd. */
-static void *bytes_of(const bp_tensor *t)
-{
-    size_t nb = bp_tensor_nbytes(t);
-    void *p = malloc(nb ? nb : 1);
-    BPT_OK(bp_tensor_to_host(t, p, nb));
-    return p;
-}
-
 static void expect_same_bytes(const char *what, const bp_tensor *a, const bp_tensor *b)
 {
     cr_assert_eq(bp_tensor_nbytes(a), bp_tensor_nbytes(b), "%s: sizes differ", what);
-    void *pa = bytes_of(a), *pb = bytes_of(b);
-    cr_expect_eq(memcmp(pa, pb, bp_tensor_nbytes(a)), 0, "%s: blas_cpu differs from binary", what);
-    free(pa);
-    free(pb);
+    cr_expect(bpt_same_bytes(a, b), "%s: blas_cpu differs from binary", what);
 }
 
 /* max |a - b| / max |b| over f32 tensors */
 static double rel_diff_f32(const bp_tensor *a, const bp_tensor *b)
 {
     int64_t n = bp_tensor_numel(a);
-    float *pa = bytes_of(a), *pb = bytes_of(b);
+    float *pa = bpt_read_bytes(a), *pb = bpt_read_bytes(b);
     double num = 0, den = 0;
     for (int64_t i = 0; i < n; i++) {
         double d = fabs((double)pa[i] - (double)pb[i]);
@@ -298,7 +286,7 @@ Test(blas_cpu, large_exp_random_and_where_match_the_reference)
     BPT_OK(bp_exp(a0, &r0));
     BPT_OK(bp_exp(a1, &r1));
     /* a vectorised exp: within one f32 ulp of libm's, element by element */
-    float *e0 = bytes_of(r0), *e1 = bytes_of(r1);
+    float *e0 = bpt_read_bytes(r0), *e1 = bpt_read_bytes(r1);
     int64_t off = 0;
     for (int64_t i = 0; i < shape[0]; i++)
         off += fabs((double)e1[i] - (double)e0[i]) > 0x1p-23 * fabs((double)e0[i]);
@@ -367,7 +355,7 @@ Test(blas_cpu, batched_and_integer_matmul_match_the_reference)
     BPT_OK(bp_backend_copy(b0, blas, &b1));
     BPT_OK(bp_matmul(a0, b0, &r0));
     BPT_OK(bp_matmul(a1, b1, &r1));
-    double *p0 = bytes_of(r0), *p1 = bytes_of(r1);
+    double *p0 = bpt_read_bytes(r0), *p1 = bpt_read_bytes(r1);
     for (int64_t i = 0; i < 5 * 7 * 4; i++)
         cr_expect_leq(fabs(p0[i] - p1[i]), 1e-12 * (1 + fabs(p0[i])), "element %lld", (long long)i);
     free(p0), free(p1);
@@ -387,7 +375,7 @@ Test(blas_cpu, batched_and_integer_matmul_match_the_reference)
         if (bdt[c] == BP_F32) {
             cr_expect_leq(rel_diff_f32(r1, r0), 1e-5, "broadcast batched matmul");
         } else {
-            p0 = bytes_of(r0), p1 = bytes_of(r1);
+            p0 = bpt_read_bytes(r0), p1 = bpt_read_bytes(r1);
             for (int64_t i = 0; i < bp_tensor_numel(r0); i++)
                 cr_expect_leq(fabs(p0[i] - p1[i]), 1e-12 * (1 + fabs(p0[i])), "batched element %lld",
                               (long long)i);
@@ -472,7 +460,7 @@ Test(blas_cpu, slabs_of_every_family_match_the_reference_bit_for_bit)
                  * exp; eight partial products), or chunks summed in parallel:
                  * another rounding (the sum cancels: 1e-8 absolute is ~K eps
                  * sum|x|) */
-                double *p0 = bytes_of(r0), *p1 = bytes_of(r1);
+                double *p0 = bpt_read_bytes(r0), *p1 = bpt_read_bytes(r1);
                 for (int64_t k = 0; k < bp_tensor_numel(r0); k++) /* equal infs, both NaN, or close */
                     cr_expect(p0[k] == p1[k] || (p0[k] != p0[k] && p1[k] != p1[k]) ||
                                   fabs(p0[k] - p1[k]) <= 1e-13 * fabs(p0[k]) + 1e-8,
@@ -504,7 +492,7 @@ Test(blas_cpu, slabs_of_every_family_match_the_reference_bit_for_bit)
         for (int32_t ax = -1; ax < 2; ax++) {
             BPT_OK(bp_reduce(BP_OP_PROD, x0, ax >= 0, ax >= 0 ? &ax : NULL, false, &r0));
             BPT_OK(bp_reduce(BP_OP_PROD, x1, ax >= 0, ax >= 0 ? &ax : NULL, false, &r1));
-            double *p0 = bytes_of(r0), *p1 = bytes_of(r1);
+            double *p0 = bpt_read_bytes(r0), *p1 = bpt_read_bytes(r1);
             for (int64_t k = 0; k < bp_tensor_numel(r0); k++)
                 cr_expect(p0[k] == p1[k] || fabs(p0[k] - p1[k]) <= 1e-13 * fabs(p0[k]),
                           "prod near 1, axis %d element %lld: %.17g vs %.17g", ax, (long long)k,
@@ -598,7 +586,7 @@ Test(blas_cpu, vectorised_unary_kernels_match_the_reference)
                 expect_same_bytes(bp_op_name(ops[k]), r0, r1);
             } else {
                 int64_t off = 0;
-                void *b0 = bytes_of(r0), *b1 = bytes_of(r1);
+                void *b0 = bpt_read_bytes(r0), *b1 = bpt_read_bytes(r1);
                 for (int64_t i = 0; i < N; i++) {
                     double a = d ? ((double *)b0)[i] : ((float *)b0)[i];
                     double b = d ? ((double *)b1)[i] : ((float *)b1)[i];
@@ -646,7 +634,7 @@ Test(blas_cpu, softmax_over_leading_axes_agrees_with_the_reference)
             bp_tensor *r0 = NULL, *r1 = NULL;
             BPT_OK(lg ? bp_log_softmax(x0, ax, &r0) : bp_softmax(x0, ax, &r0));
             BPT_OK(lg ? bp_log_softmax(x1, ax, &r1) : bp_softmax(x1, ax, &r1));
-            float *p0 = bytes_of(r0), *p1 = bytes_of(r1);
+            float *p0 = bpt_read_bytes(r0), *p1 = bpt_read_bytes(r1);
             int64_t off = 0;
             for (int64_t i = 0; i < n; i++) {
                 double a = p0[i], b = p1[i];

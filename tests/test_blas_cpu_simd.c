@@ -60,15 +60,6 @@ static bp_context *level_or_skip(const char *level, bp_backend **bin, bp_backend
     return ctx;
 }
 
-static void *bytes_of(const bp_tensor *t)
-{
-    size_t nb = bp_tensor_nbytes(t);
-    void *p = malloc(nb ? nb : 1);
-    cr_assert_not_null(p);
-    BPT_OK(bp_tensor_to_host(t, p, nb));
-    return p;
-}
-
 /* A tensor of the raw values on be. */
 static bp_tensor *raw(bp_backend *be, bp_dtype dt, int32_t rank, const int64_t *shape,
                       const void *p)
@@ -99,7 +90,7 @@ static void expect_f32_within(const char *what, const bp_tensor *want, const bp_
                               const float *x, int64_t bound)
 {
     int64_t n = bp_tensor_numel(want), off = 0;
-    float *w = bytes_of(want), *g = bytes_of(got);
+    float *w = bpt_read_bytes(want), *g = bpt_read_bytes(got);
     for (int64_t i = 0; i < n; i++) {
         int64_t d = ulps_apart(g[i], w[i]);
         if (d > bound && off++ < 3)
@@ -109,15 +100,6 @@ static void expect_f32_within(const char *what, const bp_tensor *want, const bp_
     cr_expect_eq(off, 0, "%s: %lld elements more than %lld ulp from the reference", what,
                  (long long)off, (long long)bound);
     free(w), free(g);
-}
-
-static bool same_bytes(const bp_tensor *a, const bp_tensor *b)
-{
-    void *pa = bytes_of(a), *pb = bytes_of(b);
-    bool same = bp_tensor_nbytes(a) == bp_tensor_nbytes(b) &&
-                memcmp(pa, pb, bp_tensor_nbytes(a)) == 0;
-    free(pa), free(pb);
-    return same;
 }
 
 /* Bit patterns: a stride through all 2^32 (every sign and exponent), then
@@ -184,7 +166,7 @@ static void f64_unary_within_1e14(bp_backend *bin, bp_backend *blas, const char 
         bp_tensor *r0 = NULL, *r1 = NULL;
         BPT_OK(bp_unary(MATH[k], x0, &r0));
         BPT_OK(bp_unary(MATH[k], x1, &r1));
-        double *a = bytes_of(r0), *b = bytes_of(r1);
+        double *a = bpt_read_bytes(r0), *b = bpt_read_bytes(r1);
         int64_t off = 0;
         for (int64_t i = 0; i < N; i++) {
             bool same = (a[i] != a[i] && b[i] != b[i]) ||
@@ -290,7 +272,7 @@ static void column_folds_bit_for_bit(bp_backend *bin, bp_backend *blas, const ch
                 bp_tensor *r0 = NULL, *r1 = NULL;
                 BPT_OK(bp_reduce(ops[k], x0, 1, &axis, false, &r0));
                 BPT_OK(bp_reduce(ops[k], x1, 1, &axis, false, &r1));
-                cr_expect(same_bytes(r0, r1), "%s %s %s over axis %d of rank %d: not the reference's bits",
+                cr_expect(bpt_same_bytes(r0, r1), "%s %s %s over axis %d of rank %d: not the reference's bits",
                           level, bp_dtype_name(dt), bp_op_name(ops[k]), axis, rank);
                 bp_tensor_release(r0), bp_tensor_release(r1);
             }
@@ -320,7 +302,7 @@ static void softmax_f64_rows_close(bp_backend *bin, bp_backend *blas, const char
         bp_tensor *r0 = NULL, *r1 = NULL;
         BPT_OK(lg ? bp_log_softmax(x0, 1, &r0) : bp_softmax(x0, 1, &r0));
         BPT_OK(lg ? bp_log_softmax(x1, 1, &r1) : bp_softmax(x1, 1, &r1));
-        double *a = bytes_of(r0), *b = bytes_of(r1);
+        double *a = bpt_read_bytes(r0), *b = bpt_read_bytes(r1);
         int64_t off = 0;
         for (int64_t i = 0; i < n; i++) {
             double tol = lg ? 1e-14 * (1.0 + fabs(a[i])) : 1e-14 * fabs(a[i]) + 1e-300;
@@ -390,7 +372,7 @@ static void f16_heavy_ops_bit_for_bit(bp_backend *bin, bp_backend *blas, const c
         bp_tensor *r0 = NULL, *r1 = NULL;
         BPT_OK(bp_unary(ops[k], x0, &r0));
         BPT_OK(bp_unary(ops[k], x1, &r1));
-        uint16_t *a = bytes_of(r0), *b = bytes_of(r1);
+        uint16_t *a = bpt_read_bytes(r0), *b = bpt_read_bytes(r1);
         int64_t off = 0;
         for (int64_t i = 0; i < N; i++)
             if (a[i] != b[i] && off++ < 3)
@@ -444,7 +426,7 @@ Test(blas_cpu_simd, avx2_and_avx512_kernels_give_the_same_bits)
         bp_tensor *r512 = NULL, *r256 = NULL;
         BPT_OK(bp_unary(MATH[k], x512, &r512));
         BPT_OK(bp_unary(MATH[k], x256, &r256));
-        cr_expect(same_bytes(r512, r256), "f32 %s: avx512 and avx2 differ", bp_op_name(MATH[k]));
+        cr_expect(bpt_same_bytes(r512, r256), "f32 %s: avx512 and avx2 differ", bp_op_name(MATH[k]));
         bp_tensor_release(r512), bp_tensor_release(r256);
     }
     bp_tensor_release(x512), bp_tensor_release(x256);

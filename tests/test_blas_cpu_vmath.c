@@ -309,18 +309,6 @@ Test(blas_cpu_vmath, gather_rows_with_prefetch_negative_repeated_and_short_index
     bp_context_destroy(ctx);
 }
 
-static bool same_bytes(const bp_tensor *a, const bp_tensor *b)
-{
-    size_t na = bp_tensor_nbytes(a), nb = bp_tensor_nbytes(b);
-    void *pa = malloc(na ? na : 1), *pb = malloc(nb ? nb : 1);
-    cr_assert(pa && pb);
-    BPT_OK(bp_tensor_to_host(a, pa, na));
-    BPT_OK(bp_tensor_to_host(b, pb, nb));
-    bool same = na == nb && memcmp(pa, pb, na) == 0;
-    free(pa), free(pb);
-    return same;
-}
-
 /* op on x0 (binary) and x1 (blas_cpu): the same bytes */
 static void expect_same_unary(bp_op op, const bp_tensor *x0, const bp_tensor *x1,
                               const char *what)
@@ -328,7 +316,7 @@ static void expect_same_unary(bp_op op, const bp_tensor *x0, const bp_tensor *x1
     bp_tensor *r0 = NULL, *r1 = NULL;
     BPT_OK(bp_unary(op, x0, &r0));
     BPT_OK(bp_unary(op, x1, &r1));
-    cr_expect(same_bytes(r0, r1), "%s %s %s: not the reference's bits",
+    cr_expect(bpt_same_bytes(r0, r1), "%s %s %s: not the reference's bits",
               bp_dtype_name(bp_tensor_dtype(x0)), bp_op_name(op), what);
     bp_tensor_release(r0), bp_tensor_release(r1);
 }

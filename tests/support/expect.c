@@ -83,6 +83,23 @@ static void *read_raw(const bp_tensor *t, int64_t *n_out)
     return raw;
 }
 
+void *bpt_read_bytes(const bp_tensor *t)
+{
+    int64_t n;
+    return read_raw(t, &n);
+}
+
+bool bpt_same_bytes(const bp_tensor *a, const bp_tensor *b)
+{
+    size_t na = bp_tensor_nbytes(a);
+    if (na != bp_tensor_nbytes(b))
+        return false;
+    void *pa = bpt_read_bytes(a), *pb = bpt_read_bytes(b);
+    bool same = memcmp(pa, pb, na) == 0;
+    free(pa), free(pb);
+    return same;
+}
+
 double *bpt_read(const bp_tensor *t)
 {
     int64_t n;

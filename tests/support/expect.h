@@ -33,6 +33,10 @@ bp_tensor *bpt_tensor_of(bp_backend *be, const cf_array *a);
 /* Read every element back (malloc'd, caller frees; at least one slot). */
 double *bpt_read(const bp_tensor *t);
 int64_t *bpt_read_i64(const bp_tensor *t);
+/* t's bytes as stored (malloc'd, caller frees; at least one byte). */
+void *bpt_read_bytes(const bp_tensor *t);
+/* The same number of bytes, and the same bytes (NaN payloads included). */
+bool bpt_same_bytes(const bp_tensor *a, const bp_tensor *b);
 
 /* Host arrays for the oracle, failing the test when out of memory: the
  * values as dt stores them (cf_array_from_f64 / _i64). */
