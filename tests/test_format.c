@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <backplane/cast.h>
+
 #include "bpt.h"
 
 static bp_context *ctx;
@@ -88,6 +90,60 @@ Test(format, large_tensors_are_summarised_with_edge_items)
                               " [1170 1171 1172 ... 1197 1198 1199]]");
     bp_tensor_release(a);
     bp_tensor_release(t);
+}
+
+Test(format, a_summarised_axis_above_the_rows_sets_its_ellipsis_apart_as_numpy_does)
+{
+    bp_tensor *a = NULL, *t = NULL;
+    BPT_OK(bp_arange(cpu, BP_I64, 0, 1400, 1, &a));
+    BPT_OK(bp_reshape(a, 3, (int64_t[]){7, 2, 100}, &t));
+    cr_assert_str_eq(body(t), "[[[   0    1    2 ...   97   98   99]\n"
+                              "  [ 100  101  102 ...  197  198  199]]\n\n"
+                              " [[ 200  201  202 ...  297  298  299]\n"
+                              "  [ 300  301  302 ...  397  398  399]]\n\n"
+                              " [[ 400  401  402 ...  497  498  499]\n"
+                              "  [ 500  501  502 ...  597  598  599]]\n\n"
+                              " ...\n\n"
+                              " [[ 800  801  802 ...  897  898  899]\n"
+                              "  [ 900  901  902 ...  997  998  999]]\n\n"
+                              " [[1000 1001 1002 ... 1097 1098 1099]\n"
+                              "  [1100 1101 1102 ... 1197 1198 1199]]\n\n"
+                              " [[1200 1201 1202 ... 1297 1298 1299]\n"
+                              "  [1300 1301 1302 ... 1397 1398 1399]]]");
+    bp_tensor_release(a);
+    bp_tensor_release(t);
+}
+
+/* A 0-d float prints as NumPy's str() of it, which is its scalar's: the
+ * shortest round-trip digits, positional within the dtype's range. */
+static const char *scalar_body(bp_dtype dt, double v)
+{
+    unsigned char e[8];
+    bp_elem_store_f64(dt, e, v);
+    bp_tensor *t = from(dt, 0, NULL, e);
+    const char *s = body(t);
+    bp_tensor_release(t);
+    return s;
+}
+
+Test(format, a_0d_float_prints_as_numpys_scalar_str)
+{
+    cr_assert_str_eq(scalar_body(BP_F64, 0.0), "0.0");
+    cr_assert_str_eq(scalar_body(BP_F64, -0.0), "-0.0");
+    cr_assert_str_eq(scalar_body(BP_F64, 1e-5), "1e-05");
+    cr_assert_str_eq(scalar_body(BP_F64, 0.1 + 0.2), "0.30000000000000004");
+    cr_assert_str_eq(scalar_body(BP_F64, 123456789.0), "123456789.0");
+    cr_assert_str_eq(scalar_body(BP_F64, 1e16), "1e+16");
+    cr_assert_str_eq(scalar_body(BP_F64, 3.14159265), "3.14159265");
+    cr_assert_str_eq(scalar_body(BP_F32, 0.1), "0.1");
+    cr_assert_str_eq(scalar_body(BP_F32, 1e-4), "1e-04"); /* f32's 1e-4 is below 1e-4 */
+    cr_assert_str_eq(scalar_body(BP_F32, 100000.0), "100000.0");
+    cr_assert_str_eq(scalar_body(BP_F32, 1e6), "1e+06");
+    cr_assert_str_eq(scalar_body(BP_F32, 123456789.0), "1.2345679e+08");
+    cr_assert_str_eq(scalar_body(BP_F16, 999.0), "999.0");
+    cr_assert_str_eq(scalar_body(BP_F16, 1000.0), "1e+03");
+    cr_assert_str_eq(scalar_body(BP_F64, NAN), "nan");
+    cr_assert_str_eq(scalar_body(BP_F64, -INFINITY), "-inf");
 }
 
 Test(format, integers_bools_scalars_and_empty_tensors)

@@ -83,6 +83,29 @@ static void fmt_float_text(bp_dtype dt, double v, int precision, bool sci, char 
     }
 }
 
+/* A 0-d float as NumPy's str() prints it, which is its scalar's str():
+ * the fewest digits that read back as the value, positional with ".0" for
+ * a whole number ("0.0", "123456789.0") from 1e-4 up to a bound where the
+ * dtype runs out of digits (1e3 for f16 and bf16, 1e6 for f32, 1e16 for
+ * f64), scientific outside it ("1e-05", "1.5e+08"). */
+static void fmt_scalar_text(bp_dtype dt, double v, char *buf, size_t cap)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, cap, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+        return;
+    }
+    double a = fabs(v);
+    double hi = dt == BP_F64 ? 1e16 : dt == BP_F32 ? 1e6 : 1e3;
+    bool sci = a != 0 && (a < 1e-4 || a >= hi);
+    for (int p = 0; p <= 20; p++) {
+        snprintf(buf, cap, sci ? "%.*e" : "%.*f", p, v);
+        if (fmt_round_trips(dt, buf, v))
+            break;
+    }
+    if (!sci && !strchr(buf, '.') && strlen(buf) + 3 <= cap)
+        strcat(buf, ".0");
+}
+
 /* A float's text in parts: characters before the point, digits after it,
  * digits of the exponent (after "e+"). */
 static void fmt_parts(const char *txt, int *ip, int *fp, int *ed)
@@ -330,7 +353,11 @@ static void fmt_block(fmt_state *s, int32_t axis, int64_t base, int indent)
     fputc('[', out);
     for (int64_t i = 0; i < n; i++) {
         if (cut && i == s->opt.edgeitems) {
-            fprintf(out, "\n%*s...", indent + 1, "");
+            /* NumPy sets "..." apart as it does a row: by as many newlines
+             * as the axes below this one, before and after. */
+            for (int32_t k = axis; k < t->rank - 1; k++)
+                fputc('\n', out);
+            fprintf(out, "%*s...", indent + 1, "");
             for (int32_t k = axis; k < t->rank - 1; k++)
                 fputc('\n', out);
             fprintf(out, "%*s", indent + 1, "");
@@ -362,6 +389,10 @@ static bp_status fmt_write(const bp_tensor *t, const bp_format_options *opt, FIL
         fmt_decide(&s);
         if (t->numel == 0) {
             fputs("[]", out); /* NumPy prints every empty array so */
+        } else if (t->rank == 0 && bp_dtype_is_float(t->dtype)) {
+            char buf[64];
+            fmt_scalar_text(t->dtype, fmt_f(&s, 0), buf, sizeof buf);
+            fputs(buf, out);
         } else if (t->rank == 0) {
             fmt_measure_one(&s, 0);
             fmt_settle(&s);
