@@ -350,7 +350,9 @@ def classify(fname, cparams):
 
 # ---- emitting C --------------------------------------------------------------------
 
-FMT = {"float": "d", "int": "i", "int64": "L", "uint64": "K", "bool": "p"}
+# uint64 (seeds, offsets) goes through a converter: "K" would wrap negative
+# and oversized ints modulo 2^64 without a word.
+FMT = {"float": "d", "int": "i", "int64": "L", "uint64": "O&", "bool": "p"}
 CDECL = {"float": "double", "int": "int", "int64": "long long", "uint64": "unsigned long long",
          "bool": "int"}
 PYTYPE = {
@@ -368,6 +370,11 @@ def c_literal(kind, lit):
     if lit == "False":
         return "0"
     return lit
+
+
+def arg_ref(pp):
+    """What PyArg_ParseTupleAndKeywords takes for one parameter."""
+    return f"bpy_uint64_conv, &{pp[3]}" if pp[4] == "O&" else "&" + pp[3]
 
 
 def gen_function(fname, params):
@@ -457,7 +464,7 @@ def gen_function(fname, params):
         c.append(f"    {tl[0][3]} = PyTuple_GetSlice(args, 1, n_args);")
         c.append(f"    if (!head || !{tl[0][3]} || !PyArg_ParseTupleAndKeywords(head, kw, "
                  f'"{fmt}:{fname}", kwlist, ' +
-                 ", ".join("&" + pp[3] for pp in order) + ")) {")
+                 ", ".join(arg_ref(pp) for pp in order) + ")) {")
         c.append("        Py_XDECREF(head);")
         c.append(f"        Py_XDECREF({tl[0][3]});")
         c.append("        return NULL;")
@@ -465,7 +472,7 @@ def gen_function(fname, params):
         c.append("    Py_DECREF(head);")
     else:
         c.append(f'    if (!PyArg_ParseTupleAndKeywords(args, kw, "{fmt}:{fname}", kwlist, ' +
-                 ", ".join("&" + pp[3] for pp in order) + "))")
+                 ", ".join(arg_ref(pp) for pp in order) + "))")
         c.append("        return NULL;")
     c.append("    PyObject *result = NULL;")
     c.append("    bp_status st = BP_OK;")
@@ -560,7 +567,7 @@ def gen_function(fname, params):
             p.cexpr = f"be_{p.cname}"
         elif p.kind == "str":
             c.append(f"    PyObject *u8_{p.cname} = NULL;")
-            pre.append(f"!(u8_{p.cname} = PyUnicode_AsUTF8String({p.var}))")
+            pre.append(f"!(u8_{p.cname} = bpy_utf8_cstr({p.var}, \"{what}\"))")
             p.cexpr = f"PyBytes_AsString(u8_{p.cname})"
         elif p.kind == "choice":
             arr = "CH_" + p.ctype

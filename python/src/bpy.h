@@ -88,6 +88,10 @@ const char *bpy_dtype_name(bp_dtype dt); /* NumPy's name: "float32" */
 typedef struct {
     bp_backend *backend;
     int dtype;
+    /* NumPy arrays: 0 shares a dense one's memory (an op's argument), 1
+     * copies (asarray's default: a later change to the array must not
+     * change an immutable tensor), 2 shares or fails (asarray(copy=False)). */
+    int array_copy;
 } bpy_hint;
 
 /* obj as a tensor (a new reference in *out): a Tensor (retained), a Python
@@ -130,6 +134,16 @@ int bpy_ones_trailing(const bp_tensor *x, int32_t axis, bp_tensor **out);
 /* int64 when every object given is a Python int, else float64. */
 int bpy_infer_dtype(PyObject *const *objs, int n, bp_dtype *out);
 int bpy_double_arg(PyObject *o, const char *what, double *out);
+/* A PyArg "O&" converter for uint64 arguments (seeds, offsets): an int in
+ * [0, 2^64), refused with OverflowError outside it, never wrapped. */
+int bpy_uint64_conv(PyObject *o, void *out);
+/* A str as UTF-8 bytes (a new reference) for a C string argument: NULL with
+ * ValueError when it holds a NUL, which C would silently cut it at (Python's
+ * own file functions refuse it the same way). `what` names the argument. */
+PyObject *bpy_utf8_cstr(PyObject *s, const char *what);
+/* A path (str or os.PathLike of str) in the file system's encoding, the same
+ * check applied. */
+PyObject *bpy_path_cstr(PyObject *path);
 /* Whether the exception set is one of backplane's own. */
 int bpy_error_is_ours(void);
 

@@ -61,12 +61,40 @@ static int refuse_dtype_name(const char *s)
     return -1;
 }
 
+/* NumPy's name for a dtype spelling it knows ('f4', '<f4', np.float32, an
+ * ml_dtypes type): a new str, or NULL (no error set) when NumPy is missing,
+ * refuses it, or it is of the other byte order (not a backplane dtype). */
+static PyObject *numpy_dtype_name(PyObject *o)
+{
+    PyObject *np = PyImport_ImportModule("numpy");
+    PyObject *d = np ? PyObject_CallMethod(np, "dtype", "(O)", o) : NULL;
+    Py_XDECREF(np);
+    PyObject *name = NULL, *nat = d ? PyObject_GetAttrString(d, "isnative") : NULL;
+    if (nat && PyObject_IsTrue(nat) > 0)
+        name = PyObject_GetAttrString(d, "name");
+    Py_XDECREF(nat);
+    Py_XDECREF(d);
+    if (!name)
+        PyErr_Clear();
+    return name;
+}
+
 int bpy_dtype_arg(PyObject *o, bp_dtype *out)
 {
     PyObject *name = NULL;
     if (PyUnicode_Check(o)) {
         name = o;
         Py_INCREF(name);
+        PyObject *b = utf8(o);
+        if (!b)
+            return -1;
+        int known = dtype_from_name(PyBytes_AsString(b)) >= 0;
+        Py_DECREF(b);
+        PyObject *np_name = known ? NULL : numpy_dtype_name(o);
+        if (np_name) {
+            Py_DECREF(name);
+            name = np_name;
+        }
     } else if (o == (PyObject *)&PyFloat_Type) {
         *out = BP_F64;
         return 0;
@@ -80,13 +108,7 @@ int bpy_dtype_arg(PyObject *o, bp_dtype *out)
         return refuse_dtype_name("complex");
     } else if (PyType_Check(o)) {
         /* numpy.float32, ml_dtypes.bfloat16: their NumPy dtype's name */
-        PyObject *np = PyImport_ImportModule("numpy");
-        PyObject *d = np ? PyObject_CallMethod(np, "dtype", "(O)", o) : NULL;
-        Py_XDECREF(np);
-        name = d ? PyObject_GetAttrString(d, "name") : NULL;
-        Py_XDECREF(d);
-        if (!name)
-            PyErr_Clear();
+        name = numpy_dtype_name(o);
         if (!name)
             name = PyObject_GetAttrString(o, "__name__");
     } else {
@@ -126,11 +148,34 @@ typedef struct {
     double d;    /* K_FLOAT */
 } leaf;
 
+/* A NumPy scalar's dtype kind: 'b', 'i', 'u', 'f', ... (0 if none). */
+static int attr_kind(PyObject *o)
+{
+    PyObject *d = PyObject_GetAttrString(o, "dtype");
+    PyObject *k = d ? PyObject_GetAttrString(d, "kind") : NULL;
+    Py_XDECREF(d);
+    int kind = 0;
+    if (k && PyUnicode_Check(k) && PyUnicode_GetLength(k) == 1)
+        kind = (int)PyUnicode_ReadChar(k, 0);
+    Py_XDECREF(k);
+    if (!kind)
+        PyErr_Clear();
+    return kind;
+}
+
 /* One Python number; K_* or -1 with an error. */
 static int read_leaf(PyObject *o, leaf *out)
 {
     if (PyBool_Check(o)) {
         out->kind = K_BOOL, out->i = o == Py_True;
+        return K_BOOL;
+    }
+    if (!PyLong_Check(o) && !PyFloat_Check(o) && !BPY_IS_TENSOR(o) &&
+        PyObject_HasAttrString(o, "dtype") && attr_kind(o) == 'b') { /* numpy.bool_ */
+        int v = PyObject_IsTrue(o);
+        if (v < 0)
+            return -1;
+        out->kind = K_BOOL, out->i = v;
         return K_BOOL;
     }
     if (PyLong_Check(o)) {
@@ -258,8 +303,8 @@ static int check_leaf_fits(const leaf *l, bp_dtype dt)
 {
     if (l->kind == K_FLOAT && !bp_dtype_is_float(dt)) {
         bpy_raise_msg(BP_ERR_DTYPE, "a Python float (%g) cannot become a %s element without "
-                                    "promotion, which backplane never does implicitly: cast the "
-                                    "tensor first (backplane.cast(x, 'float32'))",
+                                    "promotion, which backplane never does implicitly: convert the "
+                                    "tensor first (x.astype('float32'))",
                       l->d, bpy_dtype_name(dt));
         return -1;
     }
@@ -299,6 +344,12 @@ static int leaves_tensor(const leaf *leaves, int64_t n, int kind, int32_t rank,
     if (dtype < 0 && hint_dtype >= 0)
         for (int64_t i = 0; i < n; i++)
             if (check_leaf_fits(&leaves[i], dt) < 0)
+                return -1;
+    /* An explicit integer dtype converts floats (truncating, as NumPy's
+     * astype) but never saturates a Python int silently: NumPy raises. */
+    if (dtype >= 0 && bp_dtype_is_int(dt))
+        for (int64_t i = 0; i < n; i++)
+            if (leaves[i].kind == K_INT && check_leaf_fits(&leaves[i], dt) < 0)
                 return -1;
     size_t es = bp_dtype_size(dt);
     unsigned char small[64] = {0};
@@ -366,10 +417,38 @@ static int shape_of(PyObject *o, int64_t *shape, int32_t *rank)
     return rc;
 }
 
+/* What an array-like object claims (its shape and dtype) must match the
+ * bytes it hands over: an object may implement the protocol only in part,
+ * and a tensor sized by its shape over a shorter buffer would read past it. */
+static int check_byte_count(const int64_t *shape, int32_t rank, bp_dtype dt, Py_ssize_t len)
+{
+    uint64_t need = bp_dtype_size(dt);
+    int overflow = 0;
+    for (int32_t i = 0; i < rank; i++) {
+        if (shape[i] < 0) {
+            bpy_raise_msg(BP_ERR_SHAPE, "the object's shape has a negative extent (%lld at "
+                                        "axis %d)", (long long)shape[i], (int)i);
+            return -1;
+        }
+        if (shape[i] != 0 && need > UINT64_MAX / (uint64_t)shape[i])
+            overflow = 1;
+        need = overflow ? 0 : need * (uint64_t)shape[i];
+    }
+    if (overflow || need != (uint64_t)len) {
+        PyErr_Format(PyExc_ValueError,
+                     "the object's shape and dtype (%s) need %llu bytes but its tobytes() gave "
+                     "%zd: it does not implement the array protocol consistently; convert it "
+                     "with numpy.asarray first",
+                     bpy_dtype_name(dt), overflow ? 0ULL : (unsigned long long)need, len);
+        return -1;
+    }
+    return 0;
+}
+
 /* A NumPy array (or NumPy scalar): zero-copy through DLPack when it is
  * dense, aligned, native-endian and writable (NumPy refuses to export a
  * read-only one); otherwise its C-order bytes are copied. */
-static int from_numpy(PyObject *o, bp_backend *b, bp_tensor **out)
+static int from_numpy(PyObject *o, bp_backend *b, int array_copy, bp_tensor **out)
 {
     PyObject *dt = PyObject_GetAttrString(o, "dtype");
     PyObject *name = dt ? PyObject_GetAttrString(dt, "name") : NULL;
@@ -396,7 +475,7 @@ static int from_numpy(PyObject *o, bp_backend *b, bp_tensor **out)
         Py_DECREF(dt);
         return -1;
     }
-    if (native && bdt != BP_BF16 && attr_true(o, "flags", "c_contiguous") &&
+    if (array_copy != 1 && native && bdt != BP_BF16 && attr_true(o, "flags", "c_contiguous") &&
         attr_true(o, "flags", "writeable") && attr_true(o, "flags", "aligned") &&
         PyObject_HasAttrString(o, "__dlpack__")) {
         PyObject *cap = PyObject_CallMethod(o, "__dlpack__", NULL);
@@ -409,6 +488,14 @@ static int from_numpy(PyObject *o, bp_backend *b, bp_tensor **out)
             }
         }
         PyErr_Clear(); /* fall back to a copy */
+    }
+    if (array_copy == 2) {
+        Py_DECREF(dt);
+        PyErr_SetString(PyExc_ValueError,
+                        "asarray(copy=False): this array cannot be shared (only a dense, "
+                        "aligned, writable, native-byte-order array of a backplane dtype other "
+                        "than bfloat16, on a host backend, can be); pass copy=True");
+        return -1;
     }
     PyObject *src = o;
     Py_INCREF(src);
@@ -429,7 +516,8 @@ static int from_numpy(PyObject *o, bp_backend *b, bp_tensor **out)
         return -1;
     char *data;
     Py_ssize_t len;
-    if (PyBytes_AsStringAndSize(bytes, &data, &len) < 0) {
+    if (PyBytes_AsStringAndSize(bytes, &data, &len) < 0 ||
+        check_byte_count(shape, rank, (bp_dtype)bdt, len) < 0) {
         Py_DECREF(bytes);
         return -1;
     }
@@ -498,6 +586,31 @@ static int is_python_scalar(PyObject *o)
     return PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o);
 }
 
+/* A NumPy scalar (numpy.float32(2), numpy.int64(3), numpy.bool_(True)):
+ * beside a tensor it behaves as the Python scalar of its value does. */
+static int is_numpy_scalar(PyObject *o)
+{
+    if (BPY_IS_TENSOR(o) || PyList_Check(o) || PyTuple_Check(o))
+        return 0;
+    PyObject *mod = PyObject_GetAttrString((PyObject *)Py_TYPE(o), "__module__");
+    if (!mod) {
+        PyErr_Clear();
+        return 0;
+    }
+    int numpy = PyUnicode_Check(mod) && PyUnicode_CompareWithASCIIString(mod, "numpy") == 0;
+    Py_DECREF(mod);
+    if (!numpy)
+        return 0;
+    PyObject *shape = PyObject_GetAttrString(o, "shape");
+    int scalar = shape && PyTuple_Check(shape) && PyTuple_Size(shape) == 0 &&
+                 !PyObject_HasAttrString(o, "__array_function__");
+    Py_XDECREF(shape);
+    PyErr_Clear();
+    return scalar && attr_kind(o) != 0;
+}
+
+static int scalar_like(PyObject *o) { return is_python_scalar(o) || is_numpy_scalar(o); }
+
 int bpy_tensor_arg(PyObject *obj, const bpy_hint *hint, int dtype, bp_tensor **out)
 {
     *out = NULL;
@@ -520,7 +633,7 @@ int bpy_tensor_arg(PyObject *obj, const bpy_hint *hint, int dtype, bp_tensor **o
     if (!b && bpy_backend_arg(Py_None, &b) < 0)
         return -1;
     int hint_dtype = hint ? hint->dtype : -1;
-    if (is_python_scalar(obj)) {
+    if (is_python_scalar(obj) || (hint_dtype >= 0 && dtype < 0 && is_numpy_scalar(obj))) {
         leaf l;
         if (read_leaf(obj, &l) < 0)
             return -1;
@@ -531,7 +644,7 @@ int bpy_tensor_arg(PyObject *obj, const bpy_hint *hint, int dtype, bp_tensor **o
     int rc;
     if (PyObject_HasAttrString(obj, "__array_interface__") &&
         PyObject_HasAttrString(obj, "dtype"))
-        rc = from_numpy(obj, b, out);
+        rc = from_numpy(obj, b, hint ? hint->array_copy : 0, out);
     else if (PyObject_HasAttrString(obj, "__dlpack__"))
         rc = from_dlpack_producer(obj, b, backend_given, out);
     else if (PyCapsule_CheckExact(obj))
@@ -570,7 +683,7 @@ void bpy_release_all(bp_tensor **ts, int n)
 int bpy_tensor_args(PyObject *const *objs, const char *group, const char *optional, int n,
                     const char *const *names, bp_tensor **out)
 {
-    bpy_hint hint = {NULL, -1};
+    bpy_hint hint = {NULL, -1, 0};
     for (int i = 0; i < n; i++) {
         out[i] = NULL;
         if (objs[i] && BPY_IS_TENSOR(objs[i]) && !hint.backend)
@@ -589,7 +702,7 @@ int bpy_tensor_args(PyObject *const *objs, const char *group, const char *option
                 PyErr_Format(PyExc_TypeError, "argument '%s' is required (a tensor)", names[i]);
                 goto fail;
             }
-            if ((pass == 0) == is_python_scalar(o))
+            if ((pass == 0) == scalar_like(o))
                 continue;
             bpy_hint h = hint;
             if (pass == 1 && group[i])
@@ -809,8 +922,11 @@ int bpy_check_len(const char *what, int32_t n, const bp_tensor *x)
     return 0;
 }
 
-/* One window member: a sequence of `want` ints (an int repeats). */
-static int window_ints(PyObject *o, const char *what, int64_t *dst, int32_t want)
+/* One window member: a sequence of `want` ints (an int repeats), each at
+ * least `least`. The C struct reads 0 as "the default" for strides and
+ * dilations; a Python caller who writes strides=0 means something else, so
+ * it is refused here rather than silently taken as 1. */
+static int window_ints(PyObject *o, const char *what, int64_t *dst, int32_t want, int64_t least)
 {
     if (!o || o == Py_None)
         return 0;
@@ -821,17 +937,24 @@ static int window_ints(PyObject *o, const char *what, int64_t *dst, int32_t want
         if (int_of(o, what, &x) < 0)
             return -1;
         for (int32_t i = 0; i < want; i++)
-            dst[i] = x;
-        return 0;
-    }
-    if (bpy_int64s_arg(o, what, v, 6, &n) < 0)
+            v[i] = x;
+        n = want;
+    } else if (bpy_int64s_arg(o, what, v, 6, &n) < 0) {
         return -1;
+    }
     if (n != want) {
         bpy_raise_msg(BP_ERR_SHAPE, "%s: %d entries where the input's %d spatial axes need %d",
                       what, (int)n, (int)(want > 3 ? want / 2 : want),
                       (int)want);
         return -1;
     }
+    for (int32_t i = 0; i < n; i++)
+        if (v[i] < least) {
+            bpy_raise_msg(BP_ERR_INVALID_ARGUMENT, "%s: %lld at position %d; each must be at "
+                                                   "least %lld",
+                          what, (long long)v[i], (int)i, (long long)least);
+            return -1;
+        }
     memcpy(dst, v, (size_t)n * sizeof *v);
     return 0;
 }
@@ -848,12 +971,12 @@ int bpy_window_arg(bp_window *w, const bp_tensor *x, PyObject *kernel_shape, PyO
     }
     static const char *const AUTO_PAD[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID", NULL};
     int ap = 0;
-    if (window_ints(kernel_shape, "kernel_shape", w->kernel, s) < 0 ||
-        window_ints(strides, "strides", w->strides, s) < 0 ||
-        window_ints(pads, "pads", w->pads, 2 * s) < 0 ||
-        window_ints(dilations, "dilations", w->dilations, s) < 0 ||
-        window_ints(output_padding, "output_padding", w->output_padding, s) < 0 ||
-        window_ints(output_shape, "output_shape", w->output_shape, s) < 0 ||
+    if (window_ints(kernel_shape, "kernel_shape", w->kernel, s, 1) < 0 ||
+        window_ints(strides, "strides", w->strides, s, 1) < 0 ||
+        window_ints(pads, "pads", w->pads, 2 * s, 0) < 0 ||
+        window_ints(dilations, "dilations", w->dilations, s, 1) < 0 ||
+        window_ints(output_padding, "output_padding", w->output_padding, s, 0) < 0 ||
+        window_ints(output_shape, "output_shape", w->output_shape, s, 0) < 0 ||
         (auto_pad && auto_pad != Py_None && bpy_choice_arg(auto_pad, "auto_pad", AUTO_PAD, &ap) < 0))
         return -1;
     w->auto_pad = (bp_auto_pad)ap;
@@ -888,6 +1011,74 @@ int bpy_infer_dtype(PyObject *const *objs, int n, bp_dtype *out)
             all_int = 0;
     *out = all_int ? BP_I64 : BP_F64;
     return 0;
+}
+
+static PyObject *refuse_nul(PyObject *bytes, const char *what)
+{
+    char *data;
+    Py_ssize_t len;
+    if (PyBytes_AsStringAndSize(bytes, &data, &len) < 0) {
+        Py_DECREF(bytes);
+        return NULL;
+    }
+    if ((size_t)len != strlen(data)) {
+        Py_DECREF(bytes);
+        PyErr_Format(PyExc_ValueError, "%s: embedded null character", what);
+        return NULL;
+    }
+    return bytes;
+}
+
+PyObject *bpy_utf8_cstr(PyObject *s, const char *what)
+{
+    if (!PyUnicode_Check(s)) {
+        PyObject *tn = type_name(s);
+        PyErr_Format(PyExc_TypeError, "%s: expected a str, not %S", what, tn);
+        Py_XDECREF(tn);
+        return NULL;
+    }
+    PyObject *b = PyUnicode_AsUTF8String(s);
+    return b ? refuse_nul(b, what) : NULL;
+}
+
+PyObject *bpy_path_cstr(PyObject *path)
+{
+    PyObject *fs = PyOS_FSPath(path);
+    if (!fs)
+        return NULL;
+    if (!PyUnicode_Check(fs)) {
+        Py_DECREF(fs);
+        PyErr_SetString(PyExc_TypeError, "path must be a str or os.PathLike of str");
+        return NULL;
+    }
+    PyObject *b = PyUnicode_EncodeFSDefault(fs);
+    Py_DECREF(fs);
+    return b ? refuse_nul(b, "path") : NULL;
+}
+
+int bpy_uint64_conv(PyObject *o, void *out)
+{
+    if (PyBool_Check(o) || !(PyLong_Check(o) || PyObject_HasAttrString(o, "__index__"))) {
+        PyObject *tn = type_name(o);
+        PyErr_Format(PyExc_TypeError, "expected an int in [0, 2**64), not %S", tn);
+        Py_XDECREF(tn);
+        return 0;
+    }
+    PyObject *i = PyNumber_Index(o);
+    if (!i)
+        return 0;
+    unsigned long long v = PyLong_AsUnsignedLongLong(i);
+    Py_DECREF(i);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_OverflowError, "%S is out of range: seeds and offsets are "
+                                              "integers in [0, 2**64)", o);
+        }
+        return 0;
+    }
+    *(unsigned long long *)out = v;
+    return 1;
 }
 
 int bpy_double_arg(PyObject *o, const char *what, double *out)

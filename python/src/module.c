@@ -56,12 +56,46 @@ static PyObject *error_class(bp_status st)
     return bpy_error_base;
 }
 
+/* backplane._python_message: rewrites the C library's hints (bp_cast,
+ * bp_backend_copy(...)) in Python's terms; set by the package. */
+static PyObject *message_hook;
+
+static PyObject *set_message_hook(PyObject *m, PyObject *f)
+{
+    Py_XDECREF(message_hook);
+    message_hook = f == Py_None ? NULL : f;
+    Py_XINCREF(message_hook);
+    Py_RETURN_NONE;
+}
+
+/* Raise cls with the text msg: bytes a library message may hold that are
+ * not UTF-8 (an input's raw byte quoted back) are escaped, never allowed to
+ * turn the error into an empty one or a UnicodeDecodeError. */
+static void raise_text(PyObject *cls, const char *msg)
+{
+    PyObject *text = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "backslashreplace");
+    if (text && message_hook) {
+        PyObject *py = PyObject_CallFunctionObjArgs(message_hook, text, NULL);
+        if (py && PyUnicode_Check(py)) {
+            Py_DECREF(text);
+            text = py;
+        } else {
+            Py_XDECREF(py);
+            PyErr_Clear(); /* the library's own words are still right */
+        }
+    }
+    if (!text)
+        return; /* the decoding's MemoryError stands */
+    PyErr_SetObject(cls, text);
+    Py_DECREF(text);
+}
+
 PyObject *bpy_raise(bp_status st)
 {
     const char *msg = bp_last_error();
     if (!msg || !*msg)
         msg = bp_status_message(st);
-    PyErr_SetString(error_class(st), msg);
+    raise_text(error_class(st), msg);
     return NULL;
 }
 
@@ -72,7 +106,7 @@ PyObject *bpy_raise_msg(bp_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    PyErr_SetString(error_class(st), buf);
+    raise_text(error_class(st), buf);
     return NULL;
 }
 
@@ -139,16 +173,7 @@ static PyObject *context_make(PyTypeObject *type, PyObject *config)
     const char *path = NULL;
     PyObject *bytes = NULL;
     if (config && config != Py_None) {
-        PyObject *fs = PyOS_FSPath(config);
-        if (!fs)
-            return NULL;
-        if (!PyUnicode_Check(fs)) {
-            Py_DECREF(fs);
-            PyErr_SetString(PyExc_TypeError, "Context(config): config must be a path (str)");
-            return NULL;
-        }
-        bytes = PyUnicode_EncodeFSDefault(fs);
-        Py_DECREF(fs);
+        bytes = bpy_path_cstr(config);
         if (!bytes)
             return NULL;
         path = PyBytes_AsString(bytes);
@@ -221,7 +246,7 @@ static int context_get(bpy_context *c, PyObject *name, bp_backend **out)
 {
     if (name == Py_None)
         return context_default_backend(c, out);
-    PyObject *bytes = PyUnicode_AsUTF8String(name);
+    PyObject *bytes = bpy_utf8_cstr(name, "backend name");
     if (!bytes)
         return -1;
     bp_status st;
@@ -694,21 +719,6 @@ fail:
 
 /* ---- safetensors ------------------------------------------------------------ */
 
-static PyObject *fs_bytes(PyObject *path)
-{
-    PyObject *fs = PyOS_FSPath(path);
-    if (!fs)
-        return NULL;
-    if (!PyUnicode_Check(fs)) {
-        Py_DECREF(fs);
-        PyErr_SetString(PyExc_TypeError, "path must be a str or os.PathLike");
-        return NULL;
-    }
-    PyObject *b = PyUnicode_EncodeFSDefault(fs);
-    Py_DECREF(fs);
-    return b;
-}
-
 static PyObject *mod_load_safetensors(PyObject *m, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"path", "backend", "metadata", NULL};
@@ -720,7 +730,7 @@ static PyObject *mod_load_safetensors(PyObject *m, PyObject *args, PyObject *kw)
     bp_backend *b = NULL;
     if (bpy_backend_arg(bo, &b) < 0)
         return NULL;
-    PyObject *pb = fs_bytes(path);
+    PyObject *pb = bpy_path_cstr(path);
     if (!pb)
         return NULL;
     bp_safetensors *f = NULL;
@@ -781,10 +791,21 @@ static PyObject *mod_save_safetensors(PyObject *m, PyObject *args, PyObject *kw)
                                          "str, or None");
         return NULL;
     }
-    PyObject *pb = fs_bytes(path);
+    PyObject *pb = bpy_path_cstr(path);
     if (!pb)
         return NULL;
-    Py_ssize_t n = PyDict_Size(tensors), nm = metadata == Py_None ? 0 : PyDict_Size(metadata);
+    /* Snapshots of both dicts: converting a value may run Python code (a
+     * __dlpack__, an __array__) that changes them, and so may another
+     * thread while a conversion releases the GIL. The arrays below are
+     * sized from the snapshots and filled from them alone. */
+    PyObject *items = PyDict_Items(tensors);
+    PyObject *meta_items = items && metadata != Py_None ? PyDict_Items(metadata) : NULL;
+    if (!items || (metadata != Py_None && !meta_items)) {
+        Py_XDECREF(items);
+        Py_DECREF(pb);
+        return NULL;
+    }
+    Py_ssize_t n = PyList_Size(items), nm = meta_items ? PyList_Size(meta_items) : 0;
     const char **names = PyMem_Calloc((size_t)n + 1, sizeof *names);
     bp_tensor **ts = PyMem_Calloc((size_t)n + 1, sizeof *ts);
     const char **meta = PyMem_Calloc(2 * (size_t)nm + 1, sizeof *meta);
@@ -794,14 +815,14 @@ static PyObject *mod_save_safetensors(PyObject *m, PyObject *args, PyObject *kw)
         PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t pos = 0, i = 0;
-    PyObject *k, *v;
-    while (PyDict_Next(tensors, &pos, &k, &v)) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *kv = PyList_GetItem(items, i), *k = PyTuple_GetItem(kv, 0),
+                 *v = PyTuple_GetItem(kv, 1);
         if (!PyUnicode_Check(k)) {
             PyErr_SetString(PyExc_TypeError, "save_safetensors: every name must be a str");
             goto done;
         }
-        PyObject *kb = PyUnicode_AsUTF8String(k);
+        PyObject *kb = bpy_utf8_cstr(k, "save_safetensors: a tensor name");
         if (!kb || PyList_Append(keep, kb) < 0) {
             Py_XDECREF(kb);
             goto done;
@@ -810,17 +831,17 @@ static PyObject *mod_save_safetensors(PyObject *m, PyObject *args, PyObject *kw)
         names[i] = PyBytes_AsString(kb);
         if (bpy_tensor_arg(v, NULL, -1, &ts[i]) < 0)
             goto done;
-        i++;
     }
-    pos = 0;
-    Py_ssize_t j = 0;
-    while (nm && PyDict_Next(metadata, &pos, &k, &v)) {
+    for (Py_ssize_t i = 0, j = 0; i < nm; i++) {
+        PyObject *kv = PyList_GetItem(meta_items, i), *k = PyTuple_GetItem(kv, 0),
+                 *v = PyTuple_GetItem(kv, 1);
         if (!PyUnicode_Check(k) || !PyUnicode_Check(v)) {
             PyErr_SetString(PyExc_TypeError, "save_safetensors: metadata keys and values must "
                                              "be str (safetensors stores strings)");
             goto done;
         }
-        PyObject *kb = PyUnicode_AsUTF8String(k), *vb = kb ? PyUnicode_AsUTF8String(v) : NULL;
+        PyObject *kb = bpy_utf8_cstr(k, "save_safetensors: a metadata key"),
+                 *vb = kb ? bpy_utf8_cstr(v, "save_safetensors: a metadata value") : NULL;
         if (!vb || PyList_Append(keep, kb) < 0 || PyList_Append(keep, vb) < 0) {
             Py_XDECREF(kb);
             Py_XDECREF(vb);
@@ -850,6 +871,8 @@ done:
     PyMem_Free(names);
     PyMem_Free(meta);
     Py_XDECREF(keep);
+    Py_DECREF(items);
+    Py_XDECREF(meta_items);
     Py_DECREF(pb);
     return result;
 }
@@ -858,11 +881,18 @@ done:
 
 static PyObject *mod_asarray(PyObject *m, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"obj", "backend", "dtype", NULL};
-    PyObject *obj, *bo = Py_None, *dto = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO:asarray", kwlist, &obj, &bo, &dto))
+    static char *kwlist[] = {"obj", "backend", "dtype", "copy", NULL};
+    PyObject *obj, *bo = Py_None, *dto = Py_None, *copy = Py_True;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOO:asarray", kwlist, &obj, &bo, &dto, &copy))
         return NULL;
-    bpy_hint hint = {NULL, -1};
+    if (copy != Py_True && copy != Py_False && copy != Py_None) {
+        PyErr_SetString(PyExc_TypeError, "asarray: copy must be True, False or None");
+        return NULL;
+    }
+    /* copy=True (the default): a NumPy array's values are copied, so that
+     * changing the array later cannot change the tensor. None: shared where
+     * it can be (the Array API's meaning). False: shared, or ValueError. */
+    bpy_hint hint = {NULL, -1, copy == Py_True ? 1 : copy == Py_False ? 2 : 0};
     if (bo != Py_None && bpy_backend_arg(bo, &hint.backend) < 0)
         return NULL;
     bp_dtype dt = BP_F32;
@@ -894,7 +924,7 @@ static PyObject *mod_from_dlpack(PyObject *m, PyObject *args, PyObject *kw)
     PyObject *x, *bo = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:from_dlpack", kwlist, &x, &bo))
         return NULL;
-    bpy_hint hint = {NULL, -1};
+    bpy_hint hint = {NULL, -1, 0};
     if (bo != Py_None && bpy_backend_arg(bo, &hint.backend) < 0)
         return NULL;
     if (BPY_IS_TENSOR(x) && (!hint.backend || hint.backend == bp_tensor_backend(BPY_T(x)))) {
@@ -917,6 +947,35 @@ static PyObject *mod_from_dlpack(PyObject *m, PyObject *args, PyObject *kw)
     if (bpy_tensor_arg(x, &hint, -1, &t) < 0)
         return NULL;
     return bpy_wrap(t);
+}
+
+static PyObject *mod_from_bytes(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"data", "dtype", "shape", "backend", NULL};
+    PyObject *data, *dto, *shape_o, *bo = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "SOO|O:_from_bytes", kwlist, &data, &dto,
+                                     &shape_o, &bo))
+        return NULL;
+    bp_dtype dt;
+    int64_t shape[BP_MAX_RANK];
+    int32_t rank = 0;
+    bp_backend *b = NULL;
+    if (bpy_dtype_arg(dto, &dt) < 0 || bpy_shape_arg(shape_o, shape, &rank) < 0 ||
+        bpy_backend_arg(bo, &b) < 0)
+        return NULL;
+    uint64_t need = bp_dtype_size(dt);
+    for (int32_t i = 0; i < rank; i++) {
+        if (shape[i] < 0 || (shape[i] && need > UINT64_MAX / (uint64_t)shape[i]))
+            return bpy_raise_msg(BP_ERR_SHAPE, "_from_bytes: shape extent %lld is invalid",
+                                 (long long)shape[i]);
+        need *= (uint64_t)shape[i];
+    }
+    if (need != (uint64_t)PyBytes_Size(data))
+        return bpy_raise_msg(BP_ERR_SHAPE, "_from_bytes: %zd bytes where the shape and dtype "
+                             "need %llu", PyBytes_Size(data), (unsigned long long)need);
+    bp_tensor *t = NULL;
+    bp_status st = bp_tensor_from_host(b, dt, rank, shape, PyBytes_AsString(data), &t);
+    return st == BP_OK ? bpy_wrap(t) : bpy_raise(st);
 }
 
 static PyObject *mod_live_tensors(PyObject *m, PyObject *unused)
@@ -959,6 +1018,11 @@ static PyMethodDef module_methods[] = {
     {"from_dlpack", (PyCFunction)(void (*)(void))mod_from_dlpack, METH_VARARGS | METH_KEYWORDS,
      "from_dlpack(x, backend=None) -> Tensor: x's memory through DLPack, without a copy where "
      "the backend can address it."},
+    {"_set_message_hook", set_message_hook, METH_O,
+     "Register the function that puts the library's messages in Python's terms."},
+    {"_from_bytes", (PyCFunction)(void (*)(void))mod_from_bytes, METH_VARARGS | METH_KEYWORDS,
+     "_from_bytes(data, dtype, shape, backend=None) -> Tensor: the elements' bytes in C order "
+     "(unpickling)."},
     {"_live_tensors", mod_live_tensors, METH_NOARGS,
      "The number of Tensor objects alive (for leak checks)."},
     {"_version", mod_version, METH_NOARGS, "libbackplane's version."},

@@ -52,9 +52,33 @@ static PyObject *shape_tuple(const bp_tensor *t)
 }
 
 static PyObject *tensor_shape(PyObject *o, void *u) { return shape_tuple(BPY_T(o)); }
+/* backplane.dtype objects (_dtypes.py), one per dtype in enum order; set by
+ * the package at import. Until then (or if it fails) the plain names. */
+static PyObject *dtype_objects[BP_DTYPE_COUNT];
+
 static PyObject *tensor_dtype(PyObject *o, void *u)
 {
-    return PyUnicode_FromString(bpy_dtype_name(bp_tensor_dtype(BPY_T(o))));
+    bp_dtype dt = bp_tensor_dtype(BPY_T(o));
+    if (dtype_objects[dt]) {
+        Py_INCREF(dtype_objects[dt]);
+        return dtype_objects[dt];
+    }
+    return PyUnicode_FromString(bpy_dtype_name(dt));
+}
+
+static PyObject *set_dtypes(PyObject *m, PyObject *seq)
+{
+    if (!PyTuple_Check(seq) || PyTuple_Size(seq) != BP_DTYPE_COUNT) {
+        PyErr_SetString(PyExc_TypeError, "_set_dtypes: a tuple of one object per dtype");
+        return NULL;
+    }
+    for (int i = 0; i < BP_DTYPE_COUNT; i++) {
+        PyObject *d = PyTuple_GetItem(seq, i);
+        Py_INCREF(d);
+        Py_XDECREF(dtype_objects[i]);
+        dtype_objects[i] = d;
+    }
+    Py_RETURN_NONE;
 }
 static PyObject *tensor_backend(PyObject *o, void *u)
 {
@@ -78,7 +102,9 @@ static PyObject *tensor_T(PyObject *o, void *u)
 
 static PyGetSetDef tensor_getset[] = {
     {"shape", tensor_shape, NULL, "The extents, a tuple of ints.", NULL},
-    {"dtype", tensor_dtype, NULL, "NumPy's name of the element type: 'float32', 'bfloat16'...", NULL},
+    {"dtype", tensor_dtype, NULL, "The element type, a backplane.dtype: a str holding NumPy's "
+                                  "name ('float32', 'bfloat16'...) that compares equal to NumPy's "
+                                  "spellings of it (np.float32, 'f4').", NULL},
     {"backend", tensor_backend, NULL, "The name of the backend holding the tensor: 'blas_cpu:0'.", NULL},
     {"ndim", tensor_ndim, NULL, "The number of axes.", NULL},
     {"size", tensor_size, NULL, "The number of elements.", NULL},
@@ -171,6 +197,25 @@ static PyObject *tensor_array(PyObject *o, PyObject *args, PyObject *kw)
     return conv;
 }
 
+/* The elements' bytes, C order, native byte order (one read). */
+static PyObject *tensor_tobytes(PyObject *o, PyObject *unused)
+{
+    bp_tensor *t = BPY_T(o);
+    size_t n = bp_tensor_nbytes(t);
+    PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
+    if (!b)
+        return NULL;
+    char *dst = PyBytes_AsString(b);
+    bp_status st;
+    Py_BEGIN_ALLOW_THREADS st = bp_tensor_to_host(t, dst, n);
+    Py_END_ALLOW_THREADS
+    if (st != BP_OK) {
+        Py_DECREF(b);
+        return bpy_raise(st);
+    }
+    return b;
+}
+
 static PyObject *tensor_tolist(PyObject *o, PyObject *unused)
 {
     PyObject *arr = tensor_numpy(o, NULL);
@@ -241,15 +286,29 @@ static PyObject *tensor_dlpack(PyObject *o, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOO:__dlpack__", kwlist, &stream, &maxv,
                                      &dev, &copy))
         return NULL;
+    bp_tensor *src = BPY_T(o), *fresh = NULL;
+    bp_status st = BP_OK;
     if (copy == Py_True) {
-        PyErr_SetString(PyExc_BufferError, "__dlpack__(copy=True): backplane exports its own "
-                                            "(immutable) memory; copy on the consumer's side");
-        return NULL;
+        /* A tensor of its own on the same backend, handed over whole: the
+         * consumer may then write to it (np.from_dlpack(t, copy=True)). */
+        size_t n = bp_tensor_nbytes(src);
+        void *buf = PyMem_Malloc(n ? n : 1);
+        if (!buf)
+            return PyErr_NoMemory();
+        Py_BEGIN_ALLOW_THREADS st = bp_tensor_to_host(src, buf, n);
+        if (st == BP_OK)
+            st = bp_tensor_from_host(bp_tensor_backend(src), bp_tensor_dtype(src),
+                                     bp_tensor_rank(src), bp_tensor_shape(src), buf, &fresh);
+        Py_END_ALLOW_THREADS
+        PyMem_Free(buf);
+        if (st != BP_OK)
+            return bpy_raise(st);
+        src = fresh;
     }
     DLManagedTensor *mt = NULL;
-    bp_status st;
-    Py_BEGIN_ALLOW_THREADS st = bp_tensor_to_dlpack(BPY_T(o), &mt);
+    Py_BEGIN_ALLOW_THREADS st = bp_tensor_to_dlpack(src, &mt);
     Py_END_ALLOW_THREADS
+    bp_tensor_release(fresh); /* the export holds its own reference */
     if (st != BP_OK)
         return bpy_raise(st);
     PyObject *cap = PyCapsule_New(mt, "dltensor", capsule_destructor);
@@ -313,7 +372,7 @@ static int operand(PyObject *o, const bp_tensor *peer, bp_tensor **out, int *own
         *own = 0;
         return 0;
     }
-    bpy_hint hint = {bp_tensor_backend(peer), (int)bp_tensor_dtype(peer)};
+    bpy_hint hint = {bp_tensor_backend(peer), (int)bp_tensor_dtype(peer), 0};
     if (bpy_tensor_arg(o, &hint, -1, out) < 0) {
         /* backplane's own errors (a float scalar with an integer tensor) are
          * the user's to see; an object of an unknown type lets Python try
@@ -326,6 +385,28 @@ static int operand(PyObject *o, const bp_tensor *peer, bp_tensor **out, int *own
     }
     *own = 1;
     return 0;
+}
+
+/* _operand(o, peer): o as an operator would take it beside peer. */
+static PyObject *py_operand(PyObject *m, PyObject *args)
+{
+    PyObject *o, *peer;
+    if (!PyArg_ParseTuple(args, "OO!:_operand", &o, bpy_tensor_type, &peer))
+        return NULL;
+    bp_tensor *t = NULL;
+    int own = 0;
+    int rc = operand(o, BPY_T(peer), &t, &own);
+    if (rc > 0) {
+        PyObject *tn = PyObject_GetAttrString((PyObject *)Py_TYPE(o), "__name__");
+        PyErr_Format(PyExc_TypeError, "cannot use a %S as a tensor operand", tn);
+        Py_XDECREF(tn);
+        return NULL;
+    }
+    if (rc < 0)
+        return NULL;
+    if (!own)
+        bp_tensor_retain(t);
+    return bpy_wrap(t);
 }
 
 PyObject *bpy_binary_op(PyObject *a, PyObject *b, binary_fn fn)
@@ -481,6 +562,28 @@ static Py_ssize_t tensor_len(PyObject *o)
     return (Py_ssize_t)bp_tensor_shape(t)[0];
 }
 
+/* What takes an index the code below does not (an array of indices, a
+ * boolean mask): backplane._indexing.getitem(t, key), set by the package. */
+static PyObject *index_hook;
+
+static PyObject *set_index_hook(PyObject *m, PyObject *f)
+{
+    Py_XDECREF(index_hook);
+    index_hook = f == Py_None ? NULL : f;
+    Py_XINCREF(index_hook);
+    Py_RETURN_NONE;
+}
+
+/* t[key] = v: a tensor is immutable. The message shows the functional form. */
+static int tensor_ass_subscript(PyObject *o, PyObject *key, PyObject *v)
+{
+    PyErr_SetString(PyExc_TypeError,
+                    v ? "a backplane Tensor is immutable: x[i] = v cannot change it; write "
+                        "x = x.at[i].set(v) (or .add(v)) for a new tensor with those elements"
+                      : "a backplane Tensor is immutable: del x[i] cannot change it");
+    return -1;
+}
+
 /* t[key] for ints, slices (any step), Ellipsis and None, alone or in a
  * tuple: one bp_slice, then one bp_reshape that drops the axes indexed by an
  * int and inserts those of None. */
@@ -493,11 +596,11 @@ static PyObject *tensor_subscript(PyObject *o, PyObject *key)
     Py_ssize_t nk = items ? PyTuple_Size(items) : 1;
     int64_t starts[BP_MAX_RANK], stops[BP_MAX_RANK], steps[BP_MAX_RANK], out_shape[2 * BP_MAX_RANK];
     int32_t out_rank = 0, axis = 0;
-    int sliced = 0, ellipsis = 0;
+    int sliced = 0, ellipsis = 0, empty = 0;
     Py_ssize_t consuming = 0;
     for (Py_ssize_t i = 0; i < nk; i++) {
         PyObject *k = items ? PyTuple_GetItem(items, i) : key;
-        if (k != Py_None && k != Py_Ellipsis)
+        if (k != Py_None && k != Py_Ellipsis && !PyBool_Check(k))
             consuming++;
     }
     if (consuming > rank)
@@ -505,10 +608,14 @@ static PyObject *tensor_subscript(PyObject *o, PyObject *key)
                              (int)rank, consuming);
     for (Py_ssize_t i = 0; i < nk; i++) {
         PyObject *k = items ? PyTuple_GetItem(items, i) : key;
-        if (k == Py_None) {
+        if (k == Py_None || PyBool_Check(k)) {
+            /* NumPy: a bool scalar index adds an axis, of extent 1 for True
+             * (as None) and 0 for False (nothing selected). */
             if (out_rank >= 2 * BP_MAX_RANK)
                 return bpy_raise_msg(BP_ERR_SHAPE, "too many new axes");
-            out_shape[out_rank++] = 1;
+            if (k == Py_False)
+                empty = 1;
+            out_shape[out_rank++] = k != Py_False;
         } else if (k == Py_Ellipsis) {
             if (ellipsis++)
                 return bpy_raise_msg(BP_ERR_INDEX, "an index can only have one ellipsis ('...')");
@@ -521,6 +628,11 @@ static PyObject *tensor_subscript(PyObject *o, PyObject *key)
             if (PySlice_Unpack(k, &start, &stop, &step) < 0)
                 return NULL;
             Py_ssize_t len = PySlice_AdjustIndices((Py_ssize_t)shape[axis], &start, &stop, step);
+            if (len == 0) {
+                /* Python's empty slices (x[-10::-1] on 3 elements adjusts to
+                 * start -1) would read as counting from the end below. */
+                start = 0, stop = 0, step = 1;
+            }
             starts[axis] = start;
             /* ONNX Slice reads a negative stop as counting from the end: a
              * negative step that runs to the front says so with INT64_MIN. */
@@ -529,8 +641,14 @@ static PyObject *tensor_subscript(PyObject *o, PyObject *key)
             sliced |= len != shape[axis] || step != 1;
             out_shape[out_rank++] = len;
             axis++;
-        } else if (PyLong_Check(k) || PyObject_HasAttrString(k, "__index__")) {
+        } else if (!BPY_IS_TENSOR(k) &&
+                   (PyLong_Check(k) || PyObject_HasAttrString(k, "__index__"))) {
             PyObject *idx = PyNumber_Index(k);
+            if (!idx && index_hook && PyErr_ExceptionMatches(PyExc_TypeError)) {
+                /* a NumPy array of indices or a mask: __index__ refuses it */
+                PyErr_Clear();
+                return PyObject_CallFunctionObjArgs(index_hook, o, key, NULL);
+            }
             if (!idx)
                 return NULL;
             long long v = PyLong_AsLongLong(idx);
@@ -547,6 +665,9 @@ static PyObject *tensor_subscript(PyObject *o, PyObject *key)
             starts[axis] = v, stops[axis] = v + 1, steps[axis] = 1;
             sliced |= n != 1;
             axis++;
+        } else if (index_hook) {
+            /* arrays of indices or a boolean mask: _indexing.py */
+            return PyObject_CallFunctionObjArgs(index_hook, o, key, NULL);
         } else {
             return bpy_raise_msg(BP_ERR_INDEX,
                                  "only integers, slices, '...' and None index a tensor; for "
@@ -562,6 +683,12 @@ static PyObject *tensor_subscript(PyObject *o, PyObject *key)
                              (int)out_rank, BP_MAX_RANK);
     bp_tensor *s = t, *r = NULL;
     bp_status st;
+    if (empty) {
+        /* x[False]: no element is selected; the result has the shape the
+         * index gives, with the False axis (and so the whole) empty. */
+        st = bp_zeros(bp_tensor_backend(t), bp_tensor_dtype(t), out_rank, out_shape, &r);
+        return st == BP_OK ? bpy_wrap(r) : bpy_raise(st);
+    }
     if (sliced) {
         BPY_CALL(st, bpy_release_for(&t, 1), bp_slice(t, starts, stops, steps, &s));
         if (st != BP_OK)
@@ -571,6 +698,18 @@ static PyObject *tensor_subscript(PyObject *o, PyObject *key)
     if (sliced)
         bp_tensor_release(s);
     return st == BP_OK ? bpy_wrap(r) : bpy_raise(st);
+}
+
+/* iter(t): over the first axis, as NumPy; a 0-d tensor is not iterable
+ * (the sequence protocol alone would end at once on its IndexError). */
+static PyObject *tensor_iter(PyObject *o)
+{
+    if (bp_tensor_rank(BPY_T(o)) == 0) {
+        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor (use .item() for its "
+                                         "value)");
+        return NULL;
+    }
+    return PySeqIter_New(o);
 }
 
 static PyObject *tensor_item_at(PyObject *o, Py_ssize_t i)
@@ -634,6 +773,8 @@ static PyMethodDef tensor_methods[] = {
     {"__array__", (PyCFunction)(void (*)(void))tensor_array, METH_VARARGS | METH_KEYWORDS,
      "NumPy's array protocol: a copy."},
     {"tolist", tensor_tolist, METH_NOARGS, "tolist() -> nested lists of Python scalars."},
+    {"tobytes", tensor_tobytes, METH_NOARGS,
+     "tobytes() -> bytes: the elements in C order and the machine's byte order (a copy)."},
     {"item", tensor_item, METH_NOARGS,
      "item() -> the value of a one-element tensor as a Python float, int or bool."},
     {"to", (PyCFunction)(void (*)(void))tensor_to, METH_VARARGS | METH_KEYWORDS,
@@ -674,8 +815,10 @@ static PyType_Slot tensor_slots[] = {
     {Py_nb_int, nb_int},
     {Py_mp_length, tensor_len},
     {Py_mp_subscript, tensor_subscript},
+    {Py_mp_ass_subscript, tensor_ass_subscript},
     {Py_sq_length, tensor_len},
     {Py_sq_item, tensor_item_at},
+    {Py_tp_iter, tensor_iter},
     {Py_tp_doc, "An immutable n-dimensional array on one backend. Make one with "
                 "backplane.asarray (or an op); Tensor.to(backend) copies it explicitly."},
     {0, NULL}};
@@ -684,6 +827,11 @@ static PyType_Spec tensor_spec = {"backplane.Tensor", sizeof(bpy_tensor), 0, Py_
 
 static PyMethodDef hook_methods[] = {
     {"_set_repr", set_repr, METH_O, "Register the function that makes repr(Tensor)."},
+    {"_operand", py_operand, METH_VARARGS,
+     "_operand(o, peer) -> Tensor: o as an operator takes it beside the Tensor peer."},
+    {"_set_dtypes", set_dtypes, METH_O, "Register the nine dtype objects Tensor.dtype returns."},
+    {"_set_index_hook", set_index_hook, METH_O,
+     "Register the function that takes the indices Tensor's own indexing does not."},
     {NULL, NULL, 0, NULL}};
 
 int bpy_tensor_type_init(PyObject *m)
