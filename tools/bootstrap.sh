@@ -56,10 +56,10 @@ fi
 job_args=()
 if [ "$job" = test ]; then
   venv=$build/venv
-  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import safetensors, numpy, ml_dtypes, pytest' 2>/dev/null; then
-    echo "bootstrap: setting up $venv (safetensors, numpy, ml_dtypes, pytest)" >&2
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import safetensors, numpy, ml_dtypes, pytest, hypothesis' 2>/dev/null; then
+    echo "bootstrap: setting up $venv (safetensors, numpy, ml_dtypes, pytest, hypothesis)" >&2
     python3 -m venv "$venv" >&2 &&
-      "$venv/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes pytest >&2 ||
+      "$venv/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes pytest hypothesis >&2 ||
       echo "bootstrap: could not install the Python reference packages; their tests will be skipped" >&2
   fi
   # The ONNX node tests need python3-onnx, which only Debian's own python3

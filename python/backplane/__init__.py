@@ -45,7 +45,12 @@ def _tensor_repr(t):
             a = t.numpy()
         except Error:  # bfloat16 without ml_dtypes: show the float32 values
             a = cast(t, "float32").numpy()  # noqa: F405
-        body = np.array2string(a, separator=", ", prefix=prefix)
+        if a.size == 0 and a.shape != (0,):  # NumPy shows an empty array's shape
+            body = f"[], shape={a.shape}"
+        else:
+            body = np.array2string(a, separator=", ", prefix=prefix)
+            if a.size > np.get_printoptions()["threshold"]:  # and a summarised one's (2.2+)
+                body += f", shape={a.shape}"
     except ImportError:
         body = str(t)
     return f"{prefix}{body}, dtype={t.dtype}, backend='{t.backend}')"
@@ -54,42 +59,57 @@ def _tensor_repr(t):
 _backplane._set_repr(_tensor_repr)
 
 
-# ---- methods that read like NumPy's (each one of the functions above) ---------------
+# ---- NumPy's habits: dtypes, indexing, protocols, conveniences -----------------------
 
-def _shape_args(shape):
-    if len(shape) == 1 and not isinstance(shape[0], int):
-        return tuple(shape[0])
-    return shape
+from . import _dtypes, _functions, _indexing, _messages, _numpy_protocols  # noqa: E402
+from ._dtypes import dtype  # noqa: E402,F401
+from ._functions import (  # noqa: E402,F401
+    all,
+    any,
+    astype,
+    copy,
+    flatten,
+    full_like,
+    linspace,
+    ones_like,
+    ravel,
+    stack,
+    std,
+    var,
+    zeros_like,
+)
+
+_backplane._set_dtypes(_dtypes.DTYPES)
+_backplane._set_index_hook(_indexing.getitem)
+_backplane._set_message_hook(_messages.python_message)
+_functions.install(Tensor, globals())
+_numpy_protocols.install(Tensor)
+Tensor.at = property(_indexing._At, doc="x.at[key].set(v) / .add(v): a new tensor with "
+                                         "the indexed elements replaced (or added to).")
+clip = _functions.clip  # Python numbers take x's dtype; either bound may be None
+
+_arange = arange  # noqa: F405
+_eye = eye  # noqa: F405
 
 
-def _reshape(self, *shape):
-    return reshape(self, _shape_args(shape))  # noqa: F405
+def arange(start, stop=None, step=1, dtype=None, backend=None):
+    """Values from start to stop (excluded) by step; arange(n) is 0..n-1.
+    dtype None: int64 when every argument is an int, else float64."""
+    if stop is None:
+        start, stop = 0, start
+    return _arange(start, stop, step, dtype=dtype, backend=backend)
 
 
-def _transpose(self, *axes):
-    return transpose(self, _shape_args(axes) if axes else None)  # noqa: F405
+def eye(rows, cols=None, dtype="float64", backend=None):
+    """rows x cols (cols defaults to rows) with ones on the main diagonal."""
+    return _eye(rows, rows if cols is None else cols, dtype=dtype, backend=backend)
 
 
-def _astype(self, dtype):
-    return cast(self, dtype)  # noqa: F405
+arange.__wrapped__ = _arange
+eye.__wrapped__ = _eye
 
-
-def _reduction(fn):
-    def method(self, axis=None, keepdims=False):
-        return fn(self, axis=axis, keepdims=keepdims)
-
-    method.__name__ = fn.__name__
-    method.__doc__ = f"self.{fn.__name__}(axis=None, keepdims=False): backplane.{fn.__name__}(self, ...)"
-    return method
-
-
-Tensor.reshape = _reshape
-Tensor.transpose = _transpose
-Tensor.astype = _astype
-for _fn in (sum, mean, max, min, argmax, argmin, prod):  # noqa: F405
-    setattr(Tensor, _fn.__name__, _reduction(_fn))
-del _fn
-
-__all__ = [n for n in dir(_backplane) if not n.startswith("_")] + ["__version__"]
+__all__ = [n for n in dir(_backplane) if not n.startswith("_")] + [
+    "__version__", "dtype", "all", "any", "astype", "copy", "flatten", "full_like", "linspace",
+    "ones_like", "ravel", "stack", "std", "var", "zeros_like"]
 __all__ = sorted(set(__all__))
 _ = _builtins  # the builtins stay reachable although sum, max, ... are ours here

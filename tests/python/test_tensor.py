@@ -32,11 +32,30 @@ def test_numpy_round_trip_keeps_values_shape_and_dtype(dtype, backend):
     assert np.asarray(t).tobytes() == a.tobytes()
 
 
-def test_asarray_of_a_contiguous_array_shares_its_memory():
+HOST = "blas_cpu" if "blas_cpu" in bp.backends() else "binary"
+
+
+def test_asarray_copies_an_array_so_changing_it_later_leaves_the_tensor_alone():
     a = np.arange(6, dtype=np.float32)
-    t = bp.asarray(a, backend="blas_cpu" if "blas_cpu" in bp.backends() else "binary")
+    t = bp.asarray(a, backend=HOST)
+    copied = t.to("binary")  # a copy made before the change, memoised by the library
+    a[0] = 42.0
+    assert t[0].item() == 0.0
+    assert t.to("binary")[0].item() == copied[0].item() == 0.0
+
+
+def test_asarray_copy_false_shares_the_memory_of_a_contiguous_array():
+    a = np.arange(6, dtype=np.float32)
+    t = bp.asarray(a, backend=HOST, copy=False)
     a[0] = 42.0  # the tensor is the array's memory (documented: keep it unchanged)
     assert t[0].item() == 42.0
+    assert bp.asarray(a, backend=HOST, copy=None)[0].item() == 42.0
+
+
+def test_asarray_copy_false_refuses_an_array_it_cannot_share():
+    a = np.arange(6, dtype=np.float32)[::2]
+    with pytest.raises(ValueError, match="copy=True"):
+        bp.asarray(a, backend=HOST, copy=False)
 
 
 @pytest.mark.parametrize("make", [
