@@ -1,17 +1,17 @@
 /* Reading one ini file: the lexing half of the configuration.
  *
- * inih parses the file, but it does not tell its handler the line number,
- * does not report sections that hold no key, truncates section names, and
- * silently reads an indented line as the continuation of the previous value.
- * So this file feeds inih through its own line reader, which counts lines
- * and classifies each line as inih is about to (comment, section header,
- * key = value, malformed). Every callback then knows its line, empty
- * sections are seen, and indented lines (which inih reads as a key, a
- * section or the continuation of the previous value, depending on where
- * they are), NUL bytes and over-long lines become errors instead of
- * surprises. The reader stops at the first error,
- * so the first problem in the file is the one reported. What the sections
- * and keys mean is config.c's business. */
+ * inih parses the file, through its stream interface: ini_parse_stream
+ * with a reader of ours and a handler. inih does not tell its handler the
+ * line number, does not report sections that hold no key, truncates section
+ * names, and silently reads an indented line as the continuation of the
+ * previous value; its options for these are compile-time ones or, in
+ * Debian's build, process-wide globals that a library must not set. So the
+ * reader hands inih one physical line per call (every callback then knows
+ * its line), refuses NUL bytes, over-long lines, indented lines and lines
+ * that are no ini, and reports section headers itself; inih parses the
+ * key = value lines and calls the handler. The reader stops at the first
+ * error, so the first problem in the file is the one reported. What the
+ * sections and keys mean is config.c's business. */
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
@@ -42,101 +42,67 @@ static bool lex_fail(ini_lex *p, bp_status st)
     return false;
 }
 
-/* inih's lskip / rstrip / find_chars_or_comment, same rules. */
-static char *ini_lskip(char *s)
+static bool lex_section(ini_lex *p, const char *name, size_t len)
 {
-    while (*s && isspace((unsigned char)*s))
-        s++;
-    return s;
-}
-
-static void ini_rstrip(char *s)
-{
-    char *end = s + strlen(s);
-    while (end > s && isspace((unsigned char)end[-1]))
-        *--end = '\0';
-}
-
-static char *ini_find_chars_or_comment(char *s, const char *chars)
-{
-#if INI_ALLOW_INLINE_COMMENTS
-    bool was_space = false;
-    while (*s && (!chars || !strchr(chars, *s)) &&
-           !(was_space && strchr(INI_INLINE_COMMENT_PREFIXES, *s))) {
-        was_space = isspace((unsigned char)*s);
-        s++;
-    }
-#else
-    while (*s && (!chars || !strchr(chars, *s)))
-        s++;
-#endif
-    return s;
-}
-
-static bool lex_section(ini_lex *p, const char *name)
-{
-    bp_status st = p->sink->section(p->sink->user, name, p->line);
-    if (st != BP_OK)
-        return lex_fail(p, st);
-    char *dup = strdup(name);
+    char *dup = strndup(name, len);
     if (!dup)
         return lex_fail(p, bp__error(BP_ERR_OUT_OF_MEMORY,
                                      "out of memory while reading the configuration file"));
+    bp_status st = p->sink->section(p->sink->user, dup, p->line);
+    if (st != BP_OK) {
+        free(dup);
+        return lex_fail(p, st);
+    }
     free(p->section);
     p->section = dup;
     return true;
 }
 
-/* Classify a line the way inih will, and check what inih cannot tell us.
- * line is a scratch copy (modified). False (error set) to stop parsing. */
-static bool lex_classify(ini_lex *p, char *line)
+/* A line refused: what is wrong, the line (quoted, cut), the remedy. */
+static bool lex_refuse(ini_lex *p, const char *what, const char *text, size_t len,
+                       const char *remedy)
 {
-    char *s = line;
-    size_t bom = 0;
-#if INI_ALLOW_BOM
-    if (p->line == 1 && (unsigned char)s[0] == 0xEF && (unsigned char)s[1] == 0xBB &&
-        (unsigned char)s[2] == 0xBF)
-        bom = 3;
-#endif
-    s = ini_lskip(s + bom);
-    ini_rstrip(s);
+    bp__error(BP_ERR_CONFIG, "%s:%d: %s '%.*s'%s", p->file, p->line, what,
+              (int)(len < INI_SNIPPET ? len : INI_SNIPPET), text, remedy);
+    return lex_fail(p, BP_ERR_CONFIG);
+}
 
-    if (*s == '\0' || strchr(INI_START_COMMENT_PREFIXES, *s))
-        return true; /* blank or comment */
-    if (s > line + bom) {
-        /* Wherever it is: right after a section header inih would take an
-         * indented key as a key, after a key as more of that key's value. */
-        bp__error(BP_ERR_CONFIG,
-                  "%s:%d: indented line '%.*s': backplane does not accept indented keys or "
-                  "sections (in ini syntax an indented line may continue the previous value); "
-                  "remove the indentation",
-                  p->file, p->line, INI_SNIPPET, s);
-        return lex_fail(p, BP_ERR_CONFIG);
+/* What inih does not say about the line it is about to parse: an indented
+ * line (inih reads it as a key, a section or the continuation of the
+ * previous value, depending on where it is), a line that is no ini at all,
+ * and a section header (inih calls nothing for a section without keys and
+ * cuts long names). Blank lines and comments, indented or not, are inih's
+ * to skip; a key = value line is inih's to parse and hand to lex_handler. */
+static bool lex_classify(ini_lex *p, const char *line)
+{
+    const char *s = line;
+    if (p->line == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
+        s += 3; /* a UTF-8 byte order mark, which inih skips too */
+    size_t indent = strspn(s, " \t\v\f");
+    const char *text = s + indent;
+    size_t len = strcspn(text, "\r\n");
+    while (len && isspace((unsigned char)text[len - 1]))
+        len--;
+    if (len == 0 || *text == ';' || *text == '#')
+        return true;
+    if (indent > 0)
+        return lex_refuse(p, "indented line", text, len,
+                          ": backplane does not accept indented keys or sections (in ini "
+                          "syntax an indented line may continue the previous value); remove "
+                          "the indentation");
+    if (*text == '[') {
+        const char *end = memchr(text, ']', len);
+        if (!end)
+            return lex_refuse(p, "syntax error: this section header has no closing ']':", text,
+                              len, "");
+        return lex_section(p, text + 1, (size_t)(end - text - 1));
     }
-    if (*s == '[') {
-        char *end = ini_find_chars_or_comment(s + 1, "]");
-        if (*end != ']') {
-            bp__error(BP_ERR_CONFIG, "%s:%d: syntax error: section header '%.*s' has no closing ']'",
-                      p->file, p->line, INI_SNIPPET, s);
-            return lex_fail(p, BP_ERR_CONFIG);
-        }
-        *end = '\0';
-        return lex_section(p, s + 1);
-    }
-    char *end = ini_find_chars_or_comment(s, "=:");
-    if (*end != '=' && *end != ':') {
-        bp__error(BP_ERR_CONFIG,
-                  "%s:%d: syntax error: '%.*s' is not a [section] header, a 'key = value' line "
-                  "or a comment (comments start with ';' or '#')",
-                  p->file, p->line, INI_SNIPPET, s);
-        return lex_fail(p, BP_ERR_CONFIG);
-    }
-    *end = '\0';
-    ini_rstrip(s);
-    if (*s == '\0') {
-        bp__error(BP_ERR_CONFIG, "%s:%d: syntax error: no key name before '='", p->file, p->line);
-        return lex_fail(p, BP_ERR_CONFIG);
-    }
+    size_t key = strcspn(text, "=:");
+    if (key >= len)
+        return lex_refuse(p, "syntax error: this line is not a [section] header, a 'key = value' "
+                             "line or a comment (comments start with ';' or '#'):", text, len, "");
+    if (strspn(text, " \t") == key)
+        return lex_refuse(p, "syntax error: no key name before '=' in", text, len, "");
     return true;
 }
 
