@@ -57,3 +57,25 @@ if [ -z "$passed" ] || [ "$passed" -eq 0 ]; then
   exit 1
 fi
 echo "plugins/ci.sh: the template plugin passes conform out of tree ($totals)"
+
+# The collective engine template, out of tree against the same installed copy.
+echo "plugins/ci.sh: building plugins/comm_template out of tree (find_package(backplane))"
+cmake -S "$src/comm_template" -B "$tmp/comm_template" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="-Werror" >"$tmp/comm.log" 2>&1 &&
+  cmake --build "$tmp/comm_template" >>"$tmp/comm.log" 2>&1 ||
+  { cat "$tmp/comm.log" >&2; echo "plugins/ci.sh: the engine template does not build" >&2; exit 1; }
+so=$tmp/comm_template/comm_template.so
+[ -f "$so" ] || { echo "plugins/ci.sh: $so was not built" >&2; exit 1; }
+if command -v readelf >/dev/null; then
+  case $(readelf -d "$so") in
+    *NEEDED*libbackplane*)
+      echo "plugins/ci.sh: comm_template.so links libbackplane; an engine must not" >&2
+      exit 1 ;;
+  esac
+  exported=$(readelf -W --dyn-syms "$so" | awk '$5 == "GLOBAL" && $7 != "UND" {print $8}' | sort -u)
+  if [ "$exported" != bp_comm_engine_entry ]; then
+    echo "plugins/ci.sh: comm_template.so exports '$(echo $exported)', wanted only bp_comm_engine_entry" >&2
+    exit 1
+  fi
+fi
+echo "plugins/ci.sh: the engine template builds out of tree and exports only bp_comm_engine_entry"

@@ -10,7 +10,13 @@
  * and, like a plugin, never links libbackplane: what it needs from the core
  * comes in bp_comm_engine_host. Versioning as in plugin.h: every struct
  * starts with uint32_t struct_size, members are only appended (minor bump),
- * the core refuses another major.
+ * the core refuses another major. plugins/comm_template/ is the smallest
+ * engine that passes the project's collective checks (one process), built
+ * out of tree: copy it to start one of your own.
+ *
+ * What the core checks of an engine: the descriptor's size and major, its
+ * name against the file's (comm_NAME.so), every entry present, and that
+ * size() is in 1..2^24 and rank() in 0..size-1 after open.
  *
  * What the core guarantees before a collective entry: buffers are dense,
  * of the memory kind the communicator was opened for, of the sizes the
