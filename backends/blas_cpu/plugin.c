@@ -3,7 +3,6 @@
  * bp_backend_copy to or from the binary backend is one memcpy. */
 #define _GNU_SOURCE /* dladdr, RTLD_NODELETE */
 
-#include <cblas.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -16,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "openblas.h"
 #include "blas_cpu.h"
 #include "op.h"
 #include "openblas_check.h"
@@ -216,9 +216,9 @@ static bp_status bpc_device_info(void *state, int32_t index, bp_device_info *inf
              st->threads == 1 ? "" : "s");
     const char *cfg = openblas_get_config();
     snprintf(info->detail, sizeof info->detail,
-             "%s; %s; %d threads (OpenBLAS and the kernel pool); buffer cache up to %llu MiB; "
-             "vector math: %s (%s, %s)",
-             cfg ? cfg : "OpenBLAS (unknown build)", st->kernels, st->threads,
+             "%s (%s); %s; %d threads (OpenBLAS and the kernel pool); buffer cache up to "
+             "%llu MiB; vector math: %s (%s, %s)",
+             cfg ? cfg : "OpenBLAS (unknown build)", BPC_OPENBLAS_FROM, st->kernels, st->threads,
              (unsigned long long)(st->cache_limit >> 20), st->vm->level, st->vm->isa,
              st->vm_set ? "set by the simd key" : "the widest this CPU runs");
     info->host_addressable = true;
