@@ -128,7 +128,7 @@ int bpc_kernels_warning(char *buf, size_t cap, const bpc_kernels_decision *d,
                     "OpenBLAS does not know the CPU, and matrix products run several times "
                     "slower than they could. Use a newer OpenBLAS: build backplane with "
                     "-DBP_OPENBLAS=scipy-openblas32 (the OpenBLAS of NumPy's wheels, from "
-                    "PyPI; pip install . does so); or, if you trust this OpenBLAS build on this "
-                    "CPU, set OPENBLAS_CORETYPE=%s yourself",
+                    "PyPI); or, if you trust this OpenBLAS build on this CPU, set "
+                    "OPENBLAS_CORETYPE=%s yourself",
                     corename, bpc_isa_name(d->kernels), cpu, d->suggest ? d->suggest : "?");
 }
