@@ -137,6 +137,7 @@ def cases():
     add("transpose:0,2,1", "64x256x256", "transpose")
     add("transpose:2,0,1", "64x256x256", "transpose")
     for dt in ("", ":f64"):
+        add("matmul" + dt, "1000", "matmul", 0.95)
         add("matmul" + dt, "1024", "matmul", 0.95)
         add("matmul" + dt, "128", "matmul", 0.95)
         add("matmul" + dt, "64x128x128x128", "matmul", 0.95)

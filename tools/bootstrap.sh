@@ -11,7 +11,11 @@
 # left out.
 # Environment: BP_BUILD_DIR (default build), BP_SANITIZE=ON for an
 # AddressSanitizer + UndefinedBehaviorSanitizer build, BP_WERROR=ON to make
-# warnings errors, BP_CMAKE_ARGS for anything else (given last, so it wins).
+# warnings errors, BP_OPENBLAS=scipy-openblas32 (or auto) to build blas_cpu
+# against PyPI's OpenBLAS (the one NumPy's wheels ship, which knows newer
+# CPUs than Debian's; installed into build/venv, and Debian's OpenBLAS with a
+# message when PyPI cannot be reached), BP_CMAKE_ARGS for anything else
+# (given last, so it wins).
 set -euo pipefail
 
 job=${1:-demo}
@@ -35,6 +39,12 @@ packages=(build-essential cmake pkg-config libinih-dev libcjson-dev libdlpack-de
 if [ "$job" != demo ]; then
   packages+=(libcriterion-dev python3-numpy python3-venv python3-dev libopenmpi-dev openmpi-bin)
 fi
+openblas=${BP_OPENBLAS:-system}
+case "$openblas" in
+  system) ;;
+  scipy-openblas32 | auto) packages+=(python3-venv) ;;
+  *) echo "bootstrap: BP_OPENBLAS=$openblas: expected system, scipy-openblas32 or auto" >&2; exit 2 ;;
+esac
 if [ "$job" = test ]; then
   packages+=(python3-onnx libonnx-testdata)
 fi
@@ -67,6 +77,27 @@ if [ "$job" = test ]; then
   job_args=(-DBP_TEST_PYTHON="$venv/bin/python" -DBP_ONNX_PYTHON=/usr/bin/python3)
 fi
 
+# blas_cpu's OpenBLAS: Debian's unless BP_OPENBLAS asks for PyPI's
+# scipy-openblas32, which goes into build/venv. Without PyPI, Debian's with
+# a message: a fresh machine without network still builds.
+if [ "$openblas" != system ]; then
+  venv=$build/venv
+  if ! "$venv/bin/python" -c 'import scipy_openblas32' 2>/dev/null; then
+    echo "bootstrap: installing scipy-openblas32 into $venv (blas_cpu's OpenBLAS)" >&2
+    { [ -x "$venv/bin/python" ] || python3 -m venv "$venv" >&2; } &&
+      "$venv/bin/pip" install -q --disable-pip-version-check scipy-openblas32 >&2 ||
+      true
+  fi
+  if "$venv/bin/python" -c 'import scipy_openblas32' 2>/dev/null; then
+    job_args+=(-DBP_OPENBLAS=scipy-openblas32 -DBP_OPENBLAS_PYTHON="$venv/bin/python")
+  else
+    echo "bootstrap: could not install scipy-openblas32 from PyPI; blas_cpu uses Debian's" \
+         "OpenBLAS (libopenblas-dev), which may run old kernels on CPUs newer than it" \
+         "(backplane info says)" >&2
+    job_args+=(-DBP_OPENBLAS=system)
+  fi
+fi
+
 # What to build. A build folder that a demo configured (the stamp says so)
 # is put back to everything for test and build.
 stamp=$build/.bootstrap-demo-only
@@ -78,13 +109,13 @@ if [ "$job" = demo ]; then
     archs=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
               tr -d ' .' | grep -E '^[0-9]+$' | sort -u | sed 's/$/-real/' | paste -sd';' || true)
     if [ "${gpus:-0}" -eq 0 ]; then
-      job_args=(-DBP_BUILD_TESTS=OFF -DBP_WITH_CUDA=OFF)
+      job_args+=(-DBP_BUILD_TESTS=OFF -DBP_WITH_CUDA=OFF)
       cuda_note="no cuda plugin: no GPU here"
     elif [ -n "$archs" ]; then
-      job_args=(-DBP_BUILD_TESTS=OFF -DBP_WITH_CUDA=AUTO "-DCMAKE_CUDA_ARCHITECTURES=$archs")
+      job_args+=(-DBP_BUILD_TESTS=OFF -DBP_WITH_CUDA=AUTO "-DCMAKE_CUDA_ARCHITECTURES=$archs")
       cuda_note="the cuda plugin for this machine's GPU only ($archs)"
     else
-      job_args=(-DBP_BUILD_TESTS=OFF -DBP_WITH_CUDA=AUTO)
+      job_args+=(-DBP_BUILD_TESTS=OFF -DBP_WITH_CUDA=AUTO)
       cuda_note="the cuda plugin for every architecture: nvidia-smi does not say this GPU's"
     fi
     mkdir -p "$build"

@@ -8,11 +8,11 @@
  * matrix. The block is the whole image unless the unfolded matrix would
  * pass BPC_CONV_COL elements. Groups too small for a gemm to pay (depthwise
  * convolutions) run the reference kernel on the pool instead. */
-#include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "openblas.h"
 #include "blas_cpu_nn.h"
 
 /* The largest unfolded matrix, in elements (32 MiB of f32). */

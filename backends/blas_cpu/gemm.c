@@ -13,11 +13,11 @@
  * reference runs that case). f16/bf16 and integers run the reference kernel
  * with the rows split across threads, as matmul does (the same bits as the
  * binary backend). */
-#include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "openblas.h"
 #include "blas_cpu.h"
 #include "op.h"
 

@@ -11,11 +11,11 @@
  * (bpk_matmul: f16/bf16 accumulate in f32, integers wrap in 64 bits), with
  * the batch and row axes split across threads, so they give the binary
  * backend's bits. */
-#include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "openblas.h"
 #include "blas_cpu.h"
 
 /* One 2-D slice: element (i, j) at p + (i * rs + j * cs) * esz. */

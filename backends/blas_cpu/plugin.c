@@ -3,7 +3,9 @@
  * bp_backend_copy to or from the binary backend is one memcpy. */
 #define _GNU_SOURCE /* dladdr, RTLD_NODELETE */
 
-#include <cblas.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
@@ -13,8 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "openblas.h"
 #include "blas_cpu.h"
 #include "op.h"
+#include "openblas_check.h"
 #include "vmath.h"
 
 #define BPC_MAX_THREADS 1024
@@ -26,6 +30,7 @@ typedef struct bpc_state {
     uint64_t cache_limit;
     const bpc_vmath *vm;        /* the vector kernels' instruction level */
     bool vm_set;                /* chosen by the simd key, not by the CPU */
+    char kernels[224];          /* OpenBLAS's kernels against this CPU (openblas_check.h) */
 } bpc_state;
 
 static const bp_config_key bpc_keys[] = {
@@ -98,6 +103,69 @@ static long available_cores(void)
     return n > 0 ? n : 1;
 }
 
+/* ---- OpenBLAS's kernels against this CPU (openblas_check.h) ------------- */
+
+static void cpu_features(bpc_cpu_features *f)
+{
+    memset(f, 0, sizeof *f);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    /* libgcc's checks include the operating system's support for the wide
+     * registers (XCR0), as OpenBLAS's own do. */
+    __builtin_cpu_init();
+    f->x86_64 = true;
+    f->amd = __builtin_cpu_is("amd");
+    f->avx = __builtin_cpu_supports("avx");
+    f->avx2 = __builtin_cpu_supports("avx2");
+    f->fma = __builtin_cpu_supports("fma");
+    f->avx512f = __builtin_cpu_supports("avx512f");
+    f->avx512cd = __builtin_cpu_supports("avx512cd");
+    f->avx512bw = __builtin_cpu_supports("avx512bw");
+    f->avx512dq = __builtin_cpu_supports("avx512dq");
+    f->avx512vl = __builtin_cpu_supports("avx512vl");
+#endif
+}
+
+/* The CPU's brand string ("AMD EPYC 7B13"), or "" where cpuid has none. */
+static void cpu_name(char *buf, size_t cap)
+{
+    buf[0] = '\0';
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned r[12], max = __get_cpuid_max(0x80000000u, NULL);
+    if (max < 0x80000004u || cap < 2)
+        return;
+    for (unsigned i = 0; i < 3; i++)
+        __get_cpuid(0x80000002u + i, &r[4 * i], &r[4 * i + 1], &r[4 * i + 2], &r[4 * i + 3]);
+    char brand[49];
+    memcpy(brand, r, 48);
+    brand[48] = '\0';
+    const char *s = brand;
+    while (*s == ' ')
+        s++;
+    snprintf(buf, cap, "%s", s);
+    for (size_t n = strlen(buf); n > 0 && buf[n - 1] == ' '; n--)
+        buf[n - 1] = '\0';
+#endif
+}
+
+/* Compares the kernels OpenBLAS chose with this CPU: one warning through
+ * the host's log when they are older (never when the user chose them with
+ * OPENBLAS_CORETYPE), and the summary for the device's detail. */
+static void check_kernels(const bp_host_api *host, char *summary, size_t cap)
+{
+    bpc_cpu_features f;
+    cpu_features(&f);
+    const char *core = openblas_get_corename();
+    const char *user = getenv("OPENBLAS_CORETYPE");
+    bpc_kernels_decision d = bpc_kernels_decide(core, &f, user);
+    bpc_kernels_summary(summary, cap, &d, core, user);
+    if (d.verdict != BPC_KERNELS_OLDER)
+        return;
+    char name[64], line[768];
+    cpu_name(name, sizeof name);
+    bpc_kernels_warning(line, sizeof line, &d, core, name);
+    host->log(host->host, BP_LOG_WARN, "%s", line);
+}
+
 /* ---- lifecycle ---------------------------------------------------------- */
 
 static bp_status bpc_open(const bp_host_api *host, void **state)
@@ -126,6 +194,7 @@ static bp_status bpc_open(const bp_host_api *host, void **state)
     st->cache_limit = (uint64_t)cache_mb << 20;
     st->vm = vm;
     st->vm_set = v && strcmp(v, "auto") != 0;
+    check_kernels(host, st->kernels, sizeof st->kernels);
     host->log(host->host, BP_LOG_DEBUG, "blas_cpu: vector math kernels for %s (%s), %s", vm->level,
               vm->isa, st->vm_set ? "set by the simd key" : "the widest this CPU runs");
     *state = st;
@@ -147,9 +216,9 @@ static bp_status bpc_device_info(void *state, int32_t index, bp_device_info *inf
              st->threads == 1 ? "" : "s");
     const char *cfg = openblas_get_config();
     snprintf(info->detail, sizeof info->detail,
-             "%s; %d threads (OpenBLAS and the kernel pool); buffer cache up to %llu MiB; "
-             "vector math: %s (%s, %s)",
-             cfg ? cfg : "OpenBLAS (unknown build)", st->threads,
+             "%s (%s); %s; %d threads (OpenBLAS and the kernel pool); buffer cache up to "
+             "%llu MiB; vector math: %s (%s, %s)",
+             cfg ? cfg : "OpenBLAS (unknown build)", BPC_OPENBLAS_FROM, st->kernels, st->threads,
              (unsigned long long)(st->cache_limit >> 20), st->vm->level, st->vm->isa,
              st->vm_set ? "set by the simd key" : "the widest this CPU runs");
     info->host_addressable = true;

@@ -1,0 +1,32 @@
+/* OpenBLAS as blas_cpu calls it, whichever build it links (CMake's
+ * BP_OPENBLAS). The system's OpenBLAS (Debian's libopenblas-dev) exports
+ * cblas_sgemm and openblas_*; PyPI's scipy-openblas32 (the OpenBLAS of
+ * NumPy's wheels) exports the same functions with a prefix
+ * (scipy_cblas_sgemm, scipy_openblas_get_config), declares only those names
+ * in its cblas.h, and its build defines BLAS_SYMBOL_PREFIX=scipy_ (as its
+ * pkg-config file says). The plugin's sources include this header instead
+ * of <cblas.h> and keep the plain names: a call this list misses is an
+ * implicit declaration, an error under -Werror, never a silent link to
+ * another OpenBLAS. */
+#ifndef BPC_OPENBLAS_H
+#define BPC_OPENBLAS_H
+
+#include <cblas.h>
+
+#ifdef BLAS_SYMBOL_PREFIX
+#define BPC_BLAS_CAT_(a, b) a##b
+#define BPC_BLAS_CAT(a, b) BPC_BLAS_CAT_(a, b)
+#define BPC_BLAS(name) BPC_BLAS_CAT(BLAS_SYMBOL_PREFIX, name)
+#define cblas_sgemm BPC_BLAS(cblas_sgemm)
+#define cblas_dgemm BPC_BLAS(cblas_dgemm)
+#define openblas_set_num_threads BPC_BLAS(openblas_set_num_threads)
+#define openblas_get_config BPC_BLAS(openblas_get_config)
+#define openblas_get_corename BPC_BLAS(openblas_get_corename)
+#endif
+
+/* Which OpenBLAS this build links, for `backplane info` (set by CMake). */
+#ifndef BPC_OPENBLAS_FROM
+#define BPC_OPENBLAS_FROM "unknown"
+#endif
+
+#endif
