@@ -156,9 +156,26 @@ def _read_signatures():
     return signatures
 
 
+def _read_onnx_functions():
+    """The ONNX operators that are one function each (the schema's
+    "onnx:Op"): Op -> (function, how many tensors it takes first, its
+    parameters as (ONNX attribute, Python type))."""
+    convert = {"f64": float, "i32": int, "i64": int, "bool": bool}
+    functions = {}
+    for name, (names, args, _params) in SCHEMA.items():
+        for op in names.get("onnx", []):
+            tensors = [a for a in args if a["type"] == "tensor"]
+            attrs = [(a["onnx"] or a["name"], convert[a["type"]]) for a in args
+                     if a["type"] != "tensor"]
+            functions[op] = (name, len(tensors), attrs)
+    return functions
+
+
 _REPO = Path(__file__).resolve().parents[2]
 SCHEMA = _read_schema()
 SIGNATURES = _read_signatures()
+# ONNX operator -> (function, tensors, attributes) for the schema's "onnx:Op"
+ONNX_FUNCTIONS = _read_onnx_functions()
 
 
 class BpError(Exception):
