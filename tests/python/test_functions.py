@@ -2,6 +2,7 @@
 accepts (bfloat16 where ml_dtypes is installed). The references are written
 out here, independently of the library; test_every_function_has_a_reference
 keeps the table complete as ops are added."""
+import inspect
 import math
 
 import numpy as np
@@ -81,15 +82,51 @@ UNARY = {
     "softsign": (lambda x: x / (1 + np.abs(x)), FLOATS, (-3, 3)),
     "silu": (lambda x: x / (1 + np.exp(-x)), FLOATS, (-3, 3)),
     "hardswish": (lambda x: x * np.clip(x / 6 + 0.5, 0, 1), FLOATS, (-4, 4)),
-    "elu": (lambda x: np.where(x < 0, np.expm1(x), x), FLOATS, (-3, 3)),
-    "celu": (lambda x: np.where(x < 0, np.expm1(x), x), FLOATS, (-3, 3)),
-    "selu": (lambda x: 1.05070102214813232421875 * np.where(
-        x > 0, x, 1.67326319217681884765625 * np.expm1(x)), FLOATS, (-3, 3)),
-    "leaky_relu": (lambda x: np.where(x < 0, 0.01 * x, x), FLOATS, (-3, 3)),
-    "thresholded_relu": (lambda x: np.where(x > 1, x, 0), FLOATS, (-3, 3)),
-    "hard_sigmoid": (lambda x: np.clip(0.2 * x + 0.5, 0, 1), FLOATS, (-4, 4)),
-    "shrink": (lambda x: np.where(x < -0.5, x, np.where(x > 0.5, x, 0)), FLOATS + SIGNED, (-3, 3)),
 }
+
+
+# The ops with parameters: name: (reference(x, **parameters) on float64 input,
+# dtypes, input range, other parameter values). Each is checked at its
+# defaults, read from the function's signature (generated from the op
+# table's schema), and at the other values, so that a kernel that ignores a
+# parameter, or a default that drifts from ONNX's, fails.
+WITH_PARAMETERS = {
+    "elu": (lambda x, alpha: np.where(x < 0, alpha * np.expm1(x), x), FLOATS, (-3, 3),
+            {"alpha": 0.5}),
+    "celu": (lambda x, alpha: np.maximum(x, 0) + np.minimum(0, alpha * np.expm1(x / alpha)),
+             FLOATS, (-3, 3), {"alpha": 2.0}),
+    "selu": (lambda x, alpha, gamma: gamma * np.where(x > 0, x, alpha * np.expm1(x)), FLOATS,
+             (-3, 3), {"alpha": 1.5, "gamma": 2.0}),
+    "leaky_relu": (lambda x, alpha: np.where(x < 0, alpha * x, x), FLOATS, (-3, 3),
+                   {"alpha": 0.25}),
+    "thresholded_relu": (lambda x, alpha: np.where(x > alpha, x, 0), FLOATS, (-3, 3),
+                         {"alpha": 0.5}),
+    "hard_sigmoid": (lambda x, alpha, beta: np.clip(alpha * x + beta, 0, 1), FLOATS, (-4, 4),
+                     {"alpha": 0.3, "beta": 0.4}),
+    "shrink": (lambda x, bias, lambd: np.where(x < -lambd, x + bias,
+                                               np.where(x > lambd, x - bias, 0)),
+               FLOATS + SIGNED, (-3, 3), {"bias": 1.0, "lambd": 1.5}),
+}
+
+
+def defaults_of(fn):
+    return {p.name: p.default for p in inspect.signature(fn).parameters.values()
+            if p.default is not inspect.Parameter.empty}
+
+
+@pytest.mark.parametrize("values", ["defaults", "other"])
+@pytest.mark.parametrize("name", sorted(WITH_PARAMETERS))
+def test_unary_with_parameters(name, values):
+    ref, dtypes, (lo, hi), other = WITH_PARAMETERS[name]
+    fn = getattr(bp, name)
+    params = defaults_of(fn)
+    assert set(params) == set(other), (name, params)
+    if values == "other":
+        params = other
+    for dt in dtypes:
+        a = arr(dt, (3, 5), seed=len(name), low=lo, high=hi)
+        want = ref(f64(a), **params)
+        check(fn(a, **params), want.astype(dt if dt in INTS else np_dtype(dt)), dt)
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
@@ -588,7 +625,7 @@ def test_losses_dropout_and_resize(dt):
 
 def test_every_function_has_a_reference():
     """A new op gets a Python function from the generator; it must get a test here too."""
-    covered = set(UNARY) | set(BINARY) | set(REDUCE) | {
+    covered = set(UNARY) | set(WITH_PARAMETERS) | set(BINARY) | set(REDUCE) | {
         "logical_not", "bitwise_not", "where", "clip", "argmax", "argmin", "argmax_last",
         "argmin_last", "softmax", "log_softmax", "hardmax", "cumsum", "cumprod", "sort",
         "argsort", "topk", "transpose", "reshape", "squeeze", "unsqueeze", "slice", "concat",
