@@ -252,3 +252,64 @@ Test(op_table, an_op_whose_every_view_is_empty_returns_at_once, .timeout = 60)
     }
     bp_context_destroy(ctx);
 }
+
+/* The schema's defaults are ONNX's, and its unary parameters are f0, f1 in
+ * the order bp_unary_params takes them. */
+Test(op_table, schema_gives_the_unary_parameters_their_onnx_defaults)
+{
+    double d[2];
+    char name[16];
+    cr_assert_eq(bp_op_param_defaults(BP_OP_SELU, d), 2);
+    cr_assert_eq(d[0], 1.67326319217681884765625);
+    cr_assert_eq(d[1], 1.05070102214813232421875);
+    cr_assert_str_eq(bp_op_param_name(BP_OP_SELU, 0, name, sizeof name), "alpha");
+    cr_assert_str_eq(bp_op_param_name(BP_OP_SELU, 1, name, sizeof name), "gamma");
+    cr_assert_str_eq(bp_op_param_name(BP_OP_SELU, 2, name, sizeof name), "");
+    cr_assert_str_eq(bp_op_param_name(BP_OP_EXP, 0, name, sizeof name), "");
+    cr_assert_eq(bp_op_param_defaults(BP_OP_HARD_SIGMOID, d), 2);
+    cr_assert(d[0] == 0.2 && d[1] == 0.5);
+    cr_assert_eq(bp_op_param_defaults(BP_OP_CUMSUM, d), 0, "only unary ops take f0, f1");
+}
+
+/* bp_op_domain reads a range, an integral range, a range for integer dtypes
+ * and a parameter's value to test with, and refuses a name without one. */
+Test(op_table, op_domain_reads_each_form_of_domain)
+{
+    setenv("BP_LOG_LEVEL", "error", 1);
+    double lo, hi;
+    bool integral;
+    BPT_OK(bp_op_domain(BP_OP_LOG, "x", BP_F32, &lo, &hi, &integral));
+    cr_assert(lo == 1e-3 && hi == 100 && !integral);
+    BPT_OK(bp_op_domain(BP_OP_EQ, "b", BP_F32, &lo, &hi, &integral));
+    cr_assert(lo == -3 && hi == 3 && integral);
+    BPT_OK(bp_op_domain(BP_OP_POW, "b", BP_F64, &lo, &hi, &integral));
+    cr_assert(lo == -3 && hi == 3);
+    BPT_OK(bp_op_domain(BP_OP_POW, "b", BP_I32, &lo, &hi, &integral));
+    cr_assert(lo == -3 && hi == 12);
+    BPT_OK(bp_op_domain(BP_OP_CELU, "alpha", BP_F64, &lo, &hi, &integral));
+    cr_assert(lo == 2 && hi == 2);
+    cr_assert_eq(bp_op_domain(BP_OP_CELU, "a", BP_F64, &lo, &hi, &integral),
+                 BP_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(bp_op_domain(BP_OP_CUMSUM, "x", BP_F64, &lo, &hi, &integral),
+                 BP_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(bp_op_domain(BP_OP_COUNT, "x", BP_F64, &lo, &hi, &integral),
+                 BP_ERR_INVALID_ARGUMENT);
+}
+
+/* Every domain the schema gives an op's input reads, and is not empty. */
+Test(op_table, every_schema_domain_reads)
+{
+    for (int op = 0; op < BP_OP_COUNT; op++) {
+        const bp_op_info *r = bp_op_info_of((bp_op)op);
+        for (int32_t k = 0; k < bp_op_arity(r->in, NULL); k++) {
+            char name[32];
+            double lo, hi;
+            bool integral;
+            bp_op_arg_name(r->in, k, name, sizeof name);
+            if (!strstr(bp_op_schema_of((bp_op)op)->domains, name))
+                continue;
+            BPT_OK(bp_op_domain((bp_op)op, name, BP_F64, &lo, &hi, &integral));
+            cr_assert_leq(lo, hi, "%s: %s", r->name, name);
+        }
+    }
+}

@@ -9,137 +9,112 @@
 
 /* ---- unary ------------------------------------------------------------------ */
 
-typedef struct unary_def {
-    bp_op op;
-    double lo, hi; /* random range (clipped to an integer dtype) */
-    double p0, p1; /* parameters */
-} unary_def;
+/* An input's random range from its op's schema (opcodes.h's BP_OP_SCHEMA);
+ * false if the schema gives none. */
+static bool schema_range(bp_op op, int input, bp_dtype dt, double *lo, double *hi,
+                         bool *integral)
+{
+    char name[32];
+    return *bp_op_arg_name(bp_op_info_of(op)->in, input, name, sizeof name) &&
+           bp_op_domain(op, name, dt, lo, hi, integral) == BP_OK;
+}
 
+/* A unary op's parameters to test with: the schema's domains give them
+ * (celu's alpha = 2), else the defaults. */
+static void unary_params(bp_op op, double p[2])
+{
+    int n = bp_op_param_defaults(op, p);
+    for (int k = 0; k < n; k++) {
+        char name[32];
+        double lo, hi;
+        bool integral;
+        if (bp_op_domain(op, bp_op_param_name(op, k, name, sizeof name), BP_F64, &lo, &hi,
+                         &integral) == BP_OK)
+            p[k] = lo;
+    }
+}
+
+/* Every op of the UNARY kind, x drawn from its schema's domain. */
 static void unary_cases(cf_builder *b)
 {
-    static const unary_def defs[] = {
-        {BP_OP_NEG, -100, 100, 0, 0},        {BP_OP_ABS, -100, 100, 0, 0},
-        {BP_OP_SIGN, -100, 100, 0, 0},       {BP_OP_EXP, -10, 10, 0, 0},
-        {BP_OP_LOG, 1e-3, 100, 0, 0},        {BP_OP_SQRT, 0, 100, 0, 0},
-        {BP_OP_RSQRT, 1e-3, 100, 0, 0},      {BP_OP_RECIPROCAL, -10, 10, 0, 0},
-        {BP_OP_SIN, -10, 10, 0, 0},          {BP_OP_COS, -10, 10, 0, 0},
-        {BP_OP_TAN, -1.5, 1.5, 0, 0},        {BP_OP_TANH, -5, 5, 0, 0},
-        {BP_OP_SIGMOID, -10, 10, 0, 0},      {BP_OP_RELU, -100, 100, 0, 0},
-        {BP_OP_GELU, -5, 5, 0, 0},           {BP_OP_ERF, -3, 3, 0, 0},
-        {BP_OP_FLOOR, -100, 100, 0, 0},      {BP_OP_CEIL, -100, 100, 0, 0},
-        {BP_OP_ROUND, -100, 100, 0, 0},      {BP_OP_ISNAN, -1, 1, 0, 0},
-        {BP_OP_ISINF, -1, 1, 0, 0},          {BP_OP_LOGICAL_NOT, 0, 1, 0, 0},
-        {BP_OP_ACOS, -1, 1, 0, 0},           {BP_OP_ASIN, -1, 1, 0, 0},
-        {BP_OP_ATAN, -20, 20, 0, 0},         {BP_OP_ACOSH, 1, 50, 0, 0},
-        {BP_OP_ASINH, -50, 50, 0, 0},        {BP_OP_ATANH, -0.999, 0.999, 0, 0},
-        {BP_OP_SINH, -10, 10, 0, 0},         {BP_OP_COSH, -10, 10, 0, 0},
-        {BP_OP_LOG1P, -0.99, 50, 0, 0},      {BP_OP_EXPM1, -10, 10, 0, 0},
-        {BP_OP_SOFTPLUS, -20, 20, 0, 0},     {BP_OP_SOFTSIGN, -20, 20, 0, 0},
-        {BP_OP_SILU, -10, 10, 0, 0},         {BP_OP_HARDSWISH, -5, 5, 0, 0},
-        {BP_OP_SQUARE, -100, 100, 0, 0},     {BP_OP_BITWISE_NOT, -100, 100, 0, 0},
-        {BP_OP_ELU, -5, 5, 1.0, 0},
-        {BP_OP_CELU, -5, 5, 2.0, 0},
-        {BP_OP_SELU, -5, 5, 1.67326319217681884765625, 1.05070102214813232421875},
-        {BP_OP_LEAKY_RELU, -10, 10, 0.01, 0},
-        {BP_OP_THRESHOLDED_RELU, -3, 3, 1.0, 0},
-        {BP_OP_HARD_SIGMOID, -5, 5, 0.2, 0.5},
-        {BP_OP_SHRINK, -3, 3, 0.5, 1.0},
-    };
     static const char *shapes[] = {"()", "0", "1", "7", "33", "3,1,5", "1023", "4,0"};
-    for (size_t d = 0; d < sizeof defs / sizeof defs[0]; d++) {
-        const unary_def *u = &defs[d];
+    for (int o = 0; o < BP_OP_COUNT; o++) {
+        bp_op op = (bp_op)o;
+        double lo, hi, p[2];
+        bool integral;
+        if (bp_op_kind_of(op) != BP_KIND_UNARY || !schema_range(op, 0, BP_F64, &lo, &hi,
+                                                               &integral))
+            continue;
+        unary_params(op, p);
         int ndt;
-        const bp_dtype *dts = cf_op_dtypes(u->op, &ndt);
+        const bp_dtype *dts = cf_op_dtypes(op, &ndt);
         char what[48] = "";
-        if (u->p0 != 0 || u->p1 != 0)
-            snprintf(what, sizeof what, " p=%g,%g", u->p0, u->p1);
+        if (p[0] != 0 || p[1] != 0)
+            snprintf(what, sizeof what, " p=%g,%g", p[0], p[1]);
         for (int t = 0; t < ndt; t++) {
             cf_case *c;
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-                if ((c = cf_add_op(b, u->op, dts[t], shapes[s], CF_RANDOM, u->lo, u->hi, what)))
-                    c->pf[0] = u->p0, c->pf[1] = u->p1;
-            if ((c = cf_add_op(b, u->op, dts[t], cf_big_shape(u->op), CF_RANDOM, u->lo, u->hi,
-                               what)))
-                c->pf[0] = u->p0, c->pf[1] = u->p1;
+                if ((c = cf_add_op(b, op, dts[t], shapes[s], CF_RANDOM, lo, hi, what)))
+                    c->pf[0] = p[0], c->pf[1] = p[1];
+            if ((c = cf_add_op(b, op, dts[t], cf_big_shape(op), CF_RANDOM, lo, hi, what)))
+                c->pf[0] = p[0], c->pf[1] = p[1];
             /* the length comes from the dtype's special values */
-            if ((c = cf_add_op(b, u->op, dts[t], "0", CF_SPECIAL, 0, 0, what)))
-                c->pf[0] = u->p0, c->pf[1] = u->p1;
+            if ((c = cf_add_op(b, op, dts[t], "0", CF_SPECIAL, 0, 0, what)))
+                c->pf[0] = p[0], c->pf[1] = p[1];
         }
     }
 }
 
 /* ---- binary ------------------------------------------------------------------ */
 
-typedef struct binary_def {
-    bp_op op;
-    double lo, hi, lo2, hi2; /* random ranges of a and b (clipped to an integer dtype) */
-    bool ties;               /* floats: integer values, so many compare equal */
-    bool one_way;            /* b broadcasts to a, never the other way (prelu's rule) */
-} binary_def;
-
-static void add_binary(cf_builder *b, const binary_def *d, bp_dtype dt, const char *shape,
-                       cf_data data, double lo, double hi, double lo2, double hi2)
+static void add_binary(cf_builder *b, bp_op op, bp_dtype dt, const char *shape, cf_data data,
+                       double lo, double hi, double lo2, double hi2)
 {
-    cf_case *c = cf_add_op(b, d->op, dt, shape, data, lo, hi, NULL);
+    cf_case *c = cf_add_op(b, op, dt, shape, data, lo, hi, NULL);
     if (c) {
         c->lo[1] = lo2, c->hi[1] = hi2;
         cf_int_range(dt, &c->lo[1], &c->hi[1]);
     }
 }
 
+/* Every op of the BINARY kind, a and b drawn from its schema's domains
+ * (integral ones, as the comparisons', give floats many ties). The ops of
+ * ABI 1.4 take the one-way shapes, b broadcast to a, never the other way:
+ * prelu's rule, and the shapes they arrived with. */
 static void binary_cases(cf_builder *b)
 {
-    static const binary_def defs[] = {
-        {BP_OP_ADD, -100, 100, -100, 100, false, false},
-        {BP_OP_SUB, -100, 100, -100, 100, false, false},
-        {BP_OP_MUL, -100, 100, -100, 100, false, false},
-        {BP_OP_DIV, -100, 100, -12, 12, false, false},
-        {BP_OP_POW, 0.1, 10, -3, 3, false, false}, /* integers: below */
-        {BP_OP_MAXIMUM, -100, 100, -100, 100, false, false},
-        {BP_OP_MINIMUM, -100, 100, -100, 100, false, false},
-        {BP_OP_MOD, -100, 100, -12, 12, false, false},
-        {BP_OP_EQ, -3, 3, -3, 3, true, false},        {BP_OP_NE, -3, 3, -3, 3, true, false},
-        {BP_OP_LT, -3, 3, -3, 3, true, false},        {BP_OP_LE, -3, 3, -3, 3, true, false},
-        {BP_OP_GT, -3, 3, -3, 3, true, false},        {BP_OP_GE, -3, 3, -3, 3, true, false},
-        {BP_OP_LOGICAL_AND, 0, 1, 0, 1, false, false},
-        {BP_OP_LOGICAL_OR, 0, 1, 0, 1, false, false},
-        {BP_OP_LOGICAL_XOR, 0, 1, 0, 1, false, false},
-        {BP_OP_FMOD, -100, 100, -12, 12, false, true},
-        {BP_OP_PRELU, -100, 100, -2, 2, false, true},
-        {BP_OP_BITWISE_AND, -100, 100, -100, 100, false, true},
-        {BP_OP_BITWISE_OR, -100, 100, -100, 100, false, true},
-        {BP_OP_BITWISE_XOR, -100, 100, -100, 100, false, true},
-        {BP_OP_BITSHIFT_LEFT, -100, 100, -2, 66, false, true},
-        {BP_OP_BITSHIFT_RIGHT, -100, 100, -2, 66, false, true},
-    };
     static const char *both_ways[] = {"();()", "0;0", "7;7", "33;()", "2,1,5;3,1",
                                       "1023;1023", "4,0;1,1", "1;1023"};
     static const char *one_way[] = {"();()", "0;0", "7;7", "33;()", "2,3,5;3,1", "1023;1023",
                                     "4,0;1,1", CF_BIG_LIGHT ";" CF_BIG_LIGHT, "257,256;256"};
-    for (size_t k = 0; k < sizeof defs / sizeof defs[0]; k++) {
-        const binary_def *d = &defs[k];
+    for (int o = 0; o < BP_OP_COUNT; o++) {
+        bp_op op = (bp_op)o;
+        if (bp_op_kind_of(op) != BP_KIND_BINARY)
+            continue;
         int ndt;
-        const bp_dtype *dts = cf_op_dtypes(d->op, &ndt);
-        bool heavy = bp_op_info_of(d->op)->cost == BP_COST_HEAVY;
+        const bp_dtype *dts = cf_op_dtypes(op, &ndt);
+        bool heavy = bp_op_info_of(op)->cost == BP_COST_HEAVY, one = bp_op_since(op) != 0;
         for (int t = 0; t < ndt; t++) {
             bp_dtype dt = dts[t];
-            double lo = d->lo, hi = d->hi, lo2 = d->lo2, hi2 = d->hi2;
-            if (d->op == BP_OP_POW && !cf_is_float(dt)) /* negative exponents, overflow */
-                lo = -4, hi = 4, lo2 = -3, hi2 = 12;
-            cf_data data = d->ties && cf_is_float(dt) ? CF_RANGE : CF_RANDOM;
-            if (d->one_way) {
+            double lo, hi, lo2, hi2;
+            bool ties, ties2;
+            if (!schema_range(op, 0, dt, &lo, &hi, &ties) ||
+                !schema_range(op, 1, dt, &lo2, &hi2, &ties2))
+                continue;
+            cf_data data = ties && cf_is_float(dt) ? CF_RANGE : CF_RANDOM;
+            if (one) {
                 for (size_t s = 0; s < sizeof one_way / sizeof one_way[0]; s++)
-                    add_binary(b, d, dt, one_way[s], data, lo, hi, lo2, hi2);
+                    add_binary(b, op, dt, one_way[s], data, lo, hi, lo2, hi2);
             } else {
                 for (size_t s = 0; s < sizeof both_ways / sizeof both_ways[0]; s++)
-                    add_binary(b, d, dt, both_ways[s], data, lo, hi, lo2, hi2);
-                add_binary(b, d, dt, heavy ? CF_BIG_HEAVY ";" CF_BIG_HEAVY
-                                           : CF_BIG_LIGHT ";" CF_BIG_LIGHT,
+                    add_binary(b, op, dt, both_ways[s], data, lo, hi, lo2, hi2);
+                add_binary(b, op, dt, heavy ? CF_BIG_HEAVY ";" CF_BIG_HEAVY
+                                            : CF_BIG_LIGHT ";" CF_BIG_LIGHT,
                            data, lo, hi, lo2, hi2);
-                add_binary(b, d, dt, heavy ? "17,257;257" : "257,256;256", data, lo, hi, lo2,
+                add_binary(b, op, dt, heavy ? "17,257;257" : "257,256;256", data, lo, hi, lo2,
                            hi2);
             }
-            cf_add_op(b, d->op, dt, "0,1;1,0", CF_SPECIAL, 0, 0, NULL); /* every pair */
+            cf_add_op(b, op, dt, "0,1;1,0", CF_SPECIAL, 0, 0, NULL); /* every pair */
         }
     }
 }

@@ -584,6 +584,53 @@ static int tensor_ass_subscript(PyObject *o, PyObject *key, PyObject *v)
     return -1;
 }
 
+/* A slice key over an axis of extent n as bp_slice's start, stop and step,
+ * and the extent it selects; -1 with a Python error. */
+static int slice_key(PyObject *k, int64_t n, int64_t *start, int64_t *stop, int64_t *step,
+                     int64_t *len)
+{
+    Py_ssize_t b, e, s;
+    if (PySlice_Unpack(k, &b, &e, &s) < 0)
+        return -1;
+    *len = PySlice_AdjustIndices((Py_ssize_t)n, &b, &e, s);
+    if (*len == 0) {
+        /* Python's empty slices (x[-10::-1] on 3 elements adjusts to
+         * start -1) would read as counting from the end below. */
+        b = 0, e = 0, s = 1;
+    }
+    *start = b;
+    /* ONNX Slice reads a negative stop as counting from the end: a
+     * negative step that runs to the front says so with INT64_MIN. */
+    *stop = (s < 0 && e < 0) ? INT64_MIN : e;
+    *step = s;
+    return 0;
+}
+
+/* An integer key (anything with __index__) over axis `axis` of extent n as
+ * the index it selects, in [0, n); -1 with a Python error; 1 when
+ * __index__ refuses it and the index hook should take the whole key. */
+static int int_key(PyObject *k, int64_t n, int32_t axis, int64_t *index)
+{
+    PyObject *idx = PyNumber_Index(k);
+    if (!idx && index_hook && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        return 1;
+    }
+    if (!idx)
+        return -1;
+    long long v = PyLong_AsLongLong(idx);
+    Py_DECREF(idx);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < -(long long)n || v >= (long long)n) {
+        bpy_raise_msg(BP_ERR_INDEX, "index %lld is out of range for axis %d of extent %lld", v,
+                      (int)axis, (long long)n);
+        return -1;
+    }
+    *index = v < 0 ? v + n : v;
+    return 0;
+}
+
 /* t[key] for ints, slices (any step), Ellipsis and None, alone or in a
  * tuple: one bp_slice, then one bp_reshape that drops the axes indexed by an
  * int and inserts those of None. */
@@ -624,46 +671,21 @@ static PyObject *tensor_subscript(PyObject *o, PyObject *key)
                 out_shape[out_rank++] = shape[axis];
             }
         } else if (PySlice_Check(k)) {
-            Py_ssize_t start, stop, step;
-            if (PySlice_Unpack(k, &start, &stop, &step) < 0)
+            int64_t len;
+            if (slice_key(k, shape[axis], &starts[axis], &stops[axis], &steps[axis], &len) < 0)
                 return NULL;
-            Py_ssize_t len = PySlice_AdjustIndices((Py_ssize_t)shape[axis], &start, &stop, step);
-            if (len == 0) {
-                /* Python's empty slices (x[-10::-1] on 3 elements adjusts to
-                 * start -1) would read as counting from the end below. */
-                start = 0, stop = 0, step = 1;
-            }
-            starts[axis] = start;
-            /* ONNX Slice reads a negative stop as counting from the end: a
-             * negative step that runs to the front says so with INT64_MIN. */
-            stops[axis] = (step < 0 && stop < 0) ? INT64_MIN : stop;
-            steps[axis] = step;
-            sliced |= len != shape[axis] || step != 1;
+            sliced |= len != shape[axis] || steps[axis] != 1;
             out_shape[out_rank++] = len;
             axis++;
         } else if (!BPY_IS_TENSOR(k) &&
                    (PyLong_Check(k) || PyObject_HasAttrString(k, "__index__"))) {
-            PyObject *idx = PyNumber_Index(k);
-            if (!idx && index_hook && PyErr_ExceptionMatches(PyExc_TypeError)) {
-                /* a NumPy array of indices or a mask: __index__ refuses it */
-                PyErr_Clear();
+            int r = int_key(k, shape[axis], axis, &starts[axis]);
+            if (r < 0)
+                return NULL;
+            if (r > 0) /* a NumPy array of indices or a mask: __index__ refuses it */
                 return PyObject_CallFunctionObjArgs(index_hook, o, key, NULL);
-            }
-            if (!idx)
-                return NULL;
-            long long v = PyLong_AsLongLong(idx);
-            Py_DECREF(idx);
-            if (v == -1 && PyErr_Occurred())
-                return NULL;
-            long long n = shape[axis];
-            if (v < -n || v >= n)
-                return bpy_raise_msg(BP_ERR_INDEX,
-                                     "index %lld is out of range for axis %d of extent %lld",
-                                     v, (int)axis, n);
-            if (v < 0)
-                v += n;
-            starts[axis] = v, stops[axis] = v + 1, steps[axis] = 1;
-            sliced |= n != 1;
+            stops[axis] = starts[axis] + 1, steps[axis] = 1;
+            sliced |= shape[axis] != 1;
             axis++;
         } else if (index_hook) {
             /* arrays of indices or a boolean mask: _indexing.py */

@@ -1,7 +1,8 @@
 """ctypes binding to libbackplane: the calls the ONNX runner makes, nothing more.
 
 Every op is called through one signature table (SIGNATURES), read from the
-library's headers, so a new library function needs nothing here. A failing
+op table's schema (opcodes.h's BP_OP_SCHEMA, ops.h's BP_FN_SCHEMA), so a new
+library function needs nothing here. A failing
 call raises BpError carrying the status name and bp_last_error()'s message; tensors are released by the Arena that
 made or received them, so a test never leaks into the next one.
 """
@@ -121,36 +122,60 @@ _C_KINDS = {
 }
 
 
-def _read_signatures():
-    """Every op function's signature, read from ops.h, nn.h and tensor.h's
-    views by the reader the Python package's generator uses (python/
-    gen_ops.py: the prototypes, and the outputs the op table marks optional),
-    so a new library function needs nothing here. Those with a parameter of
-    a type not in _C_KINDS (bp_unary's op code...) are left out: the runner
-    calls the functions of each op."""
+def _load_generator():
     spec = importlib.util.spec_from_file_location("gen_ops", _REPO / "python" / "gen_ops.py")
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    include = _REPO / "core" / "include" / "backplane"
-    gen.apply_op_table(gen.read_op_table((include / "opcodes.h").read_text()))
-    protos = {}
-    for header in ("ops.h", "nn.h"):
-        protos.update(gen.read_prototypes((include / header).read_text()))
-    protos.update(gen.read_prototypes((include / "tensor.h").read_text(),
-                                      only=set(gen.TENSOR_H_OPS)))
+    return gen
+
+
+def _read_schema():
+    """Every public function's schema row (opcodes.h's BP_OP_SCHEMA, ops.h's
+    BP_FN_SCHEMA), read by the reader the Python package's generator uses
+    (python/gen_ops.py), and its Params in C order."""
+    gen = _load_generator()
+    schema = gen.read_schema(_REPO / "core" / "include" / "backplane")
+    return {name: (names, args, gen.params_of(name, args, outputs))
+            for name, (names, args, outputs) in schema.items()}
+
+
+def _read_signatures():
+    """Every op function's argument kinds, from its schema's C types, so a
+    new library function needs nothing here. Those with a parameter of a
+    type not in _C_KINDS are left out: the runner calls the functions of
+    each op."""
     signatures = {}
-    for name, params in protos.items():
-        if any(ctype not in _C_KINDS for ctype, _ in params):
-            continue
-        optional = gen.OPTIONAL_OUTPUTS.get(name, [])
-        signatures["bp_" + name] = [
-            _OPT if _C_KINDS[ctype] == _O and cname in optional else _C_KINDS[ctype]
-            for ctype, cname in params]
+    for name, (_names, _args, params) in SCHEMA.items():
+        kinds = []
+        for p in params:
+            for ctype in p.ctypes:
+                kind = _C_KINDS.get(ctype.replace(" *", "*"))
+                kinds.append(_OPT if kind == _O and p.optional else kind)
+        if None not in kinds:
+            signatures["bp_" + name] = kinds
     return signatures
 
 
+def _read_onnx_functions():
+    """The ONNX operators that are one function each (the schema's
+    "onnx:Op"): Op -> (function, how many tensors it takes first, its
+    parameters as (ONNX attribute, Python type))."""
+    convert = {"f64": float, "i32": int, "i64": int, "bool": bool}
+    functions = {}
+    for name, (names, args, _params) in SCHEMA.items():
+        for op in names.get("onnx", []):
+            tensors = [a for a in args if a["type"] == "tensor"]
+            attrs = [(a["onnx"] or a["name"], convert[a["type"]]) for a in args
+                     if a["type"] != "tensor"]
+            functions[op] = (name, len(tensors), attrs)
+    return functions
+
+
 _REPO = Path(__file__).resolve().parents[2]
+SCHEMA = _read_schema()
 SIGNATURES = _read_signatures()
+# ONNX operator -> (function, tensors, attributes) for the schema's "onnx:Op"
+ONNX_FUNCTIONS = _read_onnx_functions()
 
 
 class BpError(Exception):

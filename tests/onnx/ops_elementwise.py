@@ -1,45 +1,20 @@
-"""Elementwise ops: unary, binary, Where, Clip, and the variadic Max/Min/Sum/Mean."""
+"""Elementwise ops: those the op table's schema maps (unary, binary, with
+attributes), the rest of them, Where, Clip, and the variadic Max/Min/Sum/Mean."""
+from bplib import ONNX_FUNCTIONS
 from hostvalues import FLOATS
 from registry import maps
 from scope import unsupported
 
-# ONNX op -> the library function of the same meaning, no attributes.
-UNARY = {
-    "Abs": "abs", "Neg": "neg", "Sign": "sign", "Exp": "exp", "Log": "log", "Sqrt": "sqrt",
-    "Reciprocal": "reciprocal", "Sin": "sin", "Cos": "cos", "Tan": "tan", "Tanh": "tanh",
-    "Sigmoid": "sigmoid", "Relu": "relu", "Erf": "erf", "Floor": "floor", "Ceil": "ceil",
-    "Round": "round", "IsNaN": "isnan", "Not": "logical_not",
-    # ABI 1.4
-    "Acos": "acos", "Asin": "asin", "Atan": "atan", "Acosh": "acosh", "Asinh": "asinh",
-    "Atanh": "atanh", "Sinh": "sinh", "Cosh": "cosh", "Softplus": "softplus",
-    "Softsign": "softsign", "HardSwish": "hardswish",
-}
-
-BINARY = {
-    "Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Equal": "eq", "Less": "lt",
-    "LessOrEqual": "le", "Greater": "gt", "GreaterOrEqual": "ge", "And": "logical_and",
-    "Or": "logical_or", "Xor": "logical_xor",
-    # ABI 1.4
-    "PRelu": "prelu",
-}
-
-# ONNX op -> (library function, its attributes in the library's order).
-WITH_ATTRIBUTES = {
-    "Elu": ("elu", ("alpha",)),
-    "Celu": ("celu", ("alpha",)),
-    "Selu": ("selu", ("alpha", "gamma")),
-    "LeakyRelu": ("leaky_relu", ("alpha",)),
-    "ThresholdedRelu": ("thresholded_relu", ("alpha",)),
-    "HardSigmoid": ("hard_sigmoid", ("alpha", "beta")),
-    "Shrink": ("shrink", ("bias", "lambd")),
-}
-
 VARIADIC = {"Max": "max_n", "Min": "min_n", "Sum": "sum_n", "Mean": "mean_n"}
 
 
-@maps(*UNARY)
-def unary(n):
-    return [n.call(UNARY[n.op_type], n.tensor(0))]
+@maps(*ONNX_FUNCTIONS)
+def schema_function(n):
+    """The ops the schema maps to one function: the node's inputs in order,
+    then its attributes as the function's parameters."""
+    fn, n_tensors, attrs = ONNX_FUNCTIONS[n.op_type]
+    return [n.call(fn, *[n.tensor(i) for i in range(n_tensors)],
+                   *[convert(n.attr(a)) for a, convert in attrs])]
 
 
 @maps("IsInf")
@@ -48,17 +23,6 @@ def isinf(n):
         raise unsupported(f"IsInf detect_negative={n.attr('detect_negative')} "
                           f"detect_positive={n.attr('detect_positive')} (bp_isinf detects both)")
     return [n.call("isinf", n.tensor(0))]
-
-
-@maps(*BINARY)
-def binary(n):
-    return [n.call(BINARY[n.op_type], n.tensor(0), n.tensor(1))]
-
-
-@maps(*WITH_ATTRIBUTES)
-def with_attributes(n):
-    fn, names = WITH_ATTRIBUTES[n.op_type]
-    return [n.call(fn, n.tensor(0), *[float(n.attr(a)) for a in names])]
 
 
 @maps("Mod")

@@ -2,6 +2,7 @@
 accepts (bfloat16 where ml_dtypes is installed). The references are written
 out here, independently of the library; test_every_function_has_a_reference
 keeps the table complete as ops are added."""
+import inspect
 import math
 
 import numpy as np
@@ -42,61 +43,127 @@ def erf(a):
     return np.vectorize(math.erf)(a)
 
 
+def _schema_domains():
+    """Each op's domains in the op table's schema (opcodes.h), read by the
+    Python functions' generator: {op: {input: (lo, hi)}}."""
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("gen_ops", root / "python" / "gen_ops.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    text = (root / "core" / "include" / "backplane" / "opcodes.h").read_text()
+    table = gen.macro_rows(text, "BP_OP_TABLE", "opcodes.h")
+    out = {}
+    for row, (_, _, _, domains) in zip(table, gen.macro_rows(text, "BP_OP_SCHEMA", "opcodes.h")):
+        for entry in filter(None, (e.strip() for e in domains.split(";"))):
+            name, _, rng = entry.partition(":")
+            if rng.strip().startswith("["):
+                lo, hi = rng.strip()[1:].split("]")[0].split(",")
+                out.setdefault(row[1], {})[name.strip()] = (float(lo), float(hi))
+    return out
+
+
+DOMAINS = _schema_domains()
+
+
+def domain(name, dt):
+    """arr()'s range for op name's x: its schema domain; integer dtypes stay
+    within [-3, 3] (NumPy's float-to-int conversion of a wrapped result is
+    not C's)."""
+    lo, hi = DOMAINS[name]["x"]
+    if dt in INTS:
+        lo, hi = max(lo, -3), min(hi, 3)
+    return {"low": lo, "high": hi}
+
+
 # ---- elementwise -----------------------------------------------------------------------
-# name: (reference on float64 input, dtypes, input range)
+# name: (reference on float64 input, dtypes); x is drawn from the op's domain in
+# the op table's schema (DOMAINS below)
 UNARY = {
-    "neg": (np.negative, SIGNED + FLOATS, (-3, 3)),
-    "abs": (np.abs, SIGNED + FLOATS, (-3, 3)),
-    "sign": (np.sign, SIGNED + FLOATS, (-3, 3)),
-    "relu": (lambda x: np.maximum(x, 0), SIGNED + FLOATS, (-3, 3)),
-    "square": (np.square, NUMERIC, (-3, 3)),
-    "exp": (np.exp, FLOATS, (-3, 3)),
-    "log": (np.log, FLOATS, (0.1, 5)),
-    "sqrt": (np.sqrt, FLOATS, (0.1, 5)),
-    "rsqrt": (lambda x: 1 / np.sqrt(x), FLOATS, (0.1, 5)),
-    "reciprocal": (lambda x: 1 / x, FLOATS, (0.5, 5)),
-    "sin": (np.sin, FLOATS, (-3, 3)),
-    "cos": (np.cos, FLOATS, (-3, 3)),
-    "tan": (np.tan, FLOATS, (-1, 1)),
-    "tanh": (np.tanh, FLOATS, (-3, 3)),
-    "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), FLOATS, (-3, 3)),
-    "gelu": (lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))), FLOATS, (-3, 3)),
-    "erf": (erf, FLOATS, (-2, 2)),
-    "floor": (np.floor, FLOATS, (-3, 3)),
-    "ceil": (np.ceil, FLOATS, (-3, 3)),
-    "round": (np.round, FLOATS, (-3, 3)),
-    "isnan": (np.isnan, FLOATS, (-3, 3)),
-    "isinf": (np.isinf, FLOATS, (-3, 3)),
-    "acos": (np.arccos, FLOATS, (-0.9, 0.9)),
-    "asin": (np.arcsin, FLOATS, (-0.9, 0.9)),
-    "atan": (np.arctan, FLOATS, (-3, 3)),
-    "acosh": (np.arccosh, FLOATS, (1.1, 4)),
-    "asinh": (np.arcsinh, FLOATS, (-3, 3)),
-    "atanh": (np.arctanh, FLOATS, (-0.9, 0.9)),
-    "sinh": (np.sinh, FLOATS, (-3, 3)),
-    "cosh": (np.cosh, FLOATS, (-3, 3)),
-    "log1p": (np.log1p, FLOATS, (-0.5, 3)),
-    "expm1": (np.expm1, FLOATS, (-3, 3)),
-    "softplus": (lambda x: np.log1p(np.exp(x)), FLOATS, (-3, 3)),
-    "softsign": (lambda x: x / (1 + np.abs(x)), FLOATS, (-3, 3)),
-    "silu": (lambda x: x / (1 + np.exp(-x)), FLOATS, (-3, 3)),
-    "hardswish": (lambda x: x * np.clip(x / 6 + 0.5, 0, 1), FLOATS, (-4, 4)),
-    "elu": (lambda x: np.where(x < 0, np.expm1(x), x), FLOATS, (-3, 3)),
-    "celu": (lambda x: np.where(x < 0, np.expm1(x), x), FLOATS, (-3, 3)),
-    "selu": (lambda x: 1.05070102214813232421875 * np.where(
-        x > 0, x, 1.67326319217681884765625 * np.expm1(x)), FLOATS, (-3, 3)),
-    "leaky_relu": (lambda x: np.where(x < 0, 0.01 * x, x), FLOATS, (-3, 3)),
-    "thresholded_relu": (lambda x: np.where(x > 1, x, 0), FLOATS, (-3, 3)),
-    "hard_sigmoid": (lambda x: np.clip(0.2 * x + 0.5, 0, 1), FLOATS, (-4, 4)),
-    "shrink": (lambda x: np.where(x < -0.5, x, np.where(x > 0.5, x, 0)), FLOATS + SIGNED, (-3, 3)),
+    "neg": (np.negative, SIGNED + FLOATS),
+    "abs": (np.abs, SIGNED + FLOATS),
+    "sign": (np.sign, SIGNED + FLOATS),
+    "relu": (lambda x: np.maximum(x, 0), SIGNED + FLOATS),
+    "square": (np.square, NUMERIC),
+    "exp": (np.exp, FLOATS),
+    "log": (np.log, FLOATS),
+    "sqrt": (np.sqrt, FLOATS),
+    "rsqrt": (lambda x: 1 / np.sqrt(x), FLOATS),
+    "reciprocal": (lambda x: 1 / x, FLOATS),
+    "sin": (np.sin, FLOATS),
+    "cos": (np.cos, FLOATS),
+    "tan": (np.tan, FLOATS),
+    "tanh": (np.tanh, FLOATS),
+    "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), FLOATS),
+    "gelu": (lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))), FLOATS),
+    "erf": (erf, FLOATS),
+    "floor": (np.floor, FLOATS),
+    "ceil": (np.ceil, FLOATS),
+    "round": (np.round, FLOATS),
+    "isnan": (np.isnan, FLOATS),
+    "isinf": (np.isinf, FLOATS),
+    "acos": (np.arccos, FLOATS),
+    "asin": (np.arcsin, FLOATS),
+    "atan": (np.arctan, FLOATS),
+    "acosh": (np.arccosh, FLOATS),
+    "asinh": (np.arcsinh, FLOATS),
+    "atanh": (np.arctanh, FLOATS),
+    "sinh": (np.sinh, FLOATS),
+    "cosh": (np.cosh, FLOATS),
+    "log1p": (np.log1p, FLOATS),
+    "expm1": (np.expm1, FLOATS),
+    "softplus": (lambda x: np.log1p(np.exp(x)), FLOATS),
+    "softsign": (lambda x: x / (1 + np.abs(x)), FLOATS),
+    "silu": (lambda x: x / (1 + np.exp(-x)), FLOATS),
+    "hardswish": (lambda x: x * np.clip(x / 6 + 0.5, 0, 1), FLOATS),
 }
+
+
+# The ops with parameters: name: (reference(x, **parameters) on float64 input,
+# dtypes, other parameter values), x drawn from the schema's domain. Each is checked at its
+# defaults, read from the function's signature (generated from the op
+# table's schema), and at the other values, so that a kernel that ignores a
+# parameter, or a default that drifts from ONNX's, fails.
+WITH_PARAMETERS = {
+    "elu": (lambda x, alpha: np.where(x < 0, alpha * np.expm1(x), x), FLOATS, {"alpha": 0.5}),
+    "celu": (lambda x, alpha: np.maximum(x, 0) + np.minimum(0, alpha * np.expm1(x / alpha)),
+             FLOATS, {"alpha": 2.0}),
+    "selu": (lambda x, alpha, gamma: gamma * np.where(x > 0, x, alpha * np.expm1(x)), FLOATS, {"alpha": 1.5, "gamma": 2.0}),
+    "leaky_relu": (lambda x, alpha: np.where(x < 0, alpha * x, x), FLOATS, {"alpha": 0.25}),
+    "thresholded_relu": (lambda x, alpha: np.where(x > alpha, x, 0), FLOATS, {"alpha": 0.5}),
+    "hard_sigmoid": (lambda x, alpha, beta: np.clip(alpha * x + beta, 0, 1), FLOATS, {"alpha": 0.3, "beta": 0.4}),
+    "shrink": (lambda x, bias, lambd: np.where(x < -lambd, x + bias,
+                                               np.where(x > lambd, x - bias, 0)),
+               FLOATS + SIGNED, {"bias": 1.0, "lambd": 1.5}),
+}
+
+
+def defaults_of(fn):
+    return {p.name: p.default for p in inspect.signature(fn).parameters.values()
+            if p.default is not inspect.Parameter.empty}
+
+
+@pytest.mark.parametrize("values", ["defaults", "other"])
+@pytest.mark.parametrize("name", sorted(WITH_PARAMETERS))
+def test_unary_with_parameters(name, values):
+    ref, dtypes, other = WITH_PARAMETERS[name]
+    fn = getattr(bp, name)
+    params = defaults_of(fn)
+    assert set(params) == set(other), (name, params)
+    if values == "other":
+        params = other
+    for dt in dtypes:
+        a = arr(dt, (3, 5), seed=len(name), **domain(name, dt))
+        want = ref(f64(a), **params)
+        check(fn(a, **params), want.astype(dt if dt in INTS else np_dtype(dt)), dt)
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary(name):
-    ref, dtypes, (lo, hi) = UNARY[name]
+    ref, dtypes = UNARY[name]
     for dt in dtypes:
-        a = arr(dt, (3, 5), seed=len(name), low=lo, high=hi)
+        a = arr(dt, (3, 5), seed=len(name), **domain(name, dt))
         if name in ("isnan", "isinf"):
             a = a.copy()
             a[0, 0], a[1, 1] = np.nan, np.inf
@@ -588,7 +655,7 @@ def test_losses_dropout_and_resize(dt):
 
 def test_every_function_has_a_reference():
     """A new op gets a Python function from the generator; it must get a test here too."""
-    covered = set(UNARY) | set(BINARY) | set(REDUCE) | {
+    covered = set(UNARY) | set(WITH_PARAMETERS) | set(BINARY) | set(REDUCE) | {
         "logical_not", "bitwise_not", "where", "clip", "argmax", "argmin", "argmax_last",
         "argmin_last", "softmax", "log_softmax", "hardmax", "cumsum", "cumprod", "sort",
         "argsort", "topk", "transpose", "reshape", "squeeze", "unsqueeze", "slice", "concat",

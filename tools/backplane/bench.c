@@ -85,10 +85,9 @@ static void usage(FILE *f)
             "\n"
             "op specs: NAME[:MOD]..., a MOD being a dtype (f32, the default; f64 f16 bf16\n"
             "i32 i64 u8 i8 bool), an axis list (0 or 0,2 or -1) or `all`. Inputs are\n"
-            "uniform random on the host ([-1, 1) for floats, [-4, 4) for transcendental\n"
-            "unary ops, [0.1, 10), [-0.99, 0.99) or [1, 10) where the domain asks,\n"
-            "[-1000, 1000) for integers). The default dtype is f32, i32 for integer-only\n"
-            "ops, bool for logical ones.\n"
+            "uniform random on the host (floats: each input's domain in the op's schema,\n"
+            "opcodes.h's BP_OP_SCHEMA, else [-1, 1); integers [-1000, 1000)). The\n"
+            "default dtype is f32, i32 for integer-only ops, bool for logical ones.\n"
             "  UNARY          every elementwise op of one tensor (neg exp tanh ... celu),\n"
             "                 its parameters at their defaults; shape S\n"
             "  BINARY         every one of two tensors (add ... pow, eq ... ge,\n"
@@ -373,27 +372,23 @@ static bp_status host_uniform(bp_backend *be, bp_dtype dt, int32_t rank, const i
     return st;
 }
 
-/* The range of input `which` of the op (see usage()). */
+/* The random range of input `which`: its domain in the op's schema
+ * (opcodes.h's BP_OP_SCHEMA), else [-1, 1]; integers and casts [-1000,
+ * 1000]. */
 static void value_range(const spec *s, int which, double *lo, double *hi)
 {
-    bp_op op = s->op;
-    bool is_float = bp_dtype_is_float(s->dt);
     *lo = -1.0, *hi = 1.0;
-    if (!is_float || s->f == F_CAST) {
+    if (!bp_dtype_is_float(s->dt) || s->f == F_CAST) {
         *lo = -1000.0, *hi = 1000.0;
-    } else if (s->f == F_UNARY && (op == BP_OP_LOG || op == BP_OP_SQRT || op == BP_OP_RSQRT ||
-                                   op == BP_OP_RECIPROCAL || op == BP_OP_LOG1P)) {
-        *lo = 0.1, *hi = 10.0;
-    } else if (s->f == F_UNARY && (op == BP_OP_ACOS || op == BP_OP_ASIN || op == BP_OP_ATANH)) {
-        *lo = -0.99, *hi = 0.99;
-    } else if (s->f == F_UNARY && op == BP_OP_ACOSH) {
-        *lo = 1.0, *hi = 10.0;
-    } else if (s->f == F_BINARY && op == BP_OP_POW) {
-        *lo = which == 0 ? 0.1 : -4.0, *hi = which == 0 ? 10.0 : 4.0;
-    } else if (s->f == F_UNARY && op != BP_OP_NEG && op != BP_OP_ABS && op != BP_OP_SIGN &&
-               op != BP_OP_RELU) {
-        *lo = -4.0, *hi = 4.0;
+        return;
     }
+    char name[32];
+    double l, h;
+    bool integral;
+    const bp_op_info *row = bp_op_info_of(s->op);
+    if (row && *bp_op_arg_name(row->in, which, name, sizeof name) &&
+        bp_op_domain(s->op, name, s->dt, &l, &h, &integral) == BP_OK)
+        *lo = l, *hi = h;
 }
 
 static int64_t numel(int32_t rank, const int64_t *shape)

@@ -133,8 +133,8 @@ bp_dtype cf_elementwise_dtype(bp_op op, bp_dtype dt);
 
 /* ---- array oracles: elementwise (elementwise.c) ------------------------------ */
 bool cf_oracle_unary(bp_op op, const cf_array *x, cf_array *want);
-/* The same with the op's parameters (opcodes.h's BP_OP_UNARY_PARAMS; an op
- * without ignores them). */
+/* The same with the op's parameters (its f64 parameters in opcodes.h's
+ * BP_OP_SCHEMA; an op without ignores them). */
 bool cf_oracle_unary_params(bp_op op, const cf_array *x, double p0, double p1, cf_array *want);
 bool cf_oracle_binary(bp_op op, const cf_array *a, const cf_array *b, cf_array *want);
 bool cf_oracle_where(const cf_array *cond, const cf_array *a, const cf_array *b, cf_array *want);

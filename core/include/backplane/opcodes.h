@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -171,6 +173,218 @@ extern "C" {
     X(RESIZE,       resize,       RESIZE, 5, "x",     "y", 0, NUMERIC, SAME, HEAVY)               \
     X(CELU,         celu,         UNARY,  7, "x",     "y", 0, FLOAT,   SAME, HEAVY) /* f0 alpha */
 
+/* The table's schema: each op's public function and its inputs' domains, one
+ * row per op keyed by the same NAME, in the table's order (the core's build
+ * checks both: core/src/op_schema.c). Python's functions, the ONNX runner's
+ * calls and attribute maps, conformance's and bench's random inputs all read
+ * these rows; ops.h's BP_FN_SCHEMA holds the same for the public functions
+ * that are no row (zeros, split, einsum...).
+ *
+ *   X(NAME, NAMES, SIGNATURE, DOMAINS)
+ *
+ * NAMES      space-separated, each optional: "onnx:Op" the ONNX operator that
+ *            is this function with the row's inputs as its inputs, in order,
+ *            and the parameters as its attributes (by the rule below);
+ *            "numpy:name" another Python name for it; "fn:name" the public
+ *            function is bp_<name>, not bp_<row's name> ("fn:-": it has none);
+ *            "python:-" no Python function
+ * SIGNATURE  the public function's arguments in C order, without the outputs
+ *            (the row's OUT; BP_FN_SCHEMA's add "-> out, mask?"), ", "
+ *            between them. "x" is a tensor sharing the call's dtype, "x?" one
+ *            that may be NULL (Python: None), anything else is
+ *              name: TYPE [= DEFAULT] [@onnx_attribute]
+ *            TYPE       C argument(s)
+ *            f64 i32 i64 u64 bool  double int32_t int64_t uint64_t bool
+ *            i32[] i64[] f64[]     const int32_t * ... (NULL: None)
+ *            i64?                  const int64_t * to one value (NULL: None)
+ *            axes                  int32_t n_axes, const int32_t *axes
+ *            shape                 int32_t rank, const int64_t *shape
+ *            tensors               int32_t n, const bp_tensor *const *xs
+ *            split                 int32_t n, const int64_t *sizes (outputs: outs[])
+ *            tensor(own)           a tensor with a dtype of its own (indices)
+ *            ones(axis)            a tensor; Python's None: ones of x's shape from axis on
+ *            dtype, dtype(a b)     bp_dtype; with names: None infers it from them
+ *            backend str           bp_backend *, const char *
+ *            window(kw...)         const bp_window *, its ONNX keywords
+ *            resize                const bp_resize_options *
+ *            loss_reduction, scatter_reduction   the enums, by name
+ *            DEFAULT is a literal (1.0, -1, false, 'none', None: NULL). An
+ *            ONNX attribute has the parameter's name unless @ names another.
+ * DOMAINS    what random inputs to draw, "; " between entries (an input
+ *            without one: the consumer's default range):
+ *              x: [lo, hi]              uniform; integer dtypes: its integers,
+ *                                       clipped to the dtype
+ *              x: int[lo, hi]           integers in [lo, hi] in every dtype
+ *                                       (ties for comparisons)
+ *              x: [lo, hi] ints [l, h]  the second range for integer dtypes
+ *              alpha = 2                a parameter's value to test with
+ *                                       (else its default)
+ *            bp_op_domain (ops.h) reads them. */
+#define BP_OP_SCHEMA(X)                                                                            \
+    X(NEG,               "onnx:Neg numpy:negative", "x", "x: [-100, 100]")                         \
+    X(ABS,               "onnx:Abs numpy:absolute", "x", "x: [-100, 100]")                         \
+    X(SIGN,              "onnx:Sign", "x", "x: [-100, 100]")                                       \
+    X(EXP,               "onnx:Exp", "x", "x: [-10, 10]")                                          \
+    X(LOG,               "onnx:Log", "x", "x: [0.001, 100]")                                       \
+    X(SQRT,              "onnx:Sqrt", "x", "x: [0, 100]")                                          \
+    X(RSQRT,             "", "x", "x: [0.001, 100]")                                               \
+    X(RECIPROCAL,        "onnx:Reciprocal", "x", "x: [-10, 10]")                                   \
+    X(SIN,               "onnx:Sin", "x", "x: [-10, 10]")                                          \
+    X(COS,               "onnx:Cos", "x", "x: [-10, 10]")                                          \
+    X(TAN,               "onnx:Tan", "x", "x: [-1.5, 1.5]")                                        \
+    X(TANH,              "onnx:Tanh", "x", "x: [-5, 5]")                                           \
+    X(SIGMOID,           "onnx:Sigmoid", "x", "x: [-10, 10]")                                      \
+    X(RELU,              "onnx:Relu", "x", "x: [-100, 100]")                                       \
+    X(GELU,              "", "x", "x: [-5, 5]")                                                    \
+    X(ERF,               "onnx:Erf", "x", "x: [-3, 3]")                                            \
+    X(FLOOR,             "onnx:Floor", "x", "x: [-100, 100]")                                      \
+    X(CEIL,              "onnx:Ceil", "x", "x: [-100, 100]")                                       \
+    X(ROUND,             "onnx:Round", "x", "x: [-100, 100]")                                      \
+    X(ISNAN,             "onnx:IsNaN", "x", "x: [-1, 1]")                                          \
+    X(ISINF,             "", "x", "x: [-1, 1]")                                                    \
+    X(LOGICAL_NOT,       "onnx:Not", "x", "x: [0, 1]")                                             \
+    X(ADD,               "onnx:Add", "a, b", "a: [-100, 100]; b: [-100, 100]")                     \
+    X(SUB,               "onnx:Sub numpy:subtract", "a, b", "a: [-100, 100]; b: [-100, 100]")      \
+    X(MUL,               "onnx:Mul numpy:multiply", "a, b", "a: [-100, 100]; b: [-100, 100]")      \
+    X(DIV,               "onnx:Div numpy:divide numpy:true_divide",                                \
+      "a, b", "a: [-100, 100]; b: [-12, 12]")                                                      \
+    X(POW,               "numpy:power",                                                            \
+      "a, b", "a: [0.1, 10] ints [-4, 4]; b: [-3, 3] ints [-3, 12]")                               \
+    X(MAXIMUM,           "", "a, b", "a: [-100, 100]; b: [-100, 100]")                             \
+    X(MINIMUM,           "", "a, b", "a: [-100, 100]; b: [-100, 100]")                             \
+    X(MOD,               "", "a, b", "a: [-100, 100]; b: [-12, 12]")                               \
+    X(EQ,                "onnx:Equal numpy:equal", "a, b", "a: int[-3, 3]; b: int[-3, 3]")         \
+    X(NE,                "numpy:not_equal", "a, b", "a: int[-3, 3]; b: int[-3, 3]")                \
+    X(LT,                "onnx:Less numpy:less", "a, b", "a: int[-3, 3]; b: int[-3, 3]")           \
+    X(LE,                "onnx:LessOrEqual numpy:less_equal",                                      \
+      "a, b", "a: int[-3, 3]; b: int[-3, 3]")                                                      \
+    X(GT,                "onnx:Greater numpy:greater", "a, b", "a: int[-3, 3]; b: int[-3, 3]")     \
+    X(GE,                "onnx:GreaterOrEqual numpy:greater_equal",                                \
+      "a, b", "a: int[-3, 3]; b: int[-3, 3]")                                                      \
+    X(LOGICAL_AND,       "onnx:And", "a, b", "a: [0, 1]; b: [0, 1]")                               \
+    X(LOGICAL_OR,        "onnx:Or", "a, b", "a: [0, 1]; b: [0, 1]")                                \
+    X(LOGICAL_XOR,       "onnx:Xor", "a, b", "a: [0, 1]; b: [0, 1]")                               \
+    X(WHERE,             "", "cond: tensor(own), a, b", "")                                        \
+    X(SUM,               "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(PROD,              "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(MEAN,              "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(MAX,               "numpy:amax", "x, axis: axes = None, keepdims: bool = false", "")         \
+    X(MIN,               "numpy:amin", "x, axis: axes = None, keepdims: bool = false", "")         \
+    X(ARGMAX,            "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(ARGMIN,            "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(LOGSUMEXP,         "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(MATMUL,            "", "a, b", "")                                                           \
+    X(COPY,              "fn:-", "x", "")                                                          \
+    X(TRANSPOSE,         "", "x, axes: i32[] = None @perm", "")                                    \
+    X(SLICE,             "", "x, starts: i64[], stops: i64[] = None, steps: i64[] = None", "")     \
+    X(CONCAT,            "numpy:concatenate", "xs: tensors, axis: i32 = 0", "")                    \
+    X(BROADCAST_TO,      "", "x, shape: shape", "")                                                \
+    X(PAD,               "", "x, before: i64[], after: i64[], value: f64 = 0.0", "")               \
+    X(CAST,              "", "x, dtype: dtype", "")                                                \
+    X(GATHER,            "", "x, indices: tensor(own), axis: i32 = 0", "")                         \
+    X(SOFTMAX,           "", "x, axis: i32 = -1", "")                                              \
+    X(LOG_SOFTMAX,       "", "x, axis: i32 = -1", "")                                              \
+    X(FILL,              "fn:full",                                                                \
+      "backend: backend = None, dtype: dtype(value) = None, shape: shape, value: f64", "")         \
+    X(ARANGE,            "",                                                                       \
+      "backend: backend = None, dtype: dtype(start stop step) = None, start: f64, stop: f64, "     \
+      "step: f64 = 1", "")                                                                         \
+    X(RANDOM_UNIFORM,    "",                                                                       \
+      "backend: backend = None, dtype: dtype = 'float64', shape: shape, seed: u64 = 0, "           \
+      "offset: u64 = 0, low: f64 = 0.0, high: f64 = 1.0", "")                                      \
+    X(RANDOM_NORMAL,     "",                                                                       \
+      "backend: backend = None, dtype: dtype = 'float64', shape: shape, seed: u64 = 0, "           \
+      "offset: u64 = 0, mean: f64 = 0.0, stddev: f64 = 1.0", "")                                   \
+    X(ACOS,              "onnx:Acos", "x", "x: [-1, 1]")                                           \
+    X(ASIN,              "onnx:Asin", "x", "x: [-1, 1]")                                           \
+    X(ATAN,              "onnx:Atan", "x", "x: [-20, 20]")                                         \
+    X(ACOSH,             "onnx:Acosh", "x", "x: [1, 50]")                                          \
+    X(ASINH,             "onnx:Asinh", "x", "x: [-50, 50]")                                        \
+    X(ATANH,             "onnx:Atanh", "x", "x: [-0.999, 0.999]")                                  \
+    X(SINH,              "onnx:Sinh", "x", "x: [-10, 10]")                                         \
+    X(COSH,              "onnx:Cosh", "x", "x: [-10, 10]")                                         \
+    X(LOG1P,             "", "x", "x: [-0.99, 50]")                                                \
+    X(EXPM1,             "", "x", "x: [-10, 10]")                                                  \
+    X(SOFTPLUS,          "onnx:Softplus", "x", "x: [-20, 20]")                                     \
+    X(SOFTSIGN,          "onnx:Softsign", "x", "x: [-20, 20]")                                     \
+    X(SILU,              "", "x", "x: [-10, 10]")                                                  \
+    X(SQUARE,            "", "x", "x: [-100, 100]")                                                \
+    X(ELU,               "onnx:Elu", "x, alpha: f64 = 1.0", "x: [-5, 5]")                          \
+    X(SELU,              "onnx:Selu",                                                              \
+      "x, alpha: f64 = 1.6732631921768188, gamma: f64 = 1.0507010221481323", "x: [-5, 5]")         \
+    X(LEAKY_RELU,        "onnx:LeakyRelu", "x, alpha: f64 = 0.01", "x: [-10, 10]")                 \
+    X(THRESHOLDED_RELU,  "onnx:ThresholdedRelu", "x, alpha: f64 = 1.0", "x: [-3, 3]")              \
+    X(HARD_SIGMOID,      "onnx:HardSigmoid", "x, alpha: f64 = 0.2, beta: f64 = 0.5", "x: [-5, 5]") \
+    X(HARDSWISH,         "onnx:HardSwish", "x", "x: [-5, 5]")                                      \
+    X(SHRINK,            "onnx:Shrink",                                                            \
+      "x, bias: f64 = 0.0, lambd: f64 = 0.5", "x: [-3, 3]; bias = 0.5; lambd = 1")                 \
+    X(BITWISE_NOT,       "", "x", "x: [-100, 100]")                                                \
+    X(CLIP,              "", "x, min?, max?", "")                                                  \
+    X(FMOD,              "", "a, b", "a: [-100, 100]; b: [-12, 12]")                               \
+    X(PRELU,             "onnx:PRelu", "x, slope", "x: [-100, 100]; slope: [-2, 2]")               \
+    X(BITWISE_AND,       "", "a, b", "a: [-100, 100]; b: [-100, 100]")                             \
+    X(BITWISE_OR,        "", "a, b", "a: [-100, 100]; b: [-100, 100]")                             \
+    X(BITWISE_XOR,       "", "a, b", "a: [-100, 100]; b: [-100, 100]")                             \
+    X(BITSHIFT_LEFT,     "", "a, b", "a: [-100, 100]; b: [-2, 66]")                                \
+    X(BITSHIFT_RIGHT,    "", "a, b", "a: [-100, 100]; b: [-2, 66]")                                \
+    X(REDUCE_L1,         "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(REDUCE_L2,         "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(REDUCE_SUM_SQUARE, "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(REDUCE_LOG_SUM,    "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(REDUCE_VAR,        "",                                                                       \
+      "x, axis: axes = None, keepdims: bool = false, correction: f64 = 0.0", "")                   \
+    X(REDUCE_STD,        "",                                                                       \
+      "x, axis: axes = None, keepdims: bool = false, correction: f64 = 0.0", "")                   \
+    X(REDUCE_ANY,        "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(REDUCE_ALL,        "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(ARGMAX_LAST,       "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(ARGMIN_LAST,       "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(HARDMAX,           "", "x, axis: i32 = -1", "")                                              \
+    X(CUMSUM,            "",                                                                       \
+      "x, axis: i32 = 0, exclusive: bool = false, reverse: bool = false", "")                      \
+    X(CUMPROD,           "",                                                                       \
+      "x, axis: i32 = 0, exclusive: bool = false, reverse: bool = false", "")                      \
+    X(SORT,              "", "x, axis: i32 = -1, descending: bool = false", "")                    \
+    X(TOPK,              "",                                                                       \
+      "x, k: i64, axis: i32 = -1, largest: bool = true, sorted: bool = true", "")                  \
+    X(TRILU,             "", "x, upper: bool = true, k: i64 = 0", "")                              \
+    X(ONE_HOT,           "", "indices: tensor(own), depth: i64, axis: i32 = -1, values", "")       \
+    X(GATHER_ELEMENTS,   "", "x, indices: tensor(own), axis: i32 = 0", "")                         \
+    X(GATHER_ND,         "", "x, indices: tensor(own), batch_dims: i32 = 0", "")                   \
+    X(SCATTER_ELEMENTS,  "",                                                                       \
+      "x, indices: tensor(own), updates, axis: i32 = 0, reduction: scatter_reduction = 'none'",    \
+      "")                                                                                          \
+    X(SCATTER_ND,        "",                                                                       \
+      "x, indices: tensor(own), updates, reduction: scatter_reduction = 'none'", "")               \
+    X(GEMM,              "",                                                                       \
+      "a, b, c?, alpha: f64 = 1.0, beta: f64 = 1.0, trans_a: bool = false @transA, "               \
+      "trans_b: bool = false @transB", "")                                                         \
+    X(CONV,              "",                                                                       \
+      "x, w, bias?, window: window(strides pads dilations groups auto_pad)", "")                   \
+    X(CONV_TRANSPOSE,    "",                                                                       \
+      "x, w, bias?, "                                                                              \
+      "window: window(strides pads dilations groups auto_pad output_padding output_shape)", "")    \
+    X(MAX_POOL,          "",                                                                       \
+      "x, window: window(kernel_shape strides pads dilations ceil_mode storage_order auto_pad)",   \
+      "")                                                                                          \
+    X(AVERAGE_POOL,      "",                                                                       \
+      "x, window: window(kernel_shape strides pads ceil_mode count_include_pad auto_pad)", "")     \
+    X(LRN,               "",                                                                       \
+      "x, size: i64, alpha: f64 = 0.0001, beta: f64 = 0.75, bias: f64 = 1.0", "")                  \
+    X(BATCH_NORM,        "", "x, scale, bias, mean, var, epsilon: f64 = 1e-05", "")                \
+    X(INSTANCE_NORM,     "", "x, scale, bias, epsilon: f64 = 1e-05", "")                           \
+    X(LAYER_NORM,        "",                                                                       \
+      "x, axis: i32 = -1, scale: ones(axis), bias?, epsilon: f64 = 1e-05", "")                     \
+    X(RMS_NORM,          "", "x, axis: i32 = -1, scale?, epsilon: f64 = 1e-05", "")                \
+    X(SOFTMAX_CROSS_ENTROPY_LOSS, "",                                                              \
+      "scores, labels: tensor(own), weights?, reduction: loss_reduction = 'mean', "                \
+      "ignore_index: i64? = None", "")                                                             \
+    X(NLL_LOSS,          "",                                                                       \
+      "log_prob, target: tensor(own), weights?, reduction: loss_reduction = 'mean', "              \
+      "ignore_index: i64? = None", "")                                                             \
+    X(RESIZE,            "", "x, scales: f64[] = None, sizes: i64[] = None, options: resize", "")  \
+    X(CELU,              "onnx:Celu", "x, alpha: f64 = 1.0", "x: [-5, 5]; alpha = 2")
+
 /* What an op is: ops of one kind are checked alike by the core, read their
  * parameters (bp_op_params) alike, and share a kernel in a backend. The
  * views of every kind are as its ops' rows say; "x last" means the core has
@@ -305,29 +519,55 @@ static inline bp_op_kind bp_op_kind_of(bp_op op)
     return r ? r->kind : BP_KIND_COUNT;
 }
 
-/* The unary ops that take parameters: the names of f0 and f1 (the plugin's
- * p->f[0], p->f[1]; "" when there is no f1) and ONNX's defaults for them,
- * which bp_unary uses. One row per op; an op not listed takes none. */
-#define BP_OP_UNARY_PARAMS(X)                                                                  \
-    X(ELU,              "alpha", 1.0,                        "",      0.0)                     \
-    X(SELU,             "alpha", 1.67326319217681884765625,  "gamma", 1.05070102214813232421875) \
-    X(LEAKY_RELU,       "alpha", 0.01,                       "",      0.0)                     \
-    X(THRESHOLDED_RELU, "alpha", 1.0,                        "",      0.0)                     \
-    X(HARD_SIGMOID,     "alpha", 0.2,                        "beta",  0.5)                     \
-    X(SHRINK,           "bias",  0.0,                        "lambd", 0.5)                     \
-    X(CELU,             "alpha", 1.0,                        "",      0.0)
+/* The op's schema row (BP_OP_SCHEMA); NULL for a code this header does not
+ * know. */
+typedef struct bp_op_schema {
+    const char *names, *signature, *domains;
+} bp_op_schema;
 
-/* How many parameters a unary op takes (0, 1 or 2), with their defaults in
- * f (0 where it takes none). */
+static inline const bp_op_schema *bp_op_schema_of(bp_op op)
+{
+    static const bp_op_schema table[BP_OP_COUNT] = {
+#define BP__OP_SCHEMA_ROW(NAME, NAMES, SIGNATURE, DOMAINS) {NAMES, SIGNATURE, DOMAINS},
+        BP_OP_SCHEMA(BP__OP_SCHEMA_ROW)
+#undef BP__OP_SCHEMA_ROW
+    };
+    return (unsigned)op < (unsigned)BP_OP_COUNT ? &table[op] : (const bp_op_schema *)0;
+}
+
+/* How many parameters a unary op takes (0, 1 or 2: its schema's f64
+ * parameters, the plugin's p->f[0], p->f[1]), with their defaults (ONNX's,
+ * which bp_unary uses) in f (0 where it takes none). */
 static inline int bp_op_param_defaults(bp_op op, double f[2])
 {
-    switch (op) {
-#define BP__OP_PARAM_CASE(NAME, n0, d0, n1, d1)                                                   \
-    case BP_OP_##NAME: f[0] = d0; f[1] = d1; return (n1)[0] ? 2 : 1;
-        BP_OP_UNARY_PARAMS(BP__OP_PARAM_CASE)
-#undef BP__OP_PARAM_CASE
-    default: f[0] = f[1] = 0; return 0;
+    int n = 0;
+    f[0] = f[1] = 0;
+    if (bp_op_kind_of(op) != BP_KIND_UNARY)
+        return 0;
+    for (const char *s = bp_op_schema_of(op)->signature; n < 2 && (s = strstr(s, ": f64 = "));)
+        f[n++] = strtod(s + 8, (char **)0), s += 8;
+    return n;
+}
+
+/* The name of a unary op's parameter k (0 or 1, as bp_op_param_defaults
+ * counts them) into buf; "" if it has none. */
+static inline const char *bp_op_param_name(bp_op op, int k, char *buf, size_t cap)
+{
+    const char *s = bp_op_kind_of(op) == BP_KIND_UNARY ? bp_op_schema_of(op)->signature : "";
+    size_t n = 0;
+    for (const char *end; (end = strstr(s, ": f64 = ")); s = end + 8) {
+        if (k-- > 0)
+            continue;
+        const char *start = end;
+        while (start > s && start[-1] != ' ')
+            start--;
+        n = (size_t)(end - start) < cap ? (size_t)(end - start) : (cap ? cap - 1 : 0);
+        memcpy(buf, start, n);
+        break;
     }
+    if (cap)
+        buf[n] = '\0';
+    return buf;
 }
 
 /* The plugin ABI minor that introduced op (0 for the ops of 1.0). The core

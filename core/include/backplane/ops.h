@@ -60,8 +60,8 @@ BP_API bp_status bp_random_normal(bp_backend *b, bp_dtype dtype, int32_t rank, c
  * 1.67326 gamma 1.05070, leaky_relu alpha 0.01, thresholded_relu alpha 1,
  * hard_sigmoid alpha 0.2 beta 0.5, shrink bias 0 lambd 0.5. */
 BP_API bp_status bp_unary(bp_op op, const bp_tensor *x, bp_tensor **out);
-/* The same with the op's parameters f0, f1 (opcodes.h's BP_OP_UNARY_PARAMS
- * names them: elu's alpha, selu's alpha and gamma...); an op that takes one
+/* The same with the op's parameters f0, f1 (its f64 parameters in
+ * opcodes.h's BP_OP_SCHEMA: elu's alpha, selu's alpha and gamma...); an op that takes one
  * ignores f1, one that takes none ignores both. NaN is refused. */
 BP_API bp_status bp_unary_params(bp_op op, const bp_tensor *x, double f0, double f1,
                                  bp_tensor **out);
@@ -491,6 +491,48 @@ BP_API bp_status bp_gemm(const bp_tensor *a, const bp_tensor *b, const bp_tensor
  * and more than two operands are BP_ERR_INVALID_ARGUMENT saying so. */
 BP_API bp_status bp_einsum(const char *equation, int32_t n, const bp_tensor *const *xs,
                            bp_tensor **out);
+
+/* ---- the schema of the public functions that are no op-table row -------- *
+ * One row per function bp_<name> of ops.h, nn.h and tensor.h's views that
+ * composes ops (or changes metadata only), in the form of opcodes.h's
+ * BP_OP_SCHEMA: X(name, NAMES, SIGNATURE), the signature ending in its
+ * outputs ("-> out, mask?": '?' may be NULL; "outs[]" an array). Python's
+ * functions are generated from both tables. */
+#define BP_FN_SCHEMA(X)                                                                            \
+    X(zeros,               "",                                                                     \
+      "backend: backend = None, dtype: dtype = 'float64', shape: shape -> out")                    \
+    X(ones,                "",                                                                     \
+      "backend: backend = None, dtype: dtype = 'float64', shape: shape -> out")                    \
+    X(eye,                 "",                                                                     \
+      "backend: backend = None, dtype: dtype = 'float64', rows: i64, cols: i64 -> out")            \
+    X(argsort,             "", "x, axis: i32 = -1, descending: bool = false -> indices")           \
+    X(split,               "", "x, axis: i32 = 0, split: split -> outs[]")                         \
+    X(tile,                "", "x, reps: i64[] -> out")                                            \
+    X(depth_to_space,      "", "x, blocksize: i64, crd: bool = false -> out")                      \
+    X(space_to_depth,      "", "x, blocksize: i64 -> out")                                         \
+    X(max_n,               "", "xs: tensors -> out")                                               \
+    X(min_n,               "", "xs: tensors -> out")                                               \
+    X(sum_n,               "", "xs: tensors -> out")                                               \
+    X(mean_n,              "", "xs: tensors -> out")                                               \
+    X(einsum,              "", "equation: str, *xs: tensors -> out")                               \
+    X(global_max_pool,     "", "x -> out")                                                         \
+    X(global_average_pool, "", "x -> out")                                                         \
+    X(dropout,             "",                                                                     \
+      "x, ratio: f64 = 0.5, training: bool = false, seed: u64 = 0, offset: u64 = 0 -> out, "       \
+      "mask?")                                                                                     \
+    X(reshape,             "", "x, shape: shape -> out")                                           \
+    X(squeeze,             "", "x, axes: axes = None -> out")                                      \
+    X(unsqueeze,           "", "x, axis: i32 -> out")                                              \
+    X(clip_scalar,         "python:-", "x, min: f64, max: f64 -> out")
+
+/* An input's or a parameter's domain, from its op's schema (opcodes.h's
+ * BP_OP_SCHEMA DOMAINS): the range [*lo, *hi] to draw random values of dtype
+ * from (*integral: integers only, even for a float dtype; an integer dtype
+ * takes the integers of the range); for a parameter, the value to test with
+ * (*lo == *hi). BP_ERR_INVALID_ARGUMENT when the row gives name no domain
+ * (the caller's default then applies) or op is no code. */
+BP_API bp_status bp_op_domain(bp_op op, const char *name, bp_dtype dtype, double *lo, double *hi,
+                              bool *integral);
 
 #ifdef __cplusplus
 }
