@@ -57,9 +57,10 @@ static void run(const bpc_vmath *vm, bp_op op, size_t k, float *x, float *got, f
                 float *other, int64_t n)
 {
     bpk_dev dev = {0};
+    const bp_op_params none = {.struct_size = sizeof none};
     bp_view xv = dense(x, n), ov = dense(want, n);
     if (op != BP_OP_POW) {
-        bpk_unary(&dev, op, &xv, &ov);
+        bpk_unary(&dev, op, &none, &xv, &ov);
         vm->unary(op, BP_F32, x, got, n);
         return;
     }
@@ -69,10 +70,10 @@ static void run(const bpc_vmath *vm, bp_op op, size_t k, float *x, float *got, f
     bp_view fv = dense(other, n);
     if (k < N_POW_FIXED) { /* x ^ fixed, the exponent broadcast */
         fv.strides[0] = 0;
-        bpk_binary(&dev, op, &xv, &fv, &ov);
+        bpk_binary(&dev, op, &none, &xv, &fv, &ov);
         vm->pow_f32(x, other, 0, got, n);
     } else { /* fixed ^ x, both dense */
-        bpk_binary(&dev, op, &fv, &xv, &ov);
+        bpk_binary(&dev, op, &none, &fv, &xv, &ov);
         vm->pow_f32(other, x, 1, got, n);
     }
 }

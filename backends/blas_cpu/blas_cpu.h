@@ -120,9 +120,12 @@ bp_status bpc_alloc(void *dev, size_t bytes, void **buffer);
 void bpc_free(void *dev, void *buffer);
 
 /* ---- entries ------------------------------------------------------------ */
-/* ops.c: the reference kernels over slabs, with the vmath overrides */
-bp_status bpc_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out);
-bp_status bpc_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out);
+/* ops.c: the reference kernels over slabs, with the vmath overrides.
+ * bpc_unary, bpc_binary and bpc_reduce take every op of their kind. */
+bp_status bpc_unary(void *dev, bp_op op, const bp_op_params *p, const bp_view *x,
+                    const bp_view *out);
+bp_status bpc_binary(void *dev, bp_op op, const bp_op_params *p, const bp_view *a,
+                     const bp_view *b, const bp_view *out);
 bp_status bpc_where(void *dev, const bp_view *cond, const bp_view *a, const bp_view *b,
                     const bp_view *out);
 bp_status bpc_copy(void *dev, bp_op op, const bp_view *src, const bp_view *out);
@@ -131,7 +134,8 @@ bp_status bpc_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, double
                      const bp_view *out);
 bp_status bpc_gather(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
                      const bp_view *out);
-bp_status bpc_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out);
+bp_status bpc_reduce(void *dev, bp_op op, const bp_op_params *p, const bp_view *x,
+                     const bp_view *out);
 bp_status bpc_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out);
 /* matmul.c */
 bp_status bpc_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_view *out);

@@ -1,10 +1,10 @@
 /* blas_cpu's op entry: every op of the op table, routed by its kind. The
- * ops of ABI 1.0 go to this plugin's own entries for them (ops.c, matmul.c:
- * vmath kernels, OpenBLAS, the pool); the hot later ops to their own kernels
- * (gemm, cumsum/cumprod, topk, scatter-add; see op.h); the nn ops to nn.c;
- * the rest to the reference kernels, cut into slabs across threads where
- * each output element (elementwise ops) or row (reductions, hardmax, sort)
- * depends only on its own inputs. Cutting changes which thread computes a
+ * elementwise kinds, reductions, matmul, copies, gather, softmax, fill and
+ * random go to this plugin's own kernels for them (ops.c, matmul.c: vmath
+ * kernels, OpenBLAS, the pool); gemm, cumsum/cumprod, topk and scatter-add
+ * to theirs (see op.h); the nn ops to nn.c; the rest to the reference
+ * kernels, cut into slabs across threads where each output element
+ * (elementwise ops) or row (hardmax, sort) depends only on its own inputs. Cutting changes which thread computes a
  * value, never how, so those results are the binary backend's bits. */
 #include <string.h>
 
@@ -57,17 +57,18 @@ static bp_status reference(bpc_dev *d, const bpc_op_call *c)
     return bpk_op(d, c->op, c->p, c->n_in, c->in, c->n_out, c->out);
 }
 
-/* The ops of ABI 1.0: this plugin's entries for them, their parameters
- * where opcodes.h's bp_op_kind puts them. */
-static bp_status first_ops(bpc_dev *d, const bpc_op_call *c)
+/* One path per kind: this plugin's kernel for the kind where it has one
+ * (each switching on the op code where the ops differ), else the reference
+ * kernels, split across threads where the kind allows it. */
+static bp_status dispatch(bpc_dev *d, const bpc_op_call *c)
 {
     const bp_view *const *in = c->in, *o = c->out[0];
     const bp_op_params *p = c->p;
     switch (bp_op_kind_of(c->op)) {
-    case BP_KIND_UNARY: return bpc_unary(d, c->op, in[0], o);
-    case BP_KIND_BINARY: return bpc_binary(d, c->op, in[0], in[1], o);
+    case BP_KIND_UNARY: return bpc_unary(d, c->op, p, in[0], o);
+    case BP_KIND_BINARY: return bpc_binary(d, c->op, p, in[0], in[1], o);
     case BP_KIND_WHERE: return bpc_where(d, in[0], in[1], in[2], o);
-    case BP_KIND_REDUCE: return bpc_reduce(d, c->op, in[0], (int32_t)p->i[0], o);
+    case BP_KIND_REDUCE: return bpc_reduce(d, c->op, p, in[0], o);
     case BP_KIND_MATMUL: return bpc_matmul(d, in[0], in[1], o);
     case BP_KIND_MOVEMENT: return bpc_copy(d, c->op, in[0], o);
     case BP_KIND_GATHER: return bpc_gather(d, in[0], in[1], (int32_t)p->i[0], o);
@@ -75,38 +76,31 @@ static bp_status first_ops(bpc_dev *d, const bpc_op_call *c)
     case BP_KIND_FILL: return bpc_fill(d, o, &p->i[0]);
     case BP_KIND_RANDOM:
         return bpc_random(d, c->op, (uint64_t)p->i[0], (uint64_t)p->i[1], p->f[0], p->f[1], o);
-    default: return reference(d, c); /* arange: cheap and rank 1, the reference as is */
-    }
-}
-
-static bp_status dispatch(bpc_dev *d, const bpc_op_call *c)
-{
-    if (bp_op_since(c->op) == 0)
-        return first_ops(d, c);
-    const bp_view *x = c->in[0], *o = c->out[0]; /* every later op has an input */
-    switch (bp_op_kind_of(c->op)) {
+    case BP_KIND_ARANGE: return reference(d, c); /* cheap and rank 1: the reference as is */
+    case BP_KIND_CLIP: /* elementwise: every view has out's shape */
+        return split_ref(d, c, o->rank, bpk_numel(o) * 2);
     case BP_KIND_GEMM: return bpc_gemm(d, c);
     case BP_KIND_SCAN: return bpc_scan(d, c);
     case BP_KIND_SORT:
         /* row-wise along the last axis: the leading axes may be cut */
-        return c->op == BP_OP_TOPK ? bpc_topk(d, c) : split_ref(d, c, x->rank - 1, bpk_numel(x) * 8);
-    case BP_KIND_HARDMAX: return split_ref(d, c, x->rank - 1, bpk_numel(x) * 8);
+        if (c->op == BP_OP_TOPK)
+            return bpc_topk(d, c);
+        return split_ref(d, c, in[0]->rank - 1, bpk_numel(in[0]) * 8);
+    case BP_KIND_HARDMAX: return split_ref(d, c, in[0]->rank - 1, bpk_numel(in[0]) * 8);
     case BP_KIND_SCATTER:
         if (c->op == BP_OP_SCATTER_ELEMENTS && c->p->i[1] == BP_SCATTER_ADD)
             return bpc_scatter_add(d, c);
         return reference(d, c);
-    /* reductions: out's axes are x's kept ones, in order */
-    case BP_KIND_REDUCE: return split_ref(d, c, o->rank, bpk_numel(x) * 2);
     case BP_KIND_TRILU: case BP_KIND_ONE_HOT: case BP_KIND_INDEX: return reference(d, c);
-    case BP_KIND_UNARY: case BP_KIND_BINARY: case BP_KIND_CLIP: {
-        /* elementwise: every view has out's shape */
-        int64_t per = bp_op_info_of(c->op)->cost == BP_COST_HEAVY ? BPC_HEAVY : 2;
-        return split_ref(d, c, o->rank, bpk_numel(o) * per);
-    }
-    default: /* nn.h's ops (nn.c) */
+    case BP_KIND_CONV: case BP_KIND_POOL: case BP_KIND_LRN: case BP_KIND_NORM:
+    case BP_KIND_LOSS: case BP_KIND_RESIZE: /* nn.h's ops (nn.c) */
         return bpc_nn_op(d, c->op, c->p, c->n_in, c->in, c->n_out, c->out);
+    case BP_KIND_COUNT: break;
     }
+    return bpk_fail(d, BP_ERR_UNSUPPORTED_OP, "blas_cpu: %s has no kernel here",
+                    bp_op_name(c->op));
 }
+_Static_assert(BP_KIND_COUNT == 26, "opcodes.h has a new kind: route it in dispatch");
 
 bp_status bpc_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                  const bp_view *const *in, int32_t n_out, const bp_view *const *out)

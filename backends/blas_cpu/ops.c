@@ -32,6 +32,7 @@ static int64_t weight(bp_op op, bp_dtype dt)
 
 typedef struct op_args {
     bp_op op;
+    const bp_op_params *p;      /* unary, binary, reduce: the op's parameters */
     const uint16_t *table;      /* unary on a half type: the op's results by input bits */
     const void *value;          /* fill */
     uint64_t seed, offset;      /* random */
@@ -52,8 +53,8 @@ static bool has_vunary(const bpc_dev *d, bp_op op, bp_dtype dt)
  * in 900 of uniform data, and zeros) take the reference one by one. So the
  * bits are the binary backend's, at f32 speed instead of a libm call an
  * element. */
-static bp_status f16_by_reference(bpc_dev *d, bp_op op, const bp_view *x, const bp_view *out,
-                                  int64_t xi, int64_t oi)
+static bp_status f16_by_reference(bpc_dev *d, bp_op op, const bp_op_params *p,
+                                  const bp_view *x, const bp_view *out, int64_t xi, int64_t oi)
 {
     bp_view x1 = *x, o1 = *out;
     x1.rank = o1.rank = 1;
@@ -61,11 +62,11 @@ static bp_status f16_by_reference(bpc_dev *d, bp_op op, const bp_view *x, const 
     x1.strides[0] = o1.strides[0] = 1;
     x1.offset += xi * (int64_t)sizeof(uint16_t);
     o1.offset += oi * (int64_t)sizeof(uint16_t);
-    return bpk_unary(d, op, &x1, &o1);
+    return bpk_unary(d, op, p, &x1, &o1);
 }
 
-static bool f16_unary(bpc_dev *d, bp_op op, const bp_view *x, const bp_view *out,
-                      bp_status *st)
+static bool f16_unary(bpc_dev *d, bp_op op, const bp_op_params *p, const bp_view *x,
+                      const bp_view *out, bp_status *st)
 {
     if (x->dtype != BP_F16 || bp_op_info_of(op)->cost != BP_COST_HEAVY ||
         !has_vunary(d, op, BP_F32))
@@ -85,7 +86,7 @@ static bool f16_unary(bpc_dev *d, bp_op op, const bp_view *x, const bp_view *out
             int64_t n_unsure = d->vm->f16_unary(op, px + c, po + c, len, unsure);
             for (int64_t i = 0; n_unsure > 0 && *st == BP_OK && i < len; i++)
                 if (unsure[i])
-                    *st = f16_by_reference(d, op, x, out, pos[1] + c + i, pos[0] + c + i);
+                    *st = f16_by_reference(d, op, p, x, out, pos[1] + c + i, pos[0] + c + i);
         }
     }
     return true;
@@ -118,15 +119,15 @@ static bp_status unary_slab(bpc_dev *d, const void *args, const bp_view *v, int6
         half_lookup(a->table, x, out);
         return BP_OK;
     }
-    if (f16_unary(d, a->op, x, out, &st))
+    if (f16_unary(d, a->op, a->p, x, out, &st))
         return st;
     if (!has_vunary(d, a->op, x->dtype))
-        return bpk_unary(d, a->op, x, out);
+        return bpk_unary(d, a->op, a->p, x, out);
     bpk_iter it;
     int64_t pos[2];
     bpk_iter_init(&it, 2, (const bp_view *[]){out, x});
     if (it.inner_stride[0] != 1 || it.inner_stride[1] != 1)
-        return bpk_unary(d, a->op, x, out);
+        return bpk_unary(d, a->op, a->p, x, out);
     size_t esz = bp_dtype_size(x->dtype);
     while (bpk_iter_next(&it, pos))
         d->vm->unary(a->op, x->dtype, bpk_base(x) + pos[1] * (int64_t)esz,
@@ -141,12 +142,14 @@ static bp_status unary_slab(bpc_dev *d, const void *args, const bp_view *v, int6
  * the reference for bf16) into a table of 128 KiB, kept until the device
  * closes, and every element from then on is a lookup. Two threads may both
  * make it; the first to publish wins. NULL (compute directly) before that,
- * for other ops and types, and when the table cannot be made (no memory). */
+ * for other ops and types, for an op with parameters (its table would hold
+ * one choice of them), and when the table cannot be made (no memory). */
 static const uint16_t *half_table(bpc_dev *d, bp_op op, const bp_view *x, const bp_view *out)
 {
     const bp_op_info *info = bp_op_info_of(op);
+    double defaults[2];
     if ((x->dtype != BP_F16 && x->dtype != BP_BF16) || out->dtype != x->dtype || !info ||
-        info->cost != BP_COST_HEAVY)
+        info->cost != BP_COST_HEAVY || bp_op_param_defaults(op, defaults) > 0)
         return NULL;
     int t = x->dtype == BP_BF16;
     uint16_t *table = atomic_load_explicit(&d->half_table[t][op], memory_order_acquire);
@@ -163,7 +166,8 @@ static const uint16_t *half_table(bpc_dev *d, bp_op op, const bp_view *x, const 
     vi.strides[0] = 1;
     bp_view vo = vi;
     vo.buffer = table;
-    op_args a = {.op = op};
+    const bp_op_params no_params = {.struct_size = sizeof no_params};
+    op_args a = {.op = op, .p = &no_params};
     bp_status st = BP_ERR_OUT_OF_MEMORY;
     if (in && table) {
         for (int32_t i = 0; i < N; i++)
@@ -189,15 +193,16 @@ void bpc_half_tables_free(bpc_dev *d)
             free(atomic_load_explicit(&d->half_table[t][op], memory_order_relaxed));
 }
 
-bp_status bpc_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
+bp_status bpc_unary(void *dev, bp_op op, const bp_op_params *p, const bp_view *x,
+                    const bp_view *out)
 {
     const uint16_t *table = half_table(dev, op, x, out);
     if (table) {
-        op_args a = {.op = op, .table = table};
+        op_args a = {.op = op, .p = p, .table = table};
         return bpc_split(dev, 2, (const bp_view *[]){out, x}, out->rank, NULL, false,
                          bpk_numel(out), unary_slab, &a);
     }
-    op_args a = {.op = op};
+    op_args a = {.op = op, .p = p};
     return bpc_split(dev, 2, (const bp_view *[]){out, x}, out->rank, NULL, false,
                      bpk_numel(out) * weight(op, x->dtype), unary_slab, &a);
 }
@@ -222,15 +227,16 @@ static bool vpow_slab(const bpc_dev *d, const bp_view *a, const bp_view *b, cons
 static bp_status binary_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
                              int64_t hi)
 {
-    bp_op op = ((const op_args *)args)->op;
-    if (op == BP_OP_POW && v[1].dtype == BP_F32 && vpow_slab(d, &v[1], &v[2], &v[0]))
+    const op_args *a = args;
+    if (a->op == BP_OP_POW && v[1].dtype == BP_F32 && vpow_slab(d, &v[1], &v[2], &v[0]))
         return BP_OK;
-    return bpk_binary(d, op, &v[1], &v[2], &v[0]);
+    return bpk_binary(d, a->op, a->p, &v[1], &v[2], &v[0]);
 }
 
-bp_status bpc_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out)
+bp_status bpc_binary(void *dev, bp_op op, const bp_op_params *p, const bp_view *a,
+                     const bp_view *b, const bp_view *out)
 {
-    op_args g = {.op = op};
+    op_args g = {.op = op, .p = p};
     return bpc_split(dev, 3, (const bp_view *[]){out, a, b}, out->rank, NULL, false,
                      bpk_numel(out) * weight(op, a->dtype), binary_slab, &g);
 }
@@ -510,7 +516,7 @@ static bp_status reduce_slab(bpc_dev *d, const void *args, const bp_view *v, int
         column_folds(d->vm, a->op, &v[1], a->n_reduce, &v[0]) ||
         logsumexp_columns(d->vm, a->op, &v[1], a->n_reduce, &v[0]))
         return BP_OK;
-    return bpk_reduce(d, a->op, &v[1], a->n_reduce, &v[0]);
+    return bpk_reduce(d, a->op, a->p, &v[1], &v[0]);
 }
 
 /* A SUM/MEAN of one dense f32/f64 run to a single value: the run is cut in
@@ -643,11 +649,13 @@ static bool dense_scalar(bpc_dev *d, bp_op op, const bp_view *x, int32_t n_reduc
     return true;
 }
 
-bp_status bpc_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
+bp_status bpc_reduce(void *dev, bp_op op, const bp_op_params *p, const bp_view *x,
+                     const bp_view *out)
 {
+    int32_t n_reduce = (int32_t)p->i[0];
     if (dense_scalar(dev, op, x, n_reduce, out))
         return BP_OK;
-    op_args a = {.op = op, .n_reduce = n_reduce};
+    op_args a = {.op = op, .p = p, .n_reduce = n_reduce};
     int64_t work = bpk_numel(x) * weight(op, x->dtype);
 
     /* columns (the reference's column mode: the kept axes innermost): only

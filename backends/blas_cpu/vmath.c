@@ -12,6 +12,7 @@
 #include <immintrin.h> /* EXTREME_SEL */
 #endif
 
+#include "elementwise_formulas.h"
 #include "half_floats.h"
 #include "vmath.h"
 
@@ -191,58 +192,58 @@ static inline double tan_core(double v)
 
 static void u_log_f32(const float *restrict x, float *restrict o, int64_t n)
 {
-    PATCHED(float, x, o, n, IN_LOG, 1.0, bpc_log_core(v), log(v))
+    PATCHED(float, x, o, n, IN_LOG, 1.0, bpc_log_core(v), bpf_log(v))
 }
 static void u_log_f64(const double *restrict x, double *restrict o, int64_t n)
 {
-    PATCHED(double, x, o, n, IN_LOG, 1.0, bpc_log_core(v), log(v))
+    PATCHED(double, x, o, n, IN_LOG, 1.0, bpc_log_core(v), bpf_log(v))
 }
 static void u_exp_f64(const double *restrict x, double *restrict o, int64_t n)
 {
-    PATCHED(double, x, o, n, IN_EXP, 0.0, bpc_exp_core(v), exp(v))
+    PATCHED(double, x, o, n, IN_EXP, 0.0, bpc_exp_core(v), bpf_exp(v))
 }
 static void u_sin_f32(const float *restrict x, float *restrict o, int64_t n)
 {
-    PATCHED(float, x, o, n, IN_TRIG, 0.0, sin_core(v), sin(v))
+    PATCHED(float, x, o, n, IN_TRIG, 0.0, sin_core(v), bpf_sin(v))
 }
 static void u_cos_f32(const float *restrict x, float *restrict o, int64_t n)
 {
-    PATCHED(float, x, o, n, IN_TRIG, 0.0, cos_core(v), cos(v))
+    PATCHED(float, x, o, n, IN_TRIG, 0.0, cos_core(v), bpf_cos(v))
 }
 static void u_tan_f32(const float *restrict x, float *restrict o, int64_t n)
 {
-    PATCHED(float, x, o, n, IN_TRIG, 0.0, tan_core(v), tan(v))
+    PATCHED(float, x, o, n, IN_TRIG, 0.0, tan_core(v), bpf_tan(v))
 }
 /* f64: fdlibm's kernels on the three-part reduction (vmath.h), ~1 ulp of
  * double for |x| <= BPC_TRIG_MAX: r's error is ~2^-85 absolute there, far
  * below one ulp of any r a double argument leaves. tan divides. */
 static void u_sin_f64(const double *restrict x, double *restrict o, int64_t n)
 {
-    PATCHED(double, x, o, n, IN_TRIG, 0.0, sin_core(v), sin(v))
+    PATCHED(double, x, o, n, IN_TRIG, 0.0, sin_core(v), bpf_sin(v))
 }
 static void u_cos_f64(const double *restrict x, double *restrict o, int64_t n)
 {
-    PATCHED(double, x, o, n, IN_TRIG, 0.0, cos_core(v), cos(v))
+    PATCHED(double, x, o, n, IN_TRIG, 0.0, cos_core(v), bpf_cos(v))
 }
 static void u_tan_f64(const double *restrict x, double *restrict o, int64_t n)
 {
-    PATCHED(double, x, o, n, IN_TRIG, 0.0, tan_core(v), tan(v))
+    PATCHED(double, x, o, n, IN_TRIG, 0.0, tan_core(v), bpf_tan(v))
 }
 static void u_tanh_f32(const float *restrict x, float *restrict o, int64_t n)
 {
-    PATCHED(float, x, o, n, v == v, 0.0, tanh_core(v), tanh(v))
+    PATCHED(float, x, o, n, v == v, 0.0, tanh_core(v), bpf_tanh(v))
 }
 static void u_tanh_f64(const double *restrict x, double *restrict o, int64_t n)
 {
-    PATCHED(double, x, o, n, v == v, 0.0, tanh_core_f64(v), tanh(v))
+    PATCHED(double, x, o, n, v == v, 0.0, tanh_core_f64(v), bpf_tanh(v))
 }
 static void u_sigmoid_f32(const float *restrict x, float *restrict o, int64_t n)
 {
-    PATCHED(float, x, o, n, IN_EXP, 0.0, 1.0 / (1.0 + bpc_exp_core(-v)), 1.0 / (1.0 + exp(-v)))
+    PATCHED(float, x, o, n, IN_EXP, 0.0, 1.0 / (1.0 + bpc_exp_core(-v)), bpf_sigmoid(v))
 }
 static void u_sigmoid_f64(const double *restrict x, double *restrict o, int64_t n)
 {
-    PATCHED(double, x, o, n, IN_EXP, 0.0, 1.0 / (1.0 + bpc_exp_core(-v)), 1.0 / (1.0 + exp(-v)))
+    PATCHED(double, x, o, n, IN_EXP, 0.0, 1.0 / (1.0 + bpc_exp_core(-v)), bpf_sigmoid(v))
 }
 
 /* Exact in the dtype's own arithmetic: the same bits as the reference's
@@ -256,21 +257,21 @@ static void u_sigmoid_f64(const double *restrict x, double *restrict o, int64_t 
             o[i] = (EXPR);                                                           \
         }                                                                            \
     }
-SIMPLE(u_sqrt_f32, float, sqrtf(v))
-SIMPLE(u_sqrt_f64, double, sqrt(v))
-SIMPLE(u_rsqrt_f64, double, 1.0 / sqrt(v))
-SIMPLE(u_floor_f32, float, floorf(v))
-SIMPLE(u_floor_f64, double, floor(v))
-SIMPLE(u_ceil_f32, float, ceilf(v))
-SIMPLE(u_ceil_f64, double, ceil(v))
-SIMPLE(u_round_f32, float, rintf(v))
-SIMPLE(u_round_f64, double, rint(v))
-SIMPLE(u_abs_f32, float, fabsf(v))
-SIMPLE(u_abs_f64, double, fabs(v))
-SIMPLE(u_neg_f32, float, -v)
-SIMPLE(u_neg_f64, double, -v)
-SIMPLE(u_relu_f32, float, (v > 0 || v != v) ? v : 0.0f)
-SIMPLE(u_relu_f64, double, (v > 0 || v != v) ? v : 0.0)
+SIMPLE(u_sqrt_f32, float, bpf_sqrt_f(v))
+SIMPLE(u_sqrt_f64, double, bpf_sqrt(v))
+SIMPLE(u_rsqrt_f64, double, bpf_rsqrt(v))
+SIMPLE(u_floor_f32, float, bpf_floor_f(v))
+SIMPLE(u_floor_f64, double, bpf_floor(v))
+SIMPLE(u_ceil_f32, float, bpf_ceil_f(v))
+SIMPLE(u_ceil_f64, double, bpf_ceil(v))
+SIMPLE(u_round_f32, float, bpf_round_f(v))
+SIMPLE(u_round_f64, double, bpf_round(v))
+SIMPLE(u_abs_f32, float, bpf_abs_f(v))
+SIMPLE(u_abs_f64, double, bpf_abs(v))
+SIMPLE(u_neg_f32, float, bpf_neg_f(v))
+SIMPLE(u_neg_f64, double, bpf_neg(v))
+SIMPLE(u_relu_f32, float, bpf_relu_f(v))
+SIMPLE(u_relu_f64, double, bpf_relu(v))
 
 /* f32 rsqrt with the reference's bits, (float)(1 / sqrt((double)x)), but
  * without a double square root and division per element (those two cost ~3.5
@@ -315,7 +316,7 @@ static void u_rsqrt_f32(const float *restrict x, float *restrict o, int64_t n)
             float v = x[c + i];
             rsqrt_fast(v, &near);
             if (near)
-                o[c + i] = (float)(1.0 / sqrt((double)v));
+                o[c + i] = (float)bpf_rsqrt((double)v);
         }
     }
 }

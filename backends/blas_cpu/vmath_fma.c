@@ -19,6 +19,7 @@
  * the same bits. */
 #include <math.h>
 
+#include "elementwise_formulas.h"
 #include "vmath.h"
 
 #if (defined(FP_FAST_FMAF) && defined(FP_FAST_FMA)) || defined(__FMA__)
@@ -27,7 +28,8 @@
 
 /* A chunk in one branch-free pass over every lane (inputs outside the fast
  * range IN replaced by SAFE), then the few lanes outside it patched with the
- * reference REF, as vmath.c's PATCHED. */
+ * reference REF (its formula, elementwise_formulas.h's), as vmath.c's
+ * PATCHED. */
 #define PATCHED_F32(x, o, n, IN, SAFE, CORE, REF)                                    \
     for (int64_t c_ = 0; c_ < n; c_ += CHUNK) {                                      \
         int64_t len_ = n - c_ < CHUNK ? n - c_ : CHUNK;                              \
@@ -301,27 +303,27 @@ static void u_log_f64(const double *restrict x, double *restrict o, int64_t n)
 
 static void u_tanh(const float *restrict x, float *restrict o, int64_t n)
 {
-    PATCHED_F32(x, o, n, v == v, 0.0f, tanhf_core(v), tanh)
+    PATCHED_F32(x, o, n, v == v, 0.0f, tanhf_core(v), bpf_tanh)
 }
 static void u_log(const float *restrict x, float *restrict o, int64_t n)
 {
-    PATCHED_F32(x, o, n, IN_LOG, 1.0f, logf_core(v), log)
+    PATCHED_F32(x, o, n, IN_LOG, 1.0f, logf_core(v), bpf_log)
 }
 static void u_erf(const float *restrict x, float *restrict o, int64_t n)
 {
-    PATCHED_F32(x, o, n, v == v, 0.0f, erff_core(v), erf)
+    PATCHED_F32(x, o, n, v == v, 0.0f, erff_core(v), bpf_erf)
 }
 static void u_sin(const float *restrict x, float *restrict o, int64_t n)
 {
-    PATCHED_F32(x, o, n, IN_TRIG, 0.0f, sinf_core(v), sin)
+    PATCHED_F32(x, o, n, IN_TRIG, 0.0f, sinf_core(v), bpf_sin)
 }
 static void u_cos(const float *restrict x, float *restrict o, int64_t n)
 {
-    PATCHED_F32(x, o, n, IN_TRIG, 0.0f, cosf_core(v), cos)
+    PATCHED_F32(x, o, n, IN_TRIG, 0.0f, cosf_core(v), bpf_cos)
 }
 static void u_tan(const float *restrict x, float *restrict o, int64_t n)
 {
-    PATCHED_F32(x, o, n, IN_TRIG, 0.0f, tanf_core(v), tan)
+    PATCHED_F32(x, o, n, IN_TRIG, 0.0f, tanf_core(v), bpf_tan)
 }
 
 bool BPC_LEVEL_FN(bpc_vunary_fma)(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n)

@@ -20,6 +20,7 @@
  * come out as the reference's bits. */
 #include <math.h>
 
+#include "elementwise_formulas.h"
 #include "vmath.h"
 
 #define CHUNK 1024
@@ -142,7 +143,7 @@ static inline void pow_avx512(const float *restrict a, const float *restrict b, 
         _mm512_mask_storeu_ps(o + i, m, _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1));
         for (unsigned bad = (unsigned)(m & ~in); bad; bad &= bad - 1) {
             int64_t j = i + __builtin_ctz(bad);
-            o[j] = (float)pow((double)a[j], (double)b[j * sb]);
+            o[j] = (float)bpf_pow((double)a[j], (double)b[j * sb]);
         }
     }
 }
@@ -241,7 +242,7 @@ static inline double exp_fma(double t)
             for (int64_t i = 0; i < len; i++) {                                     \
                 double x = (double)ac[i], y = (double)bc[i * (SB)];                 \
                 if (!pow_in(x, y))                                                  \
-                    oc[i] = (float)pow(x, y);                                       \
+                    oc[i] = (float)bpf_pow(x, y);                                   \
             }                                                                       \
     }
 
@@ -302,7 +303,7 @@ static inline double exp_short(double x)
             for (int64_t i = 0; i < len; i++) {                                     \
                 double x = (double)ac[i], y = (double)bc[i * (SB)];                 \
                 if (!pow_in(x, y))                                                  \
-                    oc[i] = (float)pow(x, y);                                       \
+                    oc[i] = (float)bpf_pow(x, y);                                   \
             }                                                                       \
     }
 

@@ -16,9 +16,10 @@
  *   op.cu          the op entry: every op, routed by its kind
  *   elementwise.cu clip.cu copy.cu creation.cu gather.cu reduce.cu softmax.cu
  *   matmul.cu hardmax.cu scan.cu sort.cu trilu.cu one_hot.cu scatter.cu gemm.cu
- *                  the ops, by kind (the ops of ABI 1.0 by their typed
- *                  functions, bpcu_unary .. bpcu_random; the later ones by
- *                  bpcu_op_*, which take the op entry's call record)
+ *                  the ops, one function per kind (bpcu_op_* take the op
+ *                  entry's call record; where, matmul, copies, gather,
+ *                  softmax and the creation ops keep typed functions that
+ *                  other kernels reuse), each switching on the op code
  *   conv.cu  conv_transpose.cu  conv_gemm.cu  pool.cu  lrn.cu  norm.cu  loss.cu
  *   resize.cu      nn.h's ops (what they share: nn_common.h)
  *   dnn.h/dnn.cu   cuDNN, opened at the first convolution: the convolutions'
@@ -334,8 +335,9 @@ bool bpcu_matrix_form(int64_t rows, int64_t cols, int64_t rs, int64_t cs, cublas
  * (which makes cuBLAS fail too) is named as such (matmul.cu). */
 bp_status bpcu_blas_fail(bpcu_device *d, cublasStatus_t bs, const char *what);
 
-/* REDUCE of the ABI 1.0 ops without an entry's scope (reduce.cu): for ops
- * that reduce into scratch (hardmax). */
+/* The reductions a running accumulator folds (sum, prod, mean, max, min,
+ * argmax, argmin, logsumexp) without an entry's scope (reduce.cu): the
+ * REDUCE kind's path for them, and ops that reduce into scratch (hardmax). */
 bp_status bpcu_reduce_run(bpcu_device *d, bp_op op, const bp_view *x, int32_t n_reduce,
                           const bp_view *out);
 
@@ -360,9 +362,8 @@ bp_status bpcu_memory_info(void *dev, bp_memory_info *info);
 bp_status bpcu_write(void *dev, void *buffer, size_t offset, const void *src, size_t bytes);
 bp_status bpcu_read(void *dev, const void *buffer, size_t offset, void *dst, size_t bytes);
 bp_status bpcu_synchronize(void *dev);
-/* elementwise.cu, copy.cu, creation.cu, gather.cu */
-bp_status bpcu_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out);
-bp_status bpcu_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out);
+/* The typed functions of the kinds that keep them, each with its own scope
+ * (elementwise.cu, copy.cu, creation.cu, gather.cu, softmax.cu, matmul.cu) */
 bp_status bpcu_where(void *dev, const bp_view *cond, const bp_view *a, const bp_view *b,
                      const bp_view *out);
 bp_status bpcu_copy(void *dev, bp_op op, const bp_view *src, const bp_view *out);
@@ -372,8 +373,6 @@ bp_status bpcu_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, doubl
                       const bp_view *out);
 bp_status bpcu_gather(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
                       const bp_view *out);
-/* reduce.cu, softmax.cu, matmul.cu */
-bp_status bpcu_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out);
 bp_status bpcu_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out);
 bp_status bpcu_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_view *out);
 /* checks.cu, exchange.cu (ABI 1.2, 1.3) */

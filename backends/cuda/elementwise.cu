@@ -1,13 +1,20 @@
-/* Unary, binary and where kernels over strided, broadcast views.
+/* The UNARY, BINARY and WHERE kinds over strided, broadcast views.
  *
  * One kernel per (storage type, functor); the op is a runtime switch inside
  * the functor, uniform across the grid, which keeps the number of kernels
- * (and the build time, multiplied by every architecture) small. The
- * arithmetic is the binary backend's (backends/kernels/elementwise.c), except
- * that the math functions and pow of f16/bf16/f32 run in f32 (math_f). */
+ * (and the build time, multiplied by every architecture) small. The float
+ * arithmetic is elementwise_formulas.h's, the same formulas as the binary
+ * backend's (backends/kernels/elementwise.c), evaluated in float for
+ * f16/bf16/f32 (CUDA's single-precision functions, within a few ulp: the
+ * tolerance file lists the bounds; the FP64 units of consumer GPUs run at
+ * 1/64 of the FP32 rate) and in double for f64; hard_sigmoid, hardswish and
+ * shrink in double for every float dtype (alpha x + beta in float cancels
+ * near the lower knee: up to 205 ulp), rounded once. Integers wrap; shrink
+ * of an integer goes through double and the cast rules (ops.h). */
 #include <math.h>
 
 #include "elem_kernels.h"
+#include "elementwise_formulas.h"
 #include "op.h"
 
 /* ---- where (the other loops: elem_kernels.h) ------------------------------- */
@@ -90,97 +97,74 @@ template <class T> static __device__ __forceinline__ T i_pow(T a, T e)
     return (T)r;
 }
 
-/* ---- float helpers ------------------------------------------------------------ */
-
-/* Python/NumPy modulo in the compute type C, as the binary backend's
- * mod_ff (f16/bf16/f32: r + b rounds in float) and mod_f (f64). */
-template <class C> static __device__ __forceinline__ C f_mod(C a, C b)
-{
-    C r = fmod(a, b);
-    if (b == (C)0)
-        return r;
-    if (r != (C)0) {
-        if ((r < (C)0) != (b < (C)0))
-            r += b;
-    } else {
-        r = copysign((C)0, b);
-    }
-    return r;
-}
-
 /* ---- functors -------------------------------------------------------------- */
 
-/* The math functions in f32 for f16/bf16/f32 (CUDA's single-precision
- * functions, within a few ulp: the tolerance file lists the bounds; the FP64
- * units of consumer GPUs run at 1/64 of the FP32 rate) ... */
-static __device__ float math_f(bp_op op, float v)
-{
-    const float rsqrt2 = 0.70710678118654752440f;
-    switch (op) {
-    case BP_OP_EXP: return expf(v);
-    case BP_OP_LOG: return logf(v);
-    case BP_OP_SQRT: return sqrtf(v);
-    case BP_OP_RSQRT: return 1.0f / sqrtf(v); /* two correct roundings: within 1 ulp */
-    case BP_OP_RECIPROCAL: return 1.0f / v;
-    case BP_OP_SIN: return sinf(v);
-    case BP_OP_COS: return cosf(v);
-    case BP_OP_TAN: return tanf(v);
-    case BP_OP_TANH: return tanhf(v);
-    case BP_OP_SIGMOID: { /* exp of a non-positive argument: no overflow, no cancellation */
-        if (v >= 0.0f)
-            return 1.0f / (1.0f + expf(-v));
-        float e = expf(v);
-        return e / (1.0f + e);
-    }
-    case BP_OP_GELU: /* below zero erfc(-x/sqrt2) = 1 + erf(x/sqrt2) without the cancellation */
-        return v >= 0.0f ? 0.5f * v * (1.0f + erff(v * rsqrt2)) : 0.5f * v * erfcf(-v * rsqrt2);
-    case BP_OP_ERF: return erff(v);
-    case BP_OP_FLOOR: return floorf(v);
-    case BP_OP_CEIL: return ceilf(v);
-    default: return rintf(v); /* ROUND: half to even */
-    }
-}
-
-/* ... and in f64 for f64, as the binary backend. */
-static __device__ double math_d(bp_op op, double d)
+/* The float functions without parameters; C, the compute type: float for
+ * f16/bf16/f32, double for f64 (formulas: elementwise_formulas.h,
+ * overloaded on C). An op this switch lacks gives NaN, so that conform's
+ * cases fail loudly. */
+template <class C> static __device__ __forceinline__ C un_float(bp_op op, C v)
 {
     switch (op) {
-    case BP_OP_EXP: return exp(d);
-    case BP_OP_LOG: return log(d);
-    case BP_OP_SQRT: return sqrt(d);
-    case BP_OP_RSQRT: return 1.0 / sqrt(d);
-    case BP_OP_RECIPROCAL: return 1.0 / d;
-    case BP_OP_SIN: return sin(d);
-    case BP_OP_COS: return cos(d);
-    case BP_OP_TAN: return tan(d);
-    case BP_OP_TANH: return tanh(d);
-    case BP_OP_SIGMOID: return 1.0 / (1.0 + exp(-d));
-    case BP_OP_GELU: return 0.5 * d * (1.0 + erf(d * 0.70710678118654752440));
-    case BP_OP_ERF: return erf(d);
-    case BP_OP_FLOOR: return floor(d);
-    case BP_OP_CEIL: return ceil(d);
-    default: return rint(d); /* ROUND: half to even */
+    case BP_OP_NEG: return bpf_neg(v);
+    case BP_OP_ABS: return bpf_abs(v);
+    case BP_OP_SIGN: return bpf_sign(v);
+    case BP_OP_RELU: return bpf_relu(v);
+    case BP_OP_SQUARE: return bpf_square(v);
+    case BP_OP_EXP: return bpf_exp(v);
+    case BP_OP_LOG: return bpf_log(v);
+    case BP_OP_SQRT: return bpf_sqrt(v);
+    case BP_OP_RSQRT: return bpf_rsqrt(v);
+    case BP_OP_RECIPROCAL: return bpf_reciprocal(v);
+    case BP_OP_SIN: return bpf_sin(v);
+    case BP_OP_COS: return bpf_cos(v);
+    case BP_OP_TAN: return bpf_tan(v);
+    case BP_OP_TANH: return bpf_tanh(v);
+    case BP_OP_SIGMOID: return bpf_sigmoid(v);
+    case BP_OP_GELU: return bpf_gelu(v);
+    case BP_OP_ERF: return bpf_erf(v);
+    case BP_OP_FLOOR: return bpf_floor(v);
+    case BP_OP_CEIL: return bpf_ceil(v);
+    case BP_OP_ROUND: return bpf_round(v);
+    case BP_OP_ACOS: return bpf_acos(v);
+    case BP_OP_ASIN: return bpf_asin(v);
+    case BP_OP_ATAN: return bpf_atan(v);
+    case BP_OP_ACOSH: return bpf_acosh(v);
+    case BP_OP_ASINH: return bpf_asinh(v);
+    case BP_OP_ATANH: return bpf_atanh(v);
+    case BP_OP_SINH: return bpf_sinh(v);
+    case BP_OP_COSH: return bpf_cosh(v);
+    case BP_OP_LOG1P: return bpf_log1p(v);
+    case BP_OP_EXPM1: return bpf_expm1(v);
+    case BP_OP_SOFTPLUS: return bpf_softplus(v);
+    case BP_OP_SOFTSIGN: return bpf_softsign(v);
+    case BP_OP_SILU: return bpf_silu(v);
+    default: return (C)NAN;
     }
 }
 
 template <class S> struct bpcu_un_float {
     bp_op op;
+    double f0, f1;
     __device__ S operator()(S x) const
     {
         typedef bpcu_ft<S> F;
         typedef typename F::C C;
         C v = F::ld(x);
+        const C a = (C)f0, b = (C)f1; /* the op's parameters (BP_OP_UNARY_PARAMS) */
+        const double dv = (double)v;
         switch (op) {
-        case BP_OP_NEG: return F::st(-v);
-        case BP_OP_ABS: return F::st((C)fabs(v));
-        case BP_OP_SIGN: return F::st(v > 0 ? (C)1 : v < 0 ? (C)-1 : v);
-        case BP_OP_RELU: return F::st((v > 0 || v != v) ? v : (C)0);
-        default: break;
+        case BP_OP_ELU: return F::st(bpf_elu(v, a));
+        case BP_OP_CELU: return F::st(bpf_celu(v, a));
+        case BP_OP_SELU: return F::st(bpf_selu(v, a, b));
+        case BP_OP_LEAKY_RELU: return F::st(bpf_leaky_relu(v, a));
+        case BP_OP_THRESHOLDED_RELU: return F::st(bpf_thresholded_relu(v, a));
+        /* in double for every float dtype, rounded once */
+        case BP_OP_HARD_SIGMOID: return F::std_(bpf_hard_sigmoid(dv, f0, f1));
+        case BP_OP_HARDSWISH: return F::std_(bpf_hardswish(dv));
+        case BP_OP_SHRINK: return F::std_(bpf_shrink(dv, f0, f1));
+        default: return F::st(un_float(op, v));
         }
-        if constexpr (std::is_same<C, float>::value)
-            return F::st(math_f(op, v));
-        else
-            return F::std_(math_d(op, (double)v));
     }
 };
 
@@ -189,20 +173,29 @@ template <class S> struct bpcu_un_classify {
     __device__ uint8_t operator()(S x) const
     {
         typename bpcu_ft<S>::C v = bpcu_ft<S>::ld(x);
-        return isnan_ ? (uint8_t)(v != v) : (uint8_t)(isinf(v) != 0);
+        return (uint8_t)(isnan_ ? bpf_isnan(v) : bpf_isinf(v));
     }
 };
 
 template <class T> struct bpcu_un_int {
     bp_op op;
+    bp_dtype dt;
+    double f0, f1;
     __device__ T operator()(T v) const
     {
+        typedef typename bpcu_int<T>::U U;
         switch (op) {
         case BP_OP_NEG: return i_neg(v);
         case BP_OP_ABS: return (v < (T)1 && v != 0) ? i_neg(v) : v;
         case BP_OP_SIGN: return (T)((v > 0) - (v < (T)1 && v != 0));
         case BP_OP_RELU: return v > 0 ? v : (T)0;
-        default: return v;
+        case BP_OP_SQUARE: return (T)((U)v * (U)v);
+        case BP_OP_BITWISE_NOT: return (T)~v;
+        default: { /* SHRINK, converted by the cast rules */
+            T r;
+            bp_elem_store_f64(dt, (char *)&r, bpf_shrink((double)v, f0, f1));
+            return r;
+        }
         }
     }
 };
@@ -242,19 +235,17 @@ template <class S> struct bpcu_bin_float {
         typedef typename F::C C;
         C p = F::ld(x), q = F::ld(y);
         switch (op) {
-        case BP_OP_ADD: return F::st(p + q);
-        case BP_OP_SUB: return F::st(p - q);
-        case BP_OP_MUL: return F::st(p * q);
-        case BP_OP_DIV: return F::st(p / q);
-        case BP_OP_MAXIMUM: return F::st((p > q || p != p) ? p : q);
-        case BP_OP_MINIMUM: return F::st((p < q || p != p) ? p : q);
-        case BP_OP_POW:
-            if constexpr (std::is_same<C, float>::value)
-                return F::st(powf(p, q)); /* in f32, as the math functions */
-            else
-                return F::std_(pow((double)p, (double)q));
-        case BP_OP_MOD: return F::st(f_mod<C>(p, q));
-        default: return F::st(p);
+        case BP_OP_ADD: return F::st(bpf_add(p, q));
+        case BP_OP_SUB: return F::st(bpf_sub(p, q));
+        case BP_OP_MUL: return F::st(bpf_mul(p, q));
+        case BP_OP_DIV: return F::st(bpf_div(p, q));
+        case BP_OP_MAXIMUM: return F::st(bpf_maximum(p, q));
+        case BP_OP_MINIMUM: return F::st(bpf_minimum(p, q));
+        case BP_OP_POW: return F::st(bpf_pow(p, q)); /* in C, as the functions of one tensor */
+        case BP_OP_MOD: return F::st(bpf_mod(p, q));
+        case BP_OP_FMOD: return F::st(bpf_fmod(p, q)); /* exact: float loses nothing */
+        case BP_OP_PRELU: return F::st(bpf_prelu(p, q));
+        default: return F::st((C)NAN); /* an op this switch lacks: conform fails loudly */
         }
     }
     /* two elements (f16 and bf16 only: bpcu_pairs) */
@@ -283,6 +274,7 @@ template <class T> struct bpcu_bin_int {
     __device__ T operator()(T p, T q) const
     {
         typedef typename bpcu_int<T>::U U;
+        const int64_t width = (int64_t)sizeof(T) * 8;
         switch (op) {
         case BP_OP_ADD: return (T)((U)p + (U)q);
         case BP_OP_SUB: return (T)((U)p - (U)q);
@@ -292,7 +284,22 @@ template <class T> struct bpcu_bin_int {
         case BP_OP_MINIMUM: return p < q ? p : q;
         case BP_OP_POW: return i_pow(p, q);
         case BP_OP_MOD: return i_mod(p, q);
-        default: return p;
+        case BP_OP_FMOD: /* C's %, x % 0 is 0; TMIN % -1 is 0 (it would trap) */
+            if (q == 0 || (std::is_signed<T>::value && q == (T)-1))
+                return 0;
+            return (T)(p % q);
+        case BP_OP_PRELU: return i_negative(p) ? (T)((U)p * (U)q) : p;
+        case BP_OP_BITWISE_AND: return (T)(p & q);
+        case BP_OP_BITWISE_OR: return (T)(p | q);
+        case BP_OP_BITWISE_XOR: return (T)(p ^ q);
+        case BP_OP_BITSHIFT_LEFT:
+            if (i_negative(q) || (int64_t)q >= width)
+                return 0;
+            return (T)((U)p << (int)q);
+        default: /* BITSHIFT_RIGHT: arithmetic for a signed value */
+            if (i_negative(q) || (int64_t)q >= width)
+                return i_negative(p) ? (T)-1 : (T)0;
+            return (T)(p >> (int)q);
         }
     }
 };
@@ -342,49 +349,48 @@ struct bpcu_bin_logical {
     }
 };
 
-/* ---- launchers --------------------------------------------------------------- */
+/* ---- the kinds' functions ------------------------------------------------------- */
 
-static bool is_float_math(bp_op op)
+bp_status bpcu_op_unary(bpcu_device *d, const bpcu_opcall *c)
 {
-    return op != BP_OP_NEG && op != BP_OP_ABS && op != BP_OP_SIGN && op != BP_OP_RELU;
-}
-
-bp_status bpcu_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
-{
-    bpcu_device *d = (bpcu_device *)dev;
-    bpcu_scope in(d, bp_op_name(op), out, {x});
-    if (in.status != BP_OK)
-        return in.status;
+    const bp_view *x = c->in[0], *out = c->out[0];
+    bp_op op = c->op;
     bp_dtype dt = x->dtype;
-    if (op == BP_OP_ISNAN || op == BP_OP_ISINF) {
+    double f0 = c->p.f[0], f1 = c->p.f[1];
+    switch (op) {
+    case BP_OP_ISNAN: case BP_OP_ISINF:
         BPCU_DISPATCH_FLOAT(dt, return (launch_unary<T, uint8_t>(d, x, out,
                                         bpcu_un_classify<T>{op == BP_OP_ISNAN})));
-    } else if (op == BP_OP_LOGICAL_NOT) {
+        break;
+    case BP_OP_LOGICAL_NOT:
         if (dt == BP_BOOL)
             return launch_unary<uint8_t, uint8_t>(d, x, out, bpcu_un_not{});
-    } else if (bp_dtype_is_float(dt)) {
-        BPCU_DISPATCH_FLOAT(dt, return (launch_unary<T, T>(d, x, out, bpcu_un_float<T>{op})));
-    } else if (bp_dtype_is_int(dt) && !is_float_math(op)) {
-        BPCU_DISPATCH_INT(dt, return (launch_unary<T, T>(d, x, out, bpcu_un_int<T>{op})));
+        break;
+    case BP_OP_NEG: case BP_OP_ABS: case BP_OP_SIGN: case BP_OP_RELU: case BP_OP_SQUARE:
+    case BP_OP_BITWISE_NOT: case BP_OP_SHRINK: /* the ops of integers too */
+        if (bp_dtype_is_int(dt)) {
+            BPCU_DISPATCH_INT(dt, return (launch_unary<T, T>(d, x, out,
+                                          bpcu_un_int<T>{op, dt, f0, f1})));
+            break;
+        }
+        BPCU_DISPATCH_FLOAT(dt, return (launch_unary<T, T>(d, x, out,
+                                        bpcu_un_float<T>{op, f0, f1})));
+        break;
+    default:
+        BPCU_DISPATCH_FLOAT(dt, return (launch_unary<T, T>(d, x, out,
+                                        bpcu_un_float<T>{op, f0, f1})));
+        break;
     }
     return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: unary op %s not implemented for %s",
                      bp_op_name(op), bp_dtype_name(dt));
 }
 
-bp_status bpcu_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out)
+bp_status bpcu_op_binary(bpcu_device *d, const bpcu_opcall *c)
 {
-    bpcu_device *d = (bpcu_device *)dev;
-    bpcu_scope in(d, bp_op_name(op), out, {a, b});
-    if (in.status != BP_OK)
-        return in.status;
+    const bp_view *a = c->in[0], *b = c->in[1], *out = c->out[0];
+    bp_op op = c->op;
     bp_dtype dt = a->dtype;
     switch (op) {
-    case BP_OP_ADD: case BP_OP_SUB: case BP_OP_MUL: case BP_OP_DIV:
-    case BP_OP_POW: case BP_OP_MAXIMUM: case BP_OP_MINIMUM: case BP_OP_MOD:
-        if (bp_dtype_is_float(dt))
-            BPCU_DISPATCH_FLOAT(dt, return (launch_binary<T, T>(d, a, b, out, bpcu_bin_float<T>{op})));
-        BPCU_DISPATCH_INT(dt, return (launch_binary<T, T>(d, a, b, out, bpcu_bin_int<T>{op})));
-        break;
     case BP_OP_EQ: case BP_OP_NE: case BP_OP_LT: case BP_OP_LE: case BP_OP_GT: case BP_OP_GE:
         if (dt == BP_BOOL)
             return launch_binary<uint8_t, uint8_t>(d, a, b, out, bpcu_bin_cmp<uint8_t>{op, true});
@@ -395,7 +401,9 @@ bp_status bpcu_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, c
         if (dt == BP_BOOL)
             return launch_binary<uint8_t, uint8_t>(d, a, b, out, bpcu_bin_logical{op});
         break;
-    default:
+    default: /* arithmetic, fmod, prelu, the bitwise ops and shifts (integers only) */
+        BPCU_DISPATCH_FLOAT(dt, return (launch_binary<T, T>(d, a, b, out, bpcu_bin_float<T>{op})));
+        BPCU_DISPATCH_INT(dt, return (launch_binary<T, T>(d, a, b, out, bpcu_bin_int<T>{op})));
         break;
     }
     return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: binary op %s not implemented for %s",
@@ -437,239 +445,4 @@ bp_status bpcu_where(void *dev, const bp_view *cond, const bp_view *a, const bp_
     }
     return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: where not implemented for %s",
                      bp_dtype_name(out->dtype));
-}
-
-/* ---- the functions of one and two tensors with their own kernels ----
- * The elementwise ops of ABI 1.4 (all but clip: clip.cu), on the loops and
- * launchers of elem_kernels.h: one functor per storage type for the
- * functions of one tensor, one for those of two, the op a run-time switch.
- *
- * Arithmetic as the ops of 1.0 (elementwise.cu): f16/bf16/f32 compute in
- * f32 with CUDA's single-precision functions and round once to the output,
- * f64 in f64; integers wrap. Shrink computes in double and converts by the
- * cast rules (ops.h: "the result converted by the cast rules"), for floats
- * and integers alike; so do hard_sigmoid and hardswish for every float
- * dtype (alpha x + beta in f32 cancels near the lower knee), and silu of
- * f16/bf16/f32 below -87 (where expf is subnormal). hard_sigmoid and
- * hardswish keep a NaN (NumPy's clip), softsign of +-inf is NaN (the
- * formula, as ONNX's reference). */
-
-/* ---- one tensor ------------------------------------------------------------ */
-
-template <class C> static __device__ __forceinline__ C clamp01(C v)
-{
-    return v != v ? v : v < (C)0 ? (C)0 : v > (C)1 ? (C)1 : v;
-}
-
-/* f16, bf16, f32: in f32 (a, b: the op's alpha / beta as floats) */
-static __device__ float more_f(bp_op op, float v, float a, float b)
-{
-    switch (op) {
-    case BP_OP_ACOS: return acosf(v);
-    case BP_OP_ASIN: return asinf(v);
-    case BP_OP_ATAN: return atanf(v);
-    case BP_OP_ACOSH: return acoshf(v);
-    case BP_OP_ASINH: return asinhf(v);
-    case BP_OP_ATANH: return atanhf(v);
-    case BP_OP_SINH: return sinhf(v);
-    case BP_OP_COSH: return coshf(v);
-    case BP_OP_LOG1P: return log1pf(v);
-    case BP_OP_EXPM1: return expm1f(v);
-    case BP_OP_SOFTPLUS: /* log(1 + e^v) without overflow: v + log(1 + e^-v) above 0 */
-        return v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v));
-    case BP_OP_SOFTSIGN: return v / (1.0f + fabsf(v));
-    case BP_OP_SILU: { /* the sigmoid as elementwise.cu's, without overflow (below
-                          * SILU_F32_LOW: silu_d, in double) */
-        float s;
-        if (v >= 0.0f) {
-            s = 1.0f / (1.0f + expf(-v));
-        } else {
-            float e = expf(v);
-            s = e / (1.0f + e);
-        }
-        return v * s;
-    }
-    case BP_OP_SQUARE: return v * v;
-    case BP_OP_ELU: return v < 0.0f ? a * expm1f(v) : v;
-    case BP_OP_CELU: return v < 0.0f ? a * expm1f(v / a) : v;
-    case BP_OP_SELU: return v > 0.0f ? b * v : b * (a * expm1f(v));
-    case BP_OP_LEAKY_RELU: return v < 0.0f ? a * v : v;
-    case BP_OP_THRESHOLDED_RELU: return v > a ? v : 0.0f;
-    default: return nanf(""); /* an op this switch lacks (hard_sigmoid, hardswish and shrink
-                                  * are bpcu_op_un_float's): conform's cases fail loudly */
-    }
-}
-
-/* f64: in f64 */
-static __device__ double more_d(bp_op op, double v, double a, double b)
-{
-    switch (op) {
-    case BP_OP_ACOS: return acos(v);
-    case BP_OP_ASIN: return asin(v);
-    case BP_OP_ATAN: return atan(v);
-    case BP_OP_ACOSH: return acosh(v);
-    case BP_OP_ASINH: return asinh(v);
-    case BP_OP_ATANH: return atanh(v);
-    case BP_OP_SINH: return sinh(v);
-    case BP_OP_COSH: return cosh(v);
-    case BP_OP_LOG1P: return log1p(v);
-    case BP_OP_EXPM1: return expm1(v);
-    case BP_OP_SOFTPLUS: return v > 0.0 ? v + log1p(exp(-v)) : log1p(exp(v));
-    case BP_OP_SOFTSIGN: return v / (1.0 + fabs(v));
-    case BP_OP_SILU: {
-        double s;
-        if (v >= 0.0) {
-            s = 1.0 / (1.0 + exp(-v));
-        } else {
-            double e = exp(v);
-            s = e / (1.0 + e);
-        }
-        return v * s;
-    }
-    case BP_OP_SQUARE: return v * v;
-    case BP_OP_ELU: return v < 0.0 ? a * expm1(v) : v;
-    case BP_OP_CELU: return v < 0.0 ? a * expm1(v / a) : v;
-    case BP_OP_SELU: return v > 0.0 ? b * v : b * (a * expm1(v));
-    case BP_OP_LEAKY_RELU: return v < 0.0 ? a * v : v;
-    case BP_OP_THRESHOLDED_RELU: return v > a ? v : 0.0;
-    default: return nan(""); /* an op this switch lacks: conform's cases fail loudly */
-    }
-}
-
-/* x sigmoid(x) below zero in double, as the reference's silu_f: x e^x / (1 +
- * e^x). Below SILU_F32_LOW, expf(x) is subnormal in f32 (FLT_MIN is
- * e^-87.34) and keeps too few bits: x = -100 lost 45 ulp of the (subnormal)
- * result. Rare inputs, so the double units cost nothing that matters. */
-#define SILU_F32_LOW -87.0f
-static __device__ __forceinline__ double silu_d(double v)
-{
-    double e = exp(v);
-    return v * e / (1.0 + e);
-}
-
-/* x < -lambd ? x + bias : x > lambd ? x - bias : 0, in double */
-static __device__ __forceinline__ double shrink(double x, double bias, double lambd)
-{
-    return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0;
-}
-
-template <class S> struct bpcu_op_un_float {
-    bp_op op;
-    double f0, f1;
-    __device__ S operator()(S x) const
-    {
-        typedef bpcu_ft<S> F;
-        typedef typename F::C C;
-        C v = F::ld(x);
-        const double dv = (double)v;
-        switch (op) {
-        /* in double and rounded once, as the reference: alpha x + beta in f32
-         * cancels near the lower knee (x near -2.5 and -3: up to 205 ulp) */
-        case BP_OP_HARD_SIGMOID: return F::std_(clamp01(f0 * dv + f1));
-        case BP_OP_HARDSWISH: return F::std_(dv * clamp01(dv / 6.0 + 0.5));
-        case BP_OP_SHRINK: return F::std_(shrink(dv, f0, f1));
-        default: break;
-        }
-        if constexpr (std::is_same<C, float>::value) {
-            if (op == BP_OP_SILU && v < SILU_F32_LOW)
-                return F::std_(silu_d(dv));
-            return F::st(more_f(op, v, (float)f0, (float)f1));
-        } else {
-            return F::std_(more_d(op, dv, f0, f1));
-        }
-    }
-};
-
-template <class T> struct bpcu_op_un_int {
-    bp_op op;
-    bp_dtype dt;
-    double f0, f1;
-    __device__ T operator()(T v) const
-    {
-        typedef typename bpcu_int<T>::U U;
-        switch (op) {
-        case BP_OP_SQUARE: return (T)((U)v * (U)v);
-        case BP_OP_BITWISE_NOT: return (T)~v;
-        default: { /* SHRINK, converted by the cast rules */
-            T r;
-            bp_elem_store_f64(dt, (char *)&r, shrink((double)v, f0, f1));
-            return r;
-        }
-        }
-    }
-};
-
-bp_status bpcu_op_unary(bpcu_device *d, const bpcu_opcall *c)
-{
-    const bp_view *x = c->in[0], *out = c->out[0];
-    bp_op op = c->op;
-    bp_dtype dt = x->dtype;
-    double f0 = c->p.f[0], f1 = c->p.f[1];
-    if (bp_dtype_is_float(dt)) {
-        BPCU_DISPATCH_FLOAT(dt, return (launch_unary<T, T>(d, x, out,
-                                        bpcu_op_un_float<T>{op, f0, f1})));
-    } else if (op == BP_OP_SQUARE || op == BP_OP_BITWISE_NOT || op == BP_OP_SHRINK) {
-        BPCU_DISPATCH_INT(dt, return (launch_unary<T, T>(d, x, out,
-                                      bpcu_op_un_int<T>{op, dt, f0, f1})));
-    }
-    return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: %s not implemented for %s",
-                     bp_op_name(op), bp_dtype_name(dt));
-}
-
-/* ---- two tensors ------------------------------------------------------------ */
-
-template <class S> struct bpcu_op_bin_float {
-    bp_op op;
-    __device__ S operator()(S x, S y) const
-    {
-        typedef bpcu_ft<S> F;
-        typedef typename F::C C;
-        C p = F::ld(x), q = F::ld(y);
-        if (op == BP_OP_PRELU)
-            return p < (C)0 ? F::st(p * q) : x;
-        return F::st(fmod(p, q)); /* FMOD: exact, so f32 for the halves loses nothing */
-    }
-};
-
-template <class T> struct bpcu_op_bin_int {
-    bp_op op;
-    __device__ T operator()(T p, T q) const
-    {
-        typedef typename bpcu_int<T>::U U;
-        const int64_t width = (int64_t)sizeof(T) * 8;
-        switch (op) {
-        case BP_OP_FMOD: /* C's %, x % 0 is 0; TMIN % -1 is 0 (it would trap) */
-            if (q == 0 || (std::is_signed<T>::value && q == (T)-1))
-                return 0;
-            return (T)(p % q);
-        case BP_OP_PRELU: return i_negative(p) ? (T)((U)p * (U)q) : p;
-        case BP_OP_BITWISE_AND: return (T)(p & q);
-        case BP_OP_BITWISE_OR: return (T)(p | q);
-        case BP_OP_BITWISE_XOR: return (T)(p ^ q);
-        case BP_OP_BITSHIFT_LEFT:
-            if (i_negative(q) || (int64_t)q >= width)
-                return 0;
-            return (T)((U)p << (int)q);
-        default: /* BITSHIFT_RIGHT: arithmetic for a signed value */
-            if (i_negative(q) || (int64_t)q >= width)
-                return i_negative(p) ? (T)-1 : (T)0;
-            return (T)(p >> (int)q);
-        }
-    }
-};
-
-bp_status bpcu_op_binary(bpcu_device *d, const bpcu_opcall *c)
-{
-    const bp_view *a = c->in[0], *b = c->in[1], *out = c->out[0];
-    bp_op op = c->op;
-    bp_dtype dt = a->dtype;
-    if (bp_dtype_is_float(dt) && (op == BP_OP_FMOD || op == BP_OP_PRELU)) {
-        BPCU_DISPATCH_FLOAT(dt, return (launch_binary<T, T>(d, a, b, out,
-                                        bpcu_op_bin_float<T>{op})));
-    } else if (bp_dtype_is_int(dt)) {
-        BPCU_DISPATCH_INT(dt, return (launch_binary<T, T>(d, a, b, out,
-                                      bpcu_op_bin_int<T>{op})));
-    }
-    return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: %s not implemented for %s",
-                     bp_op_name(op), bp_dtype_name(dt));
 }

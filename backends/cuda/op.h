@@ -1,5 +1,5 @@
-/* The op entry (op.cu) and the files that compute the ops since ABI 1.4:
- * one call record, checked and scoped once in op.cu, handed to each. What
+/* The op entry (op.cu) and the kinds' functions: one call record, checked
+ * and scoped once in op.cu, handed to each. What
  * each op receives is its kind's and row's in opcodes.h; ops.h gives the
  * semantics. */
 #ifndef BPCU_OP_H
@@ -15,12 +15,12 @@ typedef struct bpcu_opcall {
     const bp_view *out[3];         /* NULL: an optional output not wanted (or none) */
 } bpcu_opcall;
 
-/* elementwise.cu: the functions of one tensor since 1.4 (all but clip) and of two */
+/* elementwise.cu: the UNARY and BINARY kinds, every op of each */
 bp_status bpcu_op_unary(bpcu_device *d, const bpcu_opcall *c);
 bp_status bpcu_op_binary(bpcu_device *d, const bpcu_opcall *c);
 /* clip.cu */
 bp_status bpcu_op_clip(bpcu_device *d, const bpcu_opcall *c);
-/* reduce.cu: REDUCE_* and ARG*_LAST */
+/* reduce.cu: the REDUCE kind, every reduction */
 bp_status bpcu_op_reduce(bpcu_device *d, const bpcu_opcall *c);
 /* hardmax.cu, scan.cu (CUMSUM, CUMPROD), sort.cu (SORT, TOPK) */
 bp_status bpcu_op_hardmax(bpcu_device *d, const bpcu_opcall *c);

@@ -333,14 +333,6 @@ bp_status bpcu_reduce_run(bpcu_device *d, bp_op op, const bp_view *x, int32_t n_
                      bp_dtype_name(x->dtype));
 }
 
-bp_status bpcu_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
-{
-    bpcu_device *d = (bpcu_device *)dev;
-    bpcu_scope in(d, bp_op_name(op), out, {x});
-    if (in.status != BP_OK)
-        return in.status;
-    return bpcu_reduce_run(d, op, x, n_reduce, out);
-}
 
 /* ---- the reductions with their own policies ----
  * The reductions of ABI 1.4 over the trailing p.i[0] axes, on reduce.h's
@@ -510,6 +502,8 @@ template <class T> struct red_stat_int {
 
 /* ---- the entry ------------------------------------------------------------------------ */
 
+/* The REDUCE kind: the reductions a running accumulator folds (sum ..
+ * logsumexp: bpcu_reduce_run, above) and those with their own policies. */
 bp_status bpcu_op_reduce(bpcu_device *d, const bpcu_opcall *c)
 {
     const bp_view *x = c->in[0], *out = c->out[0];
@@ -518,6 +512,12 @@ bp_status bpcu_op_reduce(bpcu_device *d, const bpcu_opcall *c)
         return bpcu_fail(d, BP_ERR_INVALID_ARGUMENT, "cuda: %s: %lld reduced axes do not fit x "
                          "of rank %d and out of rank %d", bp_op_name(c->op), (long long)n_reduce,
                          (int)x->rank, (int)out->rank);
+    switch (c->op) {
+    case BP_OP_SUM: case BP_OP_PROD: case BP_OP_MEAN: case BP_OP_MAX: case BP_OP_MIN:
+    case BP_OP_ARGMAX: case BP_OP_ARGMIN: case BP_OP_LOGSUMEXP:
+        return bpcu_reduce_run(d, c->op, x, (int32_t)n_reduce, out);
+    default: break;
+    }
     bpcu_red_args g;
     bpcu_red_describe(x, (int32_t)n_reduce, out, &g);
     g.op = c->op;

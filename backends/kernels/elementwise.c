@@ -1,15 +1,20 @@
 /* The elementwise kernels: every op of the UNARY, BINARY, WHERE and CLIP
- * kinds.
+ * kinds, one kernel per kind (bpk_unary, bpk_binary, bpk_where,
+ * bpk_op_clip), each switching on the op code.
  *
- * Each op expands to one typed loop per dtype (the dtype switch sits outside
- * the loop) with a unit-stride fast path the compiler can vectorize. A loop is
- * described by its storage type ST, the compute type CT, a load LD: ST -> CT
- * and a store SD: CT -> output type; f16/bf16 store uint16_t and compute in
- * float (exact for + - * / since float has more than 2p+2 bits) or in double
- * for the math functions, rounding once at the end. Integer arithmetic runs in
- * unsigned types so that overflow wraps instead of being undefined. */
+ * The float arithmetic of each op is its formula in elementwise_formulas.h
+ * (the one the cuda kernels and blas_cpu's vector kernels also read); what
+ * is here is the loops around it. Each op expands to one typed loop per
+ * dtype (the dtype switch sits outside the loop) with a unit-stride fast
+ * path the compiler can vectorize. A loop is described by its storage type
+ * ST, the compute type CT, a load LD: ST -> CT and a store SD: CT -> output
+ * type; f16/bf16 store uint16_t and compute in float (exact for + - * /
+ * since float has more than 2p+2 bits) or in double for the math functions,
+ * rounding once at the end. Integer arithmetic runs in unsigned types so
+ * that overflow wraps instead of being undefined. */
 #include <math.h>
 
+#include "elementwise_formulas.h"
 #include "half_floats.h"
 #include "kernels.h"
 
@@ -179,44 +184,10 @@ static inline uint8_t pow_u8(uint8_t a, uint8_t e)
     return (uint8_t)r;
 }
 
-/* ---- float helpers ------------------------------------------------------ */
 
-/* Python/NumPy modulo: the result takes the divisor's sign; x mod 0 is NaN. */
-static inline double mod_f(double a, double b)
-{
-    double r = fmod(a, b);
-    if (b == 0.0)
-        return r;
-    if (r != 0.0) {
-        if ((r < 0.0) != (b < 0.0))
-            r += b;
-    } else {
-        r = copysign(0.0, b);
-    }
-    return r;
-}
-
-/* The same in float: f32/f16/bf16 round r + b once, in float, like NumPy. */
-static inline float mod_ff(float a, float b)
-{
-    float r = fmodf(a, b);
-    if (b == 0.0f)
-        return r;
-    if (r != 0.0f) {
-        if ((r < 0.0f) != (b < 0.0f))
-            r += b;
-    } else {
-        r = copysignf(0.0f, b);
-    }
-    return r;
-}
-
-#define MOD_F(p, q) _Generic((p), float: mod_ff, default: mod_f)(p, q)
-
-static inline double sigmoid_f(double v) { return 1.0 / (1.0 + exp(-v)); }
-static inline double gelu_f(double v) { return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440)); }
-static inline double sign_f(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : v; } /* keeps NaN, +-0 */
-static inline double relu_f(double v) { return (v > 0 || v != v) ? v : 0.0; }    /* keeps NaN */
+/* formula fn of elementwise_formulas.h in the compute type of v: float's
+ * (bpf_fn_f) or double's (bpf_fn) */
+#define F_OF(fn, v) _Generic((v), float: bpf_##fn##_f, default: bpf_##fn)
 
 /* ---- unary -------------------------------------------------------------- */
 
@@ -254,43 +225,79 @@ static inline double relu_f(double v) { return (v > 0 || v != v) ? v : 0.0; }   
 #define I_SIGN(S, T) UN_LOOP(T, T, ID, T, ID, (T)((v > 0) - (v < (T)1 && v != 0)))
 #define I_RELU(S, T) UN_LOOP(T, T, ID, T, ID, (v > 0 ? v : 0))
 
-BPK_CLONES bp_status bpk_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out)
+/* EXPR of v in the integer type itself, for the integer dtypes. */
+#define INT_MAP(EXPR)                                                                   \
+    switch (x->dtype) {                                                                 \
+    case BP_U8: UN_LOOP(uint8_t, uint8_t, ID, uint8_t, ID, (uint8_t)(EXPR)); return BP_OK; \
+    case BP_I8: UN_LOOP(int8_t, int8_t, ID, int8_t, ID, (int8_t)(EXPR)); return BP_OK; \
+    case BP_I32: UN_LOOP(int32_t, int32_t, ID, int32_t, ID, (int32_t)(EXPR)); return BP_OK; \
+    case BP_I64: UN_LOOP(int64_t, int64_t, ID, int64_t, ID, (int64_t)(EXPR)); return BP_OK; \
+    default: break;                                                                     \
+    }                                                                                   \
+    break
+
+/* shrink on integers: through double and the cast rules (ops.h). */
+static void shrink_int(const bp_view *x, const bp_view *out, double bias, double lambd)
+{
+    size_t es = bp_dtype_size(x->dtype);
+    bpk_iter it;
+    int64_t pos[2];
+    bpk_iter_init(&it, 2, (const bp_view *[]){out, x});
+    while (bpk_iter_next(&it, pos))
+        for (int64_t i = 0; i < it.inner; i++) {
+            const char *src = bpk_base(x) + (pos[1] + i * it.inner_stride[1]) * (int64_t)es;
+            char *dst = bpk_base(out) + (pos[0] + i * it.inner_stride[0]) * (int64_t)es;
+            bp_elem_store_f64(out->dtype, dst,
+                              bpf_shrink(bp_elem_load_f64(x->dtype, src), bias, lambd));
+        }
+}
+
+static void square_int(const bp_view *x, const bp_view *out)
+{
+    size_t es = bp_dtype_size(x->dtype);
+    bpk_iter it;
+    int64_t pos[2];
+    bpk_iter_init(&it, 2, (const bp_view *[]){out, x});
+    while (bpk_iter_next(&it, pos))
+        for (int64_t i = 0; i < it.inner; i++) {
+            const char *src = bpk_base(x) + (pos[1] + i * it.inner_stride[1]) * (int64_t)es;
+            char *dst = bpk_base(out) + (pos[0] + i * it.inner_stride[0]) * (int64_t)es;
+            uint64_t u = (uint64_t)bp_elem_load_i64(x->dtype, src);
+            bp_elem_store_i64(out->dtype, dst, bpk_wrap_int(out->dtype, u * u));
+        }
+}
+
+/* The unary kind's ops fall in three families, each a switch on the op code
+ * below; a family answers BP_ERR_UNSUPPORTED_OP (without a message) for an
+ * op or dtype it does not compute, and bpk_unary asks the next.
+ *
+ * Every family is compiled for each ISA level (BPK_CLONES): the exact ones
+ * vectorise, and the libm loops keep the level's encoding (gelu f32 took
+ * ~10% longer through the baseline clone).
+ *
+ * The exact or correctly rounded ones: floats in their own precision
+ * (f16/bf16 in float) or in double rounded once; integers wrap. */
+BPK_CLONES static bp_status exact_unary(bp_op op, const bp_view *x, const bp_view *out)
 {
     switch (op) {
-    case BP_OP_NEG: NUMERIC_UN(-v, I_NEG);
-    case BP_OP_ABS: NUMERIC_UN(fabs(v), I_ABS);
-    case BP_OP_SIGN: NUMERIC_UN(sign_f(v), I_SIGN);
-    case BP_OP_RELU: NUMERIC_UN(relu_f(v), I_RELU);
-    case BP_OP_EXP: FLOAT_UN(exp(v));
-    case BP_OP_LOG: FLOAT_UN(log(v));
-    case BP_OP_SQRT:
-        /* f32 in float: the same bits (sqrt of a float rounded from double
-         * equals sqrtf, 53 >= 2 * 24 + 2), at twice the lanes */
-        if (x->dtype == BP_F32) {
-            UN_LOOP(float, float, ID, float, ID, sqrtf(v));
+    case BP_OP_NEG: NUMERIC_UN(F_OF(neg, v)(v), I_NEG);
+    case BP_OP_ABS: NUMERIC_UN(F_OF(abs, v)(v), I_ABS);
+    case BP_OP_SIGN: NUMERIC_UN(F_OF(sign, v)(v), I_SIGN);
+    case BP_OP_RELU: NUMERIC_UN(F_OF(relu, v)(v), I_RELU);
+    case BP_OP_SQUARE:
+        if (!bp_dtype_is_float(x->dtype)) {
+            square_int(x, out);
             return BP_OK;
         }
-        FLOAT_UN(sqrt(v));
-    case BP_OP_RSQRT: FLOAT_UN(1.0 / sqrt(v));
-    case BP_OP_RECIPROCAL: FLOAT_UN(1.0 / v);
-    case BP_OP_SIN: FLOAT_UN(sin(v));
-    case BP_OP_COS: FLOAT_UN(cos(v));
-    case BP_OP_TAN: FLOAT_UN(tan(v));
-    case BP_OP_TANH: FLOAT_UN(tanh(v));
-    case BP_OP_SIGMOID: FLOAT_UN(sigmoid_f(v));
-    case BP_OP_GELU: FLOAT_UN(gelu_f(v));
-    case BP_OP_ERF: FLOAT_UN(erf(v));
-    case BP_OP_FLOOR: FLOAT_UN(floor(v));
-    case BP_OP_CEIL: FLOAT_UN(ceil(v));
-    case BP_OP_ROUND: FLOAT_UN(rint(v)); /* default rounding mode: half to even */
+        FLOAT_UN(bpf_square(v));
     case BP_OP_ISNAN:
     case BP_OP_ISINF:
         switch (x->dtype) {
 #define CLASSIFY(ST, CT, LD)                                                            \
     if (op == BP_OP_ISNAN)                                                              \
-        UN_LOOP(ST, CT, LD, uint8_t, ID, (uint8_t)(v != v));                            \
+        UN_LOOP(ST, CT, LD, uint8_t, ID, (uint8_t)F_OF(isnan, v)(v));                   \
     else                                                                                \
-        UN_LOOP(ST, CT, LD, uint8_t, ID, (uint8_t)(isinf(v) != 0));                     \
+        UN_LOOP(ST, CT, LD, uint8_t, ID, (uint8_t)F_OF(isinf, v)(v));                   \
     return BP_OK
         case BP_F64: CLASSIFY(double, double, ID);
         case BP_F32: CLASSIFY(float, float, ID);
@@ -305,11 +312,96 @@ BPK_CLONES bp_status bpk_unary(void *dev, bp_op op, const bp_view *x, const bp_v
             break;
         UN_LOOP(uint8_t, uint8_t, ID, uint8_t, ID, (uint8_t)(v == 0));
         return BP_OK;
-    default:
-        break;
+    case BP_OP_BITWISE_NOT: INT_MAP(~v);
+    case BP_OP_SQRT:
+        /* f32 in float: the same bits (sqrt of a float rounded from double
+         * equals sqrtf, 53 >= 2 * 24 + 2), at twice the lanes */
+        if (x->dtype == BP_F32) {
+            UN_LOOP(float, float, ID, float, ID, bpf_sqrt_f(v));
+            return BP_OK;
+        }
+        FLOAT_UN(bpf_sqrt(v));
+    case BP_OP_RSQRT: FLOAT_UN(bpf_rsqrt(v));
+    case BP_OP_RECIPROCAL: FLOAT_UN(bpf_reciprocal(v));
+    case BP_OP_FLOOR: FLOAT_UN(bpf_floor(v));
+    case BP_OP_CEIL: FLOAT_UN(bpf_ceil(v));
+    case BP_OP_ROUND: FLOAT_UN(bpf_round(v));
+    default: break;
     }
-    return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP, "binary: unary op %s not implemented for %s",
-                    bp_op_name(op), bp_dtype_name(x->dtype));
+    return BP_ERR_UNSUPPORTED_OP;
+}
+
+/* The functions of a float through libm: each formula in double, rounded
+ * once to the dtype (f16/bf16 included), so the edges are those of the
+ * formula. */
+BPK_CLONES static bp_status float_unary(bp_op op, const bp_view *x, const bp_view *out)
+{
+    switch (op) {
+    case BP_OP_EXP: FLOAT_UN(bpf_exp(v));
+    case BP_OP_LOG: FLOAT_UN(bpf_log(v));
+    case BP_OP_SIN: FLOAT_UN(bpf_sin(v));
+    case BP_OP_COS: FLOAT_UN(bpf_cos(v));
+    case BP_OP_TAN: FLOAT_UN(bpf_tan(v));
+    case BP_OP_TANH: FLOAT_UN(bpf_tanh(v));
+    case BP_OP_SIGMOID: FLOAT_UN(bpf_sigmoid(v));
+    case BP_OP_GELU: FLOAT_UN(bpf_gelu(v));
+    case BP_OP_ERF: FLOAT_UN(bpf_erf(v));
+    case BP_OP_ACOS: FLOAT_UN(bpf_acos(v));
+    case BP_OP_ASIN: FLOAT_UN(bpf_asin(v));
+    case BP_OP_ATAN: FLOAT_UN(bpf_atan(v));
+    case BP_OP_ACOSH: FLOAT_UN(bpf_acosh(v));
+    case BP_OP_ASINH: FLOAT_UN(bpf_asinh(v));
+    case BP_OP_ATANH: FLOAT_UN(bpf_atanh(v));
+    case BP_OP_SINH: FLOAT_UN(bpf_sinh(v));
+    case BP_OP_COSH: FLOAT_UN(bpf_cosh(v));
+    case BP_OP_LOG1P: FLOAT_UN(bpf_log1p(v));
+    case BP_OP_EXPM1: FLOAT_UN(bpf_expm1(v));
+    case BP_OP_SOFTPLUS: FLOAT_UN(bpf_softplus(v));
+    case BP_OP_SOFTSIGN: FLOAT_UN(bpf_softsign(v));
+    case BP_OP_SILU: FLOAT_UN(bpf_silu(v));
+    default: break;
+    }
+    return BP_ERR_UNSUPPORTED_OP;
+}
+
+/* The functions with parameters (BP_OP_UNARY_PARAMS: a0 = p->f[0], a1 =
+ * p->f[1]) and hardswish, floats as float_unary's; shrink of an integer
+ * through double and the cast rules (ops.h). */
+BPK_CLONES static bp_status param_unary(bp_op op, const bp_op_params *p, const bp_view *x,
+                                        const bp_view *out)
+{
+    const double a0 = p->f[0], a1 = p->f[1];
+    switch (op) {
+    case BP_OP_HARDSWISH: FLOAT_UN(bpf_hardswish(v));
+    case BP_OP_ELU: FLOAT_UN(bpf_elu(v, a0));
+    case BP_OP_CELU: FLOAT_UN(bpf_celu(v, a0));
+    case BP_OP_SELU: FLOAT_UN(bpf_selu(v, a0, a1));
+    case BP_OP_LEAKY_RELU: FLOAT_UN(bpf_leaky_relu(v, a0));
+    case BP_OP_THRESHOLDED_RELU: FLOAT_UN(bpf_thresholded_relu(v, a0));
+    case BP_OP_HARD_SIGMOID: FLOAT_UN(bpf_hard_sigmoid(v, a0, a1));
+    case BP_OP_SHRINK:
+        if (!bp_dtype_is_float(x->dtype)) {
+            shrink_int(x, out, a0, a1);
+            return BP_OK;
+        }
+        FLOAT_UN(bpf_shrink(v, a0, a1));
+    default: break;
+    }
+    return BP_ERR_UNSUPPORTED_OP;
+}
+
+bp_status bpk_unary(void *dev, bp_op op, const bp_op_params *p, const bp_view *x,
+                    const bp_view *out)
+{
+    bp_status st = exact_unary(op, x, out);
+    if (st == BP_ERR_UNSUPPORTED_OP)
+        st = float_unary(op, x, out);
+    if (st == BP_ERR_UNSUPPORTED_OP)
+        st = param_unary(op, p, x, out);
+    if (st == BP_ERR_UNSUPPORTED_OP)
+        return bpk_fail(dev, st, "binary: unary op %s not implemented for %s", bp_op_name(op),
+                        bp_dtype_name(x->dtype));
+    return st;
 }
 
 /* ---- binary ------------------------------------------------------------- */
@@ -370,9 +462,6 @@ BPK_CLONES bp_status bpk_unary(void *dev, bp_op op, const bp_view *x, const bp_v
     BIN_LOOP_S(uint8_t, int, NZ, uint8_t, ID, (uint8_t)(EXPR));                           \
     return BP_OK
 
-/* NaN-propagating maximum/minimum (NumPy): a NaN on either side wins. */
-#define F_MAX(p, q) ((p > q || p != p) ? p : q)
-#define F_MIN(p, q) ((p < q || p != p) ? p : q)
 #define max_i64(p, q) (p > q ? p : q)
 #define max_i32 max_i64
 #define max_i8 max_i64
@@ -382,18 +471,79 @@ BPK_CLONES bp_status bpk_unary(void *dev, bp_op op, const bp_view *x, const bp_v
 #define min_i8 min_i64
 #define min_u8 min_i64
 
-BPK_CLONES bp_status bpk_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out)
+/* ---- integer helpers of fmod, prelu, the bitwise ops and the bit shifts:
+ * exact in int64, wrapped to the dtype (two's complement) ---------------- */
+
+static inline int dtype_bits(bp_dtype dt) { return (int)bp_dtype_size(dt) * 8; }
+
+/* a % b truncating (C), with x % 0 and x % -1 (MIN % -1 overflows in C) 0. */
+static inline int64_t fmod_i(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
+
+static inline int64_t shift_left(bp_dtype dt, int64_t a, int64_t b)
 {
+    if (b < 0 || b >= dtype_bits(dt))
+        return 0;
+    return bpk_wrap_int(dt, (uint64_t)a << b);
+}
+
+/* Arithmetic for signed values (ones shifted in), spelled without relying on
+ * the implementation-defined >> of a negative number. */
+static inline int64_t shift_right(bp_dtype dt, int64_t a, int64_t b)
+{
+    if (b < 0 || b >= dtype_bits(dt))
+        return a < 0 ? -1 : 0;
+    return a < 0 ? ~(~a >> b) : a >> b;
+}
+
+#define TO_I64(v) ((int64_t)(v))
+#define TO_I32(v) ((int32_t)(v))
+#define TO_I8(v) ((int8_t)(v))
+#define TO_U8(v) ((uint8_t)(v))
+
+/* EXPR of int64 p and q on every integer dtype; EXPR's value is already in
+ * the dtype's range. */
+#define INT_CASES(EXPR)                                                                 \
+    case BP_I64: BIN_LOOP(int64_t, int64_t, ID, int64_t, ID, EXPR); return BP_OK;      \
+    case BP_I32: BIN_LOOP(int32_t, int64_t, TO_I64, int32_t, TO_I32, EXPR); return BP_OK; \
+    case BP_I8: BIN_LOOP_S(int8_t, int64_t, TO_I64, int8_t, TO_I8, EXPR); return BP_OK; \
+    case BP_U8: BIN_LOOP_S(uint8_t, int64_t, TO_I64, uint8_t, TO_U8, EXPR); return BP_OK;
+#define INT_BIN(EXPR)                                                                   \
+    switch (dt) {                                                                       \
+    INT_CASES(EXPR)                                                                     \
+    default: break;                                                                     \
+    }                                                                                   \
+    break
+
+/* FEXPR of double p and q on every float dtype, rounded once; IEXPR as
+ * INT_BIN's. */
+#define FLOAT_D_INT_BIN(FEXPR, IEXPR)                                                   \
+    switch (dt) {                                                                       \
+    FLOAT_CASES_D(BIN_LOOP, FEXPR)                                                      \
+    INT_CASES(IEXPR)                                                                    \
+    default: break;                                                                     \
+    }                                                                                   \
+    break
+
+/* One typed loop per op and dtype (the op and the dtype chosen once, not per
+ * element), so that the cheap ones vectorise. Binary ops take no
+ * parameters today; p is the op entry's, for the first that will. */
+BPK_CLONES bp_status bpk_binary(void *dev, bp_op op, const bp_op_params *p_, const bp_view *a,
+                                const bp_view *b, const bp_view *out)
+{
+    (void)p_;
     bp_dtype dt = a->dtype;
     switch (op) {
-    case BP_OP_ADD: NUMERIC_BIN(p + q, add);
-    case BP_OP_SUB: NUMERIC_BIN(p - q, sub);
-    case BP_OP_MUL: NUMERIC_BIN(p * q, mul);
-    case BP_OP_DIV: NUMERIC_BIN(p / q, div);
-    case BP_OP_MAXIMUM: NUMERIC_BIN(F_MAX(p, q), max);
-    case BP_OP_MINIMUM: NUMERIC_BIN(F_MIN(p, q), min);
-    case BP_OP_POW: NUMERIC_BIN_D(pow(p, q), pow);
-    case BP_OP_MOD: NUMERIC_BIN_L(BIN_LOOP_S, MOD_F(p, q), mod);
+    case BP_OP_ADD: NUMERIC_BIN(F_OF(add, p)(p, q), add);
+    case BP_OP_SUB: NUMERIC_BIN(F_OF(sub, p)(p, q), sub);
+    case BP_OP_MUL: NUMERIC_BIN(F_OF(mul, p)(p, q), mul);
+    case BP_OP_DIV: NUMERIC_BIN(F_OF(div, p)(p, q), div);
+    case BP_OP_MAXIMUM: NUMERIC_BIN(F_OF(maximum, p)(p, q), max);
+    case BP_OP_MINIMUM: NUMERIC_BIN(F_OF(minimum, p)(p, q), min);
+    case BP_OP_POW: NUMERIC_BIN_D(bpf_pow(p, q), pow);
+    case BP_OP_MOD: NUMERIC_BIN_L(BIN_LOOP_S, F_OF(mod, p)(p, q), mod);
+    case BP_OP_FMOD: FLOAT_D_INT_BIN(bpf_fmod(p, q), fmod_i(p, q));
+    case BP_OP_PRELU:
+        FLOAT_D_INT_BIN(bpf_prelu(p, q), p < 0 ? bpk_wrap_int(dt, (uint64_t)p * (uint64_t)q) : p);
     case BP_OP_EQ: COMPARE_BIN(==);
     case BP_OP_NE: COMPARE_BIN(!=);
     case BP_OP_LT: COMPARE_BIN(<);
@@ -403,6 +553,11 @@ BPK_CLONES bp_status bpk_binary(void *dev, bp_op op, const bp_view *a, const bp_
     case BP_OP_LOGICAL_AND: LOGICAL_BIN(p && q);
     case BP_OP_LOGICAL_OR: LOGICAL_BIN(p || q);
     case BP_OP_LOGICAL_XOR: LOGICAL_BIN(p != q);
+    case BP_OP_BITWISE_AND: INT_BIN(p & q);
+    case BP_OP_BITWISE_OR: INT_BIN(p | q);
+    case BP_OP_BITWISE_XOR: INT_BIN(bpk_wrap_int(dt, (uint64_t)(p ^ q)));
+    case BP_OP_BITSHIFT_LEFT: INT_BIN(shift_left(dt, p, q));
+    case BP_OP_BITSHIFT_RIGHT: INT_BIN(shift_right(dt, p, q));
     default: break;
     }
     return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP, "binary: binary op %s not implemented for %s",
@@ -456,131 +611,6 @@ BPK_CLONES bp_status bpk_where(void *dev, const bp_view *cond, const bp_view *a,
                     bp_dtype_name(out->dtype));
 }
 
-/* ---- the functions of one tensor with parameters, the inverse and
- * hyperbolic functions, and clip ------------------------------------------------
- * Floats compute in double and round once to the dtype (f16/bf16
- * included); each function is its ops.h formula evaluated in IEEE double, so
- * the edges are those of the formula (softsign(inf) = inf / inf is NaN, as
- * in ONNX's and NumPy's reference). Integers: square wraps, shrink goes
- * through double and the cast rules (ops.h), bitwise_not is ~x. */
-
-/* The loops are UN_LOOP's, and EXPR of double v on every float dtype,
- * rounded once, is FLOAT_UN's; a0, a1 are the op's parameters. */
-
-/* EXPR of v in the integer type itself, for the integer dtypes. */
-#define INT_MAP(EXPR)                                                                   \
-    switch (x->dtype) {                                                                 \
-    case BP_U8: UN_LOOP(uint8_t, uint8_t, ID, uint8_t, ID, (uint8_t)(EXPR)); return BP_OK; \
-    case BP_I8: UN_LOOP(int8_t, int8_t, ID, int8_t, ID, (int8_t)(EXPR)); return BP_OK; \
-    case BP_I32: UN_LOOP(int32_t, int32_t, ID, int32_t, ID, (int32_t)(EXPR)); return BP_OK; \
-    case BP_I64: UN_LOOP(int64_t, int64_t, ID, int64_t, ID, (int64_t)(EXPR)); return BP_OK; \
-    default: break;                                                                     \
-    }                                                                                   \
-    break
-
-static inline double softplus_f(double v)
-{
-    /* log(1 + e^v) without overflow: v + log1p(e^-v) above 0 */
-    return v > 0 ? v + log1p(exp(-v)) : log1p(exp(v));
-}
-
-/* x sigmoid(x); below 0 as x e^x / (1 + e^x), whose e^x underflows
- * gracefully where e^-x would overflow (x e^x is subnormal near -720). */
-static inline double silu_f(double v)
-{
-    if (v >= 0)
-        return v / (1.0 + exp(-v));
-    double e = exp(v);
-    return v * e / (1.0 + e);
-}
-
-/* NaN stays NaN (NumPy's clip of ONNX's reference); then clamped. */
-static inline double clamp01(double v) { return v != v ? v : v < 0 ? 0.0 : v > 1 ? 1.0 : v; }
-
-static inline double shrink_f(double v, double bias, double lambd)
-{
-    return v < -lambd ? v + bias : v > lambd ? v - bias : 0.0;
-}
-
-/* shrink on integers: through double and the cast rules (ops.h). */
-static void shrink_int(const bp_view *x, const bp_view *out, double bias, double lambd)
-{
-    size_t es = bp_dtype_size(x->dtype);
-    bpk_iter it;
-    int64_t pos[2];
-    bpk_iter_init(&it, 2, (const bp_view *[]){out, x});
-    while (bpk_iter_next(&it, pos))
-        for (int64_t i = 0; i < it.inner; i++) {
-            const char *src = bpk_base(x) + (pos[1] + i * it.inner_stride[1]) * (int64_t)es;
-            char *dst = bpk_base(out) + (pos[0] + i * it.inner_stride[0]) * (int64_t)es;
-            bp_elem_store_f64(out->dtype, dst,
-                              shrink_f(bp_elem_load_f64(x->dtype, src), bias, lambd));
-        }
-}
-
-static void square_int(const bp_view *x, const bp_view *out)
-{
-    size_t es = bp_dtype_size(x->dtype);
-    bpk_iter it;
-    int64_t pos[2];
-    bpk_iter_init(&it, 2, (const bp_view *[]){out, x});
-    while (bpk_iter_next(&it, pos))
-        for (int64_t i = 0; i < it.inner; i++) {
-            const char *src = bpk_base(x) + (pos[1] + i * it.inner_stride[1]) * (int64_t)es;
-            char *dst = bpk_base(out) + (pos[0] + i * it.inner_stride[0]) * (int64_t)es;
-            uint64_t u = (uint64_t)bp_elem_load_i64(x->dtype, src);
-            bp_elem_store_i64(out->dtype, dst, bpk_wrap_int(out->dtype, u * u));
-        }
-}
-
-bp_status bpk_op_unary(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
-                       const bp_view *const *in, int32_t n_out, const bp_view *const *out_v)
-{
-    (void)n_in;
-    (void)n_out;
-    const bp_view *x = in[0], *out = out_v[0];
-    const double a0 = p->f[0], a1 = p->f[1];
-    bool is_float = bp_dtype_is_float(x->dtype);
-    switch (op) {
-    case BP_OP_ACOS: FLOAT_UN(acos(v));
-    case BP_OP_ASIN: FLOAT_UN(asin(v));
-    case BP_OP_ATAN: FLOAT_UN(atan(v));
-    case BP_OP_ACOSH: FLOAT_UN(acosh(v));
-    case BP_OP_ASINH: FLOAT_UN(asinh(v));
-    case BP_OP_ATANH: FLOAT_UN(atanh(v));
-    case BP_OP_SINH: FLOAT_UN(sinh(v));
-    case BP_OP_COSH: FLOAT_UN(cosh(v));
-    case BP_OP_LOG1P: FLOAT_UN(log1p(v));
-    case BP_OP_EXPM1: FLOAT_UN(expm1(v));
-    case BP_OP_SOFTPLUS: FLOAT_UN(softplus_f(v));
-    case BP_OP_SOFTSIGN: FLOAT_UN(v / (1.0 + fabs(v)));
-    case BP_OP_SILU: FLOAT_UN(silu_f(v));
-    case BP_OP_HARDSWISH: FLOAT_UN(v * clamp01(v / 6.0 + 0.5));
-    case BP_OP_ELU: FLOAT_UN(v < 0 ? a0 * expm1(v) : v);
-    case BP_OP_CELU: FLOAT_UN(v < 0 ? a0 * expm1(v / a0) : v);
-    case BP_OP_SELU: FLOAT_UN(a1 * (v > 0 ? v : a0 * expm1(v)));
-    case BP_OP_LEAKY_RELU: FLOAT_UN(v * (v < 0 ? a0 : 1.0)); /* no branch: as prelu's */
-    case BP_OP_THRESHOLDED_RELU: FLOAT_UN(v > a0 ? v : 0.0);
-    case BP_OP_HARD_SIGMOID: FLOAT_UN(clamp01(a0 * v + a1));
-    case BP_OP_SQUARE:
-        if (!is_float) {
-            square_int(x, out);
-            return BP_OK;
-        }
-        FLOAT_UN(v * v);
-    case BP_OP_SHRINK:
-        if (!is_float) {
-            shrink_int(x, out, a0, a1);
-            return BP_OK;
-        }
-        FLOAT_UN(shrink_f(v, a0, a1));
-    case BP_OP_BITWISE_NOT: INT_MAP(~v);
-    default: break;
-    }
-    return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP, "binary: %s not implemented for %s",
-                    bp_op_name(op), bp_dtype_name(x->dtype));
-}
-
 /* ---- clip ---------------------------------------------------------------------- */
 
 /* min(max(x, lo), hi) with NaN-propagating max and min (bp_maximum's rule):
@@ -629,101 +659,4 @@ bp_status bpk_op_clip(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
             }
         }
     return BP_OK;
-}
-
-/* ---- fmod, prelu, the bitwise ops and the bit shifts --------------------------
- * Floats compute in double and round once (fmod is exact; prelu's product
- * is rounded once). Integers are exact in int64, wrapped to the dtype (two's
- * complement). */
-
-static inline int dtype_bits(bp_dtype dt) { return (int)bp_dtype_size(dt) * 8; }
-
-/* a % b truncating (C), with x % 0 and x % -1 (MIN % -1 overflows in C) 0. */
-static inline int64_t fmod_i(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
-
-static inline int64_t shift_left(bp_dtype dt, int64_t a, int64_t b)
-{
-    if (b < 0 || b >= dtype_bits(dt))
-        return 0;
-    return bpk_wrap_int(dt, (uint64_t)a << b);
-}
-
-/* Arithmetic for signed values (ones shifted in), spelled without relying on
- * the implementation-defined >> of a negative number. */
-static inline int64_t shift_right(bp_dtype dt, int64_t a, int64_t b)
-{
-    if (b < 0 || b >= dtype_bits(dt))
-        return a < 0 ? -1 : 0;
-    return a < 0 ? ~(~a >> b) : a >> b;
-}
-
-#define TO_I64(v) ((int64_t)(v))
-#define TO_I32(v) ((int32_t)(v))
-#define TO_I8(v) ((int8_t)(v))
-#define TO_U8(v) ((uint8_t)(v))
-
-/* EXPR of int64 p and q on every integer dtype; EXPR's value is already in
- * the dtype's range. */
-#define INT_BIN(EXPR)                                                                   \
-    switch (dt) {                                                                       \
-    case BP_I64: BIN_LOOP(int64_t, int64_t, ID, int64_t, ID, EXPR); return BP_OK;      \
-    case BP_I32: BIN_LOOP(int32_t, int64_t, TO_I64, int32_t, TO_I32, EXPR); return BP_OK; \
-    case BP_I8: BIN_LOOP_S(int8_t, int64_t, TO_I64, int8_t, TO_I8, EXPR); return BP_OK; \
-    case BP_U8: BIN_LOOP_S(uint8_t, int64_t, TO_I64, uint8_t, TO_U8, EXPR); return BP_OK; \
-    default: break;                                                                     \
-    }                                                                                   \
-    break
-
-/* EXPR of double p and q on every float dtype, rounded once. */
-#define FLOAT_BIN_D(EXPR)                                                               \
-    switch (dt) {                                                                       \
-    FLOAT_CASES_D(BIN_LOOP, EXPR)                                                       \
-    default: break;                                                                     \
-    }                                                                                   \
-    break
-
-/* p < 0 ? p q : p, as a select of bits: written as a conditional, GCC turns
- * it back into a branch (it may not make the product unconditional under
- * -ftrapping-math), and a branch on the sign of random data is mispredicted
- * half the time. The bits chosen are the product's or p's, exactly. */
-static inline double prelu_f(double p, double q)
-{
-    double m = p * q, r;
-    uint64_t pb, mb;
-    memcpy(&pb, &p, sizeof pb);
-    memcpy(&mb, &m, sizeof mb);
-    uint64_t neg = 0u - (uint64_t)(p < 0);
-    uint64_t rb = (mb & neg) | (pb & ~neg);
-    memcpy(&r, &rb, sizeof r);
-    return r;
-}
-
-/* One typed loop per op and dtype (the op and the dtype chosen once, not per
- * element), so that the cheap ones vectorise. */
-bp_status bpk_op_binary(void *dev, bp_op op, const bp_op_params *p_, int32_t n_in,
-                        const bp_view *const *in, int32_t n_out, const bp_view *const *out_v)
-{
-    (void)p_, (void)n_in, (void)n_out;
-    const bp_view *a = in[0], *b = in[1], *out = out_v[0];
-    const bp_dtype dt = a->dtype;
-    if (bp_dtype_is_float(dt)) {
-        switch (op) {
-        case BP_OP_FMOD: FLOAT_BIN_D(fmod(p, q));
-        case BP_OP_PRELU: FLOAT_BIN_D(prelu_f(p, q));
-        default: break;
-        }
-    } else {
-        switch (op) {
-        case BP_OP_FMOD: INT_BIN(fmod_i(p, q));
-        case BP_OP_PRELU: INT_BIN(p < 0 ? bpk_wrap_int(dt, (uint64_t)p * (uint64_t)q) : p);
-        case BP_OP_BITWISE_AND: INT_BIN(p & q);
-        case BP_OP_BITWISE_OR: INT_BIN(p | q);
-        case BP_OP_BITWISE_XOR: INT_BIN(bpk_wrap_int(dt, (uint64_t)(p ^ q)));
-        case BP_OP_BITSHIFT_LEFT: INT_BIN(shift_left(dt, p, q));
-        case BP_OP_BITSHIFT_RIGHT: INT_BIN(shift_right(dt, p, q));
-        default: break;
-        }
-    }
-    return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP, "binary: %s not implemented for %s",
-                    bp_op_name(op), bp_dtype_name(dt));
 }

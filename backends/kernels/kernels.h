@@ -130,9 +130,13 @@ void *bpk_block_get(size_t total, size_t huge_min, size_t *map_len);
 void bpk_block_put(void *block, size_t map_len);
 
 /* ---- kernels: the plugin entries (see plugin.h for each contract) ---- */
-/* elementwise.c, cast.c, creation.c */
-bp_status bpk_unary(void *dev, bp_op op, const bp_view *x, const bp_view *out);
-bp_status bpk_binary(void *dev, bp_op op, const bp_view *a, const bp_view *b, const bp_view *out);
+/* elementwise.c, cast.c, creation.c. bpk_unary and bpk_binary are the
+ * UNARY and BINARY kinds' kernels: every op of the kind, its parameters in
+ * p (opcodes.h's bp_op_kind). */
+bp_status bpk_unary(void *dev, bp_op op, const bp_op_params *p, const bp_view *x,
+                    const bp_view *out);
+bp_status bpk_binary(void *dev, bp_op op, const bp_op_params *p, const bp_view *a,
+                     const bp_view *b, const bp_view *out);
 bp_status bpk_where(void *dev, const bp_view *cond, const bp_view *a, const bp_view *b,
                     const bp_view *out);
 bp_status bpk_copy(void *dev, bp_op op, const bp_view *src, const bp_view *out);
@@ -140,8 +144,10 @@ bp_status bpk_fill(void *dev, const bp_view *out, const void *value);
 bp_status bpk_arange(void *dev, double start, double step, const bp_view *out);
 bp_status bpk_random(void *dev, bp_op op, uint64_t seed, uint64_t offset, double p0, double p1,
                      const bp_view *out);
-/* reduce.c, softmax.c, matmul.c, gather.c */
-bp_status bpk_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out);
+/* reduce.c, softmax.c, matmul.c, gather.c. bpk_reduce is the REDUCE kind's
+ * kernel: every reduction, the p->i[0] reduced axes last in x. */
+bp_status bpk_reduce(void *dev, bp_op op, const bp_op_params *p, const bp_view *x,
+                     const bp_view *out);
 bp_status bpk_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out);
 bp_status bpk_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_view *out);
 bp_status bpk_gather(void *dev, const bp_view *x, const bp_view *indices, int32_t axis,
@@ -169,17 +175,9 @@ bp_status bpk_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                  const bp_view *const *in, int32_t n_out, const bp_view *const *out);
 bool bpk_supports(void *dev, bp_op op, bp_dtype dtype);
 /* The kernels, by file (each checks nothing the core guarantees). */
-/* elementwise.c: acos .. bitwise_not (x -> out) and clip (x, lo|NULL, hi|NULL) */
-bp_status bpk_op_unary(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
-                       const bp_view *const *in, int32_t n_out, const bp_view *const *out);
+/* elementwise.c: clip (x, lo|NULL, hi|NULL) */
 bp_status bpk_op_clip(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
                       const bp_view *const *in, int32_t n_out, const bp_view *const *out);
-/* elementwise.c: fmod, prelu, bitwise and/or/xor, bit shifts (a, b -> out) */
-bp_status bpk_op_binary(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
-                        const bp_view *const *in, int32_t n_out, const bp_view *const *out);
-/* reduce.c: the reductions of 1.4 (x with p->i[0] reduced axes last) */
-bp_status bpk_op_reduce(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
-                        const bp_view *const *in, int32_t n_out, const bp_view *const *out);
 /* hardmax.c, scan.c, sort.c: along the last axis of x */
 bp_status bpk_op_hardmax(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
                          const bp_view *const *in, int32_t n_out, const bp_view *const *out);

@@ -1,8 +1,8 @@
 /* The reference kernels' op entry: every op of the op table (opcodes.h)
  * comes here with its views and bp_op_params, and goes to its kind's
- * kernel. The ops of ABI 1.0 have kernels with the typed signatures of
- * their old entries (elementwise.c, reduce.c, ...): small adapters below
- * read their parameters where opcodes.h's bp_op_kind puts them. */
+ * kernel, which switches on the op code. Small adapters below hand the
+ * kernels with typed signatures (elementwise.c, reduce.c, ...) their views
+ * and parameters where opcodes.h's bp_op_kind puts them. */
 #include <string.h>
 
 #include "kernels.h"
@@ -11,17 +11,13 @@
 static bp_status unary_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
                             const bp_view *const *in, int32_t n_out, const bp_view *const *out)
 {
-    if (bp_op_since(op) == 0) /* elementwise.c's; the ops with parameters: elementwise.c's */
-        return bpk_unary(dev, op, in[0], out[0]);
-    return bpk_op_unary(dev, op, p, n_in, in, n_out, out);
+    return bpk_unary(dev, op, p, in[0], out[0]);
 }
 
 static bp_status binary_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
                              const bp_view *const *in, int32_t n_out, const bp_view *const *out)
 {
-    if (bp_op_since(op) == 0)
-        return bpk_binary(dev, op, in[0], in[1], out[0]);
-    return bpk_op_binary(dev, op, p, n_in, in, n_out, out);
+    return bpk_binary(dev, op, p, in[0], in[1], out[0]);
 }
 
 static bp_status where_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
@@ -33,9 +29,7 @@ static bp_status where_kind(void *dev, bp_op op, const bp_op_params *p, int32_t 
 static bp_status reduce_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
                              const bp_view *const *in, int32_t n_out, const bp_view *const *out)
 {
-    if (bp_op_since(op) == 0)
-        return bpk_reduce(dev, op, in[0], (int32_t)p->i[0], out[0]);
-    return bpk_op_reduce(dev, op, p, n_in, in, n_out, out);
+    return bpk_reduce(dev, op, p, in[0], out[0]);
 }
 
 static bp_status matmul_kind(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,

@@ -581,7 +581,10 @@ static void reduce_block(const rctx *c, const col_scratch *cs, const char *x, in
     }
 }
 
-bp_status bpk_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, const bp_view *out)
+/* The reductions a running accumulator folds in one streaming pass (by
+ * runs, or by blocks of columns when the kept axes are innermost). */
+static bp_status fold_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce,
+                             const bp_view *out)
 {
     if (bpk_numel(out) == 0)
         return BP_OK;
@@ -624,7 +627,7 @@ bp_status bpk_reduce(void *dev, bp_op op, const bp_view *x, int32_t n_reduce, co
 }
 
 /* ---- l1, l2, sum_square, log_sum, var, std, any, all, and argmax/argmin
- * with the last index on ties (their n_reduce in p->i[0]) -------------------------
+ * with the last index on ties ---------------------------------------------------
  * Floats accumulate in double (ops.h) and round once; integers wrap in 64
  * bits; var and std take two passes (the mean, then the squared deviations). */
 
@@ -720,15 +723,14 @@ static int64_t arg_last(const red *r, const char *x)
     return at;
 }
 
-bp_status bpk_op_reduce(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
-                        const bp_view *const *in, int32_t n_out, const bp_view *const *out_v)
+/* The others, one output element at a time over its terms. */
+static bp_status term_reduce(bp_op op, const bp_view *x, int32_t n_reduce, double correction,
+                             const bp_view *out)
 {
-    (void)dev, (void)n_in, (void)n_out;
-    const bp_view *x = in[0], *out = out_v[0];
-    int32_t n_reduce = (int32_t)p->i[0], keep = x->rank - n_reduce;
+    int32_t keep = x->rank - n_reduce;
     if (bpk_numel(out) == 0)
         return BP_OK;
-    red r = {.op = op, .dt = x->dtype, .esz = bp_dtype_size(x->dtype), .correction = p->f[0]};
+    red r = {.op = op, .dt = x->dtype, .esz = bp_dtype_size(x->dtype), .correction = correction};
     bp_view rv = *x; /* the reduced axes alone */
     rv.rank = n_reduce;
     for (int32_t k = 0; k < n_reduce; k++)
@@ -757,4 +759,16 @@ bp_status bpk_op_reduce(void *dev, bp_op op, const bp_op_params *p, int32_t n_in
                 reduce_int(&r, xs, o);
         }
     return BP_OK;
+}
+
+bp_status bpk_reduce(void *dev, bp_op op, const bp_op_params *p, const bp_view *x,
+                     const bp_view *out)
+{
+    int32_t n_reduce = (int32_t)p->i[0];
+    switch (op) {
+    case BP_OP_SUM: case BP_OP_PROD: case BP_OP_MEAN: case BP_OP_MAX: case BP_OP_MIN:
+    case BP_OP_ARGMAX: case BP_OP_ARGMIN: case BP_OP_LOGSUMEXP:
+        return fold_reduce(dev, op, x, n_reduce, out);
+    default: return term_reduce(op, x, n_reduce, p->f[0], out); /* var, std: f[0] the correction */
+    }
 }

@@ -131,11 +131,13 @@ void ds_run(ds_dev *d, ds_item *it)
     void *dev = &d->base; /* the kernels' device: reports land in worker_msg */
     d->worker_msg[0] = '\0';
     bp_status st = BP_OK;
+    bp_op_params p = {.struct_size = sizeof p}; /* the typed entries' ops take none but reduce's */
+    p.i[0] = it->arg;
     switch (it->kind) {
-    case DS_UNARY: st = bpk_unary(dev, it->op, &v[0], out); break;
-    case DS_BINARY: st = bpk_binary(dev, it->op, &v[0], &v[1], out); break;
+    case DS_UNARY: st = bpk_unary(dev, it->op, &p, &v[0], out); break;
+    case DS_BINARY: st = bpk_binary(dev, it->op, &p, &v[0], &v[1], out); break;
     case DS_WHERE: st = bpk_where(dev, &v[0], &v[1], &v[2], out); break;
-    case DS_REDUCE: st = bpk_reduce(dev, it->op, &v[0], it->arg, out); break;
+    case DS_REDUCE: st = bpk_reduce(dev, it->op, &p, &v[0], out); break;
     case DS_MATMUL: st = bpk_matmul(dev, &v[0], &v[1], out); break;
     case DS_COPY: st = bpk_copy(dev, it->op, &v[0], out); break;
     case DS_GATHER:
