@@ -17,6 +17,9 @@
 #include "comm_internal.h"
 
 #define BP__COMM_DEFAULT_TIMEOUT_S 300.0
+/* More processes than this is an engine defect, not a job: every collective
+ * sizes a table of records by it. */
+#define BP__COMM_MAX_SIZE (1 << 24)
 /* The first bp_comm_engine: up to barrier. */
 #define BP__COMM_ENGINE_V1_SIZE \
     (offsetof(bp_comm_engine, barrier) + sizeof(((bp_comm_engine *)0)->barrier))
@@ -285,6 +288,17 @@ bp_status bp_comm_create(bp_backend *backend, const bp_comm_options *options, bp
     }
     c->rank = c->vt->rank(c->state);
     c->size = c->vt->size(c->state);
+    if (c->size < 1 || c->size > BP__COMM_MAX_SIZE || c->rank < 0 || c->rank >= c->size) {
+        c->vt->close(c->state);
+        st = bp__error(BP_ERR_PLUGIN,
+                       "%s: the collective engine %s reports rank %ld of a job of %ld "
+                       "processes, which no job has (a size in 1..%d and a rank in 0..size-1): "
+                       "a defect in the engine; rebuild it against this library or choose "
+                       "another (options->engine)",
+                       fn, c->path, (long)c->rank, (long)c->size, BP__COMM_MAX_SIZE);
+        bp__comm_free(c);
+        return st;
+    }
     bp__log(c->ctx, BP_LOG_INFO, "%s: rank %d of %d on the %s engine (%s), backend %s%s", fn,
             (int)c->rank, (int)c->size, engine, c->vt->description ? c->vt->description : "",
             backend->name, staged ? ", its memory staged through host buffers" : "");
