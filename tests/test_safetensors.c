@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cJSON.h>
+
 #include "bpt.h"
 #include "expect.h"
 
@@ -144,6 +146,45 @@ Test(safetensors, misaligned_data_is_copied_instead)
     bp_context_destroy(ctx);
 }
 
+/* cJSON's allocations, failing the fail_at-th (cJSON_InitHooks: this test's
+ * process is its own). */
+static long json_allocs, json_fail_at;
+
+static void *failing_json_malloc(size_t n)
+{
+    return ++json_allocs == json_fail_at ? NULL : malloc(n);
+}
+
+Test(safetensors, open_reports_out_of_memory_when_the_json_parser_cannot_allocate)
+{
+    float v[3] = {1, 2, 3};
+    const char *path = raw_file("{\"__metadata__\":{\"format\":\"pt\"},"
+                                "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                                "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
+                                v, sizeof v);
+    long k = 1;
+    for (;; k++) {
+        json_allocs = 0;
+        json_fail_at = k;
+        cJSON_InitHooks(&(cJSON_Hooks){failing_json_malloc, free});
+        bp_safetensors *f = NULL;
+        bp_status st = bp_safetensors_open(path, &f);
+        cJSON_InitHooks(NULL);
+        if (json_allocs < k) { /* every allocation of the parse has failed once */
+            cr_assert_eq(st, BP_OK, "%s: %s", bp_status_string(st), bp_last_error());
+            bp_safetensors_close(f);
+            break;
+        }
+        cr_assert_eq(st, BP_ERR_OUT_OF_MEMORY, "allocation %ld of cJSON failed: %s: %s", k,
+                     bp_status_string(st), bp_last_error());
+        cr_assert_null(f);
+        cr_assert(strstr(bp_last_error(), "out of memory") && strstr(bp_last_error(), path),
+                  "%s", bp_last_error());
+        cr_assert(k < 1000, "runaway");
+    }
+    cr_assert_gt(k, 10, "the parse made only %ld allocations: the hooks did not reach it", k - 1);
+}
+
 typedef struct bad_file {
     const char *header;
     size_t data;        /* bytes of data after the header */
@@ -171,6 +212,16 @@ Test(safetensors, header_violations_are_format_errors_naming_what_and_where)
          "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, "appears twice"},
         {"{\"__metadata__\":{\"k\":3}}", 0, "value of 'k' is not a string"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}} x", 8, "unexpected bytes"},
+        /* JSON that cJSON refuses: never mistaken for a parser out of memory */
+        {"{\"\\udc00\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "not well-formed JSON"},
+        {"{\"\\ud800x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "not well-formed JSON"},
+        {"{\"\\q\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "not well-formed JSON"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2,],\"data_offsets\":[0,8]}}", 8, "not well-formed JSON"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-],\"data_offsets\":[0,8]}}", 8, "not well-formed JSON"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2] \"data_offsets\":[0,8]}}", 8, "not well-formed JSON"},
+        {"{\"a\":nul}", 0, "not well-formed JSON"},
+        {"{\"a\" 1}", 0, "not well-formed JSON"},
+        {"{\"a", 0, "not well-formed JSON"},
     };
     unsigned char zeros[16] = {0};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -183,6 +234,17 @@ Test(safetensors, header_violations_are_format_errors_naming_what_and_where)
         cr_assert(strstr(bp_last_error(), cases[i].want) && strstr(bp_last_error(), path),
                   "case %zu: %s", i, bp_last_error());
     }
+    /* nested deeper than cJSON goes */
+    char deep[2 * 1100 + 32];
+    size_t at = (size_t)snprintf(deep, sizeof deep, "{\"__metadata__\":");
+    for (int i = 0; i < 1100; i++)
+        deep[at++] = '[';
+    for (int i = 0; i < 1100; i++)
+        deep[at++] = ']';
+    strcpy(deep + at, "}");
+    bp_safetensors *deep_f = NULL;
+    BPT_FAILS(BP_ERR_FORMAT, bp_safetensors_open(raw_file(deep, NULL, 0), &deep_f));
+    cr_assert(strstr(bp_last_error(), "not well-formed JSON"), "%s", bp_last_error());
     /* shorter than the length field, and a length beyond the file */
     const char *path = file_in_dir("short.safetensors");
     FILE *fp = fopen(path, "wb");
