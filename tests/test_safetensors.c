@@ -1,7 +1,9 @@
 /* Checkpoints: safetensors files written from and loaded onto any backend,
- * validated up front, loaded in place where the backend allows. The
+ * validated up front, loaded as copies (or, asked for, in place where the
+ * backend allows). The
  * reference implementation's view is tests/checkpoint/check_reference.py. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,15 +74,19 @@ Test(safetensors, saved_tensors_load_back_exactly_on_every_backend)
         BPT_OK(bp_safetensors_metadata_at(f, 0, &k, &v));
         cr_assert(strcmp(k, "k") == 0 && strcmp(v, "v") == 0);
         for (int d = 0; d < 9; d++) {
-            bp_tensor *back = NULL;
-            BPT_OK(bp_safetensors_load(f, names[d], be, &back));
-            size_t nb = bp_tensor_nbytes(ts[d]);
-            unsigned char a[64], b[64];
-            BPT_OK(bp_tensor_to_host(ts[d], a, sizeof a));
-            BPT_OK(bp_tensor_to_host(back, b, sizeof b));
-            cr_assert_eq(memcmp(a, b, nb), 0, "%s on %s", names[d], bp_backend_name(be));
-            cr_assert_eq(bp_tensor_dtype(back), cf_all_dtypes[d]);
-            bp_tensor_release(back);
+            for (int mapped = 0; mapped < 2; mapped++) {
+                bp_tensor *back = NULL;
+                BPT_OK(mapped ? bp_safetensors_load_mapped(f, names[d], be, &back)
+                              : bp_safetensors_load(f, names[d], be, &back));
+                size_t nb = bp_tensor_nbytes(ts[d]);
+                unsigned char a[64], b[64];
+                BPT_OK(bp_tensor_to_host(ts[d], a, sizeof a));
+                BPT_OK(bp_tensor_to_host(back, b, sizeof b));
+                cr_assert_eq(memcmp(a, b, nb), 0, "%s on %s%s", names[d], bp_backend_name(be),
+                             mapped ? ", mapped" : "");
+                cr_assert_eq(bp_tensor_dtype(back), cf_all_dtypes[d]);
+                bp_tensor_release(back);
+            }
             bp_tensor_release(ts[d]);
         }
         bp_safetensors_close(f);
@@ -88,31 +94,98 @@ Test(safetensors, saved_tensors_load_back_exactly_on_every_backend)
     bp_context_destroy(ctx);
 }
 
-Test(safetensors, loading_on_a_host_backend_uses_the_mapped_file_without_copying)
+/* A checkpoint of one f32 tensor "w" = 0, 1, ... 1023 at path, on cpu. */
+static void save_counting(bp_backend *cpu, const char *path, float big[1024])
+{
+    for (int i = 0; i < 1024; i++)
+        big[i] = (float)i;
+    bp_tensor *t = NULL;
+    BPT_OK(bp_tensor_from_host(cpu, BP_F32, 1, (int64_t[]){1024}, big, &t));
+    BPT_OK(bp_save_safetensors(path, 1, (const char *const[]){"w"}, (const bp_tensor *const *)&t,
+                               NULL));
+    bp_tensor_release(t);
+}
+
+static int64_t host_transfers(bp_backend *be)
+{
+    bp_stats st = {.struct_size = sizeof st};
+    BPT_OK(bp_backend_stats(be, &st));
+    return (int64_t)st.h2d_calls;
+}
+
+Test(safetensors, load_copies_so_truncating_the_file_leaves_the_tensor_intact)
 {
     bp_context *ctx = bpt_context();
     bp_backend *cpu = NULL;
     BPT_OK(bp_backend_get(ctx, "binary", &cpu));
     float big[1024];
-    for (int i = 0; i < 1024; i++)
-        big[i] = (float)i;
-    bp_tensor *t = NULL;
-    BPT_OK(bp_tensor_from_host(cpu, BP_F32, 1, (int64_t[]){1024}, big, &t));
+    const char *path = file_in_dir("copied.safetensors");
+    save_counting(cpu, path, big);
+    bp_safetensors *f = NULL;
+    BPT_OK(bp_safetensors_open(path, &f));
+    int64_t h0 = host_transfers(cpu);
+    bp_tensor *w = NULL, *w2 = NULL;
+    BPT_OK(bp_safetensors_load(f, "w", cpu, &w));
+    BPT_OK(bp_safetensors_load_expect(f, "w", cpu, BP_F32, 1, (int64_t[]){1024}, &w2));
+    cr_assert_eq(host_transfers(cpu) - h0, 2, "a load is one host -> backend write");
+    /* truncated in place while the tensors (and the open file) live */
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    float out[1024];
+    BPT_OK(bp_tensor_to_host(w, out, sizeof out));
+    cr_assert_arr_eq(out, big, sizeof big);
+    BPT_OK(bp_tensor_to_host(w2, out, sizeof out));
+    cr_assert_arr_eq(out, big, sizeof big);
+    bp_safetensors_close(f);
+    BPT_OK(bp_tensor_to_host(w, out, sizeof out));
+    cr_assert_arr_eq(out, big, sizeof big);
+    bp_tensor_release(w);
+    bp_tensor_release(w2);
+    bp_context_destroy(ctx);
+}
+
+Test(safetensors, load_mapped_on_a_host_backend_uses_the_mapped_file_without_copying)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *cpu = NULL;
+    BPT_OK(bp_backend_get(ctx, "binary", &cpu));
+    float big[1024];
     const char *path = file_in_dir("big.safetensors");
-    BPT_OK(bp_save_safetensors(path, 1, (const char *const[]){"w"}, (const bp_tensor *const *)&t,
-                               NULL));
-    bp_tensor_release(t);
+    save_counting(cpu, path, big);
     bp_safetensors *f = NULL;
     BPT_OK(bp_safetensors_open(path, &f));
     bp_memory_info m0 = {.struct_size = sizeof m0}, m1 = {.struct_size = sizeof m1};
     BPT_OK(bp_backend_memory_info(cpu, &m0));
+    int64_t h0 = host_transfers(cpu);
     bp_tensor *w = NULL;
-    BPT_OK(bp_safetensors_load(f, "w", cpu, &w));
+    BPT_OK(bp_safetensors_load_mapped(f, "w", cpu, &w));
     BPT_OK(bp_backend_memory_info(cpu, &m1));
     cr_assert_eq(m1.used, m0.used, "the backend allocated %llu bytes for a mapped tensor",
                  (unsigned long long)(m1.used - m0.used));
-    bp_safetensors_close(f); /* the tensor keeps the mapping */
+    cr_assert_eq(host_transfers(cpu), h0, "a mapped tensor was written to the backend");
+    /* it shares the pages: rewriting the file in place shows through (the
+     * hazard its contract states), while a copy keeps the old bytes */
+    bp_tensor *copy = NULL;
+    BPT_OK(bp_safetensors_load(f, "w", cpu, &copy));
+    int fd = open(path, O_RDWR);
+    cr_assert_geq(fd, 0);
+    unsigned char le[8];
+    cr_assert_eq(pread(fd, le, 8, 0), 8);
+    uint64_t header = 0;
+    for (int i = 7; i >= 0; i--)
+        header = header << 8 | le[i];
+    const float minus_one = -1.0f; /* over w[0] */
+    cr_assert_eq(pwrite(fd, &minus_one, sizeof minus_one, (off_t)(8 + header)), 4);
+    close(fd);
     float out[1024];
+    BPT_OK(bp_tensor_to_host(w, out, sizeof out));
+    cr_assert(out[0] == -1.0f && out[1] == 1.0f, "the mapped tensor is not the file's pages");
+    BPT_OK(bp_tensor_to_host(copy, out, sizeof out));
+    cr_assert_arr_eq(out, big, sizeof big, "the copy changed with the file");
+    bp_tensor_release(copy);
+    big[0] = -1.0f;
+    bp_safetensors_close(f); /* the tensor keeps the mapping */
     BPT_OK(bp_tensor_to_host(w, out, sizeof out));
     cr_assert_arr_eq(out, big, sizeof big);
     bp_tensor *y = NULL;
@@ -122,7 +195,7 @@ Test(safetensors, loading_on_a_host_backend_uses_the_mapped_file_without_copying
     bp_context_destroy(ctx);
 }
 
-Test(safetensors, misaligned_data_is_copied_instead)
+Test(safetensors, load_mapped_copies_misaligned_data_instead)
 {
     /* one byte of u8 first: the f32 after it is not 4-byte aligned */
     unsigned char data[1 + 8] = {7};
@@ -137,7 +210,7 @@ Test(safetensors, misaligned_data_is_copied_instead)
     bp_safetensors *f = NULL;
     BPT_OK(bp_safetensors_open(path, &f));
     bp_tensor *b = NULL;
-    BPT_OK(bp_safetensors_load(f, "b", cpu, &b));
+    BPT_OK(bp_safetensors_load_mapped(f, "b", cpu, &b));
     float out[2];
     BPT_OK(bp_tensor_to_host(b, out, sizeof out));
     cr_assert_arr_eq(out, v, sizeof v);
@@ -396,8 +469,8 @@ Test(safetensors, a_mapped_tensor_taken_back_through_dlpack_keeps_the_mapping_fo
         bp_safetensors *f = NULL;
         BPT_OK(bp_safetensors_open(path, &f));
         bp_tensor *w[3] = {NULL, NULL, NULL};
-        BPT_OK(bp_safetensors_load(f, "w", cpu, &w[0]));
-        BPT_OK(bp_safetensors_load(f, "w", cpu, &w[2]));
+        BPT_OK(bp_safetensors_load_mapped(f, "w", cpu, &w[0]));
+        BPT_OK(bp_safetensors_load_mapped(f, "w", cpu, &w[2]));
         bp_safetensors_close(f); /* the tensors keep the mapping */
         struct DLManagedTensor *m = NULL;
         BPT_OK(bp_tensor_to_dlpack(w[0], &m));

@@ -189,7 +189,7 @@ int main(int argc, char **argv)
         t[nt++] = z;
     }
     T(bp_add(z, a, OUT), x);
-    /* a checkpoint written, mapped back and lent */
+    /* a checkpoint written, read back (a copy and a mapped tensor), and lent */
     char path[64];
     snprintf(path, sizeof path, "/tmp/bp_alloc_sweep_%ld.safetensors", (long)getpid());
     C(bp_save_safetensors(path, 2, (const char *const[]){"a", "b"},
@@ -202,10 +202,17 @@ int main(int argc, char **argv)
             failed("bp_safetensors_open", st_, file);
             goto cleanup;
         }
-        st_ = bp_safetensors_load(file, "b", bin, &x);
+        st_ = bp_safetensors_load(file, "a", bin, &x);
+        if (st_ != BP_OK) {
+            bp_safetensors_close(file);
+            failed("bp_safetensors_load", st_, x);
+            goto cleanup;
+        }
+        t[nt++] = x;
+        st_ = bp_safetensors_load_mapped(file, "b", bin, &x);
         bp_safetensors_close(file);
         if (st_ != BP_OK) {
-            failed("bp_safetensors_load", st_, x);
+            failed("bp_safetensors_load_mapped", st_, x);
             goto cleanup;
         }
         t[nt++] = x;
