@@ -171,6 +171,8 @@ SKIP = {
     "binary": "the binary ops by code: each op has its own function",
     "reduce": "the reductions by code: each op has its own function",
     "clip_scalar": "clip takes numbers for min and max",
+    "full_i64": "C's int64 form of full; Python's full takes the value as given",
+    "arange_i64": "C's int64 form of arange; Python's arange takes the values as given",
 }
 
 # Ops of opcodes.h covered by a function of another name.
