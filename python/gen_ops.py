@@ -68,6 +68,8 @@ SKIP = {
     "binary": "the binary ops by code: each op has its own function",
     "reduce": "the reductions by code: each op has its own function",
     "op_domain": "the schema's domains, for test and benchmark programs",
+    "full_i64": "C's int64 form of full: Python's full calls it for an int (__init__.py)",
+    "arange_i64": "C's int64 form of arange: Python's arange calls it for ints (__init__.py)",
 }
 
 # schema type: (Param kind, the C parameter types it stands for)

@@ -118,6 +118,85 @@ Test(comm, reduce_op_names_every_op)
     cr_assert_str_eq(bp_reduce_op_name((bp_reduce_op)9), "?");
 }
 
+/* ---- an engine that reports a job no job is ------------------------------------- */
+
+/* bp_comm_create on the binary backend with comm_lying.so (tests/plugins/)
+ * reporting rank of size. */
+static bp_status create_on_lying_engine(const char *rank, const char *size, bp_context **ctx,
+                                        bp_comm **c)
+{
+    setenv("BP_PLUGIN_PATH", BPT_PLUGIN_DIR, 1);
+    setenv("BPT_LYING_RANK", rank, 1);
+    setenv("BPT_LYING_SIZE", size, 1);
+    *ctx = bpt_context();
+    bp_comm_options o = BP_COMM_OPTIONS_INIT;
+    o.engine = "lying";
+    *c = (bp_comm *)c;
+    return bp_comm_create(binary(*ctx), &o, c);
+}
+
+static void assert_lying_engine_refused(const char *rank, const char *size)
+{
+    bp_context *ctx = NULL;
+    bp_comm *c = NULL;
+    bp_status st = create_on_lying_engine(rank, size, &ctx, &c);
+    cr_assert_eq(st, BP_ERR_PLUGIN, "rank %s of %s: %s (%s)", rank, size, bp_status_string(st),
+                 st == BP_OK ? "accepted" : bp_last_error());
+    cr_assert_null(c, "a refused create leaves *out NULL");
+    char said[64];
+    snprintf(said, sizeof said, "rank %s of a job of %s processes", rank, size);
+    cr_assert(strstr(bp_last_error(), BPT_PLUGIN_DIR "/comm_lying.so") &&
+                  strstr(bp_last_error(), said) && strstr(bp_last_error(), "defect in the engine"),
+              "the message names neither the engine's file nor what it reported: %s",
+              bp_last_error());
+    bp_context_destroy(ctx);
+}
+
+Test(comm, create_accepts_an_engine_reporting_a_job_of_one)
+{
+    bp_context *ctx = NULL;
+    bp_comm *c = NULL;
+    bp_status st = create_on_lying_engine("0", "1", &ctx, &c);
+    cr_assert_eq(st, BP_OK, "%s: %s", bp_status_string(st), bp_last_error());
+    cr_assert_eq(bp_comm_size(c), 1);
+    float in[4] = {1, 2, 3, 4}, out[4];
+    bp_tensor *x = NULL, *y = NULL;
+    BPT_OK(bp_tensor_from_host(binary(ctx), BP_F32, 1, (const int64_t[]){4}, in, &x));
+    BPT_OK(bp_reduce_scatter(c, x, BP_REDUCE_SUM, 0, &y));
+    BPT_OK(bp_tensor_to_host(y, out, sizeof out));
+    cr_assert(memcmp(in, out, sizeof in) == 0);
+    bp_tensor_release(y);
+    bp_tensor_release(x);
+    bp_comm_destroy(c);
+    bp_context_destroy(ctx);
+}
+
+Test(comm, create_refuses_an_engine_reporting_size_zero)
+{
+    assert_lying_engine_refused("0", "0");
+}
+
+Test(comm, create_refuses_an_engine_reporting_a_negative_size)
+{
+    assert_lying_engine_refused("0", "-1");
+}
+
+Test(comm, create_refuses_an_engine_reporting_a_rank_past_its_size)
+{
+    assert_lying_engine_refused("5", "2");
+    assert_lying_engine_refused("2", "2");
+}
+
+Test(comm, create_refuses_an_engine_reporting_a_negative_rank)
+{
+    assert_lying_engine_refused("-1", "2");
+}
+
+Test(comm, create_refuses_an_engine_reporting_an_absurd_size)
+{
+    assert_lying_engine_refused("0", "2147483647");
+}
+
 /* ---- the [comm] section ----------------------------------------------------------- */
 
 /* bp_context_create on a file holding text: its status (the file is removed). */

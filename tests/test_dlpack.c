@@ -144,6 +144,70 @@ Test(dlpack, device_memory_for_a_host_backend_is_a_mismatch_naming_the_fix)
               bp_last_error());
 }
 
+Test(dlpack, an_empty_tensor_with_null_data_imports_as_an_empty_tensor)
+{
+    /* PyTorch hands out empty tensors with data NULL, on the host and on CUDA */
+    const int kinds[] = {kDLCPU, kDLCUDA};
+    bp_backend *backends[] = {cpu, dev};
+    for (size_t k = 0; k < 2; k++)
+        for (size_t b = 0; b < 2; b++) {
+            foreign f;
+            make_foreign(&f, kinds[k], false);
+            f.shape[0] = 0;
+            f.m.dl_tensor.data = NULL;
+            f.m.dl_tensor.byte_offset = 64;
+            bp_tensor *t = NULL;
+            bp_status st = bp_tensor_from_dlpack(backends[b], &f.m, &t);
+            cr_assert_eq(st, BP_OK, "memory kind %d onto %s: %s: %s", kinds[k],
+                         bp_backend_name(backends[b]), bp_status_string(st), bp_last_error());
+            cr_assert_eq(f.deleted, 1, "nothing was used: the foreign tensor is released at once");
+            cr_assert_eq(bp_tensor_rank(t), 2);
+            cr_assert(bp_tensor_shape(t)[0] == 0 && bp_tensor_shape(t)[1] == 4);
+            cr_assert_eq(bp_tensor_numel(t), 0);
+            bp_tensor *s = NULL;
+            BPT_OK(bp_sum(t, 0, NULL, false, &s));
+            double total;
+            BPT_OK(bp_item_f64(s, &total));
+            cr_assert_eq(total, 0.0);
+            bp_tensor_release(s);
+            bp_tensor_release(t);
+        }
+}
+
+Test(dlpack, a_tensor_with_elements_and_null_data_is_refused)
+{
+    foreign f;
+    make_foreign(&f, kDLCPU, false);
+    f.m.dl_tensor.data = NULL;
+    bp_tensor *t = (bp_tensor *)&t;
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_tensor_from_dlpack(cpu, &f.m, &t));
+    cr_assert_null(t);
+    cr_assert_eq(f.deleted, 0, "on failure the caller keeps the tensor");
+    cr_assert(strstr(bp_last_error(), "8 elements") && strstr(bp_last_error(), "NULL"), "%s",
+              bp_last_error());
+}
+
+Test(dlpack, a_byte_offset_that_wraps_around_the_address_space_is_refused)
+{
+    foreign f;
+    make_foreign(&f, kDLCPU, false);
+    /* data + byte_offset wraps to 16 bytes below data: aligned, and not the tensor's */
+    f.m.dl_tensor.byte_offset = UINT64_MAX - 15;
+    bp_tensor *t = (bp_tensor *)&t;
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_tensor_from_dlpack(cpu, &f.m, &t));
+    cr_assert_null(t);
+    cr_assert_eq(f.deleted, 0);
+    cr_assert(strstr(bp_last_error(), "byte_offset") && strstr(bp_last_error(), "address space"),
+              "%s", bp_last_error());
+    /* and data whose last byte would lie past the end */
+    make_foreign(&f, kDLCPU, false);
+    f.m.dl_tensor.data = (void *)(UINTPTR_MAX - 15);
+    f.m.dl_tensor.byte_offset = 0;
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_tensor_from_dlpack(cpu, &f.m, &t));
+    cr_assert_null(t);
+    cr_assert_eq(f.deleted, 0);
+}
+
 Test(dlpack, a_private_memory_backend_says_to_copy_to_a_host_backend_first)
 {
     bp_tensor *t = NULL;

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bpt.h"
 #include "expect.h"
@@ -100,6 +101,50 @@ Test(creation, full_of_empty_and_rank_zero_shapes)
     bp_context_destroy(ctx);
 }
 
+/* 2^60 + 2^36 + 1: through a double it loses the 1 and rounds to f32 as a
+ * tie, to 2^60; rounded once it is 2^60 + 2^37. */
+#define BEYOND_DOUBLE (((int64_t)1 << 60) + ((int64_t)1 << 36) + 1)
+
+Test(creation, full_i64_keeps_every_bit_of_an_int64)
+{
+    const int64_t v[] = {((int64_t)1 << 53) + 1, INT64_MAX, INT64_MIN, -((int64_t)1 << 53) - 1,
+                         BEYOND_DOUBLE};
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+            int64_t s[2] = {2, 2};
+            bp_tensor *t = NULL;
+            BPT_OK(bp_full_i64(be, BP_I64, 2, s, v[k], &t));
+            char what[64];
+            snprintf(what, sizeof what, "full_i64(%lld)", (long long)v[k]);
+            bpt_expect_i64(what, t, BP_I64, 2, s, (int64_t[]){v[k], v[k], v[k], v[k]});
+            bp_tensor_release(t);
+        }
+        /* other dtypes by the cast rules: integers saturate, floats round once */
+        bp_tensor *t = NULL;
+        BPT_OK(bp_full_i64(be, BP_I32, 0, NULL, INT64_MAX, &t));
+        bpt_expect_i64("full_i64(INT64_MAX) i32", t, BP_I32, 0, NULL, (int64_t[]){INT32_MAX});
+        bp_tensor_release(t);
+        BPT_OK(bp_full_i64(be, BP_U8, 0, NULL, -5, &t));
+        bpt_expect_i64("full_i64(-5) u8", t, BP_U8, 0, NULL, (int64_t[]){0});
+        bp_tensor_release(t);
+        BPT_OK(bp_full_i64(be, BP_F32, 0, NULL, BEYOND_DOUBLE, &t));
+        float f;
+        BPT_OK(bp_tensor_to_host(t, &f, sizeof f));
+        cr_assert_eq(f, 0x1p60f + 0x1p37f, "%s: full_i64(2^60 + 2^36 + 1) f32 is %a, not rounded "
+                     "once", bp_backend_name(be), (double)f);
+        bp_tensor_release(t);
+        int64_t e = 0;
+        BPT_OK(bp_full_i64(be, BP_I64, 1, &e, INT64_MAX, &t));
+        bpt_expect_meta("full_i64 (0)", t, BP_I64, 1, &e);
+        bp_tensor_release(t);
+        BPT_FAILS(BP_ERR_DTYPE, bp_full_i64(be, (bp_dtype)99, 0, NULL, 1, &t));
+        cr_assert_null(t);
+    }
+    bp_context_destroy(ctx);
+}
+
 /* ---- arange ----------------------------------------------------------------------- */
 
 static void check_arange(bp_dtype dt, double start, double stop, double step, int64_t n)
@@ -151,6 +196,121 @@ Test(creation, arange_with_a_fractional_span_rounds_the_count_up)
 {
     check_arange(BP_F64, 0, 1, 0.3, 4); /* 0 0.3 0.6 0.9 */
     check_arange(BP_I64, 0, 10, 4, 3);  /* 0 4 8 */
+}
+
+/* arange_i64(start, stop, step) on every backend is want[0..n) in int64. */
+static void check_arange_i64(int64_t start, int64_t stop, int64_t step, int64_t n,
+                             const int64_t *want)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *t = NULL;
+        bp_status st = bp_arange_i64(be, BP_I64, start, stop, step, &t);
+        cr_assert_eq(st, BP_OK, "%s: arange_i64(%lld, %lld, %lld): %s: %s", bp_backend_name(be),
+                     (long long)start, (long long)stop, (long long)step, bp_status_string(st),
+                     bp_last_error());
+        char what[128];
+        snprintf(what, sizeof what, "arange_i64(%lld, %lld, %lld)", (long long)start,
+                 (long long)stop, (long long)step);
+        if (n == 0)
+            bpt_expect_meta(what, t, BP_I64, 1, &n);
+        else
+            bpt_expect_i64(what, t, BP_I64, 1, &n, want);
+        bp_tensor_release(t);
+    }
+    bp_context_destroy(ctx);
+}
+
+#define P53 ((int64_t)1 << 53)
+#define P62 ((int64_t)1 << 62)
+
+Test(creation, arange_i64_is_exact_above_2_pow_53)
+{
+    check_arange_i64(P53 - 2, P53 + 3, 1, 5, (int64_t[]){P53 - 2, P53 - 1, P53, P53 + 1, P53 + 2});
+    check_arange_i64(INT64_MAX - 4, INT64_MAX, 1, 4,
+                     (int64_t[]){INT64_MAX - 4, INT64_MAX - 3, INT64_MAX - 2, INT64_MAX - 1});
+    check_arange_i64(INT64_MIN, INT64_MIN + 10, 3, 4,
+                     (int64_t[]){INT64_MIN, INT64_MIN + 3, INT64_MIN + 6, INT64_MIN + 9});
+    /* steps whose products overflow int64 on the way to values that do not */
+    check_arange_i64(INT64_MIN, INT64_MAX, P62, 4, (int64_t[]){INT64_MIN, -P62, 0, P62});
+    check_arange_i64(-(P53 + 1), P53 + 2, P53 + 1, 3, (int64_t[]){-(P53 + 1), 0, P53 + 1});
+    /* within 2^53 every way (the double kernel) */
+    check_arange_i64(-P53, P53, P53, 2, (int64_t[]){-P53, 0});
+    check_arange_i64(-10, 10, 3, 7, (int64_t[]){-10, -7, -4, -1, 2, 5, 8});
+}
+
+Test(creation, arange_i64_counts_down_with_a_negative_step)
+{
+    check_arange_i64(10, -3, -4, 4, (int64_t[]){10, 6, 2, -2});
+    check_arange_i64(INT64_MAX, INT64_MIN, INT64_MIN, 2, (int64_t[]){INT64_MAX, -1});
+    check_arange_i64(INT64_MAX, INT64_MAX - 7, -3, 3,
+                     (int64_t[]){INT64_MAX, INT64_MAX - 3, INT64_MAX - 6});
+    check_arange_i64(P53 + 3, P53 - 1, -2, 2, (int64_t[]){P53 + 3, P53 + 1});
+}
+
+Test(creation, arange_i64_of_an_empty_range_is_empty)
+{
+    check_arange_i64(5, 0, 1, 0, NULL);
+    check_arange_i64(0, 5, -1, 0, NULL);
+    check_arange_i64(3, 3, 1, 0, NULL);
+    check_arange_i64(INT64_MAX, INT64_MIN, 1, 0, NULL);
+    check_arange_i64(INT64_MIN, INT64_MAX, INT64_MIN, 0, NULL);
+}
+
+Test(creation, arange_i64_refuses_a_zero_step_bool_and_more_elements_than_fit)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_get(ctx, "binary", &be));
+    bp_tensor *t = (bp_tensor *)&t;
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_arange_i64(be, BP_I64, 0, 5, 0, &t));
+    cr_assert_null(t);
+    cr_assert(strstr(bp_last_error(), "step is 0"), "%s", bp_last_error());
+    BPT_FAILS(BP_ERR_DTYPE, bp_arange_i64(be, BP_BOOL, 0, 2, 1, &t));
+    BPT_FAILS(BP_ERR_SHAPE, bp_arange_i64(be, BP_I64, INT64_MIN, INT64_MAX, 1, &t));
+    cr_assert(strstr(bp_last_error(), "18446744073709551615 elements"), "%s", bp_last_error());
+    BPT_FAILS(BP_ERR_SHAPE, bp_arange_i64(be, BP_I8, 0, INT64_MAX, 2, &t));
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_arange_i64(NULL, BP_I64, 0, 5, 1, &t));
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_arange_i64(be, BP_I64, 0, 5, 1, NULL));
+    bp_context_destroy(ctx);
+}
+
+Test(creation, arange_i64_converts_to_every_numeric_dtype_rounding_once)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        /* within 2^53: the same values as bp_arange */
+        for (int d = 0; d < 8; d++) {
+            bp_dtype dt = cf_numeric_dtypes[d];
+            bp_tensor *a = NULL, *b = NULL;
+            BPT_OK(bp_arange_i64(be, dt, -3, 9, 2, &a));
+            BPT_OK(bp_arange(be, dt, -3, 9, 2, &b));
+            unsigned char x[64], y[64];
+            BPT_OK(bp_tensor_to_host(a, x, bp_tensor_nbytes(a)));
+            BPT_OK(bp_tensor_to_host(b, y, bp_tensor_nbytes(b)));
+            cr_assert(bp_tensor_numel(a) == 6 && memcmp(x, y, bp_tensor_nbytes(a)) == 0,
+                      "%s: arange_i64(-3, 9, 2) %s differs from arange", bp_backend_name(be),
+                      bp_dtype_name(dt));
+            bp_tensor_release(a);
+            bp_tensor_release(b);
+        }
+        /* beyond: rounded once from the integer, saturated for narrow integers */
+        bp_tensor *t = NULL;
+        BPT_OK(bp_arange_i64(be, BP_F32, BEYOND_DOUBLE, BEYOND_DOUBLE + 2, 1, &t));
+        float f[2];
+        BPT_OK(bp_tensor_to_host(t, f, sizeof f));
+        cr_assert(f[0] == (float)BEYOND_DOUBLE && f[0] == 0x1p60f + 0x1p37f,
+                  "%s: arange_i64 f32 gives %a, not rounded once", bp_backend_name(be),
+                  (double)f[0]);
+        bp_tensor_release(t);
+        BPT_OK(bp_arange_i64(be, BP_I32, INT64_MAX - 1, INT64_MAX, 1, &t));
+        int64_t one = 1;
+        bpt_expect_i64("arange_i64 i32", t, BP_I32, 1, &one, (int64_t[]){INT32_MAX});
+        bp_tensor_release(t);
+    }
+    bp_context_destroy(ctx);
 }
 
 /* ---- eye -------------------------------------------------------------------------- */

@@ -216,6 +216,9 @@ Test(errors, duplicate_axes_are_a_shape_error)
         ERR(BP_ERR_SHAPE, o, bp_mean(f.f32_234, 2, (int32_t[]){1, -2}, true, &o));
         ERR(BP_ERR_SHAPE, o, bp_argmin(f.f32_234, 3, (int32_t[]){2, 0, -1}, false, &o));
         ERR(BP_ERR_SHAPE, o, bp_transpose(f.f32_234, (int32_t[]){0, 0, 1}, &o));
+        ERR(BP_ERR_SHAPE, o, bp_reduce_var(f.f32_234, 2, (int32_t[]){2, -1}, false, 0, &o));
+        ERR(BP_ERR_SHAPE, o, bp_reduce_l1(f.f32_234, 2, (int32_t[]){1, 1}, true, &o));
+        ERR(BP_ERR_SHAPE, o, bp_argmax_last(f.f32_234, 2, (int32_t[]){0, -3}, false, &o));
         free_fx(&f);
     }
     bp_context_destroy(ctx);

@@ -1,11 +1,15 @@
 /* Checkpoints: safetensors files written from and loaded onto any backend,
- * validated up front, loaded in place where the backend allows. The
+ * validated up front, loaded as copies (or, asked for, in place where the
+ * backend allows). The
  * reference implementation's view is tests/checkpoint/check_reference.py. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <cJSON.h>
 
 #include "bpt.h"
 #include "expect.h"
@@ -70,15 +74,19 @@ Test(safetensors, saved_tensors_load_back_exactly_on_every_backend)
         BPT_OK(bp_safetensors_metadata_at(f, 0, &k, &v));
         cr_assert(strcmp(k, "k") == 0 && strcmp(v, "v") == 0);
         for (int d = 0; d < 9; d++) {
-            bp_tensor *back = NULL;
-            BPT_OK(bp_safetensors_load(f, names[d], be, &back));
-            size_t nb = bp_tensor_nbytes(ts[d]);
-            unsigned char a[64], b[64];
-            BPT_OK(bp_tensor_to_host(ts[d], a, sizeof a));
-            BPT_OK(bp_tensor_to_host(back, b, sizeof b));
-            cr_assert_eq(memcmp(a, b, nb), 0, "%s on %s", names[d], bp_backend_name(be));
-            cr_assert_eq(bp_tensor_dtype(back), cf_all_dtypes[d]);
-            bp_tensor_release(back);
+            for (int mapped = 0; mapped < 2; mapped++) {
+                bp_tensor *back = NULL;
+                BPT_OK(mapped ? bp_safetensors_load_mapped(f, names[d], be, &back)
+                              : bp_safetensors_load(f, names[d], be, &back));
+                size_t nb = bp_tensor_nbytes(ts[d]);
+                unsigned char a[64], b[64];
+                BPT_OK(bp_tensor_to_host(ts[d], a, sizeof a));
+                BPT_OK(bp_tensor_to_host(back, b, sizeof b));
+                cr_assert_eq(memcmp(a, b, nb), 0, "%s on %s%s", names[d], bp_backend_name(be),
+                             mapped ? ", mapped" : "");
+                cr_assert_eq(bp_tensor_dtype(back), cf_all_dtypes[d]);
+                bp_tensor_release(back);
+            }
             bp_tensor_release(ts[d]);
         }
         bp_safetensors_close(f);
@@ -86,31 +94,98 @@ Test(safetensors, saved_tensors_load_back_exactly_on_every_backend)
     bp_context_destroy(ctx);
 }
 
-Test(safetensors, loading_on_a_host_backend_uses_the_mapped_file_without_copying)
+/* A checkpoint of one f32 tensor "w" = 0, 1, ... 1023 at path, on cpu. */
+static void save_counting(bp_backend *cpu, const char *path, float big[1024])
+{
+    for (int i = 0; i < 1024; i++)
+        big[i] = (float)i;
+    bp_tensor *t = NULL;
+    BPT_OK(bp_tensor_from_host(cpu, BP_F32, 1, (int64_t[]){1024}, big, &t));
+    BPT_OK(bp_save_safetensors(path, 1, (const char *const[]){"w"}, (const bp_tensor *const *)&t,
+                               NULL));
+    bp_tensor_release(t);
+}
+
+static int64_t host_transfers(bp_backend *be)
+{
+    bp_stats st = {.struct_size = sizeof st};
+    BPT_OK(bp_backend_stats(be, &st));
+    return (int64_t)st.h2d_calls;
+}
+
+Test(safetensors, load_copies_so_truncating_the_file_leaves_the_tensor_intact)
 {
     bp_context *ctx = bpt_context();
     bp_backend *cpu = NULL;
     BPT_OK(bp_backend_get(ctx, "binary", &cpu));
     float big[1024];
-    for (int i = 0; i < 1024; i++)
-        big[i] = (float)i;
-    bp_tensor *t = NULL;
-    BPT_OK(bp_tensor_from_host(cpu, BP_F32, 1, (int64_t[]){1024}, big, &t));
+    const char *path = file_in_dir("copied.safetensors");
+    save_counting(cpu, path, big);
+    bp_safetensors *f = NULL;
+    BPT_OK(bp_safetensors_open(path, &f));
+    int64_t h0 = host_transfers(cpu);
+    bp_tensor *w = NULL, *w2 = NULL;
+    BPT_OK(bp_safetensors_load(f, "w", cpu, &w));
+    BPT_OK(bp_safetensors_load_expect(f, "w", cpu, BP_F32, 1, (int64_t[]){1024}, &w2));
+    cr_assert_eq(host_transfers(cpu) - h0, 2, "a load is one host -> backend write");
+    /* truncated in place while the tensors (and the open file) live */
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    float out[1024];
+    BPT_OK(bp_tensor_to_host(w, out, sizeof out));
+    cr_assert_arr_eq(out, big, sizeof big);
+    BPT_OK(bp_tensor_to_host(w2, out, sizeof out));
+    cr_assert_arr_eq(out, big, sizeof big);
+    bp_safetensors_close(f);
+    BPT_OK(bp_tensor_to_host(w, out, sizeof out));
+    cr_assert_arr_eq(out, big, sizeof big);
+    bp_tensor_release(w);
+    bp_tensor_release(w2);
+    bp_context_destroy(ctx);
+}
+
+Test(safetensors, load_mapped_on_a_host_backend_uses_the_mapped_file_without_copying)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *cpu = NULL;
+    BPT_OK(bp_backend_get(ctx, "binary", &cpu));
+    float big[1024];
     const char *path = file_in_dir("big.safetensors");
-    BPT_OK(bp_save_safetensors(path, 1, (const char *const[]){"w"}, (const bp_tensor *const *)&t,
-                               NULL));
-    bp_tensor_release(t);
+    save_counting(cpu, path, big);
     bp_safetensors *f = NULL;
     BPT_OK(bp_safetensors_open(path, &f));
     bp_memory_info m0 = {.struct_size = sizeof m0}, m1 = {.struct_size = sizeof m1};
     BPT_OK(bp_backend_memory_info(cpu, &m0));
+    int64_t h0 = host_transfers(cpu);
     bp_tensor *w = NULL;
-    BPT_OK(bp_safetensors_load(f, "w", cpu, &w));
+    BPT_OK(bp_safetensors_load_mapped(f, "w", cpu, &w));
     BPT_OK(bp_backend_memory_info(cpu, &m1));
     cr_assert_eq(m1.used, m0.used, "the backend allocated %llu bytes for a mapped tensor",
                  (unsigned long long)(m1.used - m0.used));
-    bp_safetensors_close(f); /* the tensor keeps the mapping */
+    cr_assert_eq(host_transfers(cpu), h0, "a mapped tensor was written to the backend");
+    /* it shares the pages: rewriting the file in place shows through (the
+     * hazard its contract states), while a copy keeps the old bytes */
+    bp_tensor *copy = NULL;
+    BPT_OK(bp_safetensors_load(f, "w", cpu, &copy));
+    int fd = open(path, O_RDWR);
+    cr_assert_geq(fd, 0);
+    unsigned char le[8];
+    cr_assert_eq(pread(fd, le, 8, 0), 8);
+    uint64_t header = 0;
+    for (int i = 7; i >= 0; i--)
+        header = header << 8 | le[i];
+    const float minus_one = -1.0f; /* over w[0] */
+    cr_assert_eq(pwrite(fd, &minus_one, sizeof minus_one, (off_t)(8 + header)), 4);
+    close(fd);
     float out[1024];
+    BPT_OK(bp_tensor_to_host(w, out, sizeof out));
+    cr_assert(out[0] == -1.0f && out[1] == 1.0f, "the mapped tensor is not the file's pages");
+    BPT_OK(bp_tensor_to_host(copy, out, sizeof out));
+    cr_assert_arr_eq(out, big, sizeof big, "the copy changed with the file");
+    bp_tensor_release(copy);
+    big[0] = -1.0f;
+    bp_safetensors_close(f); /* the tensor keeps the mapping */
     BPT_OK(bp_tensor_to_host(w, out, sizeof out));
     cr_assert_arr_eq(out, big, sizeof big);
     bp_tensor *y = NULL;
@@ -120,7 +195,7 @@ Test(safetensors, loading_on_a_host_backend_uses_the_mapped_file_without_copying
     bp_context_destroy(ctx);
 }
 
-Test(safetensors, misaligned_data_is_copied_instead)
+Test(safetensors, load_mapped_copies_misaligned_data_instead)
 {
     /* one byte of u8 first: the f32 after it is not 4-byte aligned */
     unsigned char data[1 + 8] = {7};
@@ -135,13 +210,52 @@ Test(safetensors, misaligned_data_is_copied_instead)
     bp_safetensors *f = NULL;
     BPT_OK(bp_safetensors_open(path, &f));
     bp_tensor *b = NULL;
-    BPT_OK(bp_safetensors_load(f, "b", cpu, &b));
+    BPT_OK(bp_safetensors_load_mapped(f, "b", cpu, &b));
     float out[2];
     BPT_OK(bp_tensor_to_host(b, out, sizeof out));
     cr_assert_arr_eq(out, v, sizeof v);
     bp_tensor_release(b);
     bp_safetensors_close(f);
     bp_context_destroy(ctx);
+}
+
+/* cJSON's allocations, failing the fail_at-th (cJSON_InitHooks: this test's
+ * process is its own). */
+static long json_allocs, json_fail_at;
+
+static void *failing_json_malloc(size_t n)
+{
+    return ++json_allocs == json_fail_at ? NULL : malloc(n);
+}
+
+Test(safetensors, open_reports_out_of_memory_when_the_json_parser_cannot_allocate)
+{
+    float v[3] = {1, 2, 3};
+    const char *path = raw_file("{\"__metadata__\":{\"format\":\"pt\"},"
+                                "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                                "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
+                                v, sizeof v);
+    long k = 1;
+    for (;; k++) {
+        json_allocs = 0;
+        json_fail_at = k;
+        cJSON_InitHooks(&(cJSON_Hooks){failing_json_malloc, free});
+        bp_safetensors *f = NULL;
+        bp_status st = bp_safetensors_open(path, &f);
+        cJSON_InitHooks(NULL);
+        if (json_allocs < k) { /* every allocation of the parse has failed once */
+            cr_assert_eq(st, BP_OK, "%s: %s", bp_status_string(st), bp_last_error());
+            bp_safetensors_close(f);
+            break;
+        }
+        cr_assert_eq(st, BP_ERR_OUT_OF_MEMORY, "allocation %ld of cJSON failed: %s: %s", k,
+                     bp_status_string(st), bp_last_error());
+        cr_assert_null(f);
+        cr_assert(strstr(bp_last_error(), "out of memory") && strstr(bp_last_error(), path),
+                  "%s", bp_last_error());
+        cr_assert(k < 1000, "runaway");
+    }
+    cr_assert_gt(k, 10, "the parse made only %ld allocations: the hooks did not reach it", k - 1);
 }
 
 typedef struct bad_file {
@@ -171,6 +285,16 @@ Test(safetensors, header_violations_are_format_errors_naming_what_and_where)
          "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, "appears twice"},
         {"{\"__metadata__\":{\"k\":3}}", 0, "value of 'k' is not a string"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}} x", 8, "unexpected bytes"},
+        /* JSON that cJSON refuses: never mistaken for a parser out of memory */
+        {"{\"\\udc00\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "not well-formed JSON"},
+        {"{\"\\ud800x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "not well-formed JSON"},
+        {"{\"\\q\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "not well-formed JSON"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2,],\"data_offsets\":[0,8]}}", 8, "not well-formed JSON"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-],\"data_offsets\":[0,8]}}", 8, "not well-formed JSON"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2] \"data_offsets\":[0,8]}}", 8, "not well-formed JSON"},
+        {"{\"a\":nul}", 0, "not well-formed JSON"},
+        {"{\"a\" 1}", 0, "not well-formed JSON"},
+        {"{\"a", 0, "not well-formed JSON"},
     };
     unsigned char zeros[16] = {0};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -183,6 +307,17 @@ Test(safetensors, header_violations_are_format_errors_naming_what_and_where)
         cr_assert(strstr(bp_last_error(), cases[i].want) && strstr(bp_last_error(), path),
                   "case %zu: %s", i, bp_last_error());
     }
+    /* nested deeper than cJSON goes */
+    char deep[2 * 1100 + 32];
+    size_t at = (size_t)snprintf(deep, sizeof deep, "{\"__metadata__\":");
+    for (int i = 0; i < 1100; i++)
+        deep[at++] = '[';
+    for (int i = 0; i < 1100; i++)
+        deep[at++] = ']';
+    strcpy(deep + at, "}");
+    bp_safetensors *deep_f = NULL;
+    BPT_FAILS(BP_ERR_FORMAT, bp_safetensors_open(raw_file(deep, NULL, 0), &deep_f));
+    cr_assert(strstr(bp_last_error(), "not well-formed JSON"), "%s", bp_last_error());
     /* shorter than the length field, and a length beyond the file */
     const char *path = file_in_dir("short.safetensors");
     FILE *fp = fopen(path, "wb");
@@ -334,8 +469,8 @@ Test(safetensors, a_mapped_tensor_taken_back_through_dlpack_keeps_the_mapping_fo
         bp_safetensors *f = NULL;
         BPT_OK(bp_safetensors_open(path, &f));
         bp_tensor *w[3] = {NULL, NULL, NULL};
-        BPT_OK(bp_safetensors_load(f, "w", cpu, &w[0]));
-        BPT_OK(bp_safetensors_load(f, "w", cpu, &w[2]));
+        BPT_OK(bp_safetensors_load_mapped(f, "w", cpu, &w[0]));
+        BPT_OK(bp_safetensors_load_mapped(f, "w", cpu, &w[2]));
         bp_safetensors_close(f); /* the tensors keep the mapping */
         struct DLManagedTensor *m = NULL;
         BPT_OK(bp_tensor_to_dlpack(w[0], &m));

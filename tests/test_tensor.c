@@ -130,6 +130,23 @@ Test(tensor, squeeze_and_unsqueeze_change_only_metadata)
     bp_tensor_release(u);
 }
 
+Test(tensor, squeeze_refuses_an_axis_listed_twice)
+{
+    bp_tensor *t = f32(cpu, 3, (int64_t[]){1, 3, 1}, (float[]){1, 2, 3}), *bad = NULL;
+    BPT_FAILS(BP_ERR_SHAPE, bp_squeeze(t, 2, (int32_t[]){0, 0}, &bad));
+    cr_assert_null(bad);
+    cr_assert(strstr(bp_last_error(), "axis 0 (given as axes[1] = 0) appears twice"), "%s",
+              bp_last_error());
+    BPT_FAILS(BP_ERR_SHAPE, bp_squeeze(t, 3, (int32_t[]){2, 0, -1}, &bad));
+    cr_assert(strstr(bp_last_error(), "axis 2 (given as axes[2] = -1) appears twice"), "%s",
+              bp_last_error());
+    bp_tensor *s = NULL; /* each once is fine */
+    BPT_OK(bp_squeeze(t, 2, (int32_t[]){-1, 0}, &s));
+    cr_assert_eq(bp_tensor_rank(s), 1);
+    bp_tensor_release(s);
+    bp_tensor_release(t);
+}
+
 Test(tensor, mixing_backends_is_an_error_naming_both_and_the_fix)
 {
     bp_tensor *a = f32(cpu, 1, (int64_t[]){2}, (float[]){1, 2});

@@ -17,6 +17,9 @@
 #include "comm_internal.h"
 
 #define BP__COMM_DEFAULT_TIMEOUT_S 300.0
+/* More processes than this is an engine defect, not a job: every collective
+ * sizes a table of records by it. */
+#define BP__COMM_MAX_SIZE (1 << 24)
 /* The first bp_comm_engine: up to barrier. */
 #define BP__COMM_ENGINE_V1_SIZE \
     (offsetof(bp_comm_engine, barrier) + sizeof(((bp_comm_engine *)0)->barrier))
@@ -80,15 +83,16 @@ static bool bp__engine_name_valid(const char *s)
     return true;
 }
 
-/* The engine's file in the first plugin directory that has one; NULL with
- * the error set (every directory searched) when none has. */
-static char *bp__engine_find(bp_context *ctx, const char *fn, const char *name)
+/* The engine's file in the first plugin directory that has one (*out, to
+ * free); BP_ERR_NOT_FOUND naming every directory searched when none has. */
+static bp_status bp__engine_find(bp_context *ctx, const char *fn, const char *name, char **out)
 {
     char dirs[1024] = "";
     size_t used = 0;
     char *found = NULL;
+    bool oom = false;
     pthread_mutex_lock(&ctx->lock);
-    for (size_t i = 0; i < ctx->n_search && !found; i++) {
+    for (size_t i = 0; i < ctx->n_search && !found && !oom; i++) {
         const bp__search_dir *d = &ctx->search[i];
         struct stat sb;
         if (stat(d->path, &sb) != 0 || !S_ISDIR(sb.st_mode))
@@ -98,20 +102,25 @@ static char *bp__engine_find(bp_context *ctx, const char *fn, const char *name)
                                      used ? ", " : "", d->path, d->origin);
         char *path = bp__aprintf("%s/comm_%s.so", d->path, name);
         if (!path)
-            break;
-        if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+            oom = true;
+        else if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
             found = path;
         else
             free(path);
     }
     pthread_mutex_unlock(&ctx->lock);
+    *out = found;
+    if (oom)
+        return bp__error(BP_ERR_OUT_OF_MEMORY,
+                         "%s: out of memory looking for the collective engine '%s'", fn, name);
     if (!found)
-        bp__error(BP_ERR_NOT_FOUND,
-                  "%s: no collective engine '%s' is installed: comm_%s.so is in none of %s. "
-                  "The engines are built when their libraries are found (mpi: Open MPI, "
-                  "apt-get install libopenmpi-dev openmpi-bin, then rebuild); engines: mpi, nccl",
-                  fn, name, name, used ? dirs : "the plugin directories (there are none)");
-    return found;
+        return bp__error(BP_ERR_NOT_FOUND,
+                         "%s: no collective engine '%s' is installed: comm_%s.so is in none of "
+                         "%s. The engines are built when their libraries are found (mpi: Open "
+                         "MPI, apt-get install libopenmpi-dev openmpi-bin, then rebuild); "
+                         "engines: mpi, nccl",
+                         fn, name, name, used ? dirs : "the plugin directories (there are none)");
+    return BP_OK;
 }
 
 static bp_status bp__engine_load(bp_comm *c, const char *fn)
@@ -262,8 +271,9 @@ bp_status bp_comm_create(bp_backend *backend, const bp_comm_options *options, bp
     c->host.host = c;
     c->host.log = bp__comm_host_log;
     c->host.set_error = bp__comm_host_set_error;
-    c->path = bp__engine_find(c->ctx, fn, engine);
-    bp_status st = c->path ? bp__engine_load(c, fn) : BP_ERR_NOT_FOUND;
+    bp_status st = bp__engine_find(c->ctx, fn, engine, &c->path);
+    if (st == BP_OK)
+        st = bp__engine_load(c, fn);
     if (st == BP_OK) {
         bp_comm_engine_args args = {.struct_size = sizeof args,
                                     .memory_kind = c->memory_kind,
@@ -285,6 +295,17 @@ bp_status bp_comm_create(bp_backend *backend, const bp_comm_options *options, bp
     }
     c->rank = c->vt->rank(c->state);
     c->size = c->vt->size(c->state);
+    if (c->size < 1 || c->size > BP__COMM_MAX_SIZE || c->rank < 0 || c->rank >= c->size) {
+        c->vt->close(c->state);
+        st = bp__error(BP_ERR_PLUGIN,
+                       "%s: the collective engine %s reports rank %ld of a job of %ld "
+                       "processes, which no job has (a size in 1..%d and a rank in 0..size-1): "
+                       "a defect in the engine; rebuild it against this library or choose "
+                       "another (options->engine)",
+                       fn, c->path, (long)c->rank, (long)c->size, BP__COMM_MAX_SIZE);
+        bp__comm_free(c);
+        return st;
+    }
     bp__log(c->ctx, BP_LOG_INFO, "%s: rank %d of %d on the %s engine (%s), backend %s%s", fn,
             (int)c->rank, (int)c->size, engine, c->vt->description ? c->vt->description : "",
             backend->name, staged ? ", its memory staged through host buffers" : "");

@@ -193,10 +193,31 @@ bp_status bp_tensor_from_dlpack(bp_backend *b, struct DLManagedTensor *managed, 
     int64_t numel;
     size_t nbytes;
     BP__TRY(bp__shape_check(fn, dt, d->ndim, d->shape, &numel, &nbytes));
-    const char *src = (const char *)d->data + d->byte_offset;
     int32_t kind = d->device.device_type;
+    if (numel == 0) {
+        /* nothing to read or share, and data may be NULL (PyTorch's empty
+         * tensors): a new empty tensor, of any memory kind */
+        BP__TRY(bp_tensor_from_host(b, dt, d->ndim, d->shape, NULL, out));
+        dl_release(managed);
+        return BP_OK;
+    }
+    if (!d->data)
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: the DLPack tensor has %lld elements but its data pointer is NULL; "
+                         "the library that made it handed out a broken tensor",
+                         fn, (long long)numel);
+    /* the first byte, and (compact) one past the last, computed without wrapping */
+    uintptr_t base = (uintptr_t)d->data;
+    if (d->byte_offset > UINTPTR_MAX - base ||
+        (dl_compact(d) && nbytes > UINTPTR_MAX - base - d->byte_offset))
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: the DLPack tensor's byte_offset %llu (with %zu bytes of data) "
+                         "from data %p runs past the end of the address space; the library that "
+                         "made it handed out a broken tensor",
+                         fn, (unsigned long long)d->byte_offset, nbytes, d->data);
+    const char *src = (const char *)d->data + d->byte_offset;
     bool aligned = (uintptr_t)src % bp_dtype_size(dt) == 0;
-    if (dl_compact(d) && aligned && numel > 0) {
+    if (dl_compact(d) && aligned) {
         bp_status st = bp__tensor_wrap(fn, b, dt, d->ndim, d->shape, kind, (void *)(uintptr_t)src,
                                        dl_release, managed, out);
         if (st != BP_ERR_UNSUPPORTED_OP)

@@ -1,7 +1,9 @@
 /* backplane core: creation ops (CREATION and RANDOM families).
  *
  * full / zeros / ones / eye use the plugin's fill entry (eye fills a strided
- * diagonal view), arange its arange entry, random_* its random entry. */
+ * diagonal view), arange its arange entry, random_* its random entry.
+ * arange_i64 uses the arange entry where doubles are exact and composes
+ * arange, mul and add in int64 beyond that (no entry of its own). */
 #include <math.h>
 #include <stdio.h>
 
@@ -29,17 +31,26 @@ static bp_status check_dtype_valid(const char *fn, bp_dtype dtype)
     return BP_OK;
 }
 
-bp_status bp__fill_view(bp_backend *be, const bp_view *v, double value)
+/* Fill v with elem, one element of v's dtype (its first bytes). */
+static bp_status fill_view_bytes(bp_backend *be, const bp_view *v, const unsigned char elem[8])
 {
     bp_op_params p = bp__params();
-    unsigned char elem[8] = {0};
-    bp_elem_store_f64(v->dtype, elem, value);
-    memcpy(&p.i[0], elem, sizeof elem); /* the element's bytes first (opcodes.h) */
+    memcpy(&p.i[0], elem, 8); /* the element's bytes first (opcodes.h) */
     return bp__op_run(be, BP_OP_FILL, &p, NULL, (const bp_view *[]){v});
 }
 
+bp_status bp__fill_view(bp_backend *be, const bp_view *v, double value)
+{
+    unsigned char elem[8] = {0};
+    bp_elem_store_f64(v->dtype, elem, value);
+    return fill_view_bytes(be, v, elem);
+}
+
+/* value is stored with the cast rules from a double (is_i64 false) or from
+ * an int64 (true: every bit kept where dtype holds it). */
 static bp_status full_impl(const char *fn, bp_backend *b, bp_dtype dtype, int32_t rank,
-                           const int64_t *shape, double value, bp_tensor **out)
+                           const int64_t *shape, double value, bool is_i64, int64_t ivalue,
+                           bp_tensor **out)
 {
     BP__TRY(bp__check_out(fn, out));
     BP__TRY(check_backend(fn, b));
@@ -47,35 +58,44 @@ static bp_status full_impl(const char *fn, bp_backend *b, bp_dtype dtype, int32_
     BP__TRY(bp__shape_check(fn, dtype, rank, shape, NULL, NULL));
     BP__TRY(bp__op_require(b, BP_OP_FILL, dtype));
 
+    unsigned char elem[8] = {0};
+    if (is_i64)
+        bp_elem_store_i64(dtype, elem, ivalue);
+    else
+        bp_elem_store_f64(dtype, elem, value);
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, b, dtype, rank, shape, &res));
     bp_view v;
     bp__view_dense(res, &v);
-    return bp__deliver(res, bp__fill_view(b, &v, value), out);
+    return bp__deliver(res, fill_view_bytes(b, &v, elem), out);
 }
 
 bp_status bp_full(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape, double value,
                   bp_tensor **out)
 {
-    return full_impl("bp_full", b, dtype, rank, shape, value, out);
+    return full_impl("bp_full", b, dtype, rank, shape, value, false, 0, out);
+}
+
+bp_status bp_full_i64(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
+                      int64_t value, bp_tensor **out)
+{
+    return full_impl("bp_full_i64", b, dtype, rank, shape, 0.0, true, value, out);
 }
 
 bp_status bp_zeros(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
                    bp_tensor **out)
 {
-    return full_impl("bp_zeros", b, dtype, rank, shape, 0.0, out);
+    return full_impl("bp_zeros", b, dtype, rank, shape, 0.0, false, 0, out);
 }
 
 bp_status bp_ones(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
                   bp_tensor **out)
 {
-    return full_impl("bp_ones", b, dtype, rank, shape, 1.0, out);
+    return full_impl("bp_ones", b, dtype, rank, shape, 1.0, false, 0, out);
 }
 
-bp_status bp_arange(bp_backend *b, bp_dtype dtype, double start, double stop, double step,
-                    bp_tensor **out)
+static bp_status arange_checks(const char *fn, bp_backend *b, bp_dtype dtype, bp_tensor **out)
 {
-    static const char fn[] = "bp_arange";
     BP__TRY(bp__check_out(fn, out));
     BP__TRY(check_backend(fn, b));
     BP__TRY(check_dtype_valid(fn, dtype));
@@ -84,6 +104,27 @@ bp_status bp_arange(bp_backend *b, bp_dtype dtype, double start, double stop, do
                          "%s: dtype is bool but arange makes numeric dtypes; make it in a "
                          "numeric dtype and compare or bp_cast it",
                          fn);
+    return BP_OK;
+}
+
+/* The ARANGE kernel: element i = start + i step in double, then the cast
+ * rules (creation_rules.h). */
+static bp_status arange_kernel(const char *fn, bp_backend *b, bp_dtype dtype, double start,
+                               double step, int64_t n, bp_tensor **out)
+{
+    BP__TRY(bp__shape_check(fn, dtype, 1, &n, NULL, NULL));
+    BP__TRY(bp__op_require(b, BP_OP_ARANGE, dtype));
+    bp_op_params p = bp__params();
+    p.f[0] = start;
+    p.f[1] = step;
+    return bp__op_into_new(fn, b, BP_OP_ARANGE, &p, NULL, dtype, 1, &n, out);
+}
+
+bp_status bp_arange(bp_backend *b, bp_dtype dtype, double start, double stop, double step,
+                    bp_tensor **out)
+{
+    static const char fn[] = "bp_arange";
+    BP__TRY(arange_checks(fn, b, dtype, out));
     if (!isfinite(start) || !isfinite(stop) || !isfinite(step))
         return bp__error(BP_ERR_INVALID_ARGUMENT,
                          "%s: start %g, stop %g and step %g must all be finite", fn, start,
@@ -97,13 +138,108 @@ bp_status bp_arange(bp_backend *b, bp_dtype dtype, double start, double stop, do
                          "step",
                          fn, start, stop, step);
     int64_t n = q > 0 ? (int64_t)q : 0;
-    BP__TRY(bp__shape_check(fn, dtype, 1, &n, NULL, NULL));
-    BP__TRY(bp__op_require(b, BP_OP_ARANGE, dtype));
+    return arange_kernel(fn, b, dtype, start, step, n, out);
+}
 
-    bp_op_params p = bp__params();
-    p.f[0] = start;
-    p.f[1] = step;
-    return bp__op_into_new(fn, b, BP_OP_ARANGE, &p, NULL, dtype, 1, &n, out);
+/* ---- arange over int64, exact ---------------------------------------------- */
+
+#define ARANGE_EXACT ((uint64_t)1 << 53) /* every integer up to this is a double */
+
+/* The int64 whose two's complement bits are u. */
+static int64_t i64_of_bits(uint64_t u)
+{
+    int64_t v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+static uint64_t magnitude(int64_t v) { return v < 0 ? 0 - (uint64_t)v : (uint64_t)v; }
+
+/* How many of start, start + step, ... come before stop (step != 0), in
+ * unsigned arithmetic: the span of two int64 always fits a uint64. */
+static uint64_t arange_count(int64_t start, int64_t stop, int64_t step)
+{
+    if (step > 0 ? stop <= start : stop >= start)
+        return 0;
+    uint64_t span = step > 0 ? (uint64_t)stop - (uint64_t)start : (uint64_t)start - (uint64_t)stop;
+    uint64_t by = magnitude(step);
+    return span / by + (span % by != 0);
+}
+
+/* A tensor of one int64 value, for broadcasting. */
+static bp_status i64_scalar(bp_backend *b, int64_t v, bp_tensor **out)
+{
+    return bp_full_i64(b, BP_I64, 0, NULL, v, out);
+}
+
+/* start + i step for i < n, beyond what doubles hold: i from the ARANGE
+ * kernel in int64 (exact: n <= 2^53), times step, plus start, in int64.
+ * Integer ops wrap, so the products that overflow still sum to the exact
+ * value, which lies between start and stop. Then cast to dtype. */
+static bp_status arange_composed(const char *fn, bp_backend *b, bp_dtype dtype, int64_t start,
+                                 int64_t step, int64_t n, bp_tensor **out)
+{
+    bp_tensor *idx = NULL, *by = NULL, *from = NULL, *scaled = NULL, *vals = NULL;
+    bp_status st = arange_kernel(fn, b, BP_I64, 0.0, 1.0, n, &idx);
+    if (st == BP_OK)
+        st = i64_scalar(b, step, &by);
+    if (st == BP_OK)
+        st = i64_scalar(b, start, &from);
+    if (st == BP_OK)
+        st = bp_mul(idx, by, &scaled);
+    if (st == BP_OK)
+        st = bp_add(scaled, from, &vals);
+    if (st == BP_OK && dtype != BP_I64)
+        st = bp_cast(vals, dtype, out);
+    else if (st == BP_OK) {
+        *out = vals;
+        vals = NULL;
+    }
+    bp_tensor_release(idx);
+    bp_tensor_release(by);
+    bp_tensor_release(from);
+    bp_tensor_release(scaled);
+    bp_tensor_release(vals);
+    if (st != BP_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", bp_last_error());
+        return bp__error(st,
+                         "%s: values beyond 2^53 are made of arange, mul and add in int64 on "
+                         "backend %s, and one failed: %s",
+                         fn, b->name, why);
+    }
+    return BP_OK;
+}
+
+bp_status bp_arange_i64(bp_backend *b, bp_dtype dtype, int64_t start, int64_t stop, int64_t step,
+                        bp_tensor **out)
+{
+    static const char fn[] = "bp_arange_i64";
+    BP__TRY(arange_checks(fn, b, dtype, out));
+    if (step == 0)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: step is 0; pass a nonzero step", fn);
+    uint64_t n = arange_count(start, stop, step);
+    if (n > (uint64_t)INT64_MAX)
+        return bp__error(BP_ERR_SHAPE,
+                         "%s: [%lld, %lld) by %lld has %llu elements, more than int64 counts; "
+                         "use a larger step",
+                         fn, (long long)start, (long long)stop, (long long)step,
+                         (unsigned long long)n);
+    if (n > ARANGE_EXACT) /* 2^56 bytes and more: no machine holds it */
+        return bp__error(BP_ERR_SHAPE,
+                         "%s: [%lld, %lld) by %lld has %llu elements, more than 2^53; use a "
+                         "larger step",
+                         fn, (long long)start, (long long)stop, (long long)step,
+                         (unsigned long long)n);
+    /* the kernel computes start + i step in double: exact when start, the
+     * last value and every i step are integers a double holds */
+    uint64_t travel = n > 0 ? (n - 1) * magnitude(step) : 0; /* <= the span: no overflow */
+    int64_t last = i64_of_bits((uint64_t)start + (n > 0 ? n - 1 : 0) * (uint64_t)step);
+    if (magnitude(start) <= ARANGE_EXACT && magnitude(last) <= ARANGE_EXACT &&
+        travel <= ARANGE_EXACT)
+        return arange_kernel(fn, b, dtype, (double)start, (double)step, (int64_t)n, out);
+    BP__TRY(bp__shape_check(fn, dtype, 1, (const int64_t[]){(int64_t)n}, NULL, NULL));
+    return arange_composed(fn, b, dtype, start, step, (int64_t)n, out);
 }
 
 bp_status bp_eye(bp_backend *b, bp_dtype dtype, int64_t rows, int64_t cols, bp_tensor **out)

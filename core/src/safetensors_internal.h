@@ -36,6 +36,9 @@ struct bp_safetensors {
 };
 
 void bp__st_free(bp_safetensors *f);
+/* Whether json (len bytes) starts with a well-formed JSON value, stricter
+ * than cJSON wherever they differ; allocates nothing (safetensors_json.c). */
+bool bp__st_json_well_formed(const char *json, size_t len);
 /* "F32" for BP_F32 etc. */
 const char *bp__st_dtype_name(bp_dtype dt);
 

@@ -1,6 +1,9 @@
-/* Loading a tensor of a safetensors file onto a backend: in place on host
- * backends that can use existing memory (the file's mapped pages become the
- * tensor's buffer, nothing is copied), one host -> backend write elsewhere. */
+/* Loading a tensor of a safetensors file onto a backend: by default one
+ * host -> backend write from the mapped bytes, after which the tensor no
+ * longer depends on the file; bp_safetensors_load_mapped keeps the file's
+ * mapped pages as the tensor's buffer on host backends that can use
+ * existing memory (nothing is copied, and the file must then not shrink
+ * under the tensor: a read of a page past its new end is SIGBUS). */
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
@@ -11,10 +14,9 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "safetensors data is little-endian: loading it in place needs a little-endian "
                "machine");
 
-static bp_status st_load(const bp_safetensors *f, const st_entry *e, bp_backend *b,
-                         bp_tensor **out)
+static bp_status st_load(const char *fn, const bp_safetensors *f, const st_entry *e,
+                         bp_backend *b, bool mapped, bp_tensor **out)
 {
-    static const char fn[] = "bp_safetensors_load";
     if (e->dtype < 0)
         return bp__error(BP_ERR_DTYPE,
                          "%s: tensor '%s' of %s is %s, a dtype backplane does not have (it has "
@@ -26,7 +28,8 @@ static bp_status st_load(const bp_safetensors *f, const st_entry *e, bp_backend 
                          fn, e->name, f->path, (int)e->rank, BP_MAX_RANK);
     bp_dtype dt = (bp_dtype)e->dtype;
     const char *src = f->data + e->offset;
-    if (b->host_addressable && e->nbytes > 0 && (uintptr_t)src % bp_dtype_size(dt) == 0) {
+    if (mapped && b->host_addressable && e->nbytes > 0 &&
+        (uintptr_t)src % bp_dtype_size(dt) == 0) {
         atomic_fetch_add(&f->map->refs, 1); /* the tensor's hold on the pages */
         bp_status st = bp__tensor_wrap(fn, b, dt, e->rank, e->shape, BP_MEMORY_HOST,
                                        (void *)(uintptr_t)src, bp__st_map_release, f->map, out);
@@ -39,14 +42,15 @@ static bp_status st_load(const bp_safetensors *f, const st_entry *e, bp_backend 
     return bp_tensor_from_host(b, dt, e->rank, e->shape, src, out);
 }
 
-static bp_status st_entry_for(const bp_safetensors *f, const char *name, bp_backend *b,
-                              bp_tensor **out, const st_entry **e)
+static bp_status st_entry_for(const char *fn, const bp_safetensors *f, const char *name,
+                              bp_backend *b, bp_tensor **out, const st_entry **e)
 {
     if (!out)
-        return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_safetensors_load: out is NULL");
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
     *out = NULL;
     if (!f || !name || !b)
-        return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_safetensors_load: NULL argument");
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                         !f ? "file" : !name ? "name" : "the backend");
     size_t i;
     BP__TRY(bp_safetensors_find(f, name, &i));
     *e = &f->entries[i];
@@ -56,17 +60,28 @@ static bp_status st_entry_for(const bp_safetensors *f, const char *name, bp_back
 bp_status bp_safetensors_load(const bp_safetensors *f, const char *name, bp_backend *b,
                               bp_tensor **out)
 {
+    static const char fn[] = "bp_safetensors_load";
     const st_entry *e = NULL;
-    BP__TRY(st_entry_for(f, name, b, out, &e));
-    return st_load(f, e, b, out);
+    BP__TRY(st_entry_for(fn, f, name, b, out, &e));
+    return st_load(fn, f, e, b, false, out);
+}
+
+bp_status bp_safetensors_load_mapped(const bp_safetensors *f, const char *name, bp_backend *b,
+                                     bp_tensor **out)
+{
+    static const char fn[] = "bp_safetensors_load_mapped";
+    const st_entry *e = NULL;
+    BP__TRY(st_entry_for(fn, f, name, b, out, &e));
+    return st_load(fn, f, e, b, true, out);
 }
 
 bp_status bp_safetensors_load_expect(const bp_safetensors *f, const char *name, bp_backend *b,
                                      bp_dtype dtype, int32_t rank, const int64_t *shape,
                                      bp_tensor **out)
 {
+    static const char fn[] = "bp_safetensors_load_expect";
     const st_entry *e = NULL;
-    BP__TRY(st_entry_for(f, name, b, out, &e));
+    BP__TRY(st_entry_for(fn, f, name, b, out, &e));
     if (rank < 0 || rank > BP_MAX_RANK || (rank > 0 && !shape))
         return bp__error(BP_ERR_INVALID_ARGUMENT,
                          "bp_safetensors_load_expect: the expected rank %d (shape %s) is invalid",
@@ -89,5 +104,5 @@ bp_status bp_safetensors_load_expect(const bp_safetensors *f, const char *name, 
                          name, f->path, stored ? stored : bp_dtype_name(dtype), want,
                          e->dtype_name, got);
     }
-    return st_load(f, e, b, out);
+    return st_load(fn, f, e, b, false, out);
 }

@@ -1,7 +1,8 @@
 /* Opening a safetensors file: map it and validate the whole header before
  * anything is loaded, so that a truncated download or a hand-edited header
  * is a clear BP_ERR_FORMAT naming what is wrong and where, never a crash or
- * a tensor of garbage. The JSON is parsed by cJSON. */
+ * a tensor of garbage. The JSON is parsed by cJSON; a parse that fails on
+ * well-formed JSON (safetensors_json.c) ran out of memory. */
 #include <cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -234,8 +235,14 @@ static bp_status st_header(bp_safetensors *f, const char *json, size_t len, uint
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, false);
     if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        size_t off = at && at >= json && at <= json + len ? (size_t)(at - json) : 0;
+        /* cJSON says the same for text it cannot parse and for memory it
+         * could not allocate */
+        if (bp__st_json_well_formed(json, len))
+            return bp__error(BP_ERR_OUT_OF_MEMORY,
+                             "bp_safetensors_open: out of memory parsing the %zu-byte header "
+                             "of %s; free memory and open it again", len, f->path);
+        /* (end, not cJSON_GetErrorPtr(): that is one for the whole process) */
+        size_t off = end && end >= json && end <= json + len ? (size_t)(end - json) : 0;
         return st_format(f->path, "the header is not well-formed JSON (at header byte %zu, file "
                          "byte %zu)", off, off + 8);
     }

@@ -541,6 +541,11 @@ bp_status bp_squeeze(const bp_tensor *t, int32_t n_axes, const int32_t *axes, bp
     for (int32_t i = 0; i < n_axes; i++) {
         int32_t a;
         BP__TRY(bp__normalize_axis(fn, axes[i], t->rank, &a));
+        if (drop[a])
+            return bp__error(BP_ERR_SHAPE,
+                             "%s: axis %d (given as axes[%d] = %d) appears twice; list each "
+                             "axis once",
+                             fn, (int)a, (int)i, (int)axes[i]);
         if (t->shape[a] != 1)
             return bp__error(BP_ERR_SHAPE, "%s: axis %d has extent %lld, not 1", fn, axes[i],
                              (long long)t->shape[a]);

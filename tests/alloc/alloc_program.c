@@ -1,6 +1,7 @@
 /* The program the allocation-failure sweep runs (tests/alloc/run.sh): a
  * representative use of backplane, from bp_context_create to
- * bp_context_destroy, in which every call is checked. Under the fail_shim
+ * bp_context_destroy (collectives on a job of one process included, where
+ * the mpi engine is built), in which every call is checked. Under the fail_shim
  * one allocation made by backplane fails; the program must then see a
  * failure with a known bp_status, a non-empty bp_last_error() and *out left
  * NULL, clean up everything it made and exit 0. AddressSanitizer and
@@ -10,6 +11,7 @@
  * exit: 0 clean (whether or not a call failed), 1 a failure broke the
  * contract (unknown status, no message, *out not NULL), 2 usage. */
 #include <dlpack/dlpack.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,9 +21,10 @@
 
 #include "op_args.h"
 
-#define NT 48
+#define NT 64
 
 static bp_context *ctx;
+static bp_comm *comm;
 static bp_tensor *t[NT];
 static int nt;
 static int broken;
@@ -68,6 +71,23 @@ static void failed(const char *call, bp_status st, const void *out)
             goto cleanup;                                                  \
         }                                                                  \
     } while (0)
+
+/* Whether comm_NAME.so lies beside the plugin of backend `beside` (where
+ * the build puts the collective engines). */
+static bool engine_installed(const char *beside, const char *name)
+{
+    for (size_t i = 0; i < bp_context_plugin_count(ctx); i++) {
+        bp_plugin_record rec = {.struct_size = sizeof rec};
+        if (bp_context_plugin(ctx, i, &rec) != BP_OK || strcmp(rec.name, beside) != 0)
+            continue;
+        const char *slash = strrchr(rec.path, '/');
+        char path[1024];
+        snprintf(path, sizeof path, "%.*s/comm_%s.so", slash ? (int)(slash - rec.path) : 1,
+                 slash ? rec.path : ".", name);
+        return access(path, F_OK) == 0;
+    }
+    return false;
+}
 
 /* Every op of the op table on be, with small valid operands and arguments
  * (tests/support/op_args.c). false after a failure (reported), with
@@ -189,7 +209,7 @@ int main(int argc, char **argv)
         t[nt++] = z;
     }
     T(bp_add(z, a, OUT), x);
-    /* a checkpoint written, mapped back and lent */
+    /* a checkpoint written, read back (a copy and a mapped tensor), and lent */
     char path[64];
     snprintf(path, sizeof path, "/tmp/bp_alloc_sweep_%ld.safetensors", (long)getpid());
     C(bp_save_safetensors(path, 2, (const char *const[]){"a", "b"},
@@ -202,10 +222,17 @@ int main(int argc, char **argv)
             failed("bp_safetensors_open", st_, file);
             goto cleanup;
         }
-        st_ = bp_safetensors_load(file, "b", bin, &x);
+        st_ = bp_safetensors_load(file, "a", bin, &x);
+        if (st_ != BP_OK) {
+            bp_safetensors_close(file);
+            failed("bp_safetensors_load", st_, x);
+            goto cleanup;
+        }
+        t[nt++] = x;
+        st_ = bp_safetensors_load_mapped(file, "b", bin, &x);
         bp_safetensors_close(file);
         if (st_ != BP_OK) {
-            failed("bp_safetensors_load", st_, x);
+            failed("bp_safetensors_load_mapped", st_, x);
             goto cleanup;
         }
         t[nt++] = x;
@@ -221,6 +248,35 @@ int main(int argc, char **argv)
         t[nt++] = y;
     }
     T(bp_matmul(a, y, OUT), x);
+    /* collectives on a job of one process, with the mpi engine where it is
+     * built (the engine is MPI's, and uncounted; the core around it counts) */
+    {
+        bp_comm_options co = BP_COMM_OPTIONS_INIT;
+        co.engine = "mpi";
+        bp_comm *c_ = (bp_comm *)(uintptr_t)0x10;
+        bp_status st_ = bp_comm_create(bin, &co, &c_);
+        if (st_ == BP_ERR_NOT_FOUND && !engine_installed("binary", "mpi")) {
+            c_ = NULL; /* not built here: nothing to sweep */
+        } else if (st_ != BP_OK) {
+            failed("bp_comm_create", st_, c_);
+            if (st_ == BP_ERR_NOT_FOUND) {
+                fprintf(stderr, "alloc_program: BROKEN: bp_comm_create says the installed mpi "
+                                "engine is not installed\n");
+                broken = 1;
+            }
+            goto cleanup;
+        }
+        comm = c_;
+    }
+    if (comm) {
+        T(bp_all_reduce(comm, a, BP_REDUCE_SUM, OUT), x);
+        T(bp_broadcast(comm, a, 0, OUT), x);
+        T(bp_all_gather(comm, a, 1, OUT), x);
+        T(bp_reduce_scatter(comm, b, BP_REDUCE_MAX, 1, OUT), x);
+        C(bp_barrier(comm));
+        bp_comm_destroy(comm);
+        comm = NULL;
+    }
     /* a transfer gives the source away: using it must fail cleanly */
     T(bp_backend_transfer(s, blas, OUT), moved);
     gone = s;
@@ -241,6 +297,7 @@ int main(int argc, char **argv)
 
 cleanup:
     (void)def, (void)item, (void)mi;
+    bp_comm_destroy(comm);
     for (int i = nt - 1; i >= 0; i--)
         bp_tensor_release(t[i]);
     bp_context_destroy(ctx);

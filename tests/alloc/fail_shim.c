@@ -17,6 +17,9 @@
  * "k key" per counted call, key naming its path: the call site and the
  * BP_ALLOC_DEPTH - 1 (default 3) frames above it. Calls with one key take
  * the same error path, so failing the first of each covers every path.
+ * At backplane's first counted call the shim removes LD_PRELOAD and its
+ * variables from the environment: processes the program starts after that
+ * (MPI's singleton daemon) are not swept.
  *
  * dlsym may itself allocate before the real functions are known: those
  * requests are served from a static arena that free() ignores. This file
@@ -159,6 +162,16 @@ static bool should_fail(void *caller, const char *fn, size_t size)
     if (!dladdr(caller, &info) || !info.dli_fname || !is_backplane(info.dli_fname))
         return false;
     long k = atomic_fetch_add(&counted, 1) + 1;
+    if (k == 1) {
+        /* This process uses backplane: it is the one swept. A process it
+         * starts (MPI's singleton daemon, from bp_comm_create) would
+         * otherwise preload the shim again, truncate the sites file under
+         * this one and print a count of its own. (Not in the constructor:
+         * a wrapper such as timeout(1) must pass the shim on.) */
+        unsetenv("LD_PRELOAD");
+        unsetenv("BP_ALLOC_SITES");
+        unsetenv("BP_ALLOC_FAIL_AT");
+    }
     if (sites_fd >= 0)
         write_site(k);
     if (k != fail_at)

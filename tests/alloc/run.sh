@@ -47,6 +47,12 @@ mkdir -p "$work/home"
 # Nothing from the user's environment: the program names its config.
 export BP_CONFIG= BP_PLUGIN_PATH= BP_DEFAULT_BACKEND= BP_LOG_LEVEL= HOME=$work/home XDG_CONFIG_HOME=$work/home
 export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:halt_on_error=1:handle_segv=1
+# The program's collectives initialise MPI, whose allocations live until
+# exit: suppressed as in tests/comm (only stacks through MPI's libraries).
+export LSAN_OPTIONS=suppressions=$root/tests/comm/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0
+# A job of one process needs no Open MPI daemon: without one, a run that
+# reaches the collectives takes half the time.
+export OMPI_MCA_ess_singleton_isolated=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export BP_SWEEP_SHIM=$build/lib/fail_shim.so BP_SWEEP_PROG=$build/bin/alloc_program
 export BP_SWEEP_CONF=$here/sweep.ini BP_SWEEP_WORK=$work

@@ -91,9 +91,10 @@ typedef struct bp_comm_options {
  * twice); an application that initialises MPI calls bp_comm_destroy before
  * MPI_Finalize. Errors: BP_ERR_INVALID_ARGUMENT, BP_ERR_NOT_FOUND (no such
  * engine installed), BP_ERR_PLUGIN (the engine, or the library it needs,
- * cannot be loaded), BP_ERR_UNSUPPORTED_DEVICE (the engine cannot serve
- * this backend: NCCL without a GPU), BP_ERR_BACKEND (the transport failed,
- * or a process did not arrive), BP_ERR_CONFIG. */
+ * cannot be loaded; or it reports a rank and size no job has),
+ * BP_ERR_UNSUPPORTED_DEVICE (the engine cannot serve this backend: NCCL
+ * without a GPU), BP_ERR_BACKEND (the transport failed, or a process did
+ * not arrive), BP_ERR_CONFIG, BP_ERR_OUT_OF_MEMORY. */
 BP_API bp_status bp_comm_create(bp_backend *backend, const bp_comm_options *options,
                                 bp_comm **out);
 

@@ -38,8 +38,12 @@ BP_API bp_status bp_tensor_to_dlpack(const bp_tensor *t, struct DLManagedTensor 
  * A strided tensor in host memory is copied into a dense one; host memory
  * going to a device backend is copied in. Memory of another kind (CUDA
  * memory for a host backend): BP_ERR_BACKEND_MISMATCH naming both and the
- * fix. dtypes: int8/32/64, uint8, float16/32/64, bfloat16, bool (kDLBool);
- * others: BP_ERR_DTYPE. */
+ * fix. A tensor of no elements becomes a new empty tensor on backend,
+ * whatever its memory kind, and its data may be NULL (as PyTorch hands
+ * them out); one with elements and NULL data, or whose byte_offset runs
+ * past the end of the address space: BP_ERR_INVALID_ARGUMENT. dtypes:
+ * int8/32/64, uint8, float16/32/64, bfloat16, bool (kDLBool); others:
+ * BP_ERR_DTYPE. */
 BP_API bp_status bp_tensor_from_dlpack(bp_backend *backend, struct DLManagedTensor *managed,
                                        bp_tensor **out);
 

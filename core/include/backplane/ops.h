@@ -34,9 +34,25 @@ BP_API bp_status bp_zeros(bp_backend *b, bp_dtype dtype, int32_t rank, const int
                           bp_tensor **out);
 BP_API bp_status bp_ones(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
                          bp_tensor **out);
+/* bp_full from an int64, for the values a double cannot hold (it holds every
+ * integer only up to 2^53): every bit kept in BP_I64; other integer dtypes
+ * saturate, float dtypes round once from the integer (the cast rules). */
+BP_API bp_status bp_full_i64(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
+                             int64_t value, bp_tensor **out);
 /* [start, stop) by step (step != 0): ceil((stop - start) / step) elements, >= 0. */
 BP_API bp_status bp_arange(bp_backend *b, bp_dtype dtype, double start, double stop, double step,
                            bp_tensor **out);
+/* bp_arange over int64, exact for every int64 (bp_arange computes each
+ * element in double, which loses bits beyond 2^53): start, start + step, ...
+ * while before stop (below it for step > 0, above it for step < 0), the
+ * count computed in integers without overflow; an empty range gives an
+ * empty tensor. Each value is converted to dtype once by the cast rules
+ * (integers saturate, floats round once). step 0: BP_ERR_INVALID_ARGUMENT;
+ * more than 2^53 elements: BP_ERR_SHAPE; bool: BP_ERR_DTYPE. Beyond 2^53
+ * the values are composed of arange, mul and add (and cast) in int64, so
+ * the backend needs those ops for int64. */
+BP_API bp_status bp_arange_i64(bp_backend *b, bp_dtype dtype, int64_t start, int64_t stop,
+                               int64_t step, bp_tensor **out);
 /* rows x cols with ones on the main diagonal. */
 BP_API bp_status bp_eye(bp_backend *b, bp_dtype dtype, int64_t rows, int64_t cols, bp_tensor **out);
 /* Counter-based (philox.h): the same (seed, offset) gives the same values on

@@ -46,8 +46,9 @@ typedef struct bp_safetensors bp_safetensors;
  * field, the byte). The file is mapped, not read. */
 BP_API bp_status bp_safetensors_open(const char *path, bp_safetensors **out);
 
-/* Close the file; tensors loaded from it stay valid (a zero-copy tensor keeps
- * the mapping alive until it is released). NULL is a no-op. */
+/* Close the file; tensors loaded from it stay valid (a tensor from
+ * bp_safetensors_load_mapped keeps the mapping alive until it is released).
+ * NULL is a no-op. */
 BP_API void bp_safetensors_close(bp_safetensors *file);
 
 /* One tensor of the file, in header order. Strings and shape stay valid
@@ -74,19 +75,35 @@ BP_API size_t bp_safetensors_metadata_count(const bp_safetensors *file);
 BP_API bp_status bp_safetensors_metadata_at(const bp_safetensors *file, size_t i,
                                             const char **key, const char **value);
 
-/* Load tensor `name` onto backend b. On a host-memory backend that can use
- * memory in place (binary, blas_cpu), the tensor is the file's mapped pages:
- * nothing is copied, and the mapping lives until the tensor is released; a
- * tensor whose bytes are not aligned to its element size is copied. On other
- * backends, one host -> backend transfer. Errors: BP_ERR_NOT_FOUND,
- * BP_ERR_DTYPE (a dtype backplane lacks), BP_ERR_SHAPE (rank above 8). */
+/* Load tensor `name` onto backend b: a copy of the file's bytes (one host
+ * -> backend transfer), after which the tensor no longer depends on the
+ * file: the file may be truncated, rewritten or removed while the tensor
+ * lives. (The bytes are read from the mapping that bp_safetensors_open
+ * made, so the file must stay intact until the load returns.) Errors:
+ * BP_ERR_NOT_FOUND, BP_ERR_DTYPE (a dtype backplane lacks), BP_ERR_SHAPE
+ * (rank above 8), BP_ERR_OUT_OF_MEMORY. */
 BP_API bp_status bp_safetensors_load(const bp_safetensors *file, const char *name, bp_backend *b,
                                      bp_tensor **out);
 
-/* bp_safetensors_load for a model whose architecture fixes what it expects:
- * a stored dtype or shape that differs is BP_ERR_SHAPE (or BP_ERR_DTYPE)
- * naming the tensor, the expected shape and the stored one, before anything
- * is loaded. */
+/* bp_safetensors_load without the copy where it can: on a host-memory
+ * backend that uses memory in place (binary, blas_cpu), the tensor IS the
+ * file's mapped pages, nothing is copied, and the mapping lives until the
+ * tensor is released (closing the file does not end it). Elsewhere, and for
+ * a tensor whose bytes are not aligned to its element size, it copies as
+ * bp_safetensors_load does.
+ * Hazard: truncating the file, or rewriting it in place, while such a
+ * tensor lives makes a later read of it SIGBUS (or see the new bytes): the
+ * process dies, and no error can be returned. Replacing the file by
+ * writing a new one and renaming it over the old, as bp_save_safetensors
+ * does, is safe: the tensor keeps the old file's pages. Use it for large
+ * read-only checkpoints whose files nothing rewrites in place. */
+BP_API bp_status bp_safetensors_load_mapped(const bp_safetensors *file, const char *name,
+                                            bp_backend *b, bp_tensor **out);
+
+/* bp_safetensors_load (a copy) for a model whose architecture fixes what
+ * it expects: a stored dtype or shape that differs is BP_ERR_SHAPE (or
+ * BP_ERR_DTYPE) naming the tensor, the expected shape and the stored one,
+ * before anything is loaded. */
 BP_API bp_status bp_safetensors_load_expect(const bp_safetensors *file, const char *name,
                                             bp_backend *b, bp_dtype dtype, int32_t rank,
                                             const int64_t *shape, bp_tensor **out);

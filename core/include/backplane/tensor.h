@@ -58,8 +58,9 @@ BP_API bp_status bp_item_bool(const bp_tensor *t, bool *out);
 
 /* Metadata-only views sharing t's data. reshape: one entry may be -1.
  * squeeze: n_axes == 0 (axes NULL) drops every size-1 axis, else exactly
- * those, which must have size 1. unsqueeze: inserts a size-1 axis at `axis`
- * of the result (-rank-1 <= axis <= rank). */
+ * those, which must have size 1, each listed once (an axis listed twice,
+ * as 0 and -rank say, is BP_ERR_SHAPE). unsqueeze: inserts a size-1 axis
+ * at `axis` of the result (-rank-1 <= axis <= rank). */
 BP_API bp_status bp_reshape(const bp_tensor *t, int32_t rank, const int64_t *shape, bp_tensor **out);
 BP_API bp_status bp_squeeze(const bp_tensor *t, int32_t n_axes, const int32_t *axes, bp_tensor **out);
 BP_API bp_status bp_unsqueeze(const bp_tensor *t, int32_t axis, bp_tensor **out);
