@@ -151,7 +151,7 @@ template <class S> struct bpcu_un_float {
         typedef bpcu_ft<S> F;
         typedef typename F::C C;
         C v = F::ld(x);
-        const C a = (C)f0, b = (C)f1; /* the op's parameters (BP_OP_UNARY_PARAMS) */
+        const C a = (C)f0, b = (C)f1; /* the op's parameters (their schema rows in opcodes.h) */
         const double dv = (double)v;
         switch (op) {
         case BP_OP_ELU: return F::st(bpf_elu(v, a));

@@ -364,7 +364,7 @@ BPK_CLONES static bp_status float_unary(bp_op op, const bp_view *x, const bp_vie
     return BP_ERR_UNSUPPORTED_OP;
 }
 
-/* The functions with parameters (BP_OP_UNARY_PARAMS: a0 = p->f[0], a1 =
+/* The functions with parameters (their schema rows in opcodes.h: a0 = p->f[0], a1 =
  * p->f[1]) and hardswish, floats as float_unary's; shrink of an integer
  * through double and the cast rules (ops.h). */
 BPK_CLONES static bp_status param_unary(bp_op op, const bp_op_params *p, const bp_view *x,
