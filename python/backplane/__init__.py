@@ -90,14 +90,36 @@ clip = _functions.clip  # Python numbers take x's dtype; either bound may be Non
 
 _arange = arange  # noqa: F405
 _eye = eye  # noqa: F405
+_full = full  # noqa: F405
+
+
+def _is_int(v):
+    return _functions._is_int(v) and not isinstance(v, Tensor)
+
+
+def _int_dtype(dtype):
+    return dtype is None or _dtypes.dtype(dtype).kind in "iu"
 
 
 def arange(start, stop=None, step=1, dtype=None, backend=None):
     """Values from start to stop (excluded) by step; arange(n) is 0..n-1.
-    dtype None: int64 when every argument is an int, else float64."""
+    dtype None: int64 when every argument is an int, else float64. Integer
+    arguments into an integer dtype are exact for every int64."""
     if stop is None:
         start, stop = 0, start
+    if _is_int(start) and _is_int(stop) and _is_int(step) and _int_dtype(dtype):
+        return _backplane._arange_i64(int(start), int(stop), int(step), dtype=dtype,
+                                      backend=backend)
     return _arange(start, stop, step, dtype=dtype, backend=backend)
+
+
+def full(shape, value, dtype=None, backend=None):
+    """value in every element of a new tensor of shape. dtype None: int64 for
+    an int, float64 otherwise (bool for a bool). An int into an integer
+    dtype keeps every bit of an int64."""
+    if _is_int(value) and _int_dtype(dtype):
+        return _backplane._full_i64(shape, int(value), dtype=dtype, backend=backend)
+    return _full(shape, value, dtype=dtype, backend=backend)
 
 
 def eye(rows, cols=None, dtype="float64", backend=None):
@@ -107,6 +129,7 @@ def eye(rows, cols=None, dtype="float64", backend=None):
 
 arange.__wrapped__ = _arange
 eye.__wrapped__ = _eye
+full.__wrapped__ = _full
 
 __all__ = [n for n in dir(_backplane) if not n.startswith("_")] + [
     "__version__", "dtype", "all", "any", "astype", "copy", "flatten", "full_like", "linspace",

@@ -721,11 +721,11 @@ fail:
 
 static PyObject *mod_load_safetensors(PyObject *m, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"path", "backend", "metadata", NULL};
+    static char *kwlist[] = {"path", "backend", "metadata", "mmap", NULL};
     PyObject *path, *bo = Py_None;
-    int want_meta = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Op:load_safetensors", kwlist, &path, &bo,
-                                     &want_meta))
+    int want_meta = 0, mapped = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Opp:load_safetensors", kwlist, &path, &bo,
+                                     &want_meta, &mapped))
         return NULL;
     bp_backend *b = NULL;
     if (bpy_backend_arg(bo, &b) < 0)
@@ -747,7 +747,8 @@ static PyObject *mod_load_safetensors(PyObject *m, PyObject *args, PyObject *kw)
         bp_safetensors_entry e = {.struct_size = sizeof e};
         bp_tensor *t = NULL;
         if ((st = bp_safetensors_entry_at(f, i, &e)) == BP_OK) {
-            Py_BEGIN_ALLOW_THREADS st = bp_safetensors_load(f, e.name, b, &t);
+            Py_BEGIN_ALLOW_THREADS st = mapped ? bp_safetensors_load_mapped(f, e.name, b, &t)
+                                               : bp_safetensors_load(f, e.name, b, &t);
             Py_END_ALLOW_THREADS
         }
         PyObject *to = st == BP_OK ? bpy_wrap(t) : bpy_raise(st);
@@ -978,6 +979,45 @@ static PyObject *mod_from_bytes(PyObject *m, PyObject *args, PyObject *kw)
     return st == BP_OK ? bpy_wrap(t) : bpy_raise(st);
 }
 
+/* full and arange for Python ints: every bit of an int64 kept (the
+ * generated functions take their numbers as doubles, exact only to 2^53). */
+static PyObject *mod_full_i64(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"shape", "value", "dtype", "backend", NULL};
+    PyObject *shape_o, *dto = Py_None, *bo = Py_None;
+    long long value;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|OO:_full_i64", kwlist, &shape_o, &value, &dto,
+                                     &bo))
+        return NULL;
+    int64_t shape[BP_MAX_RANK];
+    int32_t rank = 0;
+    bp_dtype dt = BP_I64;
+    bp_backend *b = NULL;
+    if (bpy_shape_arg(shape_o, shape, &rank) < 0 || (dto != Py_None && bpy_dtype_arg(dto, &dt) < 0) ||
+        bpy_backend_arg(bo, &b) < 0)
+        return NULL;
+    bp_tensor *t = NULL;
+    bp_status st = bp_full_i64(b, dt, rank, shape, (int64_t)value, &t);
+    return st == BP_OK ? bpy_wrap(t) : bpy_raise(st);
+}
+
+static PyObject *mod_arange_i64(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"start", "stop", "step", "dtype", "backend", NULL};
+    long long start, stop, step = 1;
+    PyObject *dto = Py_None, *bo = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "LL|LOO:_arange_i64", kwlist, &start, &stop, &step,
+                                     &dto, &bo))
+        return NULL;
+    bp_dtype dt = BP_I64;
+    bp_backend *b = NULL;
+    if ((dto != Py_None && bpy_dtype_arg(dto, &dt) < 0) || bpy_backend_arg(bo, &b) < 0)
+        return NULL;
+    bp_tensor *t = NULL;
+    bp_status st = bp_arange_i64(b, dt, (int64_t)start, (int64_t)stop, (int64_t)step, &t);
+    return st == BP_OK ? bpy_wrap(t) : bpy_raise(st);
+}
+
 static PyObject *mod_live_tensors(PyObject *m, PyObject *unused)
 {
     return PyLong_FromSsize_t(bpy_live_tensors);
@@ -1005,16 +1045,20 @@ static PyMethodDef module_methods[] = {
      "default backend, as `backplane info --json` shows them."},
     {"load_safetensors", (PyCFunction)(void (*)(void))mod_load_safetensors,
      METH_VARARGS | METH_KEYWORDS,
-     "load_safetensors(path, backend=None, metadata=False) -> dict of name to Tensor "
-     "(zero-copy where the backend uses host memory); with metadata=True, (tensors, metadata)."},
+     "load_safetensors(path, backend=None, metadata=False, mmap=False) -> dict of name to "
+     "Tensor, copied from the file; with metadata=True, (tensors, metadata). mmap=True maps "
+     "the file instead of copying it (host backends): then truncating or rewriting the file in "
+     "place while a tensor lives kills the process with SIGBUS (save_safetensors, which writes "
+     "a new file and renames it, is safe)."},
     {"save_safetensors", (PyCFunction)(void (*)(void))mod_save_safetensors,
      METH_VARARGS | METH_KEYWORDS,
      "save_safetensors(path, tensors, metadata=None): write a dict of name to Tensor (or "
      "array-like) atomically."},
     {"asarray", (PyCFunction)(void (*)(void))mod_asarray, METH_VARARGS | METH_KEYWORDS,
-     "asarray(obj, backend=None, dtype=None) -> Tensor from a NumPy array, a Python scalar or "
-     "nested list, or anything with __dlpack__ (zero-copy where the backend can address the "
-     "memory)."},
+     "asarray(obj, backend=None, dtype=None, copy=True) -> Tensor from a NumPy array, a Python "
+     "scalar or nested list, or anything with __dlpack__. A NumPy array is copied unless "
+     "copy=False (share its memory, or ValueError) or copy=None (share where possible); "
+     "DLPack producers are shared where the backend can address the memory."},
     {"from_dlpack", (PyCFunction)(void (*)(void))mod_from_dlpack, METH_VARARGS | METH_KEYWORDS,
      "from_dlpack(x, backend=None) -> Tensor: x's memory through DLPack, without a copy where "
      "the backend can address it."},
@@ -1023,6 +1067,10 @@ static PyMethodDef module_methods[] = {
     {"_from_bytes", (PyCFunction)(void (*)(void))mod_from_bytes, METH_VARARGS | METH_KEYWORDS,
      "_from_bytes(data, dtype, shape, backend=None) -> Tensor: the elements' bytes in C order "
      "(unpickling)."},
+    {"_full_i64", (PyCFunction)(void (*)(void))mod_full_i64, METH_VARARGS | METH_KEYWORDS,
+     "_full_i64(shape, value, dtype=None, backend=None): full for a Python int, exactly."},
+    {"_arange_i64", (PyCFunction)(void (*)(void))mod_arange_i64, METH_VARARGS | METH_KEYWORDS,
+     "_arange_i64(start, stop, step=1, dtype=None, backend=None): arange over ints, exactly."},
     {"_live_tensors", mod_live_tensors, METH_NOARGS,
      "The number of Tensor objects alive (for leak checks)."},
     {"_version", mod_version, METH_NOARGS, "libbackplane's version."},

@@ -116,3 +116,42 @@ def test_window_arguments_out_of_range_are_refused_not_taken_as_defaults(kw):
     args.update(kw)
     with pytest.raises(bp.InvalidArgumentError, match="at least"):
         bp.max_pool(x, **args)
+
+
+def test_rewriting_a_loaded_checkpoint_in_place_leaves_the_tensors_intact(tmp_path):
+    path = tmp_path / "ckpt.safetensors"
+    bp.save_safetensors(path, {"w": np.arange(4096, dtype=np.float32)})
+    loaded = bp.load_safetensors(path)
+    with open(path, "wb") as f:  # truncates the file the tensor came from
+        f.write(b"x")
+    assert loaded["w"].numpy()[4095] == 4095.0  # a SIGBUS here before: the pages were the file's
+    np.save(path, np.zeros(3))
+    assert float(bp.sum(loaded["w"]).item()) == float(np.arange(4096).sum())
+
+
+def test_load_safetensors_mmap_maps_the_file_on_a_host_backend(tmp_path):
+    path = tmp_path / "big.safetensors"
+    bp.save_safetensors(path, {"w": np.arange(4096, dtype=np.float32)})
+    before = bp.stats("binary")["h2d_bytes"]
+    mapped = bp.load_safetensors(path, backend="binary", mmap=True)["w"]
+    assert bp.stats("binary")["h2d_bytes"] == before  # no copy was written
+    copied = bp.load_safetensors(path, backend="binary")["w"]
+    assert bp.stats("binary")["h2d_bytes"] >= before + 4096 * 4
+    assert mapped.numpy().tobytes() == copied.numpy().tobytes()
+
+
+def test_full_and_arange_keep_every_bit_of_an_int64():
+    assert bp.full((1,), 2**53 + 1).item() == 2**53 + 1
+    assert bp.full((2,), 2**63 - 1, dtype="int64").tolist() == [2**63 - 1] * 2
+    assert bp.full((1,), np.int64(-2**63)).item() == -2**63
+    assert bp.arange(2**53, 2**53 + 4).tolist() == [2**53 + i for i in range(4)]
+    assert bp.arange(2**63 - 3, 2**63 - 1).tolist() == [2**63 - 3, 2**63 - 2]
+    assert bp.arange(-2**63, -2**63 + 6, 2).tolist() == [-2**63, -2**63 + 2, -2**63 + 4]
+    assert bp.arange(10, 0, -3).tolist() == [10, 7, 4, 1]
+    assert bp.arange(3, dtype="int32").dtype == "int32"
+    assert bp.arange(0.5, 2).tolist() == [0.5, 1.5]  # floats still go through float64
+
+
+def test_squeeze_refuses_an_axis_listed_twice():
+    with pytest.raises(bp.Error, match="twice|repeat|more than once"):
+        bp.squeeze(bp.ones((1, 2)), [0, 0])
