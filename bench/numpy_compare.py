@@ -449,7 +449,7 @@ def load_average():
         return "?"
 
 
-def main():
+def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--backplane", required=True, help="path of the backplane CLI")
     p.add_argument("--backend", default="blas_cpu")
@@ -475,56 +475,42 @@ def main():
             p.error(f"--vs wants LABEL=PATH or LABEL=PATH@CONFIG, got {v!r}")
         others.append((label, path))
         other_config[label] = config or None
+    return args, others, other_config
 
-    todo = [c for c in cases() if not args.only or re.search(args.only, f"{c[0]} {c[1]}")]
-    if args.list:
-        for spec, size, fam, target in todo:
-            print(f"{spec:<18} {size:<15} {fam:<10} >= {target}")
-        return
 
-    one_thread = None
-    if args.binary:
-        fd, one_thread = tempfile.mkstemp(suffix=".ini")
-        with os.fdopen(fd, "w") as f:
-            f.write(f"[backend.{args.backend}]\nthreads = 1\n")
+def time_case(args, others, other_config, one_thread, i, n, case):
+    """One case's row: the medians of its interleaved rounds."""
+    spec, size, fam, target = case
+    fn = numpy_case(spec, size)
+    np_t, bp_t, bin_t, one_t = [], [], [], []
+    vs_t = {label: [] for label, _ in others}
+    bin_check = args.binary and (fam in ("unary", "binary", "where") or
+                                 (fam == "matmul" and size in ("1024", "128")))
+    for r in range(args.rounds):
+        print(f"numpy_compare: [{i + 1}/{n}] {spec} {size} round {r + 1}/{args.rounds}",
+              file=sys.stderr)
+        np_t.append(time_numpy(fn, args.min_time, args.min_reps))
+        bp_t.append(time_backplane(args, args.backend, spec, size))
+        for label, exe in others:
+            vs_t[label].append(time_backplane(args, args.backend, spec, size,
+                                              other_config[label], exe=exe))
+        if bin_check:
+            bin_t.append(time_backplane(args, "binary", spec, size))
+            if fam != "matmul":
+                one_t.append(time_backplane(args, args.backend, spec, size, one_thread))
+    return {"spec": spec, "size": size, "family": fam, "target": target,
+            "numpy_s": statistics.median(np_t), "backplane_s": statistics.median(bp_t),
+            "binary_s": statistics.median(bin_t) if bin_t else None,
+            "one_thread_s": statistics.median(one_t) if one_t else None,
+            "vs_s": {label: statistics.median(t) for label, t in vs_t.items()}}
 
-    machine = describe(args, others, other_config)
-    for line in machine:
-        print(line, file=sys.stderr)
-    load_before = load_average()
-    rows = []
-    for i, (spec, size, fam, target) in enumerate(todo):
-        fn = numpy_case(spec, size)
-        np_t, bp_t, bin_t, one_t = [], [], [], []
-        vs_t = {label: [] for label, _ in others}
-        bin_check = args.binary and (fam in ("unary", "binary", "where") or
-                                     (fam == "matmul" and size in ("1024", "128")))
-        for r in range(args.rounds):
-            print(f"numpy_compare: [{i + 1}/{len(todo)}] {spec} {size} round {r + 1}/{args.rounds}",
-                  file=sys.stderr)
-            np_t.append(time_numpy(fn, args.min_time, args.min_reps))
-            bp_t.append(time_backplane(args, args.backend, spec, size))
-            for label, exe in others:
-                vs_t[label].append(time_backplane(args, args.backend, spec, size,
-                                                  other_config[label], exe=exe))
-            if bin_check:
-                bin_t.append(time_backplane(args, "binary", spec, size))
-                if fam != "matmul":
-                    one_t.append(time_backplane(args, args.backend, spec, size, one_thread))
-        rows.append({"spec": spec, "size": size, "family": fam, "target": target,
-                     "numpy_s": statistics.median(np_t), "backplane_s": statistics.median(bp_t),
-                     "binary_s": statistics.median(bin_t) if bin_t else None,
-                     "one_thread_s": statistics.median(one_t) if one_t else None,
-                     "vs_s": {label: statistics.median(t) for label, t in vs_t.items()}})
-    load_after = load_average()
-    if one_thread:
-        os.unlink(one_thread)
 
+def print_table(args, others, other_config, rows, machine, loads):
     for line in machine:
         print(line)
     print(f"NumPy {np.__version__} vs backplane ({args.backend}); medians of {args.rounds} "
           f"interleaved rounds; ratio = NumPy time / backplane time (higher is better); "
-          f"load average {load_before} -> {load_after}")
+          f"load average {loads[0]} -> {loads[1]}")
     vs_head = "".join(f" {label[:8]:>8}" for label, _ in others)
     if others:
         print("other builds' columns: their ratio (NumPy time / their time) in the same rounds: "
@@ -543,20 +529,51 @@ def main():
               f"  {'yes' if met else 'NO '}"
               + "".join(f" {row['numpy_s'] / row['vs_s'][label]:>8.2f}" for label, _ in others))
     print(f"{len(rows) - missed} of {len(rows)} cases meet their target")
+
+
+def print_binary(args, rows):
+    print(f"\nbinary backend vs {args.backend} (ratio = {args.backend} time / binary time)")
+    for row in rows:
+        if row["binary_s"] is None:
+            continue
+        mm = row["family"] == "matmul"
+        ref = row["backplane_s"] if mm else row["one_thread_s"]
+        ratio = ref / row["binary_s"]
+        row["binary_ratio"] = ratio
+        want = 0.1 if mm else 1 / 3
+        against = args.backend if mm else f"{args.backend}, 1 thread"
+        print(f"{row['spec']:<18} {row['size']:<15} binary {fmt_time(row['binary_s']):>11}, "
+              f"{against} {fmt_time(ref):>11}: {ratio:.3f} (>= {want:.3f}) "
+              f"{'yes' if ratio >= want else 'NO'}")
+
+
+def main():
+    args, others, other_config = parse_args()
+    todo = [c for c in cases() if not args.only or re.search(args.only, f"{c[0]} {c[1]}")]
+    if args.list:
+        for spec, size, fam, target in todo:
+            print(f"{spec:<18} {size:<15} {fam:<10} >= {target}")
+        return
+
+    one_thread = None
     if args.binary:
-        print(f"\nbinary backend vs {args.backend} (ratio = {args.backend} time / binary time)")
-        for row in rows:
-            if row["binary_s"] is None:
-                continue
-            mm = row["family"] == "matmul"
-            ref = row["backplane_s"] if mm else row["one_thread_s"]
-            ratio = ref / row["binary_s"]
-            row["binary_ratio"] = ratio
-            want = 0.1 if mm else 1 / 3
-            against = args.backend if mm else f"{args.backend}, 1 thread"
-            print(f"{row['spec']:<18} {row['size']:<15} binary {fmt_time(row['binary_s']):>11}, "
-                  f"{against} {fmt_time(ref):>11}: {ratio:.3f} (>= {want:.3f}) "
-                  f"{'yes' if ratio >= want else 'NO'}")
+        fd, one_thread = tempfile.mkstemp(suffix=".ini")
+        with os.fdopen(fd, "w") as f:
+            f.write(f"[backend.{args.backend}]\nthreads = 1\n")
+
+    machine = describe(args, others, other_config)
+    for line in machine:
+        print(line, file=sys.stderr)
+    load_before = load_average()
+    rows = [time_case(args, others, other_config, one_thread, i, len(todo), case)
+            for i, case in enumerate(todo)]
+    load_after = load_average()
+    if one_thread:
+        os.unlink(one_thread)
+
+    print_table(args, others, other_config, rows, machine, (load_before, load_after))
+    if args.binary:
+        print_binary(args, rows)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"numpy": np.__version__, "machine": machine, "load_before": load_before,

@@ -105,17 +105,58 @@ static bool pair_of(const char *s, int64_t *v)
     return true;
 }
 
-static bool parse_line(const char *path, int line, char *text, wide_row *r, char *err,
+/* perm=0.2.1 -> r->perm */
+static bool parse_perm(const char *path, int line, const char *val, wide_row *r, char *err,
                        size_t errsz)
 {
-    char *tok[32], *save = NULL;
-    int nt = 0;
-    for (char *t = strtok_r(text, " \t\r\n", &save); t && nt < 32; t = strtok_r(NULL, " \t\r\n", &save))
-        tok[nt++] = t;
-    if (nt < 5)
-        return FAIL("a row needs KEY FAMILY OP DTYPE SHAPES (found %d fields)", nt);
-    memset(r, 0, sizeof *r);
-    r->line = line;
+    char *end;
+    for (const char *p = val; *p;) {
+        long v = strtol(p, &end, 10);
+        if (end == p || r->nperm >= BP_MAX_RANK || v < 0 || v >= BP_MAX_RANK)
+            return FAIL("perm '%s' is not axes joined by '.'", val);
+        r->perm[r->nperm++] = (int32_t)v;
+        p = *end == '.' ? end + 1 : end;
+        if (*end && *end != '.')
+            return FAIL("perm '%s' is not axes joined by '.'", val);
+    }
+    return true;
+}
+
+/* One NAME=VALUE field of a row into r; *has_to and *has_k say which were given. */
+static bool parse_param(const char *path, int line, const char *name, const char *val,
+                        wide_row *r, bool *has_to, bool *has_k, char *err, size_t errsz)
+{
+    char *end;
+    if (strcmp(name, "axis") == 0) {
+        long v = strtol(val, &end, 10);
+        if (*end || v < -BP_MAX_RANK || v >= BP_MAX_RANK)
+            return FAIL("axis '%s' is not an axis", val);
+        r->has_axis = true, r->axis = (int32_t)v;
+    } else if (strcmp(name, "to") == 0) {
+        if (!dtype_of(val, &r->to))
+            return FAIL("to '%s' is not a dtype", val);
+        *has_to = true;
+    } else if (strcmp(name, "perm") == 0) {
+        return parse_perm(path, line, val, r, err, errsz);
+    } else if (strcmp(name, "k") == 0 || strcmp(name, "s") == 0 || strcmp(name, "p") == 0) {
+        int64_t *dst = name[0] == 'k' ? r->k : name[0] == 's' ? r->s : r->p;
+        if (!pair_of(val, dst))
+            return FAIL("%s '%s' is not AxB", name, val);
+        *has_k = *has_k || name[0] == 'k';
+    } else if (strcmp(name, "bw") == 0 || strcmp(name, "tf32") == 0) {
+        if (strcmp(val, "1") != 0 && strcmp(val, "0") != 0)
+            return FAIL("%s is 0 or 1", name);
+        *(name[0] == 'b' ? &r->bw : &r->tf32) = val[0] == '1';
+    } else {
+        return FAIL("unknown parameter '%s' (axis, to, perm, k, s, p, bw, tf32)", name);
+    }
+    return true;
+}
+
+/* KEY FAMILY OP DTYPE SHAPES: the row's first five fields; *op its op. */
+static bool parse_head(const char *path, int line, char **tok, wide_row *r, const wide_op **op,
+                       char *err, size_t errsz)
+{
     if (strlen(tok[0]) >= sizeof r->key || strlen(tok[1]) >= sizeof r->family ||
         strlen(tok[2]) >= sizeof r->op)
         return FAIL("key, family or op too long");
@@ -130,8 +171,8 @@ static bool parse_line(const char *path, int line, char *text, wide_row *r, char
     }
     if (!dtype_of(tok[3], &r->dt) || !bp_dtype_is_float(r->dt))
         return FAIL("'%s' is not a float dtype (f16, bf16, f32, f64)", tok[3]);
-    char *shapes = tok[4], *ssave = NULL;
-    for (char *s = strtok_r(shapes, ",", &ssave); s; s = strtok_r(NULL, ",", &ssave)) {
+    char *ssave = NULL;
+    for (char *s = strtok_r(tok[4], ",", &ssave); s; s = strtok_r(NULL, ",", &ssave)) {
         if (r->nin >= WIDE_MAX_IN)
             return FAIL("more than %d inputs", WIDE_MAX_IN);
         if (!dims_of(s, &r->rank[r->nin], r->shape[r->nin]))
@@ -141,45 +182,32 @@ static bool parse_line(const char *path, int line, char *text, wide_row *r, char
     }
     if (r->nin < o->min_in || r->nin > o->max_in)
         return FAIL("%s takes %d to %d inputs, not %d", r->op, o->min_in, o->max_in, r->nin);
+    *op = o;
+    return true;
+}
+
+static bool parse_line(const char *path, int line, char *text, wide_row *r, char *err,
+                       size_t errsz)
+{
+    char *tok[32], *save = NULL;
+    int nt = 0;
+    for (char *t = strtok_r(text, " \t\r\n", &save); t && nt < 32; t = strtok_r(NULL, " \t\r\n", &save))
+        tok[nt++] = t;
+    if (nt < 5)
+        return FAIL("a row needs KEY FAMILY OP DTYPE SHAPES (found %d fields)", nt);
+    memset(r, 0, sizeof *r);
+    r->line = line;
+    const wide_op *o = NULL;
+    if (!parse_head(path, line, tok, r, &o, err, errsz))
+        return false;
     bool has_to = false, has_k = false;
     for (int t = 5; t < nt; t++) {
         char *eq = strchr(tok[t], '=');
         if (!eq)
             return FAIL("'%s' is not NAME=VALUE", tok[t]);
         *eq = 0;
-        const char *name = tok[t], *val = eq + 1;
-        char *end;
-        if (strcmp(name, "axis") == 0) {
-            long v = strtol(val, &end, 10);
-            if (*end || v < -BP_MAX_RANK || v >= BP_MAX_RANK)
-                return FAIL("axis '%s' is not an axis", val);
-            r->has_axis = true, r->axis = (int32_t)v;
-        } else if (strcmp(name, "to") == 0) {
-            if (!dtype_of(val, &r->to))
-                return FAIL("to '%s' is not a dtype", val);
-            has_to = true;
-        } else if (strcmp(name, "perm") == 0) {
-            for (const char *p = val; *p;) {
-                long v = strtol(p, &end, 10);
-                if (end == p || r->nperm >= BP_MAX_RANK || v < 0 || v >= BP_MAX_RANK)
-                    return FAIL("perm '%s' is not axes joined by '.'", val);
-                r->perm[r->nperm++] = (int32_t)v;
-                p = *end == '.' ? end + 1 : end;
-                if (*end && *end != '.')
-                    return FAIL("perm '%s' is not axes joined by '.'", val);
-            }
-        } else if (strcmp(name, "k") == 0 || strcmp(name, "s") == 0 || strcmp(name, "p") == 0) {
-            int64_t *dst = name[0] == 'k' ? r->k : name[0] == 's' ? r->s : r->p;
-            if (!pair_of(val, dst))
-                return FAIL("%s '%s' is not AxB", name, val);
-            has_k = has_k || name[0] == 'k';
-        } else if (strcmp(name, "bw") == 0 || strcmp(name, "tf32") == 0) {
-            if (strcmp(val, "1") != 0 && strcmp(val, "0") != 0)
-                return FAIL("%s is 0 or 1", name);
-            *(name[0] == 'b' ? &r->bw : &r->tf32) = val[0] == '1';
-        } else {
-            return FAIL("unknown parameter '%s' (axis, to, perm, k, s, p, bw, tf32)", name);
-        }
+        if (!parse_param(path, line, tok[t], eq + 1, r, &has_to, &has_k, err, errsz))
+            return false;
     }
     if (strchr(o->needs, 'a') && !r->has_axis)
         return FAIL("%s needs axis=", r->op);
