@@ -544,7 +544,8 @@ static inline int bp_op_param_defaults(bp_op op, double f[2])
     f[0] = f[1] = 0;
     if (bp_op_kind_of(op) != BP_KIND_UNARY)
         return 0;
-    for (const char *s = bp_op_schema_of(op)->signature; n < 2 && (s = strstr(s, ": f64 = "));)
+    for (const char *s = bp_op_schema_of(op)->signature;
+         n < 2 && (s = strstr(s, ": f64 = ")) != (const char *)0;)
         f[n++] = strtod(s + 8, (char **)0), s += 8;
     return n;
 }
@@ -555,7 +556,7 @@ static inline const char *bp_op_param_name(bp_op op, int k, char *buf, size_t ca
 {
     const char *s = bp_op_kind_of(op) == BP_KIND_UNARY ? bp_op_schema_of(op)->signature : "";
     size_t n = 0;
-    for (const char *end; (end = strstr(s, ": f64 = ")); s = end + 8) {
+    for (const char *end; (end = strstr(s, ": f64 = ")) != (const char *)0; s = end + 8) {
         if (k-- > 0)
             continue;
         const char *start = end;
