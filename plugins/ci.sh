@@ -14,27 +14,33 @@ trap 'rm -rf "$tmp"' EXIT
 echo "plugins/ci.sh: installing $build into a temporary prefix"
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 
-echo "plugins/ci.sh: building plugins/template out of tree (find_package(backplane))"
-cmake -S "$src/template" -B "$tmp/template" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="-Werror" >"$tmp/build.log" 2>&1 &&
-  cmake --build "$tmp/template" >>"$tmp/build.log" 2>&1 ||
-  { cat "$tmp/build.log" >&2; echo "plugins/ci.sh: the template does not build" >&2; exit 1; }
-so=$tmp/template/bp_template.so
-[ -f "$so" ] || { echo "plugins/ci.sh: $so was not built" >&2; exit 1; }
-
-# The ABI rules a linker can check: one exported symbol, no libbackplane.
-if command -v readelf >/dev/null; then
+# build_out_of_tree DIR NAME.so SYMBOL: build plugins/DIR against the installed
+# copy with -Werror, then check the ABI rules a linker can: NAME.so exports
+# SYMBOL and nothing else, and does not link libbackplane. Sets $so.
+build_out_of_tree() {
+  local dir=$1 file=$2 symbol=$3
+  echo "plugins/ci.sh: building plugins/$dir out of tree (find_package(backplane))"
+  cmake -S "$src/$dir" -B "$tmp/$dir" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="-Werror" >"$tmp/$dir.log" 2>&1 &&
+    cmake --build "$tmp/$dir" >>"$tmp/$dir.log" 2>&1 ||
+    { cat "$tmp/$dir.log" >&2; echo "plugins/ci.sh: plugins/$dir does not build" >&2; exit 1; }
+  so=$tmp/$dir/$file
+  [ -f "$so" ] || { echo "plugins/ci.sh: $so was not built" >&2; exit 1; }
+  command -v readelf >/dev/null || return 0
   case $(readelf -d "$so") in
     *NEEDED*libbackplane*)
-      echo "plugins/ci.sh: bp_template.so links libbackplane; a plugin must not" >&2
+      echo "plugins/ci.sh: $file links libbackplane; it must not" >&2
       exit 1 ;;
   esac
+  local exported
   exported=$(readelf -W --dyn-syms "$so" | awk '$5 == "GLOBAL" && $7 != "UND" {print $8}' | sort -u)
-  if [ "$exported" != bp_plugin_entry ]; then
-    echo "plugins/ci.sh: bp_template.so exports '$(echo $exported)', wanted only bp_plugin_entry" >&2
+  if [ "$exported" != "$symbol" ]; then
+    echo "plugins/ci.sh: $file exports '$(echo $exported)', wanted only $symbol" >&2
     exit 1
   fi
-fi
+}
+
+build_out_of_tree template bp_template.so bp_plugin_entry
 
 echo "plugins/ci.sh: $tmp/prefix/bin/backplane conform --plugin bp_template.so"
 # Neither the user's nor the system's configuration may change the verdict.
@@ -59,23 +65,5 @@ fi
 echo "plugins/ci.sh: the template plugin passes conform out of tree ($totals)"
 
 # The collective engine template, out of tree against the same installed copy.
-echo "plugins/ci.sh: building plugins/comm_template out of tree (find_package(backplane))"
-cmake -S "$src/comm_template" -B "$tmp/comm_template" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="-Werror" >"$tmp/comm.log" 2>&1 &&
-  cmake --build "$tmp/comm_template" >>"$tmp/comm.log" 2>&1 ||
-  { cat "$tmp/comm.log" >&2; echo "plugins/ci.sh: the engine template does not build" >&2; exit 1; }
-so=$tmp/comm_template/comm_template.so
-[ -f "$so" ] || { echo "plugins/ci.sh: $so was not built" >&2; exit 1; }
-if command -v readelf >/dev/null; then
-  case $(readelf -d "$so") in
-    *NEEDED*libbackplane*)
-      echo "plugins/ci.sh: comm_template.so links libbackplane; an engine must not" >&2
-      exit 1 ;;
-  esac
-  exported=$(readelf -W --dyn-syms "$so" | awk '$5 == "GLOBAL" && $7 != "UND" {print $8}' | sort -u)
-  if [ "$exported" != bp_comm_engine_entry ]; then
-    echo "plugins/ci.sh: comm_template.so exports '$(echo $exported)', wanted only bp_comm_engine_entry" >&2
-    exit 1
-  fi
-fi
+build_out_of_tree comm_template comm_template.so bp_comm_engine_entry
 echo "plugins/ci.sh: the engine template builds out of tree and exports only bp_comm_engine_entry"
