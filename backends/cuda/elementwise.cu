@@ -4,7 +4,7 @@
  * the functor, uniform across the grid, which keeps the number of kernels
  * (and the build time, multiplied by every architecture) small. The float
  * arithmetic is elementwise_formulas.h's, the same formulas as the binary
- * backend's (backends/kernels/elementwise.c), evaluated in float for
+ * backend's (backends/kernels/unary.c, binary.c), evaluated in float for
  * f16/bf16/f32 (CUDA's single-precision functions, within a few ulp: the
  * tolerance file lists the bounds; the FP64 units of consumer GPUs run at
  * 1/64 of the FP32 rate) and in double for f64; hard_sigmoid, hardswish and

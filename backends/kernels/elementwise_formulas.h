@@ -1,5 +1,5 @@
 /* One scalar formula per elementwise float op, for every backend's kernels:
- * the reference kernels (elementwise.c: binary, blas_cpu and the tests'
+ * the reference kernels (unary.c, binary.c: binary, blas_cpu and the tests'
  * devsim run them), blas_cpu's vector kernels where they patch a lane with
  * the reference (vmath.c) and the cuda kernels (elementwise.cu). Host and
  * device alike (BP_HOST_DEVICE, as backplane/dtype.h and cast.h).

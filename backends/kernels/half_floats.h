@@ -1,5 +1,5 @@
 /* The half floats' conversions for the reference kernels (cast.c,
- * elementwise.c), branch-free so that the loops through them vectorise.
+ * unary.c and binary.c), branch-free so that the loops through them vectorise.
  * Each gives exactly the bits of the cast rules (backplane/cast.h, dtype.h);
  * tests/test_cast_paths.c checks every f16 and bf16 input and the rounding
  * edges of f32, f64 and the integers against them. GCC keeps the select in

@@ -130,7 +130,7 @@ void *bpk_block_get(size_t total, size_t huge_min, size_t *map_len);
 void bpk_block_put(void *block, size_t map_len);
 
 /* ---- kernels: the plugin entries (see plugin.h for each contract) ---- */
-/* elementwise.c, cast.c, creation.c. bpk_unary and bpk_binary are the
+/* unary.c, binary.c, where.c, cast.c, creation.c. bpk_unary and bpk_binary are the
  * UNARY and BINARY kinds' kernels: every op of the kind, its parameters in
  * p (opcodes.h's bp_op_kind). */
 bp_status bpk_unary(void *dev, bp_op op, const bp_op_params *p, const bp_view *x,
@@ -175,7 +175,7 @@ bp_status bpk_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                  const bp_view *const *in, int32_t n_out, const bp_view *const *out);
 bool bpk_supports(void *dev, bp_op op, bp_dtype dtype);
 /* The kernels, by file (each checks nothing the core guarantees). */
-/* elementwise.c: clip (x, lo|NULL, hi|NULL) */
+/* where.c: clip (x, lo|NULL, hi|NULL) */
 bp_status bpk_op_clip(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
                       const bp_view *const *in, int32_t n_out, const bp_view *const *out);
 /* hardmax.c, scan.c, sort.c: along the last axis of x */
