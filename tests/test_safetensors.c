@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cJSON.h>
@@ -142,6 +143,48 @@ Test(safetensors, load_copies_so_truncating_the_file_leaves_the_tensor_intact)
     cr_assert_arr_eq(out, big, sizeof big);
     bp_tensor_release(w);
     bp_tensor_release(w2);
+    bp_context_destroy(ctx);
+}
+
+/* Before, the copying load read the mapped pages: a file truncated between
+ * open and load killed the process with SIGBUS. */
+Test(safetensors, a_file_truncated_after_open_is_an_io_error_at_load_not_a_crash)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *cpu = NULL;
+    BPT_OK(bp_backend_get(ctx, "binary", &cpu));
+    float big[1024];
+    const char *path = file_in_dir("shrinks.safetensors");
+    save_counting(cpu, path, big);
+    bp_safetensors *f = NULL;
+    BPT_OK(bp_safetensors_open(path, &f));
+    /* cut inside the data: the header is intact, the tensor's bytes are not */
+    struct stat sb;
+    cr_assert_eq(stat(path, &sb), 0);
+    static char whole[8192];
+    cr_assert_leq(sb.st_size, (off_t)sizeof whole);
+    int fd = open(path, O_RDWR);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(pread(fd, whole, (size_t)sb.st_size, 0), sb.st_size);
+    cr_assert_eq(ftruncate(fd, sb.st_size - 2048), 0);
+    bp_tensor *w = NULL;
+    BPT_FAILS(BP_ERR_IO, bp_safetensors_load(f, "w", cpu, &w));
+    cr_assert_null(w);
+    const char *msg = bp_last_error();
+    cr_assert(strstr(msg, "tensor 'w'") && strstr(msg, path) &&
+                  strstr(msg, "shrank after it was opened") && strstr(msg, "open it again"),
+              "%s", msg);
+    BPT_FAILS(BP_ERR_IO,
+              bp_safetensors_load_expect(f, "w", cpu, BP_F32, 1, (int64_t[]){1024}, &w));
+    /* written back in place: the same open file loads it again */
+    cr_assert_eq(pwrite(fd, whole, (size_t)sb.st_size, 0), sb.st_size);
+    close(fd);
+    BPT_OK(bp_safetensors_load(f, "w", cpu, &w));
+    float out[1024];
+    BPT_OK(bp_tensor_to_host(w, out, sizeof out));
+    cr_assert_arr_eq(out, big, sizeof big);
+    bp_tensor_release(w);
+    bp_safetensors_close(f);
     bp_context_destroy(ctx);
 }
 

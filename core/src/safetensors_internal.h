@@ -27,8 +27,10 @@ typedef struct st_entry {
 
 struct bp_safetensors {
     char *path;
-    bp__st_map *map;
-    const char *data;        /* the first byte after the header */
+    int fd;                  /* read with pread by the copying loads; -1 once closed */
+    uint64_t data_offset;    /* file offset of the first byte after the header */
+    bp__st_map *map;         /* for bp_safetensors_load_mapped alone */
+    const char *data;        /* the first byte after the header, in map */
     size_t n;
     st_entry *entries;       /* header order */
     size_t n_meta;
@@ -36,6 +38,10 @@ struct bp_safetensors {
 };
 
 void bp__st_free(bp_safetensors *f);
+/* len bytes of f's file from byte at, with pread: BP_ERR_IO naming what
+ * (e.g. "tensor 'w'") and fn if the file cannot be read or now ends early. */
+bp_status bp__st_read(const bp_safetensors *f, const char *fn, void *dst, size_t len,
+                      uint64_t at, const char *what);
 /* Whether json (len bytes) starts with a well-formed JSON value, stricter
  * than cJSON wherever they differ; allocates nothing (safetensors_json.c). */
 bool bp__st_json_well_formed(const char *json, size_t len);

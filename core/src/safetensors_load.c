@@ -1,11 +1,13 @@
-/* Loading a tensor of a safetensors file onto a backend: by default one
- * host -> backend write from the mapped bytes, after which the tensor no
- * longer depends on the file; bp_safetensors_load_mapped keeps the file's
+/* Loading a tensor of a safetensors file onto a backend: by default the
+ * bytes are read with pread (a file that shrank since it was opened is
+ * BP_ERR_IO, not SIGBUS) and written to the backend once, after which the
+ * tensor no longer depends on the file; bp_safetensors_load_mapped keeps the file's
  * mapped pages as the tensor's buffer on host backends that can use
  * existing memory (nothing is copied, and the file must then not shrink
  * under the tensor: a read of a page past its new end is SIGBUS). */
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "safetensors_internal.h"
@@ -39,7 +41,19 @@ static bp_status st_load(const char *fn, const bp_safetensors *f, const st_entry
         if (st != BP_ERR_UNSUPPORTED_OP)
             return st;
     }
-    return bp_tensor_from_host(b, dt, e->rank, e->shape, src, out);
+    if (e->nbytes == 0)
+        return bp_tensor_from_host(b, dt, e->rank, e->shape, src, out);
+    void *buf = malloc((size_t)e->nbytes);
+    if (!buf)
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory reading the %zu bytes of "
+                         "tensor '%s' of %s", fn, (size_t)e->nbytes, e->name, f->path);
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%.*s'", 64, e->name);
+    bp_status st = bp__st_read(f, fn, buf, (size_t)e->nbytes, f->data_offset + e->offset, what);
+    if (st == BP_OK)
+        st = bp_tensor_from_host(b, dt, e->rank, e->shape, buf, out);
+    free(buf);
+    return st;
 }
 
 static bp_status st_entry_for(const char *fn, const bp_safetensors *f, const char *name,

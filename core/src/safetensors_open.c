@@ -1,8 +1,12 @@
-/* Opening a safetensors file: map it and validate the whole header before
+/* Opening a safetensors file: read and validate the whole header before
  * anything is loaded, so that a truncated download or a hand-edited header
  * is a clear BP_ERR_FORMAT naming what is wrong and where, never a crash or
  * a tensor of garbage. The JSON is parsed by cJSON; a parse that fails on
- * well-formed JSON (safetensors_json.c) ran out of memory. */
+ * well-formed JSON (safetensors_json.c) ran out of memory.
+ *
+ * The header and the copying loads read the file with pread, so a file
+ * rewritten or truncated while it is open is an error (BP_ERR_IO), never a
+ * SIGBUS; only bp_safetensors_load_mapped touches the mapping. */
 #include <cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -79,8 +83,36 @@ void bp__st_free(bp_safetensors *f)
     free(f->meta_values);
     if (f->map)
         bp__st_map_release(f->map);
+    if (f->fd >= 0)
+        close(f->fd);
     free(f->path);
     free(f);
+}
+
+bp_status bp__st_read(const bp_safetensors *f, const char *fn, void *dst, size_t len,
+                      uint64_t at, const char *what)
+{
+    char *d = dst;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t r = pread(f->fd, d + done, len - done, (off_t)(at + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            char eb[128];
+            return bp__error(BP_ERR_IO, "%s: cannot read %s of %s: %s", fn, what, f->path,
+                             strerror_r(errno, eb, sizeof eb));
+        }
+        if (r == 0)
+            return bp__error(BP_ERR_IO,
+                             "%s: %s of %s ends at file byte %llu, before byte %llu: the file "
+                             "shrank after it was opened (rewritten or truncated?); open it "
+                             "again",
+                             fn, what, f->path, (unsigned long long)(at + done),
+                             (unsigned long long)(at + len));
+        done += (size_t)r;
+    }
+    return BP_OK;
 }
 
 /* ---- the header ----------------------------------------------------------------- */
@@ -293,25 +325,21 @@ static bp_status st_map(bp_safetensors *f, int fd, uint64_t size)
 
 static bp_status st_open(bp_safetensors *f)
 {
+    static const char fn[] = "bp_safetensors_open";
     char eb[128];
-    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return bp__error(BP_ERR_IO, "bp_safetensors_open: cannot open %s: %s", f->path,
+    f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    if (f->fd < 0)
+        return bp__error(BP_ERR_IO, "%s: cannot open %s: %s", fn, f->path,
                          strerror_r(errno, eb, sizeof eb));
     struct stat sb;
-    bp_status st = BP_OK;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
-        st = bp__error(BP_ERR_IO, "bp_safetensors_open: %s is not a regular file", f->path);
-    uint64_t size = st == BP_OK ? (uint64_t)sb.st_size : 0;
-    if (st == BP_OK && size < 8)
-        st = st_format(f->path, "%llu bytes: shorter than the 8-byte header length",
-                       (unsigned long long)size);
-    if (st == BP_OK)
-        st = st_map(f, fd, size);
-    close(fd);
-    if (st != BP_OK)
-        return st;
-    const unsigned char *b = f->map->base;
+    if (fstat(f->fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return bp__error(BP_ERR_IO, "%s: %s is not a regular file", fn, f->path);
+    uint64_t size = (uint64_t)sb.st_size;
+    if (size < 8)
+        return st_format(f->path, "%llu bytes: shorter than the 8-byte header length",
+                         (unsigned long long)size);
+    unsigned char b[8];
+    BP__TRY(bp__st_read(f, fn, b, sizeof b, 0, "the header length"));
     uint64_t n = 0;
     for (int i = 7; i >= 0; i--)
         n = (n << 8) | b[i]; /* little-endian, whatever this machine is */
@@ -320,10 +348,23 @@ static bp_status st_open(bp_safetensors *f)
                          "it (a header is 2 to %llu bytes)",
                          (unsigned long long)n, (unsigned long long)(size - 8),
                          (unsigned long long)ST_MAX_HEADER);
-    if (b[8] != '{')
-        return st_format(f->path, "the header does not start with '{' (file byte 8)");
-    f->data = (const char *)b + 8 + n;
-    return st_header(f, (const char *)b + 8, (size_t)n, size - 8 - n);
+    char *json = malloc((size_t)n);
+    if (!json)
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory for the %llu-byte header of %s",
+                         fn, (unsigned long long)n, f->path);
+    bp_status st = bp__st_read(f, fn, json, (size_t)n, 8, "the header");
+    if (st == BP_OK && json[0] != '{')
+        st = st_format(f->path, "the header does not start with '{' (file byte 8)");
+    if (st == BP_OK)
+        st = st_header(f, json, (size_t)n, size - 8 - n);
+    free(json);
+    if (st == BP_OK)
+        st = st_map(f, f->fd, size);
+    if (st != BP_OK)
+        return st;
+    f->data_offset = 8 + n;
+    f->data = (const char *)f->map->base + 8 + n;
+    return BP_OK;
 }
 
 bp_status bp_safetensors_open(const char *path, bp_safetensors **out)
@@ -334,6 +375,8 @@ bp_status bp_safetensors_open(const char *path, bp_safetensors **out)
     if (!path)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_safetensors_open: path is NULL");
     bp_safetensors *f = calloc(1, sizeof *f);
+    if (f)
+        f->fd = -1;
     if (!f || !(f->path = strdup(path))) {
         free(f);
         return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_safetensors_open: out of memory");

@@ -43,7 +43,8 @@ typedef struct bp_safetensors bp_safetensors;
  * dtypes, non-negative shapes whose byte size does not overflow, offsets in
  * bounds, contiguous and not overlapping, a file size that matches. Any
  * violation is BP_ERR_FORMAT naming what is wrong and where (the tensor, the
- * field, the byte). The file is mapped, not read. */
+ * field, the byte). The header is read; the file stays open (one file
+ * descriptor) for the loads, and mapped for bp_safetensors_load_mapped. */
 BP_API bp_status bp_safetensors_open(const char *path, bp_safetensors **out);
 
 /* Close the file; tensors loaded from it stay valid (a tensor from
@@ -78,10 +79,10 @@ BP_API bp_status bp_safetensors_metadata_at(const bp_safetensors *file, size_t i
 /* Load tensor `name` onto backend b: a copy of the file's bytes (one host
  * -> backend transfer), after which the tensor no longer depends on the
  * file: the file may be truncated, rewritten or removed while the tensor
- * lives. (The bytes are read from the mapping that bp_safetensors_open
- * made, so the file must stay intact until the load returns.) Errors:
- * BP_ERR_NOT_FOUND, BP_ERR_DTYPE (a dtype backplane lacks), BP_ERR_SHAPE
- * (rank above 8), BP_ERR_OUT_OF_MEMORY. */
+ * lives. The bytes are read from the open file, so a file that shrank
+ * since bp_safetensors_open is BP_ERR_IO naming the tensor (open it again),
+ * never a crash. Errors: BP_ERR_NOT_FOUND, BP_ERR_DTYPE (a dtype backplane
+ * lacks), BP_ERR_SHAPE (rank above 8), BP_ERR_IO, BP_ERR_OUT_OF_MEMORY. */
 BP_API bp_status bp_safetensors_load(const bp_safetensors *file, const char *name, bp_backend *b,
                                      bp_tensor **out);
 
