@@ -139,6 +139,7 @@ template <class C> static __device__ __forceinline__ C un_float(bp_op op, C v)
     case BP_OP_SOFTPLUS: return bpf_softplus(v);
     case BP_OP_SOFTSIGN: return bpf_softsign(v);
     case BP_OP_SILU: return bpf_silu(v);
+    case BP_OP_MISH: return bpf_mish(v);
     default: return (C)NAN;
     }
 }

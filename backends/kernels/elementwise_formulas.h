@@ -114,6 +114,15 @@
         T e = M(exp)(v);                                                                   \
         return v * e / ((T)1 + e);                                                         \
     }                                                                                      \
+    /* v tanh(softplus(v)) (ONNX Mish): -inf gives -inf * 0 = NaN, as the                 \
+     * formula and ONNX's reference do. Below -87 in float, softplus's e^v is              \
+     * subnormal (too few bits): in double, as silu. */                                    \
+    BP_HOST_DEVICE static inline T bpf_mish##S(T v)                                        \
+    {                                                                                      \
+        if (BPF__IS_F(T) && v < (T)-87)                                                    \
+            return (T)bpf_mish((double)v);                                                 \
+        return v * M(tanh)(bpf_softplus##S(v));                                            \
+    }                                                                                      \
     /* NaN stays NaN (NumPy's clip of ONNX's reference); then clamped */                   \
     BP_HOST_DEVICE static inline T bpf_clamp01##S(T v)                                     \
     {                                                                                      \

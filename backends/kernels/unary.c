@@ -171,6 +171,7 @@ BPK_CLONES static bp_status float_unary(bp_op op, const bp_view *x, const bp_vie
     case BP_OP_SOFTPLUS: FLOAT_UN(bpf_softplus(v));
     case BP_OP_SOFTSIGN: FLOAT_UN(bpf_softsign(v));
     case BP_OP_SILU: FLOAT_UN(bpf_silu(v));
+    case BP_OP_MISH: FLOAT_UN(bpf_mish(v));
     default: break;
     }
     return BP_ERR_UNSUPPORTED_OP;

@@ -85,6 +85,8 @@ bp_status bp_celu(const bp_tensor *x, double alpha, bp_tensor **out)
     return unary_f(BP_OP_CELU, x, alpha, 0, out);
 }
 
+bp_status bp_mish(const bp_tensor *x, bp_tensor **out) { return unary_f(BP_OP_MISH, x, 0, 0, out); }
+
 bp_status bp_selu(const bp_tensor *x, double alpha, double gamma, bp_tensor **out)
 {
     return unary_f(BP_OP_SELU, x, alpha, gamma, out);

@@ -116,6 +116,7 @@ UNARY = {
     "softplus": (lambda x: np.log1p(np.exp(x)), FLOATS),
     "softsign": (lambda x: x / (1 + np.abs(x)), FLOATS),
     "silu": (lambda x: x / (1 + np.exp(-x)), FLOATS),
+    "mish": (lambda x: x * np.tanh(np.log1p(np.exp(x))), FLOATS),
     "hardswish": (lambda x: x * np.clip(x / 6 + 0.5, 0, 1), FLOATS),
 }
 

@@ -28,6 +28,10 @@ static double unary_long(bp_op op, double x)
         return isnan(x) ? x : (double)(fmaxl(x, 0.0L) + log1pl(expl(-fabsl(x))));
     case BP_OP_SOFTSIGN: return (double)((long double)x / (1.0L + fabsl(x)));
     case BP_OP_SILU: return (double)((long double)x / (1.0L + expl(-(long double)x)));
+    case BP_OP_MISH: { /* x tanh(log(1 + e^x)), softplus as above; -inf: -inf * 0 = NaN */
+        long double sp = fmaxl(x, 0.0L) + log1pl(expl(-fabsl(x)));
+        return isnan(x) ? x : (double)((long double)x * tanhl(sp));
+    }
     case BP_OP_HARDSWISH: {
         long double t = (long double)x / 6.0L + 0.5L;
         return isnan(x) ? x : (double)((long double)x * (t < 0 ? 0.0L : t > 1 ? 1.0L : t));

@@ -171,7 +171,8 @@ extern "C" {
       "loss log_prob?", 0, FLOAT, SAME, HEAVY)                                                      \
     X(NLL_LOSS,     nll_loss,     LOSS,   5, "log_prob target weights?", "loss", 0, FLOAT, SAME, HEAVY) \
     X(RESIZE,       resize,       RESIZE, 5, "x",     "y", 0, NUMERIC, SAME, HEAVY)               \
-    X(CELU,         celu,         UNARY,  7, "x",     "y", 0, FLOAT,   SAME, HEAVY) /* f0 alpha */
+    X(CELU,         celu,         UNARY,  7, "x",     "y", 0, FLOAT,   SAME, HEAVY) /* f0 alpha */ \
+    X(MISH,         mish,         UNARY,  8, "x",     "y", 0, FLOAT,   SAME, HEAVY) /* x*tanh(softplus(x)) */
 
 /* The table's schema: each op's public function and its inputs' domains, one
  * row per op keyed by the same NAME, in the table's order (the core's build
@@ -383,7 +384,8 @@ extern "C" {
       "log_prob, target: tensor(own), weights?, reduction: loss_reduction = 'mean', "              \
       "ignore_index: i64? = None", "")                                                             \
     X(RESIZE,            "", "x, scales: f64[] = None, sizes: i64[] = None, options: resize", "")  \
-    X(CELU,              "onnx:Celu", "x, alpha: f64 = 1.0", "x: [-5, 5]; alpha = 2")
+    X(CELU,              "onnx:Celu", "x, alpha: f64 = 1.0", "x: [-5, 5]; alpha = 2")          \
+    X(MISH,              "onnx:Mish", "x", "x: [-20, 20]")
 
 /* What an op is: ops of one kind are checked alike by the core, read their
  * parameters (bp_op_params) alike, and share a kernel in a backend. The

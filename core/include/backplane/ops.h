@@ -338,6 +338,9 @@ BP_API bp_status bp_elu(const bp_tensor *x, double alpha, bp_tensor **out);
 /* x < 0 ? alpha (e^(x / alpha) - 1) : x (ONNX Celu, alpha 1; since 1.7).
  * Float dtypes. */
 BP_API bp_status bp_celu(const bp_tensor *x, double alpha, bp_tensor **out);
+/* x tanh(softplus(x)) = x tanh(log(1 + e^x)) (ONNX Mish; since 1.8); -inf
+ * gives NaN, as the formula does. Float dtypes. */
+BP_API bp_status bp_mish(const bp_tensor *x, bp_tensor **out);
 /* gamma (x > 0 ? x : alpha (e^x - 1)) (ONNX Selu: alpha 1.67326319217681884765625,
  * gamma 1.05070102214813232421875). Float dtypes. */
 BP_API bp_status bp_selu(const bp_tensor *x, double alpha, double gamma, bp_tensor **out);

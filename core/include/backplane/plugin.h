@@ -73,9 +73,10 @@ extern "C" {
  *        1.0 (unary .. random) are called only for plugins built before
  *        1.6, which keep working unchanged; a plugin of 1.6 leaves them
  *        NULL. No member was added: only what the core sends changed.
- *   1.7  celu (the op table's rows with SINCE 7). No member was added. */
+ *   1.7  celu (the op table's rows with SINCE 7). No member was added.
+ *   1.8  mish (the op table's rows with SINCE 8). No member was added. */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 7
+#define BP_ABI_MINOR 8
 
 /* Memory kinds, numbered as DLPack numbers device types (DLDeviceType), so
  * that exchange needs no translation. */
