@@ -684,3 +684,138 @@ Test(graph, a_graph_released_half_way_through_recording_frees_everything)
     bp_tensor_release(w4);
     bp_context_destroy(ctx); /* ASan: nothing leaked */
 }
+
+/* ---- what records -------------------------------------------------------------- */
+
+/* reshape (metadata only), transpose, concat of one value twice, clip_scalar
+ * (composed of two captured scalars and clip), a reduction. */
+static bp_tensor *movements(const bp_tensor *x)
+{
+    bp_tensor *r, *t, *c, *s, *y;
+    BPT_OK(bp_reshape(x, 2, (const int64_t[]){2, 3}, &r));
+    BPT_OK(bp_transpose(r, NULL, &t));
+    BPT_OK(bp_concat(2, (const bp_tensor *const[]){t, t}, 0, &c));
+    BPT_OK(bp_clip_scalar(c, -0.5, 0.5, &s));
+    BPT_OK(bp_sum(s, 1, (const int32_t[]){1}, false, &y));
+    bp_tensor *tmp[] = {r, t, c, s};
+    for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
+        bp_tensor_release(tmp[i]);
+    return y;
+}
+
+Test(graph, movement_composite_and_metadata_ops_record_and_equal_eager)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *x = random_tensor(be, 1, (const int64_t[]){6}, 21);
+        bp_tensor *want = movements(x);
+        bp_graph *g = NULL;
+        bp_tensor *sx;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){6}, &sx));
+        bp_tensor *sy = movements(sx);
+        BPT_OK(bp_graph_output(g, sy));
+        bp_tensor *got = compile_and_run(g, x, NULL);
+        cr_expect(bpt_same_bytes(got, want), "on %s", bp_backend_name(be));
+        bp_tensor *all[] = {x, want, sx, sy, got};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            bp_tensor_release(all[i]);
+        bp_graph_release(g);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(graph, ops_on_the_recording_backend_record_too)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_graph *g = NULL;
+    bp_tensor *sx, *two, *y;
+    BPT_OK(bp_graph_create(be, &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){3}, &sx));
+    /* a symbolic tensor's backend makes symbolic tensors: a FILL node */
+    BPT_OK(bp_full(bp_tensor_backend(sx), BP_F32, 0, NULL, 2.0, &two));
+    BPT_OK(bp_mul(sx, two, &y));
+    BPT_OK(bp_graph_output(g, y));
+    bp_tensor *x = bpt_vec(be, BP_F32, 3, (const double[]){1, 2, 3});
+    bp_graph_stats st;
+    bp_tensor *got = compile_and_run(g, x, &st);
+    cr_expect_eq(st.nodes_planned, 2);
+    float v[3];
+    BPT_OK(bp_tensor_to_host(got, v, sizeof v));
+    cr_expect(v[0] == 2 && v[1] == 4 && v[2] == 6);
+    bp_tensor *all[] = {sx, two, y, x, got};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        bp_tensor_release(all[i]);
+    bp_graph_release(g);
+    bp_context_destroy(ctx);
+}
+
+Test(graph, an_input_or_its_reshape_marked_as_an_output_comes_back_as_a_new_handle)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_graph *g = NULL;
+    bp_tensor *sx, *r;
+    BPT_OK(bp_graph_create(be, &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){4}, &sx));
+    BPT_OK(bp_reshape(sx, 2, (const int64_t[]){2, 2}, &r));
+    BPT_OK(bp_graph_output(g, sx));
+    BPT_OK(bp_graph_output(g, r));
+    bp_graph_exec *exe = NULL;
+    BPT_OK(bp_graph_compile(g, NULL, &exe));
+    bp_tensor *x = bpt_vec(be, BP_F32, 4, (const double[]){1, 2, 3, 4}), *outs[2];
+    BPT_OK(bp_graph_run(exe, 1, &x, 2, outs));
+    cr_expect(outs[0] != x);
+    cr_expect(bpt_same_bytes(outs[0], x));
+    cr_expect_eq(bp_tensor_rank(outs[1]), 2);
+    float v[4];
+    BPT_OK(bp_tensor_to_host(outs[1], v, sizeof v));
+    cr_expect(v[0] == 1 && v[3] == 4);
+    bp_tensor *all[] = {sx, r, x, outs[0], outs[1]};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        bp_tensor_release(all[i]);
+    bp_graph_exec_release(exe);
+    bp_graph_release(g);
+    bp_context_destroy(ctx);
+}
+
+Test(graph, a_gather_whose_indices_the_core_checks_on_the_host_is_refused_while_recording)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_graph *g = NULL;
+        bp_tensor *sx, *y = NULL;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){4}, &sx));
+        bp_tensor *idx = bpt_tensor_i64(be, BP_I64, 1, (const int64_t[]){2},
+                                        (const int64_t[]){3, 0});
+        bp_status st = bp_gather(sx, idx, 0, &y);
+        if (strcmp(bp_backend_name(be), "binary:0") == 0)
+            cr_expect_eq(st, BP_ERR_UNSUPPORTED_OP);
+        if (st == BP_OK) { /* a backend that checks indices on the device records it */
+            BPT_OK(bp_graph_output(g, y));
+            bp_tensor *x = bpt_vec(be, BP_F32, 4, (const double[]){1, 2, 3, 4}), *want;
+            BPT_OK(bp_gather(x, idx, 0, &want));
+            bp_tensor *got = compile_and_run(g, x, NULL);
+            cr_expect(bpt_same_bytes(got, want), "on %s", bp_backend_name(be));
+            bp_tensor_release(got);
+            bp_tensor_release(want);
+            bp_tensor_release(x);
+        } else {
+            cr_expect_eq(st, BP_ERR_UNSUPPORTED_OP, "on %s: %s", bp_backend_name(be),
+                         bp_last_error());
+            cr_expect(strstr(bp_last_error(), "eagerly"), "%s", bp_last_error());
+            cr_expect_null(y);
+        }
+        bp_tensor_release(y);
+        bp_tensor_release(idx);
+        bp_tensor_release(sx);
+        bp_graph_release(g);
+    }
+    bp_context_destroy(ctx);
+}

@@ -477,13 +477,15 @@ void bp__axis_last_perm(int32_t rank, int32_t axis, int32_t *perm);
  * Every index lies in [-dims[j], dims[j]), j the index's position modulo m
  * (m = 1: one bound; gather_nd: one per component of an index tuple); what[j]
  * names the axis in messages. BP_ERR_INDEX naming the first bad one. Skipped
- * on a device backend that checks (and defers) on the device. */
-bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, int32_t m,
-                                 const int64_t *dims, const char *const *what);
+ * on a device backend that checks (and defers) on the device. While a graph
+ * records the op (data, the tensor indexed, or indices symbolic) on another
+ * backend: BP_ERR_UNSUPPORTED_OP, since the values are not known yet. */
+bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, const bp_tensor *data,
+                                 int32_t m, const int64_t *dims, const char *const *what);
 /* Class labels of a loss: each in [0, classes) or equal to *ignore_index
  * (NULL: none). Skipped as above. */
-bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels, int64_t classes,
-                                 const int64_t *ignore_index);
+bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels, const bp_tensor *data,
+                                 int64_t classes, const int64_t *ignore_index);
 
 /* ---- the one op path (plugin_call.c, plugin_compat.c, checks.c) -------------
  * Every op, whatever its kind, is checked against its row of the op table

@@ -128,7 +128,7 @@ static bp_status check_axis_bounds(const char *fn, const bp_tensor *x, const bp_
 {
     char what[32];
     snprintf(what, sizeof what, "axis %d", (int)ax);
-    return bp__check_index_bounds(fn, indices, 1, &x->shape[ax], (const char *const[]){what});
+    return bp__check_index_bounds(fn, indices, x, 1, &x->shape[ax], (const char *const[]){what});
 }
 
 /* ---- gather ---------------------------------------------------------------- */
@@ -162,7 +162,8 @@ bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t axis, 
     BP__TRY(bp__op_require(be, BP_OP_GATHER, x->dtype));
     char what[32];
     snprintf(what, sizeof what, "axis %d", (int)ax);
-    BP__TRY(bp__check_index_bounds(fn, indices, 1, &x->shape[ax], (const char *const[]){what}));
+    BP__TRY(bp__check_index_bounds(fn, indices, x, 1, &x->shape[ax],
+                                   (const char *const[]){what}));
 
     bp_op_params p = bp__params();
     p.i[0] = ax;
@@ -228,7 +229,7 @@ static bp_status nd_bounds(const char *fn, const bp_tensor *x, const bp_tensor *
         snprintf(names[j], sizeof names[j], "axis %d", (int)(b + j));
         what[j] = names[j];
     }
-    return bp__check_index_bounds(fn, indices, m, &x->shape[b], what);
+    return bp__check_index_bounds(fn, indices, x, m, &x->shape[b], what);
 }
 
 /* The shared shape rules: indices (..., m) with 1 <= m <= rank - b, and the
