@@ -440,6 +440,13 @@ Test(graph, reading_a_symbolic_tensor_says_it_is_symbolic_and_what_to_do)
     char text[256];
     cr_expect_neq(bp_tensor_format(s, text, sizeof text, NULL), BP_OK);
     cr_expect(strstr(bp_last_error(), "symbolic"), "%s", bp_last_error());
+    bp_tensor *copy = NULL;
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_backend_copy(s, be, &copy));
+    cr_expect(strstr(bp_last_error(), "symbolic"), "%s", bp_last_error());
+    cr_expect_null(copy);
+    struct DLManagedTensor *m = NULL;
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_tensor_to_dlpack(s, &m));
+    cr_expect(strstr(bp_last_error(), "symbolic"), "%s", bp_last_error());
     bp_tensor_release(s);
     bp_tensor_release(sx);
     bp_graph_release(g);

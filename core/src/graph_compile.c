@@ -341,7 +341,7 @@ bp_status bp_graph_compile(bp_graph *g, const bp_graph_options *opt, bp_graph_ex
     bp_graph_options o = BP_GRAPH_OPTIONS_INIT;
     if (opt)
         BP__TRY(bp__struct_in(fn, "bp_graph_options", "BP_GRAPH_OPTIONS_INIT", opt,
-                              sizeof(uint32_t), &o, sizeof o));
+                              sizeof(bp_graph_options), &o, sizeof o));
     bp_graph_exec *e = calloc(1, sizeof *e);
     if (!e)
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
