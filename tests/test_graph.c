@@ -12,6 +12,7 @@
 
 #include "bpt.h"
 #include "expect.h"
+#include "op_args.h"
 
 /* ---- models, each written once and called eagerly or on symbolic x ------------- */
 
@@ -823,6 +824,98 @@ Test(graph, a_gather_whose_indices_the_core_checks_on_the_host_is_refused_while_
         bp_tensor_release(idx);
         bp_tensor_release(sx);
         bp_graph_release(g);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* ---- every op of the table ------------------------------------------------------ */
+
+static bp_dtype first_dtype(bp_backend *be, bp_op op)
+{
+    static const bp_dtype order[] = {BP_F32, BP_I32, BP_BOOL, BP_I64, BP_F64, BP_U8};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (bpt_supports(be, op, order[i]))
+            return order[i];
+    return (bp_dtype)-1;
+}
+
+/* op as a one-op graph (its operands symbolic; a creation op on the
+ * recording backend) against the eager call: equal bits, or a refusal that
+ * says to run it eagerly. *recorded counts the first. */
+static void one_op_graph(bp_backend *be, bp_op op, int *recorded, int *refused)
+{
+    bp_dtype dt = first_dtype(be, op);
+    if ((int)dt < 0)
+        return;
+    bp_tensor *in[5] = {NULL}, *sym[5] = {NULL}, *want[2] = {NULL}, *got[2] = {NULL};
+    bp_tensor *sy[2] = {NULL}, *dummy = NULL, *sdummy = NULL;
+    if (bpt_op_operands(be, op, dt, in) != BP_OK)
+        return;
+    bpt_op_args a;
+    bpt_op_args_default(op, be, dt, &a);
+    bp_status st;
+    if (!bpt_op_invoke(op, in, &a, &want[0], &want[1], &st) || st != BP_OK)
+        goto done;
+    bp_graph *g = NULL;
+    BPT_OK(bp_graph_create(be, &g));
+    bp_tensor *run_in[6];
+    int32_t n_in = 0;
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){1}, &sdummy));
+    dummy = bpt_vec(be, BP_F32, 1, NULL);
+    run_in[n_in++] = dummy;
+    for (int k = 0; k < 5; k++)
+        if (in[k]) {
+            BPT_OK(bp_graph_input(g, bp_tensor_dtype(in[k]), bp_tensor_rank(in[k]),
+                                  bp_tensor_shape(in[k]), &sym[k]));
+            run_in[n_in++] = in[k];
+        }
+    a.backend = bp_tensor_backend(sdummy);
+    cr_assert(bpt_op_invoke(op, sym, &a, &sy[0], &sy[1], &st));
+    if (st != BP_OK) {
+        cr_expect_eq(st, BP_ERR_UNSUPPORTED_OP, "%s on %s: %s", bp_op_name(op),
+                     bp_backend_name(be), bp_last_error());
+        cr_expect(strstr(bp_last_error(), "eagerly"), "%s on %s: %s", bp_op_name(op),
+                  bp_backend_name(be), bp_last_error());
+        (*refused)++;
+    } else {
+        int32_t n_out = sy[1] ? 2 : 1;
+        for (int32_t k = 0; k < n_out; k++)
+            BPT_OK(bp_graph_output(g, sy[k]));
+        bp_graph_exec *exe = NULL;
+        BPT_OK(bp_graph_compile(g, NULL, &exe));
+        BPT_OK(bp_graph_run(exe, n_in, run_in, n_out, got));
+        for (int32_t k = 0; k < n_out; k++)
+            cr_expect(bpt_same_bytes(got[k], want[k]), "%s on %s: output %d differs from eager",
+                      bp_op_name(op), bp_backend_name(be), (int)k);
+        bp_graph_exec_release(exe);
+        (*recorded)++;
+    }
+    bp_graph_release(g);
+done:
+    for (int k = 0; k < 5; k++) {
+        bp_tensor_release(in[k]);
+        bp_tensor_release(sym[k]);
+    }
+    for (int k = 0; k < 2; k++) {
+        bp_tensor_release(want[k]);
+        bp_tensor_release(got[k]);
+        bp_tensor_release(sy[k]);
+    }
+    bp_tensor_release(dummy);
+    bp_tensor_release(sdummy);
+}
+
+Test(graph, every_op_of_the_table_records_as_a_one_op_graph_and_runs_like_eager)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        int recorded = 0, refused = 0;
+        for (int op = 0; op < BP_OP_COUNT; op++)
+            one_op_graph(be, (bp_op)op, &recorded, &refused);
+        fprintf(stderr, "graph: on %s, %d ops recorded and ran like eager, %d refused while "
+                "recording (host-checked indices)\n", bp_backend_name(be), recorded, refused);
+        cr_expect_gt(recorded, 50, "on %s", bp_backend_name(be));
     }
     bp_context_destroy(ctx);
 }
