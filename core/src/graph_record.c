@@ -34,12 +34,15 @@ static bp_status rec_alloc(void *dev, size_t bytes, void **buffer)
 {
     bp_graph *g = dev;
     bp__gtoken *tok = malloc(sizeof *tok);
-    if (!tok)
+    if (!tok) {
+        bp__plugin_detail_setf("out of memory for a value of a graph");
         return BP_ERR_OUT_OF_MEMORY;
+    }
     pthread_mutex_lock(&g->lock);
     if (!bp__graph_grow((void **)&g->slots, &g->cap_slots, g->n_slots + 1, sizeof *g->slots)) {
         pthread_mutex_unlock(&g->lock);
         free(tok);
+        bp__plugin_detail_setf("out of memory for a value of a graph");
         return BP_ERR_OUT_OF_MEMORY;
     }
     tok->graph = g;
@@ -93,6 +96,7 @@ static bp_status rec_op(void *dev, bp_op op, const bp_op_params *params, int32_t
     pthread_mutex_lock(&g->lock);
     if (!bp__graph_grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes)) {
         pthread_mutex_unlock(&g->lock);
+        bp__plugin_detail_setf("out of memory recording %s on a graph", bp_op_name(op));
         return BP_ERR_OUT_OF_MEMORY;
     }
     bp__gnode *n = &g->nodes[g->n_nodes];

@@ -132,6 +132,8 @@ bp_status bp_graph_run(bp_graph_exec *exe, int32_t n_in, bp_tensor *const *input
     static const char fn[] = "bp_graph_run";
     if (!exe)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: exe is NULL", fn);
+    for (int32_t k = 0; outputs && k < n_out && k < exe->n_outputs; k++)
+        outputs[k] = NULL; /* a failure leaves none set */
     BP__TRY(check_inputs(fn, exe, n_in, inputs, n_out, outputs));
     run_state r = {
         .pool = calloc((size_t)exe->n_buffers + 1, sizeof *r.pool),
