@@ -36,6 +36,11 @@ bp_status bp__check_input(const char *fn, const char *arg, const bp_tensor *t)
 bp_status bp__check_same_backend(const char *fn, size_t n, const bp_tensor *const *ts,
                                  const char *const *args)
 {
+    for (size_t i = 0; i < n; i++)
+        if (bp__backend_of(ts[i])->graph) {
+            bp_backend *be = NULL;
+            return bp__graph_join(fn, &be, ts, n, args);
+        }
     const bp_backend *first = bp__backend_of(ts[0]);
     for (size_t i = 1; i < n; i++) {
         const bp_backend *b = bp__backend_of(ts[i]);
@@ -169,6 +174,7 @@ bp_status bp__op_begin(const char *fn, bp_op op, const bp_tensor *const *in, bp_
     const bp__op_sig *sig = bp__op_sig_of(op);
     int32_t first = -1;
     char name[32], first_name[32];
+    bool mixed = false; /* symbolic and concrete (or two graphs): bp__graph_join decides */
     *be = NULL;
     for (int32_t k = 0; k < sig->n_in; k++) {
         const bp_tensor *t = in[k];
@@ -179,12 +185,22 @@ bp_status bp__op_begin(const char *fn, bp_op op, const bp_tensor *const *in, bp_
         if (first < 0) {
             first = k;
             *be = bp__backend_of(t);
+        } else if (bp__backend_of(t) != *be && ((*be)->graph || bp__backend_of(t)->graph)) {
+            mixed = true;
         } else if (bp__backend_of(t) != *be) {
             bp_op_arg_name(row->in, first, first_name, sizeof first_name);
             bp_op_arg_name(row->in, k, name, sizeof name);
             return bp__check_same_backend(fn, 2, (const bp_tensor *const[]){in[first], t},
                                           (const char *const[]){first_name, name});
         }
+    }
+    if (mixed) {
+        char names[BP__GRAPH_MAX_IO][32];
+        const char *args[BP__GRAPH_MAX_IO];
+        int32_t n = sig->n_in < BP__GRAPH_MAX_IO ? sig->n_in : BP__GRAPH_MAX_IO;
+        for (int32_t k = 0; k < n; k++)
+            args[k] = bp_op_arg_name(row->in, k, names[k], sizeof names[k]);
+        BP__TRY(bp__graph_join(fn, be, in, (size_t)n, args));
     }
     if (row->typed >= 0 && in[row->typed] &&
         !bp__class_accepts(row->dtypes, in[row->typed]->dtype))
@@ -196,6 +212,8 @@ bp_status bp__op_begin(const char *fn, bp_op op, const bp_tensor *const *in, bp_
 
 bp_status bp__op_require(const bp_backend *be, bp_op op, bp_dtype dtype)
 {
+    if (be->graph) /* recorded: checked against the device that will run it */
+        be = bp__backend_real((bp_backend *)be);
     return bp__require_op(be, op, dtype, bp__op_has_entry(be, op));
 }
 
@@ -215,7 +233,7 @@ bp_status bp__op_same_dtype(const char *fn, bp_op op, const bp_tensor *const *in
 {
     const bp_tensor *a = in[j], *b = in[k];
     if (!a || !b || atomic_load(&a->given_away) || atomic_load(&b->given_away) ||
-        bp__backend_of(a) != bp__backend_of(b) || a->dtype == b->dtype)
+        !bp__backends_joinable(bp__backend_of(a), bp__backend_of(b)) || a->dtype == b->dtype)
         return BP_OK; /* bp__op_begin reports the rest */
     const char *names = bp_op_info_of(op)->in;
     char an[32], bn[32];

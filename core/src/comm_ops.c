@@ -28,6 +28,11 @@ static bp_status comm_begin(const char *fn, bp_comm *comm, const bp_tensor *x, b
         return BP_OK;
     BP__TRY(bp__check_input(fn, "x", x));
     bp_backend *b = bp__backend_of(x);
+    if (b->graph)
+        return bp__error(BP_ERR_UNSUPPORTED_OP,
+                         "%s: x is a symbolic tensor of a graph; collectives are not recorded in "
+                         "graphs: run the collective on the tensor that bp_graph_run returns",
+                         fn);
     if (b != comm->backend)
         return bp__error(BP_ERR_BACKEND_MISMATCH,
                          "%s: x is on backend %s but the communicator carries tensors of backend "

@@ -63,6 +63,8 @@ bp_status bp_tensor_to_dlpack(const bp_tensor *t, struct DLManagedTensor **out)
     *out = NULL;
     BP__TRY(bp__check_input(fn, "t", t));
     bp_backend *b = bp__backend_of(t);
+    if (b->graph)
+        return bp__graph_read_error(fn, b);
     int32_t kind = BP_MEMORY_HOST, device = 0;
     void *base = NULL;
     if (b->host_addressable) {

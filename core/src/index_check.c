@@ -42,14 +42,27 @@ static int64_t first_bad(bp_dtype dt, const unsigned char *at, int64_t n, int32_
 /* The index values where the core can see them: in place on a host backend,
  * read from any other (*host, to free). NULL with *st BP_OK when there is
  * nothing to check here (no indices, or a deferring device). */
-static const unsigned char *index_bytes(const char *fn, const bp_tensor *indices, void **host,
-                                        bp_status *st)
+static const unsigned char *index_bytes(const char *fn, const bp_tensor *indices,
+                                        const bp_tensor *data, void **host, bp_status *st)
 {
     bp_backend *be = bp__backend_of(indices);
     *host = NULL;
     *st = BP_OK;
+    bool recording = be->graph || bp__backend_of(data)->graph;
+    be = bp__backend_real(be);
     if (indices->numel == 0 || (!be->host_addressable && BP__HAS(be->vt, deferred_error)))
         return NULL;
+    if (recording) {
+        /* symbolic indices have no values yet, and captured ones are read
+         * only when the plan runs: checking them now would prove nothing */
+        *st = bp__error(BP_ERR_UNSUPPORTED_OP,
+                        "%s: the core checks the index values on the host before this op runs "
+                        "on backend %s, which it cannot do while a graph records the op (the "
+                        "indices are symbolic, or captured and read only when the plan runs); "
+                        "run this op eagerly, outside the graph, for now",
+                        fn, be->name);
+        return NULL;
+    }
     if (be->host_addressable)
         return (const unsigned char *)be->vt->host_ptr(be->dev, indices->storage->buffer) +
                indices->offset;
@@ -69,12 +82,12 @@ static const unsigned char *index_bytes(const char *fn, const bp_tensor *indices
     return *host;
 }
 
-bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, int32_t m,
-                                 const int64_t *dims, const char *const *what)
+bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, const bp_tensor *data,
+                                 int32_t m, const int64_t *dims, const char *const *what)
 {
     void *host;
     bp_status st;
-    const unsigned char *at = index_bytes(fn, indices, &host, &st);
+    const unsigned char *at = index_bytes(fn, indices, data, &host, &st);
     if (!at)
         return st;
     int64_t i = first_bad(indices->dtype, at, indices->numel, m, dims);
@@ -91,12 +104,12 @@ bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, int32
     return st;
 }
 
-bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels, int64_t classes,
-                                 const int64_t *ignore_index)
+bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels, const bp_tensor *data,
+                                 int64_t classes, const int64_t *ignore_index)
 {
     void *host;
     bp_status st;
-    const unsigned char *at = index_bytes(fn, labels, &host, &st);
+    const unsigned char *at = index_bytes(fn, labels, data, &host, &st);
     if (!at)
         return st;
     size_t esize = bp_dtype_size(labels->dtype);

@@ -263,6 +263,8 @@ struct bp_backend {
     pthread_mutex_t exchange_lock; /* guards the exchange list (exchange.c) */
     struct bp__storage **listed;   /* storages other libraries can see */
     size_t n_listed, cap_listed;
+    struct bp_graph *graph;        /* non-NULL: this is that graph's recording
+                                      backend (graph_record.c), not a device */
 };
 
 void bp__count_op(bp_backend *b);
@@ -389,6 +391,34 @@ bool bp__tensor_try_retain(bp_tensor *t);
  * caller holds ctx->copy_lock). */
 void bp__copy_unlink(bp_tensor *t);
 static inline bp_backend *bp__backend_of(const bp_tensor *t) { return t->storage->backend; }
+/* ---- graphs (graph_record.c) ------------------------------------------------
+ * A symbolic tensor is a tensor of a graph's recording backend, whose
+ * buffers are value tokens and whose op entry appends a node: every op's
+ * eager checks and output allocation run unchanged. */
+/* The backend an op on ts runs on: the recording backend if one of ts
+ * (NULLs skipped) is symbolic, else the first one's. */
+/* The most views (inputs or outputs) one op of the table has: a node's capacity. */
+#define BP__GRAPH_MAX_IO 8
+bp_backend *bp__backend_of_all(size_t n, const bp_tensor *const *ts);
+/* t (on backend b, not *be) joins an op whose tensors so far are on *be,
+ * one of the two a recording backend: t is captured (retained by the graph)
+ * when it is a concrete tensor of the graph's backend, and *be becomes the
+ * recording backend; else BP_ERR_BACKEND_MISMATCH (another backend) or
+ * BP_ERR_INVALID_ARGUMENT (two graphs), naming first_arg and arg. The
+ * concrete tensors among ts[0 .. n) are captured too. */
+bp_status bp__graph_join(const char *fn, bp_backend **be, const bp_tensor *const *ts, size_t n,
+                         const char *const *args);
+/* Whether tensors of a and b may meet in one op (equal, or a graph's
+ * recording backend and that graph's backend). */
+bool bp__backends_joinable(const bp_backend *a, const bp_backend *b);
+/* The device behind b: b itself, or a recording backend's graph's backend. */
+bp_backend *bp__backend_real(bp_backend *b);
+/* BP_ERR_INVALID_ARGUMENT: fn cannot read a symbolic tensor of b. */
+bp_status bp__graph_read_error(const char *fn, const bp_backend *b);
+/* A storage of a recording backend was born / released (the graph lives
+ * while they do). */
+void bp__graph_retain(struct bp_graph *g);
+void bp__graph_unref(struct bp_graph *g);
 /* Hand a fresh result to the caller through out, or release it if st failed.
  * Returns st. */
 bp_status bp__deliver(bp_tensor *res, bp_status st, bp_tensor **out);
@@ -447,13 +477,15 @@ void bp__axis_last_perm(int32_t rank, int32_t axis, int32_t *perm);
  * Every index lies in [-dims[j], dims[j]), j the index's position modulo m
  * (m = 1: one bound; gather_nd: one per component of an index tuple); what[j]
  * names the axis in messages. BP_ERR_INDEX naming the first bad one. Skipped
- * on a device backend that checks (and defers) on the device. */
-bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, int32_t m,
-                                 const int64_t *dims, const char *const *what);
+ * on a device backend that checks (and defers) on the device. While a graph
+ * records the op (data, the tensor indexed, or indices symbolic) on another
+ * backend: BP_ERR_UNSUPPORTED_OP, since the values are not known yet. */
+bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, const bp_tensor *data,
+                                 int32_t m, const int64_t *dims, const char *const *what);
 /* Class labels of a loss: each in [0, classes) or equal to *ignore_index
  * (NULL: none). Skipped as above. */
-bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels, int64_t classes,
-                                 const int64_t *ignore_index);
+bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels, const bp_tensor *data,
+                                 int64_t classes, const int64_t *ignore_index);
 
 /* ---- the one op path (plugin_call.c, plugin_compat.c, checks.c) -------------
  * Every op, whatever its kind, is checked against its row of the op table

@@ -72,7 +72,7 @@ static bp_status conv_call(const char *fn, bp_op op, const bp_tensor *x, const b
     int64_t shape[BP_MAX_RANK] = {x->shape[0], m};
     for (int32_t j = 0; j < pl->s; j++)
         shape[2 + j] = pl->out[j];
-    bp_backend *be = bp__backend_of(x);
+    bp_backend *be = bp__backend_of_all(3, (const bp_tensor *const[]){x, w, bias});
     BP__TRY(bp__op_require(be, op, x->dtype));
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, be, x->dtype, x->rank, shape, &res));

@@ -53,7 +53,7 @@ bp_status bp_gemm(const bp_tensor *a, const bp_tensor *b, const bp_tensor *c, do
                              BP__SHAPE_STR(sb, 2, shape));
         }
     }
-    bp_backend *be = bp__backend_of(a);
+    bp_backend *be = bp__backend_of_all(3, (const bp_tensor *const[]){a, b, c});
     BP__TRY(bp__op_require(be, BP_OP_GEMM, a->dtype));
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, be, a->dtype, 2, shape, &res));

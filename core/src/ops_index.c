@@ -20,7 +20,7 @@ static bp_status dense_call(const char *fn, bp_op op, const bp_op_params *p, int
                             const bp_tensor *const *in, bp_dtype dt, int32_t rank,
                             const int64_t *shape, bp_tensor **out)
 {
-    bp_backend *be = bp__backend_of(in[0]);
+    bp_backend *be = bp__backend_of_all((size_t)n, in);
     BP__TRY(bp__op_require(be, op, in[0]->dtype));
     bp_view v[4];
     const bp_view *pv[4];
@@ -128,7 +128,7 @@ static bp_status check_axis_bounds(const char *fn, const bp_tensor *x, const bp_
 {
     char what[32];
     snprintf(what, sizeof what, "axis %d", (int)ax);
-    return bp__check_index_bounds(fn, indices, 1, &x->shape[ax], (const char *const[]){what});
+    return bp__check_index_bounds(fn, indices, x, 1, &x->shape[ax], (const char *const[]){what});
 }
 
 /* ---- gather ---------------------------------------------------------------- */
@@ -158,11 +158,12 @@ bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t axis, 
     for (int32_t k = ax + 1; k < x->rank; k++)
         shape[r++] = x->shape[k];
 
-    bp_backend *be = bp__backend_of(x);
+    bp_backend *be = bp__backend_of_all(2, (const bp_tensor *const[]){x, indices});
     BP__TRY(bp__op_require(be, BP_OP_GATHER, x->dtype));
     char what[32];
     snprintf(what, sizeof what, "axis %d", (int)ax);
-    BP__TRY(bp__check_index_bounds(fn, indices, 1, &x->shape[ax], (const char *const[]){what}));
+    BP__TRY(bp__check_index_bounds(fn, indices, x, 1, &x->shape[ax],
+                                   (const char *const[]){what}));
 
     bp_op_params p = bp__params();
     p.i[0] = ax;
@@ -228,7 +229,7 @@ static bp_status nd_bounds(const char *fn, const bp_tensor *x, const bp_tensor *
         snprintf(names[j], sizeof names[j], "axis %d", (int)(b + j));
         what[j] = names[j];
     }
-    return bp__check_index_bounds(fn, indices, m, &x->shape[b], what);
+    return bp__check_index_bounds(fn, indices, x, m, &x->shape[b], what);
 }
 
 /* The shared shape rules: indices (..., m) with 1 <= m <= rank - b, and the

@@ -53,8 +53,8 @@ static bp_status loss(bp_op op, const bp_tensor *x, const bp_tensor *labels,
     const char *fn = bp__op_fn(op);
     BP__TRY(bp__check_outs(fn, out, 1, (bp_tensor **const[]){log_prob}));
     BP__TRY(loss_operands(fn, op, x, labels, weights, reduction));
-    BP__TRY(bp__check_class_labels(fn, labels, x->shape[1], ignore_index));
-    bp_backend *be = bp__backend_of(x);
+    BP__TRY(bp__check_class_labels(fn, labels, x, x->shape[1], ignore_index));
+    bp_backend *be = bp__backend_of_all(3, (const bp_tensor *const[]){x, labels, weights});
     BP__TRY(bp__op_require(be, op, x->dtype));
     bp_tensor *res = NULL, *lp = NULL;
     bp_status st = reduction == BP_LOSS_NONE

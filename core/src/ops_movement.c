@@ -170,7 +170,7 @@ bp_status bp_concat(int32_t n, const bp_tensor *const *xs, int32_t axis, bp_tens
         shape[ax] += xi->shape[ax];
     }
 
-    bp_backend *be = bp__backend_of(x0);
+    bp_backend *be = bp__backend_of_all((size_t)n, xs);
     BP__TRY(bp__op_require(be, BP_OP_CONCAT, x0->dtype));
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, be, x0->dtype, x0->rank, shape, &res));

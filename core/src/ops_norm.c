@@ -50,7 +50,10 @@ static bp_status x_operand(const char *fn, bp_op op, const bp_tensor *const *in,
 static bp_status channel_call(const char *fn, bp_op op, const bp_tensor *x, int n,
                               const bp_tensor *const *ch, double epsilon, bp_tensor **out)
 {
-    bp_backend *be = bp__backend_of(x);
+    const bp_tensor *all[8] = {x};
+    for (int k = 0; k < n && k < 7; k++)
+        all[k + 1] = ch[k];
+    bp_backend *be = bp__backend_of_all((size_t)(n < 7 ? n : 7) + 1, all);
     BP__TRY(bp__op_require(be, op, x->dtype));
     bp_tensor *res = NULL;
     BP__TRY(bp__tensor_new(fn, be, x->dtype, x->rank, x->shape, &res));
@@ -144,7 +147,7 @@ static bp_status trailing_call(const char *fn, bp_op op, const bp_tensor *x, int
                                const bp_tensor *scale, const bp_tensor *bias, double epsilon,
                                bool want_stats[2], norm_outs *o)
 {
-    bp_backend *be = bp__backend_of(x);
+    bp_backend *be = bp__backend_of_all(3, (const bp_tensor *const[]){x, scale, bias});
     BP__TRY(bp__op_require(be, op, x->dtype));
     int64_t stat_shape[BP_MAX_RANK];
     for (int32_t k = 0; k < x->rank; k++)

@@ -27,6 +27,8 @@ bp_status bp__deferred_check(bp_backend *b, const char *fn)
 bp_status bp__device_read(bp_backend *b, const char *fn, const void *buffer, size_t offset,
                           void *dst, size_t bytes)
 {
+    if (b->graph)
+        return bp__graph_read_error(fn, b);
     bp__count_sync(b);
     bp__log(b->ctx, BP_LOG_DEBUG, "%s: synchronising read of %zu bytes from %s", fn, bytes,
             b->name);

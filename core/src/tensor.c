@@ -181,11 +181,14 @@ void bp__storage_release(bp__storage *s)
     if (atomic_fetch_sub(&s->refs, 1) != 1)
         return;
     bp_backend *b = s->backend;
+    struct bp_graph *graph = b->graph; /* b lives inside it: released last */
     bp__storage_drop_data(s);
     atomic_fetch_sub(&b->live_tensors, 1);
     bp_context *ctx = b->ctx;
     bp__block_part_done(bp__block_of_storage(s)); /* every storage is born in a block */
     bp__context_release(ctx);
+    if (graph)
+        bp__graph_unref(graph);
 }
 
 /* The first half of every tensor with a storage of its own (a new buffer,
@@ -232,6 +235,8 @@ static void bp__tensor_born(bp_tensor *t, bp__storage *s, bp_backend *b, int64_t
                             bool counted)
 {
     atomic_init(&s->refs, 1);
+    if (b->graph)
+        bp__graph_retain(b->graph);
     s->backend = b;
     s->bytes = t->nbytes;
     atomic_fetch_add(&b->live_tensors, 1);
@@ -254,7 +259,8 @@ bp_status bp__tensor_new(const char *fn, bp_backend *b, bp_dtype dtype, int32_t 
     bp__storage *s;
     BP__TRY(bp__tensor_shell(fn, dtype, rank, shape, &t, &s));
     size_t nbytes = t->nbytes;
-    size_t guard = atomic_load(&b->ctx->guard_bytes);
+    /* a recording backend's buffers are tokens: nothing to guard */
+    size_t guard = b->graph ? 0 : atomic_load(&b->ctx->guard_bytes);
     if (nbytes > SIZE_MAX - 2 * guard) {
         bp__shell_free(t);
         return bp__error(BP_ERR_SHAPE, "%s: %zu bytes plus guards overflow", fn, nbytes);
@@ -389,6 +395,8 @@ static bp_status bp__to_host(const char *fn, const bp_tensor *t, void *dst, size
     if (t->nbytes > 0 && !dst)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: dst is NULL", fn);
     bp_backend *b = bp__backend_of(t);
+    if (b->graph)
+        return bp__graph_read_error(fn, b);
     bp__count_d2h(b, t->nbytes);
     if (t->nbytes == 0) /* nothing to read, but the call still waits, as documented */
         return bp_synchronize(b);

@@ -25,6 +25,8 @@
 
 static bp_context *ctx;
 static bp_comm *comm;
+static bp_graph *graph;
+static bp_graph_exec *plan;
 static bp_tensor *t[NT];
 static int nt;
 static int broken;
@@ -186,6 +188,36 @@ int main(int argc, char **argv)
     /* every op of the op table, on both backends */
     if (!table_walk(bin) || !table_walk(blas))
         goto cleanup;
+    /* a graph: recorded (a captured tensor in it), compiled, run twice */
+    {
+        bp_graph *g_ = (bp_graph *)(uintptr_t)0x10;
+        bp_status st_ = bp_graph_create(bin, &g_);
+        if (st_ != BP_OK) {
+            failed("bp_graph_create", st_, g_);
+            goto cleanup;
+        }
+        graph = g_;
+    }
+    T(bp_graph_input(graph, BP_F32, 2, (int64_t[]){2, 3}, OUT), x);
+    T(bp_mul(x, a, OUT), y);
+    T(bp_tanh(y, OUT), z);
+    T(bp_tanh(y, OUT), r); /* merged with z */
+    T(bp_add(z, r, OUT), y);
+    T(bp_matmul(y, b, OUT), z);
+    C(bp_graph_output(graph, z));
+    {
+        bp_graph_exec *e_ = (bp_graph_exec *)(uintptr_t)0x10;
+        bp_status st_ = bp_graph_compile(graph, NULL, &e_);
+        if (st_ != BP_OK) {
+            failed("bp_graph_compile", st_, e_);
+            goto cleanup;
+        }
+        plan = e_;
+    }
+    bp_graph_release(graph); /* the plan does not need it */
+    graph = NULL;
+    for (int rep = 0; rep < 2; rep++)
+        T(bp_graph_run(plan, 1, (bp_tensor *const[]){a}, 1, OUT), x);
     /* DLPack: lent, taken back on both backends, lent again and taken back */
     struct DLManagedTensor *lent = NULL;
     C(bp_tensor_to_dlpack(a, &lent));
@@ -298,6 +330,8 @@ int main(int argc, char **argv)
 cleanup:
     (void)def, (void)item, (void)mi;
     bp_comm_destroy(comm);
+    bp_graph_exec_release(plan);
+    bp_graph_release(graph);
     for (int i = nt - 1; i >= 0; i--)
         bp_tensor_release(t[i]);
     bp_context_destroy(ctx);

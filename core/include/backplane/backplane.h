@@ -15,6 +15,7 @@
 #include "dtype.h"
 #include "export.h"
 #include "format.h"
+#include "graph.h"
 #include "nn.h"
 #include "opcodes.h"
 #include "ops.h"

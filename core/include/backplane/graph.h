@@ -1,0 +1,96 @@
+/* backplane: graphs. Record ops once on symbolic tensors, compile the
+ * recording into a plan, run the plan many times.
+ *
+ *     bp_graph *g;  bp_tensor *x, *y;  bp_graph_exec *exe;
+ *     bp_graph_create(cpu, &g);
+ *     bp_graph_input(g, BP_F32, 1, (int64_t[]){n}, &x);  // symbolic: no values
+ *     bp_tanh(x, &y);                                      // validated, recorded
+ *     bp_graph_output(g, y);
+ *     bp_graph_compile(g, NULL, &exe);
+ *     bp_graph_run(exe, 1, &concrete_x, 1, &result);       // result: a new tensor
+ *
+ * Every op of ops.h and nn.h records when one of its inputs is symbolic:
+ * the core checks it exactly as in eager mode (same status, same message) at
+ * record time. A concrete tensor of the graph's backend mixed with symbolic
+ * ones is a captured constant held by reference: it is retained, and its
+ * values are read each time the plan runs, never copied into the plan. */
+#ifndef BACKPLANE_GRAPH_H
+#define BACKPLANE_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context.h"
+#include "dtype.h"
+#include "export.h"
+#include "status.h"
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bp_graph bp_graph;           /* a recording */
+typedef struct bp_graph_exec bp_graph_exec; /* a compiled plan */
+
+/* A new, empty graph whose plan will run on backend. BP_ERR_INVALID_ARGUMENT
+ * for a NULL backend or out. Release with bp_graph_release. */
+BP_API bp_status bp_graph_create(bp_backend *backend, bp_graph **out);
+/* Drop the caller's reference. The graph's memory goes once its symbolic
+ * tensors are released too; plans compiled from it stay valid. NULL: no-op. */
+BP_API void bp_graph_release(bp_graph *g);
+
+/* A new symbolic tensor of g: input number k of the plan (k counts the
+ * calls, from 0). It holds no values: reading it (bp_tensor_to_host,
+ * bp_item_*, bp_tensor_format) is BP_ERR_INVALID_ARGUMENT naming what to do. */
+BP_API bp_status bp_graph_input(bp_graph *g, bp_dtype dtype, int32_t rank, const int64_t *shape,
+                                bp_tensor **x);
+/* Mark t, a symbolic tensor of g, as output number k of the plan (k counts
+ * the calls, from 0). BP_ERR_INVALID_ARGUMENT if t is concrete or of
+ * another graph. */
+BP_API bp_status bp_graph_output(bp_graph *g, const bp_tensor *t);
+
+/* Options for bp_graph_compile; NULL means the defaults. */
+typedef struct bp_graph_options {
+    uint32_t struct_size;  /* sizeof(bp_graph_options): BP_GRAPH_OPTIONS_INIT */
+    int32_t no_merge;      /* non-zero: keep identical nodes apart */
+} bp_graph_options;
+#define BP_GRAPH_OPTIONS_INIT {sizeof(bp_graph_options), 0}
+
+/* Compile what g recorded so far into a plan: nodes that reach no output
+ * dropped, identical nodes (same op, parameters, inputs and views) merged,
+ * intermediate buffers shared by liveness. The plan holds its own copy of
+ * everything it needs (and references to the captured tensors): releasing
+ * g, or recording more on it, does not change it. BP_ERR_INVALID_ARGUMENT if
+ * g has no output. */
+BP_API bp_status bp_graph_compile(bp_graph *g, const bp_graph_options *opt, bp_graph_exec **exe);
+
+/* What compiling did. */
+typedef struct bp_graph_stats {
+    uint32_t struct_size;    /* set by the caller: sizeof(bp_graph_stats) */
+    int64_t nodes_recorded;  /* nodes on the graph when it was compiled */
+    int64_t nodes_live;      /* after dropping the nodes that reach no output */
+    int64_t nodes_planned;   /* after merging identical nodes: what a run runs */
+    int64_t buffers;         /* intermediate buffers a run allocates */
+    int64_t peak_bytes;      /* their total size */
+    int64_t sum_bytes;       /* the total size of every intermediate (without
+                                reuse); outputs are in neither */
+} bp_graph_stats;
+BP_API bp_status bp_graph_exec_stats(const bp_graph_exec *exe, bp_graph_stats *stats);
+
+/* Run the plan: inputs[k] for input k (a concrete tensor of the plan's
+ * backend, of the dtype and shape it was recorded with: else BP_ERR_DTYPE or
+ * BP_ERR_SHAPE, or BP_ERR_BACKEND_MISMATCH, naming inputs[k]); outputs[k]
+ * receives a new tensor for output k, which the caller releases. Every node
+ * runs through the same op path as an eager call, so the results have
+ * eager's bits. n_in and n_out must equal the numbers of inputs and outputs.
+ * Runs queue like ops: nothing is synchronised. Safe from several threads. */
+BP_API bp_status bp_graph_run(bp_graph_exec *exe, int32_t n_in, bp_tensor *const *inputs,
+                              int32_t n_out, bp_tensor **outputs);
+/* Release a plan and its references to captured tensors. NULL: no-op. */
+BP_API void bp_graph_exec_release(bp_graph_exec *exe);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,374 @@
+/* Compiling a graph into a plan, once: nodes that reach no output dropped,
+ * identical nodes merged, every intermediate value given a pool buffer by
+ * liveness (ggml_gallocr's idea: a value's buffer is free again after its
+ * last reader). The plan copies what it needs, so the graph may change or
+ * go afterwards. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_internal.h"
+
+static bool view_geometry_equal(const bp_view *a, const bp_view *b)
+{
+    if (a->offset != b->offset || a->dtype != b->dtype || a->rank != b->rank)
+        return false;
+    for (int32_t k = 0; k < a->rank; k++)
+        if (a->shape[k] != b->shape[k] || a->strides[k] != b->strides[k])
+            return false;
+    return true;
+}
+
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
+/* A hash of what makes two nodes identical (node_same) except the output
+ * slots: op, parameters, input operands and every view's geometry. */
+static uint64_t node_hash(const bp__gnode *n)
+{
+    uint64_t h = 1469598103934665603ull;
+    h = mix(h, &n->op, sizeof n->op);
+    h = mix(h, &n->params, sizeof n->params);
+    for (int32_t k = 0; k < n->n_in + n->n_out; k++) {
+        if (k < n->n_in)
+            h = mix(h, &n->ref[k], sizeof n->ref[k]);
+        if (n->ref[k] == BP__GREF_NONE)
+            continue;
+        const bp_view *v = &n->view[k];
+        h = mix(h, &v->offset, sizeof v->offset);
+        h = mix(h, &v->rank, sizeof v->rank);
+        h = mix(h, v->shape, (size_t)v->rank * sizeof v->shape[0]);
+        h = mix(h, v->strides, (size_t)v->rank * sizeof v->strides[0]);
+    }
+    return h;
+}
+
+static bool node_same(const bp__gnode *a, const bp__gnode *b, const size_t *bytes)
+{
+    if (a->op != b->op || a->n_in != b->n_in || a->n_out != b->n_out ||
+        memcmp(&a->params, &b->params, sizeof a->params) != 0)
+        return false;
+    for (int32_t k = 0; k < a->n_in + a->n_out; k++) {
+        bool is_out = k >= a->n_in;
+        if ((a->ref[k] == BP__GREF_NONE) != (b->ref[k] == BP__GREF_NONE))
+            return false;
+        if (a->ref[k] == BP__GREF_NONE)
+            continue;
+        if (!is_out && a->ref[k] != b->ref[k])
+            return false;
+        if (is_out && bytes[a->ref[k]] != bytes[b->ref[k]])
+            return false;
+        if (!view_geometry_equal(&a->view[k], &b->view[k]))
+            return false;
+    }
+    return true;
+}
+
+typedef struct plan_tmp {
+    int32_t *writers, *first_def, *last_use, *last_write, *remap;
+    bool *needed, *is_output;
+    int32_t *hash_tab;
+    size_t *bytes;
+    bool *live_node;
+} plan_tmp;
+
+static void tmp_free(plan_tmp *t)
+{
+    free(t->writers), free(t->first_def), free(t->last_use), free(t->last_write);
+    free(t->remap), free(t->needed), free(t->is_output), free(t->hash_tab), free(t->bytes);
+    free(t->live_node);
+}
+
+void bp_graph_exec_release(bp_graph_exec *exe)
+{
+    if (!exe)
+        return;
+    for (int32_t c = 0; c < exe->n_caps; c++)
+        bp_tensor_release(exe->caps[c]);
+    free(exe->caps);
+    free(exe->nodes);
+    free(exe->slot_buffer);
+    free(exe->slot_output);
+    free(exe->buffer_bytes);
+    free(exe->inputs);
+    free(exe->input_of_slot);
+    free(exe->outputs);
+    bp_context *ctx = exe->ctx;
+    free(exe);
+    if (ctx)
+        bp__context_release(ctx);
+}
+
+/* Drop the nodes whose outputs no output needs, walking backwards: a node
+ * is live when it writes a needed slot; its inputs are then needed. */
+static int32_t drop_dead(const bp_graph *g, plan_tmp *t)
+{
+    int32_t live = 0;
+    for (int32_t o = 0; o < g->n_outputs; o++)
+        t->needed[g->outputs[o].slot] = true;
+    for (int32_t i = g->n_nodes - 1; i >= 0; i--) {
+        const bp__gnode *n = &g->nodes[i];
+        bool is_live = false;
+        for (int32_t k = n->n_in; k < n->n_in + n->n_out && !is_live; k++)
+            is_live = n->ref[k] >= 0 && t->needed[n->ref[k]];
+        t->live_node[i] = is_live;
+        if (!is_live)
+            continue;
+        live++;
+        for (int32_t k = 0; k < n->n_in; k++)
+            if (n->ref[k] >= 0)
+                t->needed[n->ref[k]] = true;
+    }
+    return live;
+}
+
+/* Merge node i into an earlier identical one: its outputs become that
+ * one's. Only nodes whose outputs have one writer, and whose inputs were
+ * last written before the earlier node, are merged (a value written in
+ * parts, as concat does, is never confused). */
+static bool try_merge(bp__gnode *nodes, int32_t i, plan_tmp *t, int32_t tab_mask)
+{
+    bp__gnode *n = &nodes[i];
+    for (int32_t k = n->n_in; k < n->n_in + n->n_out; k++)
+        if (n->ref[k] != BP__GREF_NONE && t->writers[n->ref[k]] != 1)
+            return false;
+    uint64_t h = node_hash(n);
+    for (uint64_t p = h & (uint64_t)tab_mask;; p = (p + 1) & (uint64_t)tab_mask) {
+        int32_t j = t->hash_tab[p];
+        if (j < 0) {
+            t->hash_tab[p] = i;
+            return false;
+        }
+        if (!node_same(&nodes[j], n, t->bytes))
+            continue;
+        bool inputs_settled = true;
+        for (int32_t k = 0; k < n->n_in && inputs_settled; k++)
+            inputs_settled = n->ref[k] < 0 || t->last_write[n->ref[k]] < j;
+        if (!inputs_settled)
+            return false;
+        for (int32_t k = n->n_in; k < n->n_in + n->n_out; k++)
+            if (n->ref[k] != BP__GREF_NONE)
+                t->remap[n->ref[k]] = nodes[j].ref[k];
+        return true;
+    }
+}
+
+/* Pool buffers by liveness: a slot takes the smallest free buffer that
+ * holds it (else grows the largest free one, else a new one) when first
+ * written, and gives it back after its last use. */
+static bool plan_buffers(bp_graph_exec *e, plan_tmp *t)
+{
+    int32_t ns = e->n_slots;
+    int32_t *free_list = malloc(((size_t)ns + 1) * sizeof *free_list);
+    int32_t *dying_head = malloc(((size_t)e->n_nodes + 1) * sizeof *dying_head);
+    int32_t *dying_next = malloc(((size_t)ns + 1) * sizeof *dying_next);
+    e->buffer_bytes = malloc(((size_t)ns + 1) * sizeof *e->buffer_bytes);
+    if (!free_list || !dying_head || !dying_next || !e->buffer_bytes) {
+        free(free_list), free(dying_head), free(dying_next);
+        return false;
+    }
+    int32_t n_free = 0;
+    for (int32_t i = 0; i < e->n_nodes; i++)
+        dying_head[i] = -1;
+    for (int32_t s = 0; s < ns; s++)
+        if (e->slot_buffer[s] == -2 && t->last_use[s] >= 0) {
+            dying_next[s] = dying_head[t->last_use[s]];
+            dying_head[t->last_use[s]] = s;
+        }
+    for (int32_t i = 0; i < e->n_nodes; i++) {
+        const bp__gnode *n = &e->nodes[i];
+        for (int32_t k = n->n_in; k < n->n_in + n->n_out; k++) {
+            int32_t s = n->ref[k];
+            if (s < 0 || e->slot_buffer[s] != -2 || t->first_def[s] != i)
+                continue;
+            size_t need = t->bytes[s];
+            int32_t best = -1, largest = -1;
+            for (int32_t f = 0; f < n_free; f++) {
+                size_t have = e->buffer_bytes[free_list[f]];
+                if (have >= need && (best < 0 || have < e->buffer_bytes[free_list[best]]))
+                    best = f;
+                if (largest < 0 || have > e->buffer_bytes[free_list[largest]])
+                    largest = f;
+            }
+            int32_t pick = best >= 0 ? best : largest;
+            int32_t b;
+            if (pick >= 0) {
+                b = free_list[pick];
+                free_list[pick] = free_list[--n_free];
+                if (e->buffer_bytes[b] < need)
+                    e->buffer_bytes[b] = need;
+            } else {
+                b = e->n_buffers++;
+                e->buffer_bytes[b] = need;
+            }
+            e->slot_buffer[s] = b;
+        }
+        for (int32_t s = dying_head[i]; s >= 0; s = dying_next[s])
+            free_list[n_free++] = e->slot_buffer[s];
+    }
+    free(free_list), free(dying_head), free(dying_next);
+    return true;
+}
+
+static bp_status compile_locked(bp_graph *g, bool merge, bp_graph_exec *e)
+{
+    static const char fn[] = "bp_graph_compile";
+    int32_t ns = g->n_slots, nn = g->n_nodes;
+    int32_t tab = 16;
+    while (tab < 2 * nn)
+        tab *= 2;
+    plan_tmp t = {0};
+    size_t s1 = (size_t)ns + 1;
+    t.writers = calloc(s1, sizeof(int32_t));
+    t.first_def = malloc(s1 * sizeof(int32_t));
+    t.last_use = malloc(s1 * sizeof(int32_t));
+    t.last_write = malloc(s1 * sizeof(int32_t));
+    t.remap = malloc(s1 * sizeof(int32_t));
+    t.needed = calloc(s1, sizeof(bool));
+    t.is_output = calloc(s1, sizeof(bool));
+    t.bytes = malloc(s1 * sizeof(size_t));
+    t.hash_tab = malloc((size_t)tab * sizeof(int32_t));
+    t.live_node = calloc((size_t)nn + 1, sizeof(bool));
+    e->nodes = malloc(((size_t)nn + 1) * sizeof *e->nodes);
+    e->slot_buffer = malloc(s1 * sizeof(int32_t));
+    e->slot_output = malloc(s1 * sizeof(int32_t));
+    e->input_of_slot = malloc(s1 * sizeof(int32_t));
+    e->caps = malloc(((size_t)g->n_caps + 1) * sizeof *e->caps);
+    e->inputs = malloc(((size_t)g->n_inputs + 1) * sizeof *e->inputs);
+    e->outputs = malloc(((size_t)g->n_outputs + 1) * sizeof *e->outputs);
+    if (!t.writers || !t.first_def || !t.last_use || !t.last_write || !t.remap || !t.needed ||
+        !t.is_output || !t.bytes || !t.hash_tab || !t.live_node || !e->nodes ||
+        !e->slot_buffer || !e->slot_output || !e->input_of_slot || !e->caps || !e->inputs ||
+        !e->outputs) {
+        tmp_free(&t);
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory planning %d nodes", fn, nn);
+    }
+    e->n_slots = ns;
+    for (int32_t s = 0; s < ns; s++) {
+        t.bytes[s] = g->slots[s].bytes;
+        t.remap[s] = s;
+        t.first_def[s] = t.last_use[s] = t.last_write[s] = -1;
+        e->input_of_slot[s] = g->slots[s].input;
+    }
+    for (int32_t c = 0; c < g->n_caps; c++) {
+        bp_tensor_retain(g->caps[c]);
+        e->caps[e->n_caps++] = g->caps[c];
+    }
+    memcpy(e->inputs, g->inputs, (size_t)g->n_inputs * sizeof *e->inputs);
+    e->n_inputs = g->n_inputs;
+    memcpy(e->outputs, g->outputs, (size_t)g->n_outputs * sizeof *e->outputs);
+    e->n_outputs = g->n_outputs;
+
+    int32_t live = drop_dead(g, &t);
+    for (int32_t i = 0; i < nn; i++) {
+        const bp__gnode *n = &g->nodes[i];
+        if (t.live_node[i])
+            for (int32_t k = n->n_in; k < n->n_in + n->n_out; k++)
+                if (n->ref[k] >= 0)
+                    t.writers[n->ref[k]]++;
+    }
+    for (int32_t p = 0; p < tab; p++)
+        t.hash_tab[p] = -1;
+    /* forward: merge, then record the kept node with its inputs remapped */
+    for (int32_t i = 0; i < nn; i++) {
+        if (!t.live_node[i])
+            continue;
+        bp__gnode *n = &e->nodes[e->n_nodes];
+        *n = g->nodes[i];
+        for (int32_t k = 0; k < n->n_in; k++)
+            if (n->ref[k] >= 0)
+                n->ref[k] = t.remap[n->ref[k]];
+        if (merge && try_merge(e->nodes, e->n_nodes, &t, tab - 1))
+            continue;
+        int32_t at = e->n_nodes++;
+        for (int32_t k = 0; k < n->n_in + n->n_out; k++) {
+            int32_t s = n->ref[k];
+            if (s < 0)
+                continue;
+            t.last_use[s] = at;
+            if (k >= n->n_in) {
+                t.last_write[s] = at;
+                if (t.first_def[s] < 0)
+                    t.first_def[s] = at;
+            }
+        }
+    }
+    for (int32_t o = 0; o < e->n_outputs; o++) {
+        e->outputs[o].slot = t.remap[e->outputs[o].slot];
+        t.is_output[e->outputs[o].slot] = true;
+    }
+    /* -2: a pool buffer is to be planned; -1: none (an input or an output) */
+    int64_t sum = 0;
+    for (int32_t s = 0; s < ns; s++) {
+        e->slot_output[s] = -1;
+        bool pooled = t.first_def[s] >= 0 && !t.is_output[s] && g->slots[s].input < 0;
+        e->slot_buffer[s] = pooled ? -2 : -1;
+        if (pooled)
+            sum += (int64_t)t.bytes[s];
+    }
+    for (int32_t o = e->n_outputs - 1; o >= 0; o--)
+        e->slot_output[e->outputs[o].slot] = o;
+    if (!plan_buffers(e, &t)) {
+        tmp_free(&t);
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory planning buffers", fn);
+    }
+    int64_t peak = 0;
+    for (int32_t b = 0; b < e->n_buffers; b++)
+        peak += (int64_t)e->buffer_bytes[b];
+    e->stats = (bp_graph_stats){.struct_size = sizeof e->stats,
+                                .nodes_recorded = nn,
+                                .nodes_live = live,
+                                .nodes_planned = e->n_nodes,
+                                .buffers = e->n_buffers,
+                                .peak_bytes = peak,
+                                .sum_bytes = sum};
+    tmp_free(&t);
+    return BP_OK;
+}
+
+bp_status bp_graph_compile(bp_graph *g, const bp_graph_options *opt, bp_graph_exec **exe)
+{
+    static const char fn[] = "bp_graph_compile";
+    if (!exe)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: exe is NULL", fn);
+    *exe = NULL;
+    if (!g)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: g is NULL", fn);
+    bp_graph_options o = BP_GRAPH_OPTIONS_INIT;
+    if (opt)
+        BP__TRY(bp__struct_in(fn, "bp_graph_options", "BP_GRAPH_OPTIONS_INIT", opt,
+                              sizeof(bp_graph_options), &o, sizeof o));
+    bp_graph_exec *e = calloc(1, sizeof *e);
+    if (!e)
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    e->real = g->real;
+    e->ctx = g->real->ctx;
+    bp__context_retain(e->ctx);
+    pthread_mutex_lock(&g->lock);
+    bp_status st = g->n_outputs == 0
+                       ? bp__error(BP_ERR_INVALID_ARGUMENT,
+                                   "%s: the graph has no output; mark its results with "
+                                   "bp_graph_output first",
+                                   fn)
+                       : compile_locked(g, o.no_merge == 0, e);
+    pthread_mutex_unlock(&g->lock);
+    if (st != BP_OK) {
+        bp_graph_exec_release(e);
+        return st;
+    }
+    *exe = e;
+    return BP_OK;
+}
+
+bp_status bp_graph_exec_stats(const bp_graph_exec *exe, bp_graph_stats *stats)
+{
+    static const char fn[] = "bp_graph_exec_stats";
+    if (!exe || !stats)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, exe ? "stats" : "exe");
+    return bp__struct_out(fn, "bp_graph_stats", stats, sizeof(bp_graph_stats),
+                          &exe->stats, sizeof exe->stats);
+}

@@ -1,0 +1,94 @@
+/* Graphs: what recording (graph_record.c), compiling (graph_compile.c) and
+ * running (graph_run.c) share. Nothing here is API. */
+#ifndef BP_GRAPH_INTERNAL_H
+#define BP_GRAPH_INTERNAL_H
+
+#include "internal.h"
+
+/* An operand of a node: a value slot (>= 0), a captured tensor
+ * (BP__GREF_CAP(c) for caps[c]), or absent (an optional view not given). */
+#define BP__GREF_NONE INT32_MIN
+#define BP__GREF_CAP(c) (-1 - (int32_t)(c))
+#define BP__GREF_IS_CAP(r) ((r) < 0 && (r) != BP__GREF_NONE)
+#define BP__GREF_CAP_INDEX(r) (-1 - (r))
+
+/* A recording backend's buffer: the token of one value slot. */
+typedef struct bp__gtoken {
+    struct bp_graph *graph;
+    int32_t slot;
+} bp__gtoken;
+
+typedef struct bp__gslot {
+    bp__gtoken *token;
+    size_t bytes;
+    int32_t input;           /* input number, or -1 (written by nodes) */
+} bp__gslot;
+
+/* One recorded op: its views as the op entry got them, each buffer
+ * replaced by an operand reference (ref). Captured views keep their byte
+ * offset into the captured storage; slot views their offset in the slot. */
+typedef struct bp__gnode {
+    bp_op op;
+    int32_t n_in, n_out;
+    bp_op_params params;
+    int32_t ref[2 * BP__GRAPH_MAX_IO];  /* inputs, then outputs */
+    bp_view view[2 * BP__GRAPH_MAX_IO];
+} bp__gnode;
+
+typedef struct bp__goutput {
+    int32_t slot;
+    bp_dtype dtype;
+    int32_t rank;
+    int64_t shape[BP_MAX_RANK];
+} bp__goutput;
+
+typedef struct bp__ginput {
+    int32_t slot;
+    bp_dtype dtype;
+    int32_t rank;
+    int64_t shape[BP_MAX_RANK];
+} bp__ginput;
+
+struct bp_graph {
+    atomic_long refs;        /* the caller's 1 + one per live symbolic storage */
+    pthread_mutex_t lock;    /* guards everything below (recording appends) */
+    bp_backend *real;        /* the backend the plan runs on */
+    bp_backend rec;          /* the recording backend: rec.graph == this */
+    bp__gslot *slots;
+    int32_t n_slots, cap_slots;
+    bp__gnode *nodes;
+    int32_t n_nodes, cap_nodes;
+    bp_tensor **caps;        /* captured tensors, retained */
+    int32_t n_caps, cap_caps;
+    bp__ginput *inputs;
+    int32_t n_inputs, cap_inputs;
+    bp__goutput *outputs;
+    int32_t n_outputs, cap_outputs;
+};
+
+/* The compiled plan: self-contained (its own nodes, references to the
+ * captured tensors and the context). */
+struct bp_graph_exec {
+    bp_context *ctx;
+    bp_backend *real;
+    bp__gnode *nodes;        /* in run order */
+    int32_t n_nodes;
+    int32_t n_slots;
+    int32_t *slot_buffer;    /* per slot: pool buffer, or -1 (input, output) */
+    int32_t *slot_output;    /* per slot: the first output backed by it, or -1 */
+    size_t *buffer_bytes;    /* per pool buffer */
+    int32_t n_buffers;
+    bp_tensor **caps;
+    int32_t n_caps;
+    bp__ginput *inputs;
+    int32_t n_inputs;
+    int32_t *input_of_slot;  /* per slot: input number or -1 */
+    bp__goutput *outputs;
+    int32_t n_outputs;
+    bp_graph_stats stats;
+};
+
+/* Grow *arr (of *cap elements of size elem) to hold at least need. */
+bool bp__graph_grow(void **arr, int32_t *cap, int32_t need, size_t elem);
+
+#endif

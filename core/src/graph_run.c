@@ -1,0 +1,174 @@
+/* Running a plan: the inputs checked against what was recorded, the pool
+ * buffers and the outputs allocated on the plan's backend, then every node
+ * through the one op path (bp__op_run) with its views pointed at real
+ * buffers: the plugin receives exactly the views an eager call would give
+ * it, so the results have eager's bits. Captured tensors are read through
+ * their storage each run (held by reference, never copied). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_internal.h"
+
+static bp_status check_inputs(const char *fn, const bp_graph_exec *e, int32_t n_in,
+                              bp_tensor *const *inputs, int32_t n_out, bp_tensor **outputs)
+{
+    if (n_in != e->n_inputs || (n_in > 0 && !inputs))
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: %d input(s) given%s but the graph was recorded with %d", fn, n_in,
+                         inputs ? "" : " (inputs NULL)", e->n_inputs);
+    if (n_out != e->n_outputs || !outputs)
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: room for %d output(s) given%s but the graph marked %d", fn, n_out,
+                         outputs ? "" : " (outputs NULL)", e->n_outputs);
+    for (int32_t k = 0; k < n_out; k++)
+        outputs[k] = NULL;
+    char name[32], a[BP__SHAPE_STR_CAP], b[BP__SHAPE_STR_CAP];
+    for (int32_t k = 0; k < n_in; k++) {
+        const bp_tensor *t = inputs[k];
+        const bp__ginput *want = &e->inputs[k];
+        snprintf(name, sizeof name, "inputs[%d]", (int)k);
+        BP__TRY(bp__check_input(fn, name, t));
+        bp_backend *be = bp__backend_of(t);
+        if (be->graph)
+            return bp__error(BP_ERR_INVALID_ARGUMENT,
+                             "%s: %s is a symbolic tensor; a plan runs on concrete tensors of "
+                             "backend %s",
+                             fn, name, e->real->name);
+        if (be != e->real)
+            return bp__error(BP_ERR_BACKEND_MISMATCH,
+                             "%s: %s is on backend %s but the graph runs on backend %s; tensors "
+                             "never move implicitly. Copy it explicitly, e.g. "
+                             "bp_backend_copy(<the %s tensor>, <backend %s>, &copy)",
+                             fn, name, be->name, e->real->name, name, e->real->name);
+        if (t->dtype != want->dtype)
+            return bp__error(BP_ERR_DTYPE,
+                             "%s: %s is %s but the graph was recorded with %s for it; convert it "
+                             "with bp_cast, or record a graph for %s",
+                             fn, name, bp_dtype_name(t->dtype), bp_dtype_name(want->dtype),
+                             bp_dtype_name(t->dtype));
+        bool same = t->rank == want->rank;
+        for (int32_t d = 0; same && d < t->rank; d++)
+            same = t->shape[d] == want->shape[d];
+        if (!same)
+            return bp__error(BP_ERR_SHAPE,
+                             "%s: %s has shape %s but the graph was recorded with shape %s for "
+                             "it; a plan runs on the shapes it was compiled for (record and "
+                             "compile one per shape)",
+                             fn, name, BP__SHAPE_STR(a, t->rank, t->shape),
+                             BP__SHAPE_STR(b, want->rank, want->shape));
+    }
+    for (int32_t c = 0; c < e->n_caps; c++) {
+        const bp_tensor *t = e->caps[c];
+        if (atomic_load(&t->given_away) || !t->storage->buffer)
+            return bp__error(BP_ERR_INVALID_ARGUMENT,
+                             "%s: a tensor the graph captured was given away by "
+                             "bp_backend_transfer and holds no data; record the graph again "
+                             "with a tensor that lives",
+                             fn);
+    }
+    return BP_OK;
+}
+
+typedef struct run_state {
+    bp_tensor **pool;        /* per pool buffer */
+    void **slot_buf;         /* per slot: buffer and base byte offset */
+    int64_t *slot_off;
+} run_state;
+
+/* The outputs: a new tensor per output slot (aliases for a slot marked
+ * twice, or an input marked as an output). */
+static bp_status make_outputs(const char *fn, const bp_graph_exec *e, bp_tensor *const *inputs,
+                              run_state *r, bp_tensor **outputs)
+{
+    for (int32_t o = 0; o < e->n_outputs; o++) {
+        const bp__goutput *w = &e->outputs[o];
+        int32_t first = e->slot_output[w->slot], in = e->input_of_slot[w->slot];
+        bp_status st;
+        if (in >= 0)
+            st = bp__tensor_alias(inputs[in], w->rank, w->shape, &outputs[o]);
+        else if (first != o)
+            st = bp__tensor_alias(outputs[first], w->rank, w->shape, &outputs[o]);
+        else
+            st = bp__tensor_new(fn, e->real, w->dtype, w->rank, w->shape, &outputs[o]);
+        if (st != BP_OK)
+            return st;
+        if (in < 0 && first == o) {
+            r->slot_buf[w->slot] = outputs[o]->storage->buffer;
+            r->slot_off[w->slot] = outputs[o]->offset;
+        }
+    }
+    return BP_OK;
+}
+
+static bp_status run_nodes(const bp_graph_exec *e, const run_state *r)
+{
+    for (int32_t i = 0; i < e->n_nodes; i++) {
+        const bp__gnode *n = &e->nodes[i];
+        bp_view v[2 * BP__GRAPH_MAX_IO];
+        const bp_view *pv[2 * BP__GRAPH_MAX_IO];
+        for (int32_t k = 0; k < n->n_in + n->n_out; k++) {
+            int32_t ref = n->ref[k];
+            if (ref == BP__GREF_NONE) {
+                pv[k] = NULL;
+                continue;
+            }
+            v[k] = n->view[k];
+            if (BP__GREF_IS_CAP(ref)) {
+                v[k].buffer = e->caps[BP__GREF_CAP_INDEX(ref)]->storage->buffer;
+            } else {
+                v[k].buffer = r->slot_buf[ref];
+                v[k].offset += r->slot_off[ref];
+            }
+            pv[k] = &v[k];
+        }
+        BP__TRY(bp__op_run(e->real, n->op, &n->params, pv, pv + n->n_in));
+    }
+    return BP_OK;
+}
+
+bp_status bp_graph_run(bp_graph_exec *exe, int32_t n_in, bp_tensor *const *inputs,
+                       int32_t n_out, bp_tensor **outputs)
+{
+    static const char fn[] = "bp_graph_run";
+    if (!exe)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: exe is NULL", fn);
+    for (int32_t k = 0; outputs && k < n_out && k < exe->n_outputs; k++)
+        outputs[k] = NULL; /* a failure leaves none set */
+    BP__TRY(check_inputs(fn, exe, n_in, inputs, n_out, outputs));
+    run_state r = {
+        .pool = calloc((size_t)exe->n_buffers + 1, sizeof *r.pool),
+        .slot_buf = calloc((size_t)exe->n_slots + 1, sizeof *r.slot_buf),
+        .slot_off = calloc((size_t)exe->n_slots + 1, sizeof *r.slot_off),
+    };
+    bp_status st = BP_OK;
+    if (!r.pool || !r.slot_buf || !r.slot_off)
+        st = bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    for (int32_t b = 0; st == BP_OK && b < exe->n_buffers; b++)
+        st = bp__tensor_new(fn, exe->real, BP_U8, 1,
+                            (const int64_t[]){(int64_t)exe->buffer_bytes[b]}, &r.pool[b]);
+    for (int32_t s = 0; st == BP_OK && s < exe->n_slots; s++) {
+        int32_t b = exe->slot_buffer[s], in = exe->input_of_slot[s];
+        if (b >= 0) {
+            r.slot_buf[s] = r.pool[b]->storage->buffer;
+            r.slot_off[s] = r.pool[b]->offset;
+        } else if (in >= 0) {
+            r.slot_buf[s] = inputs[in]->storage->buffer;
+            r.slot_off[s] = inputs[in]->offset;
+        }
+    }
+    if (st == BP_OK)
+        st = make_outputs(fn, exe, inputs, &r, outputs);
+    if (st == BP_OK)
+        st = run_nodes(exe, &r);
+    /* pool buffers go now: like an eager op's temporaries, the backend keeps
+     * them until queued work that uses them is done */
+    for (int32_t b = 0; r.pool && b < exe->n_buffers; b++)
+        bp_tensor_release(r.pool[b]);
+    free(r.pool), free(r.slot_buf), free(r.slot_off);
+    if (st != BP_OK)
+        for (int32_t o = 0; o < n_out; o++) {
+            bp_tensor_release(outputs[o]);
+            outputs[o] = NULL;
+        }
+    return st;
+}

@@ -1,0 +1,921 @@
+/* Graphs (graph.h): ops recorded on symbolic tensors, compiled into a plan
+ * (dead nodes dropped, identical nodes merged, buffers shared by liveness)
+ * and run through the eager op path, on every backend: equal to eager bit
+ * for bit; captured tensors held by reference; the refusals at record and
+ * run time; lifetimes; two threads; a failure half way through recording. */
+#include <dlpack/dlpack.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bpt.h"
+#include "expect.h"
+#include "op_args.h"
+
+/* ---- models, each written once and called eagerly or on symbolic x ------------- */
+
+/* A scalar constant on be (concrete: captured when mixed with symbolic x). */
+static bp_tensor *constant(bp_backend *be, bp_dtype dt, double v)
+{
+    bp_tensor *c = NULL;
+    BPT_OK(bp_full(be, dt, 0, NULL, v, &c));
+    return c;
+}
+
+/* 0.5*x*(1+tanh(0.7978845608*(x+0.044715*x*x*x))), primitive ops only. */
+static bp_tensor *gelu_tanh(bp_backend *be, const bp_tensor *x)
+{
+    bp_dtype dt = bp_tensor_dtype(x);
+    bp_tensor *half = constant(be, dt, 0.5), *one = constant(be, dt, 1.0),
+              *k = constant(be, dt, 0.7978845608), *c = constant(be, dt, 0.044715);
+    bp_tensor *x2, *x3, *cx3, *inner, *scaled, *th, *onep, *hx, *y;
+    BPT_OK(bp_mul(x, x, &x2));
+    BPT_OK(bp_mul(x2, x, &x3));
+    BPT_OK(bp_mul(c, x3, &cx3)); /* the concrete operand first: captured either way */
+    BPT_OK(bp_add(x, cx3, &inner));
+    BPT_OK(bp_mul(k, inner, &scaled));
+    BPT_OK(bp_tanh(scaled, &th));
+    BPT_OK(bp_add(one, th, &onep));
+    BPT_OK(bp_mul(half, x, &hx));
+    BPT_OK(bp_mul(hx, onep, &y));
+    bp_tensor *tmp[] = {half, one, k, c, x2, x3, cx3, inner, scaled, th, onep, hx};
+    for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
+        bp_tensor_release(tmp[i]);
+    return y;
+}
+
+/* softmax(relu(x @ w1 + b1) @ w2 + b2) over the last axis. */
+static bp_tensor *mlp(const bp_tensor *x, const bp_tensor *w1, const bp_tensor *b1,
+                      const bp_tensor *w2, const bp_tensor *b2)
+{
+    bp_tensor *h, *hb, *r, *o, *ob, *y;
+    BPT_OK(bp_matmul(x, w1, &h));
+    BPT_OK(bp_add(h, b1, &hb));
+    BPT_OK(bp_relu(hb, &r));
+    BPT_OK(bp_matmul(r, w2, &o));
+    BPT_OK(bp_add(o, b2, &ob));
+    BPT_OK(bp_softmax(ob, -1, &y));
+    bp_tensor *tmp[] = {h, hb, r, o, ob};
+    for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
+        bp_tensor_release(tmp[i]);
+    return y;
+}
+
+static bp_tensor *random_tensor(bp_backend *be, int32_t rank, const int64_t *shape,
+                                uint64_t seed)
+{
+    int64_t n = 1;
+    for (int32_t k = 0; k < rank; k++)
+        n *= shape[k];
+    double *v = malloc((size_t)n * sizeof *v);
+    cr_assert(v);
+    bpt_fill_random(v, n, seed, -3.0, 3.0);
+    bp_tensor *t = bpt_tensor(be, BP_F32, rank, shape, v);
+    free(v);
+    return t;
+}
+
+/* Compile g (one input, one output) and run it on x. */
+static bp_tensor *compile_and_run(bp_graph *g, bp_tensor *x, bp_graph_stats *stats)
+{
+    bp_graph_exec *exe = NULL;
+    BPT_OK(bp_graph_compile(g, NULL, &exe));
+    if (stats) {
+        stats->struct_size = sizeof *stats;
+        BPT_OK(bp_graph_exec_stats(exe, stats));
+    }
+    bp_tensor *y = NULL;
+    BPT_OK(bp_graph_run(exe, 1, &x, 1, &y));
+    bp_graph_exec_release(exe);
+    return y;
+}
+
+/* ---- results ------------------------------------------------------------------- */
+
+Test(graph, gelu_of_primitive_ops_compiled_equals_eager_bit_for_bit)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *x = random_tensor(be, 1, (const int64_t[]){1000}, 7);
+        bp_tensor *want = gelu_tanh(be, x);
+
+        bp_graph *g = NULL;
+        bp_tensor *sx = NULL;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){1000}, &sx));
+        bp_tensor *sy = gelu_tanh(be, sx);
+        BPT_OK(bp_graph_output(g, sy));
+        bp_graph_stats st;
+        bp_tensor *got = compile_and_run(g, x, &st);
+        /* 9 ops; the 4 constants are concrete tensors, captured, not nodes */
+        cr_expect_eq(st.nodes_recorded, 9, "on %s: %lld nodes",
+                     bp_backend_name(be), (long long)st.nodes_recorded);
+        cr_expect(bpt_same_bytes(got, want), "on %s: the plan's GELU differs from eager's",
+                  bp_backend_name(be));
+        bp_tensor_release(got);
+        bp_tensor_release(sy);
+        bp_tensor_release(sx);
+        bp_graph_release(g);
+        bp_tensor_release(want);
+        bp_tensor_release(x);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(graph, mlp_with_matmul_add_relu_softmax_compiled_equals_eager_bit_for_bit)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *x = random_tensor(be, 2, (const int64_t[]){4, 8}, 1);
+        bp_tensor *w1 = random_tensor(be, 2, (const int64_t[]){8, 16}, 2);
+        bp_tensor *b1 = random_tensor(be, 1, (const int64_t[]){16}, 3);
+        bp_tensor *w2 = random_tensor(be, 2, (const int64_t[]){16, 3}, 4);
+        bp_tensor *b2 = random_tensor(be, 1, (const int64_t[]){3}, 5);
+        bp_tensor *want = mlp(x, w1, b1, w2, b2);
+
+        bp_graph *g = NULL;
+        bp_tensor *sx = NULL;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 2, (const int64_t[]){4, 8}, &sx));
+        bp_tensor *sy = mlp(sx, w1, b1, w2, b2);
+        BPT_OK(bp_graph_output(g, sy));
+        bp_tensor_release(sy);
+        bp_tensor_release(sx);
+        bp_tensor *got = compile_and_run(g, x, NULL);
+        bp_graph_release(g);
+        cr_expect(bpt_same_bytes(got, want), "on %s: the plan's MLP differs from eager's",
+                  bp_backend_name(be));
+        bp_tensor *all[] = {got, want, x, w1, b1, w2, b2};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            bp_tensor_release(all[i]);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* ---- compiling ----------------------------------------------------------------- */
+
+Test(graph, nodes_that_reach_no_output_are_dropped)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_graph *g = NULL;
+    bp_tensor *sx, *y, *dead1, *dead2;
+    BPT_OK(bp_graph_create(be, &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){5}, &sx));
+    BPT_OK(bp_tanh(sx, &y));
+    BPT_OK(bp_exp(sx, &dead1));
+    BPT_OK(bp_exp(dead1, &dead2));
+    BPT_OK(bp_graph_output(g, y));
+    bp_tensor *x = random_tensor(be, 1, (const int64_t[]){5}, 9), *want;
+    BPT_OK(bp_tanh(x, &want));
+    bp_graph_stats st;
+    bp_tensor *got = compile_and_run(g, x, &st);
+    cr_expect_eq(st.nodes_recorded, 3);
+    cr_expect_eq(st.nodes_live, 1);
+    cr_expect_eq(st.nodes_planned, 1);
+    cr_expect(bpt_same_bytes(got, want));
+    bp_tensor *all[] = {sx, y, dead1, dead2, x, want, got};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        bp_tensor_release(all[i]);
+    bp_graph_release(g);
+    bp_context_destroy(ctx);
+}
+
+Test(graph, identical_nodes_are_merged_and_the_result_is_unchanged)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_graph *g = NULL;
+        bp_tensor *sx, *a, *b, *c, *d;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){6}, &sx));
+        BPT_OK(bp_tanh(sx, &a));
+        BPT_OK(bp_tanh(sx, &b));   /* same op, same input: merged into a */
+        BPT_OK(bp_add(a, b, &c));
+        BPT_OK(bp_add(a, b, &d));  /* identical once b is a: merged into c */
+        BPT_OK(bp_graph_output(g, c));
+        BPT_OK(bp_graph_output(g, d));
+        bp_graph_exec *exe = NULL;
+        BPT_OK(bp_graph_compile(g, NULL, &exe));
+        bp_graph_stats st = {.struct_size = sizeof st};
+        BPT_OK(bp_graph_exec_stats(exe, &st));
+        cr_expect_eq(st.nodes_live, 4);
+        cr_expect_eq(st.nodes_planned, 2, "on %s: %lld nodes planned", bp_backend_name(be),
+                     (long long)st.nodes_planned);
+        bp_tensor *x = random_tensor(be, 1, (const int64_t[]){6}, 3), *outs[2], *t, *want;
+        BPT_OK(bp_graph_run(exe, 1, &x, 2, outs));
+        BPT_OK(bp_tanh(x, &t));
+        BPT_OK(bp_add(t, t, &want));
+        cr_expect(bpt_same_bytes(outs[0], want));
+        cr_expect(bpt_same_bytes(outs[1], want));
+        bp_tensor *all[] = {sx, a, b, c, d, x, outs[0], outs[1], t, want};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            bp_tensor_release(all[i]);
+        bp_graph_exec_release(exe);
+        bp_graph_release(g);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(graph, merging_can_be_turned_off)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_graph *g = NULL;
+    bp_tensor *sx, *a, *b, *c;
+    BPT_OK(bp_graph_create(be, &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){6}, &sx));
+    BPT_OK(bp_tanh(sx, &a));
+    BPT_OK(bp_tanh(sx, &b));
+    BPT_OK(bp_add(a, b, &c));
+    BPT_OK(bp_graph_output(g, c));
+    bp_graph_options opt = BP_GRAPH_OPTIONS_INIT;
+    opt.no_merge = 1;
+    bp_graph_exec *exe = NULL;
+    BPT_OK(bp_graph_compile(g, &opt, &exe));
+    bp_graph_stats st = {.struct_size = sizeof st};
+    BPT_OK(bp_graph_exec_stats(exe, &st));
+    cr_expect_eq(st.nodes_planned, 3);
+    bp_tensor *all[] = {sx, a, b, c};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        bp_tensor_release(all[i]);
+    bp_graph_exec_release(exe);
+    bp_graph_release(g);
+    bp_context_destroy(ctx);
+}
+
+Test(graph, a_long_chain_reuses_buffers_so_peak_bytes_stay_below_the_sum)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        enum { N = 64, LEN = 256 };
+        bp_graph *g = NULL;
+        bp_tensor *sx, *cur;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){LEN}, &sx));
+        cur = sx;
+        bp_tensor_retain(cur);
+        for (int i = 0; i < N; i++) {
+            bp_tensor *next;
+            BPT_OK(i % 2 ? bp_tanh(cur, &next) : bp_neg(cur, &next));
+            bp_tensor_release(cur);
+            cur = next;
+        }
+        BPT_OK(bp_graph_output(g, cur));
+        bp_tensor *x = random_tensor(be, 1, (const int64_t[]){LEN}, 11);
+        bp_tensor *want = x, *next;
+        bp_tensor_retain(want);
+        for (int i = 0; i < N; i++) {
+            BPT_OK(i % 2 ? bp_tanh(want, &next) : bp_neg(want, &next));
+            bp_tensor_release(want);
+            want = next;
+        }
+        bp_graph_stats st;
+        bp_tensor *got = compile_and_run(g, x, &st);
+        /* 63 intermediates (the last is the output) in two alternating buffers */
+        cr_expect_eq(st.sum_bytes, (N - 1) * LEN * 4);
+        cr_expect_eq(st.peak_bytes, 2 * LEN * 4, "on %s: peak %lld bytes", bp_backend_name(be),
+                     (long long)st.peak_bytes);
+        cr_expect_lt(st.peak_bytes, st.sum_bytes);
+        cr_expect(bpt_same_bytes(got, want));
+        bp_tensor *all[] = {sx, cur, x, want, got};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            bp_tensor_release(all[i]);
+        bp_graph_release(g);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(graph, a_graph_of_a_thousand_nodes_compiles_quickly)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_OK(bp_backend_default(ctx, &be));
+    enum { N = 1000 };
+    bp_graph *g = NULL;
+    bp_tensor *sx, *cur;
+    BPT_OK(bp_graph_create(be, &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){4}, &sx));
+    cur = sx;
+    bp_tensor_retain(cur);
+    for (int i = 0; i < N; i++) {
+        bp_tensor *next;
+        BPT_OK(i % 3 == 0 ? bp_add(cur, sx, &next) : i % 3 == 1 ? bp_mul(cur, cur, &next)
+                                                                 : bp_tanh(cur, &next));
+        bp_tensor_release(cur);
+        cur = next;
+    }
+    BPT_OK(bp_graph_output(g, cur));
+    struct timespec t0, t1;
+    bp_graph_exec *exe = NULL;
+    double best = 1e9;
+    for (int rep = 0; rep < 5; rep++) {
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        BPT_OK(bp_graph_compile(g, NULL, &exe));
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        best = ms < best ? ms : best;
+        if (rep < 4)
+            bp_graph_exec_release(exe);
+    }
+    bp_graph_stats st = {.struct_size = sizeof st};
+    BPT_OK(bp_graph_exec_stats(exe, &st));
+    cr_expect_eq(st.nodes_planned, N);
+    fprintf(stderr, "graph: compiling %d nodes took %.3f ms (best of 5; %lld buffers, peak %lld "
+            "of %lld bytes)\n", N, best, (long long)st.buffers, (long long)st.peak_bytes,
+            (long long)st.sum_bytes);
+    cr_expect_lt(best, 1000.0); /* a sanity bound here; the target is a bench's business */
+    bp_tensor *x = random_tensor(be, 1, (const int64_t[]){4}, 5), *y;
+    BPT_OK(bp_graph_run(exe, 1, &x, 1, &y));
+    bp_tensor_release(y);
+    bp_tensor_release(x);
+    bp_graph_exec_release(exe);
+    bp_tensor_release(cur);
+    bp_tensor_release(sx);
+    bp_graph_release(g);
+    bp_context_destroy(ctx);
+}
+
+/* ---- capture rules ------------------------------------------------------------- */
+
+Test(graph, a_captured_tensor_is_read_by_reference_when_the_plan_runs)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *w = bpt_vec(be, BP_F32, 3, (const double[]){1, 2, 3});
+        struct DLManagedTensor *m = NULL;
+        if (bp_tensor_to_dlpack(w, &m) != BP_OK || m->dl_tensor.device.device_type != kDLCPU) {
+            if (m)
+                m->deleter(m);
+            bp_tensor_release(w);
+            continue; /* no host memory to change it through */
+        }
+        bp_graph *g = NULL;
+        bp_tensor *sx, *sy;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){3}, &sx));
+        BPT_OK(bp_mul(w, sx, &sy));
+        BPT_OK(bp_graph_output(g, sy));
+        bp_graph_exec *exe = NULL;
+        BPT_OK(bp_graph_compile(g, NULL, &exe));
+        bp_tensor *x = bpt_vec(be, BP_F32, 3, (const double[]){10, 10, 10}), *y;
+        BPT_OK(bp_graph_run(exe, 1, &x, 1, &y));
+        float got[3];
+        BPT_OK(bp_tensor_to_host(y, got, sizeof got));
+        cr_expect(got[0] == 10 && got[1] == 20 && got[2] == 30);
+        bp_tensor_release(y);
+        /* new values in the captured tensor: the same plan reads them */
+        float *data = (float *)((char *)m->dl_tensor.data + m->dl_tensor.byte_offset);
+        data[0] = 4, data[1] = 5, data[2] = 6;
+        BPT_OK(bp_graph_run(exe, 1, &x, 1, &y));
+        BPT_OK(bp_tensor_to_host(y, got, sizeof got));
+        cr_expect(got[0] == 40 && got[1] == 50 && got[2] == 60, "on %s: %g %g %g",
+                  bp_backend_name(be), got[0], got[1], got[2]);
+        bp_tensor_release(y);
+        m->deleter(m);
+        /* released by the caller: the graph and the plan still hold it */
+        bp_tensor_release(w);
+        bp_graph_release(g);
+        BPT_OK(bp_graph_run(exe, 1, &x, 1, &y));
+        BPT_OK(bp_tensor_to_host(y, got, sizeof got));
+        cr_expect(got[0] == 40 && got[2] == 60);
+        bp_tensor_release(y);
+        bp_graph_exec_release(exe);
+        bp_tensor_release(x);
+        bp_tensor_release(sx);
+        bp_tensor_release(sy);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(graph, a_tensor_of_another_backend_is_refused_at_record_time)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *list[16];
+    size_t n = bpt_backends(ctx, list, 16);
+    cr_assert_geq(n, 2, "binary and devsim at least");
+    bp_graph *g = NULL;
+    bp_tensor *sx, *y = NULL;
+    BPT_OK(bp_graph_create(list[0], &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){3}, &sx));
+    bp_tensor *other = bpt_vec(list[n - 1], BP_F32, 3, (const double[]){1, 2, 3});
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_add(sx, other, &y));
+    cr_expect_null(y);
+    const char *msg = bp_last_error();
+    cr_expect(strstr(msg, bp_backend_name(list[0])) && strstr(msg, bp_backend_name(list[n - 1])),
+              "%s", msg);
+    cr_expect(strstr(msg, "bp_backend_copy"), "%s", msg);
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_add(other, sx, &y)); /* either order */
+    bp_tensor_release(other);
+    bp_tensor_release(sx);
+    bp_graph_release(g);
+    bp_context_destroy(ctx);
+}
+
+Test(graph, reading_a_symbolic_tensor_says_it_is_symbolic_and_what_to_do)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_graph *g = NULL;
+    bp_tensor *sx, *s;
+    BPT_OK(bp_graph_create(be, &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){1}, &sx));
+    BPT_OK(bp_exp(sx, &s));
+    float v;
+    double d;
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_tensor_to_host(s, &v, sizeof v));
+    cr_expect(strstr(bp_last_error(), "symbolic") && strstr(bp_last_error(), "bp_graph_run"),
+              "%s", bp_last_error());
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_item_f64(sx, &d));
+    cr_expect(strstr(bp_last_error(), "symbolic"), "%s", bp_last_error());
+    char text[256];
+    cr_expect_neq(bp_tensor_format(s, text, sizeof text, NULL), BP_OK);
+    cr_expect(strstr(bp_last_error(), "symbolic"), "%s", bp_last_error());
+    bp_tensor *copy = NULL;
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_backend_copy(s, be, &copy));
+    cr_expect(strstr(bp_last_error(), "symbolic"), "%s", bp_last_error());
+    cr_expect_null(copy);
+    struct DLManagedTensor *m = NULL;
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_tensor_to_dlpack(s, &m));
+    cr_expect(strstr(bp_last_error(), "symbolic"), "%s", bp_last_error());
+    bp_tensor_release(s);
+    bp_tensor_release(sx);
+    bp_graph_release(g);
+    bp_context_destroy(ctx);
+}
+
+Test(graph, tensors_of_two_graphs_never_meet_in_one_op)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_graph *g1 = NULL, *g2 = NULL;
+    bp_tensor *a, *b, *c = NULL;
+    BPT_OK(bp_graph_create(be, &g1));
+    BPT_OK(bp_graph_create(be, &g2));
+    BPT_OK(bp_graph_input(g1, BP_F32, 1, (const int64_t[]){2}, &a));
+    BPT_OK(bp_graph_input(g2, BP_F32, 1, (const int64_t[]){2}, &b));
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_add(a, b, &c));
+    cr_expect(strstr(bp_last_error(), "two different graphs"), "%s", bp_last_error());
+    cr_expect_null(c);
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_graph_output(g2, a));
+    bp_tensor_release(a);
+    bp_tensor_release(b);
+    bp_graph_release(g1);
+    bp_graph_release(g2);
+    bp_context_destroy(ctx);
+}
+
+Test(graph, recording_checks_as_eager_does_with_the_same_status_and_message)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_tensor *a = bpt_vec(be, BP_F32, 3, NULL), *b = bpt_vec(be, BP_F32, 4, NULL), *c = NULL;
+    BPT_FAILS(BP_ERR_SHAPE, bp_add(a, b, &c));
+    char eager[1024];
+    snprintf(eager, sizeof eager, "%s", bp_last_error());
+    bp_graph *g = NULL;
+    bp_tensor *sa, *sb;
+    BPT_OK(bp_graph_create(be, &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){3}, &sa));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){4}, &sb));
+    BPT_FAILS(BP_ERR_SHAPE, bp_add(sa, sb, &c));
+    cr_expect_str_eq(bp_last_error(), eager);
+    bp_tensor *ci = bpt_vec(be, BP_I32, 3, NULL);
+    BPT_FAILS(BP_ERR_DTYPE, bp_add(sa, ci, &c)); /* a captured operand is checked too */
+    bp_tensor *all[] = {a, b, sa, sb, ci};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        bp_tensor_release(all[i]);
+    bp_graph_release(g);
+    bp_context_destroy(ctx);
+}
+
+/* ---- running ------------------------------------------------------------------- */
+
+Test(graph, inputs_of_another_shape_or_dtype_are_refused_naming_the_input)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_graph *g = NULL;
+    bp_tensor *sa, *sb, *sc;
+    BPT_OK(bp_graph_create(be, &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){3}, &sa));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){3}, &sb));
+    BPT_OK(bp_add(sa, sb, &sc));
+    BPT_OK(bp_graph_output(g, sc));
+    bp_graph_exec *exe = NULL;
+    BPT_OK(bp_graph_compile(g, NULL, &exe));
+    bp_tensor *ok = bpt_vec(be, BP_F32, 3, NULL), *longer = bpt_vec(be, BP_F32, 4, NULL),
+              *ints = bpt_vec(be, BP_I32, 3, NULL), *out = NULL;
+    BPT_FAILS(BP_ERR_SHAPE, bp_graph_run(exe, 2, (bp_tensor *const[]){ok, longer}, 1, &out));
+    cr_expect(strstr(bp_last_error(), "inputs[1]"), "%s", bp_last_error());
+    BPT_FAILS(BP_ERR_DTYPE, bp_graph_run(exe, 2, (bp_tensor *const[]){ints, ok}, 1, &out));
+    cr_expect(strstr(bp_last_error(), "inputs[0]"), "%s", bp_last_error());
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_graph_run(exe, 1, (bp_tensor *const[]){ok}, 1, &out));
+    cr_expect_null(out);
+    BPT_OK(bp_graph_run(exe, 2, (bp_tensor *const[]){ok, ok}, 1, &out));
+    bp_tensor *all[] = {sa, sb, sc, ok, longer, ints, out};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        bp_tensor_release(all[i]);
+    bp_graph_exec_release(exe);
+    bp_graph_release(g);
+    bp_context_destroy(ctx);
+}
+
+/* Graph, plan and symbolic tensors released in the given order. */
+static void release_in_order(int order)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_graph *g = NULL;
+    bp_tensor *sx, *sy;
+    BPT_OK(bp_graph_create(be, &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){3}, &sx));
+    BPT_OK(bp_neg(sx, &sy));
+    BPT_OK(bp_graph_output(g, sy));
+    bp_graph_exec *exe = NULL;
+    BPT_OK(bp_graph_compile(g, NULL, &exe));
+    bp_tensor *x = bpt_vec(be, BP_F32, 3, (const double[]){1, 2, 3}), *y;
+    if (order == 0) { /* the graph first, then its tensors: the plan still runs */
+        bp_graph_release(g);
+        bp_tensor_release(sx);
+        bp_tensor_release(sy);
+        BPT_OK(bp_graph_run(exe, 1, &x, 1, &y));
+        bp_graph_exec_release(exe);
+    } else { /* the plan first: the graph still records and compiles */
+        bp_graph_exec_release(exe);
+        BPT_OK(bp_graph_compile(g, NULL, &exe));
+        BPT_OK(bp_graph_run(exe, 1, &x, 1, &y));
+        bp_tensor_release(sx);
+        bp_graph_release(g);
+        bp_graph_exec_release(exe);
+        bp_tensor_release(sy);
+    }
+    float v[3];
+    BPT_OK(bp_tensor_to_host(y, v, sizeof v));
+    cr_expect(v[0] == -1 && v[1] == -2 && v[2] == -3);
+    bp_tensor_release(y);
+    bp_tensor_release(x);
+    bp_context_destroy(ctx);
+}
+
+Test(graph, a_graph_released_before_its_plan_leaves_the_plan_working) { release_in_order(0); }
+Test(graph, a_plan_released_before_its_graph_leaves_the_graph_working) { release_in_order(1); }
+
+typedef struct thread_job {
+    bp_backend *be;
+    double scale;
+    float got[64];
+    bp_status st;
+} thread_job;
+
+static void *record_and_run(void *arg)
+{
+    thread_job *j = arg;
+    bp_graph *g = NULL;
+    bp_tensor *sx = NULL, *s = NULL, *c = NULL, *x = NULL, *y = NULL;
+    bp_graph_exec *exe = NULL;
+    float xs[64];
+    for (int i = 0; i < 64; i++)
+        xs[i] = (float)i;
+    j->st = bp_graph_create(j->be, &g);
+    for (int rep = 0; rep < 20 && j->st == BP_OK; rep++) {
+        bp_tensor *next = NULL;
+        if (!sx)
+            j->st = bp_graph_input(g, BP_F32, 1, (const int64_t[]){64}, &sx);
+        if (j->st == BP_OK && !c)
+            j->st = bp_full(j->be, BP_F32, 0, NULL, j->scale, &c);
+        if (j->st == BP_OK)
+            j->st = bp_add(s ? s : sx, c, &next);
+        bp_tensor_release(s);
+        s = next;
+    }
+    if (j->st == BP_OK)
+        j->st = bp_graph_output(g, s);
+    if (j->st == BP_OK)
+        j->st = bp_graph_compile(g, NULL, &exe);
+    if (j->st == BP_OK)
+        j->st = bp_tensor_from_host(j->be, BP_F32, 1, (const int64_t[]){64}, xs, &x);
+    if (j->st == BP_OK)
+        j->st = bp_graph_run(exe, 1, &x, 1, &y);
+    if (j->st == BP_OK)
+        j->st = bp_tensor_to_host(y, j->got, sizeof j->got);
+    bp_tensor *all[] = {sx, s, c, x, y};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        bp_tensor_release(all[i]);
+    bp_graph_exec_release(exe);
+    bp_graph_release(g);
+    return NULL;
+}
+
+Test(graph, two_threads_recording_two_graphs_each_get_their_own_result)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        thread_job jobs[2] = {{.be = be, .scale = 1.0}, {.be = be, .scale = -1.0}};
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++)
+            cr_assert_eq(pthread_create(&th[i], NULL, record_and_run, &jobs[i]), 0);
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        for (int i = 0; i < 2; i++) {
+            cr_expect_eq(jobs[i].st, BP_OK, "thread %d on %s", i, bp_backend_name(be));
+            for (int k = 0; k < 64; k++)
+                cr_expect_eq(jobs[i].got[k], (float)(k + 20 * jobs[i].scale));
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(graph, a_failure_half_way_through_recording_leaves_the_graph_usable)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_graph *g = NULL;
+        bp_tensor *sx, *sw, *a, *bad = NULL, *y;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 2, (const int64_t[]){2, 3}, &sx));
+        BPT_OK(bp_graph_input(g, BP_F32, 2, (const int64_t[]){2, 3}, &sw));
+        BPT_OK(bp_tanh(sx, &a));
+        BPT_FAILS(BP_ERR_SHAPE, bp_matmul(a, sw, &bad)); /* (2,3) @ (2,3) */
+        cr_expect_null(bad);
+        BPT_OK(bp_mul(a, sw, &y));
+        BPT_OK(bp_graph_output(g, y));
+        bp_graph_exec *exe = NULL;
+        BPT_OK(bp_graph_compile(g, NULL, &exe));
+        bp_tensor *x = random_tensor(be, 2, (const int64_t[]){2, 3}, 1);
+        bp_tensor *w = random_tensor(be, 2, (const int64_t[]){2, 3}, 2), *got, *t, *want;
+        BPT_OK(bp_graph_run(exe, 2, (bp_tensor *const[]){x, w}, 1, &got));
+        BPT_OK(bp_tanh(x, &t));
+        BPT_OK(bp_mul(t, w, &want));
+        cr_expect(bpt_same_bytes(got, want));
+        bp_tensor *all[] = {sx, sw, a, y, x, w, got, t, want};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            bp_tensor_release(all[i]);
+        bp_graph_exec_release(exe);
+        bp_graph_release(g);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(graph, a_graph_released_half_way_through_recording_frees_everything)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_graph *g = NULL;
+    bp_tensor *sx, *a, *bad = NULL;
+    BPT_OK(bp_graph_create(be, &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){3}, &sx));
+    bp_tensor *w = bpt_vec(be, BP_F32, 3, NULL), *w4 = bpt_vec(be, BP_F32, 4, NULL);
+    BPT_OK(bp_add(sx, w, &a));
+    BPT_FAILS(BP_ERR_SHAPE, bp_add(a, w4, &bad));
+    bp_graph_release(g); /* with symbolic tensors still alive: they keep it */
+    bp_tensor_release(a);
+    bp_tensor_release(sx);
+    bp_tensor_release(w);
+    bp_tensor_release(w4);
+    bp_context_destroy(ctx); /* ASan: nothing leaked */
+}
+
+/* ---- what records -------------------------------------------------------------- */
+
+/* reshape (metadata only), transpose, concat of one value twice, clip_scalar
+ * (composed of two captured scalars and clip), a reduction. */
+static bp_tensor *movements(const bp_tensor *x)
+{
+    bp_tensor *r, *t, *c, *s, *y;
+    BPT_OK(bp_reshape(x, 2, (const int64_t[]){2, 3}, &r));
+    BPT_OK(bp_transpose(r, NULL, &t));
+    BPT_OK(bp_concat(2, (const bp_tensor *const[]){t, t}, 0, &c));
+    BPT_OK(bp_clip_scalar(c, -0.5, 0.5, &s));
+    BPT_OK(bp_sum(s, 1, (const int32_t[]){1}, false, &y));
+    bp_tensor *tmp[] = {r, t, c, s};
+    for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
+        bp_tensor_release(tmp[i]);
+    return y;
+}
+
+Test(graph, movement_composite_and_metadata_ops_record_and_equal_eager)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *x = random_tensor(be, 1, (const int64_t[]){6}, 21);
+        bp_tensor *want = movements(x);
+        bp_graph *g = NULL;
+        bp_tensor *sx;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){6}, &sx));
+        bp_tensor *sy = movements(sx);
+        BPT_OK(bp_graph_output(g, sy));
+        bp_tensor *got = compile_and_run(g, x, NULL);
+        cr_expect(bpt_same_bytes(got, want), "on %s", bp_backend_name(be));
+        bp_tensor *all[] = {x, want, sx, sy, got};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            bp_tensor_release(all[i]);
+        bp_graph_release(g);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(graph, ops_on_the_recording_backend_record_too)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_graph *g = NULL;
+    bp_tensor *sx, *two, *y;
+    BPT_OK(bp_graph_create(be, &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){3}, &sx));
+    /* a symbolic tensor's backend makes symbolic tensors: a FILL node */
+    BPT_OK(bp_full(bp_tensor_backend(sx), BP_F32, 0, NULL, 2.0, &two));
+    BPT_OK(bp_mul(sx, two, &y));
+    BPT_OK(bp_graph_output(g, y));
+    bp_tensor *x = bpt_vec(be, BP_F32, 3, (const double[]){1, 2, 3});
+    bp_graph_stats st;
+    bp_tensor *got = compile_and_run(g, x, &st);
+    cr_expect_eq(st.nodes_planned, 2);
+    float v[3];
+    BPT_OK(bp_tensor_to_host(got, v, sizeof v));
+    cr_expect(v[0] == 2 && v[1] == 4 && v[2] == 6);
+    bp_tensor *all[] = {sx, two, y, x, got};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        bp_tensor_release(all[i]);
+    bp_graph_release(g);
+    bp_context_destroy(ctx);
+}
+
+Test(graph, an_input_or_its_reshape_marked_as_an_output_comes_back_as_a_new_handle)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_graph *g = NULL;
+    bp_tensor *sx, *r;
+    BPT_OK(bp_graph_create(be, &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){4}, &sx));
+    BPT_OK(bp_reshape(sx, 2, (const int64_t[]){2, 2}, &r));
+    BPT_OK(bp_graph_output(g, sx));
+    BPT_OK(bp_graph_output(g, r));
+    bp_graph_exec *exe = NULL;
+    BPT_OK(bp_graph_compile(g, NULL, &exe));
+    bp_tensor *x = bpt_vec(be, BP_F32, 4, (const double[]){1, 2, 3, 4}), *outs[2];
+    BPT_OK(bp_graph_run(exe, 1, &x, 2, outs));
+    cr_expect(outs[0] != x);
+    cr_expect(bpt_same_bytes(outs[0], x));
+    cr_expect_eq(bp_tensor_rank(outs[1]), 2);
+    float v[4];
+    BPT_OK(bp_tensor_to_host(outs[1], v, sizeof v));
+    cr_expect(v[0] == 1 && v[3] == 4);
+    bp_tensor *all[] = {sx, r, x, outs[0], outs[1]};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        bp_tensor_release(all[i]);
+    bp_graph_exec_release(exe);
+    bp_graph_release(g);
+    bp_context_destroy(ctx);
+}
+
+Test(graph, a_gather_whose_indices_the_core_checks_on_the_host_is_refused_while_recording)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_graph *g = NULL;
+        bp_tensor *sx, *y = NULL;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){4}, &sx));
+        bp_tensor *idx = bpt_tensor_i64(be, BP_I64, 1, (const int64_t[]){2},
+                                        (const int64_t[]){3, 0});
+        bp_status st = bp_gather(sx, idx, 0, &y);
+        if (strcmp(bp_backend_name(be), "binary:0") == 0)
+            cr_expect_eq(st, BP_ERR_UNSUPPORTED_OP);
+        if (st == BP_OK) { /* a backend that checks indices on the device records it */
+            BPT_OK(bp_graph_output(g, y));
+            bp_tensor *x = bpt_vec(be, BP_F32, 4, (const double[]){1, 2, 3, 4}), *want;
+            BPT_OK(bp_gather(x, idx, 0, &want));
+            bp_tensor *got = compile_and_run(g, x, NULL);
+            cr_expect(bpt_same_bytes(got, want), "on %s", bp_backend_name(be));
+            bp_tensor_release(got);
+            bp_tensor_release(want);
+            bp_tensor_release(x);
+        } else {
+            cr_expect_eq(st, BP_ERR_UNSUPPORTED_OP, "on %s: %s", bp_backend_name(be),
+                         bp_last_error());
+            cr_expect(strstr(bp_last_error(), "eagerly"), "%s", bp_last_error());
+            cr_expect_null(y);
+        }
+        bp_tensor_release(y);
+        bp_tensor_release(idx);
+        bp_tensor_release(sx);
+        bp_graph_release(g);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* ---- every op of the table ------------------------------------------------------ */
+
+static bp_dtype first_dtype(bp_backend *be, bp_op op)
+{
+    static const bp_dtype order[] = {BP_F32, BP_I32, BP_BOOL, BP_I64, BP_F64, BP_U8};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (bpt_supports(be, op, order[i]))
+            return order[i];
+    return (bp_dtype)-1;
+}
+
+/* op as a one-op graph (its operands symbolic; a creation op on the
+ * recording backend) against the eager call: equal bits, or a refusal that
+ * says to run it eagerly. *recorded counts the first. */
+static void one_op_graph(bp_backend *be, bp_op op, int *recorded, int *refused)
+{
+    bp_dtype dt = first_dtype(be, op);
+    if ((int)dt < 0)
+        return;
+    bp_tensor *in[5] = {NULL}, *sym[5] = {NULL}, *want[2] = {NULL}, *got[2] = {NULL};
+    bp_tensor *sy[2] = {NULL}, *dummy = NULL, *sdummy = NULL;
+    if (bpt_op_operands(be, op, dt, in) != BP_OK)
+        return;
+    bpt_op_args a;
+    bpt_op_args_default(op, be, dt, &a);
+    bp_status st;
+    if (!bpt_op_invoke(op, in, &a, &want[0], &want[1], &st) || st != BP_OK)
+        goto done;
+    bp_graph *g = NULL;
+    BPT_OK(bp_graph_create(be, &g));
+    bp_tensor *run_in[6];
+    int32_t n_in = 0;
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){1}, &sdummy));
+    dummy = bpt_vec(be, BP_F32, 1, NULL);
+    run_in[n_in++] = dummy;
+    for (int k = 0; k < 5; k++)
+        if (in[k]) {
+            BPT_OK(bp_graph_input(g, bp_tensor_dtype(in[k]), bp_tensor_rank(in[k]),
+                                  bp_tensor_shape(in[k]), &sym[k]));
+            run_in[n_in++] = in[k];
+        }
+    a.backend = bp_tensor_backend(sdummy);
+    cr_assert(bpt_op_invoke(op, sym, &a, &sy[0], &sy[1], &st));
+    if (st != BP_OK) {
+        cr_expect_eq(st, BP_ERR_UNSUPPORTED_OP, "%s on %s: %s", bp_op_name(op),
+                     bp_backend_name(be), bp_last_error());
+        cr_expect(strstr(bp_last_error(), "eagerly"), "%s on %s: %s", bp_op_name(op),
+                  bp_backend_name(be), bp_last_error());
+        (*refused)++;
+    } else {
+        int32_t n_out = sy[1] ? 2 : 1;
+        for (int32_t k = 0; k < n_out; k++)
+            BPT_OK(bp_graph_output(g, sy[k]));
+        bp_graph_exec *exe = NULL;
+        BPT_OK(bp_graph_compile(g, NULL, &exe));
+        BPT_OK(bp_graph_run(exe, n_in, run_in, n_out, got));
+        for (int32_t k = 0; k < n_out; k++)
+            cr_expect(bpt_same_bytes(got[k], want[k]), "%s on %s: output %d differs from eager",
+                      bp_op_name(op), bp_backend_name(be), (int)k);
+        bp_graph_exec_release(exe);
+        (*recorded)++;
+    }
+    bp_graph_release(g);
+done:
+    for (int k = 0; k < 5; k++) {
+        bp_tensor_release(in[k]);
+        bp_tensor_release(sym[k]);
+    }
+    for (int k = 0; k < 2; k++) {
+        bp_tensor_release(want[k]);
+        bp_tensor_release(got[k]);
+        bp_tensor_release(sy[k]);
+    }
+    bp_tensor_release(dummy);
+    bp_tensor_release(sdummy);
+}
+
+Test(graph, every_op_of_the_table_records_as_a_one_op_graph_and_runs_like_eager)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        int recorded = 0, refused = 0;
+        for (int op = 0; op < BP_OP_COUNT; op++)
+            one_op_graph(be, (bp_op)op, &recorded, &refused);
+        fprintf(stderr, "graph: on %s, %d ops recorded and ran like eager, %d refused while "
+                "recording (host-checked indices)\n", bp_backend_name(be), recorded, refused);
+        cr_expect_gt(recorded, 50, "on %s", bp_backend_name(be));
+    }
+    bp_context_destroy(ctx);
+}
