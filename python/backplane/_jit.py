@@ -99,6 +99,15 @@ class Jitted:
                     f"jitted function takes Tensors (traced) and static arguments: pass "
                     f"backplane.asarray(...) of it, or mark it static with "
                     f"static_argnums=({i},) (each new value then compiles again)")
+        for i, x in enumerate(inputs[1:], 1):
+            if x.backend != inputs[0].backend:
+                first = [j for j, a in enumerate(args) if a is inputs[0]][0]
+                this = [j for j, a in enumerate(args) if a is x][0]
+                raise _backplane.BackendMismatchError(
+                    f"jit({self._name}): {self._arg_name(this)} is on backend {x.backend} but "
+                    f"{self._arg_name(first)} is on {inputs[0].backend}; a plan runs on one "
+                    f"backend and tensors never move implicitly: pass "
+                    f"<argument {this}>.to('{inputs[0].backend}')")
         return tuple(key), inputs
 
     def __call__(self, *args, **kwargs):

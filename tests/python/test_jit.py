@@ -288,3 +288,21 @@ def test_symbolic_tensors_do_not_leak():
         g(rand((n,)))
     del n
     assert bp._backplane._live_tensors() == live + 0
+
+
+def test_tensors_of_two_backends_are_refused_before_tracing():
+    if not {"binary", "blas_cpu"} <= set(bp.backends()):
+        pytest.skip("needs binary and blas_cpu")
+    calls = []
+    g = bp.jit(lambda x, y: calls.append(1) or x + y)
+    a, b = rand((3,), backend="binary"), rand((3,), backend="blas_cpu")
+    with pytest.raises(bp.BackendMismatchError, match=r"argument 1 \('y'\) is on backend "
+                       r"blas_cpu:0 but argument 0 \('x'\) is on binary:0.*\.to\('binary:0'\)"):
+        g(a, b)
+    assert calls == [] and g.cache_size() == 0
+    assert same_bits(g(a, b.to("binary")), a + b.to("binary"))
+
+
+def test_a_jitted_function_is_a_jitted_object():
+    g = bp.jit(gelu)
+    assert isinstance(g, bp.Jitted) and callable(g)
