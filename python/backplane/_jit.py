@@ -39,11 +39,29 @@ class _Entry:
 
 
 def _describe(sig):
-    if sig[0] == "tensor":
+    kind = sig[0]
+    if kind == "tensor":
         return f"shape {sig[1]} {sig[2]}"
-    if sig[0] == "static":
+    if kind == "static":
         return f"value {sig[1]!r}"
-    return "None"
+    if kind == "none":
+        return "None"
+    if kind == "dict":
+        return "{" + ", ".join(f"{k!r}: {_describe(v)}" for k, v in sig[1]) + "}"
+    inner = ", ".join(_describe(v) for v in sig[1])
+    return f"[{inner}]" if kind == "list" else f"({inner})"
+
+
+def _rebuild(sig, a, it):
+    """a with its traced tensors replaced, in flattening order, by it's."""
+    kind = sig[0]
+    if kind == "tensor":
+        return next(it)
+    if kind in ("static", "none"):
+        return a
+    if kind == "dict":
+        return {k: _rebuild(v, a[k], it) for k, v in sig[1]}
+    return type(a)(_rebuild(v, x, it) for v, x in zip(sig[1], a))
 
 
 class Jitted:
@@ -77,7 +95,7 @@ class Jitted:
             if not 0 <= i < n:
                 raise TypeError(f"jit({self._name}): static_argnums names argument {i} but "
                                 f"the call passes {n} arguments")
-        key, inputs = [], []
+        key, inputs, owners = [], [], []
         for i, a in enumerate(args):
             if i in static:
                 try:
@@ -88,36 +106,43 @@ class Jitted:
                         f"but a {type(a).__name__} is not hashable; pass a tuple instead of "
                         f"a list, or pass it as a Tensor") from None
                 key.append(("static", a))
-            elif isinstance(a, Tensor):
-                key.append(("tensor", a.shape, str(a.dtype), a.backend))
-                inputs.append(a)
-            elif a is None:
-                key.append(("none",))
             else:
-                raise TypeError(
-                    f"jit({self._name}): {self._arg_name(i)} is a {type(a).__name__}; a "
-                    f"jitted function takes Tensors (traced) and static arguments: pass "
-                    f"backplane.asarray(...) of it, or mark it static with "
-                    f"static_argnums=({i},) (each new value then compiles again)")
-        for i, x in enumerate(inputs[1:], 1):
+                key.append(self._flatten(i, a, inputs, owners))
+        for x, i in zip(inputs[1:], owners[1:]):
             if x.backend != inputs[0].backend:
-                first = [j for j, a in enumerate(args) if a is inputs[0]][0]
-                this = [j for j, a in enumerate(args) if a is x][0]
                 raise _backplane.BackendMismatchError(
-                    f"jit({self._name}): {self._arg_name(this)} is on backend {x.backend} but "
-                    f"{self._arg_name(first)} is on {inputs[0].backend}; a plan runs on one "
-                    f"backend and tensors never move implicitly: pass "
-                    f"<argument {this}>.to('{inputs[0].backend}')")
+                    f"jit({self._name}): {self._arg_name(i)} holds a tensor on backend "
+                    f"{x.backend} but {self._arg_name(owners[0])} one on "
+                    f"{inputs[0].backend}; a plan runs on one backend and tensors never move "
+                    f"implicitly: pass that tensor's .to('{inputs[0].backend}')")
         return tuple(key), inputs
+
+    def _flatten(self, i, a, inputs, owners):
+        """The signature of argument i's value a; its tensors appended to inputs."""
+        if isinstance(a, Tensor):
+            inputs.append(a)
+            owners.append(i)
+            return ("tensor", a.shape, str(a.dtype), a.backend)
+        if a is None:
+            return ("none",)
+        if type(a) in (tuple, list):
+            return (type(a).__name__, tuple(self._flatten(i, v, inputs, owners) for v in a))
+        if type(a) is dict:
+            return ("dict", tuple((k, self._flatten(i, v, inputs, owners)) for k, v in a.items()))
+        raise TypeError(
+            f"jit({self._name}): {self._arg_name(i)} is or holds a {type(a).__name__}; a "
+            f"jitted function takes Tensors (traced), None, lists, tuples and dicts of them, "
+            f"and static arguments: pass backplane.asarray(...) of it, or mark the argument "
+            f"static with static_argnums=({i},) (each new value then compiles again)")
 
     def __call__(self, *args, **kwargs):
         if kwargs:
             raise TypeError(f"jit({self._name}): pass the arguments positionally (keyword "
                             f"arguments are not part of a signature yet)")
-        # Called while another jitted function traces: trace through it.
-        if any(isinstance(a, Tensor) and _backplane._is_symbolic(a) for a in args):
-            return self._fun(*args)
         key, inputs = self._signature(args)
+        # Called while another jitted function traces: trace through it.
+        if any(_backplane._is_symbolic(x) for x in inputs):
+            return self._fun(*args)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._trace(args, key, inputs)
@@ -126,13 +151,9 @@ class Jitted:
     def _trace(self, args, key, inputs):
         g = _backplane._graph_create(inputs[0] if inputs else None)
         try:
-            call, it = [], iter(inputs)
-            for a, k in zip(args, key):
-                if k[0] == "tensor":
-                    x = next(it)
-                    call.append(_backplane._graph_input(g, x.dtype, x.shape))
-                else:
-                    call.append(a)
+            it = iter([_backplane._graph_input(g, x.dtype, x.shape) for x in inputs])
+            call = [_rebuild(k, a, it) for k, a in zip(key, args)]
+            del it
             out = self._fun(*call)
             del call
             if isinstance(out, Tensor):

@@ -296,8 +296,9 @@ def test_tensors_of_two_backends_are_refused_before_tracing():
     calls = []
     g = bp.jit(lambda x, y: calls.append(1) or x + y)
     a, b = rand((3,), backend="binary"), rand((3,), backend="blas_cpu")
-    with pytest.raises(bp.BackendMismatchError, match=r"argument 1 \('y'\) is on backend "
-                       r"blas_cpu:0 but argument 0 \('x'\) is on binary:0.*\.to\('binary:0'\)"):
+    with pytest.raises(bp.BackendMismatchError, match=r"argument 1 \('y'\) holds a tensor on "
+                       r"backend blas_cpu:0 but argument 0 \('x'\) one on binary:0.*"
+                       r"\.to\('binary:0'\)"):
         g(a, b)
     assert calls == [] and g.cache_size() == 0
     assert same_bits(g(a, b.to("binary")), a + b.to("binary"))
@@ -306,3 +307,30 @@ def test_tensors_of_two_backends_are_refused_before_tracing():
 def test_a_jitted_function_is_a_jitted_object():
     g = bp.jit(gelu)
     assert isinstance(g, bp.Jitted) and callable(g)
+
+
+def test_lists_tuples_and_dicts_of_tensors_are_traced():
+    calls = []
+
+    def net(params, x):
+        calls.append(1)
+        for w, b in params["layers"]:
+            x = mlp(x, w, b)
+        return x * params["scale"]
+
+    layers = [(rand((8, 8), s), rand((8,), s + 10)) for s in range(3)]
+    params = {"layers": layers, "scale": rand((), 7)}
+    x = rand((4, 8), 9)
+    g = bp.jit(net)
+    assert same_bits(g(params, x), net(params, x))
+    calls.clear()
+    params2 = {"layers": [(w * 2, b) for w, b in layers], "scale": params["scale"]}
+    assert same_bits(g(params2, x), net(params2, x))  # new values, same signature
+    assert g.cache_size() == 1 and calls == [1]  # only the eager call above
+    g(dict(params, layers=layers[:2]), x)  # one layer less: a new signature
+    assert g.cache_size() == 2
+
+
+def test_a_nested_non_tensor_names_the_argument():
+    with pytest.raises(TypeError, match=r"argument 0 \('xs'\) is or holds a float"):
+        bp.jit(lambda xs: xs[0])([rand((2,)), 1.5])
