@@ -48,6 +48,8 @@ def _describe(sig):
         return "None"
     if kind == "dict":
         return "{" + ", ".join(f"{k!r}: {_describe(v)}" for k, v in sig[1]) + "}"
+    if kind == "kw":
+        return _describe(sig[2])
     inner = ", ".join(_describe(v) for v in sig[1])
     return f"[{inner}]" if kind == "list" else f"({inner})"
 
@@ -64,16 +66,23 @@ def _rebuild(sig, a, it):
     return type(a)(_rebuild(v, x, it) for v, x in zip(sig[1], a))
 
 
+def static_hint(i):
+    return f"static_argnames=('{i}',)" if isinstance(i, str) else f"static_argnums=({i},)"
+
+
 class Jitted:
     """A function traced and compiled once per signature (backplane.jit)."""
 
-    def __init__(self, fun, static_argnums=()):
+    def __init__(self, fun, static_argnums=(), static_argnames=()):
         if not callable(fun):
             raise TypeError(f"jit: {fun!r} is not callable")
         if isinstance(static_argnums, int):
             static_argnums = (static_argnums,)
         self._fun = fun
         self._static = tuple(int(i) for i in static_argnums)
+        if isinstance(static_argnames, str):
+            static_argnames = (static_argnames,)
+        self._static_names = frozenset(static_argnames)
         self._cache = {}
         self._warned = False
         self._lock = threading.Lock()
@@ -85,10 +94,22 @@ class Jitted:
             self._params = []
 
     def _arg_name(self, i):
+        if isinstance(i, str):
+            return f"argument '{i}'"
         name = self._params[i] if i < len(self._params) else None
         return f"argument {i} ('{name}')" if name else f"argument {i}"
 
-    def _signature(self, args):
+    def _static_key(self, i, a):
+        try:
+            hash(a)
+        except TypeError:
+            raise TypeError(
+                f"jit({self._name}): {self._arg_name(i)} is static but a {type(a).__name__} "
+                f"is not hashable; pass a tuple instead of a list, or pass it as a "
+                f"Tensor") from None
+        return ("static", a)
+
+    def _signature(self, args, kwargs):
         n = len(args)
         static = {i + n if i < 0 else i for i in self._static}
         for i in static:
@@ -98,16 +119,13 @@ class Jitted:
         key, inputs, owners = [], [], []
         for i, a in enumerate(args):
             if i in static:
-                try:
-                    hash(a)
-                except TypeError:
-                    raise TypeError(
-                        f"jit({self._name}): {self._arg_name(i)} is static (static_argnums) "
-                        f"but a {type(a).__name__} is not hashable; pass a tuple instead of "
-                        f"a list, or pass it as a Tensor") from None
-                key.append(("static", a))
+                key.append(self._static_key(i, a))
             else:
                 key.append(self._flatten(i, a, inputs, owners))
+        for name in sorted(kwargs):  # keywords after the positions, by name
+            a = kwargs[name]
+            key.append(("kw", name, self._static_key(name, a) if name in self._static_names
+                        else self._flatten(name, a, inputs, owners)))
         for x, i in zip(inputs[1:], owners[1:]):
             if x.backend != inputs[0].backend:
                 raise _backplane.BackendMismatchError(
@@ -133,29 +151,28 @@ class Jitted:
             f"jit({self._name}): {self._arg_name(i)} is or holds a {type(a).__name__}; a "
             f"jitted function takes Tensors (traced), None, lists, tuples and dicts of them, "
             f"and static arguments: pass backplane.asarray(...) of it, or mark the argument "
-            f"static with static_argnums=({i},) (each new value then compiles again)")
+            f"static with {static_hint(i)} (each new value then compiles again)")
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            raise TypeError(f"jit({self._name}): pass the arguments positionally (keyword "
-                            f"arguments are not part of a signature yet)")
-        key, inputs = self._signature(args)
+        key, inputs = self._signature(args, kwargs)
         # Called while another jitted function traces: trace through it.
         if any(_backplane._is_symbolic(x) for x in inputs):
-            return self._fun(*args)
+            return self._fun(*args, **kwargs)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._trace(args, key, inputs)
+            entry = self._trace(args, kwargs, key, inputs)
         return self._run(entry, inputs)
 
-    def _trace(self, args, key, inputs):
+    def _trace(self, args, kwargs, key, inputs):
         g = _backplane._graph_create(inputs[0] if inputs else None)
         try:
             it = iter([_backplane._graph_input(g, x.dtype, x.shape) for x in inputs])
-            call = [_rebuild(k, a, it) for k, a in zip(key, args)]
+            n = len(args)
+            call = [_rebuild(k, a, it) for k, a in zip(key[:n], args)]
+            callkw = {k[1]: _rebuild(k[2], kwargs[k[1]], it) for k in key[n:]}
             del it
-            out = self._fun(*call)
-            del call
+            out = self._fun(*call, **callkw)
+            del call, callkw
             if isinstance(out, Tensor):
                 kind, seq = "one", (out,)
             elif isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
@@ -199,9 +216,12 @@ class Jitted:
                 if i < len(k) and k[i] not in seen:
                     seen.append(k[i])
             if len(seen) > 1:
+                first = seen[0]
+                name = first[1] if first[0] == "kw" else i
+                inner = first[2] if first[0] == "kw" else first
                 shown = ", ".join(_describe(s) for s in seen[:4])
-                what = "value" if seen[0][0] == "static" else "shape or dtype"
-                changing.append(f"{self._arg_name(i)} changed {what} ({shown}, ...)")
+                what = "value" if inner[0] == "static" else "shape or dtype"
+                changing.append(f"{self._arg_name(name)} changed {what} ({shown}, ...)")
         lens = {len(k) for k in keys}
         if len(lens) > 1:
             changing.append(f"the number of arguments changed ({sorted(lens)})")
@@ -210,7 +230,7 @@ class Jitted:
             f"signatures: {'; '.join(changing) or 'the arguments changed'}. Each new "
             f"signature traces and compiles again: pad such an argument to a few fixed "
             f"sizes, or mark an argument whose value selects the program static "
-            f"(static_argnums), or call the function without jit.",
+            f"(static_argnums, static_argnames), or call the function without jit.",
             RecompilationWarning, stacklevel=4)
 
     @staticmethod
@@ -231,12 +251,12 @@ class Jitted:
             self._cache.clear()
             self._warned = False
 
-    def lower(self, *args):
+    def lower(self, *args, **kwargs):
         """The plan for these arguments' signature (compiled if it is new) as a
         dict: nodes_recorded, nodes_live, nodes_planned, buffers, peak_bytes,
         sum_bytes (bp_graph_exec_stats), inputs, outputs, backend."""
-        key, inputs = self._signature(args)
-        entry = self._cache.get(key) or self._trace(args, key, inputs)
+        key, inputs = self._signature(args, kwargs)
+        entry = self._cache.get(key) or self._trace(args, kwargs, key, inputs)
         stats = (_backplane._graph_stats(entry.plan) if entry.plan is not None else
                  dict(nodes_recorded=0, nodes_live=0, nodes_planned=0, buffers=0,
                       peak_bytes=0, sum_bytes=0))
@@ -257,13 +277,14 @@ class Jitted:
         return "\n".join(lines) + ">"
 
 
-def jit(fun=None, static_argnums=()):
-    """jit(f, static_argnums=()) -> f traced and compiled once per signature.
+def jit(fun=None, static_argnums=(), static_argnames=()):
+    """jit(f, static_argnums=(), static_argnames=()) -> f traced and compiled
+    once per signature.
 
     The first call with each signature (every Tensor argument's shape and
     dtype, the backend, the values of the static arguments, which must be
-    hashable) calls f on symbolic tensors and records its ops into a graph,
-    which is compiled; that call and later ones with the same signature run
+    hashable; static_argnames names keyword ones) calls f on symbolic
+    tensors and records its ops into a graph, which is compiled; that call and later ones with the same signature run
     the plan without calling f. Python control flow is recorded as it ran.
     f returns a Tensor or a tuple or list of Tensors. Tensors f closes over
     are captured by reference. Reading a traced value inside f (float(x),
@@ -271,8 +292,8 @@ def jit(fun=None, static_argnums=()):
     compute the value outside the jitted function. Used as a decorator with
     arguments: @jit(static_argnums=(1,))."""
     if fun is None:
-        return lambda f: Jitted(f, static_argnums)
-    return Jitted(fun, static_argnums)
+        return lambda f: Jitted(f, static_argnums, static_argnames)
+    return Jitted(fun, static_argnums, static_argnames)
 
 
 def compiles(backend_name, reset=False):

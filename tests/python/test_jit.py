@@ -334,3 +334,57 @@ def test_lists_tuples_and_dicts_of_tensors_are_traced():
 def test_a_nested_non_tensor_names_the_argument():
     with pytest.raises(TypeError, match=r"argument 0 \('xs'\) is or holds a float"):
         bp.jit(lambda xs: xs[0])([rand((2,)), 1.5])
+
+
+def test_plans_release_their_memory_and_captures_with_the_jitted_function():
+    import gc
+
+    gc.collect()
+    used = bp.stats()["bytes_in_use"]
+    big = bp.asarray(np.ones((256, 256), np.float32))  # 256 KiB, captured
+    g = bp.jit(lambda x: bp.tanh(x) + big)
+    x = bp.asarray(np.zeros((256, 256), np.float32))
+    for _ in range(3):
+        y = g(x)
+    assert same_bits(y, bp.tanh(x) + big)
+    del y
+    gc.collect()
+    running = bp.stats()["bytes_in_use"]
+    for _ in range(50):  # runs allocate per call and give everything back
+        g(x)
+    gc.collect()
+    assert bp.stats()["bytes_in_use"] == running
+    del g, big, x
+    gc.collect()
+    assert bp.stats()["bytes_in_use"] == used  # the plan and its capture are gone
+
+
+def test_keyword_arguments_are_traced_or_static_by_name():
+    calls = []
+
+    def f(x, *, bias=None, n=1):
+        calls.append(n)
+        for _ in range(n):
+            x = x * 2
+        return x if bias is None else x + bias
+
+    g = bp.jit(f, static_argnames="n")
+    x, b = rand((3,), 1), rand((3,), 2)
+    assert same_bits(g(x, bias=b, n=2), f(x, bias=b, n=2))
+    assert same_bits(g(x, n=2, bias=b), x * 2 * 2 + b)  # keyword order does not matter
+    assert same_bits(g(x, n=3), x * 2 * 2 * 2)
+    assert calls == [2, 2, 3] and g.cache_size() == 2
+    with pytest.raises(TypeError, match=r"argument 'n' is or holds a int.*"
+                                        r"static_argnames=\('n',\)"):
+        bp.jit(f)(x, n=2)
+
+
+def test_a_keyword_that_keeps_changing_is_named_in_the_warning():
+    g = bp.jit(lambda x, *, y: x + y[0])
+    x = rand((1,))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, 9):
+            g(x, y=rand((n,)))
+    storms = [c for c in caught if issubclass(c.category, bp.RecompilationWarning)]
+    assert len(storms) == 1 and "argument 'y' changed shape" in str(storms[0].message)
