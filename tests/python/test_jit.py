@@ -388,3 +388,28 @@ def test_a_keyword_that_keeps_changing_is_named_in_the_warning():
             g(x, y=rand((n,)))
     storms = [c for c in caught if issubclass(c.category, bp.RecompilationWarning)]
     assert len(storms) == 1 and "argument 'y' changed shape" in str(storms[0].message)
+
+
+def test_threads_trace_and_run_one_jitted_function_at_once():
+    import threading
+
+    g = bp.jit(softmax)
+    xs = [rand((n, 16384 // n), n) for n in (1, 2, 4, 8)]  # big enough to release the GIL
+    want = [softmax(x) for x in xs]
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(20):
+                for x, w in zip(xs[k:] + xs[:k], want[k:] + want[:k]):
+                    assert same_bits(g(x), w)
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert g.cache_size() == 4
