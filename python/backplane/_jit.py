@@ -29,13 +29,16 @@ class RecompilationWarning(RuntimeWarning):
 
 
 class _Entry:
-    __slots__ = ("plan", "outs", "kind", "backend")
+    __slots__ = ("plan", "outs", "kind", "backend", "direct")
 
     def __init__(self, plan, outs, kind, backend):
         self.plan = plan      # a _Plan, or None when every output is a constant
         self.outs = outs      # per output: an int (the plan's output k) or a Tensor
         self.kind = kind      # "one", tuple or list: what the function returned
         self.backend = backend
+        # Every output is the plan's, in order: the run's tuple is the result.
+        self.direct = plan is not None and all(type(o) is int and o == k
+                                               for k, o in enumerate(outs))
 
 
 def _describe(sig):
@@ -83,6 +86,7 @@ class Jitted:
         if isinstance(static_argnames, str):
             static_argnames = (static_argnames,)
         self._static_names = frozenset(static_argnames)
+        self._static_at = {}  # the call's argument count -> the static positions
         self._cache = {}
         self._warned = False
         self._lock = threading.Lock()
@@ -100,6 +104,11 @@ class Jitted:
         return f"argument {i} ('{name}')" if name else f"argument {i}"
 
     def _static_key(self, i, a):
+        if isinstance(a, Tensor):
+            raise TypeError(
+                f"jit({self._name}): {self._arg_name(i)} is marked static but is a Tensor; "
+                f"a Tensor's values are never part of a signature: leave it traced, or pass "
+                f"a Python value (a.tolist(), a.item()) as the static argument")
         try:
             hash(a)
         except TypeError:
@@ -111,36 +120,45 @@ class Jitted:
 
     def _signature(self, args, kwargs):
         n = len(args)
-        static = {i + n if i < 0 else i for i in self._static}
-        for i in static:
-            if not 0 <= i < n:
-                raise TypeError(f"jit({self._name}): static_argnums names argument {i} but "
-                                f"the call passes {n} arguments")
+        static = self._static_at.get(n)
+        if static is None:
+            static = frozenset(i + n if i < 0 else i for i in self._static)
+            for i in static:
+                if not 0 <= i < n:
+                    raise TypeError(f"jit({self._name}): static_argnums names argument {i} "
+                                    f"but the call passes {n} arguments")
+            self._static_at[n] = static
         key, inputs, owners = [], [], []
         for i, a in enumerate(args):
             if i in static:
                 key.append(self._static_key(i, a))
+            elif type(a) is Tensor:  # the common case, inline
+                b = a.backend
+                inputs.append(a)
+                owners.append((i, b))
+                key.append(("tensor", a.shape, str(a.dtype), b))
             else:
                 key.append(self._flatten(i, a, inputs, owners))
         for name in sorted(kwargs):  # keywords after the positions, by name
             a = kwargs[name]
             key.append(("kw", name, self._static_key(name, a) if name in self._static_names
                         else self._flatten(name, a, inputs, owners)))
-        for x, i in zip(inputs[1:], owners[1:]):
-            if x.backend != inputs[0].backend:
+        for i, b in owners[1:]:
+            if b != owners[0][1]:
                 raise _backplane.BackendMismatchError(
                     f"jit({self._name}): {self._arg_name(i)} holds a tensor on backend "
-                    f"{x.backend} but {self._arg_name(owners[0])} one on "
-                    f"{inputs[0].backend}; a plan runs on one backend and tensors never move "
-                    f"implicitly: pass that tensor's .to('{inputs[0].backend}')")
+                    f"{b} but {self._arg_name(owners[0][0])} one on "
+                    f"{owners[0][1]}; a plan runs on one backend and tensors never move "
+                    f"implicitly: pass that tensor's .to('{owners[0][1]}')")
         return tuple(key), inputs
 
     def _flatten(self, i, a, inputs, owners):
         """The signature of argument i's value a; its tensors appended to inputs."""
         if isinstance(a, Tensor):
+            b = a.backend
             inputs.append(a)
-            owners.append(i)
-            return ("tensor", a.shape, str(a.dtype), a.backend)
+            owners.append((i, b))
+            return ("tensor", a.shape, str(a.dtype), b)
         if a is None:
             return ("none",)
         if type(a) in (tuple, list):
@@ -235,6 +253,9 @@ class Jitted:
 
     @staticmethod
     def _run(entry, inputs):
+        if entry.direct:
+            res = _backplane._graph_run(entry.plan, tuple(inputs))
+            return res[0] if entry.kind == "one" else res if entry.kind is tuple else list(res)
         res = _backplane._graph_run(entry.plan, tuple(inputs)) if entry.plan is not None else ()
         outs = [res[o] if isinstance(o, int) else o for o in entry.outs]
         if entry.kind == "one":

@@ -115,6 +115,8 @@ def test_an_unhashable_static_argument_is_refused():
     g = bp.jit(lambda x, n: x, static_argnums=1)
     with pytest.raises(TypeError, match="not hashable"):
         g(rand((3,)), [1])
+    with pytest.raises(TypeError, match="static but is a Tensor"):
+        g(rand((3,)), rand((1,)))
 
 
 def test_a_closed_over_tensor_is_captured_by_reference():
