@@ -2,10 +2,11 @@
 """backplane.jit against eager calls, per call, from Python.
 
 A chain of 100 elementwise ops on a 4-element f32 tensor (tanh and a
-multiply by a scalar, alternating), and one op (x + 1: a jitted call's fixed
-cost), each called eagerly and through backplane.jit, interleaved round by round so that machine noise hits both
-alike. Prints the median over the rounds of the time per call and the
-ratio. A measurement, not a test: it never fails.
+multiply by a scalar, alternating), and one op (x + 1: a jitted call's
+fixed cost), each called eagerly and through backplane.jit, interleaved
+round by round so that machine noise hits both alike. Prints the median
+over the rounds of the time per call and the ratio. A measurement, not a
+test: it never fails.
 
     PYTHONPATH=build/python python3 bench/jit_overhead.py [--rounds 7] [--backend NAME]
 """

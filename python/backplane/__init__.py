@@ -147,6 +147,7 @@ full.__wrapped__ = _full
 
 __all__ = [n for n in dir(_backplane) if not n.startswith("_")] + [
     "__version__", "dtype", "all", "any", "astype", "copy", "flatten", "full_like", "linspace",
-    "ones_like", "ravel", "stack", "std", "var", "zeros_like", "jit", "Jitted", "RecompilationWarning"]
+    "ones_like", "ravel", "stack", "std", "var", "zeros_like", "jit", "Jitted",
+    "RecompilationWarning"]
 __all__ = sorted(set(__all__))
 _ = _builtins  # the builtins stay reachable although sum, max, ... are ours here

@@ -305,8 +305,9 @@ def jit(fun=None, static_argnums=(), static_argnames=()):
     The first call with each signature (every Tensor argument's shape and
     dtype, the backend, the values of the static arguments, which must be
     hashable; static_argnames names keyword ones) calls f on symbolic
-    tensors and records its ops into a graph, which is compiled; that call and later ones with the same signature run
-    the plan without calling f. Python control flow is recorded as it ran.
+    tensors and records its ops into a graph, which is compiled; that call
+    and later ones with the same signature run the plan without calling f.
+    Python control flow is recorded as it ran.
     f returns a Tensor or a tuple or list of Tensors. Tensors f closes over
     are captured by reference. Reading a traced value inside f (float(x),
     x.numpy(), print(x), if x:) is an error: mark that argument static, or
