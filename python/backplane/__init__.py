@@ -61,7 +61,8 @@ _backplane._set_repr(_tensor_repr)
 
 # ---- NumPy's habits: dtypes, indexing, protocols, conveniences -----------------------
 
-from . import _dtypes, _functions, _indexing, _messages, _numpy_protocols  # noqa: E402
+from . import _dtypes, _functions, _indexing, _jit, _messages, _numpy_protocols  # noqa: E402
+from ._jit import Jitted, RecompilationWarning, jit  # noqa: E402,F401
 from ._dtypes import dtype  # noqa: E402,F401
 from ._functions import (  # noqa: E402,F401
     all,
@@ -127,12 +128,26 @@ def eye(rows, cols=None, dtype="float64", backend=None):
     return _eye(rows, rows if cols is None else cols, dtype=dtype, backend=backend)
 
 
+_stats = stats  # noqa: F405
+
+
+def stats(backend=None, reset=False):
+    """A dict of the backend's counters: ops, transfers (h2d, d2h, copies),
+    sync_reads, allocs, bytes_in_use, and jit_compiles (the plans
+    backplane.jit compiled for the backend). reset: zero them after reading."""
+    d = _stats(backend, reset)
+    d["jit_compiles"] = _jit.compiles(d["backend"], reset)
+    return d
+
+
+stats.__wrapped__ = _stats
 arange.__wrapped__ = _arange
 eye.__wrapped__ = _eye
 full.__wrapped__ = _full
 
 __all__ = [n for n in dir(_backplane) if not n.startswith("_")] + [
     "__version__", "dtype", "all", "any", "astype", "copy", "flatten", "full_like", "linspace",
-    "ones_like", "ravel", "stack", "std", "var", "zeros_like"]
+    "ones_like", "ravel", "stack", "std", "var", "zeros_like", "jit", "Jitted",
+    "RecompilationWarning"]
 __all__ = sorted(set(__all__))
 _ = _builtins  # the builtins stay reachable although sum, max, ... are ours here

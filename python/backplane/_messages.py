@@ -11,6 +11,13 @@ _DTYPES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "I32": "int32", "I64": "
            "F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64"}
 
 _RULES = [
+    # A symbolic tensor read: in Python, that is a traced value inside backplane.jit.
+    (re.compile(r"the tensor is symbolic \(recorded on a graph for backend ([^)]+)\) and "
+                r"holds no values; mark it with bp_graph_output.*$", re.S),
+     r"the tensor is symbolic: a value traced by backplane.jit (on backend \1), which holds "
+     r"no values while the function is traced; mark the argument it comes from static "
+     r"(jit(f, static_argnums=...)), or compute the value outside the jitted function and "
+     r"pass it in"),
     # bp_backend_copy(<the b tensor>, <backend binary:0>, &copy) -> b.to('binary:0')
     (re.compile(r"bp_backend_copy\(<the (\w+) tensor>, <backend ([^>]+)>, &\w+\)"),
      r"\1.to('\2')"),

@@ -152,6 +152,12 @@ PyObject *bpy_binary_op(PyObject *a, PyObject *b, bp_status (*fn)(const bp_tenso
                                                                    const bp_tensor *,
                                                                    bp_tensor **));
 
+/* ---- graphs (graph.c) ---------------------------------------------------- */
+/* The device backend of b when b is the recording backend of a graph made
+ * here (backplane.jit), else NULL. */
+bp_backend *bpy_real_backend(bp_backend *b);
+int bpy_graph_init(PyObject *module);
+
 /* ---- generated (ops_generated.c) ------------------------------------------ */
 extern PyMethodDef bpy_op_methods[];
 

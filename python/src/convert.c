@@ -629,6 +629,11 @@ int bpy_tensor_arg(PyObject *obj, const bpy_hint *hint, int dtype, bp_tensor **o
         return 0;
     }
     bp_backend *b = hint ? hint->backend : NULL;
+    /* Beside a symbolic tensor: a concrete tensor on the graph's device
+     * backend, which the op captures as a constant. */
+    bp_backend *real = b ? bpy_real_backend(b) : NULL;
+    if (real)
+        b = real;
     int backend_given = b != NULL;
     if (!b && bpy_backend_arg(Py_None, &b) < 0)
         return -1;

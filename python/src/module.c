@@ -437,6 +437,9 @@ static struct {
 
 int bpy_backend_is_host(bp_backend *b)
 {
+    bp_backend *real = bpy_real_backend(b); /* a graph's: its device's answer */
+    if (real)
+        b = real;
     for (int i = 0; i < HOST_CACHE; i++) {
         if (host_cache[i].b == b)
             return host_cache[i].host;
@@ -1099,7 +1102,7 @@ PyMODINIT_FUNC PyInit__backplane(void)
         PyModule_AddFunctions(m, bpy_op_methods) < 0 || add_errors(m) < 0 ||
         add_type(m, &context_spec, &bpy_context_type, "Context") < 0 ||
         add_type(m, &backend_spec, &bpy_backend_type, "Backend") < 0 ||
-        bpy_tensor_type_init(m) < 0) {
+        bpy_tensor_type_init(m) < 0 || bpy_graph_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1,0 +1,327 @@
+"""backplane.jit: trace a function once per signature into a graph, compile
+it, and run the plan on later calls (docs/python.md, docs/graphs.md).
+
+A signature is each Tensor argument's shape and dtype, the backend, and the
+values of the static arguments. The first call with a signature calls the
+function on symbolic tensors: every op records instead of running (the C
+core does that), Python control flow runs as written and only the path taken
+is recorded. Tensors the function closes over are captured by reference: the
+plan reads their memory each time it runs.
+"""
+import functools
+import inspect
+import threading
+import warnings
+
+from . import _backplane
+from ._backplane import Tensor
+
+# How many signatures one function compiles before the warning.
+STORM = 8
+
+# Plans compiled per backend name, for backplane.stats()["jit_compiles"].
+_compiles = {}
+_lock = threading.Lock()
+
+
+class RecompilationWarning(RuntimeWarning):
+    """A jitted function keeps being compiled for new signatures."""
+
+
+class _Entry:
+    __slots__ = ("plan", "outs", "kind", "backend", "direct")
+
+    def __init__(self, plan, outs, kind, backend):
+        self.plan = plan      # a _Plan, or None when every output is a constant
+        self.outs = outs      # per output: an int (the plan's output k) or a Tensor
+        self.kind = kind      # "one", tuple or list: what the function returned
+        self.backend = backend
+        # Every output is the plan's, in order: the run's tuple is the result.
+        self.direct = plan is not None and all(type(o) is int and o == k
+                                               for k, o in enumerate(outs))
+
+
+def _describe(sig):
+    kind = sig[0]
+    if kind == "tensor":
+        return f"shape {sig[1]} {sig[2]}"
+    if kind == "static":
+        return f"value {sig[1]!r}"
+    if kind == "none":
+        return "None"
+    if kind == "dict":
+        return "{" + ", ".join(f"{k!r}: {_describe(v)}" for k, v in sig[1]) + "}"
+    if kind == "kw":
+        return _describe(sig[2])
+    inner = ", ".join(_describe(v) for v in sig[1])
+    return f"[{inner}]" if kind == "list" else f"({inner})"
+
+
+def _rebuild(sig, a, it):
+    """a with its traced tensors replaced, in flattening order, by it's."""
+    kind = sig[0]
+    if kind == "tensor":
+        return next(it)
+    if kind in ("static", "none"):
+        return a
+    if kind == "dict":
+        return {k: _rebuild(v, a[k], it) for k, v in sig[1]}
+    return type(a)(_rebuild(v, x, it) for v, x in zip(sig[1], a))
+
+
+def static_hint(i):
+    return f"static_argnames=('{i}',)" if isinstance(i, str) else f"static_argnums=({i},)"
+
+
+class Jitted:
+    """A function traced and compiled once per signature (backplane.jit)."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=()):
+        if not callable(fun):
+            raise TypeError(f"jit: {fun!r} is not callable")
+        if isinstance(static_argnums, int):
+            static_argnums = (static_argnums,)
+        self._fun = fun
+        self._static = tuple(int(i) for i in static_argnums)
+        if isinstance(static_argnames, str):
+            static_argnames = (static_argnames,)
+        self._static_names = frozenset(static_argnames)
+        self._static_at = {}  # the call's argument count -> the static positions
+        self._cache = {}
+        self._warned = False
+        self._lock = threading.Lock()
+        functools.update_wrapper(self, fun)
+        self._name = getattr(fun, "__qualname__", None) or repr(fun)
+        try:
+            self._params = list(inspect.signature(fun).parameters)
+        except (TypeError, ValueError):
+            self._params = []
+
+    def _arg_name(self, i):
+        if isinstance(i, str):
+            return f"argument '{i}'"
+        name = self._params[i] if i < len(self._params) else None
+        return f"argument {i} ('{name}')" if name else f"argument {i}"
+
+    def _static_key(self, i, a):
+        if isinstance(a, Tensor):
+            raise TypeError(
+                f"jit({self._name}): {self._arg_name(i)} is marked static but is a Tensor; "
+                f"a Tensor's values are never part of a signature: leave it traced, or pass "
+                f"a Python value (a.tolist(), a.item()) as the static argument")
+        try:
+            hash(a)
+        except TypeError:
+            raise TypeError(
+                f"jit({self._name}): {self._arg_name(i)} is static but a {type(a).__name__} "
+                f"is not hashable; pass a tuple instead of a list, or pass it as a "
+                f"Tensor") from None
+        return ("static", a)
+
+    def _signature(self, args, kwargs):
+        n = len(args)
+        static = self._static_at.get(n)
+        if static is None:
+            static = frozenset(i + n if i < 0 else i for i in self._static)
+            for i in static:
+                if not 0 <= i < n:
+                    raise TypeError(f"jit({self._name}): static_argnums names argument {i} "
+                                    f"but the call passes {n} arguments")
+            self._static_at[n] = static
+        key, inputs, owners = [], [], []
+        for i, a in enumerate(args):
+            if i in static:
+                key.append(self._static_key(i, a))
+            elif type(a) is Tensor:  # the common case, inline
+                b = a.backend
+                inputs.append(a)
+                owners.append((i, b))
+                key.append(("tensor", a.shape, str(a.dtype), b))
+            else:
+                key.append(self._flatten(i, a, inputs, owners))
+        for name in sorted(kwargs):  # keywords after the positions, by name
+            a = kwargs[name]
+            key.append(("kw", name, self._static_key(name, a) if name in self._static_names
+                        else self._flatten(name, a, inputs, owners)))
+        for i, b in owners[1:]:
+            if b != owners[0][1]:
+                raise _backplane.BackendMismatchError(
+                    f"jit({self._name}): {self._arg_name(i)} holds a tensor on backend "
+                    f"{b} but {self._arg_name(owners[0][0])} one on "
+                    f"{owners[0][1]}; a plan runs on one backend and tensors never move "
+                    f"implicitly: pass that tensor's .to('{owners[0][1]}')")
+        return tuple(key), inputs
+
+    def _flatten(self, i, a, inputs, owners):
+        """The signature of argument i's value a; its tensors appended to inputs."""
+        if isinstance(a, Tensor):
+            b = a.backend
+            inputs.append(a)
+            owners.append((i, b))
+            return ("tensor", a.shape, str(a.dtype), b)
+        if a is None:
+            return ("none",)
+        if type(a) in (tuple, list):
+            return (type(a).__name__, tuple(self._flatten(i, v, inputs, owners) for v in a))
+        if type(a) is dict:
+            return ("dict", tuple((k, self._flatten(i, v, inputs, owners)) for k, v in a.items()))
+        raise TypeError(
+            f"jit({self._name}): {self._arg_name(i)} is or holds a {type(a).__name__}; a "
+            f"jitted function takes Tensors (traced), None, lists, tuples and dicts of them, "
+            f"and static arguments: pass backplane.asarray(...) of it, or mark the argument "
+            f"static with {static_hint(i)} (each new value then compiles again)")
+
+    def __call__(self, *args, **kwargs):
+        key, inputs = self._signature(args, kwargs)
+        # Called while another jitted function traces: trace through it.
+        if any(_backplane._is_symbolic(x) for x in inputs):
+            return self._fun(*args, **kwargs)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._trace(args, kwargs, key, inputs)
+        return self._run(entry, inputs)
+
+    def _trace(self, args, kwargs, key, inputs):
+        g = _backplane._graph_create(inputs[0] if inputs else None)
+        try:
+            it = iter([_backplane._graph_input(g, x.dtype, x.shape) for x in inputs])
+            n = len(args)
+            call = [_rebuild(k, a, it) for k, a in zip(key[:n], args)]
+            callkw = {k[1]: _rebuild(k[2], kwargs[k[1]], it) for k in key[n:]}
+            del it
+            out = self._fun(*call, **callkw)
+            del call, callkw
+            if isinstance(out, Tensor):
+                kind, seq = "one", (out,)
+            elif isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
+                kind, seq = type(out), tuple(out)
+            else:
+                raise TypeError(f"jit({self._name}): the function returned a "
+                                f"{type(out).__name__}; a jitted function returns a Tensor "
+                                f"or a tuple or list of Tensors")
+            outs, n_graph = [], 0
+            for o in seq:
+                if _backplane._is_symbolic(o):
+                    _backplane._graph_output(g, o)
+                    outs.append(n_graph)
+                    n_graph += 1
+                else:  # computed from no argument: a constant of the plan
+                    outs.append(o)
+            del out, seq
+            plan = _backplane._graph_compile(g, len(inputs), n_graph) if n_graph else None
+        finally:
+            del g  # the graph goes now; the plan holds what it needs
+        backend = inputs[0].backend if inputs else _backplane.backend().name
+        entry = _Entry(plan, outs, kind, backend)
+        with self._lock:
+            self._cache[key] = entry
+            n = len(self._cache)
+            warn = n >= STORM and not self._warned
+            if warn:
+                self._warned = True
+        with _lock:
+            _compiles[backend] = _compiles.get(backend, 0) + 1
+        if warn:
+            self._warn_storm()
+        return entry
+
+    def _warn_storm(self):
+        keys = list(self._cache)
+        changing = []
+        for i in range(len(keys[0])):
+            seen = []
+            for k in keys:
+                if i < len(k) and k[i] not in seen:
+                    seen.append(k[i])
+            if len(seen) > 1:
+                first = seen[0]
+                name = first[1] if first[0] == "kw" else i
+                inner = first[2] if first[0] == "kw" else first
+                shown = ", ".join(_describe(s) for s in seen[:4])
+                what = "value" if inner[0] == "static" else "shape or dtype"
+                changing.append(f"{self._arg_name(name)} changed {what} ({shown}, ...)")
+        lens = {len(k) for k in keys}
+        if len(lens) > 1:
+            changing.append(f"the number of arguments changed ({sorted(lens)})")
+        warnings.warn(
+            f"backplane.jit: {self._name} has been compiled for {len(keys)} different "
+            f"signatures: {'; '.join(changing) or 'the arguments changed'}. Each new "
+            f"signature traces and compiles again: pad such an argument to a few fixed "
+            f"sizes, or mark an argument whose value selects the program static "
+            f"(static_argnums, static_argnames), or call the function without jit.",
+            RecompilationWarning, stacklevel=4)
+
+    @staticmethod
+    def _run(entry, inputs):
+        if entry.direct:
+            res = _backplane._graph_run(entry.plan, tuple(inputs))
+            return res[0] if entry.kind == "one" else res if entry.kind is tuple else list(res)
+        res = _backplane._graph_run(entry.plan, tuple(inputs)) if entry.plan is not None else ()
+        outs = [res[o] if isinstance(o, int) else o for o in entry.outs]
+        if entry.kind == "one":
+            return outs[0]
+        return entry.kind(outs)
+
+    def cache_size(self):
+        """The number of signatures compiled so far."""
+        return len(self._cache)
+
+    def clear_cache(self):
+        """Forget every plan: the next call traces again."""
+        with self._lock:
+            self._cache.clear()
+            self._warned = False
+
+    def lower(self, *args, **kwargs):
+        """The plan for these arguments' signature (compiled if it is new) as a
+        dict: nodes_recorded, nodes_live, nodes_planned, buffers, peak_bytes,
+        sum_bytes (bp_graph_exec_stats), inputs, outputs, backend."""
+        key, inputs = self._signature(args, kwargs)
+        entry = self._cache.get(key) or self._trace(args, kwargs, key, inputs)
+        stats = (_backplane._graph_stats(entry.plan) if entry.plan is not None else
+                 dict(nodes_recorded=0, nodes_live=0, nodes_planned=0, buffers=0,
+                      peak_bytes=0, sum_bytes=0))
+        stats.update(inputs=len(inputs), outputs=len(entry.outs), backend=entry.backend)
+        return stats
+
+    def __repr__(self):
+        lines = [f"<backplane.jit of {self._name}: {len(self._cache)} signature(s)"]
+        for key, entry in list(self._cache.items()):
+            sig = ", ".join(_describe(k) for k in key)
+            if entry.plan is not None:
+                s = _backplane._graph_stats(entry.plan)
+                lines.append(f"  ({sig}) on {entry.backend}: {s['nodes_planned']} nodes "
+                             f"planned of {s['nodes_recorded']} recorded, {s['buffers']} "
+                             f"buffers, peak {s['peak_bytes']} bytes")
+            else:
+                lines.append(f"  ({sig}) on {entry.backend}: constants only")
+        return "\n".join(lines) + ">"
+
+
+def jit(fun=None, static_argnums=(), static_argnames=()):
+    """jit(f, static_argnums=(), static_argnames=()) -> f traced and compiled
+    once per signature.
+
+    The first call with each signature (every Tensor argument's shape and
+    dtype, the backend, the values of the static arguments, which must be
+    hashable; static_argnames names keyword ones) calls f on symbolic
+    tensors and records its ops into a graph, which is compiled; that call
+    and later ones with the same signature run the plan without calling f.
+    Python control flow is recorded as it ran.
+    f returns a Tensor or a tuple or list of Tensors. Tensors f closes over
+    are captured by reference. Reading a traced value inside f (float(x),
+    x.numpy(), print(x), if x:) is an error: mark that argument static, or
+    compute the value outside the jitted function. Used as a decorator with
+    arguments: @jit(static_argnums=(1,))."""
+    if fun is None:
+        return lambda f: Jitted(f, static_argnums, static_argnames)
+    return Jitted(fun, static_argnums, static_argnames)
+
+
+def compiles(backend_name, reset=False):
+    """The number of plans jit compiled for backend_name (for stats())."""
+    with _lock:
+        n = _compiles.get(backend_name, 0)
+        if reset:
+            _compiles.pop(backend_name, None)
+    return n
