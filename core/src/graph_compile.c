@@ -18,11 +18,21 @@ static bool view_geometry_equal(const bp_view *a, const bp_view *b)
     return true;
 }
 
+/* Eight bytes a step (a node's parameters alone are some 270 bytes: a
+ * byte-wise FNV-1a was three quarters of a 1000-node compile's
+ * instructions), then the tail byte-wise. A collision only costs a
+ * node_same comparison. */
 static uint64_t mix(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ c[i]) * 1099511628211ull;
+    for (; n >= 8; n -= 8, c += 8) {
+        uint64_t w;
+        memcpy(&w, c, sizeof w);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
+    }
+    for (; n > 0; n--, c++)
+        h = (h ^ *c) * 1099511628211ull;
     return h;
 }
 
