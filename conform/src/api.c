@@ -149,6 +149,7 @@ bp_status bp_conform_run(const char *backend, const bp_conform_options *options,
         .progress = o.progress,
         .row_supports = s.row_supports,
         .row_stdout = s.row_stdout,
+        .graph = o.graph,
         .tols = s.tols,
     };
     bp_conform_results *res = calloc(1, sizeof *res);

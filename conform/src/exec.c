@@ -233,6 +233,8 @@ static void run_op(const cf_worker_env *env, const cf_case *c, const cf_inputs *
         says = false;
     if (cf_judge_status(c, says, st, out, r))
         check_result(env, c, out, out2, in, r);
+    if (env->graph && r->status == CF_PASS)
+        cf_graph_check(env, c, in, out, out2, r);
     if (compose && r->status == CF_FAIL) { /* where a wrong value comes from */
         size_t used = strlen(r->message);
         snprintf(r->message + used, sizeof r->message - used, " (composed of %s)",

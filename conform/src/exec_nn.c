@@ -231,6 +231,27 @@ static bool compare(const cf_worker_env *env, const cf_case *c, const outputs *o
     return ok;
 }
 
+/* --graph: the same call on the symbolic operands (exec_graph.c). */
+typedef struct nn_call {
+    const cf_nn_spec *s;
+    const cf_nn_inputs *in;
+} nn_call;
+
+static bp_status call_symbolic(const cf_case *c, const void *ctx, bp_tensor *const *sym,
+                               bp_tensor **outs)
+{
+    const nn_call *nc = ctx;
+    cf_nn_inputs si = *nc->in; /* the call reads only the tensors */
+    for (int k = 0; k < si.n; k++)
+        si.t[k] = sym[k];
+    outputs o;
+    memset(&o, 0, sizeof o);
+    bp_status st = call(c, nc->s, &si, &o);
+    for (int i = 0; i < CF_NN_MAX_OUT; i++)
+        outs[i] = o.t[i];
+    return st;
+}
+
 void cf_exec_nn_case(const cf_worker_env *env, const cf_case *c, cf_result *r)
 {
     const cf_nn_spec *s = cf_nn_spec_of(c);
@@ -252,6 +273,10 @@ void cf_exec_nn_case(const cf_worker_env *env, const cf_case *c, cf_result *r)
                 ok = compare(env, c, &o, i, r);
             r->status = ok ? CF_PASS : CF_FAIL;
         }
+    }
+    if (env->graph && r->status == CF_PASS) {
+        nn_call nc = {s, &in};
+        cf_graph_replay(env, c, in.n, in.t, o.n, o.t, call_symbolic, &nc, r);
     }
     outputs_free(&o);
     cf_nn_inputs_free(&in);

@@ -193,6 +193,7 @@ typedef struct cf_worker_env {
     bp_backend *be;
     const char *plugin_path; /* the plugin file, for contract.abi */
     bool tf32;
+    bool graph; /* --graph: also record, compile and run each case as a graph */
     const cf_tol_table *tols;
 } cf_worker_env;
 void cf_exec_case(const cf_worker_env *env, const cf_case *c, cf_result *r);
@@ -221,6 +222,22 @@ bp_status cf_call_op(bp_backend *be, const cf_case *c, const cf_operand *ops, in
  * verdict. */
 bool cf_judge_status(const cf_case *c, bool says, bp_status st, const bp_tensor *out,
                      cf_result *r);
+/* --graph (exec_graph.c): the case, which passed eagerly with out (and out2),
+ * recorded on a graph with symbolic operands, compiled and run on in's
+ * tensors; r becomes FAIL unless the plan's results are eager's bytes, or
+ * UNSUPPORTED when the core refuses to record an op that reads index values
+ * on the host. Creation ops (no tensor operand) are left as they are. */
+void cf_graph_check(const cf_worker_env *env, const cf_case *c, const cf_inputs *in,
+                    bp_tensor *out, bp_tensor *out2, cf_result *r);
+/* The same for any call (nn.h's cases too): call records the op on sym, a
+ * symbolic tensor for each of the n_in operands in (NULL where in[k] is),
+ * its results into outs; eager holds the n_out results of the eager call
+ * (NULL where it gave none). */
+typedef bp_status (*cf_graph_call)(const cf_case *c, const void *ctx, bp_tensor *const *sym,
+                                   bp_tensor **outs);
+void cf_graph_replay(const cf_worker_env *env, const cf_case *c, int n_in, bp_tensor *const *in,
+                     int n_out, bp_tensor *const *eager, cf_graph_call call, const void *ctx,
+                     cf_result *r);
 /* The composed ops (compose.c): the call (split: the two parts in out and
  * out2), the oracle, and the backend ops each is made of ("add, div"). */
 bp_status cf_call_compose(const cf_case *c, const cf_operand *ops, int n_in, bp_tensor **out,
@@ -245,6 +262,7 @@ typedef struct cf_options {
     bool progress;            /* on stderr: an updating line (terminal) or one per tenth */
     bool row_supports;        /* add the contract.supports row (parent-side) */
     bool row_stdout;          /* add the contract.stdout row (parent-side) */
+    bool graph;               /* also run each case as a graph (cf_worker_env.graph) */
     const cf_tol_table *tols;
 } cf_options;
 

@@ -159,7 +159,7 @@ _Noreturn void cf_worker_main(const cf_options *opt, const cf_case *cases, const
     setrlimit(RLIMIT_CORE, &no_core);
     if (dup2(out_fd, STDOUT_FILENO) < 0)
         _exit(4);
-    cf_worker_env env = {.plugin_path = opt->plugin_path, .tols = opt->tols};
+    cf_worker_env env = {.plugin_path = opt->plugin_path, .graph = opt->graph, .tols = opt->tols};
     if (!open_backend(opt, wfd, &env.ctx, &env.be))
         _exit(0);
     const char *version;

@@ -3,7 +3,7 @@
  *
  *   backplane conform --backend NAME | --plugin PATH [--op PATTERN ...]
  *                     [--json FILE] [--matrix FILE] [--config FILE]
- *                     [--timeout S] [--tolerances FILE] [--list]
+ *                     [--timeout S] [--tolerances FILE] [--graph] [--list]
  *   backplane conform --matrix-from A.json,B.json --matrix FILE
  *
  * Progress goes to stderr: one line rewritten in place on a terminal, else a
@@ -29,7 +29,7 @@ typedef struct args {
     const char *patterns[MAX_PATTERNS];
     size_t n_patterns;
     double timeout;
-    bool list;
+    bool list, graph;
 } args;
 
 static void usage(FILE *f)
@@ -37,7 +37,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: backplane conform (--backend NAME | --plugin PATH) [--op PATTERN ...]\n"
             "                         [--json FILE] [--matrix FILE] [--config FILE]\n"
-            "                         [--timeout S] [--tolerances FILE] [--list]\n"
+            "                         [--timeout S] [--tolerances FILE] [--graph] [--list]\n"
             "       backplane conform --matrix-from A.json[,B.json...] --matrix FILE\n"
             "\n"
             "Run the conformance suite against one backend: every op and dtype, edge shapes,\n"
@@ -58,6 +58,8 @@ static void usage(FILE *f)
             "  --config FILE      the ini file for the worker's context\n"
             "  --timeout S        seconds per case before it counts as TIMEOUT (default 10)\n"
             "  --tolerances FILE  use FILE instead of the built-in tolerance table\n"
+            "  --graph            also record each case that passed on a graph, compile and\n"
+            "                     run it, and require the eager results bit for bit\n"
             "  --list             print the selected cases and exit\n"
             "  -h, --help         show this help and exit\n"
             "\n"
@@ -121,6 +123,10 @@ static int parse_args(int argc, char **argv, args *a)
         }
         if (strcmp(argv[i], "--list") == 0) {
             a->list = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--graph") == 0) {
+            a->graph = true;
             continue;
         }
         int m = parse_option(argc, argv, &i, a);
@@ -221,6 +227,7 @@ int cli_conform(int argc, char **argv)
         .timeout_s = a.timeout,
         .tolerances = a.tolerances,
         .progress = true,
+        .graph = a.graph,
     };
     /* the tolerance table is checked even for --list, so a bad file is found early */
     size_t n_cases = 0;

@@ -71,8 +71,12 @@ typedef struct bp_conform_options {
     bool progress;              /* progress on stderr while running: one line rewritten
                                    in place when stderr is a terminal, else a line per
                                    tenth of the cases */
+    /* Members above are valid for version 1 of this struct. */
+    bool graph;                 /* also record each case that passed on a graph
+                                   (graph.h), compile and run it, and require
+                                   eager's results bit for bit */
 } bp_conform_options;
-/* Members above are valid for version 1 of this struct. */
+/* Members above are valid for version 2 of this struct. */
 
 /* The results of one run (opaque). */
 typedef struct bp_conform_results bp_conform_results;
