@@ -1,7 +1,8 @@
 /* --graph: a case that passed eagerly, recorded on a graph, compiled and
  * run (graph.h). A plan runs every node through the eager op path, so its
  * results must be eager's bit for bit: the check is byte for byte, no
- * tolerance. Creation ops (no tensor operand) are not recorded here. */
+ * tolerance. The op-table and composed cases come here from exec.c, nn.h's
+ * from exec_nn.c. Creation ops (no tensor operand) are not recorded here. */
 #include <stdlib.h>
 #include <string.h>
 
