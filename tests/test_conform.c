@@ -47,6 +47,29 @@ Test(conform, run_on_the_binary_backend_passes_and_counts_its_cases)
     bp_conform_free(res);
 }
 
+Test(conform, graph_mode_passes_what_eager_passes_and_reports_refused_gathers_as_unsupported)
+{
+    const char *ops[] = {"layer_norm", "gather"};
+    bp_conform_options o = only(ops, 2);
+    o.graph = true;
+    bp_conform_results *res = NULL;
+    BPT_OK(bp_conform_run("binary", &o, &res));
+    bp_conform_totals t = {.struct_size = sizeof t};
+    BPT_OK(bp_conform_get_totals(res, &t));
+    cr_expect_eq(t.failed + t.crashed, 0, "%zu failed, %zu crashed", t.failed, t.crashed);
+    cr_expect_gt(t.passed, 0);
+    cr_expect_gt(t.unsupported, 0, "binary checks gather's indices on the host: refused "
+                 "while recording");
+    char path[] = "/tmp/bpt_conform_graph_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    BPT_OK(bp_conform_write_json(res, path));
+    cr_expect(strstr(slurp(path), "refused while recording a graph") != NULL);
+    unlink(path);
+    bp_conform_free(res);
+}
+
 Test(conform, an_unknown_backend_is_an_error_that_names_it)
 {
     const char *ops[] = {"neg"};
