@@ -384,6 +384,14 @@ bp_status bp__tensor_wrap(const char *fn, bp_backend *b, bp_dtype dtype, int32_t
                           void (*release)(void *), void *release_ctx, bp_tensor **out);
 /* A new handle sharing t's storage with another shape (same numel). */
 bp_status bp__tensor_alias(const bp_tensor *t, int32_t rank, const int64_t *shape, bp_tensor **out);
+/* A new handle on src's storage viewing (dtype, rank, shape) from byte
+ * offset (of the storage, as t->offset counts it). */
+bp_status bp__tensor_alias_at(const bp_tensor *src, int64_t offset, bp_dtype dtype, int32_t rank,
+                             const int64_t *shape, bp_tensor **out);
+/* A tensor (u8, bytes long) of a graph's recording backend rec on an
+ * existing value token of it: a second handle on a value its first holder
+ * may have released (the graph keeps every token). */
+bp_status bp__tensor_on_token(bp_backend *rec, void *token, size_t bytes, bp_tensor **out);
 /* Take one more reference unless the count already reached zero (a handle
  * being released): false then. For the copy cache's weak links. */
 bool bp__tensor_try_retain(bp_tensor *t);

@@ -358,6 +358,35 @@ bp_status bp__tensor_alias(const bp_tensor *src, int32_t rank, const int64_t *sh
     return BP_OK;
 }
 
+bp_status bp__tensor_alias_at(const bp_tensor *src, int64_t offset, bp_dtype dtype, int32_t rank,
+                             const int64_t *shape, bp_tensor **out)
+{
+    int64_t numel;
+    size_t nbytes;
+    *out = NULL;
+    BP__TRY(bp__shape_check("bp__tensor_alias_at", dtype, rank, shape, &numel, &nbytes));
+    BP__TRY(bp__tensor_alias(src, rank, shape, out));
+    (*out)->offset = offset;
+    (*out)->dtype = dtype;
+    (*out)->numel = numel;
+    (*out)->nbytes = nbytes;
+    return BP_OK;
+}
+
+bp_status bp__tensor_on_token(bp_backend *rec, void *token, size_t bytes, bp_tensor **out)
+{
+    bp_tensor *t;
+    bp__storage *s;
+    *out = NULL;
+    BP__TRY(bp__tensor_shell("bp__tensor_on_token", BP_U8, 1, (const int64_t[]){(int64_t)bytes},
+                             &t, &s));
+    s->buffer = token;
+    bp__tensor_born(t, s, rec, 0, false);
+    s->bytes = 0; /* never counted as allocated: its release counts nothing */
+    *out = t;
+    return BP_OK;
+}
+
 bp_status bp_tensor_from_host(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
                               const void *data, bp_tensor **out)
 {

@@ -23,6 +23,7 @@
 #include "context.h"
 #include "dtype.h"
 #include "export.h"
+#include "opcodes.h"
 #include "status.h"
 #include "tensor.h"
 
@@ -49,6 +50,41 @@ BP_API bp_status bp_graph_input(bp_graph *g, bp_dtype dtype, int32_t rank, const
  * the calls, from 0). BP_ERR_INVALID_ARGUMENT if t is concrete or of
  * another graph. */
 BP_API bp_status bp_graph_output(bp_graph *g, const bp_tensor *t);
+
+/* Gradients (docs/gradients.md). Append to g the nodes that compute the
+ * gradient of loss, a symbolic float tensor of g with one element, with
+ * respect to wrt[0..n): grads[i] receives a new symbolic tensor of wrt[i]'s
+ * dtype and shape (zeros where loss does not depend on it). The new nodes
+ * are ordinary ops: mark the grads with bp_graph_output, compile and run.
+ * Each op's rule is the op table's gradient column; asking for a gradient
+ * through an op without one (argmax, comparisons, an integer value...) is
+ * BP_ERR_UNSUPPORTED_OP naming the op. wrt must be symbolic tensors of g
+ * (pass parameters as bp_graph_input). Call it from the thread recording g,
+ * with nothing else recording on g meanwhile. On failure no grad is set
+ * (the nodes already appended stay, unused: a compile drops them). */
+BP_API bp_status bp_graph_grad(bp_graph *g, const bp_tensor *loss, int32_t n,
+                               const bp_tensor *const *wrt, bp_tensor **grads);
+/* The vector-Jacobian product: grads[i] = sum over k of seeds[k] times
+ * d outputs[k] / d wrt[i] (bp_graph_grad is this with one output and a seed
+ * of ones). seeds[k] has outputs[k]'s dtype and shape; it may be symbolic
+ * (an input of g, or computed on it) or a concrete tensor of g's backend
+ * (captured by reference, like any concrete operand). */
+BP_API bp_status bp_graph_vjp(bp_graph *g, int32_t n_out, const bp_tensor *const *outputs,
+                              const bp_tensor *const *seeds, int32_t n,
+                              const bp_tensor *const *wrt, bp_tensor **grads);
+
+/* The op table's gradient column, for input k of op (its place in the
+ * row's IN): how a gradient reaches it. */
+typedef enum bp_gradient {
+    BP_GRADIENT_NONE = 0,    /* none: the op has no gradient (argmax, compare,
+                                integer ops), or k is no input it flows to
+                                (indices, a condition) or no input */
+    BP_GRADIENT_RULE = 1,    /* the op's rule computes it */
+    BP_GRADIENT_ZERO = 2,    /* zero almost everywhere (floor, round, sign) */
+    BP_GRADIENT_NOT_YET = 3  /* differentiable, its rule not written yet:
+                                asking is BP_ERR_UNSUPPORTED_OP */
+} bp_gradient;
+BP_API bp_gradient bp_op_gradient(bp_op op, int32_t k);
 
 /* Options for bp_graph_compile; NULL means the defaults. */
 typedef struct bp_graph_options {

@@ -1,0 +1,13 @@
+/* Gradient rule of the MOVEMENT kind: transpose, slice, concat,
+ * broadcast_to, pad and copy move elements without changing them, so the
+ * input's view receives the output's gradient as it is; the reverse pass
+ * (grad.c) puts it back where the view reads from (a transpose's strides, a
+ * slice's offset, a broadcast's repeats summed). cast converts it back. */
+#include "grad_internal.h"
+
+bp_status bp__vjp_movement(bp__vjp *c)
+{
+    bp_dtype in = c->n->view[0].dtype;
+    c->gx[0] = c->gy[0]->dtype == in ? c->gy[0] : bp__e_cast(c, c->gy[0], in);
+    return c->st;
+}
