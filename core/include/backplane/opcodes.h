@@ -331,7 +331,7 @@ extern "C" {
     X(REDUCE_L1,         "", "x, axis: axes = None, keepdims: bool = false", "")                   \
     X(REDUCE_L2,         "", "x, axis: axes = None, keepdims: bool = false", "")                   \
     X(REDUCE_SUM_SQUARE, "", "x, axis: axes = None, keepdims: bool = false", "")                   \
-    X(REDUCE_LOG_SUM,    "", "x, axis: axes = None, keepdims: bool = false", "")                   \
+    X(REDUCE_LOG_SUM,    "", "x, axis: axes = None, keepdims: bool = false", "x: [0.001, 100]")    \
     X(REDUCE_VAR,        "",                                                                       \
       "x, axis: axes = None, keepdims: bool = false, correction: f64 = 0.0", "")                   \
     X(REDUCE_STD,        "",                                                                       \
