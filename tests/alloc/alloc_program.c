@@ -188,7 +188,7 @@ int main(int argc, char **argv)
     /* every op of the op table, on both backends */
     if (!table_walk(bin) || !table_walk(blas))
         goto cleanup;
-    /* a graph: recorded (a captured tensor in it), compiled, run twice */
+    /* a graph: recorded (a captured tensor in it), differentiated, compiled, run twice */
     {
         bp_graph *g_ = (bp_graph *)(uintptr_t)0x10;
         bp_status st_ = bp_graph_create(bin, &g_);
@@ -204,6 +204,9 @@ int main(int argc, char **argv)
     T(bp_tanh(y, OUT), r); /* merged with z */
     T(bp_add(z, r, OUT), y);
     T(bp_matmul(y, b, OUT), z);
+    /* its gradient with respect to x, appended to it: the plan's output */
+    T(bp_sum(z, 0, NULL, false, OUT), r);
+    T(bp_graph_grad(graph, r, 1, (const bp_tensor *const[]){x}, OUT), z);
     C(bp_graph_output(graph, z));
     {
         bp_graph_exec *e_ = (bp_graph_exec *)(uintptr_t)0x10;

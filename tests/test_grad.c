@@ -1,0 +1,560 @@
+/* Gradients on graphs (bp_graph_grad, bp_graph_vjp): the reverse pass's
+ * handling of views (broadcast operands summed back, transposes, slices,
+ * concat parts, reshapes), composite models against finite differences of
+ * the same model run eagerly, second order, and the refusals. The rules one
+ * by one are checked by test_gradcheck.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpt.h"
+
+#define EPS 1e-6
+#define ATOL 1e-5
+#define RTOL 1e-3
+#define MAX_IN 6
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+
+static double uniform(double lo, double hi)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return lo + (hi - lo) * (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static bp_tensor *tensor(bp_backend *be, int32_t rank, const int64_t *shape, const double *v)
+{
+    bp_tensor *t = NULL;
+    BPT_OK(bp_tensor_from_host(be, BP_F64, rank, shape, v, &t));
+    return t;
+}
+
+static double *to_host(const bp_tensor *t)
+{
+    size_t n = (size_t)bp_tensor_numel(t);
+    double *v = malloc((n + 1) * sizeof *v);
+    cr_assert(v);
+    BPT_OK(bp_tensor_to_host(t, v, n * sizeof *v));
+    return v;
+}
+
+static double scalar(const bp_tensor *t)
+{
+    double *v = to_host(t), s = v[0];
+    free(v);
+    return s;
+}
+
+static bp_tensor *constant(bp_backend *be, double v)
+{
+    bp_tensor *c = NULL;
+    BPT_OK(bp_full(be, BP_F64, 0, NULL, v, &c));
+    return c;
+}
+
+/* A model: a scalar loss of its inputs, written once with public ops, run
+ * eagerly on concrete tensors or recorded on symbolic ones. */
+typedef bp_tensor *(*model_fn)(bp_backend *be, bp_tensor *const *x);
+
+typedef struct model_case {
+    int32_t n;
+    int32_t rank[MAX_IN];
+    int64_t shape[MAX_IN][4];
+    double lo, hi;
+} model_case;
+
+/* The recorded gradient of every input against central differences of the
+ * eager model. */
+static void check_model(bp_backend *be, model_fn f, const model_case *mc)
+{
+    bp_tensor *x[MAX_IN] = {NULL}, *sym[MAX_IN] = {NULL}, *grads[MAX_IN] = {NULL};
+    bp_tensor *out[MAX_IN] = {NULL};
+    double *xv[MAX_IN];
+    int64_t numel[MAX_IN];
+    for (int32_t i = 0; i < mc->n; i++) {
+        numel[i] = 1;
+        for (int32_t d = 0; d < mc->rank[i]; d++)
+            numel[i] *= mc->shape[i][d];
+        xv[i] = malloc(((size_t)numel[i] + 1) * sizeof(double));
+        for (int64_t j = 0; j < numel[i]; j++)
+            xv[i][j] = uniform(mc->lo, mc->hi);
+        x[i] = tensor(be, mc->rank[i], mc->shape[i], xv[i]);
+    }
+    bp_graph *g = NULL;
+    bp_graph_exec *exe = NULL;
+    BPT_OK(bp_graph_create(be, &g));
+    for (int32_t i = 0; i < mc->n; i++)
+        BPT_OK(bp_graph_input(g, BP_F64, mc->rank[i], mc->shape[i], &sym[i]));
+    bp_tensor *loss = f(be, sym);
+    BPT_OK(bp_graph_grad(g, loss, mc->n, (const bp_tensor *const *)sym, grads));
+    for (int32_t i = 0; i < mc->n; i++)
+        BPT_OK(bp_graph_output(g, grads[i]));
+    BPT_OK(bp_graph_compile(g, NULL, &exe));
+    BPT_OK(bp_graph_run(exe, mc->n, x, mc->n, out));
+    for (int32_t i = 0; i < mc->n; i++) {
+        double *got = to_host(out[i]);
+        for (int64_t j = 0; j < numel[i]; j++) {
+            double keep = xv[i][j], fx[2];
+            for (int s = 0; s < 2; s++) {
+                xv[i][j] = keep + (s ? -EPS : EPS);
+                bp_tensor *moved = tensor(be, mc->rank[i], mc->shape[i], xv[i]), *was = x[i];
+                x[i] = moved;
+                bp_tensor *l = f(be, x);
+                fx[s] = scalar(l);
+                bp_tensor_release(l);
+                x[i] = was;
+                bp_tensor_release(moved);
+            }
+            xv[i][j] = keep;
+            double want = (fx[0] - fx[1]) / (2 * EPS);
+            cr_expect(fabs(got[j] - want) <= ATOL + RTOL * fabs(want),
+                      "on %s: d loss / d x%d[%lld] recorded %.12g, finite differences %.12g",
+                      bp_backend_name(be), (int)i, (long long)j, got[j], want);
+        }
+        free(got);
+    }
+    for (int32_t i = 0; i < mc->n; i++) {
+        bp_tensor_release(out[i]);
+        bp_tensor_release(grads[i]);
+        bp_tensor_release(sym[i]);
+        bp_tensor_release(x[i]);
+        free(xv[i]);
+    }
+    bp_tensor_release(loss);
+    bp_graph_exec_release(exe);
+    bp_graph_release(g);
+}
+
+/* loss = sum(w * t) with fixed weights w (1, 2, 3, ... scaled), so that
+ * every element's gradient differs. */
+static bp_tensor *weighted_sum(bp_backend *be, bp_tensor *t)
+{
+    int64_t n = bp_tensor_numel(t);
+    double *w = malloc(((size_t)n + 1) * sizeof *w);
+    for (int64_t j = 0; j < n; j++)
+        w[j] = 0.25 + 0.1 * (double)(j % 7) - 0.05 * (double)(j % 3);
+    bp_tensor *wt = tensor(be, bp_tensor_rank(t), bp_tensor_shape(t), w), *p = NULL, *s = NULL;
+    free(w);
+    BPT_OK(bp_mul(t, wt, &p));
+    BPT_OK(bp_sum(p, 0, NULL, false, &s));
+    bp_tensor_release(wt);
+    bp_tensor_release(p);
+    bp_tensor_release(t);
+    return s;
+}
+
+#define FOR_EACH_BACKEND(be)                                                                   \
+    bp_context *ctx_ = bpt_context();                                                          \
+    bp_backend *be;                                                                            \
+    BPT_FOR_EACH_BACKEND(ctx_, be)
+
+#define END_BACKENDS bp_context_destroy(ctx_)
+
+/* ---- broadcasting ------------------------------------------------------------- */
+
+static bp_tensor *broadcast_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_tensor *a = NULL, *m = NULL;
+    BPT_OK(bp_add(x[0], x[1], &a)); /* (3, 1) + (1, 4) */
+    BPT_OK(bp_mul(a, x[2], &m));    /* * (4,) */
+    bp_tensor_release(a);
+    return weighted_sum(be, m);
+}
+
+Test(grad, a_broadcast_operand_gets_its_gradient_summed_back_to_its_shape)
+{
+    model_case mc = {3, {2, 2, 1}, {{3, 1}, {1, 4}, {4}}, -2, 2};
+    FOR_EACH_BACKEND(be) check_model(be, broadcast_model, &mc);
+    END_BACKENDS;
+}
+
+/* ---- movement: transpose, slices (strided, reversed), concat, pad ------------- */
+
+static bp_tensor *movement_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_tensor *t = NULL, *s = NULL, *r = NULL, *c = NULL, *p = NULL, *b = NULL, *q = NULL;
+    BPT_OK(bp_transpose(x[0], NULL, &t)); /* (4, 3) */
+    BPT_OK(bp_slice(t, (const int64_t[]){0, 0}, (const int64_t[]){4, 3},
+                    (const int64_t[]){2, 1}, &s)); /* (2, 3), every other row */
+    BPT_OK(bp_slice(x[0], (const int64_t[]){-1, -1}, NULL, (const int64_t[]){-1, -2},
+                    &r)); /* (3, 2) reversed, every other column */
+    bp_tensor *rt = NULL;
+    BPT_OK(bp_transpose(r, NULL, &rt)); /* (2, 3) */
+    BPT_OK(bp_concat(3, (const bp_tensor *const[]){s, rt, s}, 0, &c)); /* (6, 3) */
+    BPT_OK(bp_pad(c, (const int64_t[]){1, 0}, (const int64_t[]){0, 2}, 0.5, &p)); /* (7, 5) */
+    BPT_OK(bp_broadcast_to(x[1], 2, (const int64_t[]){7, 5}, &b)); /* x1 (1, 5) */
+    BPT_OK(bp_mul(p, b, &q));
+    bp_tensor *tmp[] = {t, s, r, rt, c, p, b};
+    for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
+        bp_tensor_release(tmp[i]);
+    return weighted_sum(be, q);
+}
+
+Test(grad, transposes_slices_concat_pad_and_broadcast_to_put_gradients_back_where_they_read)
+{
+    model_case mc = {2, {2, 2}, {{3, 4}, {1, 5}}, -2, 2};
+    FOR_EACH_BACKEND(be) check_model(be, movement_model, &mc);
+    END_BACKENDS;
+}
+
+static bp_tensor *reshape_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_tensor *r = NULL, *sq = NULL;
+    BPT_OK(bp_reshape(x[0], 2, (const int64_t[]){3, 4}, &r)); /* an alias: no node */
+    BPT_OK(bp_mul(r, r, &sq));                                /* x used twice: summed */
+    bp_tensor_release(r);
+    return weighted_sum(be, sq);
+}
+
+Test(grad, a_reshaped_view_and_an_input_used_twice_accumulate_into_one_gradient)
+{
+    model_case mc = {1, {3}, {{2, 3, 2}}, -2, 2};
+    FOR_EACH_BACKEND(be) check_model(be, reshape_model, &mc);
+    END_BACKENDS;
+}
+
+/* ---- matmul with broadcast batches and vectors ---------------------------------- */
+
+static bp_tensor *matmul_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_tensor *m = NULL, *v = NULL, *s = NULL;
+    BPT_OK(bp_matmul(x[0], x[1], &m)); /* (2, 3, 4) @ (4, 2) -> (2, 3, 2) */
+    BPT_OK(bp_matmul(m, x[2], &v));    /* @ (2,) -> (2, 3) */
+    BPT_OK(bp_matmul(x[3], v, &s));    /* (2,) @ (2, 3)... batched: (3,) */
+    bp_tensor_release(m);
+    bp_tensor_release(v);
+    return weighted_sum(be, s);
+}
+
+Test(grad, matmul_with_broadcast_batches_and_vectors)
+{
+    model_case mc = {4, {3, 2, 1, 1}, {{2, 3, 4}, {4, 2}, {2}, {2}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, matmul_model, &mc);
+    END_BACKENDS;
+}
+
+static bp_tensor *gemm_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_tensor *y = NULL;
+    BPT_OK(bp_gemm(x[0], x[1], x[2], 0.5, 2.0, true, false, &y)); /* a^T (3,2)^T */
+    return weighted_sum(be, y);
+}
+
+Test(grad, gemm_with_a_transposed_operand_and_a_broadcast_bias)
+{
+    model_case mc = {3, {2, 2, 1}, {{3, 2}, {3, 4}, {4}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, gemm_model, &mc);
+    END_BACKENDS;
+}
+
+/* ---- reductions and softmax along inner axes ------------------------------------ */
+
+static bp_tensor *reduce_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_tensor *a = NULL, *b = NULL, *c = NULL, *d = NULL, *s1 = NULL, *s2 = NULL, *s3 = NULL;
+    BPT_OK(bp_max(x[0], 1, (const int32_t[]){1}, true, &a));          /* (2, 1, 4) */
+    BPT_OK(bp_logsumexp(x[0], 2, (const int32_t[]){0, 2}, false, &b)); /* (3,) */
+    BPT_OK(bp_softmax(x[0], 1, &c));                                   /* (2, 3, 4) */
+    BPT_OK(bp_log_softmax(x[0], 0, &d));
+    BPT_OK(bp_mul(c, a, &s1));
+    BPT_OK(bp_add(s1, d, &s2));
+    bp_tensor *br = NULL;
+    BPT_OK(bp_reshape(b, 3, (const int64_t[]){1, 3, 1}, &br));
+    BPT_OK(bp_mul(s2, br, &s3));
+    bp_tensor *tmp[] = {a, b, c, d, s1, s2, br};
+    for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
+        bp_tensor_release(tmp[i]);
+    return weighted_sum(be, s3);
+}
+
+Test(grad, reductions_and_softmax_over_inner_axes)
+{
+    model_case mc = {1, {3}, {{2, 3, 4}}, -2, 2};
+    FOR_EACH_BACKEND(be) check_model(be, reduce_model, &mc);
+    END_BACKENDS;
+}
+
+static bp_tensor *stats_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_tensor *v = NULL, *s = NULL, *p = NULL, *m = NULL, *a = NULL, *b = NULL;
+    BPT_OK(bp_reduce_var(x[0], 1, (const int32_t[]){0}, false, 1.0, &v));
+    BPT_OK(bp_reduce_std(x[0], 1, (const int32_t[]){1}, true, 0.0, &s));
+    BPT_OK(bp_prod(x[0], 1, (const int32_t[]){1}, true, &p));
+    BPT_OK(bp_mean(x[0], 0, NULL, false, &m));
+    BPT_OK(bp_add(s, p, &a));
+    BPT_OK(bp_mul(a, v, &b));
+    bp_tensor *c = NULL;
+    BPT_OK(bp_add(b, m, &c));
+    bp_tensor *tmp[] = {v, s, p, m, a, b};
+    for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
+        bp_tensor_release(tmp[i]);
+    return weighted_sum(be, c);
+}
+
+Test(grad, variance_std_prod_and_mean_over_chosen_axes)
+{
+    model_case mc = {1, {2}, {{3, 4}}, 0.5, 2};
+    FOR_EACH_BACKEND(be) check_model(be, stats_model, &mc);
+    END_BACKENDS;
+}
+
+Test(grad, prod_with_a_zero_factor_has_the_product_of_the_others_as_gradient)
+{
+    FOR_EACH_BACKEND(be)
+    {
+        bp_graph *g = NULL;
+        bp_tensor *x = NULL, *p = NULL, *gx = NULL, *out = NULL;
+        bp_graph_exec *exe = NULL;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F64, 1, (const int64_t[]){4}, &x));
+        BPT_OK(bp_prod(x, 0, NULL, false, &p));
+        BPT_OK(bp_graph_grad(g, p, 1, (const bp_tensor *const[]){x}, &gx));
+        BPT_OK(bp_graph_output(g, gx));
+        BPT_OK(bp_graph_compile(g, NULL, &exe));
+        bp_tensor *xc = tensor(be, 1, (const int64_t[]){4}, (const double[]){2, 0, 3, 5});
+        BPT_OK(bp_graph_run(exe, 1, &xc, 1, &out));
+        double *v = to_host(out);
+        double want[4] = {0, 30, 0, 0};
+        for (int j = 0; j < 4; j++)
+            cr_expect_eq(v[j], want[j], "on %s: [%d] %g, want %g", bp_backend_name(be), j, v[j],
+                         want[j]);
+        free(v);
+        bp_tensor *rel[] = {xc, out, gx, p, x};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+            bp_tensor_release(rel[i]);
+        bp_graph_exec_release(exe);
+        bp_graph_release(g);
+    }
+    END_BACKENDS;
+}
+
+/* ---- an MLP with a softmax cross-entropy written with ops ------------------------ */
+
+static bp_tensor *mlp_model(bp_backend *be, bp_tensor *const *x)
+{
+    /* x[0] data (5, 4), x[1] w1 (4, 6), x[2] b1 (6,), x[3] w2 (6, 3), x[4] b2 (3,) */
+    bp_tensor *h = NULL, *hb = NULL, *r = NULL, *o = NULL, *ob = NULL, *ls = NULL;
+    BPT_OK(bp_matmul(x[0], x[1], &h));
+    BPT_OK(bp_add(h, x[2], &hb));
+    BPT_OK(bp_tanh(hb, &r));
+    BPT_OK(bp_matmul(r, x[3], &o));
+    BPT_OK(bp_add(o, x[4], &ob));
+    BPT_OK(bp_log_softmax(ob, -1, &ls));
+    /* targets one-hot, as a constant: the mean negative log-likelihood */
+    double t[15] = {0};
+    for (int i = 0; i < 5; i++)
+        t[i * 3 + i % 3] = -1.0 / 5;
+    bp_tensor *tt = tensor(be, 2, (const int64_t[]){5, 3}, t), *p = NULL, *loss = NULL;
+    BPT_OK(bp_mul(ls, tt, &p));
+    BPT_OK(bp_sum(p, 0, NULL, false, &loss));
+    bp_tensor *tmp[] = {h, hb, r, o, ob, ls, tt, p};
+    for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
+        bp_tensor_release(tmp[i]);
+    return loss;
+}
+
+Test(grad, an_mlp_with_cross_entropy_matches_finite_differences_for_every_parameter)
+{
+    model_case mc = {5, {2, 2, 1, 2, 1}, {{5, 4}, {4, 6}, {6}, {6, 3}, {3}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, mlp_model, &mc);
+    END_BACKENDS;
+}
+
+/* ---- where, clip, floor ------------------------------------------------------------ */
+
+static bp_tensor *select_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_tensor *zero = constant(be, 0.0), *cond = NULL, *w = NULL, *fl = NULL, *s = NULL;
+    bp_tensor *cl = NULL, *m = NULL;
+    BPT_OK(bp_gt(x[0], zero, &cond)); /* a comparison on the path, as a condition: fine */
+    BPT_OK(bp_where(cond, x[0], x[1], &w));
+    BPT_OK(bp_floor(x[1], &fl)); /* zero almost everywhere */
+    BPT_OK(bp_add(w, fl, &s));
+    BPT_OK(bp_clip(s, x[1], x[2], &cl));
+    BPT_OK(bp_mul(cl, x[0], &m));
+    bp_tensor *tmp[] = {zero, cond, w, fl, s, cl};
+    for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
+        bp_tensor_release(tmp[i]);
+    return weighted_sum(be, m);
+}
+
+Test(grad, where_clip_and_floor_route_the_gradient_by_their_conditions)
+{
+    model_case mc = {3, {2, 2, 2}, {{4, 5}, {4, 5}, {1, 5}}, -1.5, 1.5};
+    FOR_EACH_BACKEND(be) check_model(be, select_model, &mc);
+    END_BACKENDS;
+}
+
+/* ---- second order -------------------------------------------------------------------- */
+
+Test(grad, the_gradient_of_a_gradient_is_the_second_derivative)
+{
+    FOR_EACH_BACKEND(be)
+    {
+        /* f(x) = sum(sin(x) x): f' = cos(x) x + sin(x); f'' = 2 cos(x) - sin(x) x */
+        bp_graph *g = NULL;
+        bp_tensor *x = NULL, *s = NULL, *p = NULL, *f = NULL, *d1 = NULL, *v = NULL, *q = NULL;
+        bp_tensor *h = NULL, *d2 = NULL;
+        bp_graph_exec *exe = NULL;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F64, 1, (const int64_t[]){5}, &x));
+        BPT_OK(bp_sin(x, &s));
+        BPT_OK(bp_mul(s, x, &p));
+        BPT_OK(bp_sum(p, 0, NULL, false, &f));
+        BPT_OK(bp_graph_grad(g, f, 1, (const bp_tensor *const[]){x}, &d1));
+        BPT_OK(bp_graph_input(g, BP_F64, 1, (const int64_t[]){5}, &v));
+        BPT_OK(bp_mul(d1, v, &q));
+        BPT_OK(bp_sum(q, 0, NULL, false, &h));
+        BPT_OK(bp_graph_grad(g, h, 1, (const bp_tensor *const[]){x}, &d2)); /* Hessian v */
+        BPT_OK(bp_graph_output(g, d1));
+        BPT_OK(bp_graph_output(g, d2));
+        BPT_OK(bp_graph_compile(g, NULL, &exe));
+        double xv[5] = {-1.3, -0.2, 0.4, 1.1, 2.5}, vv[5] = {1, -2, 0.5, 3, -1};
+        bp_tensor *in[2] = {tensor(be, 1, (const int64_t[]){5}, xv),
+                            tensor(be, 1, (const int64_t[]){5}, vv)};
+        bp_tensor *out[2] = {NULL, NULL};
+        BPT_OK(bp_graph_run(exe, 2, in, 2, out));
+        double *a = to_host(out[0]), *b = to_host(out[1]);
+        for (int j = 0; j < 5; j++) {
+            double w1 = cos(xv[j]) * xv[j] + sin(xv[j]);
+            double w2 = (2 * cos(xv[j]) - sin(xv[j]) * xv[j]) * vv[j];
+            cr_expect(fabs(a[j] - w1) <= 1e-12 * (1 + fabs(w1)), "on %s: f'[%d] %.15g want %.15g",
+                      bp_backend_name(be), j, a[j], w1);
+            cr_expect(fabs(b[j] - w2) <= 1e-12 * (1 + fabs(w2)),
+                      "on %s: (f'' v)[%d] %.15g want %.15g", bp_backend_name(be), j, b[j], w2);
+        }
+        free(a), free(b);
+        bp_tensor *rel[] = {in[0], in[1], out[0], out[1], x, s, p, f, d1, v, q, h, d2};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+            bp_tensor_release(rel[i]);
+        bp_graph_exec_release(exe);
+        bp_graph_release(g);
+    }
+    END_BACKENDS;
+}
+
+/* ---- vjp seeds, captured tensors, unrelated inputs ----------------------------------- */
+
+Test(grad, vjp_takes_concrete_or_symbolic_seeds_and_unrelated_inputs_get_zeros)
+{
+    FOR_EACH_BACKEND(be)
+    {
+        bp_graph *g = NULL;
+        bp_tensor *x = NULL, *u = NULL, *s = NULL, *y = NULL, *gx[2] = {NULL, NULL};
+        bp_graph_exec *exe = NULL;
+        double cv[3] = {2, -1, 0.5}, sv[3] = {1, 10, 100}, xv[3] = {0.1, 0.2, 0.3};
+        bp_tensor *c = tensor(be, 1, (const int64_t[]){3}, cv); /* captured */
+        bp_tensor *seed = tensor(be, 1, (const int64_t[]){3}, sv);
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F64, 1, (const int64_t[]){3}, &x));
+        BPT_OK(bp_graph_input(g, BP_F64, 1, (const int64_t[]){2}, &u));
+        BPT_OK(bp_mul(x, c, &y));
+        BPT_OK(bp_graph_vjp(g, 1, (const bp_tensor *const[]){y},
+                            (const bp_tensor *const[]){seed}, 2,
+                            (const bp_tensor *const[]){x, u}, gx));
+        /* a symbolic seed: the input's own values */
+        bp_tensor *gs = NULL;
+        BPT_OK(bp_graph_vjp(g, 1, (const bp_tensor *const[]){y}, (const bp_tensor *const[]){x},
+                            1, (const bp_tensor *const[]){x}, &gs));
+        BPT_OK(bp_graph_output(g, gx[0]));
+        BPT_OK(bp_graph_output(g, gx[1]));
+        BPT_OK(bp_graph_output(g, gs));
+        BPT_OK(bp_graph_compile(g, NULL, &exe));
+        bp_tensor *in[2] = {tensor(be, 1, (const int64_t[]){3}, xv), NULL};
+        BPT_OK(bp_zeros(be, BP_F64, 1, (const int64_t[]){2}, &in[1]));
+        bp_tensor *out[3] = {NULL, NULL, NULL};
+        BPT_OK(bp_graph_run(exe, 2, in, 3, out));
+        double *a = to_host(out[0]), *b = to_host(out[1]), *d = to_host(out[2]);
+        for (int j = 0; j < 3; j++) {
+            cr_expect_eq(a[j], sv[j] * cv[j], "on %s", bp_backend_name(be));
+            cr_expect_eq(d[j], xv[j] * cv[j], "on %s", bp_backend_name(be));
+        }
+        cr_expect(b[0] == 0 && b[1] == 0, "on %s: an input the output does not use",
+                  bp_backend_name(be));
+        free(a), free(b), free(d);
+        bp_tensor *rel[] = {in[0], in[1], out[0], out[1], out[2], x, u, y, gx[0], gx[1], gs, c,
+                            seed, s};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+            bp_tensor_release(rel[i]);
+        bp_graph_exec_release(exe);
+        bp_graph_release(g);
+    }
+    END_BACKENDS;
+}
+
+/* ---- refusals ------------------------------------------------------------------------ */
+
+Test(grad, refusals_name_the_op_the_argument_and_the_fix)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_graph *g = NULL, *h = NULL;
+    bp_tensor *x = NULL, *i = NULL, *am = NULL, *amf = NULL, *p = NULL, *l = NULL, *v = NULL;
+    bp_tensor *gr = NULL, *other = NULL, *c = NULL;
+    BPT_OK(bp_graph_create(be, &g));
+    BPT_OK(bp_graph_create(be, &h));
+    BPT_OK(bp_graph_input(g, BP_F64, 1, (const int64_t[]){4}, &x));
+    BPT_OK(bp_graph_input(g, BP_I64, 1, (const int64_t[]){4}, &i));
+    BPT_OK(bp_graph_input(h, BP_F64, 1, (const int64_t[]){4}, &other));
+    BPT_OK(bp_zeros(be, BP_F64, 1, (const int64_t[]){4}, &c));
+
+    /* through an integer value: argmax, then a cast to float */
+    BPT_OK(bp_argmax(x, 0, NULL, true, &am));
+    BPT_OK(bp_cast(am, BP_F64, &amf));
+    BPT_OK(bp_mul(x, amf, &p));
+    BPT_OK(bp_sum(p, 0, NULL, false, &l));
+    BPT_FAILS(BP_ERR_UNSUPPORTED_OP, bp_graph_grad(g, l, 1, (const bp_tensor *const[]){x}, &gr));
+    cr_expect(strstr(bp_last_error(), "cast") && strstr(bp_last_error(), "i64"), "%s",
+              bp_last_error());
+    cr_expect_null(gr);
+
+    /* a differentiable op whose rule is not written yet */
+    bp_tensor *srt = NULL, *l2 = NULL;
+    BPT_OK(bp_cumprod(x, 0, false, false, &srt));
+    BPT_OK(bp_sum(srt, 0, NULL, false, &l2));
+    BPT_FAILS(BP_ERR_UNSUPPORTED_OP, bp_graph_grad(g, l2, 1, (const bp_tensor *const[]){x}, &gr));
+    cr_expect(strstr(bp_last_error(), "cumprod") && strstr(bp_last_error(), "not"), "%s",
+              bp_last_error());
+
+    /* wrt: concrete, integer, of another graph; loss: not a scalar */
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT,
+              bp_graph_grad(g, l, 1, (const bp_tensor *const[]){c}, &gr));
+    cr_expect(strstr(bp_last_error(), "bp_graph_input"), "%s", bp_last_error());
+    BPT_FAILS(BP_ERR_DTYPE, bp_graph_grad(g, l, 1, (const bp_tensor *const[]){i}, &gr));
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT,
+              bp_graph_grad(g, l, 1, (const bp_tensor *const[]){other}, &gr));
+    cr_expect(strstr(bp_last_error(), "another graph"), "%s", bp_last_error());
+    BPT_FAILS(BP_ERR_SHAPE, bp_graph_grad(g, x, 1, (const bp_tensor *const[]){x}, &gr));
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_graph_grad(NULL, l, 1, (const bp_tensor *const[]){x},
+                                                     &gr));
+    /* a seed of the wrong shape */
+    BPT_OK(bp_zeros(be, BP_F64, 1, (const int64_t[]){3}, &v));
+    BPT_FAILS(BP_ERR_SHAPE, bp_graph_vjp(g, 1, (const bp_tensor *const[]){x},
+                                         (const bp_tensor *const[]){v}, 1,
+                                         (const bp_tensor *const[]){x}, &gr));
+    cr_expect_null(gr);
+    bp_tensor *rel[] = {x, i, am, amf, p, l, v, other, c, srt, l2};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
+        bp_tensor_release(rel[k]);
+    bp_graph_release(g);
+    bp_graph_release(h);
+    bp_context_destroy(ctx);
+}
+
+Test(grad, the_gradient_column_says_which_inputs_a_gradient_reaches)
+{
+    cr_expect_eq(bp_op_gradient(BP_OP_MUL, 0), BP_GRADIENT_RULE);
+    cr_expect_eq(bp_op_gradient(BP_OP_MUL, 1), BP_GRADIENT_RULE);
+    cr_expect_eq(bp_op_gradient(BP_OP_MUL, 2), BP_GRADIENT_NONE);
+    cr_expect_eq(bp_op_gradient(BP_OP_WHERE, 0), BP_GRADIENT_NONE); /* the condition */
+    cr_expect_eq(bp_op_gradient(BP_OP_WHERE, 1), BP_GRADIENT_RULE);
+    cr_expect_eq(bp_op_gradient(BP_OP_FLOOR, 0), BP_GRADIENT_ZERO);
+    cr_expect_eq(bp_op_gradient(BP_OP_ARGMAX, 0), BP_GRADIENT_NONE);
+    cr_expect_eq(bp_op_gradient(BP_OP_CONV, 1), BP_GRADIENT_NOT_YET);
+    cr_expect_eq(bp_op_gradient(BP_OP_GATHER, 1), BP_GRADIENT_NONE); /* indices */
+    cr_expect_eq(bp_op_gradient((bp_op)-1, 0), BP_GRADIENT_NONE);
+}
