@@ -595,7 +595,10 @@ static bp_status check_symbolic(const char *fn, bp_graph *g, const char *what, i
                                 const bp_tensor *t)
 {
     char name[48];
-    snprintf(name, sizeof name, "%s[%d]", what, (int)k);
+    if (k < 0)
+        snprintf(name, sizeof name, "%s", what);
+    else
+        snprintf(name, sizeof name, "%s[%d]", what, (int)k);
     BP__TRY(bp__check_input(fn, name, t));
     if (bp__backend_of(t) != &g->rec)
         return bp__error(BP_ERR_INVALID_ARGUMENT,
@@ -661,6 +664,8 @@ bp_status bp_graph_vjp(bp_graph *g, int32_t n_out, const bp_tensor *const *outpu
                        bp_tensor **grads)
 {
     static const char fn[] = "bp_graph_vjp";
+    for (int32_t k = 0; grads && k < n; k++)
+        grads[k] = NULL; /* a failure leaves none set */
     if (!g)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: g is NULL", fn);
     if (n < 0 || (n > 0 && (!wrt || !grads)) || n_out < 1 || !outputs || !seeds)
@@ -729,12 +734,24 @@ bp_status bp_graph_vjp(bp_graph *g, int32_t n_out, const bp_tensor *const *outpu
     return st;
 }
 
+bp_graph *bp_tensor_graph(const bp_tensor *t)
+{
+    return t && t->storage ? bp__backend_of(t)->graph : NULL;
+}
+
 bp_status bp_graph_grad(bp_graph *g, const bp_tensor *loss, int32_t n, const bp_tensor *const *wrt,
                         bp_tensor **grads)
 {
     static const char fn[] = "bp_graph_grad";
+    for (int32_t k = 0; grads && k < n; k++)
+        grads[k] = NULL; /* a failure leaves none set */
     if (!g)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: g is NULL", fn);
+    if (n < 0 || (n > 0 && (!wrt || !grads)))
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: give n >= 0 wrt tensors with room for as many grads (n %d%s%s)",
+                         fn, (int)n, n > 0 && !wrt ? ", wrt NULL" : "",
+                         n > 0 && !grads ? ", grads NULL" : "");
     BP__TRY(bp__check_input(fn, "loss", loss));
     if (loss->numel != 1)
         return bp__error(BP_ERR_SHAPE,
@@ -742,10 +759,8 @@ bp_status bp_graph_grad(bp_graph *g, const bp_tensor *loss, int32_t n, const bp_
                          "(reduce it first, e.g. bp_sum or bp_mean), or give a seed per element "
                          "with bp_graph_vjp",
                          fn, (long long)loss->numel);
-    if (bp__backend_of(loss) != &g->rec)
-        return check_symbolic(fn, g, "outputs", 0, loss);
-    if (!is_float(loss->dtype))
-        return check_symbolic(fn, g, "outputs", 0, loss);
+    if (bp__backend_of(loss) != &g->rec || !is_float(loss->dtype))
+        return check_symbolic(fn, g, "loss", -1, loss);
     bp_tensor *seed = NULL;
     BP__TRY(bp_ones(&g->rec, loss->dtype, loss->rank, loss->shape, &seed));
     bp_status st = bp_graph_vjp(g, 1, &loss, (const bp_tensor *const *)&seed, n, wrt, grads);

@@ -29,16 +29,17 @@ class RecompilationWarning(RuntimeWarning):
 
 
 class _Entry:
-    __slots__ = ("plan", "outs", "kind", "backend", "direct")
+    __slots__ = ("plan", "outs", "kind", "backend", "direct", "meta")
 
-    def __init__(self, plan, outs, kind, backend):
+    def __init__(self, plan, outs, kind, backend, meta=None):
         self.plan = plan      # a _Plan, or None when every output is a constant
         self.outs = outs      # per output: an int (the plan's output k) or a Tensor
         self.kind = kind      # "one", tuple or list: what the function returned
         self.backend = backend
+        self.meta = meta      # what on_trace said when this signature was traced
         # Every output is the plan's, in order: the run's tuple is the result.
-        self.direct = plan is not None and all(type(o) is int and o == k
-                                               for k, o in enumerate(outs))
+        self.direct = plan is not None and type(kind) is not tuple and all(
+            type(o) is int and o == k for k, o in enumerate(outs))
 
 
 def _describe(sig):
@@ -69,6 +70,43 @@ def _rebuild(sig, a, it):
     return type(a)(_rebuild(v, x, it) for v, x in zip(sig[1], a))
 
 
+def tree_flatten(tree, out, where):
+    """Append tree's Tensors (in dicts, lists and tuples of them; None kept
+    as None) to out; its structure, for tree_unflatten."""
+    if isinstance(tree, Tensor):
+        out.append(tree)
+        return "t"
+    if tree is None:
+        return None
+    if type(tree) in (tuple, list):
+        return (type(tree), tuple(tree_flatten(v, out, where) for v in tree))
+    if type(tree) is dict:
+        return (dict, tuple((k, tree_flatten(v, out, where)) for k, v in tree.items()))
+    raise TypeError(f"{where} is or holds a {type(tree).__name__}; expected Tensors, and "
+                    f"dicts, lists and tuples of them (pytrees)")
+
+
+def tree_unflatten(tdef, it):
+    """The structure tdef rebuilt with the Tensors of iterator it."""
+    if tdef == "t":
+        return next(it)
+    if tdef is None:
+        return None
+    kind, items = tdef
+    if kind is dict:
+        return {k: tree_unflatten(v, it) for k, v in items}
+    return kind(tree_unflatten(v, it) for v in items)
+
+
+def tree_size(tdef):
+    """How many Tensors a structure holds."""
+    if tdef == "t":
+        return 1
+    if tdef is None:
+        return 0
+    return sum(tree_size(v[1] if tdef[0] is dict else v) for v in tdef[1])
+
+
 def static_hint(i):
     return f"static_argnames=('{i}',)" if isinstance(i, str) else f"static_argnums=({i},)"
 
@@ -76,12 +114,13 @@ def static_hint(i):
 class Jitted:
     """A function traced and compiled once per signature (backplane.jit)."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=()):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), on_trace=None):
         if not callable(fun):
             raise TypeError(f"jit: {fun!r} is not callable")
         if isinstance(static_argnums, int):
             static_argnums = (static_argnums,)
         self._fun = fun
+        self._on_trace = on_trace  # called after each trace: the entry's meta
         self._static = tuple(int(i) for i in static_argnums)
         if isinstance(static_argnames, str):
             static_argnames = (static_argnames,)
@@ -90,7 +129,7 @@ class Jitted:
         self._cache = {}
         self._warned = False
         self._lock = threading.Lock()
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())  # not fun.__dict__: ours
         self._name = getattr(fun, "__qualname__", None) or repr(fun)
         try:
             self._params = list(inspect.signature(fun).parameters)
@@ -181,6 +220,17 @@ class Jitted:
             entry = self._trace(args, kwargs, key, inputs)
         return self._run(entry, inputs)
 
+    def _call_meta(self, args, kwargs):
+        """(the call's result, its signature's meta: what on_trace gave)."""
+        key, inputs = self._signature(args, kwargs)
+        if any(_backplane._is_symbolic(x) for x in inputs):
+            out = self._fun(*args, **kwargs)
+            return out, self._on_trace() if self._on_trace else None
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._trace(args, kwargs, key, inputs)
+        return self._run(entry, inputs), entry.meta
+
     def _trace(self, args, kwargs, key, inputs):
         g = _backplane._graph_create(inputs[0] if inputs else None)
         try:
@@ -190,15 +240,16 @@ class Jitted:
             callkw = {k[1]: _rebuild(k[2], kwargs[k[1]], it) for k in key[n:]}
             del it
             out = self._fun(*call, **callkw)
+            meta = self._on_trace() if self._on_trace else None
             del call, callkw
             if isinstance(out, Tensor):
                 kind, seq = "one", (out,)
             elif isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
                 kind, seq = type(out), tuple(out)
             else:
-                raise TypeError(f"jit({self._name}): the function returned a "
-                                f"{type(out).__name__}; a jitted function returns a Tensor "
-                                f"or a tuple or list of Tensors")
+                leaves = []
+                tdef = tree_flatten(out, leaves, f"jit({self._name}): the function's result")
+                kind, seq = ("tree", tdef), tuple(leaves)
             outs, n_graph = [], 0
             for o in seq:
                 if _backplane._is_symbolic(o):
@@ -212,7 +263,7 @@ class Jitted:
         finally:
             del g  # the graph goes now; the plan holds what it needs
         backend = inputs[0].backend if inputs else _backplane.backend().name
-        entry = _Entry(plan, outs, kind, backend)
+        entry = _Entry(plan, outs, kind, backend, meta)
         with self._lock:
             self._cache[key] = entry
             n = len(self._cache)
@@ -260,6 +311,8 @@ class Jitted:
         outs = [res[o] if isinstance(o, int) else o for o in entry.outs]
         if entry.kind == "one":
             return outs[0]
+        if type(entry.kind) is tuple:  # ("tree", structure)
+            return tree_unflatten(entry.kind[1], iter(outs))
         return entry.kind(outs)
 
     def cache_size(self):
@@ -308,7 +361,8 @@ def jit(fun=None, static_argnums=(), static_argnames=()):
     tensors and records its ops into a graph, which is compiled; that call
     and later ones with the same signature run the plan without calling f.
     Python control flow is recorded as it ran.
-    f returns a Tensor or a tuple or list of Tensors. Tensors f closes over
+    f returns a Tensor, or Tensors in tuples, lists and dicts (a pytree; None
+    allowed). Tensors f closes over
     are captured by reference. Reading a traced value inside f (float(x),
     x.numpy(), print(x), if x:) is an error: mark that argument static, or
     compute the value outside the jitted function. Used as a decorator with

@@ -256,6 +256,60 @@ static PyObject *mod_graph_stats(PyObject *m, PyObject *args)
                          "sum_bytes", (long long)s.sum_bytes);
 }
 
+/* _grad(loss, wrt: tuple of Tensor) -> tuple of Tensor: bp_graph_grad on
+ * loss's graph (loss and wrt symbolic tensors of one graph). */
+static PyObject *mod_grad(PyObject *m, PyObject *args)
+{
+    PyObject *lo, *seq;
+    if (!PyArg_ParseTuple(args, "O!O!:_grad", bpy_tensor_type, &lo, &PyTuple_Type, &seq))
+        return NULL;
+    Py_ssize_t n = PyTuple_Size(seq);
+    bp_tensor *small_in[16], *small_out[16];
+    bp_tensor **in = n <= 16 ? small_in : PyMem_Calloc((size_t)n, sizeof *in);
+    bp_tensor **out = n <= 16 ? small_out : PyMem_Calloc((size_t)n, sizeof *out);
+    PyObject *result = NULL;
+    if (!in || !out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *o = PyTuple_GetItem(seq, k);
+        if (!BPY_IS_TENSOR(o)) {
+            PyErr_Format(PyExc_TypeError, "_grad: wrt %zd is not a Tensor", k);
+            goto done;
+        }
+        in[k] = BPY_T(o);
+        out[k] = NULL;
+    }
+    bp_graph *g = bp_tensor_graph(BPY_T(lo));
+    bp_status st = bp_graph_grad(g, BPY_T(lo), (int32_t)n, (const bp_tensor *const *)in, out);
+    if (st != BP_OK) {
+        bpy_raise(st);
+        goto done;
+    }
+    result = PyTuple_New(n);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *t = NULL;
+        if (result) {
+            t = bpy_wrap(out[k]); /* releases out[k] when it fails */
+            out[k] = NULL;
+        }
+        if (!t) {
+            for (Py_ssize_t j = k; j < n; j++)
+                bp_tensor_release(out[j]);
+            Py_CLEAR(result);
+            break;
+        }
+        PyTuple_SetItem(result, k, t);
+    }
+done:
+    if (in != small_in)
+        PyMem_Free(in);
+    if (out != small_out)
+        PyMem_Free(out);
+    return result;
+}
+
 static PyMethodDef graph_methods[] = {
     {"_graph_create", mod_graph_create, METH_VARARGS,
      "_graph_create(backend=None) -> _Graph whose plans run on backend (a Backend, a name, "
@@ -272,6 +326,9 @@ static PyMethodDef graph_methods[] = {
      "_graph_run(plan, inputs: tuple of Tensor) -> tuple of new Tensors."},
     {"_graph_stats", mod_graph_stats, METH_VARARGS,
      "_graph_stats(plan) -> dict: node counts and planned bytes (bp_graph_exec_stats)."},
+    {"_grad", mod_grad, METH_VARARGS,
+     "_grad(loss, wrt: tuple of Tensor) -> tuple of Tensors: the gradient of loss (a symbolic "
+     "scalar) with respect to each, appended to loss's graph (bp_graph_grad)."},
     {NULL, NULL, 0, NULL}};
 
 int bpy_graph_init(PyObject *module)

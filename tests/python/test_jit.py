@@ -243,8 +243,21 @@ def test_an_error_in_the_function_propagates_and_leaves_the_jit_usable():
 
 
 def test_a_wrong_return_is_a_type_error():
-    with pytest.raises(TypeError, match="returned a int"):
+    with pytest.raises(TypeError, match="result is or holds a int"):
         bp.jit(lambda x: 3)(rand((2,)))
+    with pytest.raises(TypeError, match="holds a str"):
+        bp.jit(lambda x: {"a": x, "b": "no"})(rand((2,)))
+
+
+def test_a_jitted_function_may_return_a_pytree_of_tensors():
+    x = rand((3,))
+    f = bp.jit(lambda x: (x + 1, {"e": bp.exp(x), "none": None, "l": [x * 2]}))
+    for _ in range(2):  # traced, then the plan
+        a, d = f(x)
+        assert same_bits(a, x + 1)
+        assert same_bits(d["e"], bp.exp(x)) and d["none"] is None
+        assert isinstance(d["l"], list) and same_bits(d["l"][0], x * 2)
+    assert f.cache_size() == 1
 
 
 def test_jit_inside_jit_traces_through():

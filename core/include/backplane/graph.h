@@ -73,6 +73,11 @@ BP_API bp_status bp_graph_vjp(bp_graph *g, int32_t n_out, const bp_tensor *const
                               const bp_tensor *const *seeds, int32_t n,
                               const bp_tensor *const *wrt, bp_tensor **grads);
 
+/* The graph a symbolic tensor belongs to (borrowed: it lives while t does),
+ * or NULL for a concrete tensor or NULL: what a library handed a symbolic
+ * tensor passes to bp_graph_grad. */
+BP_API bp_graph *bp_tensor_graph(const bp_tensor *t);
+
 /* The op table's gradient column, for input k of op (its place in the
  * row's IN): how a gradient reaches it. */
 typedef enum bp_gradient {
