@@ -3,15 +3,10 @@
  * Data: class centres come from bp_random_uniform, points are centre +
  * bp_random_normal noise, so the labels are known by construction.
  * Model: in -> hidden (ReLU) -> classes, softmax cross-entropy, full-batch
- * SGD. The gradients are written out by hand:
- *
- *   z1 = x W1 + b1          h = relu(z1)          logits = h W2 + b2
- *   dlogits = (softmax(logits) - onehot) / N
- *   dW2 = h^T dlogits       db2 = sum_0(dlogits)
- *   dh  = dlogits W2^T      dz1 = where(z1 > 0, dh, 0)
- *   dW1 = x^T dz1           db1 = sum_0(dz1)
- *
- * It uses only the ops of ABI 1.0, so it runs on every backend.
+ * SGD. No gradient is written by hand: setup records the loss on a graph
+ * with the parameters as its inputs, asks bp_graph_grad for the gradients
+ * and compiles the whole (docs/gradients.md); each step runs that plan,
+ * which gives the logits and the four gradients at once.
  *
  * Data-parallel (demo_dp, --data-parallel): every process draws the same
  * data and weights, keeps rows [r N/p, (r+1) N/p) of the batch, and takes
@@ -39,11 +34,12 @@ enum { N_SAMPLES = DEMO_MLP_SAMPLES, N_FEATURES = 8, N_HIDDEN = 32, N_CLASSES = 
 #define OFF_W2 ((uint64_t)3 << 32)
 
 typedef struct mlp {
-    bp_tensor *x, *xt, *labels, *onehot;  /* (n, D), (D, n), (n) i64, (n, C): this
-                                             process's n rows of the N */
+    bp_tensor *x, *labels, *onehot;       /* (n, D), (n) i64, (n, C): this process's
+                                             n rows of the N */
     bp_tensor *w1, *b1, *w2, *b2;         /* (D, H), (H), (H, C), (C) */
-    bp_tensor *lr, *inv_n, *zero;         /* scalars */
-    bp_tensor *z1, *h;                    /* borrowed from the step's scratch */
+    bp_tensor *lr, *minus_inv_n;          /* scalars */
+    bp_graph_exec *step;                  /* params -> logits, dw1, db1, dw2, db2 */
+    bp_tensor *grad[4];                   /* this step's, borrowed from the scratch */
 } mlp;
 
 /* Rows [first, first + n) of *t, which is replaced (the old one released). */
@@ -118,8 +114,63 @@ static bp_status make_data(mlp *m, bp_backend *be, uint64_t seed, demo_scratch *
         DEMO_TRY(take_rows(&m->labels, first, n, sc));
         DEMO_TRY(take_rows(&m->onehot, first, n, sc));
     }
-    DEMO_TRY(bp_transpose(m->x, NULL, &m->xt));
     return BP_OK;
+}
+
+/* logits = relu(x w1 + b1) w2 + b2: eagerly, or recorded when the
+ * parameters are symbolic (x is then captured). */
+static bp_status logits_of(const mlp *m, bp_tensor *const *p, demo_scratch *sc,
+                           bp_tensor **logits)
+{
+    bp_tensor *xw, *z1, *h, *hw;
+    DEMO_OP(xw, bp_matmul(m->x, p[0], &xw));
+    DEMO_OP(z1, bp_add(xw, p[1], &z1));
+    DEMO_OP(h, bp_relu(z1, &h));
+    DEMO_OP(hw, bp_matmul(h, p[2], &hw));
+    DEMO_OP(*logits, bp_add(hw, p[3], logits));
+    return BP_OK;
+}
+
+/* The training step as a plan: the loss, -sum(onehot log_softmax(logits)) /
+ * n, recorded on a graph whose inputs are the parameters; its gradients
+ * appended by bp_graph_grad; the logits and the gradients its outputs. */
+static bp_status compile_step(mlp *m, bp_backend *be, demo_scratch *sc)
+{
+    bp_graph *g;
+    DEMO_TRY(bp_graph_create(be, &g));
+    static const int64_t shapes[4][2] = {{N_FEATURES, N_HIDDEN}, {N_HIDDEN, 0},
+                                         {N_HIDDEN, N_CLASSES}, {N_CLASSES, 0}};
+    bp_tensor *p[4], *logits, *logp, *picked, *total, *loss, *grads[4] = {NULL};
+    bp_status st = BP_OK;
+    for (int k = 0; k < 4 && st == BP_OK; k++) {
+        st = bp_graph_input(g, BP_F32, k % 2 ? 1 : 2, shapes[k], &p[k]);
+        if (st == BP_OK)
+            st = demo_keep(sc, p[k]);
+    }
+    if (st == BP_OK && (st = logits_of(m, p, sc, &logits)) == BP_OK &&
+        (st = bp_log_softmax(logits, 1, &logp)) == BP_OK && (st = demo_keep(sc, logp)) == BP_OK &&
+        (st = bp_mul(m->onehot, logp, &picked)) == BP_OK &&
+        (st = demo_keep(sc, picked)) == BP_OK &&
+        (st = bp_sum(picked, 0, NULL, false, &total)) == BP_OK &&
+        (st = demo_keep(sc, total)) == BP_OK &&
+        (st = bp_mul(total, m->minus_inv_n, &loss)) == BP_OK &&
+        (st = demo_keep(sc, loss)) == BP_OK &&
+        (st = bp_graph_grad(g, loss, 4, (const bp_tensor *const *)p, grads)) == BP_OK) {
+        int kept = 0; /* demo_keep releases what it fails to keep */
+        for (; kept < 4 && (st = demo_keep(sc, grads[kept])) == BP_OK; kept++) {
+        }
+        for (int k = kept + 1; k < 4; k++)
+            bp_tensor_release(grads[k]);
+        st = st == BP_OK ? bp_graph_output(g, logits) : st;
+        for (int k = 0; k < 4 && st == BP_OK; k++)
+            st = bp_graph_output(g, grads[k]);
+        if (st == BP_OK)
+            st = bp_graph_compile(g, NULL, &m->step);
+    }
+    bp_graph_release(g);
+    if (st != BP_OK && !demo_failed_call)
+        demo_failed_call = "recording the training step (bp_graph_grad)";
+    return st;
 }
 
 static bp_status setup(void *self, bp_backend *be, uint64_t seed, double lr, demo_scratch *sc)
@@ -139,9 +190,8 @@ static bp_status setup(void *self, bp_backend *be, uint64_t seed, double lr, dem
         DEMO_TRY(from_rank0(&m->w2, sc));
     }
     DEMO_TRY(bp_full(be, BP_F32, 0, NULL, lr, &m->lr));
-    DEMO_TRY(bp_full(be, BP_F32, 0, NULL, 1.0 / (N_SAMPLES / demo_dp.size), &m->inv_n));
-    DEMO_TRY(bp_full(be, BP_F32, 0, NULL, 0.0, &m->zero));
-    return BP_OK;
+    DEMO_TRY(bp_full(be, BP_F32, 0, NULL, -1.0 / (N_SAMPLES / demo_dp.size), &m->minus_inv_n));
+    return compile_step(m, be, sc);
 }
 
 static void describe(const void *self, FILE *f)
@@ -153,18 +203,23 @@ static void describe(const void *self, FILE *f)
             N_FEATURES, N_HIDDEN, N_CLASSES);
 }
 
+/* One run of the step's plan: the logits, and the gradients kept for
+ * backward_update. */
 static bp_status forward(void *self, demo_scratch *sc, bp_tensor **logits_out)
 {
     mlp *m = self;
-    bp_tensor *xw, *z1, *h, *hw, *logits;
-    DEMO_OP(xw, bp_matmul(m->x, m->w1, &xw));
-    DEMO_OP(z1, bp_add(xw, m->b1, &z1));
-    DEMO_OP(h, bp_relu(z1, &h));
-    DEMO_OP(hw, bp_matmul(h, m->w2, &hw));
-    DEMO_OP(logits, bp_add(hw, m->b2, &logits));
-    m->z1 = z1;
-    m->h = h;
-    *logits_out = logits;
+    bp_tensor *out[5] = {NULL};
+    DEMO_TRY(bp_graph_run(m->step, 4, (bp_tensor *const[]){m->w1, m->b1, m->w2, m->b2}, 5, out));
+    bp_status st = BP_OK;
+    int kept = 0; /* demo_keep releases what it fails to keep */
+    for (; kept < 5 && (st = demo_keep(sc, out[kept])) == BP_OK; kept++) {
+    }
+    for (int k = kept + 1; k < 5; k++)
+        bp_tensor_release(out[k]);
+    DEMO_TRY(st);
+    for (int k = 0; k < 4; k++)
+        m->grad[k] = out[k + 1];
+    *logits_out = out[0];
     return BP_OK;
 }
 
@@ -196,46 +251,28 @@ static bp_status metrics(void *self, const bp_tensor *logits, demo_scratch *sc, 
     return BP_OK;
 }
 
+/* The gradients the step's plan gave (averaged over the processes), then
+ * SGD. */
 static bp_status backward_update(void *self, const bp_tensor *logits, demo_scratch *sc)
 {
     mlp *m = self;
-    const int32_t batch_axis[1] = {0};
-    bp_tensor *p, *diff, *dlogits, *ht, *dw2, *db2, *w2t, *dh, *active, *dz1, *dw1, *db1;
-    DEMO_OP(p, bp_softmax(logits, 1, &p));
-    DEMO_OP(diff, bp_sub(p, m->onehot, &diff));
-    DEMO_OP(dlogits, bp_mul(diff, m->inv_n, &dlogits));
-
-    DEMO_OP(ht, bp_transpose(m->h, NULL, &ht));
-    DEMO_OP(dw2, bp_matmul(ht, dlogits, &dw2));
-    DEMO_OP(db2, bp_sum(dlogits, 1, batch_axis, false, &db2));
-
-    DEMO_OP(w2t, bp_transpose(m->w2, NULL, &w2t));
-    DEMO_OP(dh, bp_matmul(dlogits, w2t, &dh));
-    DEMO_OP(active, bp_gt(m->z1, m->zero, &active));
-    DEMO_OP(dz1, bp_where(active, dh, m->zero, &dz1));
-
-    DEMO_OP(dw1, bp_matmul(m->xt, dz1, &dw1));
-    DEMO_OP(db1, bp_sum(dz1, 1, batch_axis, false, &db1));
-
-    DEMO_TRY(averaged(&dw1, sc));
-    DEMO_TRY(averaged(&db1, sc));
-    DEMO_TRY(averaged(&dw2, sc));
-    DEMO_TRY(averaged(&db2, sc));
-
-    DEMO_TRY(demo_sgd(&m->w1, dw1, m->lr, sc));
-    DEMO_TRY(demo_sgd(&m->b1, db1, m->lr, sc));
-    DEMO_TRY(demo_sgd(&m->w2, dw2, m->lr, sc));
-    DEMO_TRY(demo_sgd(&m->b2, db2, m->lr, sc));
+    (void)logits;
+    bp_tensor **params[4] = {&m->w1, &m->b1, &m->w2, &m->b2};
+    for (int k = 0; k < 4; k++) {
+        DEMO_TRY(averaged(&m->grad[k], sc));
+        DEMO_TRY(demo_sgd(params[k], m->grad[k], m->lr, sc));
+    }
     return BP_OK;
 }
 
 static void release(void *self)
 {
     mlp *m = self;
-    bp_tensor *all[] = {m->x, m->xt, m->labels, m->onehot, m->w1, m->b1, m->w2, m->b2,
-                        m->lr, m->inv_n, m->zero};
+    bp_tensor *all[] = {m->x, m->labels, m->onehot, m->w1, m->b1, m->w2, m->b2,
+                        m->lr, m->minus_inv_n};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         bp_tensor_release(all[i]);
+    bp_graph_exec_release(m->step);
 }
 
 const demo_model demo_mlp = {
