@@ -554,7 +554,65 @@ Test(grad, the_gradient_column_says_which_inputs_a_gradient_reaches)
     cr_expect_eq(bp_op_gradient(BP_OP_WHERE, 1), BP_GRADIENT_RULE);
     cr_expect_eq(bp_op_gradient(BP_OP_FLOOR, 0), BP_GRADIENT_ZERO);
     cr_expect_eq(bp_op_gradient(BP_OP_ARGMAX, 0), BP_GRADIENT_NONE);
-    cr_expect_eq(bp_op_gradient(BP_OP_CONV, 1), BP_GRADIENT_NOT_YET);
+    cr_expect_eq(bp_op_gradient(BP_OP_CONV_TRANSPOSE, 1), BP_GRADIENT_NOT_YET);
     cr_expect_eq(bp_op_gradient(BP_OP_GATHER, 1), BP_GRADIENT_NONE); /* indices */
     cr_expect_eq(bp_op_gradient((bp_op)-1, 0), BP_GRADIENT_NONE);
+}
+
+/* ---- nn: conv (strides, pads, dilations, groups), layer_norm, rms_norm -------------- */
+
+static bp_tensor *conv_model(bp_backend *be, bp_tensor *const *x)
+{
+    /* x (2, 4, 7, 6), w (6, 2, 3, 2): 2 groups, stride (2, 1), dilation (1, 2),
+     * pads (1, 0, 2, 1) */
+    bp_window w = BP_WINDOW_INIT;
+    w.strides[0] = 2, w.strides[1] = 1;
+    w.dilations[0] = 1, w.dilations[1] = 2;
+    w.pads[0] = 1, w.pads[1] = 0, w.pads[2] = 2, w.pads[3] = 1;
+    w.groups = 2;
+    bp_tensor *y = NULL;
+    BPT_OK(bp_conv(x[0], x[1], x[2], &w, &y));
+    return weighted_sum(be, y);
+}
+
+Test(grad, conv_with_strides_pads_dilations_groups_and_bias)
+{
+    model_case mc = {3, {4, 4, 1}, {{2, 4, 7, 6}, {6, 2, 3, 2}, {6}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, conv_model, &mc);
+    END_BACKENDS;
+}
+
+static bp_tensor *conv1d_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_window w = BP_WINDOW_INIT;
+    w.strides[0] = 3;
+    w.pads[0] = 2, w.pads[1] = 1;
+    bp_tensor *y = NULL;
+    BPT_OK(bp_conv(x[0], x[1], NULL, &w, &y));
+    return weighted_sum(be, y);
+}
+
+Test(grad, conv_1d_whose_stride_leaves_input_columns_unread)
+{
+    model_case mc = {2, {3, 3}, {{2, 3, 11}, {4, 3, 2}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, conv1d_model, &mc);
+    END_BACKENDS;
+}
+
+static bp_tensor *norm_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_tensor *y = NULL, *r = NULL, *s = NULL;
+    BPT_OK(bp_layer_norm(x[0], 1, x[1], x[2], 1e-5, &y, NULL, NULL)); /* over (3, 4) */
+    BPT_OK(bp_rms_norm(y, -1, x[3], 1e-6, &r));
+    BPT_OK(bp_add(y, r, &s));
+    bp_tensor_release(y);
+    bp_tensor_release(r);
+    return weighted_sum(be, s);
+}
+
+Test(grad, layer_norm_and_rms_norm_with_broadcast_scale_and_bias)
+{
+    model_case mc = {4, {3, 2, 1, 1}, {{2, 3, 4}, {1, 4}, {4}, {4}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, norm_model, &mc);
+    END_BACKENDS;
 }

@@ -76,6 +76,8 @@ bp_status bp__vjp_scan(bp__vjp *c);
 bp_status bp__vjp_matmul(bp__vjp *c);
 bp_status bp__vjp_gemm(bp__vjp *c);
 bp_status bp__vjp_movement(bp__vjp *c);
+bp_status bp__vjp_norm(bp__vjp *c);
+bp_status bp__vjp_conv(bp__vjp *c);
 
 /* The gradient column of the op table (grad_table.c): the op's rule, or
  * NULL with zero = true where the gradient is zero almost everywhere (floor,

@@ -54,10 +54,10 @@
     X(CUMPROD, TODO, "x") X(SORT, TODO, "x") X(TOPK, TODO, "x") X(TRILU, TODO, "x")           \
     X(ONE_HOT, NONE, "values") X(GATHER_ELEMENTS, TODO, "x") X(GATHER_ND, TODO, "x")          \
     X(SCATTER_ELEMENTS, TODO, "x updates") X(SCATTER_ND, TODO, "x updates")                   \
-    X(GEMM, gemm, "a b c") X(CONV, TODO, "x w bias") X(CONV_TRANSPOSE, TODO, "x w bias")      \
+    X(GEMM, gemm, "a b c") X(CONV, conv, "x w bias") X(CONV_TRANSPOSE, TODO, "x w bias")      \
     X(MAX_POOL, TODO, "x") X(AVERAGE_POOL, TODO, "x") X(LRN, TODO, "x")                       \
     X(BATCH_NORM, TODO, "x scale bias mean var") X(INSTANCE_NORM, TODO, "x scale bias")       \
-    X(LAYER_NORM, TODO, "x scale bias") X(RMS_NORM, TODO, "x scale")                          \
+    X(LAYER_NORM, norm, "x scale bias") X(RMS_NORM, norm, "x scale")                          \
     X(SOFTMAX_CROSS_ENTROPY_LOSS, TODO, "scores weights") X(NLL_LOSS, TODO, "log_prob weights") \
     X(RESIZE, TODO, "x") X(CELU, unary, "x") X(MISH, unary, "x")
 
@@ -86,6 +86,8 @@ BP__GRAD_TABLE(BP__GRAD_AT)
 #define BP__RULE_matmul bp__vjp_matmul, false
 #define BP__RULE_gemm bp__vjp_gemm, false
 #define BP__RULE_movement bp__vjp_movement, false
+#define BP__RULE_norm bp__vjp_norm, false
+#define BP__RULE_conv bp__vjp_conv, false
 /* NONE's DIFF names where asking would reach it; the row keeps "" for ops
  * whose gradient does not exist so that the error can say which it is */
 #define BP__DIFF_NONE(DIFF) ""
@@ -101,6 +103,8 @@ BP__GRAD_TABLE(BP__GRAD_AT)
 #define BP__DIFF_matmul(DIFF) DIFF
 #define BP__DIFF_gemm(DIFF) DIFF
 #define BP__DIFF_movement(DIFF) DIFF
+#define BP__DIFF_norm(DIFF) DIFF
+#define BP__DIFF_conv(DIFF) DIFF
 
 static const bp__grad_row rows[BP_OP_COUNT] = {
 #define BP__GRAD_ROW(NAME, RULE, DIFF) {BP__RULE_##RULE, BP__DIFF_##RULE(DIFF)},

@@ -1,0 +1,202 @@
+/* Gradient rules of the nn kinds: NORM (layer_norm, rms_norm) and CONV
+ * (conv). The statistics are recomputed from x (the forward pass may not
+ * have kept them); a scale or bias broadcast to x gets its gradient in x's
+ * shape and the reverse pass sums it back (grad.c). conv's gradients are
+ * convolutions again: the input's a transposed convolution by the same
+ * weights, the weights' a convolution of the input by the output's
+ * gradient with batch and channels swapped (stride and dilation trade
+ * places), per group. */
+#include "grad_internal.h"
+
+#define G (c->gy[0])
+#define IN(k) bp__vjp_in(c, k)
+#define K(v) bp__e_const(c, G, (v))
+#define UN(OP, x) bp__e_un(c, BP_OP_##OP, (x))
+#define BIN(OP, a, b) bp__e_bin(c, BP_OP_##OP, (a), (b))
+#define ADD(a, b) BIN(ADD, a, b)
+#define SUB(a, b) BIN(SUB, a, b)
+#define MUL(a, b) BIN(MUL, a, b)
+#define MEAN_LAST(x, n) bp__e_reduce_last(c, BP_OP_MEAN, (x), (n))
+
+static bp_status stats_unsupported(bp__vjp *c)
+{
+    return bp__error(BP_ERR_UNSUPPORTED_OP,
+                     "bp_graph_grad: the gradient reaches %s's mean or inv_std output, which "
+                     "has no gradient rule yet; differentiate through its first output only "
+                     "(compute the statistics with bp_mean and bp_rsqrt where you need their "
+                     "gradient)",
+                     bp_op_name(c->n->op));
+}
+
+bp_status bp__vjp_norm(bp__vjp *c)
+{
+    const bp__gnode *n = c->n;
+    int32_t r = (int32_t)n->params.i[0];
+    double eps = n->params.f[0];
+    const bp_tensor *x = IN(0);
+    const bp_tensor *scale = n->ref[1] != BP__GREF_NONE ? IN(1) : NULL;
+    const bp_tensor *gs = scale ? MUL(G, scale) : G;
+    switch (n->op) {
+    case BP_OP_LAYER_NORM: {
+        if (c->gy[1] || c->gy[2])
+            return stats_unsupported(c);
+        /* xhat = (x - mean) rstd; dx = rstd (gs - mean(gs) - xhat mean(gs xhat)) */
+        const bp_tensor *xc = SUB(x, MEAN_LAST(x, r));
+        const bp_tensor *rstd = UN(RSQRT, ADD(MEAN_LAST(MUL(xc, xc), r), K(eps)));
+        const bp_tensor *xhat = MUL(xc, rstd);
+        if (c->want[0])
+            c->gx[0] = MUL(rstd, SUB(SUB(gs, MEAN_LAST(gs, r)),
+                                     MUL(xhat, MEAN_LAST(MUL(gs, xhat), r))));
+        if (c->want[1] && scale)
+            c->gx[1] = MUL(G, xhat);
+        if (c->want[2] && n->ref[2] != BP__GREF_NONE)
+            c->gx[2] = G;
+        break;
+    }
+    case BP_OP_RMS_NORM: {
+        /* y = x rr scale, rr = 1 / sqrt(mean(x^2) + eps):
+         * dx = rr (gs - x rr^2 mean(gs x)) */
+        const bp_tensor *rr = UN(RSQRT, ADD(MEAN_LAST(MUL(x, x), r), K(eps)));
+        if (c->want[0])
+            c->gx[0] = MUL(rr, SUB(gs, MUL(MUL(x, MUL(rr, rr)), MEAN_LAST(MUL(gs, x), r))));
+        if (c->want[1] && scale)
+            c->gx[1] = MUL(G, MUL(x, rr));
+        break;
+    }
+    default:
+        return bp__error(BP_ERR_BACKEND, "bp_graph_grad: no norm rule for %s (a defect in "
+                         "the gradient column)", bp_op_name(n->op));
+    }
+    return c->st;
+}
+
+/* The node's window (its params, opcodes.h's layout) as a bp_window. */
+static bp_window window_of(const bp__gnode *n, int32_t s)
+{
+    bp_window w = BP_WINDOW_INIT;
+    for (int32_t j = 0; j < s; j++) {
+        w.kernel[j] = n->params.i[j];
+        w.strides[j] = n->params.i[3 + j];
+        w.dilations[j] = n->params.i[6 + j];
+        w.pads[j] = n->params.i[9 + j];
+        w.pads[s + j] = n->params.i[12 + j];
+    }
+    w.groups = n->params.i[15] > 0 ? n->params.i[15] : 1;
+    return w;
+}
+
+static const bp_tensor *keep(bp__vjp *c, bp_status st, bp_tensor *t)
+{
+    return bp__e_keep(c, st, t);
+}
+
+/* x[:, from:from+len] (axis 1) */
+static const bp_tensor *channels(bp__vjp *c, const bp_tensor *x, int64_t from, int64_t len)
+{
+    if (c->st != BP_OK || !x)
+        return NULL;
+    int64_t starts[BP_MAX_RANK] = {0}, stops[BP_MAX_RANK];
+    for (int32_t k = 0; k < x->rank; k++)
+        stops[k] = x->shape[k];
+    starts[1] = from;
+    stops[1] = from + len;
+    bp_tensor *t = NULL;
+    bp_status st = bp_slice(x, starts, stops, NULL, &t);
+    return keep(c, st, t);
+}
+
+static const bp_tensor *swap01(bp__vjp *c, const bp_tensor *x)
+{
+    if (c->st != BP_OK || !x)
+        return NULL;
+    int32_t perm[BP_MAX_RANK];
+    for (int32_t k = 0; k < x->rank; k++)
+        perm[k] = k;
+    perm[0] = 1, perm[1] = 0;
+    bp_tensor *t = NULL;
+    bp_status st = bp_transpose(x, perm, &t);
+    return keep(c, st, t);
+}
+
+/* dL/dw for one group: x (N, Cg, D...), g (N, Mg, O...) -> (Mg, Cg, K...). */
+static const bp_tensor *weight_grad(bp__vjp *c, const bp_tensor *x, const bp_tensor *g,
+                                    const bp_window *fw, const int64_t *kernel, int32_t s)
+{
+    bp_window w = BP_WINDOW_INIT;
+    for (int32_t j = 0; j < s; j++) {
+        w.strides[j] = fw->dilations[j];
+        w.dilations[j] = fw->strides[j];
+        w.pads[j] = fw->pads[j];
+        w.pads[s + j] = fw->pads[s + j];
+    }
+    const bp_tensor *xt = swap01(c, x), *gt = swap01(c, g); /* (Cg, N, D), (Mg, N, O) */
+    if (c->st != BP_OK)
+        return NULL;
+    bp_tensor *full = NULL, *cut = NULL;
+    bp_status st = bp_conv(xt, gt, NULL, &w, &full); /* (Cg, Mg, K' >= K) */
+    if (st == BP_OK) {
+        int64_t starts[BP_MAX_RANK] = {0}, stops[BP_MAX_RANK];
+        for (int32_t k = 0; k < full->rank; k++)
+            stops[k] = k < 2 ? full->shape[k] : kernel[k - 2];
+        st = bp_slice(full, starts, stops, NULL, &cut);
+    }
+    bp_tensor_release(full);
+    return swap01(c, keep(c, st, cut));
+}
+
+bp_status bp__vjp_conv(bp__vjp *c)
+{
+    const bp__gnode *n = c->n;
+    if (n->op != BP_OP_CONV)
+        return bp__error(BP_ERR_BACKEND, "bp_graph_grad: no conv rule for %s (a defect in "
+                         "the gradient column)", bp_op_name(n->op));
+    const bp_view *vx = &n->view[0], *vw = &n->view[1];
+    int32_t s = vx->rank - 2;
+    bp_window fw = window_of(n, s);
+    int64_t kernel[3];
+    for (int32_t j = 0; j < s; j++)
+        kernel[j] = vw->shape[2 + j];
+    if (c->want[0]) { /* a transposed convolution, cut or padded to x's extents */
+        bp_window tw = fw;
+        for (int32_t j = 0; j < s; j++) {
+            tw.kernel[j] = 0;
+            int64_t o = c->n->view[n->n_in].shape[2 + j];
+            int64_t natural = (o - 1) * fw.strides[j] - fw.pads[j] - fw.pads[s + j] +
+                              fw.dilations[j] * (kernel[j] - 1) + 1;
+            tw.output_padding[j] = vx->shape[2 + j] - natural;
+        }
+        bp_tensor *t = NULL;
+        bp_status st = c->st == BP_OK ? bp_conv_transpose(G, IN(1), NULL, &tw, &t) : c->st;
+        c->gx[0] = keep(c, st, t);
+    }
+    if (c->want[1]) {
+        int64_t groups = fw.groups, cg = vx->shape[1] / groups, mg = vw->shape[0] / groups;
+        const bp_tensor *x = IN(0);
+        if (groups == 1) {
+            c->gx[1] = weight_grad(c, x, G, &fw, kernel, s);
+        } else {
+            const bp_tensor *parts[64];
+            if (groups > 64)
+                return bp__error(BP_ERR_UNSUPPORTED_OP, "bp_graph_grad: conv's weight "
+                                 "gradient with more than 64 groups is not supported yet");
+            for (int64_t j = 0; j < groups; j++)
+                parts[j] = weight_grad(c, channels(c, x, j * cg, cg), channels(c, G, j * mg, mg),
+                                       &fw, kernel, s);
+            if (c->st == BP_OK) {
+                bp_tensor *t = NULL;
+                bp_status st = bp_concat((int32_t)groups, parts, 0, &t);
+                c->gx[1] = keep(c, st, t);
+            }
+        }
+    }
+    if (c->want[2] && n->ref[2] != BP__GREF_NONE && c->st == BP_OK) {
+        int32_t axes[BP_MAX_RANK], na = 0;
+        for (int32_t k = 0; k < G->rank; k++)
+            if (k != 1)
+                axes[na++] = k;
+        bp_tensor *t = NULL;
+        bp_status st = bp_sum(G, na, axes, false, &t);
+        c->gx[2] = keep(c, st, t);
+    }
+    return c->st;
+}
