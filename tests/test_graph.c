@@ -422,6 +422,35 @@ Test(graph, a_tensor_of_another_backend_is_refused_at_record_time)
     bp_context_destroy(ctx);
 }
 
+/* cond is captured, a symbolic, b of another backend: the message is the
+ * graph's (bp__graph_join), naming the symbolic operand and the backend. */
+Test(graph, a_tensor_of_another_backend_beside_a_captured_one_is_refused_naming_the_graph)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *list[16];
+    size_t n = bpt_backends(ctx, list, 16);
+    cr_assert_geq(n, 2, "binary and devsim at least");
+    bp_graph *g = NULL;
+    bp_tensor *sx, *y = NULL;
+    BPT_OK(bp_graph_create(list[0], &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){3}, &sx));
+    bp_tensor *cond = bpt_vec(list[0], BP_BOOL, 3, (const double[]){1, 0, 1});
+    bp_tensor *other = bpt_vec(list[n - 1], BP_F32, 3, (const double[]){1, 2, 3});
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_where(cond, sx, other, &y));
+    cr_expect_null(y);
+    const char *msg = bp_last_error();
+    cr_expect(strstr(msg, "a is a symbolic tensor of a graph on backend") &&
+              strstr(msg, bp_backend_name(list[n - 1])), "%s", msg);
+    /* two concrete operands first: their mismatch, as an eager call reports it */
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_where(cond, other, sx, &y));
+    cr_expect(strstr(bp_last_error(), "cond is on backend"), "%s", bp_last_error());
+    bp_tensor_release(cond);
+    bp_tensor_release(other);
+    bp_tensor_release(sx);
+    bp_graph_release(g);
+    bp_context_destroy(ctx);
+}
+
 Test(graph, reading_a_symbolic_tensor_says_it_is_symbolic_and_what_to_do)
 {
     bp_context *ctx = bpt_context();
