@@ -31,14 +31,6 @@ static void recording_free(recording *rec)
     bp_graph_release(rec->g);
 }
 
-/* The core's refusal of an op that reads index values on the host
- * (docs/graphs.md): a documented limit, not a failure. */
-static bool refused_for_indices(bp_status st)
-{
-    return st == BP_ERR_UNSUPPORTED_OP &&
-           strstr(bp_last_error(), "checks the index values on the host") != NULL;
-}
-
 /* Graph result k against eager's: dtype, shape, then every byte. */
 static bool same_result(const cf_case *c, const bp_tensor *eager, const bp_tensor *graph, int k,
                         cf_result *r)
@@ -113,12 +105,6 @@ static void record_and_run(const cf_worker_env *env, const cf_case *c, int n_in,
         return;
     }
     st = call(c, ctx, rec->sym, rec->sout);
-    if (refused_for_indices(st)) {
-        CF_MSG(r, "%s [%s] %s: refused while recording a graph (the core checks its index values "
-               "on the host); eager passed", c->name, dt, c->label);
-        r->status = CF_UNSUPPORTED;
-        return;
-    }
     if (st != BP_OK) {
         CF_MSG(r, "%s [%s] %s: graph: recording failed with %s where eager succeeded: %s", c->name,
                dt, c->label, bp_status_string(st), bp_last_error());

@@ -33,16 +33,30 @@ bp_status bp__check_input(const char *fn, const char *arg, const bp_tensor *t)
     return BP_OK;
 }
 
-bp_status bp__check_same_backend(const char *fn, size_t n, const bp_tensor *const *ts,
-                                 const char *const *args)
+/* The tensors ts[0 .. n) of one op (NULLs skipped) on one backend, *be set
+ * to it: the one place that decides whether tensors of two backends may
+ * meet. With a symbolic tensor among them it is bp__graph_join's question
+ * (a concrete tensor of the graph's backend is captured, and *be is the
+ * recording backend); else BP_ERR_BACKEND_MISMATCH names the first pair
+ * that differs. */
+static bp_status one_backend(const char *fn, size_t n, const bp_tensor *const *ts,
+                             const char *const *args, bp_backend **be)
 {
-    for (size_t i = 0; i < n; i++)
-        if (bp__backend_of(ts[i])->graph) {
-            bp_backend *be = NULL;
-            return bp__graph_join(fn, &be, ts, n, args);
-        }
-    const bp_backend *first = bp__backend_of(ts[0]);
-    for (size_t i = 1; i < n; i++) {
+    size_t f = n;
+    for (size_t i = 0; i < n; i++) {
+        if (!ts[i])
+            continue;
+        if (bp__backend_of(ts[i])->graph)
+            return bp__graph_join(fn, be, ts, n, args);
+        if (f == n)
+            f = i;
+    }
+    if (f == n)
+        return BP_OK;
+    const bp_backend *first = *be = bp__backend_of(ts[f]);
+    for (size_t i = f + 1; i < n; i++) {
+        if (!ts[i])
+            continue;
         const bp_backend *b = bp__backend_of(ts[i]);
         if (b != first && b->ctx != first->ctx)
             /* bp_backend_copy refuses to cross contexts: say what works */
@@ -51,15 +65,22 @@ bp_status bp__check_same_backend(const char *fn, size_t n, const bp_tensor *cons
                              "bp_context; tensors never move implicitly, and not between "
                              "contexts at all: read %s with bp_tensor_to_host and make it again "
                              "with bp_tensor_from_host on %s (or use one context for both)",
-                             fn, args[0], first->name, args[i], b->name, args[i], first->name);
+                             fn, args[f], first->name, args[i], b->name, args[i], first->name);
         if (b != first)
             return bp__error(BP_ERR_BACKEND_MISMATCH,
                              "%s: %s is on backend %s but %s is on backend %s; tensors never "
                              "move implicitly. Copy one explicitly, e.g. "
                              "bp_backend_copy(<the %s tensor>, <backend %s>, &copy)",
-                             fn, args[0], first->name, args[i], b->name, args[i], first->name);
+                             fn, args[f], first->name, args[i], b->name, args[i], first->name);
     }
     return BP_OK;
+}
+
+bp_status bp__check_same_backend(const char *fn, size_t n, const bp_tensor *const *ts,
+                                 const char *const *args)
+{
+    bp_backend *be = NULL;
+    return one_backend(fn, n, ts, args, &be);
 }
 
 const char *bp__format_shape(int32_t rank, const int64_t *shape, char *buf, size_t cap)
@@ -173,8 +194,9 @@ bp_status bp__op_begin(const char *fn, bp_op op, const bp_tensor *const *in, bp_
     const bp_op_info *row = bp_op_info_of(op);
     const bp__op_sig *sig = bp__op_sig_of(op);
     int32_t first = -1;
-    char name[32], first_name[32];
-    bool mixed = false; /* symbolic and concrete (or two graphs): bp__graph_join decides */
+    char name[32];
+    bool mixed = false;        /* two backends among the inputs: one_backend decides */
+    int32_t upto = sig->n_in;  /* ... on in[0 .. upto) */
     *be = NULL;
     for (int32_t k = 0; k < sig->n_in; k++) {
         const bp_tensor *t = in[k];
@@ -185,22 +207,21 @@ bp_status bp__op_begin(const char *fn, bp_op op, const bp_tensor *const *in, bp_
         if (first < 0) {
             first = k;
             *be = bp__backend_of(t);
-        } else if (bp__backend_of(t) != *be && ((*be)->graph || bp__backend_of(t)->graph)) {
-            mixed = true;
         } else if (bp__backend_of(t) != *be) {
-            bp_op_arg_name(row->in, first, first_name, sizeof first_name);
-            bp_op_arg_name(row->in, k, name, sizeof name);
-            return bp__check_same_backend(fn, 2, (const bp_tensor *const[]){in[first], t},
-                                          (const char *const[]){first_name, name});
+            mixed = true;
+            if (!(*be)->graph && !bp__backend_of(t)->graph) {
+                upto = k + 1; /* two concrete backends: reported at once */
+                break;
+            }
         }
     }
     if (mixed) {
         char names[BP__GRAPH_MAX_IO][32];
         const char *args[BP__GRAPH_MAX_IO];
-        int32_t n = sig->n_in < BP__GRAPH_MAX_IO ? sig->n_in : BP__GRAPH_MAX_IO;
+        int32_t n = upto < BP__GRAPH_MAX_IO ? upto : BP__GRAPH_MAX_IO;
         for (int32_t k = 0; k < n; k++)
             args[k] = bp_op_arg_name(row->in, k, names[k], sizeof names[k]);
-        BP__TRY(bp__graph_join(fn, be, in, (size_t)n, args));
+        BP__TRY(one_backend(fn, (size_t)n, in, args, be));
     }
     if (row->typed >= 0 && in[row->typed] &&
         !bp__class_accepts(row->dtypes, in[row->typed]->dtype))

@@ -60,7 +60,8 @@ static uint64_t node_hash(const bp__gnode *n)
 static bool node_same(const bp__gnode *a, const bp__gnode *b, const size_t *bytes)
 {
     if (a->op != b->op || a->n_in != b->n_in || a->n_out != b->n_out ||
-        memcmp(&a->params, &b->params, sizeof a->params) != 0)
+        memcmp(&a->params, &b->params, sizeof a->params) != 0 ||
+        memcmp(&a->check, &b->check, sizeof a->check) != 0)
         return false;
     for (int32_t k = 0; k < a->n_in + a->n_out; k++) {
         bool is_out = k >= a->n_in;

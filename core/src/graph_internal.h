@@ -26,11 +26,14 @@ typedef struct bp__gslot {
 
 /* One recorded op: its views as the op entry got them, each buffer
  * replaced by an operand reference (ref). Captured views keep their byte
- * offset into the captured storage; slot views their offset in the slot. */
+ * offset into the captured storage; slot views their offset in the slot.
+ * check: the index values that the run checks on the host before the node
+ * (index_check.c), the op's input view check.input; -1: none. */
 typedef struct bp__gnode {
     bp_op op;
     int32_t n_in, n_out;
     bp_op_params params;
+    bp__index_rule check;
     int32_t ref[2 * BP__GRAPH_MAX_IO];  /* inputs, then outputs */
     bp_view view[2 * BP__GRAPH_MAX_IO];
 } bp__gnode;

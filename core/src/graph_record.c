@@ -6,8 +6,11 @@
  * (bp__op_run) like any other. The core asks the graph's real backend
  * whether it has an op (bp__op_require), and lets a concrete tensor of that
  * backend join an op with symbolic ones as a captured constant
- * (bp__graph_join): retained, read when the plan runs. No state is global or
- * per thread: everything hangs off the graph. */
+ * (bp__graph_join): retained, read when the plan runs. An op whose index
+ * values the core checks on the host arrives with that check's rule
+ * (bp__op_run_checked, index_check.c): its node carries the rule, and the
+ * plan's run applies it before the node. No state is global or per
+ * thread: everything hangs off the graph. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,10 +87,12 @@ static int32_t rec_ref(bp_graph *g, const void *buffer)
     return tok->graph == g ? tok->slot : BP__GREF_NONE;
 }
 
-static bp_status rec_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
-                        const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+/* Append a node: the op, its parameters, its views with their operands,
+ * and the index rule that the plan's run checks before it (or none). */
+static bp_status append(bp_graph *g, bp_op op, const bp_op_params *params, int32_t n_in,
+                        const bp_view *const *in, int32_t n_out, const bp_view *const *out,
+                        const bp__index_rule *rule)
 {
-    bp_graph *g = dev;
     if (n_in > BP__GRAPH_MAX_IO || n_out > BP__GRAPH_MAX_IO) {
         bp__plugin_detail_setf("%s has more views than a graph node holds (%d)", bp_op_name(op),
                                BP__GRAPH_MAX_IO);
@@ -105,6 +110,7 @@ static bp_status rec_op(void *dev, bp_op op, const bp_op_params *params, int32_t
     n->n_in = n_in;
     n->n_out = n_out;
     n->params = *params;
+    n->check = rule ? *rule : (bp__index_rule){.input = -1};
     for (int32_t k = 0; k < n_in + n_out; k++) {
         const bp_view *v = k < n_in ? in[k] : out[k - n_in];
         if (!v) {
@@ -124,6 +130,19 @@ static bp_status rec_op(void *dev, bp_op op, const bp_op_params *params, int32_t
     g->n_nodes++;
     pthread_mutex_unlock(&g->lock);
     return BP_OK;
+}
+
+static bp_status rec_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                        const bp_view *const *in, int32_t n_out, const bp_view *const *out)
+{
+    return append(dev, op, params, n_in, in, n_out, out, NULL);
+}
+
+bp_status bp__graph_record_op(bp_backend *rec, bp_op op, const bp_op_params *p, int32_t n_in,
+                              const bp_view *const *in, int32_t n_out, const bp_view *const *out,
+                              const bp__index_rule *rule)
+{
+    return append(rec->graph, op, p, n_in, in, n_out, out, rule);
 }
 
 static const bp_plugin rec_vt = {

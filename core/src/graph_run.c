@@ -4,6 +4,7 @@
  * buffers: the plugin receives exactly the views an eager call would give
  * it, so the results have eager's bits. Captured tensors are read through
  * their storage each run (held by reference, never copied). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,26 @@ static bp_status make_outputs(const char *fn, const bp_graph_exec *e, bp_tensor 
     return BP_OK;
 }
 
+/* Node n's index values (its input view v) checked as the eager call
+ * checks them, now that they exist: the message as eager's, saying that
+ * the plan was running and where the values came from. */
+static bp_status check_indices(const bp_graph_exec *e, const bp__gnode *n, const bp_view *v)
+{
+    char fn[96], note[160], arg[32];
+    snprintf(fn, sizeof fn, "bp_graph_run: running the plan, %s", bp__op_fn(n->op));
+    bp_op_arg_name(bp_op_info_of(n->op)->in, n->check.input, arg, sizeof arg);
+    int32_t ref = n->ref[n->check.input];
+    if (BP__GREF_IS_CAP(ref))
+        snprintf(note, sizeof note, "; %s is a tensor the graph captured when it was recorded",
+                 arg);
+    else if (e->input_of_slot[ref] >= 0)
+        snprintf(note, sizeof note, "; %s is inputs[%d] of this run", arg,
+                 (int)e->input_of_slot[ref]);
+    else
+        snprintf(note, sizeof note, "; the plan computed %s from this run's inputs", arg);
+    return bp__check_index_rule(fn, &n->check, e->real, v, note);
+}
+
 static bp_status run_nodes(const bp_graph_exec *e, const run_state *r)
 {
     for (int32_t i = 0; i < e->n_nodes; i++) {
@@ -121,6 +142,8 @@ static bp_status run_nodes(const bp_graph_exec *e, const run_state *r)
             }
             pv[k] = &v[k];
         }
+        if (n->check.input >= 0)
+            BP__TRY(check_indices(e, n, pv[n->check.input]));
         BP__TRY(bp__op_run(e->real, n->op, &n->params, pv, pv + n->n_in));
     }
     return BP_OK;

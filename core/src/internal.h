@@ -423,6 +423,13 @@ bool bp__backends_joinable(const bp_backend *a, const bp_backend *b);
 bp_backend *bp__backend_real(bp_backend *b);
 /* BP_ERR_INVALID_ARGUMENT: fn cannot read a symbolic tensor of b. */
 bp_status bp__graph_read_error(const char *fn, const bp_backend *b);
+/* The recording backend's op entry (rec, that backend), with the index
+ * rule (index_check.c) that the node carries, or NULL: what bp__op_run's
+ * call of the entry does, plus the rule. */
+struct bp__index_rule;
+bp_status bp__graph_record_op(bp_backend *rec, bp_op op, const bp_op_params *p, int32_t n_in,
+                              const bp_view *const *in, int32_t n_out, const bp_view *const *out,
+                              const struct bp__index_rule *rule);
 /* A storage of a recording backend was born / released (the graph lives
  * while they do). */
 void bp__graph_retain(struct bp_graph *g);
@@ -482,18 +489,47 @@ void bp__reduce_plan_views(const bp__reduce_plan *pl, const bp_tensor *x, const 
 void bp__axis_last_perm(int32_t rank, int32_t axis, int32_t *perm);
 
 /* ---- index tensors (index_check.c) -------------------------------------------
- * Every index lies in [-dims[j], dims[j]), j the index's position modulo m
- * (m = 1: one bound; gather_nd: one per component of an index tuple); what[j]
- * names the axis in messages. BP_ERR_INDEX naming the first bad one. Skipped
- * on a device backend that checks (and defers) on the device. While a graph
- * records the op (data, the tensor indexed, or indices symbolic) on another
- * backend: BP_ERR_UNSUPPORTED_OP, since the values are not known yet. */
+ * The index values of gather, gather_elements, gather_nd, the scatters and
+ * the losses' labels are checked on the host before the op runs, except on
+ * a device backend that checks (and defers) on the device. Eagerly the
+ * check is made at once. While a graph records the op there are no values
+ * yet (symbolic indices, or captured ones read only when the plan runs):
+ * the same check is then described by a rule that the node carries, and
+ * bp_graph_run makes it just before the node runs (graph_run.c). */
+typedef enum bp__index_kind {
+    BP__INDEX_BOUNDS = 1,      /* every index in [-dims[j], dims[j]) */
+    BP__INDEX_LABELS = 2       /* every label in [0, dims[0]), or ignore_index */
+} bp__index_kind;
+typedef struct bp__index_rule {
+    int32_t input;             /* the op's input view k holding the values; -1: none */
+    int32_t kind;              /* a bp__index_kind */
+    int32_t m;                 /* bounds: components per index (j = flat position % m) */
+    int32_t first_axis;        /* bounds: dims[j] is the extent of axis first_axis + j */
+    int64_t dims[BP_MAX_RANK]; /* bounds: the extents; labels: dims[0], the class count */
+    int64_t has_ignore;        /* labels: ignore_index given */
+    int64_t ignore_index;
+} bp__index_rule;
+/* Every index lies in [-dims[j], dims[j]) (j the index's position modulo m;
+ * m = 1: one bound; gather_nd: one per component of an index tuple, for
+ * the axes first_axis, first_axis + 1, ...): BP_ERR_INDEX naming the first
+ * bad one. indices is the op's input view k, data the tensor indexed.
+ * *rule: rule->input -1 when the check is done (or nothing is checked
+ * here); while a graph records the op, the rule the node carries instead
+ * (pass it to bp__op_run_checked). */
 bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, const bp_tensor *data,
-                                 int32_t m, const int64_t *dims, const char *const *what);
-/* Class labels of a loss: each in [0, classes) or equal to *ignore_index
- * (NULL: none). Skipped as above. */
+                                 int32_t k, int32_t m, int32_t first_axis, const int64_t *dims,
+                                 bp__index_rule *rule);
+/* Class labels of a loss (the op's input view k): each in [0, classes) or
+ * equal to *ignore_index (NULL: none). *rule as above. */
 bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels, const bp_tensor *data,
-                                 int64_t classes, const int64_t *ignore_index);
+                                 int32_t k, int64_t classes, const int64_t *ignore_index,
+                                 bp__index_rule *rule);
+/* A plan's run: rule checked against the values of view v (a dense view on
+ * be, the graph's backend, read in place or read and so waited for) with
+ * the eager check's status and message, that message prefixed by fn and
+ * followed by note. */
+bp_status bp__check_index_rule(const char *fn, const bp__index_rule *rule, bp_backend *be,
+                               const bp_view *v, const char *note);
 
 /* ---- the one op path (plugin_call.c, plugin_compat.c, checks.c) -------------
  * Every op, whatever its kind, is checked against its row of the op table
@@ -526,6 +562,13 @@ bool bp__op_has_entry(const bp_backend *b, bp_op op);
  * optional one NULL), p its parameters as opcodes.h lays them out. */
 bp_status bp__op_run(bp_backend *be, bp_op op, const bp_op_params *p, const bp_view *const *in,
                      const bp_view *const *out);
+/* bp__op_run, for an op whose index values were checked by rule
+ * (index_check.c): on a graph's recording backend the node carries the rule
+ * (rule->input >= 0), so that the plan's run checks the values first;
+ * anywhere else the rule was already applied and this is bp__op_run. */
+bp_status bp__op_run_checked(bp_backend *be, bp_op op, const bp_op_params *p,
+                             const bp_view *const *in, const bp_view *const *out,
+                             const bp__index_rule *rule);
 /* The typed entries of a plugin built before ABI 1.6, for the ops of 1.0
  * (plugin_compat.c). */
 bool bp__compat_has_entry(const bp_backend *b, bp_op op);

@@ -3,7 +3,6 @@
  * GatherElements, GatherND, ScatterElements, ScatterND), one_hot and trilu.
  * Shapes and every index are checked here (index_check.c); the plugin only
  * moves elements. */
-#include <stdio.h>
 
 #include "internal.h"
 
@@ -15,20 +14,25 @@ static bp_status index_dtype(const char *fn, const bp_tensor *indices)
     return BP_OK;
 }
 
-/* The op on dense views of every input (NULLs skipped) into a fresh output. */
+/* The op on dense views of every input (NULLs skipped) into a fresh output;
+ * rule: how its indices were checked (index_check.c), or NULL. */
 static bp_status dense_call(const char *fn, bp_op op, const bp_op_params *p, int n,
                             const bp_tensor *const *in, bp_dtype dt, int32_t rank,
-                            const int64_t *shape, bp_tensor **out)
+                            const int64_t *shape, const bp__index_rule *rule, bp_tensor **out)
 {
     bp_backend *be = bp__backend_of_all((size_t)n, in);
     BP__TRY(bp__op_require(be, op, in[0]->dtype));
-    bp_view v[4];
+    bp_view v[4], vo;
     const bp_view *pv[4];
     for (int k = 0; k < n; k++) {
         bp__view_dense(in[k], &v[k]);
         pv[k] = &v[k];
     }
-    return bp__op_into_new(fn, be, op, p, pv, dt, rank, shape, out);
+    bp_tensor *res = NULL;
+    BP__TRY(bp__tensor_new(fn, be, dt, rank, shape, &res));
+    bp__view_dense(res, &vo);
+    return bp__deliver(res, bp__op_run_checked(be, op, p, pv, (const bp_view *[]){&vo}, rule),
+                       out);
 }
 
 bp_status bp_trilu(const bp_tensor *x, bool upper, int64_t k, bp_tensor **out)
@@ -44,7 +48,7 @@ bp_status bp_trilu(const bp_tensor *x, bool upper, int64_t k, bp_tensor **out)
     p.i[0] = upper;
     p.i[1] = k;
     return dense_call(fn, BP_OP_TRILU, &p, 1, (const bp_tensor *const[]){x}, x->dtype, x->rank,
-                      x->shape, out);
+                      x->shape, NULL, out);
 }
 
 bp_status bp_one_hot(const bp_tensor *indices, int64_t depth, int32_t axis,
@@ -123,12 +127,11 @@ static bp_status operands(const char *fn, bp_op op, const bp_tensor *x, const bp
     return index_dtype(fn, indices);
 }
 
+/* indices, the op's input 1, along axis ax of x. */
 static bp_status check_axis_bounds(const char *fn, const bp_tensor *x, const bp_tensor *indices,
-                                   int32_t ax)
+                                   int32_t ax, bp__index_rule *rule)
 {
-    char what[32];
-    snprintf(what, sizeof what, "axis %d", (int)ax);
-    return bp__check_index_bounds(fn, indices, x, 1, &x->shape[ax], (const char *const[]){what});
+    return bp__check_index_bounds(fn, indices, x, 1, 1, ax, &x->shape[ax], rule);
 }
 
 /* ---- gather ---------------------------------------------------------------- */
@@ -160,15 +163,13 @@ bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t axis, 
 
     bp_backend *be = bp__backend_of_all(2, (const bp_tensor *const[]){x, indices});
     BP__TRY(bp__op_require(be, BP_OP_GATHER, x->dtype));
-    char what[32];
-    snprintf(what, sizeof what, "axis %d", (int)ax);
-    BP__TRY(bp__check_index_bounds(fn, indices, x, 1, &x->shape[ax],
-                                   (const char *const[]){what}));
+    bp__index_rule rule;
+    BP__TRY(check_axis_bounds(fn, x, indices, ax, &rule));
 
     bp_op_params p = bp__params();
     p.i[0] = ax;
     return dense_call(fn, BP_OP_GATHER, &p, 2, (const bp_tensor *const[]){x, indices}, x->dtype,
-                      rank, shape, out);
+                      rank, shape, &rule, out);
 }
 
 bp_status bp_gather_elements(const bp_tensor *x, const bp_tensor *indices, int32_t axis,
@@ -180,11 +181,12 @@ bp_status bp_gather_elements(const bp_tensor *x, const bp_tensor *indices, int32
     int32_t ax = 0;
     BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
     BP__TRY(elements_shapes(fn, x, indices, NULL, ax));
-    BP__TRY(check_axis_bounds(fn, x, indices, ax));
+    bp__index_rule rule;
+    BP__TRY(check_axis_bounds(fn, x, indices, ax, &rule));
     bp_op_params p = bp__params();
     p.i[0] = ax;
     return dense_call(fn, BP_OP_GATHER_ELEMENTS, &p, 2, (const bp_tensor *const[]){x, indices},
-                      x->dtype, indices->rank, indices->shape, out);
+                      x->dtype, indices->rank, indices->shape, &rule, out);
 }
 
 static bp_status check_reduction(const char *fn, const bp_tensor *x, bp_scatter_reduction r)
@@ -208,28 +210,24 @@ bp_status bp_scatter_elements(const bp_tensor *x, const bp_tensor *indices,
     int32_t ax = 0;
     BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
     BP__TRY(elements_shapes(fn, x, indices, updates, ax));
-    BP__TRY(check_axis_bounds(fn, x, indices, ax));
+    bp__index_rule rule;
+    BP__TRY(check_axis_bounds(fn, x, indices, ax, &rule));
     bp_op_params p = bp__params();
     p.i[0] = ax;
     p.i[1] = reduction;
     return dense_call(fn, BP_OP_SCATTER_ELEMENTS, &p, 3,
                       (const bp_tensor *const[]){x, indices, updates}, x->dtype, x->rank,
-                      x->shape, out);
+                      x->shape, &rule, out);
 }
 
 /* ---- the N-D forms ----------------------------------------------------------------- */
 
-/* Index tuples of m components addressing x's axes b .. b + m - 1. */
+/* Index tuples (indices, the op's input 1) of m components addressing x's
+ * axes b .. b + m - 1. */
 static bp_status nd_bounds(const char *fn, const bp_tensor *x, const bp_tensor *indices,
-                           int32_t b, int32_t m)
+                           int32_t b, int32_t m, bp__index_rule *rule)
 {
-    char names[BP_MAX_RANK][32];
-    const char *what[BP_MAX_RANK];
-    for (int32_t j = 0; j < m; j++) {
-        snprintf(names[j], sizeof names[j], "axis %d", (int)(b + j));
-        what[j] = names[j];
-    }
-    return bp__check_index_bounds(fn, indices, x, m, &x->shape[b], what);
+    return bp__check_index_bounds(fn, indices, x, 1, m, b, &x->shape[b], rule);
 }
 
 /* The shared shape rules: indices (..., m) with 1 <= m <= rank - b, and the
@@ -273,11 +271,12 @@ bp_status bp_gather_nd(const bp_tensor *x, const bp_tensor *indices, int32_t bat
     if (rank > BP_MAX_RANK)
         return bp__error(BP_ERR_SHAPE, "%s: the result would have rank %d, above %d", fn,
                          (int)rank, BP_MAX_RANK);
-    BP__TRY(nd_bounds(fn, x, indices, batch_dims, m));
+    bp__index_rule rule;
+    BP__TRY(nd_bounds(fn, x, indices, batch_dims, m, &rule));
     bp_op_params p = bp__params();
     p.i[0] = batch_dims;
     return dense_call(fn, BP_OP_GATHER_ND, &p, 2, (const bp_tensor *const[]){x, indices},
-                      x->dtype, rank, shape, out);
+                      x->dtype, rank, shape, &rule, out);
 }
 
 bp_status bp_scatter_nd(const bp_tensor *x, const bp_tensor *indices, const bp_tensor *updates,
@@ -303,9 +302,10 @@ bp_status bp_scatter_nd(const bp_tensor *x, const bp_tensor *indices, const bp_t
                          BP__SHAPE_STR(si, indices->rank, indices->shape), (int)m,
                          BP__SHAPE_STR(sx, x->rank, x->shape));
     }
-    BP__TRY(nd_bounds(fn, x, indices, 0, m));
+    bp__index_rule rule;
+    BP__TRY(nd_bounds(fn, x, indices, 0, m, &rule));
     bp_op_params p = bp__params();
     p.i[1] = reduction;
     return dense_call(fn, BP_OP_SCATTER_ND, &p, 3, (const bp_tensor *const[]){x, indices, updates},
-                      x->dtype, x->rank, x->shape, out);
+                      x->dtype, x->rank, x->shape, &rule, out);
 }

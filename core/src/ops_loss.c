@@ -53,7 +53,8 @@ static bp_status loss(bp_op op, const bp_tensor *x, const bp_tensor *labels,
     const char *fn = bp__op_fn(op);
     BP__TRY(bp__check_outs(fn, out, 1, (bp_tensor **const[]){log_prob}));
     BP__TRY(loss_operands(fn, op, x, labels, weights, reduction));
-    BP__TRY(bp__check_class_labels(fn, labels, x, x->shape[1], ignore_index));
+    bp__index_rule rule;
+    BP__TRY(bp__check_class_labels(fn, labels, x, 1, x->shape[1], ignore_index, &rule));
     bp_backend *be = bp__backend_of_all(3, (const bp_tensor *const[]){x, labels, weights});
     BP__TRY(bp__op_require(be, op, x->dtype));
     bp_tensor *res = NULL, *lp = NULL;
@@ -84,7 +85,7 @@ static bp_status loss(bp_op op, const bp_tensor *x, const bp_tensor *labels,
     p.i[1] = ignore_index != NULL;
     p.i[2] = ignore_index ? *ignore_index : 0;
     const bp_view *in[3] = {&vx, &vl, weights ? &vw : NULL};
-    st = bp__op_run(be, op, &p, in, (const bp_view *[]){&vo, lp ? &vp : NULL});
+    st = bp__op_run_checked(be, op, &p, in, (const bp_view *[]){&vo, lp ? &vp : NULL}, &rule);
     if (st != BP_OK) {
         bp_tensor_release(res);
         bp_tensor_release(lp);

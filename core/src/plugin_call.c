@@ -93,8 +93,8 @@ static bool view_empty(const bp_view *v)
     return false;
 }
 
-bp_status bp__op_run(bp_backend *be, bp_op op, const bp_op_params *p, const bp_view *const *in,
-                     const bp_view *const *out)
+static bp_status op_run(bp_backend *be, bp_op op, const bp_op_params *p, const bp_view *const *in,
+                        const bp_view *const *out, const bp__index_rule *rule)
 {
     const bp__op_sig *sig = bp__op_sig_of(op);
     const char *what = bp_op_name(op);
@@ -107,6 +107,12 @@ bp_status bp__op_run(bp_backend *be, bp_op op, const bp_op_params *p, const bp_v
         empty = view_empty(out[k]);
     if (empty)
         return BP_OK;
+    if (rule) { /* a graph's recording backend: its op entry, the node keeping the rule */
+        bp__count_op(be);
+        bp__call_begin();
+        return bp__call_end(be, what, "op",
+                            bp__graph_record_op(be, op, p, sig->n_in, in, sig->n_out, out, rule));
+    }
     if (be->vt->abi_minor >= 6 || (be->vt->abi_minor == 5 && bp_op_since(op) >= 4))
         return BP__OP_CALL(be, what, op, op, p, sig->n_in, in, sig->n_out, out);
     if (bp_op_since(op) >= 4) {
@@ -119,4 +125,17 @@ bp_status bp__op_run(bp_backend *be, bp_op op, const bp_op_params *p, const bp_v
                            in, sig->n_out, out);
     }
     return bp__compat_run(be, op, p, in, out);
+}
+
+bp_status bp__op_run(bp_backend *be, bp_op op, const bp_op_params *p, const bp_view *const *in,
+                     const bp_view *const *out)
+{
+    return op_run(be, op, p, in, out, NULL);
+}
+
+bp_status bp__op_run_checked(bp_backend *be, bp_op op, const bp_op_params *p,
+                             const bp_view *const *in, const bp_view *const *out,
+                             const bp__index_rule *rule)
+{
+    return op_run(be, op, p, in, out, be->graph && rule && rule->input >= 0 ? rule : NULL);
 }

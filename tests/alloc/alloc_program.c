@@ -140,7 +140,7 @@ int main(int argc, char **argv)
         return 2;
     }
     bp_backend *bin = NULL, *blas = NULL, *def = NULL;
-    bp_tensor *a, *b, *idx, *s, *m, *r, *x, *y, *z, *moved, *gone = NULL;
+    bp_tensor *a, *b, *idx, *gi, *s, *m, *r, *x, *y, *z, *moved, *gone = NULL;
     float av[6] = {1, 2, 3, 4, 5, 6}, bv[12] = {1, 0, 2, 0, 1, 3, 0, 1, 1, 2, 2, 1}, host[12];
     int64_t iv[2] = {2, 0};
     double item;
@@ -188,7 +188,10 @@ int main(int argc, char **argv)
     /* every op of the op table, on both backends */
     if (!table_walk(bin) || !table_walk(blas))
         goto cleanup;
-    /* a graph: recorded (a captured tensor in it), differentiated, compiled, run twice */
+    /* a graph: recorded (captured tensors in it, gathers by captured and by
+     * symbolic indices), differentiated, compiled, run twice, then once with
+     * an index out of range, which the run refuses (BP_ERR_INDEX) leaving no
+     * output */
     {
         bp_graph *g_ = (bp_graph *)(uintptr_t)0x10;
         bp_status st_ = bp_graph_create(bin, &g_);
@@ -199,12 +202,17 @@ int main(int argc, char **argv)
         graph = g_;
     }
     T(bp_graph_input(graph, BP_F32, 2, (int64_t[]){2, 3}, OUT), x);
+    T(bp_graph_input(graph, BP_I64, 1, (int64_t[]){2}, OUT), gi);
     T(bp_mul(x, a, OUT), y);
     T(bp_tanh(y, OUT), z);
     T(bp_tanh(y, OUT), r); /* merged with z */
     T(bp_add(z, r, OUT), y);
     T(bp_matmul(y, b, OUT), z);
-    /* its gradient with respect to x, appended to it: the plan's output */
+    T(bp_gather(z, idx, 1, OUT), y);
+    T(bp_gather(z, gi, 1, OUT), r);
+    T(bp_add(y, r, OUT), z);
+    /* its gradient with respect to x, appended to it: the plan's output
+     * (through the gathers: scatters by the same indices) */
     T(bp_sum(z, 0, NULL, false, OUT), r);
     T(bp_graph_grad(graph, r, 1, (const bp_tensor *const[]){x}, OUT), z);
     C(bp_graph_output(graph, z));
@@ -220,7 +228,27 @@ int main(int argc, char **argv)
     bp_graph_release(graph); /* the plan does not need it */
     graph = NULL;
     for (int rep = 0; rep < 2; rep++)
-        T(bp_graph_run(plan, 1, (bp_tensor *const[]){a}, 1, OUT), x);
+        T(bp_graph_run(plan, 2, (bp_tensor *const[]){a, idx}, 1, OUT), x);
+    T(bp_tensor_from_host(bin, BP_I64, 1, (int64_t[]){2}, (int64_t[]){0, 4}, OUT), gi);
+    {
+        bp_tensor *o_ = (bp_tensor *)(uintptr_t)0x10;
+        bp_status st_ = bp_graph_run(plan, 2, (bp_tensor *const[]){a, gi}, 1, &o_);
+        if (st_ == BP_OK) {
+            fprintf(stderr, "alloc_program: BROKEN: a plan ran a gather by index 4 of 4\n");
+            broken = 1;
+            t[nt++] = o_;
+            goto cleanup;
+        }
+        if (st_ != BP_ERR_INDEX) { /* an allocation failed first */
+            failed("bp_graph_run", st_, o_);
+            goto cleanup;
+        }
+        if (o_ || !strstr(bp_last_error(), "bp_gather: indices[1]")) {
+            fprintf(stderr, "alloc_program: BROKEN: a run refused for its index left *out = "
+                            "%p, or said: %s\n", (void *)o_, bp_last_error());
+            broken = 1;
+        }
+    }
     /* DLPack: lent, taken back on both backends, lent again and taken back */
     struct DLManagedTensor *lent = NULL;
     C(bp_tensor_to_dlpack(a, &lent));
