@@ -616,3 +616,108 @@ Test(grad, layer_norm_and_rms_norm_with_broadcast_scale_and_bias)
     FOR_EACH_BACKEND(be) check_model(be, norm_model, &mc);
     END_BACKENDS;
 }
+
+/* ---- pools ------------------------------------------------------------------------------- */
+
+static bp_tensor *avg_pool_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_window a = BP_WINDOW_INIT, b = BP_WINDOW_INIT;
+    a.kernel[0] = 3, a.kernel[1] = 2;
+    a.strides[0] = 2, a.strides[1] = 1;
+    a.pads[0] = 1, a.pads[1] = 0, a.pads[2] = 1, a.pads[3] = 1;
+    b = a;
+    b.count_include_pad = true;
+    bp_tensor *p = NULL, *q = NULL, *s = NULL;
+    BPT_OK(bp_average_pool(x[0], &a, &p)); /* the count inside x */
+    BPT_OK(bp_average_pool(x[0], &b, &q)); /* the window's extent */
+    BPT_OK(bp_mul(p, q, &s));
+    bp_tensor_release(p);
+    bp_tensor_release(q);
+    return weighted_sum(be, s);
+}
+
+Test(grad, average_pool_with_padding_counted_or_not)
+{
+    model_case mc = {1, {4}, {{2, 3, 7, 5}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, avg_pool_model, &mc);
+    END_BACKENDS;
+}
+
+static bp_tensor *max_pool_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_window w = BP_WINDOW_INIT;
+    w.kernel[0] = 2, w.kernel[1] = 3;
+    w.strides[0] = 2, w.strides[1] = 2;
+    w.pads[0] = 0, w.pads[1] = 1, w.pads[2] = 1, w.pads[3] = 1;
+    bp_tensor *p = NULL, *idx = NULL;
+    BPT_OK(bp_max_pool(x[0], &w, &p, &idx)); /* overlapping windows: one input, two outputs */
+    bp_tensor_release(idx);
+    return weighted_sum(be, p);
+}
+
+Test(grad, max_pool_routes_each_gradient_to_its_windows_maximum)
+{
+    model_case mc = {1, {4}, {{2, 3, 6, 7}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, max_pool_model, &mc);
+    END_BACKENDS;
+}
+
+/* ---- gathers (an index read twice gets both gradients) and the losses ------------------ */
+
+static bp_tensor *gather_model(bp_backend *be, bp_tensor *const *x)
+{
+    int64_t iv[6] = {2, 0, 2, -1, 1, 2}, ev[8] = {1, 0, 1, 1, 0, 0, 1, 0};
+    int64_t nv[4] = {1, 0, 1, 0}; /* gather_nd: (2, 2) index pairs, one repeated */
+    bp_tensor *i = NULL, *e = NULL, *nd = NULL, *a = NULL, *b = NULL, *d = NULL;
+    BPT_OK(bp_tensor_from_host(be, BP_I64, 2, (const int64_t[]){2, 3}, iv, &i));
+    BPT_OK(bp_tensor_from_host(be, BP_I64, 2, (const int64_t[]){2, 4}, ev, &e));
+    BPT_OK(bp_tensor_from_host(be, BP_I64, 2, (const int64_t[]){2, 2}, nv, &nd));
+    BPT_OK(bp_gather(x[0], i, 1, &a));            /* (2, 2, 3) */
+    BPT_OK(bp_gather_elements(x[1], e, 0, &b));   /* x1 (3, 4): (2, 4) */
+    BPT_OK(bp_gather_nd(x[1], nd, 0, &d));        /* (2, 4)... rows (1, 0) */
+    bp_tensor *sa = weighted_sum(be, a), *sb = weighted_sum(be, b), *sd = weighted_sum(be, d);
+    bp_tensor *t = NULL, *u = NULL;
+    BPT_OK(bp_add(sa, sb, &t));
+    BPT_OK(bp_add(t, sd, &u));
+    bp_tensor *rel[] = {i, e, nd, sa, sb, sd, t};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
+        bp_tensor_release(rel[k]);
+    return u;
+}
+
+Test(grad, gathers_add_the_gradient_back_at_every_index_read)
+{
+    model_case mc = {2, {2, 2}, {{2, 3}, {3, 4}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, gather_model, &mc);
+    END_BACKENDS;
+}
+
+static bp_tensor *loss_model(bp_backend *be, bp_tensor *const *x)
+{
+    /* scores (4, 3, 2): class axis 1 for the loss ops (N, C, d) */
+    int64_t lv[8] = {0, 2, 1, -7, 2, 2, 0, 1};
+    double wv[3] = {0.5, 2.0, 1.25};
+    bp_tensor *labels = NULL, *w = NULL, *l1 = NULL, *l2 = NULL, *l3 = NULL, *lp = NULL;
+    bp_tensor *l4 = NULL;
+    BPT_OK(bp_tensor_from_host(be, BP_I64, 2, (const int64_t[]){4, 2}, lv, &labels));
+    BPT_OK(bp_tensor_from_host(be, BP_F64, 1, (const int64_t[]){3}, wv, &w));
+    const int64_t ignore = -7;
+    BPT_OK(bp_softmax_cross_entropy_loss(x[0], labels, w, BP_LOSS_MEAN, &ignore, &l1, NULL));
+    BPT_OK(bp_softmax_cross_entropy_loss(x[0], labels, NULL, BP_LOSS_NONE, &ignore, &l2, NULL));
+    BPT_OK(bp_log_softmax(x[0], 1, &lp));
+    BPT_OK(bp_nll_loss(lp, labels, w, BP_LOSS_SUM, &ignore, &l3));
+    bp_tensor *s2 = weighted_sum(be, l2), *t = NULL;
+    BPT_OK(bp_add(l1, s2, &t));
+    BPT_OK(bp_add(t, l3, &l4));
+    bp_tensor *rel[] = {labels, w, l1, l3, lp, s2, t};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
+        bp_tensor_release(rel[k]);
+    return l4;
+}
+
+Test(grad, losses_with_class_weights_an_ignored_label_and_each_reduction)
+{
+    model_case mc = {1, {3}, {{4, 3, 2}}, -2, 2};
+    FOR_EACH_BACKEND(be) check_model(be, loss_model, &mc);
+    END_BACKENDS;
+}

@@ -78,6 +78,11 @@ bp_status bp__vjp_gemm(bp__vjp *c);
 bp_status bp__vjp_movement(bp__vjp *c);
 bp_status bp__vjp_norm(bp__vjp *c);
 bp_status bp__vjp_conv(bp__vjp *c);
+bp_status bp__vjp_loss(bp__vjp *c);
+bp_status bp__vjp_trilu(bp__vjp *c);
+bp_status bp__vjp_max_pool(bp__vjp *c);
+bp_status bp__vjp_average_pool(bp__vjp *c);
+bp_status bp__vjp_index(bp__vjp *c);
 
 /* The gradient column of the op table (grad_table.c): the op's rule, or
  * NULL with zero = true where the gradient is zero almost everywhere (floor,

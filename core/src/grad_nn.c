@@ -200,3 +200,176 @@ bp_status bp__vjp_conv(bp__vjp *c)
     }
     return c->st;
 }
+
+/* t with a trailing axis of extent 1. */
+static const bp_tensor *trailing1(bp__vjp *c, const bp_tensor *t)
+{
+    if (c->st != BP_OK || !t)
+        return NULL;
+    int64_t shape[BP_MAX_RANK];
+    for (int32_t k = 0; k < t->rank; k++)
+        shape[k] = t->shape[k];
+    shape[t->rank] = 1;
+    bp_tensor *r = NULL;
+    bp_status st = bp_reshape(t, t->rank + 1, shape, &r);
+    return keep(c, st, r);
+}
+
+/* softmax_cross_entropy_loss (d/d scores: w (softmax - onehot)) and nll_loss
+ * (d/d log_prob: -w onehot), each sample's by the reduction's factor: none
+ * its own output gradient, sum the scalar's, mean the scalar's over the
+ * weights' sum. A sample whose label is ignore_index weighs 0. The class
+ * weights carry no gradient (as in PyTorch). */
+bp_status bp__vjp_loss(bp__vjp *c)
+{
+    const bp__gnode *n = c->n;
+    if (n->n_out > 1 && c->gy[1])
+        return bp__error(BP_ERR_UNSUPPORTED_OP,
+                         "bp_graph_grad: the gradient reaches %s's log_prob output, which has no "
+                         "gradient rule yet; differentiate through the loss output only (or "
+                         "compute log_prob with bp_log_softmax)",
+                         bp_op_name(n->op));
+    const bp_tensor *x = IN(0), *labels = IN(1);
+    const bp_tensor *weights = n->ref[2] != BP__GREF_NONE ? IN(2) : NULL;
+    if (c->st != BP_OK)
+        return c->st;
+    int64_t classes = n->view[0].shape[n->view[0].rank - 1];
+    bp_tensor *t = NULL;
+    bp_status st = bp_arange(c->rec, x->dtype, 0, 2, 1, &t); /* (off, on) */
+    const bp_tensor *values = keep(c, st, t);
+    t = NULL;
+    st = c->st == BP_OK ? bp_one_hot(labels, classes, -1, values, &t) : c->st;
+    const bp_tensor *oh = keep(c, st, t); /* (N, d..., C) */
+    /* each sample's weight, (N, d..., 1) */
+    const bp_tensor *w = bp__e_reduce_last(c, BP_OP_SUM, weights ? MUL(oh, weights) : oh, 1);
+    if (n->params.i[1] && c->st == BP_OK) { /* ignore_index: weight 0 */
+        bp_tensor *ig = NULL;
+        st = bp_full_i64(c->rec, labels->dtype, 0, NULL, n->params.i[2], &ig);
+        const bp_tensor *ignore = keep(c, st, ig);
+        w = MUL(w, trailing1(c, bp__e_cast(c, BIN(NE, labels, ignore), x->dtype)));
+    }
+    const bp_tensor *coef = G; /* the reduction's factor */
+    if (n->params.i[0] == BP_LOSS_NONE)
+        coef = trailing1(c, G);
+    else if (n->params.i[0] == BP_LOSS_MEAN && w)
+        coef = BIN(DIV, G, bp__e_reduce_last(c, BP_OP_SUM, w, w->rank));
+    const bp_tensor *per;
+    if (n->op == BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS) {
+        bp_tensor *p = NULL;
+        st = c->st == BP_OK ? bp_softmax(x, -1, &p) : c->st;
+        per = MUL(w, SUB(keep(c, st, p), oh));
+    } else {
+        per = UN(NEG, MUL(w, oh));
+    }
+    c->gx[0] = MUL(per, coef);
+    return c->st;
+}
+
+/* The pool's window from the node, its ceil_mode found again from the
+ * output's extents (the node does not keep it). */
+static bp_window pool_window(const bp__gnode *n)
+{
+    const bp_view *vx = &n->view[0], *vy = &n->view[n->n_in];
+    int32_t s = vx->rank - 2;
+    bp_window w = window_of(n, s);
+    w.groups = 0;
+    for (int32_t j = 0; j < s; j++) {
+        int64_t span = vx->shape[2 + j] + w.pads[j] + w.pads[s + j] -
+                       w.dilations[j] * (w.kernel[j] - 1) - 1;
+        if (span / w.strides[j] + 1 != vy->shape[2 + j])
+            w.ceil_mode = true;
+    }
+    return w;
+}
+
+/* max_pool: each output's gradient added where its maximum was (the first
+ * one in a tie, as the indices say), by a scatter-add into zeros. */
+bp_status bp__vjp_max_pool(bp__vjp *c)
+{
+    if (c->n->n_out > 1 && c->gy[1])
+        return bp__error(BP_ERR_UNSUPPORTED_OP, "bp_graph_grad: the gradient reaches "
+                         "max_pool's indices, which are integers and have none");
+    const bp_tensor *x = IN(0);
+    if (c->st != BP_OK)
+        return c->st;
+    bp_window w = pool_window(c->n);
+    bp_tensor *y = NULL, *idx = NULL, *zeros = NULL, *flat_i = NULL, *flat_g = NULL;
+    bp_tensor *sc = NULL, *gx = NULL;
+    int64_t numel = x->numel, outs = G->numel;
+    bp_status st = bp_max_pool(x, &w, &y, &idx);
+    if (st == BP_OK)
+        st = bp_zeros(c->rec, x->dtype, 1, &numel, &zeros);
+    if (st == BP_OK)
+        st = bp_reshape(idx, 1, &outs, &flat_i);
+    if (st == BP_OK)
+        st = bp_reshape(G, 1, &outs, &flat_g);
+    if (st == BP_OK)
+        st = bp_scatter_elements(zeros, flat_i, flat_g, 0, BP_SCATTER_ADD, &sc);
+    if (st == BP_OK)
+        st = bp_reshape(sc, x->rank, x->shape, &gx);
+    bp_tensor *rel[] = {y, idx, zeros, flat_i, flat_g, sc};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
+        bp_tensor_release(rel[k]);
+    c->gx[0] = keep(c, st, gx);
+    return c->st;
+}
+
+/* average_pool: each output's gradient spread evenly over its window (a
+ * transposed convolution by ones, one group per channel), divided by the
+ * window's count: its extent, or without count_include_pad the elements
+ * inside x (the same convolution of ones by ones). */
+bp_status bp__vjp_average_pool(bp__vjp *c)
+{
+    const bp__gnode *n = c->n;
+    const bp_view *vx = &n->view[0];
+    int32_t s = vx->rank - 2;
+    bp_window w = pool_window(n);
+    if (w.ceil_mode)
+        return bp__error(BP_ERR_UNSUPPORTED_OP, "bp_graph_grad: average_pool's gradient with "
+                         "ceil_mode is not supported yet");
+    int64_t ch = vx->shape[1], ones_shape[5] = {ch, 1, 1, 1, 1}, unit[5] = {1, 1, 1, 1, 1};
+    double size = 1;
+    for (int32_t j = 0; j < s; j++) {
+        ones_shape[2 + j] = w.kernel[j];
+        size *= (double)w.kernel[j];
+    }
+    bp_tensor *kern = NULL;
+    bp_status st = bp_ones(c->rec, G->dtype, 2 + s, ones_shape, &kern);
+    const bp_tensor *k = keep(c, st, kern);
+    const bp_tensor *g = BIN(DIV, G, K(size));
+    if (!n->params.i[15] && c->st == BP_OK) { /* divide by the count inside x instead */
+        bp_window cw = BP_WINDOW_INIT;
+        for (int32_t j = 0; j < 2 * s; j++)
+            cw.pads[j] = w.pads[j];
+        for (int32_t j = 0; j < s; j++) {
+            cw.strides[j] = w.strides[j];
+            cw.dilations[j] = w.dilations[j];
+            unit[2 + j] = vx->shape[2 + j];
+        }
+        bp_tensor *one = NULL, *k1 = NULL, *cnt = NULL;
+        st = bp_ones(c->rec, G->dtype, 2 + s, unit, &one);
+        const bp_tensor *o = keep(c, st, one);
+        for (int32_t j = 0; j < s; j++)
+            unit[2 + j] = w.kernel[j];
+        st = c->st == BP_OK ? bp_ones(c->rec, G->dtype, 2 + s, unit, &k1) : c->st;
+        const bp_tensor *kk = keep(c, st, k1);
+        st = c->st == BP_OK ? bp_conv(o, kk, NULL, &cw, &cnt) : c->st;
+        g = BIN(DIV, G, keep(c, st, cnt));
+    }
+    bp_window tw = BP_WINDOW_INIT;
+    for (int32_t j = 0; j < 2 * s; j++)
+        tw.pads[j] = w.pads[j];
+    for (int32_t j = 0; j < s; j++) {
+        tw.strides[j] = w.strides[j];
+        tw.dilations[j] = w.dilations[j];
+        int64_t o = n->view[n->n_in].shape[2 + j];
+        tw.output_padding[j] = vx->shape[2 + j] - ((o - 1) * w.strides[j] - w.pads[j] -
+                                                   w.pads[s + j] +
+                                                   w.dilations[j] * (w.kernel[j] - 1) + 1);
+    }
+    tw.groups = ch;
+    bp_tensor *t = NULL;
+    st = c->st == BP_OK ? bp_conv_transpose(g, k, NULL, &tw, &t) : c->st;
+    c->gx[0] = keep(c, st, t);
+    return c->st;
+}

@@ -35,7 +35,7 @@
     X(MIN, reduce, "x") X(ARGMAX, NONE, "x") X(ARGMIN, NONE, "x") X(LOGSUMEXP, reduce, "x")   \
     X(MATMUL, matmul, "a b") X(COPY, movement, "x") X(TRANSPOSE, movement, "x")               \
     X(SLICE, movement, "x") X(CONCAT, movement, "x") X(BROADCAST_TO, movement, "x")           \
-    X(PAD, movement, "x") X(CAST, movement, "x") X(GATHER, TODO, "x")                         \
+    X(PAD, movement, "x") X(CAST, movement, "x") X(GATHER, index, "x")                         \
     X(SOFTMAX, softmax, "x") X(LOG_SOFTMAX, softmax, "x") X(FILL, NONE, "")                   \
     X(ARANGE, NONE, "") X(RANDOM_UNIFORM, NONE, "") X(RANDOM_NORMAL, NONE, "")                \
     X(ACOS, unary, "x") X(ASIN, unary, "x") X(ATAN, unary, "x") X(ACOSH, unary, "x")         \
@@ -51,14 +51,14 @@
     X(REDUCE_LOG_SUM, reduce, "x") X(REDUCE_VAR, reduce, "x") X(REDUCE_STD, reduce, "x")      \
     X(REDUCE_ANY, NONE, "x") X(REDUCE_ALL, NONE, "x") X(ARGMAX_LAST, NONE, "x")               \
     X(ARGMIN_LAST, NONE, "x") X(HARDMAX, ZERO, "x") X(CUMSUM, scan, "x")                      \
-    X(CUMPROD, TODO, "x") X(SORT, TODO, "x") X(TOPK, TODO, "x") X(TRILU, TODO, "x")           \
-    X(ONE_HOT, NONE, "values") X(GATHER_ELEMENTS, TODO, "x") X(GATHER_ND, TODO, "x")          \
+    X(CUMPROD, TODO, "x") X(SORT, TODO, "x") X(TOPK, TODO, "x") X(TRILU, trilu, "x")           \
+    X(ONE_HOT, NONE, "values") X(GATHER_ELEMENTS, index, "x") X(GATHER_ND, index, "x")          \
     X(SCATTER_ELEMENTS, TODO, "x updates") X(SCATTER_ND, TODO, "x updates")                   \
     X(GEMM, gemm, "a b c") X(CONV, conv, "x w bias") X(CONV_TRANSPOSE, TODO, "x w bias")      \
-    X(MAX_POOL, TODO, "x") X(AVERAGE_POOL, TODO, "x") X(LRN, TODO, "x")                       \
+    X(MAX_POOL, max_pool, "x") X(AVERAGE_POOL, average_pool, "x") X(LRN, TODO, "x")                       \
     X(BATCH_NORM, TODO, "x scale bias mean var") X(INSTANCE_NORM, TODO, "x scale bias")       \
     X(LAYER_NORM, norm, "x scale bias") X(RMS_NORM, norm, "x scale")                          \
-    X(SOFTMAX_CROSS_ENTROPY_LOSS, TODO, "scores weights") X(NLL_LOSS, TODO, "log_prob weights") \
+    X(SOFTMAX_CROSS_ENTROPY_LOSS, loss, "scores") X(NLL_LOSS, loss, "log_prob") \
     X(RESIZE, TODO, "x") X(CELU, unary, "x") X(MISH, unary, "x")
 
 /* one row per op, at its op's place */
@@ -88,6 +88,11 @@ BP__GRAD_TABLE(BP__GRAD_AT)
 #define BP__RULE_movement bp__vjp_movement, false
 #define BP__RULE_norm bp__vjp_norm, false
 #define BP__RULE_conv bp__vjp_conv, false
+#define BP__RULE_loss bp__vjp_loss, false
+#define BP__RULE_trilu bp__vjp_trilu, false
+#define BP__RULE_max_pool bp__vjp_max_pool, false
+#define BP__RULE_index bp__vjp_index, false
+#define BP__RULE_average_pool bp__vjp_average_pool, false
 /* NONE's DIFF names where asking would reach it; the row keeps "" for ops
  * whose gradient does not exist so that the error can say which it is */
 #define BP__DIFF_NONE(DIFF) ""
@@ -105,6 +110,11 @@ BP__GRAD_TABLE(BP__GRAD_AT)
 #define BP__DIFF_movement(DIFF) DIFF
 #define BP__DIFF_norm(DIFF) DIFF
 #define BP__DIFF_conv(DIFF) DIFF
+#define BP__DIFF_loss(DIFF) DIFF
+#define BP__DIFF_trilu(DIFF) DIFF
+#define BP__DIFF_max_pool(DIFF) DIFF
+#define BP__DIFF_index(DIFF) DIFF
+#define BP__DIFF_average_pool(DIFF) DIFF
 
 static const bp__grad_row rows[BP_OP_COUNT] = {
 #define BP__GRAD_ROW(NAME, RULE, DIFF) {BP__RULE_##RULE, BP__DIFF_##RULE(DIFF)},

@@ -1,0 +1,91 @@
+/* Gradient rules of the gathers: gather, gather_elements and gather_nd read
+ * x at indices, so x's gradient is the output's gradient added back at
+ * those indices (a scatter-add into zeros: an index read twice gets both).
+ * Indices carry none. The views are dense (ops_index.c). The scatters have
+ * no rule yet: with indices that repeat, the place's last write wins, and
+ * only it should get a gradient. */
+#include "grad_internal.h"
+
+#define G (c->gy[0])
+#define IN(k) bp__vjp_in(c, k)
+
+static const bp_tensor *keep(bp__vjp *c, bp_status st, bp_tensor *t)
+{
+    return bp__e_keep(c, st, t);
+}
+
+static const bp_tensor *reshape(bp__vjp *c, const bp_tensor *x, int32_t rank, const int64_t *shape)
+{
+    if (c->st != BP_OK || !x)
+        return NULL;
+    bp_tensor *t = NULL;
+    bp_status st = bp_reshape(x, rank, shape, &t);
+    return keep(c, st, t);
+}
+
+static const bp_tensor *zeros_like(bp__vjp *c, const bp_view *v)
+{
+    if (c->st != BP_OK)
+        return NULL;
+    bp_tensor *t = NULL;
+    bp_status st = bp_zeros(c->rec, v->dtype, v->rank, v->shape, &t);
+    return keep(c, st, t);
+}
+
+static const bp_tensor *scatter_add(bp__vjp *c, const bp_tensor *into, const bp_tensor *idx,
+                                    const bp_tensor *upd, int32_t axis)
+{
+    if (c->st != BP_OK || !into || !idx || !upd)
+        return NULL;
+    bp_tensor *t = NULL;
+    bp_status st = bp_scatter_elements(into, idx, upd, axis, BP_SCATTER_ADD, &t);
+    return keep(c, st, t);
+}
+
+/* gather: y = x.take(indices, axis). With the index axes of y flattened
+ * into one and the indices broadcast over y's other axes, a scatter_elements
+ * along the axis adds G back into x's shape. */
+static bp_status gather_rule(bp__vjp *c)
+{
+    const bp__gnode *n = c->n;
+    const bp_view *vx = &n->view[0], *vi = &n->view[1];
+    int32_t ax = (int32_t)n->params.i[0];
+    int64_t count = 1, yshape[BP_MAX_RANK], ishape[BP_MAX_RANK];
+    for (int32_t k = 0; k < vi->rank; k++)
+        count *= vi->shape[k];
+    for (int32_t k = 0; k < vx->rank; k++) {
+        yshape[k] = k == ax ? count : vx->shape[k];
+        ishape[k] = k == ax ? count : 1;
+    }
+    const bp_tensor *g = reshape(c, G, vx->rank, yshape);
+    const bp_tensor *idx = reshape(c, IN(1), vx->rank, ishape);
+    bp_tensor *full = NULL;
+    bp_status st = c->st == BP_OK ? bp_broadcast_to(idx, vx->rank, yshape, &full) : c->st;
+    c->gx[0] = scatter_add(c, zeros_like(c, vx), keep(c, st, full), g, ax);
+    return c->st;
+}
+
+bp_status bp__vjp_index(bp__vjp *c)
+{
+    const bp__gnode *n = c->n;
+    switch (n->op) {
+    case BP_OP_GATHER:
+        return gather_rule(c);
+    case BP_OP_GATHER_ELEMENTS:
+        c->gx[0] = scatter_add(c, zeros_like(c, &n->view[0]), IN(1), G, (int32_t)n->params.i[0]);
+        return c->st;
+    case BP_OP_GATHER_ND: {
+        if (n->params.i[0] != 0)
+            return bp__error(BP_ERR_UNSUPPORTED_OP, "bp_graph_grad: gather_nd's gradient with "
+                             "batch_dims > 0 is not supported yet");
+        bp_tensor *t = NULL;
+        const bp_tensor *z = zeros_like(c, &n->view[0]), *idx = IN(1);
+        bp_status st = c->st == BP_OK ? bp_scatter_nd(z, idx, G, BP_SCATTER_ADD, &t) : c->st;
+        c->gx[0] = keep(c, st, t);
+        return c->st;
+    }
+    default:
+        return bp__error(BP_ERR_BACKEND, "bp_graph_grad: no index rule for %s (a defect in "
+                         "the gradient column)", bp_op_name(n->op));
+    }
+}
