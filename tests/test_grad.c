@@ -649,10 +649,16 @@ static bp_tensor *max_pool_model(bp_backend *be, bp_tensor *const *x)
     w.kernel[0] = 2, w.kernel[1] = 3;
     w.strides[0] = 2, w.strides[1] = 2;
     w.pads[0] = 0, w.pads[1] = 1, w.pads[2] = 1, w.pads[3] = 1;
-    bp_tensor *p = NULL, *idx = NULL;
+    bp_tensor *p = NULL, *idx = NULL, *q = NULL, *s = NULL;
     BPT_OK(bp_max_pool(x[0], &w, &p, &idx)); /* overlapping windows: one input, two outputs */
+    w.strides[1] = 3, w.pads[1] = w.pads[3] = 0;
+    BPT_OK(bp_max_pool(x[0], &w, &q, NULL)); /* no indices: the rule pools again */
+    bp_tensor *sp = weighted_sum(be, p), *sq = weighted_sum(be, q);
+    BPT_OK(bp_add(sp, sq, &s));
     bp_tensor_release(idx);
-    return weighted_sum(be, p);
+    bp_tensor_release(sp);
+    bp_tensor_release(sq);
+    return s;
 }
 
 Test(grad, max_pool_routes_each_gradient_to_its_windows_maximum)

@@ -283,7 +283,8 @@ static bp_window pool_window(const bp__gnode *n)
 }
 
 /* max_pool: each output's gradient added where its maximum was (the first
- * one in a tie, as the indices say), by a scatter-add into zeros. */
+ * one in a tie, as the indices say), by a scatter-add into zeros. The
+ * indices are the node's own where it made them, else a max_pool again. */
 bp_status bp__vjp_max_pool(bp__vjp *c)
 {
     if (c->n->n_out > 1 && c->gy[1])
@@ -296,7 +297,15 @@ bp_status bp__vjp_max_pool(bp__vjp *c)
     bp_tensor *y = NULL, *idx = NULL, *zeros = NULL, *flat_i = NULL, *flat_g = NULL;
     bp_tensor *sc = NULL, *gx = NULL;
     int64_t numel = x->numel, outs = G->numel;
-    bp_status st = bp_max_pool(x, &w, &y, &idx);
+    /* the indices the node made, where it made them row-major; else again */
+    bool made = c->n->n_out > 1 && c->n->ref[c->n->n_in + 1] != BP__GREF_NONE &&
+                c->n->params.i[15] == 0;
+    const bp_tensor *had = made ? bp__vjp_out(c, 1) : NULL;
+    bp_status st = c->st;
+    if (st == BP_OK && had)
+        st = bp_reshape(had, had->rank, had->shape, &idx);
+    else if (st == BP_OK)
+        st = bp_max_pool(x, &w, &y, &idx);
     if (st == BP_OK)
         st = bp_zeros(c->rec, x->dtype, 1, &numel, &zeros);
     if (st == BP_OK)

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# The demo's MLP takes its gradients from bp_graph_grad; its loss at each of
-# the first 100 steps must be the hand-written gradients' loss (recorded in
-# mlp_hand_written_loss.txt before they were replaced) within 1e-5 relative
-# (f32; binary and blas_cpu agreed to 1e-7 when it was recorded).
-#   loss_curve.sh BACKPLANE_CLI BACKEND
+# The demo's models take their gradients from bp_graph_grad; the loss at each
+# of the first 100 steps must be the hand-written gradients' loss (recorded in
+# MODEL_hand_written_loss.txt before they were replaced) within 1e-5 relative
+# (f32; binary and blas_cpu agreed to 1e-7 (mlp) and 1e-6 (cnn) when it was
+# recorded).
+#   loss_curve.sh BACKPLANE_CLI BACKEND MODEL
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bp=$1 backend=$2
+bp=$1 backend=$2 model=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$bp" demo --backend "$backend" --steps 100 --loss-log "$tmp/loss.txt" > "$tmp/out"
-awk -v be="$backend" '
+"$bp" demo --model "$model" --backend "$backend" --steps 100 --loss-log "$tmp/loss.txt" > "$tmp/out"
+awk -v be="$backend" -v model="$model" '
   NR == FNR { want[$1] = $2; n++; next }
   {
     m++
@@ -22,6 +23,6 @@ awk -v be="$backend" '
   }
   END {
     if (m != n || n < 100) { printf "FAIL: %d steps recorded, %d logged\n", n, m; bad = 1 }
-    if (!bad) printf "ok demo_mlp_autograd_loss_equals_the_hand_written_loss on %s (%d steps, worst %.3g relative at step %s)\n", be, n, worst, at
+    if (!bad) printf "ok demo_%s_autograd_loss_equals_the_hand_written_loss on %s (%d steps, worst %.3g relative at step %s)\n", model, be, n, worst, at
     exit bad
-  }' "$here/mlp_hand_written_loss.txt" "$tmp/loss.txt"
+  }' "$here/${model}_hand_written_loss.txt" "$tmp/loss.txt"
