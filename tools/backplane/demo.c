@@ -1,11 +1,9 @@
 /* backplane demo: train a small model with nothing but the library's ops.
  *
  * The training loop, the command line and what it prints live here; the
- * models (data, parameters, forward pass, gradients) are demo_mlp.c (the
- * default, ABI 1.0 ops only, its gradients from bp_graph_grad) and
- * demo_cnn.c (convolution, pooling, layer norm: the ops of ABI 1.5; its
- * gradients still written with ops, as those ops have no gradient rule
- * yet). Tensors are immutable: each step
+ * models (data, parameters, forward pass) are demo_mlp.c (the default, ABI
+ * 1.0 ops only) and demo_cnn.c (convolution, pooling, layer norm: the ops of
+ * ABI 1.5); both take their gradients from bp_graph_grad. Tensors are immutable: each step
  * makes new parameters (w - lr * dw) and releases the old ones; every
  * temporary of a step goes into a scratch list released at the step's end. */
 #include "demo.h"
@@ -30,10 +28,9 @@ static void usage(FILE *f)
             "                      [--loss-log FILE]\n"
             "\n"
             "Train a small model on synthetic data made with the library's RNG, with\n"
-            "full-batch SGD, using only the library's ops on one backend (the MLP's\n"
-            "gradients from bp_graph_grad, the CNN's written with ops). Prints loss,\n"
-            "accuracy and time per step, then what the training moved and waited for\n"
-            "(bp_backend_stats), per step.\n"
+            "full-batch SGD, using only the library's ops on one backend, the gradients\n"
+            "from bp_graph_grad. Prints loss, accuracy and time per step, then what the\n"
+            "training moved and waited for (bp_backend_stats), per step.\n"
             "\n"
             "models:\n"
             "  mlp  (default) an MLP %d -> %d (ReLU) -> %d on Gaussian blobs; ABI 1.0 ops,\n"

@@ -1,7 +1,7 @@
 /* backplane demo: what the training loop (demo.c) and its models (demo_mlp.c,
  * demo_cnn.c) share. A model makes its data and parameters with the
  * library's RNG, runs a forward pass to logits, measures loss and accuracy,
- * and gets its gradients (from bp_graph_grad, or written with ops). */
+ * and takes its gradients from bp_graph_grad. */
 #ifndef BACKPLANE_DEMO_H
 #define BACKPLANE_DEMO_H
 
