@@ -1193,3 +1193,42 @@ Test(graph, every_op_of_the_table_records_as_a_one_op_graph_and_runs_like_eager)
     }
     bp_context_destroy(ctx);
 }
+
+Test(graph, concat_decides_backends_over_all_its_tensors_at_once)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_graph *g1 = NULL, *g2 = NULL;
+    bp_tensor *s1 = NULL, *s2 = NULL, *a = NULL, *c = NULL, *y = NULL, *in = NULL, *out = NULL;
+    BPT_OK(bp_graph_create(be, &g1));
+    BPT_OK(bp_graph_create(be, &g2));
+    BPT_OK(bp_graph_input(g1, BP_F32, 1, (const int64_t[]){2}, &s1));
+    BPT_OK(bp_graph_input(g2, BP_F32, 1, (const int64_t[]){2}, &s2));
+    BPT_OK(bp_full(be, BP_F32, 1, (const int64_t[]){2}, 1.5, &a));
+    BPT_OK(bp_full(be, BP_F32, 1, (const int64_t[]){3}, -2.0, &c));
+    /* a concrete one first, then symbolic tensors of two graphs */
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT,
+              bp_concat(3, (const bp_tensor *const[]){a, s1, s2}, 0, &y));
+    cr_expect(strstr(bp_last_error(), "two different graphs"), "%s", bp_last_error());
+    cr_expect_null(y);
+    /* two concrete ones beside a symbolic one: both captured */
+    BPT_OK(bp_concat(3, (const bp_tensor *const[]){s1, a, c}, 0, &y));
+    BPT_OK(bp_graph_output(g1, y));
+    bp_graph_exec *exe = NULL;
+    BPT_OK(bp_graph_compile(g1, NULL, &exe));
+    BPT_OK(bp_full(be, BP_F32, 1, (const int64_t[]){2}, 7.0, &in));
+    BPT_OK(bp_graph_run(exe, 1, &in, 1, &out));
+    float got[7];
+    BPT_OK(bp_tensor_to_host(out, got, sizeof got));
+    const float want[7] = {7, 7, 1.5f, 1.5f, -2, -2, -2};
+    for (int i = 0; i < 7; i++)
+        cr_expect_eq(got[i], want[i], "[%d] %g, want %g", i, got[i], want[i]);
+    bp_tensor *rel[] = {s1, s2, a, c, y, in, out};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+        bp_tensor_release(rel[i]);
+    bp_graph_exec_release(exe);
+    bp_graph_release(g1);
+    bp_graph_release(g2);
+    bp_context_destroy(ctx);
+}
