@@ -16,6 +16,7 @@
 #include "export.h"
 #include "format.h"
 #include "graph.h"
+#include "optim.h"
 #include "nn.h"
 #include "opcodes.h"
 #include "ops.h"
