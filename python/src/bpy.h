@@ -157,6 +157,7 @@ PyObject *bpy_binary_op(PyObject *a, PyObject *b, bp_status (*fn)(const bp_tenso
  * here (backplane.jit), else NULL. */
 bp_backend *bpy_real_backend(bp_backend *b);
 int bpy_graph_init(PyObject *module);
+int bpy_optim_init(PyObject *module);
 
 /* ---- generated (ops_generated.c) ------------------------------------------ */
 extern PyMethodDef bpy_op_methods[];

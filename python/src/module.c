@@ -1102,7 +1102,7 @@ PyMODINIT_FUNC PyInit__backplane(void)
         PyModule_AddFunctions(m, bpy_op_methods) < 0 || add_errors(m) < 0 ||
         add_type(m, &context_spec, &bpy_context_type, "Context") < 0 ||
         add_type(m, &backend_spec, &bpy_backend_type, "Backend") < 0 ||
-        bpy_tensor_type_init(m) < 0 || bpy_graph_init(m) < 0) {
+        bpy_tensor_type_init(m) < 0 || bpy_graph_init(m) < 0 || bpy_optim_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }
