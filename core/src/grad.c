@@ -423,8 +423,10 @@ static bp_status state_init(bp__grad_state *gs, bp_graph *g, const char *fn)
     gs->caps = malloc(((size_t)nc + 1) * sizeof *gs->caps);
     bool ok = gs->nodes && gs->bytes && gs->token && gs->caps;
     if (ok) {
-        memcpy(gs->nodes, g->nodes, (size_t)nn * sizeof *gs->nodes);
-        memcpy(gs->caps, g->caps, (size_t)nc * sizeof *gs->caps);
+        if (nn > 0) /* a graph with no node, or no capture, has NULL arrays */
+            memcpy(gs->nodes, g->nodes, (size_t)nn * sizeof *gs->nodes);
+        if (nc > 0)
+            memcpy(gs->caps, g->caps, (size_t)nc * sizeof *gs->caps);
         for (int32_t s = 0; s < ns; s++) {
             gs->bytes[s] = g->slots[s].bytes;
             gs->token[s] = g->slots[s].token;
