@@ -727,3 +727,19 @@ Test(grad, losses_with_class_weights_an_ignored_label_and_each_reduction)
     FOR_EACH_BACKEND(be) check_model(be, loss_model, &mc);
     END_BACKENDS;
 }
+
+/* ---- dropout: composed of ops, so its gradient is theirs (the same mask) ------------- */
+
+static bp_tensor *dropout_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_tensor *y = NULL;
+    BPT_OK(bp_dropout(x[0], 0.4, true, 1234, 0, &y, NULL));
+    return weighted_sum(be, y);
+}
+
+Test(grad, dropout_in_training_passes_the_gradient_through_its_mask)
+{
+    model_case mc = {1, {2}, {{6, 7}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, dropout_model, &mc);
+    END_BACKENDS;
+}

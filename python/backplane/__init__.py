@@ -135,8 +135,11 @@ _stats = stats  # noqa: F405
 
 def stats(backend=None, reset=False):
     """A dict of the backend's counters: ops, transfers (h2d, d2h, copies),
-    sync_reads, allocs, bytes_in_use, and jit_compiles (the plans
-    backplane.jit compiled for the backend). reset: zero them after reading."""
+    sync_reads, allocs, bytes_in_use, peak_bytes_in_use (the most in use at
+    once since the backend opened or the last reset: a training step's
+    peak), and jit_compiles (the plans backplane.jit compiled for the
+    backend). reset: zero them after reading (the peak restarts from
+    bytes_in_use)."""
     d = _stats(backend, reset)
     d["jit_compiles"] = _jit.compiles(d["backend"], reset)
     return d

@@ -515,7 +515,7 @@ static PyObject *mod_stats(PyObject *m, PyObject *args, PyObject *kw)
     if (reset && (st = bp_backend_stats_reset(b)) != BP_OK)
         return bpy_raise(st);
     return Py_BuildValue(
-        "{s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}", "backend",
+        "{s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}", "backend",
         bp_backend_name(b), "ops", (unsigned long long)s.ops, "h2d_calls",
         (unsigned long long)s.h2d_calls, "h2d_bytes", (unsigned long long)s.h2d_bytes,
         "d2h_calls", (unsigned long long)s.d2h_calls, "d2h_bytes",
@@ -524,7 +524,8 @@ static PyObject *mod_stats(PyObject *m, PyObject *args, PyObject *kw)
         (unsigned long long)s.copies_out, "copies_out_bytes",
         (unsigned long long)s.copies_out_bytes, "copy_hits", (unsigned long long)s.copy_hits,
         "sync_reads", (unsigned long long)s.sync_reads, "allocs", (unsigned long long)s.allocs,
-        "bytes_in_use", (unsigned long long)s.bytes_in_use);
+        "bytes_in_use", (unsigned long long)s.bytes_in_use, "peak_bytes_in_use",
+        (unsigned long long)s.peak_bytes_in_use);
 }
 
 static PyObject *mod_info(PyObject *m, PyObject *unused)

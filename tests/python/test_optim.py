@@ -136,3 +136,14 @@ def test_refusals_name_what_is_wrong():
         opt.update(p, {"w": bp.zeros(4)}, s)
     with pytest.raises(bp.InvalidArgumentError, match="make it with init"):
         bp.optim.Adam().update(p, {"w": bp.zeros(3)}, s)
+
+
+def test_stats_show_the_peak_bytes_in_use_and_reset_restarts_it():
+    be = bp.backend()
+    bp.stats(be, reset=True)
+    base = bp.stats(be)["peak_bytes_in_use"]
+    big = bp.zeros((1 << 16,), dtype="float64")  # 512 KiB
+    del big
+    s = bp.stats(be, reset=True)
+    assert s["peak_bytes_in_use"] >= base + (1 << 19)
+    assert bp.stats(be)["peak_bytes_in_use"] == bp.stats(be)["bytes_in_use"]
