@@ -92,3 +92,24 @@ int fz_dtype(fz_in *in)
                               64, 11, 12};
     return bad[b - 243];
 }
+
+int32_t fz_rank(fz_in *in)
+{
+    uint8_t b = fz_u8(in);
+    if (b < 200)
+        return b % 5;              /* 0..4 */
+    if (b < 240)
+        return 5 + b % 4;          /* 5..8 */
+    static const int32_t bad[] = {-1, 9, 10, 100, INT32_MIN, INT32_MAX, -8, 16};
+    return bad[b % 8];
+}
+
+const int64_t *fz_shape(fz_in *in, int32_t rank, int64_t *buf)
+{
+    if (fz_u8(in) == 0xff)
+        return NULL;
+    int32_t n = rank < 0 ? 0 : rank > 8 ? 8 : rank;
+    for (int32_t k = 0; k < 8; k++)
+        buf[k] = k < n ? fz_extent(in) : 1;
+    return buf;
+}

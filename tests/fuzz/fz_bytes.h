@@ -30,5 +30,10 @@ int32_t fz_axis(fz_in *in);
 double fz_double(fz_in *in);
 /* A dtype value: mostly valid, sometimes out of the enum (-1, 9, 1000). */
 int fz_dtype(fz_in *in);
+/* A rank: mostly 0..4, sometimes up to 8, sometimes out of range. */
+int32_t fz_rank(fz_in *in);
+/* rank extents (fz_extent) into buf (8 entries, the rest 1); NULL now and
+ * then. */
+const int64_t *fz_shape(fz_in *in, int32_t rank, int64_t *buf);
 
 #endif
