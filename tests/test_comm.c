@@ -48,6 +48,31 @@ Test(comm, create_refuses_null_arguments)
     bp_context_destroy(ctx);
 }
 
+Test(comm, create_refuses_a_graphs_recording_backend)
+{
+    /* found by fuzz_comm: a communicator for the backend of a symbolic
+     * tensor was made (with the default options, MPI was initialised for
+     * it), though none of its collectives could ever carry a tensor */
+    setenv("BP_PLUGIN_PATH", BPT_PLUGIN_DIR, 1); /* where comm_lying.so is */
+    bp_context *ctx = bpt_context();
+    bp_graph *g = NULL;
+    bp_tensor *x = NULL;
+    BPT_OK(bp_graph_create(binary(ctx), &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){4}, &x));
+    bp_comm *c = (bp_comm *)&c;
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_comm_create(bp_tensor_backend(x), NULL, &c));
+    cr_assert_null(c, "a failed create leaves *out NULL");
+    cr_assert(strstr(bp_last_error(), "recording backend") &&
+                  strstr(bp_last_error(), "bp_graph_run"),
+              "the message says neither what the backend is nor what to do: %s", bp_last_error());
+    bp_comm_options o = BP_COMM_OPTIONS_INIT;
+    o.engine = "lying"; /* an engine that opens (tests/plugins/comm_lying.c) */
+    BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_comm_create(bp_tensor_backend(x), &o, &c));
+    bp_tensor_release(x);
+    bp_graph_release(g);
+    bp_context_destroy(ctx);
+}
+
 Test(comm, create_refuses_options_smaller_than_any_layout)
 {
     bp_context *ctx = bpt_context();

@@ -233,6 +233,13 @@ bp_status bp_comm_create(bp_backend *backend, const bp_comm_options *options, bp
     *out = NULL;
     if (!backend)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: backend is NULL", fn);
+    if (backend->graph)
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: backend is a graph's recording backend (bp_tensor_backend of a "
+                         "symbolic tensor), whose tensors hold no data to communicate; pass the "
+                         "backend the graph runs on, and run collectives on the tensors that "
+                         "bp_graph_run returns",
+                         fn);
     bp_comm_options o;
     memset(&o, 0, sizeof o);
     if (options)

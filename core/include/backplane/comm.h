@@ -89,12 +89,14 @@ typedef struct bp_comm_options {
  * where the backend plugins are). When the engine initialised MPI itself,
  * MPI stays initialised until the process exits (MPI cannot be initialised
  * twice); an application that initialises MPI calls bp_comm_destroy before
- * MPI_Finalize. Errors: BP_ERR_INVALID_ARGUMENT, BP_ERR_NOT_FOUND (no such
- * engine installed), BP_ERR_PLUGIN (the engine, or the library it needs,
- * cannot be loaded; or it reports a rank and size no job has),
- * BP_ERR_UNSUPPORTED_DEVICE (the engine cannot serve this backend: NCCL
- * without a GPU), BP_ERR_BACKEND (the transport failed, or a process did
- * not arrive), BP_ERR_CONFIG, BP_ERR_OUT_OF_MEMORY. */
+ * MPI_Finalize. Errors: BP_ERR_INVALID_ARGUMENT (a NULL backend or out, a
+ * graph's recording backend, options smaller than any bp_comm_options, a
+ * timeout that is not a positive number, an engine name that is none),
+ * BP_ERR_NOT_FOUND (no such engine installed), BP_ERR_PLUGIN (the engine,
+ * or the library it needs, cannot be loaded; or it reports a rank and size
+ * no job has), BP_ERR_UNSUPPORTED_DEVICE (the engine cannot serve this
+ * backend: NCCL without a GPU), BP_ERR_BACKEND (the transport failed, or a
+ * process did not arrive), BP_ERR_CONFIG, BP_ERR_OUT_OF_MEMORY. */
 BP_API bp_status bp_comm_create(bp_backend *backend, const bp_comm_options *options,
                                 bp_comm **out);
 
