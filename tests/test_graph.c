@@ -764,6 +764,54 @@ Test(graph, movement_composite_and_metadata_ops_record_and_equal_eager)
     bp_context_destroy(ctx);
 }
 
+/* sum(softmax(x)) of an empty x, and the sum of an empty tensor made on the
+ * recording backend. */
+static bp_tensor *sum_of_empty(const bp_tensor *x, bp_tensor **s2)
+{
+    bp_tensor *sm = NULL, *y = NULL, *z = NULL;
+    BPT_OK(bp_softmax(x, -1, &sm));
+    BPT_OK(bp_sum(sm, 0, NULL, false, &y));
+    BPT_OK(bp_zeros(bp_tensor_backend(x), BP_F32, 2, (const int64_t[]){2, 0}, &z));
+    BPT_OK(bp_sum(z, 1, (const int32_t[]){1}, false, s2));
+    bp_tensor_release(sm);
+    bp_tensor_release(z);
+    return y;
+}
+
+Test(graph, an_op_on_empty_tensors_is_recorded_so_the_ops_reading_its_value_get_a_buffer)
+{
+    /* found by fuzz_graph: an op whose every view is empty (a softmax of a
+     * (0, 3) tensor, zeros of (2, 0)) runs nowhere, and recorded nothing
+     * either, so the plan handed the ops that read its value a NULL buffer:
+     * undefined behaviour on a host backend (NULL + 0), a crash on a
+     * device-like one */
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *x = NULL, *sx = NULL, *want2 = NULL, *s2 = NULL;
+        BPT_OK(bp_zeros(be, BP_F32, 2, (const int64_t[]){0, 3}, &x));
+        bp_tensor *want = sum_of_empty(x, &want2);
+        bp_graph *g = NULL;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 2, (const int64_t[]){0, 3}, &sx));
+        bp_tensor *sy = sum_of_empty(sx, &s2);
+        BPT_OK(bp_graph_output(g, sy));
+        BPT_OK(bp_graph_output(g, s2));
+        bp_graph_exec *exe = NULL;
+        BPT_OK(bp_graph_compile(g, NULL, &exe));
+        bp_tensor *got[2] = {NULL, NULL};
+        BPT_OK(bp_graph_run(exe, 1, &x, 2, got));
+        cr_expect(bpt_same_bytes(got[0], want) && bpt_same_bytes(got[1], want2), "on %s",
+                  bp_backend_name(be));
+        bp_tensor *all[] = {x, want, want2, sx, sy, s2, got[0], got[1]};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            bp_tensor_release(all[i]);
+        bp_graph_exec_release(exe);
+        bp_graph_release(g);
+    }
+    bp_context_destroy(ctx);
+}
+
 Test(graph, ops_on_the_recording_backend_record_too)
 {
     bp_context *ctx = bpt_context();

@@ -99,8 +99,11 @@ static bp_status op_run(bp_backend *be, bp_op op, const bp_op_params *p, const b
     const bp__op_sig *sig = bp__op_sig_of(op);
     const char *what = bp_op_name(op);
     /* Nothing to read and nothing to write: no call (a kernel looping over
-     * the rows of a (2^57, 0) view would take years to do nothing). */
-    bool empty = true;
+     * the rows of a (2^57, 0) view would take years to do nothing). A graph
+     * still records it: the plan's buffers are given to the values that
+     * nodes write, and the ops reading this one's value need one (the plan
+     * then skips it here, on the real backend). */
+    bool empty = !be->graph;
     for (int32_t k = 0; empty && k < sig->n_in; k++)
         empty = view_empty(in[k]);
     for (int32_t k = 0; empty && k < sig->n_out; k++)
