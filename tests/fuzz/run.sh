@@ -12,7 +12,7 @@
 # The committed seeds (tests/fuzz/corpus/HARNESS) are only read; what the
 # fuzzer learns goes to DIR/fuzz/HARNESS/corpus, crashes to DIR/fuzz/HARNESS/.
 # A crash is reproduced with: DIR/bin/HARNESS CRASH_FILE (FZ_TRACE=1 prints
-# each call of fuzz_api and fuzz_comm).
+# each call of fuzz_api, fuzz_comm and fuzz_graph).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_config fuzz_api fuzz_safetensors fuzz_comm)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_config fuzz_api fuzz_safetensors fuzz_comm fuzz_graph)
 
 if [ $do_build = 1 ]; then
   command -v clang >/dev/null || { echo "run.sh: clang is needed (apt-get install clang)" >&2; exit 2; }
@@ -45,7 +45,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}
 
 # CI budgets: about a minute each on a 2-core machine.
 declare -A ci_runs=([fuzz_config]=500000 [fuzz_api]=40000 [fuzz_safetensors]=200000
-                   [fuzz_comm]=100000)
+                   [fuzz_comm]=100000 [fuzz_graph]=30000)
 status=0
 for h in "${harnesses[@]}"; do
   work=$build/fuzz/$h

@@ -1,0 +1,383 @@
+/* fuzz_graph: outputs, compiling and running. A plan's outputs must be the
+ * eager twins' bytes, run after run, on new inputs too; a run refused for
+ * its inputs sets no output. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <backplane/cast.h>
+
+#include "fg_state.h"
+#include "fz_data.h"
+#include "fz_oracle.h"
+
+void fg_same(const char *what, const bp_tensor *plan, const bp_tensor *eager)
+{
+    fz_tensor_sane(what, plan);
+    if (bp_tensor_dtype(plan) != bp_tensor_dtype(eager) ||
+        bp_tensor_rank(plan) != bp_tensor_rank(eager) ||
+        memcmp(bp_tensor_shape(plan), bp_tensor_shape(eager),
+               (size_t)bp_tensor_rank(plan) * sizeof(int64_t)) != 0)
+        fz_fail("%s: the plan gave a %s tensor of rank %d, eager a %s tensor of rank %d", what,
+                bp_dtype_name(bp_tensor_dtype(plan)), (int)bp_tensor_rank(plan),
+                bp_dtype_name(bp_tensor_dtype(eager)), (int)bp_tensor_rank(eager));
+    size_t n = bp_tensor_nbytes(eager);
+    unsigned char *a = malloc(n + 1), *b = malloc(n + 1);
+    if (!a || !b)
+        fz_fail("out of memory in the harness");
+    bp_status st;
+    fz_mark();
+    if ((st = bp_tensor_to_host(plan, a, n)) != BP_OK || (st = bp_tensor_to_host(eager, b, n)) != BP_OK)
+        fz_fail("%s: reading a result failed: %s: %s", what, bp_status_string(st), bp_last_error());
+    if (memcmp(a, b, n) != 0) {
+        size_t es = bp_dtype_size(bp_tensor_dtype(eager)), i = 0;
+        while (memcmp(a + i * es, b + i * es, es) == 0)
+            i++;
+        double x = bp_elem_load_f64(bp_tensor_dtype(eager), a + i * es);
+        double y = bp_elem_load_f64(bp_tensor_dtype(eager), b + i * es);
+        fz_fail("%s: element %zu of the plan's %s output is %.17g, eager gave %.17g (not the "
+                "same bits)", what, i, bp_dtype_name(bp_tensor_dtype(eager)), x, y);
+    }
+    free(a);
+    free(b);
+    if (bp_tensor_check_guards(plan) != BP_OK)
+        fz_fail("%s: the guard bytes around the plan's output are damaged: %s", what,
+                bp_last_error());
+}
+
+void fg_act_output(fg_state *s)
+{
+    int i = fg_value_pick(s);
+    if (i < 0 || !s->g || s->syms_released || s->n_outputs >= FG_OUTPUTS)
+        return;
+    const fg_value *v = &s->v[i];
+    bool symbolic = v->origin == FG_INPUT || v->origin == FG_STEP;
+    fz_mark();
+    bp_status st = bp_graph_output(s->g, v->sym);
+    fz_trace("  bp_graph_output(value %d) -> %s", i, bp_status_string(st));
+    fz_status("bp_graph_output", st);
+    if (symbolic && st != BP_OK)
+        fz_fail("bp_graph_output refused a symbolic tensor of the graph: %s", bp_last_error());
+    if (!symbolic && st != BP_ERR_INVALID_ARGUMENT)
+        fz_fail("bp_graph_output of a concrete tensor returned %s", bp_status_string(st));
+    if (st == BP_OK)
+        s->output_value[s->n_outputs++] = i;
+}
+
+/* bp_graph_compile, with options read from the input: NULL, merging or
+ * not, a struct_size that must be refused, one larger than the struct. */
+static bp_status fg_compile(fg_state *s, bp_graph_exec **exe, bool *no_merge)
+{
+    union {
+        bp_graph_options o;
+        unsigned char bytes[sizeof(bp_graph_options) + 16];
+    } opt;
+    memset(&opt, 0, sizeof opt);
+    uint8_t b = fz_u8(&s->in);
+    opt.o.struct_size = b < 240 ? sizeof(bp_graph_options) : b < 248 ? 4 : sizeof opt;
+    opt.o.no_merge = b % 3 == 1;
+    bool null_opt = b % 3 == 2;
+    *no_merge = !null_opt && opt.o.no_merge;
+    *exe = (bp_graph_exec *)FG_GARBAGE;
+    fz_mark();
+    bp_status st = bp_graph_compile(s->g, null_opt ? NULL : &opt.o, exe);
+    fz_trace("  bp_graph_compile(%d outputs%s) -> %s", s->n_outputs,
+             null_opt ? "" : opt.o.no_merge ? ", no_merge" : ", merging", bp_status_string(st));
+    fz_status("bp_graph_compile", st);
+    if (st != BP_OK && *exe)
+        fz_fail("bp_graph_compile failed but left *exe set");
+    bool bad = s->n_outputs == 0 || (!null_opt && opt.o.struct_size < sizeof(bp_graph_options));
+    if (bad && st != BP_ERR_INVALID_ARGUMENT)
+        fz_fail("bp_graph_compile must refuse (%s) but returned %s",
+                s->n_outputs ? "options too small" : "no output", bp_status_string(st));
+    if (!bad && st != BP_OK && st != BP_ERR_OUT_OF_MEMORY)
+        fz_fail("bp_graph_compile failed: %s: %s", bp_status_string(st), bp_last_error());
+    if (st != BP_OK)
+        return st;
+    bp_graph_stats gs = {.struct_size = sizeof gs};
+    fz_mark();
+    st = bp_graph_exec_stats(*exe, &gs);
+    fz_status("bp_graph_exec_stats", st);
+    if (st != BP_OK)
+        fz_fail("bp_graph_exec_stats: %s", bp_last_error());
+    if (gs.nodes_planned > gs.nodes_live || gs.nodes_live > gs.nodes_recorded ||
+        gs.nodes_planned < 0 || gs.buffers < 0 || gs.peak_bytes < 0 ||
+        gs.peak_bytes > gs.sum_bytes || (*no_merge && gs.nodes_planned != gs.nodes_live))
+        fz_fail("the plan's statistics do not hang together: recorded %lld, live %lld, planned "
+                "%lld, %lld buffers of %lld bytes (sum %lld)%s",
+                (long long)gs.nodes_recorded, (long long)gs.nodes_live,
+                (long long)gs.nodes_planned, (long long)gs.buffers, (long long)gs.peak_bytes,
+                (long long)gs.sum_bytes, *no_merge ? ", no_merge" : "");
+    return BP_OK;
+}
+
+void fg_act_compile_early(fg_state *s)
+{
+    if (s->early.exe || !s->g || s->n_outputs == 0)
+        return;
+    bool no_merge;
+    if (fg_compile(s, &s->early.exe, &no_merge) == BP_OK)
+        s->early.n_out = s->n_outputs;
+    else
+        s->early.exe = NULL;
+}
+
+/* The eager inputs, in the plan's order. */
+static void fg_run_inputs(const fg_state *s, bp_tensor **in)
+{
+    for (int k = 0; k < s->n_inputs; k++)
+        in[k] = s->v[s->input_value[k]].eager;
+}
+
+static size_t fg_used(const fg_state *s)
+{
+    bp_memory_info mi = {.struct_size = sizeof(bp_memory_info)};
+    if (bp_backend_memory_info(s->be, &mi) != BP_OK)
+        fz_fail("bp_backend_memory_info: %s", bp_last_error());
+    return (size_t)mi.used;
+}
+
+/* Run plan on the current eager inputs; its outputs must equal the eager
+ * twins of the values marked. */
+static void fg_run_ok(fg_state *s, bp_graph_exec *exe, int n_out, const char *what)
+{
+    bp_tensor *in[FG_INPUTS], *out[FG_OUTPUTS];
+    fg_run_inputs(s, in);
+    for (int o = 0; o < FG_OUTPUTS; o++)
+        out[o] = FG_GARBAGE;
+    fz_mark();
+    bp_status st = bp_graph_run(exe, s->n_inputs, in, n_out, out);
+    fz_trace("  bp_graph_run (%s) -> %s", what, bp_status_string(st));
+    fz_status("bp_graph_run", st);
+    if (st != BP_OK)
+        fz_fail("bp_graph_run (%s) failed: %s: %s", what, bp_status_string(st), bp_last_error());
+    for (int o = 0; o < n_out; o++) {
+        char name[96];
+        const fg_value *v = &s->v[s->output_value[o]];
+        snprintf(name, sizeof name, "%s, output %d (value %d, %s)", what, o, s->output_value[o],
+                 v->origin == FG_INPUT ? "an input"
+                 : s->step[v->step].kind == FG_OP ? bp_op_name(s->step[v->step].op)
+                                                  : "a view");
+        fg_same(name, out[o], v->eager);
+    }
+    for (int o = n_out; o < FG_OUTPUTS; o++)
+        if (out[o] != FG_GARBAGE)
+            fz_fail("bp_graph_run wrote outputs[%d], past the %d it was given", o, n_out);
+    for (int o = 0; o < n_out; o++)
+        bp_tensor_release(out[o]);
+}
+
+/* A run that must fail with `want`: it sets no output and keeps no memory. */
+static void fg_run_bad(fg_state *s, bp_graph_exec *exe, int32_t n_in, bp_tensor *const *in,
+                       int32_t n_out, bool null_out, bp_status want, const char *why)
+{
+    bp_tensor *out[FG_OUTPUTS + 1];
+    for (int o = 0; o <= FG_OUTPUTS; o++)
+        out[o] = FG_GARBAGE;
+    size_t used = fg_used(s);
+    fz_mark();
+    bp_status st = bp_graph_run(exe, n_in, in, n_out, null_out ? NULL : out);
+    fz_trace("  bp_graph_run (%s) -> %s: %s", why, bp_status_string(st),
+             st ? bp_last_error() : "");
+    fz_status("bp_graph_run", st);
+    if (st != want)
+        fz_fail("bp_graph_run with %s returned %s, not %s: %s", why, bp_status_string(st),
+                bp_status_string(want), st ? bp_last_error() : "");
+    for (int o = 0; o <= FG_OUTPUTS; o++)
+        if (out[o] != NULL && out[o] != FG_GARBAGE)
+            fz_fail("bp_graph_run with %s failed but set outputs[%d]", why, o);
+    if (fg_used(s) != used)
+        fz_fail("bp_graph_run with %s failed but left %zu bytes in use (%zu before)", why,
+                fg_used(s), used);
+}
+
+/* Runs that must be refused for their inputs or counts. */
+static void fg_wrong_inputs(fg_state *s, bp_graph_exec *exe, int n_out)
+{
+    bp_tensor *in[FG_INPUTS + 1];
+    fg_run_inputs(s, in);
+    in[s->n_inputs] = NULL;
+    int k = (int)fz_pick(&s->in, (unsigned)s->n_inputs);
+    const bp_tensor *x = in[k];
+    bp_tensor *bad = NULL;
+    int32_t rank = bp_tensor_rank(x);
+    int64_t shape[BP_MAX_RANK + 1];
+    memcpy(shape, bp_tensor_shape(x), (size_t)rank * sizeof *shape);
+    bp_dtype dt = bp_tensor_dtype(x);
+    char why[96];
+    switch (fz_pick(&s->in, 8)) {
+    case 0: /* another shape: one extent changed, or one axis more */
+        if (rank > 0 && fz_bool(&s->in))
+            shape[rank - 1] = shape[rank - 1] == 3 ? 1 : shape[rank - 1] + 1;
+        else
+            shape[rank++] = 1;
+        fg_from_host(s, s->be, dt, rank, shape, &bad);
+        in[k] = bad;
+        snprintf(why, sizeof why, "inputs[%d] of another shape", k);
+        fg_run_bad(s, exe, s->n_inputs, in, n_out, false, BP_ERR_SHAPE, why);
+        break;
+    case 1: { /* another dtype */
+        static const bp_dtype others[] = {BP_F32, BP_F64, BP_F16, BP_BF16, BP_I32, BP_BOOL};
+        bp_dtype to = others[fz_pick(&s->in, 6)];
+        if (to == dt)
+            to = dt == BP_F64 ? BP_F32 : BP_F64;
+        fg_from_host(s, s->be, to, rank, shape, &bad);
+        in[k] = bad;
+        snprintf(why, sizeof why, "inputs[%d] of another dtype", k);
+        fg_run_bad(s, exe, s->n_inputs, in, n_out, false, BP_ERR_DTYPE, why);
+        break;
+    }
+    case 2: /* the other backend */
+        fg_from_host(s, s->other, dt, rank, shape, &bad);
+        in[k] = bad;
+        snprintf(why, sizeof why, "inputs[%d] on another backend", k);
+        fg_run_bad(s, exe, s->n_inputs, in, n_out, false, BP_ERR_BACKEND_MISMATCH, why);
+        break;
+    case 3: /* a symbolic tensor */
+        if (s->syms_released)
+            return;
+        in[k] = s->v[s->input_value[k]].sym;
+        snprintf(why, sizeof why, "a symbolic tensor as inputs[%d]", k);
+        fg_run_bad(s, exe, s->n_inputs, in, n_out, false, BP_ERR_INVALID_ARGUMENT, why);
+        break;
+    case 4:
+        in[k] = NULL;
+        snprintf(why, sizeof why, "inputs[%d] NULL", k);
+        fg_run_bad(s, exe, s->n_inputs, in, n_out, false, BP_ERR_INVALID_ARGUMENT, why);
+        break;
+    case 5: { /* counts */
+        int32_t n_in = fz_bool(&s->in) ? s->n_inputs - 1 : s->n_inputs + 1;
+        fg_run_bad(s, exe, n_in, in, n_out, false, BP_ERR_INVALID_ARGUMENT,
+                   "the wrong number of inputs");
+        break;
+    }
+    case 6:
+        fg_run_bad(s, exe, s->n_inputs, in, fz_bool(&s->in) ? n_out - 1 : n_out + 1, false,
+                   BP_ERR_INVALID_ARGUMENT, "room for the wrong number of outputs");
+        break;
+    default: {
+        bool null_in = fz_bool(&s->in);
+        fg_run_bad(s, exe, s->n_inputs, null_in ? NULL : in, n_out, !null_in,
+                   BP_ERR_INVALID_ARGUMENT, null_in ? "inputs NULL" : "outputs NULL");
+        break;
+    }
+    }
+    bp_tensor_release(bad);
+}
+
+/* New inputs, the DLPack constants' memory rewritten, every recorded step
+ * called again eagerly: the eager twins of the new inputs. */
+static void fg_new_inputs(fg_state *s)
+{
+    for (int k = 0; k < s->n_inputs; k++) {
+        fg_value *v = &s->v[s->input_value[k]];
+        const bp_tensor *x = v->eager;
+        bp_tensor *t = NULL;
+        fg_from_host(s, s->be, bp_tensor_dtype(x), bp_tensor_rank(x), bp_tensor_shape(x), &t);
+        bp_tensor_release(v->eager);
+        v->eager = t;
+    }
+    for (int k = 0; k < s->n_consts; k++) {
+        fg_const *c = &s->c[k];
+        bool index = c->dtype == BP_I32 || c->dtype == BP_I64;
+        if (index && !FG_MUTATE_INDICES)
+            continue;
+        if (fz_bool(&s->in))
+            fz_fill(&s->in, (int)c->dtype, c->numel, c->bytes);
+    }
+    for (int k = 0; k < s->n_steps; k++) {
+        fg_step *st = &s->step[k];
+        bp_tensor *o1 = NULL, *o2 = NULL;
+        bp_status r = fg_step_eager(s, k, &o1, &o2);
+        if (r != BP_OK)
+            fz_fail("%s, recorded and compiled, now fails eagerly on the new inputs (%s: %s): "
+                    "the plan runs it without the check that refuses it",
+                    st->kind == FG_OP ? bp_op_name(st->op) : "a view", bp_status_string(r),
+                    bp_last_error());
+        bp_tensor *o[2] = {o1, o2};
+        for (int j = 0; j < 2; j++) {
+            if (st->out[j] >= 0) {
+                bp_tensor_release(s->v[st->out[j]].eager);
+                s->v[st->out[j]].eager = o[j];
+            } else {
+                bp_tensor_release(o[j]);
+            }
+        }
+    }
+}
+
+/* The symbolic tensors go (their values' graph side is then gone). */
+static void fg_release_syms(fg_state *s)
+{
+    for (int i = 0; i < s->n_values; i++)
+        if (s->v[i].origin == FG_INPUT || s->v[i].origin == FG_STEP) {
+            bp_tensor_release(s->v[i].sym);
+            s->v[i].sym = NULL;
+        }
+    s->syms_released = true;
+}
+
+/* A graph that marked no output gets the newest symbolic values as outputs
+ * (most of the time: without one, compiling must be refused). */
+static void fg_default_outputs(fg_state *s)
+{
+    uint8_t b = fz_u8(&s->in);
+    if (s->n_outputs > 0 || b >= 240)
+        return;
+    int want = 1 + b % 3;
+    for (int i = s->n_values - 1; i >= 0 && s->n_outputs < want; i--) {
+        const fg_value *v = &s->v[i];
+        if (v->origin != FG_INPUT && v->origin != FG_STEP)
+            continue;
+        fz_mark();
+        bp_status st = bp_graph_output(s->g, v->sym);
+        fz_status("bp_graph_output", st);
+        if (st != BP_OK)
+            fz_fail("bp_graph_output refused a symbolic tensor of the graph: %s", bp_last_error());
+        s->output_value[s->n_outputs++] = i;
+    }
+}
+
+void fg_finish(fg_state *s)
+{
+    fg_default_outputs(s);
+    uint8_t order = fz_u8(&s->in);
+    if (order % 4 == 0) /* the graph must compile from what it holds */
+        fg_release_syms(s);
+    bp_graph_exec *exe = NULL;
+    bool no_merge = false;
+    bp_status st = fg_compile(s, &exe, &no_merge);
+    if (st != BP_OK && s->n_outputs > 0) { /* refused for its options: the defaults */
+        fz_mark();
+        st = bp_graph_compile(s->g, NULL, &exe);
+        fz_status("bp_graph_compile", st);
+        if (st != BP_OK)
+            fz_fail("bp_graph_compile with default options: %s", bp_last_error());
+    }
+    if (st != BP_OK)
+        return; /* no outputs: nothing to run */
+    if (order % 3 == 0) { /* the plan holds what it needs */
+        if (!s->syms_released && fz_bool(&s->in))
+            fg_release_syms(s);
+        bp_graph_release(s->g);
+        s->g = NULL;
+    }
+    int wrong = (int)fz_pick(&s->in, 3);
+    for (int w = 0; w < wrong; w++)
+        fg_wrong_inputs(s, exe, s->n_outputs);
+    fg_run_ok(s, exe, s->n_outputs, "first run");
+    fg_run_ok(s, exe, s->n_outputs, "second run");
+    if (s->early.exe)
+        fg_run_ok(s, s->early.exe, s->early.n_out, "the plan compiled half way");
+    if (fz_bool(&s->in)) {
+        fg_new_inputs(s);
+        fg_run_ok(s, exe, s->n_outputs, "a run on new inputs");
+        if (s->early.exe)
+            fg_run_ok(s, s->early.exe, s->early.n_out, "the plan compiled half way, new inputs");
+    }
+    if (order % 5 == 0 && s->g) { /* the plan goes before the graph */
+        bp_graph_exec_release(exe);
+        exe = NULL;
+    }
+    bp_graph_exec_release(exe);
+}
