@@ -297,6 +297,39 @@ Test(nn_pool, global_average_pool_is_the_mean_over_every_spatial_axis) { check_g
 
 /* ---- LRN ----------------------------------------------------------------------- */
 
+Test(nn_pool, lrn_with_a_window_wider_than_any_tensor_sums_over_every_channel)
+{
+    /* found by fuzz_graph: blas_cpu's estimate of the work, channels times
+     * (size + 16), overflowed int64 for size INT64_MAX (UBSan; the ASan +
+     * UBSan pass fails this test without the fix) */
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    const float xv[6] = {1, -2, 0.5f, 3, -1, 2}; /* (1, 3, 2): 3 channels, 2 positions */
+    const double alpha = 0.5, beta = 0.75, bias = 2.0;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        if (!bpt_supports(be, BP_OP_LRN, BP_F32))
+            continue;
+        bp_tensor *x = NULL, *y = NULL;
+        BPT_OK(bp_tensor_from_host(be, BP_F32, 3, (const int64_t[]){1, 3, 2}, xv, &x));
+        BPT_OK(bp_lrn(x, INT64_MAX, alpha, beta, bias, &y));
+        float got[6];
+        BPT_OK(bp_tensor_to_host(y, got, sizeof got));
+        for (int s = 0; s < 2; s++) {
+            double sq = 0;
+            for (int c = 0; c < 3; c++)
+                sq += (double)xv[2 * c + s] * xv[2 * c + s];
+            for (int c = 0; c < 3; c++) {
+                double want = xv[2 * c + s] / pow(bias + alpha / (double)INT64_MAX * sq, beta);
+                cr_expect(fabs(got[2 * c + s] - want) <= 1e-6 * fabs(want), "on %s: %g, want %g",
+                          bp_backend_name(be), (double)got[2 * c + s], want);
+            }
+        }
+        bp_tensor_release(x);
+        bp_tensor_release(y);
+    }
+    bp_context_destroy(ctx);
+}
+
 Test(nn_pool, lrn_matches_the_oracle_for_odd_and_even_sizes)
 {
     bp_context *ctx = bpt_context();

@@ -113,10 +113,12 @@ static void units_of(bp_op op, const bp_op_params *p, const bp_view *const *in,
         *per = numel_from(y, 2) * (p->i[0] ? p->i[0] : 1) * (p->i[1] ? p->i[1] : 1) *
                (p->i[2] ? p->i[2] : 1);
         return;
-    case BP_OP_LRN:
+    case BP_OP_LRN: { /* a window wider than the channels sums over them all */
+        const int64_t window = p->i[0] < x->shape[1] ? p->i[0] : x->shape[1];
         *n = x->shape[0] * numel_from(x, 2);
-        *per = x->shape[1] * (p->i[0] + BPC_HEAVY);
+        *per = x->shape[1] * (window + BPC_HEAVY);
         return;
+    }
     case BP_OP_BATCH_NORM: case BP_OP_INSTANCE_NORM:
         *n = planes;
         *per = 3 * numel_from(x, 2);
