@@ -34,7 +34,7 @@
  *    none must succeed (out of memory aside);
  *  - an engine reporting a size outside 1..2^24 or a rank outside
  *    0..size-1 is refused with BP_ERR_PLUGIN naming the engine's file and
- *    what it reported (issue D12);
+ *    what it reported;
  *  - a success has x's dtype, the documented shape (size times x's extent
  *    on the axis for all_gather, divided by size for reduce_scatter), lives
  *    on the communicator's backend, and on one process has the values a job
@@ -307,14 +307,10 @@ static void fc_act_create(fc_state *s)
     uint32_t struct_size = sizes[fz_u8(&s->in) < 224 ? 0 : fz_pick(&s->in, 5)];
     uint8_t flags = fz_u8(&s->in);
     bool null_options = flags & 1, null_out = (flags & 0x70) == 0x70, app_comm = flags & 2;
-    if (eng->kind == 5 && fc_has_mpi)
+    if (fc_has_mpi && eng->kind == 5)
         eng = &fc_engines[0]; /* MPI would start in the fuzzing process */
-    if (eng->kind == 5)
-        null_options = null_options || !eng->name; /* NULL options: the default engine */
-    if (null_options && fc_has_mpi)
-        null_options = false;
-    if (!s->ctx && be != s->rec)
-        be = NULL; /* its backends went with it */
+    if (fc_has_mpi)
+        null_options = false; /* the same: NULL options pick the mpi engine */
 
     /* the options, in a buffer larger than the struct (struct_size may say more) */
     union {
