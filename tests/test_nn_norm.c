@@ -184,6 +184,32 @@ Test(nn_norm, layer_norm_returns_mean_and_inv_std)
     bp_context_destroy(ctx);
 }
 
+Test(nn_norm, layer_norm_over_empty_axes_gives_a_nan_mean_and_inv_std_on_every_backend)
+{
+    /* found by fuzz_graph: blas_cpu counted its rows as elements / row
+     * length, 0 for rows of no elements, so it wrote neither mean nor
+     * inv_std and returned the new tensors' memory as it was (binary and
+     * devsim give the NaN of 0 / 0) */
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *x = NULL, *s = NULL, *y = NULL, *m = NULL, *r = NULL;
+        BPT_OK(bp_zeros(be, BP_F32, 3, (int64_t[]){2, 3, 0}, &x));
+        BPT_OK(bp_zeros(be, BP_F32, 1, (int64_t[]){0}, &s));
+        BPT_OK(bp_layer_norm(x, -1, s, NULL, 1e-5, &y, &m, &r));
+        bpt_expect_meta("mean", m, BP_F32, 3, (int64_t[]){2, 3, 1});
+        float mv[6], rv[6];
+        BPT_OK(bp_tensor_to_host(m, mv, sizeof mv));
+        BPT_OK(bp_tensor_to_host(r, rv, sizeof rv));
+        for (int i = 0; i < 6; i++)
+            cr_expect(isnan(mv[i]) && isnan(rv[i]), "on %s: row %d: mean %g, inv_std %g, want NaN",
+                      bp_backend_name(be), i, (double)mv[i], (double)rv[i]);
+        bp_tensor *handles[5] = {x, s, y, m, r};
+        release_all(handles, 5);
+    }
+    bp_context_destroy(ctx);
+}
+
 Test(nn_norm, layer_norm_rows_long_enough_for_the_fused_path)
 {
     check_trailing(false, &(trailing_case){2, {64, 300}, -1, 1, {300}, true}, true);

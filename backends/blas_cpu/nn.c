@@ -123,11 +123,15 @@ static void units_of(bp_op op, const bp_op_params *p, const bp_view *const *in,
         *n = planes;
         *per = 3 * numel_from(x, 2);
         return;
-    case BP_OP_LAYER_NORM: case BP_OP_RMS_NORM:
-        *per = numel_from(x, x->rank - (int32_t)p->i[0]);
-        *n = numel_from(x, 0) / (*per ? *per : 1);
-        *per *= 4;
+    case BP_OP_LAYER_NORM: case BP_OP_RMS_NORM: { /* rows: the leading axes (a row may be
+                                                     empty: its mean is still written) */
+        const int32_t lead = x->rank - (int32_t)p->i[0];
+        *n = 1;
+        for (int32_t k = 0; k < lead; k++)
+            *n *= x->shape[k];
+        *per = 4 * numel_from(x, lead);
         return;
+    }
     default: /* resize */
         *n = numel_from(y, 0);
         *per = 4 * x->rank;
