@@ -38,8 +38,15 @@ static void fg_call_check(const char *what, const char *fn, bp_op op, fg_call *c
             fz_fail("%s failed with %s but left output %d set", fn, bp_status_string(c->st), k);
         if (c->st == BP_OK && !c->o[k])
             fz_fail("%s returned BP_OK without output %d", fn, k);
-        if (c->st == BP_OK)
+        if (c->st == BP_OK) {
             fz_tensor_sane(fn, c->o[k]);
+            char shape[160] = "";
+            int m = 0;
+            for (int32_t d = 0; d < bp_tensor_rank(c->o[k]) && m < 140; d++)
+                m += snprintf(shape + m, sizeof shape - (size_t)m, "%s%lld", d ? ", " : "",
+                              (long long)bp_tensor_shape(c->o[k])[d]);
+            fz_trace("    = %s (%s)", bp_dtype_name(bp_tensor_dtype(c->o[k])), shape);
+        }
     }
 }
 
