@@ -375,9 +375,5 @@ void fg_finish(fg_state *s)
         if (s->early.exe)
             fg_run_ok(s, s->early.exe, s->early.n_out, "the plan compiled half way, new inputs");
     }
-    if (order % 5 == 0 && s->g) { /* the plan goes before the graph */
-        bp_graph_exec_release(exe);
-        exe = NULL;
-    }
-    bp_graph_exec_release(exe);
+    bp_graph_exec_release(exe); /* before the graph, unless the graph went first above */
 }

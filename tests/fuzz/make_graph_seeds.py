@@ -140,8 +140,9 @@ class Graph:
 
     def finish(self, outputs=0, order=1, opts=0, wrong=(), new_inputs=None):
         """outputs: fg_default_outputs' byte (0..2: that many + 1 if none marked);
-        order: release orders (% 4 == 0 syms before compiling, % 3 == 0 the graph
-        before running, % 5 == 0 the plan before the graph); opts: compile's byte
+        order: release orders (% 4 == 0 the symbolic tensors before compiling,
+        % 3 == 0 the graph before running, else the plan before the graph);
+        opts: compile's byte
         (% 3: merge, no_merge, NULL; >= 240 a struct_size to refuse); wrong: runs
         that must fail, each (input, case, bytes...); new_inputs: None, or the
         number of inputs and DLPack constants to rewrite."""
