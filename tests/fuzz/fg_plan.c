@@ -137,36 +137,6 @@ static size_t fg_used(const fg_state *s)
     return (size_t)mi.used;
 }
 
-/* Run plan on the current eager inputs; its outputs must equal the eager
- * twins of the values marked. */
-static void fg_run_ok(fg_state *s, bp_graph_exec *exe, int n_out, const char *what)
-{
-    bp_tensor *in[FG_INPUTS], *out[FG_OUTPUTS];
-    fg_run_inputs(s, in);
-    for (int o = 0; o < FG_OUTPUTS; o++)
-        out[o] = FG_GARBAGE;
-    fz_mark();
-    bp_status st = bp_graph_run(exe, s->n_inputs, in, n_out, out);
-    fz_trace("  bp_graph_run (%s) -> %s", what, bp_status_string(st));
-    fz_status("bp_graph_run", st);
-    if (st != BP_OK)
-        fz_fail("bp_graph_run (%s) failed: %s: %s", what, bp_status_string(st), bp_last_error());
-    for (int o = 0; o < n_out; o++) {
-        char name[96];
-        const fg_value *v = &s->v[s->output_value[o]];
-        snprintf(name, sizeof name, "%s, output %d (value %d, %s)", what, o, s->output_value[o],
-                 v->origin == FG_INPUT ? "an input"
-                 : s->step[v->step].kind == FG_OP ? bp_op_name(s->step[v->step].op)
-                                                  : "a view");
-        fg_same(name, out[o], v->eager);
-    }
-    for (int o = n_out; o < FG_OUTPUTS; o++)
-        if (out[o] != FG_GARBAGE)
-            fz_fail("bp_graph_run wrote outputs[%d], past the %d it was given", o, n_out);
-    for (int o = 0; o < n_out; o++)
-        bp_tensor_release(out[o]);
-}
-
 /* A run that must fail with `want`: it sets no output and keeps no memory. */
 static void fg_run_bad(fg_state *s, bp_graph_exec *exe, int32_t n_in, bp_tensor *const *in,
                        int32_t n_out, bool null_out, bp_status want, const char *why)
@@ -189,6 +159,50 @@ static void fg_run_bad(fg_state *s, bp_graph_exec *exe, int32_t n_in, bp_tensor 
     if (fg_used(s) != used)
         fz_fail("bp_graph_run with %s failed but left %zu bytes in use (%zu before)", why,
                 fg_used(s), used);
+}
+
+/* Run plan on the current eager inputs; its outputs must equal the eager
+ * twins of the values marked, or, when one of them is poisoned (an op that
+ * makes it reads index values out of range), the run must fail with
+ * BP_ERR_INDEX, saying the plan was running, and return no output. */
+static void fg_run_ok(fg_state *s, bp_graph_exec *exe, int n_out, const char *what)
+{
+    bp_tensor *in[FG_INPUTS], *out[FG_OUTPUTS];
+    fg_run_inputs(s, in);
+    bool poisoned = false;
+    for (int o = 0; o < n_out; o++)
+        poisoned = poisoned || s->v[s->output_value[o]].poisoned;
+    if (poisoned) {
+        char why[96];
+        snprintf(why, sizeof why, "index values out of range (%s)", what);
+        fg_run_bad(s, exe, s->n_inputs, in, n_out, false, BP_ERR_INDEX, why);
+        if (!strstr(bp_last_error(), "running the plan"))
+            fz_fail("bp_graph_run refused index values without saying the plan was running: %s",
+                    bp_last_error());
+        return;
+    }
+    for (int o = 0; o < FG_OUTPUTS; o++)
+        out[o] = FG_GARBAGE;
+    fz_mark();
+    bp_status st = bp_graph_run(exe, s->n_inputs, in, n_out, out);
+    fz_trace("  bp_graph_run (%s) -> %s", what, bp_status_string(st));
+    fz_status("bp_graph_run", st);
+    if (st != BP_OK)
+        fz_fail("bp_graph_run (%s) failed: %s: %s", what, bp_status_string(st), bp_last_error());
+    for (int o = 0; o < n_out; o++) {
+        char name[96];
+        const fg_value *v = &s->v[s->output_value[o]];
+        snprintf(name, sizeof name, "%s, output %d (value %d, %s)", what, o, s->output_value[o],
+                 v->origin == FG_INPUT ? "an input"
+                 : s->step[v->step].kind == FG_OP ? bp_op_name(s->step[v->step].op)
+                                                  : "a view");
+        fg_same(name, out[o], v->eager);
+    }
+    for (int o = n_out; o < FG_OUTPUTS; o++)
+        if (out[o] != FG_GARBAGE)
+            fz_fail("bp_graph_run wrote outputs[%d], past the %d it was given", o, n_out);
+    for (int o = 0; o < n_out; o++)
+        bp_tensor_release(out[o]);
 }
 
 /* Runs that must be refused for their inputs or counts. */
@@ -266,7 +280,8 @@ static void fg_wrong_inputs(fg_state *s, bp_graph_exec *exe, int n_out)
 }
 
 /* New inputs, the DLPack constants' memory rewritten, every recorded step
- * called again eagerly: the eager twins of the new inputs. */
+ * called again eagerly: the eager twins of the new inputs (poisoned where
+ * an eager call now refuses index values, or where an operand is). */
 static void fg_new_inputs(fg_state *s)
 {
     for (int k = 0; k < s->n_inputs; k++) {
@@ -287,21 +302,29 @@ static void fg_new_inputs(fg_state *s)
     }
     for (int k = 0; k < s->n_steps; k++) {
         fg_step *st = &s->step[k];
+        bool poisoned = false;
+        for (int j = 0; j < 5; j++)
+            poisoned = poisoned || (st->in[j] >= 0 && s->v[st->in[j]].poisoned);
         bp_tensor *o1 = NULL, *o2 = NULL;
         bp_status r = fg_step_eager(s, k, &o1, &o2);
-        if (r != BP_OK)
-            fz_fail("%s, recorded and compiled, now fails eagerly on the new inputs (%s: %s): "
-                    "the plan runs it without the check that refuses it",
-                    st->kind == FG_OP ? bp_op_name(st->op) : "a view", bp_status_string(r),
-                    bp_last_error());
+        if (r != BP_OK && r != BP_ERR_INDEX)
+            fz_fail("%s, recorded and compiled, now fails eagerly on the new values (%s: %s), "
+                    "which only index values may do", st->kind == FG_OP ? bp_op_name(st->op)
+                                                                        : "a view",
+                    bp_status_string(r), bp_last_error());
+        poisoned = poisoned || r == BP_ERR_INDEX;
         bp_tensor *o[2] = {o1, o2};
         for (int j = 0; j < 2; j++) {
-            if (st->out[j] >= 0) {
-                bp_tensor_release(s->v[st->out[j]].eager);
-                s->v[st->out[j]].eager = o[j];
-            } else {
+            if (st->out[j] < 0) {
                 bp_tensor_release(o[j]);
+                continue;
             }
+            fg_value *v = &s->v[st->out[j]];
+            if (!o[j]) /* refused: a stand-in like the twin it replaces */
+                o[j] = fg_stand_in(s, v->eager);
+            bp_tensor_release(v->eager);
+            v->eager = o[j];
+            v->poisoned = poisoned;
         }
     }
 }

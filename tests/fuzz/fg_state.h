@@ -25,9 +25,11 @@
 #define FG_GARBAGE ((bp_tensor *)(uintptr_t)0x10)
 
 /* Integer constants lent through DLPack are rewritten between runs only
- * when this is 1: a captured index tensor whose values change is run by
- * the plan with the values checked at record time only (an index out of
- * range then reaches the kernel; see docs/reliability.md). */
+ * when this is 1. An open defect (docs/reliability.md, round four): a
+ * gather, scatter or loss whose indices and x are concrete while another
+ * operand is symbolic has its index values checked when it is recorded,
+ * not when the plan runs, so rewritten indices reach the kernel unchecked
+ * (a heap overflow in the scatter kernel). Set it to 1 once that is fixed. */
 #ifndef FG_MUTATE_INDICES
 #define FG_MUTATE_INDICES 0
 #endif
@@ -46,6 +48,10 @@ typedef struct fg_value {
     bp_tensor *eager;  /* FG_INPUT / FG_STEP: the eager twin for the current inputs */
     int input;         /* FG_INPUT: its number */
     int step, out;     /* FG_STEP: which step made it, which of its outputs */
+    bool poisoned;     /* FG_STEP: its eager twin failed for index values (or
+                          one of its operands is poisoned): a plan whose outputs
+                          need it must fail with BP_ERR_INDEX; `eager` is then
+                          a stand-in of zeros of its dtype and shape */
 } fg_value;
 
 typedef enum fg_kind { FG_OP, FG_RESHAPE, FG_SQUEEZE, FG_UNSQUEEZE } fg_kind;
@@ -119,6 +125,8 @@ void fg_act_view(fg_state *s);      /* reshape, squeeze, unsqueeze */
 void fg_act_bad_shapes(fg_state *s);
 /* Call step k eagerly on the current eager values: its status and outputs. */
 bp_status fg_step_eager(fg_state *s, int k, bp_tensor **o1, bp_tensor **o2);
+/* A stand-in twin for a poisoned value: zeros like t. */
+bp_tensor *fg_stand_in(fg_state *s, const bp_tensor *t);
 
 /* ---- fg_plan.c ----------------------------------------------------------------- */
 void fg_act_output(fg_state *s);

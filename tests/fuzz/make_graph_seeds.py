@@ -102,9 +102,10 @@ class Graph:
         self.values += 1
         return self
 
-    def const(self, like, dlpack=False, other=False, dtype=None, broadcast_axis=None, numel=6):
+    def const(self, like, dlpack=False, other=False, dtype=None, broadcast_axis=None, numel=6,
+              index=1):
         """A constant shaped like value `like` (of rank > 0, numel elements), of its
-        dtype unless given."""
+        dtype unless given; index constants hold `index` (-3..3) everywhere."""
         self.act("const").emit(self.pick(like))
         if dtype is None:
             self.emit(0)
@@ -115,7 +116,8 @@ class Graph:
         else:
             self.emit(0, 0, broadcast_axis)
         self.emit(0 if dlpack else 255 if other else 100)
-        self.emit(data() if dtype not in (I32, I64) else [1, 0] * numel)
+        one = [index, 0] if index >= 0 else [index + 3, 0xff]
+        self.emit(data() if dtype not in (I32, I64) else one * numel)
         self.values += 1
         return self
 
@@ -197,6 +199,11 @@ def seeds():
     g = Graph().inputs(x23).const(0, dlpack=True, dtype=I64).const(0)
     g.op("scatter_elements", 2, 1, 0).op("scatter_nd", 2, 1, 0)
     s["captured_indices_rewritten"] = g.finish(outputs=0, new_inputs=(1, 1))
+
+    # indices out of range: recorded, refused when the plan runs (BP_ERR_INDEX)
+    g = Graph().inputs(x23, (F32, [2])).const(1, dtype=I64, numel=2, index=3)
+    g.op("gather", 0, 2).op("exp", 3).op("argmax", 0).op("gather", 0, 5)
+    s["index_out_of_range_when_the_plan_runs"] = g.finish(outputs=1, new_inputs=(2, 0))
 
     g = Graph().inputs(x23).view("reshape", 0, 0).view("unsqueeze", 0, 4).op("exp", 1)
     g.view("squeeze", 2, 1, 3).op("exp", 4).output(0).output(1).output(5)
