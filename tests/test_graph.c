@@ -451,6 +451,31 @@ Test(graph, a_tensor_of_another_backend_beside_a_captured_one_is_refused_naming_
     bp_context_destroy(ctx);
 }
 
+/* The order of the checks is eager's: a tensor of another backend is
+ * refused when it is met, before a later operand that is NULL. */
+Test(graph, a_tensor_of_another_backend_is_refused_before_a_later_null_operand_as_eagerly)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *list[16];
+    size_t n = bpt_backends(ctx, list, 16);
+    cr_assert_geq(n, 2, "binary and devsim at least");
+    bp_graph *g = NULL;
+    bp_tensor *scond, *y = NULL;
+    BPT_OK(bp_graph_create(list[0], &g));
+    BPT_OK(bp_graph_input(g, BP_BOOL, 1, (const int64_t[]){3}, &scond));
+    bp_tensor *cond = bpt_vec(list[0], BP_BOOL, 3, (const double[]){1, 0, 1});
+    bp_tensor *other = bpt_vec(list[n - 1], BP_F32, 3, (const double[]){1, 2, 3});
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_where(cond, other, NULL, &y)); /* eagerly */
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_where(scond, other, NULL, &y)); /* recording */
+    cr_expect_null(y);
+    cr_expect(strstr(bp_last_error(), bp_backend_name(list[n - 1])), "%s", bp_last_error());
+    bp_tensor_release(cond);
+    bp_tensor_release(other);
+    bp_tensor_release(scond);
+    bp_graph_release(g);
+    bp_context_destroy(ctx);
+}
+
 Test(graph, reading_a_symbolic_tensor_says_it_is_symbolic_and_what_to_do)
 {
     bp_context *ctx = bpt_context();
@@ -1099,6 +1124,64 @@ Test(graph, captured_indices_are_checked_with_the_values_they_hold_when_the_plan
         bp_tensor *all[] = {idx, sx, sy, x};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
             bp_tensor_release(all[i]);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* Captured indices whose op is recorded because another operand is symbolic
+ * (a scatter's updates, a loss's weights) are checked when the plan runs
+ * too: the values they hold then are what the kernel reads. */
+static void rewrite_captured_indices_then_run(bp_backend *be, bool loss)
+{
+    bp_tensor *idx = bpt_tensor_i64(be, BP_I64, 1, (const int64_t[]){2},
+                                    (const int64_t[]){3, 0});
+    struct DLManagedTensor *m = NULL;
+    if (!checks_indices_on_the_host(be) || bp_tensor_to_dlpack(idx, &m) != BP_OK ||
+        m->dl_tensor.device.device_type != kDLCPU) {
+        if (m)
+            m->deleter(m);
+        bp_tensor_release(idx);
+        return;
+    }
+    bp_graph *g = NULL;
+    bp_tensor *sw = NULL, *sy = NULL, *y = NULL;
+    BPT_OK(bp_graph_create(be, &g));
+    bp_tensor *x = loss ? bpt_tensor(be, BP_F32, 2, (const int64_t[]){2, 4},
+                                     (const double[]){-1, -2, -3, -4, -5, -6, -7, -8})
+                        : bpt_vec(be, BP_F32, 4, (const double[]){1, 2, 3, 4});
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){loss ? 4 : 2}, &sw));
+    if (loss)
+        BPT_OK(bp_nll_loss(x, idx, sw, BP_LOSS_SUM, NULL, &sy));
+    else
+        BPT_OK(bp_scatter_elements(x, idx, sw, 0, BP_SCATTER_NONE, &sy));
+    BPT_OK(bp_graph_output(g, sy));
+    bp_graph_exec *exe = NULL;
+    BPT_OK(bp_graph_compile(g, NULL, &exe));
+    bp_tensor *w = bpt_vec(be, BP_F32, loss ? 4 : 2, (const double[]){10, 20, 30, 40});
+    BPT_OK(bp_graph_run(exe, 1, &w, 1, &y));
+    bp_tensor_release(y);
+    int64_t *data = (int64_t *)(void *)((char *)m->dl_tensor.data + m->dl_tensor.byte_offset);
+    data[1] = loss ? 4 : 1 << 20; /* no class 4; far past the end of x */
+    y = NULL;
+    BPT_FAILS(BP_ERR_INDEX, bp_graph_run(exe, 1, &w, 1, &y));
+    cr_expect_null(y);
+    cr_expect(strstr(bp_last_error(), loss ? "bp_nll_loss: label 4" : "bp_scatter_elements: "
+                     "indices[1] (flat position) is 1048576") != NULL, "%s", bp_last_error());
+    m->deleter(m);
+    bp_graph_exec_release(exe);
+    bp_graph_release(g);
+    bp_tensor *all[] = {idx, sw, sy, x, w};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        bp_tensor_release(all[i]);
+}
+
+Test(graph, captured_indices_are_checked_when_the_plan_runs_whichever_operand_is_symbolic)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        rewrite_captured_indices_then_run(be, false);
+        rewrite_captured_indices_then_run(be, true);
     }
     bp_context_destroy(ctx);
 }

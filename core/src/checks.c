@@ -209,8 +209,11 @@ bp_status bp__op_begin(const char *fn, bp_op op, const bp_tensor *const *in, bp_
             *be = bp__backend_of(t);
         } else if (bp__backend_of(t) != *be) {
             mixed = true;
-            if (!(*be)->graph && !bp__backend_of(t)->graph) {
-                upto = k + 1; /* two concrete backends: reported at once */
+            if (!bp__backends_joinable(*be, bp__backend_of(t))) {
+                /* two devices (concrete, or a graph's and a tensor of
+                 * another): reported at once, recording as eagerly, before
+                 * a later operand that is NULL or given away */
+                upto = k + 1;
                 break;
             }
         }

@@ -105,14 +105,17 @@ static bp_status check_at(const char *fn, const bp__index_rule *r, bp_backend *b
     return st;
 }
 
-/* r (its input set) applied now to indices; or, while a graph records the
- * op, kept for the node. r->input is -1 afterwards unless kept. */
-static bp_status check_or_keep(const char *fn, const bp_tensor *indices, const bp_tensor *data,
+/* r (its input set) applied now to indices; or, when op_be (the backend
+ * the op runs on, bp__backend_of_all over all its operands) is a graph's,
+ * kept for the node: whichever operand is symbolic (the indices, x, a
+ * scatter's updates, a loss's weights), concrete indices are captured by
+ * reference and may hold other values when the plan runs. r->input is -1
+ * afterwards unless kept. */
+static bp_status check_or_keep(const char *fn, const bp_tensor *indices, const bp_backend *op_be,
                                bp__index_rule *r)
 {
-    bp_backend *be = bp__backend_of(indices);
-    bool recording = be->graph || bp__backend_of(data)->graph;
-    be = bp__backend_real(be);
+    bool recording = op_be->graph != NULL;
+    bp_backend *be = bp__backend_real(bp__backend_of(indices));
     if (indices->numel == 0 || !checked_on_host(be)) {
         r->input = -1;
         return BP_OK;
@@ -124,8 +127,9 @@ static bp_status check_or_keep(const char *fn, const bp_tensor *indices, const b
                     indices->numel, "");
 }
 
-bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, const bp_tensor *data,
-                                 int32_t k, int32_t m, int32_t first_axis, const int64_t *dims,
+bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices,
+                                 const bp_backend *op_be, int32_t k, int32_t m,
+                                 int32_t first_axis, const int64_t *dims,
                                  bp__index_rule *rule)
 {
     memset(rule, 0, sizeof *rule);
@@ -134,11 +138,12 @@ bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, const
     rule->m = m;
     rule->first_axis = first_axis;
     memcpy(rule->dims, dims, (size_t)m * sizeof *dims);
-    return check_or_keep(fn, indices, data, rule);
+    return check_or_keep(fn, indices, op_be, rule);
 }
 
-bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels, const bp_tensor *data,
-                                 int32_t k, int64_t classes, const int64_t *ignore_index,
+bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels,
+                                 const bp_backend *op_be, int32_t k, int64_t classes,
+                                 const int64_t *ignore_index,
                                  bp__index_rule *rule)
 {
     memset(rule, 0, sizeof *rule);
@@ -148,7 +153,7 @@ bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels, const 
     rule->dims[0] = classes;
     rule->has_ignore = ignore_index != NULL;
     rule->ignore_index = ignore_index ? *ignore_index : 0;
-    return check_or_keep(fn, labels, data, rule);
+    return check_or_keep(fn, labels, op_be, rule);
 }
 
 bp_status bp__check_index_rule(const char *fn, const bp__index_rule *rule, bp_backend *be,

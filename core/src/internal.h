@@ -512,17 +512,20 @@ typedef struct bp__index_rule {
 /* Every index lies in [-dims[j], dims[j]) (j the index's position modulo m;
  * m = 1: one bound; gather_nd: one per component of an index tuple, for
  * the axes first_axis, first_axis + 1, ...): BP_ERR_INDEX naming the first
- * bad one. indices is the op's input view k, data the tensor indexed.
- * *rule: rule->input -1 when the check is done (or nothing is checked
- * here); while a graph records the op, the rule the node carries instead
- * (pass it to bp__op_run_checked). */
-bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices, const bp_tensor *data,
-                                 int32_t k, int32_t m, int32_t first_axis, const int64_t *dims,
+ * bad one. indices is the op's input view k; op_be the backend the op
+ * runs on (bp__backend_of_all over all its operands, so a graph's when any
+ * operand is symbolic). *rule: rule->input -1 when the check is done (or
+ * nothing is checked here); while a graph records the op, the rule the node
+ * carries instead (pass it to bp__op_run_checked). */
+bp_status bp__check_index_bounds(const char *fn, const bp_tensor *indices,
+                                 const bp_backend *op_be, int32_t k, int32_t m,
+                                 int32_t first_axis, const int64_t *dims,
                                  bp__index_rule *rule);
 /* Class labels of a loss (the op's input view k): each in [0, classes) or
  * equal to *ignore_index (NULL: none). *rule as above. */
-bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels, const bp_tensor *data,
-                                 int32_t k, int64_t classes, const int64_t *ignore_index,
+bp_status bp__check_class_labels(const char *fn, const bp_tensor *labels,
+                                 const bp_backend *op_be, int32_t k, int64_t classes,
+                                 const int64_t *ignore_index,
                                  bp__index_rule *rule);
 /* A plan's run: rule checked against the values of view v (a dense view on
  * be, the graph's backend, read in place or read and so waited for) with

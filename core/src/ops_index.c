@@ -127,11 +127,20 @@ static bp_status operands(const char *fn, bp_op op, const bp_tensor *x, const bp
     return index_dtype(fn, indices);
 }
 
+/* The backend an op on x, indices and updates (NULL for a gather) runs on:
+ * a graph's when any of them is symbolic, whichever it is. */
+static const bp_backend *op_backend(const bp_tensor *x, const bp_tensor *indices,
+                                    const bp_tensor *updates)
+{
+    return bp__backend_of_all(3, (const bp_tensor *const[]){x, indices, updates});
+}
+
 /* indices, the op's input 1, along axis ax of x. */
 static bp_status check_axis_bounds(const char *fn, const bp_tensor *x, const bp_tensor *indices,
-                                   int32_t ax, bp__index_rule *rule)
+                                   const bp_tensor *updates, int32_t ax, bp__index_rule *rule)
 {
-    return bp__check_index_bounds(fn, indices, x, 1, 1, ax, &x->shape[ax], rule);
+    return bp__check_index_bounds(fn, indices, op_backend(x, indices, updates), 1, 1, ax,
+                                  &x->shape[ax], rule);
 }
 
 /* ---- gather ---------------------------------------------------------------- */
@@ -164,7 +173,7 @@ bp_status bp_gather(const bp_tensor *x, const bp_tensor *indices, int32_t axis, 
     bp_backend *be = bp__backend_of_all(2, (const bp_tensor *const[]){x, indices});
     BP__TRY(bp__op_require(be, BP_OP_GATHER, x->dtype));
     bp__index_rule rule;
-    BP__TRY(check_axis_bounds(fn, x, indices, ax, &rule));
+    BP__TRY(check_axis_bounds(fn, x, indices, NULL, ax, &rule));
 
     bp_op_params p = bp__params();
     p.i[0] = ax;
@@ -182,7 +191,7 @@ bp_status bp_gather_elements(const bp_tensor *x, const bp_tensor *indices, int32
     BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
     BP__TRY(elements_shapes(fn, x, indices, NULL, ax));
     bp__index_rule rule;
-    BP__TRY(check_axis_bounds(fn, x, indices, ax, &rule));
+    BP__TRY(check_axis_bounds(fn, x, indices, NULL, ax, &rule));
     bp_op_params p = bp__params();
     p.i[0] = ax;
     return dense_call(fn, BP_OP_GATHER_ELEMENTS, &p, 2, (const bp_tensor *const[]){x, indices},
@@ -211,7 +220,7 @@ bp_status bp_scatter_elements(const bp_tensor *x, const bp_tensor *indices,
     BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
     BP__TRY(elements_shapes(fn, x, indices, updates, ax));
     bp__index_rule rule;
-    BP__TRY(check_axis_bounds(fn, x, indices, ax, &rule));
+    BP__TRY(check_axis_bounds(fn, x, indices, updates, ax, &rule));
     bp_op_params p = bp__params();
     p.i[0] = ax;
     p.i[1] = reduction;
@@ -225,9 +234,10 @@ bp_status bp_scatter_elements(const bp_tensor *x, const bp_tensor *indices,
 /* Index tuples (indices, the op's input 1) of m components addressing x's
  * axes b .. b + m - 1. */
 static bp_status nd_bounds(const char *fn, const bp_tensor *x, const bp_tensor *indices,
-                           int32_t b, int32_t m, bp__index_rule *rule)
+                           const bp_tensor *updates, int32_t b, int32_t m, bp__index_rule *rule)
 {
-    return bp__check_index_bounds(fn, indices, x, 1, m, b, &x->shape[b], rule);
+    return bp__check_index_bounds(fn, indices, op_backend(x, indices, updates), 1, m, b,
+                                  &x->shape[b], rule);
 }
 
 /* The shared shape rules: indices (..., m) with 1 <= m <= rank - b, and the
@@ -272,7 +282,7 @@ bp_status bp_gather_nd(const bp_tensor *x, const bp_tensor *indices, int32_t bat
         return bp__error(BP_ERR_SHAPE, "%s: the result would have rank %d, above %d", fn,
                          (int)rank, BP_MAX_RANK);
     bp__index_rule rule;
-    BP__TRY(nd_bounds(fn, x, indices, batch_dims, m, &rule));
+    BP__TRY(nd_bounds(fn, x, indices, NULL, batch_dims, m, &rule));
     bp_op_params p = bp__params();
     p.i[0] = batch_dims;
     return dense_call(fn, BP_OP_GATHER_ND, &p, 2, (const bp_tensor *const[]){x, indices},
@@ -303,7 +313,7 @@ bp_status bp_scatter_nd(const bp_tensor *x, const bp_tensor *indices, const bp_t
                          BP__SHAPE_STR(sx, x->rank, x->shape));
     }
     bp__index_rule rule;
-    BP__TRY(nd_bounds(fn, x, indices, 0, m, &rule));
+    BP__TRY(nd_bounds(fn, x, indices, updates, 0, m, &rule));
     bp_op_params p = bp__params();
     p.i[1] = reduction;
     return dense_call(fn, BP_OP_SCATTER_ND, &p, 3, (const bp_tensor *const[]){x, indices, updates},

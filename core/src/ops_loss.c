@@ -53,9 +53,9 @@ static bp_status loss(bp_op op, const bp_tensor *x, const bp_tensor *labels,
     const char *fn = bp__op_fn(op);
     BP__TRY(bp__check_outs(fn, out, 1, (bp_tensor **const[]){log_prob}));
     BP__TRY(loss_operands(fn, op, x, labels, weights, reduction));
-    bp__index_rule rule;
-    BP__TRY(bp__check_class_labels(fn, labels, x, 1, x->shape[1], ignore_index, &rule));
     bp_backend *be = bp__backend_of_all(3, (const bp_tensor *const[]){x, labels, weights});
+    bp__index_rule rule;
+    BP__TRY(bp__check_class_labels(fn, labels, be, 1, x->shape[1], ignore_index, &rule));
     BP__TRY(bp__op_require(be, op, x->dtype));
     bp_tensor *res = NULL, *lp = NULL;
     bp_status st = reduction == BP_LOSS_NONE

@@ -294,9 +294,6 @@ static void fg_new_inputs(fg_state *s)
     }
     for (int k = 0; k < s->n_consts; k++) {
         fg_const *c = &s->c[k];
-        bool index = c->dtype == BP_I32 || c->dtype == BP_I64;
-        if (index && !FG_MUTATE_INDICES)
-            continue;
         if (fz_bool(&s->in))
             fz_fill(&s->in, (int)c->dtype, c->numel, c->bytes);
     }

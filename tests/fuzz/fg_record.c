@@ -117,33 +117,6 @@ static bool fg_same_meta(const bp_tensor *a, const bp_tensor *b)
                   (size_t)bp_tensor_rank(a) * sizeof(int64_t)) == 0;
 }
 
-/* Known differences between recording and eager checks, reported and not
- * yet fixed (docs/reliability.md): each is tolerated here, narrowly, so that
- * the harness keeps looking past it. Remove one once it is fixed.
- *
- * The order of bp__op_begin's checks (core/src/checks.c): eagerly, an
- * operand on another backend is refused as soon as it is met
- * (BP_ERR_BACKEND_MISMATCH); while recording, mixing it with a symbolic one
- * is left to bp__graph_join after every operand was checked, so a later
- * operand that is NULL or given away is refused first
- * (BP_ERR_INVALID_ARGUMENT). */
-static bool fg_known_difference(const fg_state *s, const fg_step *k, const fg_call *g,
-                                const fg_call *e)
-{
-    if (g->st != BP_ERR_INVALID_ARGUMENT || e->st != BP_ERR_BACKEND_MISMATCH)
-        return false;
-    bool foreign = false, missing = false;
-    for (int j = 0; j < 5; j++) {
-        const bp_tensor *t = fg_sym(s, k->in[j]);
-        foreign = foreign || (t && bp_tensor_backend(t) == s->other);
-        missing = missing || (t && !bp_tensor_is_valid(t));
-    }
-    missing = missing || strstr(g->msg, "is NULL");
-    if (foreign && missing)
-        fz_trace("  known: a check order differs between recording and eager (checks.c)");
-    return foreign && missing;
-}
-
 /* Record step s->step[s->n_steps] (filled in by the caller): call it on
  * both sides, compare, and keep its results as values. */
 static void fg_record(fg_state *s)
@@ -192,13 +165,6 @@ static void fg_record(fg_state *s)
     }
     if (e.st == BP_ERR_OUT_OF_MEMORY || g.st == BP_ERR_OUT_OF_MEMORY) {
         /* a huge result (fuzzed pads, sizes): recording allocates nothing */
-        for (int o = 0; o < 2; o++) {
-            bp_tensor_release(g.o[o]);
-            bp_tensor_release(e.o[o]);
-        }
-        return;
-    }
-    if (g.st != e.st && fg_known_difference(s, k, &g, &e)) {
         for (int o = 0; o < 2; o++) {
             bp_tensor_release(g.o[o]);
             bp_tensor_release(e.o[o]);

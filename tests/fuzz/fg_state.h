@@ -24,16 +24,6 @@
 #define FG_CAP_ELEMS 1024     /* operands of at most this many elements */
 #define FG_GARBAGE ((bp_tensor *)(uintptr_t)0x10)
 
-/* Integer constants lent through DLPack are rewritten between runs only
- * when this is 1. An open defect (docs/reliability.md, round four): a
- * gather, scatter or loss whose indices and x are concrete while another
- * operand is symbolic has its index values checked when it is recorded,
- * not when the plan runs, so rewritten indices reach the kernel unchecked
- * (a heap overflow in the scatter kernel). Set it to 1 once that is fixed. */
-#ifndef FG_MUTATE_INDICES
-#define FG_MUTATE_INDICES 0
-#endif
-
 typedef enum fg_origin {
     FG_INPUT,  /* bp_graph_input */
     FG_CONST,  /* a concrete tensor the harness made: captured when mixed in */

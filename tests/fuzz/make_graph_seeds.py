@@ -194,8 +194,7 @@ def seeds():
     s["dlpack_rewritten"] = g.finish(outputs=2, new_inputs=(2, 3))
 
     # x and indices concrete (the indices over DLPack memory), updates symbolic:
-    # recorded after the indices were checked; new index values come with the
-    # new inputs only where the harness is built with FG_MUTATE_INDICES=1
+    # the plan checks the index values the new inputs bring when it runs
     g = Graph().inputs(x23).const(0, dlpack=True, dtype=I64).const(0)
     g.op("scatter_elements", 2, 1, 0).op("scatter_nd", 2, 1, 0)
     s["captured_indices_rewritten"] = g.finish(outputs=0, new_inputs=(1, 1))
