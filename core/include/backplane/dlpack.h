@@ -34,7 +34,9 @@ BP_API bp_status bp_tensor_to_dlpack(const bp_tensor *t, struct DLManagedTensor 
  * memory; on failure the caller still owns it. Zero copy when the memory is
  * of a kind the backend uses in place (host memory on binary and blas_cpu),
  * compact row-major and aligned to its element size: the tensor then IS the
- * other library's memory, which must stay unchanged while the tensor lives.
+ * other library's memory: what either side writes, the other sees. Do not
+ * change it while an op that reads it runs; between calls you may (a
+ * graph's plan reads a captured tensor anew at each bp_graph_run).
  * A strided tensor in host memory is copied into a dense one; host memory
  * going to a device backend is copied in. Memory of another kind (CUDA
  * memory for a host backend): BP_ERR_BACKEND_MISMATCH naming both and the
