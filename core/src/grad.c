@@ -107,6 +107,66 @@ static void view_span(const bp_view *v, int64_t *lo, int64_t *hi)
     *hi = b + item;
 }
 
+/* Whether views a and b of one value can share no element: their byte
+ * spans do not meet, or both are boxes of one layout (the same positive
+ * strides, each dividing the next larger, and every coordinate of both
+ * views below the radix that gives) that are apart on some axis, or in the
+ * residue below the smallest stride. Concat's parts and slices of one
+ * value are such boxes. */
+static bool views_disjoint(const bp_view *a, const bp_view *b)
+{
+    int64_t lo, hi, la, ha;
+    view_span(a, &lo, &hi);
+    view_span(b, &la, &ha);
+    if (!(la < hi && lo < ha && lo < hi && la < ha))
+        return true;
+    int64_t item = (int64_t)bp_dtype_size(a->dtype);
+    if (a->rank != b->rank || a->dtype != b->dtype || a->offset % item || b->offset % item)
+        return false;
+    int32_t ord[BP_MAX_RANK], n = 0;
+    for (int32_t k = 0; k < a->rank; k++) {
+        if (a->strides[k] != b->strides[k])
+            return false;
+        if (a->shape[k] == 1 && b->shape[k] == 1)
+            continue;
+        if (a->strides[k] <= 0)
+            return false;
+        int32_t j = n++; /* insertion by descending stride */
+        for (; j > 0 && a->strides[ord[j - 1]] < a->strides[k]; j--)
+            ord[j] = ord[j - 1];
+        ord[j] = k;
+    }
+    int64_t ra = a->offset / item, rb = b->offset / item;
+    bool apart = false;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t k = ord[i];
+        int64_t st = a->strides[k], ca = ra / st, cb = rb / st;
+        ra %= st, rb %= st;
+        if (i > 0) {
+            int64_t up = a->strides[ord[i - 1]];
+            if (up % st || ca + a->shape[k] > up / st || cb + b->shape[k] > up / st)
+                return false;
+        }
+        apart = apart || ca + a->shape[k] <= cb || cb + b->shape[k] <= ca;
+    }
+    return apart || ra != rb;
+}
+
+/* The first node after node i that writes into value s where view v sees
+ * it, or -1. */
+static int32_t later_writer(const bp__grad_state *gs, int32_t i, int32_t s, const bp_view *v)
+{
+    if (gs->last_writer[s] <= i)
+        return -1;
+    for (int32_t j = i + 1; j < gs->n_nodes; j++) {
+        const bp__gnode *m = &gs->nodes[j];
+        for (int32_t q = m->n_in; q < m->n_in + m->n_out; q++)
+            if (m->ref[q] == s && !views_disjoint(v, &m->view[q]))
+                return j;
+    }
+    return -1;
+}
+
 /* ---- reading values and adjoints through views ----------------------------- */
 
 /* A tensor of (v's dtype and shape, compacted if asked) holding what v views
@@ -143,7 +203,7 @@ static bp_status read_forward(bp__grad_state *gs, int32_t i, int32_t k, bp_tenso
     int32_t ref = n->ref[k];
     if (BP__GREF_IS_CAP(ref))
         return read_view(gs, gs->caps[BP__GREF_CAP_INDEX(ref)], 0, &n->view[k], true, out);
-    if (gs->last_writer[ref] > i && !(k >= n->n_in && gs->last_writer[ref] == i))
+    if (later_writer(gs, i, ref, &n->view[k]) >= 0)
         return bp__error(BP_ERR_UNSUPPORTED_OP,
                          "%s: %s (node %d) reads a value that a later op of the graph "
                          "overwrites in place, so its gradient cannot read what it saw; "
@@ -488,27 +548,13 @@ static bp_status check_writes(bp__grad_state *gs, int32_t i)
 {
     const bp__gnode *n = &gs->nodes[i];
     for (int32_t k = n->n_in; k < n->n_in + n->n_out; k++) {
-        int32_t s = n->ref[k];
-        if (s < 0 || gs->writers[s] < 2)
-            continue;
-        int64_t lo, hi;
-        view_span(&n->view[k], &lo, &hi);
-        for (int32_t j = i + 1; j < gs->n_nodes; j++) {
-            const bp__gnode *m = &gs->nodes[j];
-            for (int32_t q = m->n_in; q < m->n_in + m->n_out; q++) {
-                if (m->ref[q] != s)
-                    continue;
-                int64_t a, b;
-                view_span(&m->view[q], &a, &b);
-                if (a < hi && lo < b && lo < hi && a < b)
-                    return bp__error(BP_ERR_UNSUPPORTED_OP,
-                                     "%s: %s (node %d) writes over part of what %s (node %d) "
-                                     "wrote; the gradient of a value written twice is not "
-                                     "supported",
-                                     gs->fn, bp_op_name(m->op), (int)j, bp_op_name(n->op),
-                                     (int)i);
-            }
-        }
+        int32_t s = n->ref[k], j = s >= 0 ? later_writer(gs, i, s, &n->view[k]) : -1;
+        if (j >= 0)
+            return bp__error(BP_ERR_UNSUPPORTED_OP,
+                             "%s: %s (node %d) writes over part of what %s (node %d) wrote; "
+                             "the gradient of a value written twice is not supported",
+                             gs->fn, bp_op_name(gs->nodes[j].op), (int)j, bp_op_name(n->op),
+                             (int)i);
     }
     return BP_OK;
 }
