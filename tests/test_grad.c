@@ -617,6 +617,57 @@ Test(grad, conv_1d_whose_stride_leaves_input_columns_unread)
     END_BACKENDS;
 }
 
+static bp_tensor *conv_transpose_model(bp_backend *be, bp_tensor *const *x)
+{
+    /* x (2, 4, 3, 4), w (4, 3, 2, 3): 2 groups of 3 outputs, stride (2, 1),
+     * dilation (1, 2), pads (1, 0, 0, 1), output_padding (1, 0) */
+    bp_window w = BP_WINDOW_INIT;
+    w.strides[0] = 2, w.strides[1] = 1;
+    w.dilations[0] = 1, w.dilations[1] = 2;
+    w.pads[0] = 1, w.pads[1] = 0, w.pads[2] = 0, w.pads[3] = 1;
+    w.output_padding[0] = 1;
+    w.groups = 2;
+    bp_tensor *y = NULL;
+    BPT_OK(bp_conv_transpose(x[0], x[1], x[2], &w, &y));
+    return weighted_sum(be, y);
+}
+
+Test(grad, conv_transpose_with_strides_pads_dilations_groups_output_padding_and_bias)
+{
+    model_case mc = {3, {4, 4, 1}, {{2, 4, 3, 4}, {4, 3, 2, 3}, {6}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, conv_transpose_model, &mc);
+    END_BACKENDS;
+}
+
+/* Outputs past the natural extent (negative pads: at the end for an
+ * output_shape, at both ends for SAME_LOWER), and an output_padding not
+ * below the stride (allowed below the dilation) whose convolution back
+ * reaches one position past x. */
+static bp_tensor *conv_transpose_1d_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_window w1 = BP_WINDOW_INIT, w2 = BP_WINDOW_INIT, w3 = BP_WINDOW_INIT;
+    w1.strides[0] = 2, w1.output_shape[0] = 12; /* natural 9: pads (0, -3) */
+    w2 = w1, w2.auto_pad = BP_AUTO_PAD_SAME_LOWER; /* pads (-1, -2) */
+    w3.dilations[0] = 2, w3.output_padding[0] = 1;
+    bp_tensor *y[3] = {NULL}, *s = NULL, *t = NULL;
+    BPT_OK(bp_conv_transpose(x[0], x[1], NULL, &w1, &y[0]));
+    BPT_OK(bp_conv_transpose(x[0], x[1], NULL, &w2, &y[1]));
+    BPT_OK(bp_conv_transpose(x[0], x[1], NULL, &w3, &y[2])); /* (2, 2, 9) */
+    BPT_OK(bp_concat(3, (const bp_tensor *const *)y, 2, &s));
+    for (int k = 0; k < 3; k++)
+        bp_tensor_release(y[k]);
+    BPT_OK(bp_tanh(s, &t));
+    bp_tensor_release(s);
+    return weighted_sum(be, t);
+}
+
+Test(grad, conv_transpose_1d_with_outputs_past_the_natural_extent)
+{
+    model_case mc = {2, {3, 3}, {{2, 3, 4}, {3, 2, 3}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, conv_transpose_1d_model, &mc);
+    END_BACKENDS;
+}
+
 static bp_tensor *norm_model(bp_backend *be, bp_tensor *const *x)
 {
     bp_tensor *y = NULL, *r = NULL, *s = NULL;

@@ -210,10 +210,13 @@ static void case_init(gc_case *c, bp_backend *be, bp_op op)
     if (op == BP_OP_CLIP)
         for (int k = 1; k <= 2; k++)
             BPT_OK(bp_zeros(be, BP_F64, 2, s23, &c->in[k]));
-    if ((op == BP_OP_CONV || op == BP_OP_LAYER_NORM) && !c->in[2]) {
-        const bp_tensor *like = c->in[1]; /* conv: bias (M); layer_norm: scale's shape */
-        int64_t m = bp_tensor_shape(like)[0];
-        if (op == BP_OP_CONV)
+    bool conv = op == BP_OP_CONV || op == BP_OP_CONV_TRANSPOSE;
+    if ((conv || op == BP_OP_LAYER_NORM) && !c->in[2]) {
+        /* conv: bias (M), w (M, C / groups, K...); conv_transpose: w (C, M / groups, K...),
+         * one group here; layer_norm: scale's shape */
+        const bp_tensor *like = c->in[1];
+        int64_t m = bp_tensor_shape(like)[op == BP_OP_CONV_TRANSPOSE ? 1 : 0];
+        if (conv)
             BPT_OK(bp_zeros(be, BP_F64, 1, &m, &c->in[2]));
         else
             BPT_OK(bp_zeros(be, BP_F64, bp_tensor_rank(like), bp_tensor_shape(like), &c->in[2]));

@@ -144,18 +144,106 @@ static const bp_tensor *weight_grad(bp__vjp *c, const bp_tensor *x, const bp_ten
     return swap01(c, keep(c, st, cut));
 }
 
+/* dL/dw of a convolution of u by w in groups (u's and gz's channels split
+ * evenly among them): each group's weight_grad, joined along axis 0. */
+static const bp_tensor *grouped_weight_grad(bp__vjp *c, const bp_tensor *u, const bp_tensor *gz,
+                                            const bp_window *fw, const int64_t *kernel,
+                                            int32_t s)
+{
+    int64_t groups = fw->groups;
+    if (c->st != BP_OK || !u || !gz)
+        return NULL;
+    if (groups == 1)
+        return weight_grad(c, u, gz, fw, kernel, s);
+    if (groups > 64) {
+        c->st = bp__error(BP_ERR_UNSUPPORTED_OP, "bp_graph_grad: %s's weight gradient with "
+                          "more than 64 groups is not supported yet", bp_op_name(c->n->op));
+        return NULL;
+    }
+    int64_t cu = u->shape[1] / groups, cz = gz->shape[1] / groups;
+    const bp_tensor *parts[64];
+    for (int64_t j = 0; j < groups; j++)
+        parts[j] = weight_grad(c, channels(c, u, j * cu, cu), channels(c, gz, j * cz, cz), fw,
+                               kernel, s);
+    if (c->st != BP_OK)
+        return NULL;
+    bp_tensor *t = NULL;
+    bp_status st = bp_concat((int32_t)groups, parts, 0, &t);
+    return keep(c, st, t);
+}
+
+/* The bias's gradient: g summed over every axis but the channels. */
+static const bp_tensor *bias_grad(bp__vjp *c, const bp_tensor *g)
+{
+    if (c->st != BP_OK || !g)
+        return NULL;
+    int32_t axes[BP_MAX_RANK], na = 0;
+    for (int32_t k = 0; k < g->rank; k++)
+        if (k != 1)
+            axes[na++] = k;
+    bp_tensor *t = NULL;
+    bp_status st = bp_sum(g, na, axes, false, &t);
+    return keep(c, st, t);
+}
+
+/* conv_transpose: the adjoint of a convolution by the same weights, so
+ * d/dx is that convolution of the output's gradient, and d/dw the conv
+ * weight gradient with the roles of input and output swapped. The output
+ * is the natural one (stride (D - 1) + output_padding + dilation (K - 1)
+ * + 1) less its pads; a negative pad (an output extended past the natural
+ * one) holds positions no input reaches, so the gradient there is cut off
+ * first, and the convolution's extra trailing positions (output_padding)
+ * are cut from d/dx. */
+static bp_status vjp_conv_transpose(bp__vjp *c, int32_t s, const bp_window *fw,
+                                    const int64_t *kernel)
+{
+    const bp__gnode *n = c->n;
+    const bp_view *vx = &n->view[0];
+    bp_window cw = *fw;
+    int64_t starts[BP_MAX_RANK] = {0}, stops[BP_MAX_RANK];
+    for (int32_t k = 0; k < G->rank; k++)
+        stops[k] = G->shape[k];
+    for (int32_t j = 0; j < s; j++) {
+        cw.kernel[j] = 0;
+        if (fw->pads[j] < 0)
+            starts[2 + j] = -fw->pads[j], cw.pads[j] = 0;
+        if (fw->pads[s + j] < 0)
+            stops[2 + j] += fw->pads[s + j], cw.pads[s + j] = 0;
+    }
+    bp_tensor *t = NULL;
+    bp_status st = c->st == BP_OK ? bp_slice(G, starts, stops, NULL, &t) : c->st;
+    const bp_tensor *g = keep(c, st, t);
+    if (c->want[0] && c->st == BP_OK) {
+        bp_tensor *full = NULL, *cut = NULL;
+        st = bp_conv(g, IN(1), NULL, &cw, &full);
+        for (int32_t k = 0; k < vx->rank; k++)
+            starts[k] = 0, stops[k] = vx->shape[k];
+        if (st == BP_OK)
+            st = bp_slice(full, starts, stops, NULL, &cut);
+        bp_tensor_release(full);
+        c->gx[0] = keep(c, st, cut);
+    }
+    if (c->want[1])
+        c->gx[1] = grouped_weight_grad(c, g, IN(0), &cw, kernel, s);
+    if (c->want[2] && n->ref[2] != BP__GREF_NONE)
+        c->gx[2] = bias_grad(c, G);
+    return c->st;
+}
+
 bp_status bp__vjp_conv(bp__vjp *c)
 {
     const bp__gnode *n = c->n;
-    if (n->op != BP_OP_CONV)
-        return bp__error(BP_ERR_BACKEND, "bp_graph_grad: no conv rule for %s (a defect in "
-                         "the gradient column)", bp_op_name(n->op));
     const bp_view *vx = &n->view[0], *vw = &n->view[1];
     int32_t s = vx->rank - 2;
     bp_window fw = window_of(n, s);
     int64_t kernel[3];
     for (int32_t j = 0; j < s; j++)
         kernel[j] = vw->shape[2 + j];
+    if (n->op == BP_OP_CONV_TRANSPOSE)
+        return vjp_conv_transpose(c, s, &fw, kernel);
+    if (n->op != BP_OP_CONV)
+        return bp__error(BP_ERR_BACKEND, "bp_graph_grad: no conv rule for %s (a defect in "
+                         "the gradient column)", bp_op_name(n->op));
     if (c->want[0]) { /* a transposed convolution, cut or padded to x's extents */
         bp_window tw = fw;
         for (int32_t j = 0; j < s; j++) {
@@ -169,35 +257,10 @@ bp_status bp__vjp_conv(bp__vjp *c)
         bp_status st = c->st == BP_OK ? bp_conv_transpose(G, IN(1), NULL, &tw, &t) : c->st;
         c->gx[0] = keep(c, st, t);
     }
-    if (c->want[1]) {
-        int64_t groups = fw.groups, cg = vx->shape[1] / groups, mg = vw->shape[0] / groups;
-        const bp_tensor *x = IN(0);
-        if (groups == 1) {
-            c->gx[1] = weight_grad(c, x, G, &fw, kernel, s);
-        } else {
-            const bp_tensor *parts[64];
-            if (groups > 64)
-                return bp__error(BP_ERR_UNSUPPORTED_OP, "bp_graph_grad: conv's weight "
-                                 "gradient with more than 64 groups is not supported yet");
-            for (int64_t j = 0; j < groups; j++)
-                parts[j] = weight_grad(c, channels(c, x, j * cg, cg), channels(c, G, j * mg, mg),
-                                       &fw, kernel, s);
-            if (c->st == BP_OK) {
-                bp_tensor *t = NULL;
-                bp_status st = bp_concat((int32_t)groups, parts, 0, &t);
-                c->gx[1] = keep(c, st, t);
-            }
-        }
-    }
-    if (c->want[2] && n->ref[2] != BP__GREF_NONE && c->st == BP_OK) {
-        int32_t axes[BP_MAX_RANK], na = 0;
-        for (int32_t k = 0; k < G->rank; k++)
-            if (k != 1)
-                axes[na++] = k;
-        bp_tensor *t = NULL;
-        bp_status st = bp_sum(G, na, axes, false, &t);
-        c->gx[2] = keep(c, st, t);
-    }
+    if (c->want[1])
+        c->gx[1] = grouped_weight_grad(c, IN(0), G, &fw, kernel, s);
+    if (c->want[2] && n->ref[2] != BP__GREF_NONE)
+        c->gx[2] = bias_grad(c, G);
     return c->st;
 }
 
