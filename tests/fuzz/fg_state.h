@@ -52,6 +52,7 @@ typedef struct fg_step {
     bp_op op;
     int in[5];             /* value indices, -1: NULL */
     bool on_rec;           /* a creation op: on the recording backend */
+    bool fuzzed_args;      /* its arguments fuzzed: its result may be huge */
     bpt_op_args a;         /* its pointers point into store (or static data) */
     fz_op_store store;
     int32_t rank;          /* reshape's shape; squeeze's axes (n_axes) */
