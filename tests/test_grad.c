@@ -767,6 +767,40 @@ Test(grad, gathers_add_the_gradient_back_at_every_index_read)
     END_BACKENDS;
 }
 
+/* x (3, 4), updates (2, 4) written along axis 0 with places written twice
+ * (column 0: row 0 by both updates, the second wins; column 3: row -2 and
+ * row 1, one place), and scatter_nd of update rows (3, 4) at index tuples
+ * (2, 0, 2): row 2 twice. */
+static bp_tensor *scatter_model(bp_backend *be, bp_tensor *const *x)
+{
+    int64_t ev[8] = {0, 2, 1, -2, 0, 0, 1, 1}, nv[3] = {2, 0, 2};
+    bp_tensor *e = NULL, *nd = NULL, *a = NULL, *b = NULL, *d = NULL, *u3 = NULL, *x2 = NULL;
+    BPT_OK(bp_tensor_from_host(be, BP_I64, 2, (const int64_t[]){2, 4}, ev, &e));
+    BPT_OK(bp_tensor_from_host(be, BP_I64, 2, (const int64_t[]){3, 1}, nv, &nd));
+    BPT_OK(bp_scatter_elements(x[0], e, x[1], 0, BP_SCATTER_NONE, &a));
+    BPT_OK(bp_scatter_elements(x[0], e, x[1], 0, BP_SCATTER_ADD, &b));
+    BPT_OK(bp_concat(2, (const bp_tensor *const[]){x[1], x[1]}, 0, &u3)); /* (4, 4) */
+    bp_tensor *u = NULL;
+    BPT_OK(bp_slice(u3, (const int64_t[]){0, 0}, (const int64_t[]){3, 4}, NULL, &u));
+    BPT_OK(bp_mul(x[0], x[0], &x2));
+    BPT_OK(bp_scatter_nd(x2, nd, u, BP_SCATTER_NONE, &d));
+    bp_tensor *sa = weighted_sum(be, a), *sb = weighted_sum(be, b), *sd = weighted_sum(be, d);
+    bp_tensor *t = NULL, *r = NULL;
+    BPT_OK(bp_add(sa, sb, &t));
+    BPT_OK(bp_add(t, sd, &r));
+    bp_tensor *rel[] = {e, nd, u3, u, x2, sa, sb, sd, t};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
+        bp_tensor_release(rel[k]);
+    return r;
+}
+
+Test(grad, scatters_give_each_place_written_twice_to_the_write_that_won)
+{
+    model_case mc = {2, {2, 2}, {{3, 4}, {2, 4}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, scatter_model, &mc);
+    END_BACKENDS;
+}
+
 static bp_tensor *loss_model(bp_backend *be, bp_tensor *const *x)
 {
     /* scores (4, 3, 2): class axis 1 for the loss ops (N, C, d) */

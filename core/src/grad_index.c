@@ -1,9 +1,10 @@
 /* Gradient rules of the gathers: gather, gather_elements and gather_nd read
  * x at indices, so x's gradient is the output's gradient added back at
  * those indices (a scatter-add into zeros: an index read twice gets both).
- * Indices carry none. The views are dense (ops_index.c). The scatters have
- * no rule yet: with indices that repeat, the place's last write wins, and
- * only it should get a gradient. */
+ * Indices carry none. The views are dense (ops_index.c). The scatters give
+ * their gradient to x where no update landed and to each update that won
+ * its place (with indices that repeat, the last write in the indices'
+ * row-major order: ops.h), found by scattering the updates' own positions. */
 #include "grad_internal.h"
 
 #define G (c->gy[0])
@@ -65,6 +66,63 @@ static bp_status gather_rule(bp__vjp *c)
     return c->st;
 }
 
+/* x at idx: gather_elements along axis, or gather_nd. */
+static const bp_tensor *gather_at(bp__vjp *c, bool nd, const bp_tensor *x, const bp_tensor *idx,
+                                  int32_t axis)
+{
+    if (c->st != BP_OK || !x || !idx)
+        return NULL;
+    bp_tensor *t = NULL;
+    bp_status st = nd ? bp_gather_nd(x, idx, 0, &t) : bp_gather_elements(x, idx, axis, &t);
+    return keep(c, st, t);
+}
+
+/* The scatters. ADD: x's gradient is G, each update's G at its place.
+ * NONE: the updates' flat positions (i64) scattered into -1s say which
+ * update won each place, so x's gradient is G where none landed (-1 stays),
+ * and an update's is G at its place where its own position is the one
+ * there. */
+static bp_status scatter_rule(bp__vjp *c)
+{
+    const bp__gnode *n = c->n;
+    bool nd = n->op == BP_OP_SCATTER_ND;
+    int32_t ax = nd ? 0 : (int32_t)n->params.i[0];
+    int64_t red = n->params.i[1];
+    const bp_view *vx = &n->view[0], *vu = &n->view[2];
+    if (red != BP_SCATTER_NONE && red != BP_SCATTER_ADD)
+        return bp__error(BP_ERR_UNSUPPORTED_OP, "bp_graph_grad: %s's gradient with reduction "
+                         "mul, max or min is not supported yet (none and add are)",
+                         bp_op_name(n->op));
+    const bp_tensor *idx = IN(1);
+    const bp_tensor *gu = c->want[2] ? gather_at(c, nd, G, idx, ax) : NULL;
+    if (red == BP_SCATTER_ADD) {
+        c->gx[0] = c->want[0] ? G : NULL;
+        c->gx[2] = gu;
+        return c->st;
+    }
+    int64_t count = 1;
+    for (int32_t k = 0; k < vu->rank; k++)
+        count *= vu->shape[k];
+    bp_tensor *t = NULL;
+    bp_status st = c->st == BP_OK ? bp_arange_i64(c->rec, BP_I64, 0, count, 1, &t) : c->st;
+    const bp_tensor *ids = reshape(c, keep(c, st, t), vu->rank, vu->shape);
+    t = NULL;
+    st = c->st == BP_OK ? bp_full_i64(c->rec, BP_I64, vx->rank, vx->shape, -1, &t) : c->st;
+    const bp_tensor *none = keep(c, st, t);
+    t = NULL;
+    st = c->st == BP_OK ? (nd ? bp_scatter_nd(none, idx, ids, BP_SCATTER_NONE, &t)
+                              : bp_scatter_elements(none, idx, ids, ax, BP_SCATTER_NONE, &t))
+                        : c->st;
+    const bp_tensor *won = keep(c, st, t);
+    if (c->want[0])
+        c->gx[0] = bp__e_where(c, bp__e_bin(c, BP_OP_EQ, won, none), G,
+                               bp__e_const(c, G, 0));
+    if (c->want[2])
+        c->gx[2] = bp__e_where(c, bp__e_bin(c, BP_OP_EQ, gather_at(c, nd, won, idx, ax), ids), gu,
+                               bp__e_const(c, G, 0));
+    return c->st;
+}
+
 bp_status bp__vjp_index(bp__vjp *c)
 {
     const bp__gnode *n = c->n;
@@ -84,6 +142,9 @@ bp_status bp__vjp_index(bp__vjp *c)
         c->gx[0] = keep(c, st, t);
         return c->st;
     }
+    case BP_OP_SCATTER_ELEMENTS:
+    case BP_OP_SCATTER_ND:
+        return scatter_rule(c);
     default:
         return bp__error(BP_ERR_BACKEND, "bp_graph_grad: no index rule for %s (a defect in "
                          "the gradient column)", bp_op_name(n->op));

@@ -53,7 +53,7 @@
     X(ARGMIN_LAST, NONE, "x") X(HARDMAX, ZERO, "x") X(CUMSUM, scan, "x")                      \
     X(CUMPROD, TODO, "x") X(SORT, TODO, "x") X(TOPK, TODO, "x") X(TRILU, trilu, "x")           \
     X(ONE_HOT, NONE, "values") X(GATHER_ELEMENTS, index, "x") X(GATHER_ND, index, "x")          \
-    X(SCATTER_ELEMENTS, TODO, "x updates") X(SCATTER_ND, TODO, "x updates")                   \
+    X(SCATTER_ELEMENTS, index, "x updates") X(SCATTER_ND, index, "x updates")                   \
     X(GEMM, gemm, "a b c") X(CONV, conv, "x w bias") X(CONV_TRANSPOSE, conv, "x w bias")      \
     X(MAX_POOL, max_pool, "x") X(AVERAGE_POOL, average_pool, "x") X(LRN, TODO, "x")                       \
     X(BATCH_NORM, TODO, "x scale bias mean var") X(INSTANCE_NORM, TODO, "x scale bias")       \
