@@ -801,6 +801,54 @@ Test(grad, scatters_give_each_place_written_twice_to_the_write_that_won)
     END_BACKENDS;
 }
 
+/* batch_norm's five inputs, instance_norm's three, on x (2, 3, 2, 2);
+ * batch_norm's var is x[5] squared plus 0.5, so it stays positive. */
+static bp_tensor *channel_norm_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_tensor *v2 = NULL, *var = NULL, *half = constant(be, 0.5), *bn = NULL, *in = NULL;
+    bp_tensor *s = NULL;
+    BPT_OK(bp_mul(x[5], x[5], &v2));
+    BPT_OK(bp_add(v2, half, &var));
+    BPT_OK(bp_batch_norm(x[0], x[1], x[2], x[3], var, 1e-5, &bn));
+    BPT_OK(bp_instance_norm(bn, x[4], x[2], 1e-3, &in));
+    BPT_OK(bp_add(bn, in, &s));
+    bp_tensor *rel[] = {v2, var, half, bn, in};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
+        bp_tensor_release(rel[k]);
+    return weighted_sum(be, s);
+}
+
+Test(grad, batch_norm_and_instance_norm_for_every_input)
+{
+    model_case mc = {6, {4, 1, 1, 1, 1, 1}, {{2, 3, 2, 2}, {3}, {3}, {3}, {3}, {3}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, channel_norm_model, &mc);
+    END_BACKENDS;
+}
+
+/* lrn with odd and even windows (the even one reaching one channel further
+ * up than down), one wider than every channel, and an alpha large enough
+ * that the normalisation is far from the identity. */
+static bp_tensor *lrn_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_tensor *a = NULL, *b = NULL, *c = NULL, *ab = NULL, *abc = NULL;
+    BPT_OK(bp_lrn(x[0], 3, 0.9, 0.75, 1.0, &a));
+    BPT_OK(bp_lrn(x[0], 4, 1.5, 0.6, 2.0, &b));
+    BPT_OK(bp_lrn(x[0], 11, 0.7, 1.2, 0.5, &c));
+    BPT_OK(bp_add(a, b, &ab));
+    BPT_OK(bp_add(ab, c, &abc));
+    bp_tensor *rel[] = {a, b, c, ab};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
+        bp_tensor_release(rel[k]);
+    return weighted_sum(be, abc);
+}
+
+Test(grad, lrn_with_odd_even_and_wider_than_channels_windows)
+{
+    model_case mc = {1, {4}, {{2, 5, 2, 3}}, -1.5, 1.5};
+    FOR_EACH_BACKEND(be) check_model(be, lrn_model, &mc);
+    END_BACKENDS;
+}
+
 static bp_tensor *loss_model(bp_backend *be, bp_tensor *const *x)
 {
     /* scores (4, 3, 2): class axis 1 for the loss ops (N, C, d) */

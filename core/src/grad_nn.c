@@ -28,8 +28,65 @@ static bp_status stats_unsupported(bp__vjp *c)
                      bp_op_name(c->n->op));
 }
 
+/* t (C) as (1, C, 1...) of rank r, to broadcast along x's channels. */
+static const bp_tensor *per_channel(bp__vjp *c, const bp_tensor *t, int32_t r)
+{
+    if (c->st != BP_OK || !t)
+        return NULL;
+    int64_t shape[BP_MAX_RANK];
+    for (int32_t k = 0; k < r; k++)
+        shape[k] = k == 1 ? t->shape[0] : 1;
+    bp_tensor *o = NULL;
+    bp_status st = bp_reshape(t, r, shape, &o);
+    return bp__e_keep(c, st, o);
+}
+
+static const bp_tensor *bias_grad(bp__vjp *c, const bp_tensor *g);
+
+/* batch_norm (inference form): y = scale (x - mean) rs + bias with rs =
+ * 1 / sqrt(var + eps) per channel, so every gradient is elementwise, the
+ * per-channel ones summed over the other axes. instance_norm: layer_norm's
+ * rule over each (n, c)'s spatial axes, scale and bias per channel. */
+static bp_status channel_norm(bp__vjp *c)
+{
+    const bp__gnode *n = c->n;
+    int32_t r = n->view[0].rank;
+    double eps = n->params.f[0];
+    const bp_tensor *x = IN(0), *scale = per_channel(c, IN(1), r);
+    if (n->op == BP_OP_BATCH_NORM) {
+        const bp_tensor *mean = per_channel(c, IN(3), r), *var = per_channel(c, IN(4), r);
+        const bp_tensor *rs = UN(RSQRT, ADD(var, K(eps))), *xc = SUB(x, mean);
+        const bp_tensor *gsr = MUL(MUL(G, scale), rs); /* dy/dx */
+        if (c->want[0])
+            c->gx[0] = gsr;
+        if (c->want[1])
+            c->gx[1] = bias_grad(c, MUL(MUL(G, xc), rs));
+        if (c->want[2])
+            c->gx[2] = bias_grad(c, G);
+        if (c->want[3])
+            c->gx[3] = bias_grad(c, UN(NEG, gsr));
+        if (c->want[4]) /* d rs / d var = -rs^3 / 2 */
+            c->gx[4] = bias_grad(c, MUL(MUL(gsr, xc), MUL(MUL(rs, rs), K(-0.5))));
+        return c->st;
+    }
+    int32_t sp = r - 2;
+    const bp_tensor *xc = SUB(x, MEAN_LAST(x, sp));
+    const bp_tensor *rstd = UN(RSQRT, ADD(MEAN_LAST(MUL(xc, xc), sp), K(eps)));
+    const bp_tensor *xhat = MUL(xc, rstd), *gs = MUL(G, scale);
+    if (c->want[0])
+        c->gx[0] = MUL(rstd, SUB(SUB(gs, MEAN_LAST(gs, sp)),
+                                 MUL(xhat, MEAN_LAST(MUL(gs, xhat), sp))));
+    if (c->want[1])
+        c->gx[1] = bias_grad(c, MUL(G, xhat));
+    if (c->want[2])
+        c->gx[2] = bias_grad(c, G);
+    return c->st;
+}
+
 bp_status bp__vjp_norm(bp__vjp *c)
 {
+    if (c->n->op == BP_OP_BATCH_NORM || c->n->op == BP_OP_INSTANCE_NORM)
+        return channel_norm(c);
     const bp__gnode *n = c->n;
     int32_t r = (int32_t)n->params.i[0];
     double eps = n->params.f[0];
@@ -443,5 +500,55 @@ bp_status bp__vjp_average_pool(bp__vjp *c)
     bp_tensor *t = NULL;
     st = c->st == BP_OK ? bp_conv_transpose(g, k, NULL, &tw, &t) : c->st;
     c->gx[0] = keep(c, st, t);
+    return c->st;
+}
+
+/* x's per-channel window sums: t (N, C, rest...) as (N, 1, C, R) convolved
+ * with ones over before + 1 + after channels, zero padded, back in t's
+ * shape. */
+static const bp_tensor *channel_window_sum(bp__vjp *c, const bp_tensor *t, int64_t before,
+                                           int64_t after)
+{
+    if (c->st != BP_OK || !t)
+        return NULL;
+    int64_t rest = 1;
+    for (int32_t k = 2; k < t->rank; k++)
+        rest *= t->shape[k];
+    int64_t s4[4] = {t->shape[0], 1, t->shape[1], rest}, k4[4] = {1, 1, before + 1 + after, 1};
+    bp_window w = BP_WINDOW_INIT;
+    w.pads[0] = before, w.pads[2] = after;
+    bp_tensor *r = NULL, *ones = NULL, *sum = NULL, *out = NULL;
+    bp_status st = bp_reshape(t, 4, s4, &r);
+    if (st == BP_OK)
+        st = bp_ones(c->rec, t->dtype, 4, k4, &ones);
+    if (st == BP_OK)
+        st = bp_conv(r, ones, NULL, &w, &sum);
+    if (st == BP_OK)
+        st = bp_reshape(sum, t->rank, t->shape, &out);
+    bp_tensor_release(r);
+    bp_tensor_release(ones);
+    bp_tensor_release(sum);
+    return keep(c, st, out);
+}
+
+/* lrn: y = x d^-beta with d = bias + alpha / size S, S each channel's
+ * window sum of x^2 (channels c - lo .. c + hi). dx = G d^-beta - 2 beta
+ * alpha / size x T, T the mirrored window sum (c - hi .. c + lo) of
+ * G x d^(-beta - 1). */
+bp_status bp__vjp_lrn(bp__vjp *c)
+{
+    const bp__gnode *n = c->n;
+    int64_t size = n->params.i[0], ch = n->view[0].shape[1];
+    double alpha = n->params.f[0], beta = n->params.f[1], bias = n->params.f[2];
+    int64_t lo = (size - 1) / 2, hi = size / 2; /* floor and ceil of (size - 1) / 2 */
+    lo = lo < ch - 1 ? lo : ch - 1;
+    hi = hi < ch - 1 ? hi : ch - 1;
+    const bp_tensor *x = IN(0);
+    const bp_tensor *d = ADD(K(bias), MUL(K(alpha / (double)size),
+                                          channel_window_sum(c, MUL(x, x), lo, hi)));
+    const bp_tensor *u = MUL(MUL(G, x), BIN(POW, d, K(-beta - 1)));
+    c->gx[0] = SUB(MUL(G, BIN(POW, d, K(-beta))),
+                   MUL(MUL(K(2 * beta * alpha / (double)size), x),
+                       channel_window_sum(c, u, hi, lo)));
     return c->st;
 }

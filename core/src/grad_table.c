@@ -55,8 +55,8 @@
     X(ONE_HOT, NONE, "values") X(GATHER_ELEMENTS, index, "x") X(GATHER_ND, index, "x")          \
     X(SCATTER_ELEMENTS, index, "x updates") X(SCATTER_ND, index, "x updates")                   \
     X(GEMM, gemm, "a b c") X(CONV, conv, "x w bias") X(CONV_TRANSPOSE, conv, "x w bias")      \
-    X(MAX_POOL, max_pool, "x") X(AVERAGE_POOL, average_pool, "x") X(LRN, TODO, "x")                       \
-    X(BATCH_NORM, TODO, "x scale bias mean var") X(INSTANCE_NORM, TODO, "x scale bias")       \
+    X(MAX_POOL, max_pool, "x") X(AVERAGE_POOL, average_pool, "x") X(LRN, lrn, "x")                       \
+    X(BATCH_NORM, norm, "x scale bias mean var") X(INSTANCE_NORM, norm, "x scale bias")       \
     X(LAYER_NORM, norm, "x scale bias") X(RMS_NORM, norm, "x scale")                          \
     X(SOFTMAX_CROSS_ENTROPY_LOSS, loss, "scores") X(NLL_LOSS, loss, "log_prob") \
     X(RESIZE, TODO, "x") X(CELU, unary, "x") X(MISH, unary, "x")
@@ -93,6 +93,7 @@ BP__GRAD_TABLE(BP__GRAD_AT)
 #define BP__RULE_max_pool bp__vjp_max_pool, false
 #define BP__RULE_index bp__vjp_index, false
 #define BP__RULE_average_pool bp__vjp_average_pool, false
+#define BP__RULE_lrn bp__vjp_lrn, false
 /* NONE's DIFF names where asking would reach it; the row keeps "" for ops
  * whose gradient does not exist so that the error can say which it is */
 #define BP__DIFF_NONE(DIFF) ""
@@ -115,6 +116,7 @@ BP__GRAD_TABLE(BP__GRAD_AT)
 #define BP__DIFF_max_pool(DIFF) DIFF
 #define BP__DIFF_index(DIFF) DIFF
 #define BP__DIFF_average_pool(DIFF) DIFF
+#define BP__DIFF_lrn(DIFF) DIFF
 
 static const bp__grad_row rows[BP_OP_COUNT] = {
 #define BP__GRAD_ROW(NAME, RULE, DIFF) {BP__RULE_##RULE, BP__DIFF_##RULE(DIFF)},

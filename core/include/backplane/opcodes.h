@@ -372,7 +372,7 @@ extern "C" {
       "x, window: window(kernel_shape strides pads ceil_mode count_include_pad auto_pad)", "")     \
     X(LRN,               "",                                                                       \
       "x, size: i64, alpha: f64 = 0.0001, beta: f64 = 0.75, bias: f64 = 1.0", "")                  \
-    X(BATCH_NORM,        "", "x, scale, bias, mean, var, epsilon: f64 = 1e-05", "")                \
+    X(BATCH_NORM,        "", "x, scale, bias, mean, var, epsilon: f64 = 1e-05", "var: [0.1, 4]")   \
     X(INSTANCE_NORM,     "", "x, scale, bias, epsilon: f64 = 1e-05", "")                           \
     X(LAYER_NORM,        "",                                                                       \
       "x, axis: i32 = -1, scale: ones(axis), bias?, epsilon: f64 = 1e-05", "")                     \
