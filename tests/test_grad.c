@@ -572,7 +572,7 @@ Test(grad, the_gradient_column_says_which_inputs_a_gradient_reaches)
     cr_expect_eq(bp_op_gradient(BP_OP_WHERE, 1), BP_GRADIENT_RULE);
     cr_expect_eq(bp_op_gradient(BP_OP_FLOOR, 0), BP_GRADIENT_ZERO);
     cr_expect_eq(bp_op_gradient(BP_OP_ARGMAX, 0), BP_GRADIENT_NONE);
-    cr_expect_eq(bp_op_gradient(BP_OP_LRN, 0), BP_GRADIENT_NOT_YET);
+    cr_expect_eq(bp_op_gradient(BP_OP_RESIZE, 0), BP_GRADIENT_NOT_YET);
     cr_expect_eq(bp_op_gradient(BP_OP_GATHER, 1), BP_GRADIENT_NONE); /* indices */
     cr_expect_eq(bp_op_gradient((bp_op)-1, 0), BP_GRADIENT_NONE);
 }
