@@ -849,6 +849,29 @@ Test(grad, lrn_with_odd_even_and_wider_than_channels_windows)
     END_BACKENDS;
 }
 
+/* sort along axis 0 (moved last by the core) descending, values only;
+ * topk of 2 along axis 1, smallest, unsorted, with its indices. */
+static bp_tensor *sort_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_tensor *sv = NULL, *tv = NULL, *ti = NULL, *e = NULL;
+    BPT_OK(bp_sort(x[0], 0, true, &sv, NULL));
+    BPT_OK(bp_topk(x[0], 2, 1, false, false, &tv, &ti));
+    BPT_OK(bp_exp(tv, &e));
+    bp_tensor *a = weighted_sum(be, sv), *b = weighted_sum(be, e), *r = NULL;
+    BPT_OK(bp_add(a, b, &r));
+    bp_tensor *rel[] = {tv, ti, a, b};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
+        bp_tensor_release(rel[k]);
+    return r;
+}
+
+Test(grad, sort_and_topk_put_each_values_gradient_back_where_it_came_from)
+{
+    model_case mc = {1, {3}, {{3, 4, 2}}, -2, 2};
+    FOR_EACH_BACKEND(be) check_model(be, sort_model, &mc);
+    END_BACKENDS;
+}
+
 static bp_tensor *loss_model(bp_backend *be, bp_tensor *const *x)
 {
     /* scores (4, 3, 2): class axis 1 for the loss ops (N, C, d) */

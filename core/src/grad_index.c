@@ -150,3 +150,20 @@ bp_status bp__vjp_index(bp__vjp *c)
                          "the gradient column)", bp_op_name(n->op));
     }
 }
+
+/* sort and topk: along the node's last axis (the core moves the op's axis
+ * there), each value came from x at its index, so x's gradient is the
+ * values' gradient added back at the indices (each index once: sort is
+ * stable, topk's are distinct). The indices are the node's own: its entry
+ * writes both outputs, wanted or not. They carry no gradient. */
+bp_status bp__vjp_sort(bp__vjp *c)
+{
+    const bp__gnode *n = c->n;
+    if (c->gy[1])
+        return bp__error(BP_ERR_UNSUPPORTED_OP, "bp_graph_grad: the gradient reaches %s's "
+                         "indices, which are integers and have none", bp_op_name(n->op));
+    const bp_view *vx = &n->view[0];
+    const bp_tensor *idx = bp__vjp_out(c, 1);
+    c->gx[0] = scatter_add(c, zeros_like(c, vx), idx, G, vx->rank - 1);
+    return c->st;
+}

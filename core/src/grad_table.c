@@ -51,7 +51,7 @@
     X(REDUCE_LOG_SUM, reduce, "x") X(REDUCE_VAR, reduce, "x") X(REDUCE_STD, reduce, "x")      \
     X(REDUCE_ANY, NONE, "x") X(REDUCE_ALL, NONE, "x") X(ARGMAX_LAST, NONE, "x")               \
     X(ARGMIN_LAST, NONE, "x") X(HARDMAX, ZERO, "x") X(CUMSUM, scan, "x")                      \
-    X(CUMPROD, TODO, "x") X(SORT, TODO, "x") X(TOPK, TODO, "x") X(TRILU, trilu, "x")           \
+    X(CUMPROD, TODO, "x") X(SORT, sort, "x") X(TOPK, sort, "x") X(TRILU, trilu, "x")           \
     X(ONE_HOT, NONE, "values") X(GATHER_ELEMENTS, index, "x") X(GATHER_ND, index, "x")          \
     X(SCATTER_ELEMENTS, index, "x updates") X(SCATTER_ND, index, "x updates")                   \
     X(GEMM, gemm, "a b c") X(CONV, conv, "x w bias") X(CONV_TRANSPOSE, conv, "x w bias")      \
@@ -94,6 +94,7 @@ BP__GRAD_TABLE(BP__GRAD_AT)
 #define BP__RULE_index bp__vjp_index, false
 #define BP__RULE_average_pool bp__vjp_average_pool, false
 #define BP__RULE_lrn bp__vjp_lrn, false
+#define BP__RULE_sort bp__vjp_sort, false
 /* NONE's DIFF names where asking would reach it; the row keeps "" for ops
  * whose gradient does not exist so that the error can say which it is */
 #define BP__DIFF_NONE(DIFF) ""
@@ -117,6 +118,7 @@ BP__GRAD_TABLE(BP__GRAD_AT)
 #define BP__DIFF_index(DIFF) DIFF
 #define BP__DIFF_average_pool(DIFF) DIFF
 #define BP__DIFF_lrn(DIFF) DIFF
+#define BP__DIFF_sort(DIFF) DIFF
 
 static const bp__grad_row rows[BP_OP_COUNT] = {
 #define BP__GRAD_ROW(NAME, RULE, DIFF) {BP__RULE_##RULE, BP__DIFF_##RULE(DIFF)},
