@@ -67,8 +67,10 @@ typedef struct model_case {
 } model_case;
 
 /* The recorded gradient of every input against central differences of the
- * eager model. */
-static void check_model(bp_backend *be, model_fn f, const model_case *mc)
+ * eager model, at the given values (input i's where values[i] is not NULL)
+ * or at values drawn from [mc->lo, mc->hi]. */
+static void check_model_at(bp_backend *be, model_fn f, const model_case *mc,
+                           const double *const *values)
 {
     bp_tensor *x[MAX_IN] = {NULL}, *sym[MAX_IN] = {NULL}, *grads[MAX_IN] = {NULL};
     bp_tensor *out[MAX_IN] = {NULL};
@@ -80,7 +82,7 @@ static void check_model(bp_backend *be, model_fn f, const model_case *mc)
             numel[i] *= mc->shape[i][d];
         xv[i] = malloc(((size_t)numel[i] + 1) * sizeof(double));
         for (int64_t j = 0; j < numel[i]; j++)
-            xv[i][j] = uniform(mc->lo, mc->hi);
+            xv[i][j] = values && values[i] ? values[i][j] : uniform(mc->lo, mc->hi);
         x[i] = tensor(be, mc->rank[i], mc->shape[i], xv[i]);
     }
     bp_graph *g = NULL;
@@ -126,6 +128,11 @@ static void check_model(bp_backend *be, model_fn f, const model_case *mc)
     bp_tensor_release(loss);
     bp_graph_exec_release(exe);
     bp_graph_release(g);
+}
+
+static void check_model(bp_backend *be, model_fn f, const model_case *mc)
+{
+    check_model_at(be, f, mc, NULL);
 }
 
 /* loss = sum(w * t) with fixed weights w (1, 2, 3, ... scaled), so that
@@ -532,10 +539,10 @@ Test(grad, refusals_name_the_op_the_argument_and_the_fix)
 
     /* a differentiable op whose rule is not written yet */
     bp_tensor *srt = NULL, *l2 = NULL;
-    BPT_OK(bp_cumprod(x, 0, false, false, &srt));
+    BPT_OK(bp_resize(x, (const double[]){2.0}, NULL, NULL, &srt));
     BPT_OK(bp_sum(srt, 0, NULL, false, &l2));
     BPT_FAILS(BP_ERR_UNSUPPORTED_OP, bp_graph_grad(g, l2, 1, (const bp_tensor *const[]){x}, &gr));
-    cr_expect(strstr(bp_last_error(), "cumprod") && strstr(bp_last_error(), "not"), "%s",
+    cr_expect(strstr(bp_last_error(), "resize") && strstr(bp_last_error(), "not"), "%s",
               bp_last_error());
 
     /* wrt: concrete, integer, of another graph; loss: not a scalar */
@@ -869,6 +876,31 @@ Test(grad, sort_and_topk_put_each_values_gradient_back_where_it_came_from)
 {
     model_case mc = {1, {3}, {{3, 4, 2}}, -2, 2};
     FOR_EACH_BACKEND(be) check_model(be, sort_model, &mc);
+    END_BACKENDS;
+}
+
+/* cumprod in its four forms along axis 1 of x (2, 4) whose rows hold zeros
+ * (one, and two): the gradient is exact there (no division by x). */
+static bp_tensor *cumprod_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_tensor *y[4] = {NULL}, *s = NULL;
+    for (int m = 0; m < 4; m++)
+        BPT_OK(bp_cumprod(x[0], 1, m & 1, m & 2, &y[m]));
+    BPT_OK(bp_concat(4, (const bp_tensor *const *)y, 0, &s)); /* (8, 4) */
+    for (int m = 0; m < 4; m++)
+        bp_tensor_release(y[m]);
+    return weighted_sum(be, s);
+}
+
+Test(grad, cumprod_forward_reverse_exclusive_with_zeros_in_x)
+{
+    static const double x[8] = {2, 0, 3, 0.5, 0, -1.5, 0, 1.25};
+    model_case mc = {1, {2}, {{2, 4}}, -2, 2};
+    FOR_EACH_BACKEND(be)
+    {
+        check_model_at(be, cumprod_model, &mc, (const double *const[]){x});
+        check_model(be, cumprod_model, &mc);
+    }
     END_BACKENDS;
 }
 

@@ -106,12 +106,51 @@ bp_status bp__vjp_softmax(bp__vjp *c)
 /* cumsum: each input reaches the outputs after it (before it, reversed):
  * the gradient is the cumulative sum the other way, as exclusive as the
  * op. */
+/* cumprod along the last axis (n long), exact where x has zeros (no
+ * division): gx[k] = sum over the outputs i that hold x[k] of G[i] times
+ * the product of the other factors of output i. X'[k, j] = x[j] but 1 at
+ * j = k; the same cumprod of each row k gives P[k, i], output i's product
+ * without x[k], and a triangle keeps the outputs i that hold x[k]: i >= k
+ * (inclusive) or i > k (exclusive), the other way reversed. Costs n^2 per
+ * row: the scans this is for are short. */
+static const bp_tensor *cumprod_grad(bp__vjp *c, bool exclusive, bool reverse)
+{
+    const bp_tensor *x = IN(0);
+    if (c->st != BP_OK)
+        return NULL;
+    int32_t r = x->rank;
+    int64_t n = x->shape[r - 1], row[BP_MAX_RANK + 1];
+    for (int32_t k = 0; k < r - 1; k++)
+        row[k] = x->shape[k];
+    row[r - 1] = 1, row[r] = n; /* (..., 1, n) */
+    bp_tensor *eye = NULL, *ones = NULL, *tri = NULL;
+    bp_status st = bp_eye(c->rec, BP_BOOL, n, n, &eye);
+    const bp_tensor *diag = bp__e_keep(c, st, eye);
+    st = c->st == BP_OK ? bp_ones(c->rec, x->dtype, 2, (const int64_t[]){n, n}, &ones) : c->st;
+    const bp_tensor *all = bp__e_keep(c, st, ones);
+    /* row k, column i: forward keeps i >= k (upper), reverse i <= k (lower) */
+    st = c->st == BP_OK ? bp_trilu(all, !reverse, reverse ? -(int64_t)exclusive : exclusive, &tri)
+                        : c->st;
+    const bp_tensor *keep_i = bp__e_keep(c, st, tri);
+    const bp_tensor *xk = WHERE(diag, K(1), reshape(c, x, r + 1, row));
+    const bp_tensor *p = bp__e_cumprod_last(c, xk, exclusive, reverse); /* (..., n, n) */
+    const bp_tensor *sum = bp__e_reduce_last(c, BP_OP_SUM,
+                                             MUL(MUL(p, keep_i), reshape(c, G, r + 1, row)), 1);
+    return reshape(c, sum, r, x->shape);
+}
+
 bp_status bp__vjp_scan(bp__vjp *c)
 {
     bool exclusive = c->n->params.i[0] != 0, reverse = c->n->params.i[1] != 0;
-    if (c->n->op != BP_OP_CUMSUM)
+    switch (c->n->op) {
+    case BP_OP_CUMSUM:
+        c->gx[0] = bp__e_cumsum_last(c, G, exclusive, !reverse);
+        return c->st;
+    case BP_OP_CUMPROD:
+        c->gx[0] = cumprod_grad(c, exclusive, reverse);
+        return c->st;
+    default:
         return bp__error(BP_ERR_BACKEND, "bp_graph_grad: no scan rule for %s (a defect in "
                          "the gradient column)", bp_op_name(c->n->op));
-    c->gx[0] = bp__e_cumsum_last(c, G, exclusive, !reverse);
-    return c->st;
+    }
 }

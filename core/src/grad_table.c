@@ -51,7 +51,7 @@
     X(REDUCE_LOG_SUM, reduce, "x") X(REDUCE_VAR, reduce, "x") X(REDUCE_STD, reduce, "x")      \
     X(REDUCE_ANY, NONE, "x") X(REDUCE_ALL, NONE, "x") X(ARGMAX_LAST, NONE, "x")               \
     X(ARGMIN_LAST, NONE, "x") X(HARDMAX, ZERO, "x") X(CUMSUM, scan, "x")                      \
-    X(CUMPROD, TODO, "x") X(SORT, sort, "x") X(TOPK, sort, "x") X(TRILU, trilu, "x")           \
+    X(CUMPROD, scan, "x") X(SORT, sort, "x") X(TOPK, sort, "x") X(TRILU, trilu, "x")           \
     X(ONE_HOT, NONE, "values") X(GATHER_ELEMENTS, index, "x") X(GATHER_ND, index, "x")          \
     X(SCATTER_ELEMENTS, index, "x updates") X(SCATTER_ND, index, "x updates")                   \
     X(GEMM, gemm, "a b c") X(CONV, conv, "x w bias") X(CONV_TRANSPOSE, conv, "x w bias")      \
