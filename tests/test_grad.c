@@ -537,13 +537,20 @@ Test(grad, refusals_name_the_op_the_argument_and_the_fix)
               bp_last_error());
     cr_expect_null(gr);
 
-    /* a differentiable op whose rule is not written yet */
+    /* a differentiable op in a form its rule does not cover yet */
     bp_tensor *srt = NULL, *l2 = NULL;
-    BPT_OK(bp_resize(x, (const double[]){2.0}, NULL, NULL, &srt));
+    bp_tensor *where = NULL;
+    BPT_OK(bp_tensor_from_host(be, BP_I64, 1, (const int64_t[]){2}, (const int64_t[]){3, 0},
+                               &where));
+    BPT_OK(bp_slice(x, (const int64_t[]){0}, (const int64_t[]){2}, NULL, &v));
+    BPT_OK(bp_scatter_elements(x, where, v, 0, BP_SCATTER_MUL, &srt));
+    bp_tensor_release(where);
+    bp_tensor_release(v);
+    v = NULL;
     BPT_OK(bp_sum(srt, 0, NULL, false, &l2));
     BPT_FAILS(BP_ERR_UNSUPPORTED_OP, bp_graph_grad(g, l2, 1, (const bp_tensor *const[]){x}, &gr));
-    cr_expect(strstr(bp_last_error(), "resize") && strstr(bp_last_error(), "not"), "%s",
-              bp_last_error());
+    cr_expect(strstr(bp_last_error(), "scatter_elements") && strstr(bp_last_error(), "mul") &&
+              strstr(bp_last_error(), "not supported yet"), "%s", bp_last_error());
 
     /* wrt: concrete, integer, of another graph; loss: not a scalar */
     BPT_FAILS(BP_ERR_INVALID_ARGUMENT,
@@ -570,6 +577,14 @@ Test(grad, refusals_name_the_op_the_argument_and_the_fix)
     bp_context_destroy(ctx);
 }
 
+Test(grad, every_differentiable_op_of_the_table_has_a_rule)
+{
+    for (int op = 0; op < BP_OP_COUNT; op++)
+        for (int32_t k = 0; k < 5; k++)
+            cr_expect_neq(bp_op_gradient((bp_op)op, k), BP_GRADIENT_NOT_YET,
+                          "%s's input %d has no gradient rule yet", bp_op_name((bp_op)op), k);
+}
+
 Test(grad, the_gradient_column_says_which_inputs_a_gradient_reaches)
 {
     cr_expect_eq(bp_op_gradient(BP_OP_MUL, 0), BP_GRADIENT_RULE);
@@ -579,7 +594,6 @@ Test(grad, the_gradient_column_says_which_inputs_a_gradient_reaches)
     cr_expect_eq(bp_op_gradient(BP_OP_WHERE, 1), BP_GRADIENT_RULE);
     cr_expect_eq(bp_op_gradient(BP_OP_FLOOR, 0), BP_GRADIENT_ZERO);
     cr_expect_eq(bp_op_gradient(BP_OP_ARGMAX, 0), BP_GRADIENT_NONE);
-    cr_expect_eq(bp_op_gradient(BP_OP_RESIZE, 0), BP_GRADIENT_NOT_YET);
     cr_expect_eq(bp_op_gradient(BP_OP_GATHER, 1), BP_GRADIENT_NONE); /* indices */
     cr_expect_eq(bp_op_gradient((bp_op)-1, 0), BP_GRADIENT_NONE);
 }
@@ -901,6 +915,39 @@ Test(grad, cumprod_forward_reverse_exclusive_with_zeros_in_x)
         check_model_at(be, cumprod_model, &mc, (const double *const[]){x});
         check_model(be, cumprod_model, &mc);
     }
+    END_BACKENDS;
+}
+
+/* x (1, 2, 7, 4) resized: linear (half_pixel) by scales (1, 1, 0.5, 1.75),
+ * where 0.5 of 7 rows gives 3 at a scale that is not 3 / 7; cubic
+ * (align_corners, exclude_outside) to sizes (1, 2, 5, 9); nearest
+ * (asymmetric, floor) by (1, 1, 2, 0.5). */
+static bp_tensor *resize_model(bp_backend *be, bp_tensor *const *x)
+{
+    bp_resize_options lin = BP_RESIZE_OPTIONS_INIT, cub = BP_RESIZE_OPTIONS_INIT;
+    bp_resize_options nn = BP_RESIZE_OPTIONS_INIT;
+    lin.mode = BP_RESIZE_LINEAR;
+    cub.mode = BP_RESIZE_CUBIC, cub.coordinates = BP_RESIZE_ALIGN_CORNERS;
+    cub.exclude_outside = true;
+    nn.coordinates = BP_RESIZE_ASYMMETRIC, nn.nearest = BP_NEAREST_FLOOR;
+    bp_tensor *a = NULL, *b = NULL, *d = NULL;
+    BPT_OK(bp_resize(x[0], (const double[]){1, 1, 0.5, 1.75}, NULL, &lin, &a));
+    BPT_OK(bp_resize(x[0], NULL, (const int64_t[]){1, 2, 5, 9}, &cub, &b));
+    BPT_OK(bp_resize(x[0], (const double[]){1, 1, 2, 0.5}, NULL, &nn, &d));
+    bp_tensor *sa = weighted_sum(be, a), *sb = weighted_sum(be, b), *sd = weighted_sum(be, d);
+    bp_tensor *t = NULL, *r = NULL;
+    BPT_OK(bp_add(sa, sb, &t));
+    BPT_OK(bp_add(t, sd, &r));
+    bp_tensor *rel[] = {sa, sb, sd, t};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
+        bp_tensor_release(rel[k]);
+    return r;
+}
+
+Test(grad, resize_linear_cubic_and_nearest_by_scales_and_sizes)
+{
+    model_case mc = {1, {4}, {{1, 2, 7, 4}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, resize_model, &mc);
     END_BACKENDS;
 }
 

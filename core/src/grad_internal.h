@@ -84,6 +84,7 @@ bp_status bp__vjp_max_pool(bp__vjp *c);
 bp_status bp__vjp_average_pool(bp__vjp *c);
 bp_status bp__vjp_lrn(bp__vjp *c);
 bp_status bp__vjp_sort(bp__vjp *c);
+bp_status bp__vjp_resize(bp__vjp *c);
 bp_status bp__vjp_index(bp__vjp *c);
 
 /* The gradient column of the op table (grad_table.c): the op's rule, or

@@ -6,6 +6,8 @@
  * weights, the weights' a convolution of the input by the output's
  * gradient with batch and channels swapped (stride and dilation trade
  * places), per group. */
+#include <math.h>
+
 #include "grad_internal.h"
 
 #define G (c->gy[0])
@@ -550,5 +552,59 @@ bp_status bp__vjp_lrn(bp__vjp *c)
     c->gx[0] = SUB(MUL(G, BIN(POW, d, K(-beta))),
                    MUL(MUL(K(2 * beta * alpha / (double)size), x),
                        channel_window_sum(c, u, hi, lo)));
+    return c->st;
+}
+
+/* x with its axis a moved last (back: the inverse move). */
+static const bp_tensor *axis_last(bp__vjp *c, const bp_tensor *x, int32_t a, bool back)
+{
+    if (c->st != BP_OK || !x)
+        return NULL;
+    int32_t perm[BP_MAX_RANK], r = x->rank;
+    for (int32_t k = 0, j = 0; k < r; k++)
+        if (back)
+            perm[k] = k < a ? k : k == a ? r - 1 : k - 1;
+        else if (k != a)
+            perm[j++] = k;
+    if (!back)
+        perm[r - 1] = a;
+    bp_tensor *t = NULL;
+    bp_status st = bp_transpose(x, perm, &t);
+    return keep(c, st, t);
+}
+
+/* resize: every mode is separable and linear in x, one matrix R (L x D)
+ * per axis: x's gradient is G contracted with each R over its axis. R's
+ * transpose is the same resize of an identity (D, D) along its axis 1. An
+ * axis whose extent and scale stay is the identity and skipped. */
+bp_status bp__vjp_resize(bp__vjp *c)
+{
+    const bp__gnode *n = c->n;
+    const bp_view *vx = &n->view[0], *vy = &n->view[1];
+    bp_resize_options o = BP_RESIZE_OPTIONS_INIT;
+    o.mode = (bp_resize_mode)n->params.i[0];
+    o.coordinates = (bp_resize_coordinates)n->params.i[1];
+    o.nearest = (bp_resize_nearest)n->params.i[2];
+    o.exclude_outside = n->params.i[3] != 0;
+    o.cubic_coeff_a = n->params.f[0];
+    const bp_tensor *g = G;
+    for (int32_t a = 0; a < vx->rank && c->st == BP_OK; a++) {
+        int64_t d = vx->shape[a], l = vy->shape[a];
+        double s = n->params.f[8 + a];
+        if (d == l && s == 1.0)
+            continue;
+        bp_tensor *eye = NULL, *rt = NULL;
+        bp_status st = bp_eye(c->rec, vy->dtype, d, d, &eye);
+        /* the node's scale where it gives l (scales given), else the extents
+         * (sizes given: their scale is l / d) */
+        if (st == BP_OK && floor((double)d * s) == (double)l)
+            st = bp_resize(eye, (const double[]){1.0, s}, NULL, &o, &rt);
+        else if (st == BP_OK)
+            st = bp_resize(eye, NULL, (const int64_t[]){d, l}, &o, &rt);
+        bp_tensor_release(eye);
+        const bp_tensor *r = bp__e_mT(c, keep(c, st, rt)); /* (l, d) */
+        g = axis_last(c, bp__e_matmul(c, axis_last(c, g, a, false), r), a, true);
+    }
+    c->gx[0] = g;
     return c->st;
 }

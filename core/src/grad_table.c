@@ -59,7 +59,7 @@
     X(BATCH_NORM, norm, "x scale bias mean var") X(INSTANCE_NORM, norm, "x scale bias")       \
     X(LAYER_NORM, norm, "x scale bias") X(RMS_NORM, norm, "x scale")                          \
     X(SOFTMAX_CROSS_ENTROPY_LOSS, loss, "scores") X(NLL_LOSS, loss, "log_prob") \
-    X(RESIZE, TODO, "x") X(CELU, unary, "x") X(MISH, unary, "x")
+    X(RESIZE, resize, "x") X(CELU, unary, "x") X(MISH, unary, "x")
 
 /* one row per op, at its op's place */
 #define BP__GRAD_POS(NAME, RULE, DIFF) BP__GRAD_##NAME,
@@ -95,6 +95,7 @@ BP__GRAD_TABLE(BP__GRAD_AT)
 #define BP__RULE_average_pool bp__vjp_average_pool, false
 #define BP__RULE_lrn bp__vjp_lrn, false
 #define BP__RULE_sort bp__vjp_sort, false
+#define BP__RULE_resize bp__vjp_resize, false
 /* NONE's DIFF names where asking would reach it; the row keeps "" for ops
  * whose gradient does not exist so that the error can say which it is */
 #define BP__DIFF_NONE(DIFF) ""
@@ -119,6 +120,7 @@ BP__GRAD_TABLE(BP__GRAD_AT)
 #define BP__DIFF_average_pool(DIFF) DIFF
 #define BP__DIFF_lrn(DIFF) DIFF
 #define BP__DIFF_sort(DIFF) DIFF
+#define BP__DIFF_resize(DIFF) DIFF
 
 static const bp__grad_row rows[BP_OP_COUNT] = {
 #define BP__GRAD_ROW(NAME, RULE, DIFF) {BP__RULE_##RULE, BP__DIFF_##RULE(DIFF)},
