@@ -578,17 +578,18 @@ static bp_status run_rule(bp__grad_state *gs, int32_t i, vjp_full *f)
                              bp_dtype_name(n->view[k].dtype));
         }
     }
-    if (row->zero)
+    if (row->is == BP__GRAD_IS_ZERO)
         return BP_OK;
-    if (!row->rule)
+    if (row->is != BP__GRAD_HAS_RULE)
         return bp__error(BP_ERR_UNSUPPORTED_OP,
                          "%s: the gradient reaches %s (node %d), which %s; take the gradient "
                          "through another path, or record that part outside the "
                          "differentiated computation",
                          gs->fn, bp_op_name(n->op), (int)i,
-                         row->diff[0] ? "has no gradient rule yet (it is differentiable: "
-                                        "listed as not done in docs/gradients.md)"
-                                      : "has no gradient");
+                         row->is == BP__GRAD_IS_TODO ? "has no gradient rule yet (it is "
+                                                       "differentiable: listed as not done "
+                                                       "in docs/gradients.md)"
+                                                     : "has no gradient");
     BP__TRY(check_writes(gs, i));
     bp_status st = row->rule(c);
     if (st == BP_OK)

@@ -87,14 +87,19 @@ bp_status bp__vjp_sort(bp__vjp *c);
 bp_status bp__vjp_resize(bp__vjp *c);
 bp_status bp__vjp_index(bp__vjp *c);
 
-/* The gradient column of the op table (grad_table.c): the op's rule, or
- * NULL with zero = true where the gradient is zero almost everywhere (floor,
- * round...), or NULL with zero = false where it has none (argmax, compare,
- * integer ops: asking for one is BP_ERR_UNSUPPORTED_OP). `diff` is the
- * inputs a gradient flows to, by name as the table's IN names them. */
+/* The gradient column of the op table (grad_table.c): how the op's
+ * gradient is had, its rule where it has one, and `diff`: the inputs a
+ * gradient flows to (or for NONE, through which asking would reach it), by
+ * name as the table's IN names them. */
+typedef enum bp__grad_is {
+    BP__GRAD_HAS_RULE,
+    BP__GRAD_IS_ZERO,  /* zero almost everywhere (floor, round...) */
+    BP__GRAD_IS_NONE,  /* none (argmax, compare, integer ops): asking is an error */
+    BP__GRAD_IS_TODO   /* differentiable, its rule not written yet: an error too */
+} bp__grad_is;
 typedef struct bp__grad_row {
     bp__vjp_rule rule;
-    bool zero;
+    bp__grad_is is;
     const char *diff;
 } bp__grad_row;
 const bp__grad_row *bp__grad_row_of(bp_op op);

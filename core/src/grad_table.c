@@ -15,6 +15,7 @@
  *       is the inputs through which asking would reach the op.
  *
  * The build checks that every op has one row, at its place. */
+#include <pthread.h>
 #include <string.h>
 
 #include "grad_internal.h"
@@ -73,66 +74,35 @@ _Static_assert((int)BP__GRAD_COUNT == (int)BP_OP_COUNT,
 BP__GRAD_TABLE(BP__GRAD_AT)
 #undef BP__GRAD_AT
 
-#define BP__RULE_ZERO NULL, true
-#define BP__RULE_NONE NULL, false
-#define BP__RULE_TODO NULL, false
-#define BP__RULE_unary bp__vjp_unary, false
-#define BP__RULE_binary bp__vjp_binary, false
-#define BP__RULE_where bp__vjp_where, false
-#define BP__RULE_clip bp__vjp_clip, false
-#define BP__RULE_reduce bp__vjp_reduce, false
-#define BP__RULE_softmax bp__vjp_softmax, false
-#define BP__RULE_scan bp__vjp_scan, false
-#define BP__RULE_matmul bp__vjp_matmul, false
-#define BP__RULE_gemm bp__vjp_gemm, false
-#define BP__RULE_movement bp__vjp_movement, false
-#define BP__RULE_norm bp__vjp_norm, false
-#define BP__RULE_conv bp__vjp_conv, false
-#define BP__RULE_loss bp__vjp_loss, false
-#define BP__RULE_trilu bp__vjp_trilu, false
-#define BP__RULE_max_pool bp__vjp_max_pool, false
-#define BP__RULE_index bp__vjp_index, false
-#define BP__RULE_average_pool bp__vjp_average_pool, false
-#define BP__RULE_lrn bp__vjp_lrn, false
-#define BP__RULE_sort bp__vjp_sort, false
-#define BP__RULE_resize bp__vjp_resize, false
-/* NONE's DIFF names where asking would reach it; the row keeps "" for ops
- * whose gradient does not exist so that the error can say which it is */
-#define BP__DIFF_NONE(DIFF) ""
-#define BP__DIFF_ZERO(DIFF) DIFF
-#define BP__DIFF_TODO(DIFF) DIFF
-#define BP__DIFF_unary(DIFF) DIFF
-#define BP__DIFF_binary(DIFF) DIFF
-#define BP__DIFF_where(DIFF) DIFF
-#define BP__DIFF_clip(DIFF) DIFF
-#define BP__DIFF_reduce(DIFF) DIFF
-#define BP__DIFF_softmax(DIFF) DIFF
-#define BP__DIFF_scan(DIFF) DIFF
-#define BP__DIFF_matmul(DIFF) DIFF
-#define BP__DIFF_gemm(DIFF) DIFF
-#define BP__DIFF_movement(DIFF) DIFF
-#define BP__DIFF_norm(DIFF) DIFF
-#define BP__DIFF_conv(DIFF) DIFF
-#define BP__DIFF_loss(DIFF) DIFF
-#define BP__DIFF_trilu(DIFF) DIFF
-#define BP__DIFF_max_pool(DIFF) DIFF
-#define BP__DIFF_index(DIFF) DIFF
-#define BP__DIFF_average_pool(DIFF) DIFF
-#define BP__DIFF_lrn(DIFF) DIFF
-#define BP__DIFF_sort(DIFF) DIFF
-#define BP__DIFF_resize(DIFF) DIFF
+/* RULE names a rule, bp__vjp_RULE (grad_internal.h), or is one of these */
+#define BP__ROW_ZERO(DIFF) {NULL, BP__GRAD_IS_ZERO, DIFF}
+#define BP__ROW_NONE(DIFF) {NULL, BP__GRAD_IS_NONE, DIFF}
+#define BP__ROW_TODO(DIFF) {NULL, BP__GRAD_IS_TODO, DIFF}
+#define BP__ROW_average_pool(DIFF) {bp__vjp_average_pool, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_binary(DIFF) {bp__vjp_binary, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_clip(DIFF) {bp__vjp_clip, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_conv(DIFF) {bp__vjp_conv, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_gemm(DIFF) {bp__vjp_gemm, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_index(DIFF) {bp__vjp_index, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_loss(DIFF) {bp__vjp_loss, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_lrn(DIFF) {bp__vjp_lrn, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_matmul(DIFF) {bp__vjp_matmul, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_max_pool(DIFF) {bp__vjp_max_pool, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_movement(DIFF) {bp__vjp_movement, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_norm(DIFF) {bp__vjp_norm, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_reduce(DIFF) {bp__vjp_reduce, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_resize(DIFF) {bp__vjp_resize, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_scan(DIFF) {bp__vjp_scan, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_softmax(DIFF) {bp__vjp_softmax, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_sort(DIFF) {bp__vjp_sort, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_trilu(DIFF) {bp__vjp_trilu, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_unary(DIFF) {bp__vjp_unary, BP__GRAD_HAS_RULE, DIFF}
+#define BP__ROW_where(DIFF) {bp__vjp_where, BP__GRAD_HAS_RULE, DIFF}
 
 static const bp__grad_row rows[BP_OP_COUNT] = {
-#define BP__GRAD_ROW(NAME, RULE, DIFF) {BP__RULE_##RULE, BP__DIFF_##RULE(DIFF)},
+#define BP__GRAD_ROW(NAME, RULE, DIFF) BP__ROW_##RULE(DIFF),
     BP__GRAD_TABLE(BP__GRAD_ROW)
 #undef BP__GRAD_ROW
-};
-
-/* the inputs asking would reach, for every row (NONE's included) */
-static const char *const reach[BP_OP_COUNT] = {
-#define BP__GRAD_REACH(NAME, RULE, DIFF) DIFF,
-    BP__GRAD_TABLE(BP__GRAD_REACH)
-#undef BP__GRAD_REACH
 };
 
 const bp__grad_row *bp__grad_row_of(bp_op op)
@@ -140,34 +110,48 @@ const bp__grad_row *bp__grad_row_of(bp_op op)
     return (unsigned)op < (unsigned)BP_OP_COUNT ? &rows[op] : NULL;
 }
 
+/* Per op, the inputs its DIFF names, as bits, found once. */
+static uint32_t reach_mask[BP_OP_COUNT];
+static pthread_once_t reach_once = PTHREAD_ONCE_INIT;
+
+static void reach_init(void)
+{
+    for (int op = 0; op < BP_OP_COUNT; op++) {
+        uint32_t mask = 0;
+        for (int32_t k = 0; k < 32; k++) {
+            char name[32];
+            if (!*bp_op_arg_name(bp_op_info_of((bp_op)op)->in, k, name, sizeof name))
+                break;
+            size_t n = strlen(name);
+            if (n > 0 && name[n - 1] == '?')
+                name[--n] = '\0';
+            for (const char *s = rows[op].diff; *s;) {
+                while (*s == ' ')
+                    s++;
+                size_t len = strcspn(s, " ");
+                if (len == n && strncmp(s, name, n) == 0)
+                    mask |= 1u << k;
+                s += len;
+            }
+        }
+        reach_mask[op] = mask;
+    }
+}
+
 bool bp__grad_diff_input(bp_op op, int32_t k)
 {
-    if ((unsigned)op >= (unsigned)BP_OP_COUNT)
+    if ((unsigned)op >= (unsigned)BP_OP_COUNT || k < 0 || k >= 32)
         return false;
-    char name[32];
-    bp_op_arg_name(bp_op_info_of(op)->in, k, name, sizeof name);
-    size_t n = strlen(name);
-    if (n > 0 && name[n - 1] == '?')
-        name[--n] = '\0';
-    for (const char *s = reach[op]; *s;) {
-        while (*s == ' ')
-            s++;
-        size_t len = strcspn(s, " ");
-        if (len == n && strncmp(s, name, n) == 0)
-            return true;
-        s += len;
-    }
-    return false;
+    pthread_once(&reach_once, reach_init);
+    return reach_mask[op] >> k & 1u;
 }
 
 bp_gradient bp_op_gradient(bp_op op, int32_t k)
 {
     const bp__grad_row *row = bp__grad_row_of(op);
-    if (!row || k < 0 || !bp__grad_diff_input(op, k))
+    if (!row || row->is == BP__GRAD_IS_NONE || !bp__grad_diff_input(op, k))
         return BP_GRADIENT_NONE;
-    if (row->rule)
-        return BP_GRADIENT_RULE;
-    if (row->zero)
-        return BP_GRADIENT_ZERO;
-    return row->diff[0] ? BP_GRADIENT_NOT_YET : BP_GRADIENT_NONE;
+    return row->is == BP__GRAD_HAS_RULE ? BP_GRADIENT_RULE
+           : row->is == BP__GRAD_IS_ZERO ? BP_GRADIENT_ZERO
+                                          : BP_GRADIENT_NOT_YET;
 }
