@@ -405,6 +405,15 @@ const bp_tensor *bp__e_mT(bp__vjp *c, const bp_tensor *x)
     return bp__e_keep(c, st, t);
 }
 
+const bp_tensor *bp__e_reshape(bp__vjp *c, const bp_tensor *x, int32_t rank,
+                              const int64_t *shape)
+{
+    E_GUARD(x);
+    bp_tensor *t = NULL;
+    bp_status st = bp_reshape(x, rank, shape, &t);
+    return bp__e_keep(c, st, t);
+}
+
 const bp_tensor *bp__e_cast(bp__vjp *c, const bp_tensor *x, bp_dtype dtype)
 {
     E_GUARD(x);

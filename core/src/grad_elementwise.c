@@ -4,19 +4,8 @@
  * operands need nothing here: their views repeat elements with stride 0,
  * and the reverse pass (grad.c) sums those. At a kink (relu at 0) the rule
  * takes the side PyTorch takes. */
-#include "grad_internal.h"
+#include "grad_rule.h"
 
-#define G (c->gy[0])
-#define IN(k) bp__vjp_in(c, k)
-#define OUT bp__vjp_out(c, 0)
-#define K(v) bp__e_const(c, G, (v))
-#define UN(OP, x) bp__e_un(c, BP_OP_##OP, (x))
-#define BIN(OP, a, b) bp__e_bin(c, BP_OP_##OP, (a), (b))
-#define ADD(a, b) BIN(ADD, a, b)
-#define SUB(a, b) BIN(SUB, a, b)
-#define MUL(a, b) BIN(MUL, a, b)
-#define DIV(a, b) BIN(DIV, a, b)
-#define WHERE(p, a, b) bp__e_where(c, (p), (a), (b))
 #define F0 (c->n->params.f[0])
 #define F1 (c->n->params.f[1])
 

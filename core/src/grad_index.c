@@ -5,24 +5,8 @@
  * their gradient to x where no update landed and to each update that won
  * its place (with indices that repeat, the last write in the indices'
  * row-major order: ops.h), found by scattering the updates' own positions. */
-#include "grad_internal.h"
+#include "grad_rule.h"
 
-#define G (c->gy[0])
-#define IN(k) bp__vjp_in(c, k)
-
-static const bp_tensor *keep(bp__vjp *c, bp_status st, bp_tensor *t)
-{
-    return bp__e_keep(c, st, t);
-}
-
-static const bp_tensor *reshape(bp__vjp *c, const bp_tensor *x, int32_t rank, const int64_t *shape)
-{
-    if (c->st != BP_OK || !x)
-        return NULL;
-    bp_tensor *t = NULL;
-    bp_status st = bp_reshape(x, rank, shape, &t);
-    return keep(c, st, t);
-}
 
 static const bp_tensor *zeros_like(bp__vjp *c, const bp_view *v)
 {
@@ -30,7 +14,7 @@ static const bp_tensor *zeros_like(bp__vjp *c, const bp_view *v)
         return NULL;
     bp_tensor *t = NULL;
     bp_status st = bp_zeros(c->rec, v->dtype, v->rank, v->shape, &t);
-    return keep(c, st, t);
+    return KEEP(st, t);
 }
 
 static const bp_tensor *scatter_add(bp__vjp *c, const bp_tensor *into, const bp_tensor *idx,
@@ -40,7 +24,7 @@ static const bp_tensor *scatter_add(bp__vjp *c, const bp_tensor *into, const bp_
         return NULL;
     bp_tensor *t = NULL;
     bp_status st = bp_scatter_elements(into, idx, upd, axis, BP_SCATTER_ADD, &t);
-    return keep(c, st, t);
+    return KEEP(st, t);
 }
 
 /* gather: y = x.take(indices, axis). With the index axes of y flattened
@@ -58,11 +42,11 @@ static bp_status gather_rule(bp__vjp *c)
         yshape[k] = k == ax ? count : vx->shape[k];
         ishape[k] = k == ax ? count : 1;
     }
-    const bp_tensor *g = reshape(c, G, vx->rank, yshape);
-    const bp_tensor *idx = reshape(c, IN(1), vx->rank, ishape);
+    const bp_tensor *g = RESHAPE(G, vx->rank, yshape);
+    const bp_tensor *idx = RESHAPE(IN(1), vx->rank, ishape);
     bp_tensor *full = NULL;
     bp_status st = c->st == BP_OK ? bp_broadcast_to(idx, vx->rank, yshape, &full) : c->st;
-    c->gx[0] = scatter_add(c, zeros_like(c, vx), keep(c, st, full), g, ax);
+    c->gx[0] = scatter_add(c, zeros_like(c, vx), KEEP(st, full), g, ax);
     return c->st;
 }
 
@@ -74,7 +58,7 @@ static const bp_tensor *gather_at(bp__vjp *c, bool nd, const bp_tensor *x, const
         return NULL;
     bp_tensor *t = NULL;
     bp_status st = nd ? bp_gather_nd(x, idx, 0, &t) : bp_gather_elements(x, idx, axis, &t);
-    return keep(c, st, t);
+    return KEEP(st, t);
 }
 
 /* The scatters. ADD: x's gradient is G, each update's G at its place.
@@ -105,15 +89,15 @@ static bp_status scatter_rule(bp__vjp *c)
         count *= vu->shape[k];
     bp_tensor *t = NULL;
     bp_status st = c->st == BP_OK ? bp_arange_i64(c->rec, BP_I64, 0, count, 1, &t) : c->st;
-    const bp_tensor *ids = reshape(c, keep(c, st, t), vu->rank, vu->shape);
+    const bp_tensor *ids = RESHAPE(KEEP(st, t), vu->rank, vu->shape);
     t = NULL;
     st = c->st == BP_OK ? bp_full_i64(c->rec, BP_I64, vx->rank, vx->shape, -1, &t) : c->st;
-    const bp_tensor *none = keep(c, st, t);
+    const bp_tensor *none = KEEP(st, t);
     t = NULL;
     st = c->st == BP_OK ? (nd ? bp_scatter_nd(none, idx, ids, BP_SCATTER_NONE, &t)
                               : bp_scatter_elements(none, idx, ids, ax, BP_SCATTER_NONE, &t))
                         : c->st;
-    const bp_tensor *won = keep(c, st, t);
+    const bp_tensor *won = KEEP(st, t);
     if (c->want[0])
         c->gx[0] = bp__e_where(c, bp__e_bin(c, BP_OP_EQ, won, none), G,
                                bp__e_const(c, G, 0));
@@ -139,7 +123,7 @@ bp_status bp__vjp_index(bp__vjp *c)
         bp_tensor *t = NULL;
         const bp_tensor *z = zeros_like(c, &n->view[0]), *idx = IN(1);
         bp_status st = c->st == BP_OK ? bp_scatter_nd(z, idx, G, BP_SCATTER_ADD, &t) : c->st;
-        c->gx[0] = keep(c, st, t);
+        c->gx[0] = KEEP(st, t);
         return c->st;
     }
     case BP_OP_SCATTER_ELEMENTS:

@@ -62,6 +62,9 @@ const bp_tensor *bp__e_matmul(bp__vjp *c, const bp_tensor *a, const bp_tensor *b
 /* x with its last two axes swapped. */
 const bp_tensor *bp__e_mT(bp__vjp *c, const bp_tensor *x);
 const bp_tensor *bp__e_cast(bp__vjp *c, const bp_tensor *x, bp_dtype dtype);
+/* x's elements in another shape (an alias: no node). */
+const bp_tensor *bp__e_reshape(bp__vjp *c, const bp_tensor *x, int32_t rank,
+                              const int64_t *shape);
 const bp_tensor *bp__e_cumsum_last(bp__vjp *c, const bp_tensor *x, bool exclusive, bool reverse);
 const bp_tensor *bp__e_cumprod_last(bp__vjp *c, const bp_tensor *x, bool exclusive, bool reverse);
 

@@ -1,10 +1,8 @@
 /* Gradient rules of MATMUL and GEMM: the products with the other operand
  * transposed. A broadcast batch axis is a stride-0 axis of the operand's
  * view; the reverse pass (grad.c) sums it back. */
-#include "grad_internal.h"
+#include "grad_rule.h"
 
-#define G (c->gy[0])
-#define IN(k) bp__vjp_in(c, k)
 
 bp_status bp__vjp_matmul(bp__vjp *c)
 {

@@ -3,7 +3,7 @@
  * input's view receives the output's gradient as it is; the reverse pass
  * (grad.c) puts it back where the view reads from (a transpose's strides, a
  * slice's offset, a broadcast's repeats summed). cast converts it back. */
-#include "grad_internal.h"
+#include "grad_rule.h"
 
 bp_status bp__vjp_movement(bp__vjp *c)
 {

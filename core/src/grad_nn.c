@@ -8,16 +8,8 @@
  * places), per group. */
 #include <math.h>
 
-#include "grad_internal.h"
+#include "grad_rule.h"
 
-#define G (c->gy[0])
-#define IN(k) bp__vjp_in(c, k)
-#define K(v) bp__e_const(c, G, (v))
-#define UN(OP, x) bp__e_un(c, BP_OP_##OP, (x))
-#define BIN(OP, a, b) bp__e_bin(c, BP_OP_##OP, (a), (b))
-#define ADD(a, b) BIN(ADD, a, b)
-#define SUB(a, b) BIN(SUB, a, b)
-#define MUL(a, b) BIN(MUL, a, b)
 #define MEAN_LAST(x, n) bp__e_reduce_last(c, BP_OP_MEAN, (x), (n))
 
 static bp_status stats_unsupported(bp__vjp *c)
@@ -38,9 +30,7 @@ static const bp_tensor *per_channel(bp__vjp *c, const bp_tensor *t, int32_t r)
     int64_t shape[BP_MAX_RANK];
     for (int32_t k = 0; k < r; k++)
         shape[k] = k == 1 ? t->shape[0] : 1;
-    bp_tensor *o = NULL;
-    bp_status st = bp_reshape(t, r, shape, &o);
-    return bp__e_keep(c, st, o);
+    return RESHAPE(t, r, shape);
 }
 
 static const bp_tensor *bias_grad(bp__vjp *c, const bp_tensor *g);
@@ -144,11 +134,6 @@ static bp_window window_of(const bp__gnode *n, int32_t s)
     return w;
 }
 
-static const bp_tensor *keep(bp__vjp *c, bp_status st, bp_tensor *t)
-{
-    return bp__e_keep(c, st, t);
-}
-
 /* x[:, from:from+len] (axis 1) */
 static const bp_tensor *channels(bp__vjp *c, const bp_tensor *x, int64_t from, int64_t len)
 {
@@ -161,7 +146,7 @@ static const bp_tensor *channels(bp__vjp *c, const bp_tensor *x, int64_t from, i
     stops[1] = from + len;
     bp_tensor *t = NULL;
     bp_status st = bp_slice(x, starts, stops, NULL, &t);
-    return keep(c, st, t);
+    return KEEP(st, t);
 }
 
 static const bp_tensor *swap01(bp__vjp *c, const bp_tensor *x)
@@ -174,7 +159,7 @@ static const bp_tensor *swap01(bp__vjp *c, const bp_tensor *x)
     perm[0] = 1, perm[1] = 0;
     bp_tensor *t = NULL;
     bp_status st = bp_transpose(x, perm, &t);
-    return keep(c, st, t);
+    return KEEP(st, t);
 }
 
 /* dL/dw for one group: x (N, Cg, D...), g (N, Mg, O...) -> (Mg, Cg, K...). */
@@ -200,7 +185,7 @@ static const bp_tensor *weight_grad(bp__vjp *c, const bp_tensor *x, const bp_ten
         st = bp_slice(full, starts, stops, NULL, &cut);
     }
     bp_tensor_release(full);
-    return swap01(c, keep(c, st, cut));
+    return swap01(c, KEEP(st, cut));
 }
 
 /* dL/dw of a convolution of u by w in groups (u's and gz's channels split
@@ -228,7 +213,7 @@ static const bp_tensor *grouped_weight_grad(bp__vjp *c, const bp_tensor *u, cons
         return NULL;
     bp_tensor *t = NULL;
     bp_status st = bp_concat((int32_t)groups, parts, 0, &t);
-    return keep(c, st, t);
+    return KEEP(st, t);
 }
 
 /* The bias's gradient: g summed over every axis but the channels. */
@@ -242,7 +227,7 @@ static const bp_tensor *bias_grad(bp__vjp *c, const bp_tensor *g)
             axes[na++] = k;
     bp_tensor *t = NULL;
     bp_status st = bp_sum(g, na, axes, false, &t);
-    return keep(c, st, t);
+    return KEEP(st, t);
 }
 
 /* conv_transpose: the adjoint of a convolution by the same weights, so
@@ -271,7 +256,7 @@ static bp_status vjp_conv_transpose(bp__vjp *c, int32_t s, const bp_window *fw,
     }
     bp_tensor *t = NULL;
     bp_status st = c->st == BP_OK ? bp_slice(G, starts, stops, NULL, &t) : c->st;
-    const bp_tensor *g = keep(c, st, t);
+    const bp_tensor *g = KEEP(st, t);
     if (c->want[0] && c->st == BP_OK) {
         bp_tensor *full = NULL, *cut = NULL;
         st = bp_conv(g, IN(1), NULL, &cw, &full);
@@ -280,7 +265,7 @@ static bp_status vjp_conv_transpose(bp__vjp *c, int32_t s, const bp_window *fw,
         if (st == BP_OK)
             st = bp_slice(full, starts, stops, NULL, &cut);
         bp_tensor_release(full);
-        c->gx[0] = keep(c, st, cut);
+        c->gx[0] = KEEP(st, cut);
     }
     if (c->want[1])
         c->gx[1] = grouped_weight_grad(c, g, IN(0), &cw, kernel, s);
@@ -314,7 +299,7 @@ bp_status bp__vjp_conv(bp__vjp *c)
         }
         bp_tensor *t = NULL;
         bp_status st = c->st == BP_OK ? bp_conv_transpose(G, IN(1), NULL, &tw, &t) : c->st;
-        c->gx[0] = keep(c, st, t);
+        c->gx[0] = KEEP(st, t);
     }
     if (c->want[1])
         c->gx[1] = grouped_weight_grad(c, IN(0), G, &fw, kernel, s);
@@ -332,9 +317,7 @@ static const bp_tensor *trailing1(bp__vjp *c, const bp_tensor *t)
     for (int32_t k = 0; k < t->rank; k++)
         shape[k] = t->shape[k];
     shape[t->rank] = 1;
-    bp_tensor *r = NULL;
-    bp_status st = bp_reshape(t, t->rank + 1, shape, &r);
-    return keep(c, st, r);
+    return RESHAPE(t, t->rank + 1, shape);
 }
 
 /* softmax_cross_entropy_loss (d/d scores: w (softmax - onehot)) and nll_loss
@@ -358,16 +341,16 @@ bp_status bp__vjp_loss(bp__vjp *c)
     int64_t classes = n->view[0].shape[n->view[0].rank - 1];
     bp_tensor *t = NULL;
     bp_status st = bp_arange(c->rec, x->dtype, 0, 2, 1, &t); /* (off, on) */
-    const bp_tensor *values = keep(c, st, t);
+    const bp_tensor *values = KEEP(st, t);
     t = NULL;
     st = c->st == BP_OK ? bp_one_hot(labels, classes, -1, values, &t) : c->st;
-    const bp_tensor *oh = keep(c, st, t); /* (N, d..., C) */
+    const bp_tensor *oh = KEEP(st, t); /* (N, d..., C) */
     /* each sample's weight, (N, d..., 1) */
     const bp_tensor *w = bp__e_reduce_last(c, BP_OP_SUM, weights ? MUL(oh, weights) : oh, 1);
     if (n->params.i[1] && c->st == BP_OK) { /* ignore_index: weight 0 */
         bp_tensor *ig = NULL;
         st = bp_full_i64(c->rec, labels->dtype, 0, NULL, n->params.i[2], &ig);
-        const bp_tensor *ignore = keep(c, st, ig);
+        const bp_tensor *ignore = KEEP(st, ig);
         w = MUL(w, trailing1(c, bp__e_cast(c, BIN(NE, labels, ignore), x->dtype)));
     }
     const bp_tensor *coef = G; /* the reduction's factor */
@@ -379,7 +362,7 @@ bp_status bp__vjp_loss(bp__vjp *c)
     if (n->op == BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS) {
         bp_tensor *p = NULL;
         st = c->st == BP_OK ? bp_softmax(x, -1, &p) : c->st;
-        per = MUL(w, SUB(keep(c, st, p), oh));
+        per = MUL(w, SUB(KEEP(st, p), oh));
     } else {
         per = UN(NEG, MUL(w, oh));
     }
@@ -441,7 +424,7 @@ bp_status bp__vjp_max_pool(bp__vjp *c)
     bp_tensor *rel[] = {y, idx, zeros, flat_i, flat_g, sc};
     for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
         bp_tensor_release(rel[k]);
-    c->gx[0] = keep(c, st, gx);
+    c->gx[0] = KEEP(st, gx);
     return c->st;
 }
 
@@ -466,7 +449,7 @@ bp_status bp__vjp_average_pool(bp__vjp *c)
     }
     bp_tensor *kern = NULL;
     bp_status st = bp_ones(c->rec, G->dtype, 2 + s, ones_shape, &kern);
-    const bp_tensor *k = keep(c, st, kern);
+    const bp_tensor *k = KEEP(st, kern);
     const bp_tensor *g = BIN(DIV, G, K(size));
     if (!n->params.i[15] && c->st == BP_OK) { /* divide by the count inside x instead */
         bp_window cw = BP_WINDOW_INIT;
@@ -479,13 +462,13 @@ bp_status bp__vjp_average_pool(bp__vjp *c)
         }
         bp_tensor *one = NULL, *k1 = NULL, *cnt = NULL;
         st = bp_ones(c->rec, G->dtype, 2 + s, unit, &one);
-        const bp_tensor *o = keep(c, st, one);
+        const bp_tensor *o = KEEP(st, one);
         for (int32_t j = 0; j < s; j++)
             unit[2 + j] = w.kernel[j];
         st = c->st == BP_OK ? bp_ones(c->rec, G->dtype, 2 + s, unit, &k1) : c->st;
-        const bp_tensor *kk = keep(c, st, k1);
+        const bp_tensor *kk = KEEP(st, k1);
         st = c->st == BP_OK ? bp_conv(o, kk, NULL, &cw, &cnt) : c->st;
-        g = BIN(DIV, G, keep(c, st, cnt));
+        g = BIN(DIV, G, KEEP(st, cnt));
     }
     bp_window tw = BP_WINDOW_INIT;
     for (int32_t j = 0; j < 2 * s; j++)
@@ -501,7 +484,7 @@ bp_status bp__vjp_average_pool(bp__vjp *c)
     tw.groups = ch;
     bp_tensor *t = NULL;
     st = c->st == BP_OK ? bp_conv_transpose(g, k, NULL, &tw, &t) : c->st;
-    c->gx[0] = keep(c, st, t);
+    c->gx[0] = KEEP(st, t);
     return c->st;
 }
 
@@ -530,7 +513,7 @@ static const bp_tensor *channel_window_sum(bp__vjp *c, const bp_tensor *t, int64
     bp_tensor_release(r);
     bp_tensor_release(ones);
     bp_tensor_release(sum);
-    return keep(c, st, out);
+    return KEEP(st, out);
 }
 
 /* lrn: y = x d^-beta with d = bias + alpha / size S, S each channel's
@@ -570,7 +553,7 @@ static const bp_tensor *axis_last(bp__vjp *c, const bp_tensor *x, int32_t a, boo
         perm[r - 1] = a;
     bp_tensor *t = NULL;
     bp_status st = bp_transpose(x, perm, &t);
-    return keep(c, st, t);
+    return KEEP(st, t);
 }
 
 /* resize: every mode is separable and linear in x, one matrix R (L x D)
@@ -602,7 +585,7 @@ bp_status bp__vjp_resize(bp__vjp *c)
         else if (st == BP_OK)
             st = bp_resize(eye, NULL, (const int64_t[]){d, l}, &o, &rt);
         bp_tensor_release(eye);
-        const bp_tensor *r = bp__e_mT(c, keep(c, st, rt)); /* (l, d) */
+        const bp_tensor *r = bp__e_mT(c, KEEP(st, rt)); /* (l, d) */
         g = axis_last(c, bp__e_matmul(c, axis_last(c, g, a, false), r), a, true);
     }
     c->gx[0] = g;

@@ -1,28 +1,8 @@
 /* Gradient rules of the kinds that work along axes: REDUCE (the reduced
  * axes are the view's last i0), SOFTMAX and SCAN (along the view's last
  * axis). The output's gradient is broadcast back over the reduced axes. */
-#include "grad_internal.h"
+#include "grad_rule.h"
 
-#define G (c->gy[0])
-#define IN(k) bp__vjp_in(c, k)
-#define OUT bp__vjp_out(c, 0)
-#define K(v) bp__e_const(c, G, (v))
-#define UN(OP, x) bp__e_un(c, BP_OP_##OP, (x))
-#define BIN(OP, a, b) bp__e_bin(c, BP_OP_##OP, (a), (b))
-#define ADD(a, b) BIN(ADD, a, b)
-#define SUB(a, b) BIN(SUB, a, b)
-#define MUL(a, b) BIN(MUL, a, b)
-#define DIV(a, b) BIN(DIV, a, b)
-#define WHERE(p, a, b) bp__e_where(c, (p), (a), (b))
-
-static const bp_tensor *reshape(bp__vjp *c, const bp_tensor *x, int32_t rank, const int64_t *shape)
-{
-    if (c->st != BP_OK)
-        return NULL;
-    bp_tensor *t = NULL;
-    bp_status st = bp_reshape(x, rank, shape, &t);
-    return bp__e_keep(c, st, t);
-}
 
 /* prod's gradient without dividing by x (exact where x has zeros): the
  * product of the others, as exclusive products from both ends of the
@@ -36,10 +16,10 @@ static const bp_tensor *prod_of_others(bp__vjp *c, const bp_tensor *x, int32_t n
     for (int32_t k = kept; k < x->rank; k++)
         reduced *= x->shape[k];
     shape[kept] = reduced;
-    const bp_tensor *flat = reshape(c, x, kept + 1, shape);
+    const bp_tensor *flat = RESHAPE(x, kept + 1, shape);
     const bp_tensor *others = MUL(bp__e_cumprod_last(c, flat, true, false),
                                   bp__e_cumprod_last(c, flat, true, true));
-    return others ? reshape(c, others, x->rank, x->shape) : NULL;
+    return others ? RESHAPE(others, x->rank, x->shape) : NULL;
 }
 
 bp_status bp__vjp_reduce(bp__vjp *c)
@@ -132,11 +112,11 @@ static const bp_tensor *cumprod_grad(bp__vjp *c, bool exclusive, bool reverse)
     st = c->st == BP_OK ? bp_trilu(all, !reverse, reverse ? -(int64_t)exclusive : exclusive, &tri)
                         : c->st;
     const bp_tensor *keep_i = bp__e_keep(c, st, tri);
-    const bp_tensor *xk = WHERE(diag, K(1), reshape(c, x, r + 1, row));
+    const bp_tensor *xk = WHERE(diag, K(1), RESHAPE(x, r + 1, row));
     const bp_tensor *p = bp__e_cumprod_last(c, xk, exclusive, reverse); /* (..., n, n) */
     const bp_tensor *sum = bp__e_reduce_last(c, BP_OP_SUM,
-                                             MUL(MUL(p, keep_i), reshape(c, G, r + 1, row)), 1);
-    return reshape(c, sum, r, x->shape);
+                                             MUL(MUL(p, keep_i), RESHAPE(G, r + 1, row)), 1);
+    return RESHAPE(sum, r, x->shape);
 }
 
 bp_status bp__vjp_scan(bp__vjp *c)
