@@ -354,6 +354,9 @@ static void walk_rules(int (*check)(gc_case *c, int32_t k), int counts[4], int *
                           (int)k);
                 int v = check(&c, k);
                 counts[v]++;
+                cr_expect(v != 1 || strncmp(bp_backend_name(be), "devsim", 6) == 0,
+                          "%s on %s: only devsim, an older plugin, may lack an op",
+                          bp_op_name(op), bp_backend_name(be));
                 static const char *const why[4] = {
                     NULL, "the backend lacks it in this dtype",
                     "not smooth at eps 1e-2 at these points (f64's differences at 1e-2 and 1e-6 "
@@ -388,5 +391,4 @@ Test(gradcheck, every_rule_of_the_op_table_matches_finite_differences_on_every_b
     cr_log_info("gradcheck: %d of %d (backend, op, input) rules checked, %d lacking", counts[0],
                 rules, counts[1]);
     cr_assert_eq(counts[0] + counts[1], rules);
-    cr_assert_leq(counts[1], 4, "%d rules skipped as lacking", counts[1]);
 }
