@@ -179,3 +179,92 @@ def test_value_and_grad_matches_jax_on_an_mlp_loss():
     assert abs(float(v) - float(jv)) <= 1e-10 * abs(float(jv))
     for k in params:
         np.testing.assert_allclose(g[k].numpy(), np.asarray(jg[k]), rtol=1e-10, atol=1e-12)
+
+
+def cnn_data():
+    params = {"w": RNG.standard_normal((4, 2, 3, 3)) * 0.5, "b": RNG.standard_normal(4),
+              "scale": RNG.standard_normal(16) + 1.0, "shift": RNG.standard_normal(16),
+              "v": RNG.standard_normal((16, 3)) * 0.5}
+    x = RNG.standard_normal((3, 2, 6, 6))
+    labels = RNG.integers(0, 3, 3)
+    return params, x, labels
+
+
+def cnn_loss(p, x, labels):
+    """conv (stride 1, pad 1) -> relu -> 2x2 max_pool -> layer_norm over the
+    flattened features -> linear -> softmax cross-entropy."""
+    h = bp.relu(bp.conv(x, p["w"], p["b"], pads=[1, 1, 1, 1]))          # (3, 4, 6, 6)
+    h = bp.max_pool(h, [2, 2], strides=[2, 2])                          # (3, 4, 3, 3)
+    h = bp.max_pool(h, [2, 2], strides=[1, 1])                          # (3, 4, 2, 2)
+    h = h.reshape((x.shape[0], 16))
+    h = bp.layer_norm(h, -1, p["scale"], p["shift"], epsilon=1e-5)
+    return bp.softmax_cross_entropy_loss(h @ p["v"], labels)
+
+
+def attention_data():
+    params = {"wq": RNG.standard_normal((8, 8)) * 0.4, "wk": RNG.standard_normal((8, 8)) * 0.4,
+              "wv": RNG.standard_normal((8, 8)) * 0.4, "wo": RNG.standard_normal((8, 8)) * 0.4,
+              "g": RNG.standard_normal(8) + 1.0}
+    x = RNG.standard_normal((2, 5, 8))
+    return params, x
+
+
+def attention_loss(p, x):
+    """One pre-norm self-attention block with two heads and a residual."""
+    b, t, d = x.shape
+    h = bp.layer_norm(x, -1, p["g"], None, epsilon=1e-6)
+
+    def heads(m):                                     # (b, t, d) -> (b, 2, t, d / 2)
+        return bp.transpose((h @ m).reshape((b, t, 2, d // 2)), (0, 2, 1, 3))
+
+    q, k, v = heads(p["wq"]), heads(p["wk"]), heads(p["wv"])
+    a = bp.softmax(q @ bp.transpose(k, (0, 1, 3, 2)) / np.sqrt(d // 2), -1)
+    o = bp.transpose(a @ v, (0, 2, 1, 3)).reshape((b, t, d)) @ p["wo"]
+    y = x + o
+    return (y * y).mean()
+
+
+def test_value_and_grad_matches_jax_on_a_cnn_and_an_attention_block():
+    jax = pytest.importorskip("jax", reason="jax is an optional oracle (pip install jax)")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    lax = jax.lax
+
+    def jcnn(p, x, labels):
+        h = lax.conv_general_dilated(x, p["w"], (1, 1), ((1, 1), (1, 1)))
+        h = jax.nn.relu(h + p["b"][None, :, None, None])
+        h = lax.reduce_window(h, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+        h = lax.reduce_window(h, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 1, 1), "VALID")
+        h = h.reshape(x.shape[0], 16)
+        mu = h.mean(-1, keepdims=True)
+        var = ((h - mu) ** 2).mean(-1, keepdims=True)
+        h = (h - mu) / jnp.sqrt(var + 1e-5) * p["scale"] + p["shift"]
+        ls = jax.nn.log_softmax(h @ p["v"], -1)
+        return -ls[jnp.arange(x.shape[0]), labels].mean()
+
+    def jattention(p, x):
+        b, t, d = x.shape
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        h = (x - mu) / jnp.sqrt(var + 1e-6) * p["g"]
+
+        def heads(m):
+            return (h @ m).reshape(b, t, 2, d // 2).transpose(0, 2, 1, 3)
+
+        q, k, v = heads(p["wq"]), heads(p["wk"]), heads(p["wv"])
+        a = jax.nn.softmax(q @ k.transpose(0, 1, 3, 2) / np.sqrt(d // 2), -1)
+        y = x + (a @ v).transpose(0, 2, 1, 3).reshape(b, t, d) @ p["wo"]
+        return (y * y).mean()
+
+    params, x, labels = cnn_data()
+    cases = [(cnn_loss, jcnn, params, (x, labels))]
+    params, x = attention_data()
+    cases.append((attention_loss, jattention, params, (x,)))
+    for loss, jloss, params, rest in cases:
+        jv, jg = jax.value_and_grad(jloss)(params, *rest)
+        tp = {k: bp.asarray(v) for k, v in params.items()}
+        v, g = bp.value_and_grad(loss)(tp, *(bp.asarray(a) for a in rest))
+        assert abs(float(v) - float(jv)) <= 1e-10 * abs(float(jv)), loss.__name__
+        for k in params:
+            np.testing.assert_allclose(g[k].numpy(), np.asarray(jg[k]), rtol=1e-10, atol=1e-12,
+                                       err_msg=f"{loss.__name__}: d/d{k}")
