@@ -951,6 +951,33 @@ Test(grad, resize_linear_cubic_and_nearest_by_scales_and_sizes)
     END_BACKENDS;
 }
 
+/* gather_nd after batch axes: x (2, 3, 4) with one batch axis, index
+ * tuples of one component (batch 0 reads row 2 twice), and with two batch
+ * axes, i32 indices. */
+static bp_tensor *gather_nd_batch_model(bp_backend *be, bp_tensor *const *x)
+{
+    int64_t v1[4] = {2, 2, 0, -1};
+    int32_t v2[6] = {3, 0, 1, -1, 2, 2};
+    bp_tensor *i1 = NULL, *i2 = NULL, *a = NULL, *b = NULL;
+    BPT_OK(bp_tensor_from_host(be, BP_I64, 3, (const int64_t[]){2, 2, 1}, v1, &i1));
+    BPT_OK(bp_tensor_from_host(be, BP_I32, 3, (const int64_t[]){2, 3, 1}, v2, &i2));
+    BPT_OK(bp_gather_nd(x[0], i1, 1, &a)); /* (2, 2, 4) */
+    BPT_OK(bp_gather_nd(x[0], i2, 2, &b)); /* (2, 3) */
+    bp_tensor *sa = weighted_sum(be, a), *sb = weighted_sum(be, b), *r = NULL;
+    BPT_OK(bp_add(sa, sb, &r));
+    bp_tensor *rel[] = {i1, i2, sa, sb};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
+        bp_tensor_release(rel[k]);
+    return r;
+}
+
+Test(grad, gather_nd_after_batch_axes_adds_the_gradient_back_in_each_batch)
+{
+    model_case mc = {1, {3}, {{2, 3, 4}}, -1, 1};
+    FOR_EACH_BACKEND(be) check_model(be, gather_nd_batch_model, &mc);
+    END_BACKENDS;
+}
+
 static bp_tensor *loss_model(bp_backend *be, bp_tensor *const *x)
 {
     /* scores (4, 3, 2): class axis 1 for the loss ops (N, C, d) */

@@ -107,6 +107,37 @@ static bp_status scatter_rule(bp__vjp *c)
     return c->st;
 }
 
+/* gather_nd's index tuples (..., m) after b batch axes, as tuples of all
+ * of x's leading axes (..., b + m): each index prefixed by its batch
+ * coordinates (an arange per batch axis, broadcast), so one scatter_nd
+ * into x adds the gradient back. */
+static const bp_tensor *with_batch_coordinates(bp__vjp *c, const bp_tensor *idx, int32_t b)
+{
+    if (b == 0 || c->st != BP_OK || !idx)
+        return idx;
+    int32_t r = idx->rank;
+    int64_t one[BP_MAX_RANK], shape[BP_MAX_RANK];
+    for (int32_t k = 0; k < r; k++)
+        shape[k] = k == r - 1 ? 1 : idx->shape[k];
+    const bp_tensor *parts[BP_MAX_RANK + 1];
+    for (int32_t j = 0; j < b; j++) {
+        for (int32_t k = 0; k < r; k++)
+            one[k] = k == j ? idx->shape[j] : 1;
+        bp_tensor *a = NULL, *full = NULL;
+        bp_status st = c->st == BP_OK ? bp_arange_i64(c->rec, idx->dtype, 0, idx->shape[j], 1, &a)
+                                      : c->st;
+        const bp_tensor *col = RESHAPE(KEEP(st, a), r, one);
+        st = c->st == BP_OK ? bp_broadcast_to(col, r, shape, &full) : c->st;
+        parts[j] = KEEP(st, full);
+    }
+    parts[b] = idx;
+    if (c->st != BP_OK)
+        return NULL;
+    bp_tensor *t = NULL;
+    bp_status st = bp_concat(b + 1, parts, r - 1, &t);
+    return KEEP(st, t);
+}
+
 bp_status bp__vjp_index(bp__vjp *c)
 {
     const bp__gnode *n = c->n;
@@ -117,11 +148,9 @@ bp_status bp__vjp_index(bp__vjp *c)
         c->gx[0] = scatter_add(c, zeros_like(c, &n->view[0]), IN(1), G, (int32_t)n->params.i[0]);
         return c->st;
     case BP_OP_GATHER_ND: {
-        if (n->params.i[0] != 0)
-            return bp__error(BP_ERR_UNSUPPORTED_OP, "bp_graph_grad: gather_nd's gradient with "
-                             "batch_dims > 0 is not supported yet");
         bp_tensor *t = NULL;
-        const bp_tensor *z = zeros_like(c, &n->view[0]), *idx = IN(1);
+        const bp_tensor *z = zeros_like(c, &n->view[0]);
+        const bp_tensor *idx = with_batch_coordinates(c, IN(1), (int32_t)n->params.i[0]);
         bp_status st = c->st == BP_OK ? bp_scatter_nd(z, idx, G, BP_SCATTER_ADD, &t) : c->st;
         c->gx[0] = KEEP(st, t);
         return c->st;
