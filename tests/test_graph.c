@@ -476,6 +476,125 @@ Test(graph, a_tensor_of_another_backend_is_refused_before_a_later_null_operand_a
     bp_context_destroy(ctx);
 }
 
+static uint64_t in_use(bp_backend *be)
+{
+    bp_stats st = {.struct_size = sizeof st};
+    BPT_OK(bp_backend_stats(be, &st));
+    return st.bytes_in_use;
+}
+
+/* m' = 0.9 m + g; w' = w - 0.1 m': m' can take m's memory (m is read
+ * before m' is written), w' g's; w is read by the node that writes w', so
+ * it serves no output. */
+static bp_graph_exec *momentum_step(bp_backend *be)
+{
+    bp_graph *g = NULL;
+    bp_tensor *w, *m, *gr, *k9 = NULL, *k1 = NULL, *a = NULL, *m2 = NULL, *b = NULL, *w2 = NULL;
+    BPT_OK(bp_graph_create(be, &g));
+    const int64_t n = 1024;
+    BPT_OK(bp_graph_input(g, BP_F32, 1, &n, &w));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, &n, &m));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, &n, &gr));
+    BPT_OK(bp_full(be, BP_F32, 0, NULL, 0.9, &k9));
+    BPT_OK(bp_full(be, BP_F32, 0, NULL, 0.1, &k1));
+    BPT_OK(bp_mul(m, k9, &a));
+    BPT_OK(bp_add(a, gr, &m2));
+    BPT_OK(bp_mul(m2, k1, &b));
+    BPT_OK(bp_sub(w, b, &w2));
+    BPT_OK(bp_graph_output(g, w2));
+    BPT_OK(bp_graph_output(g, m2));
+    bp_graph_exec *exe = NULL;
+    BPT_OK(bp_graph_compile(g, NULL, &exe));
+    bp_tensor *all[] = {w, m, gr, k9, k1, a, m2, b, w2};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        bp_tensor_release(all[i]);
+    bp_graph_release(g);
+    return exe;
+}
+
+static bp_tensor *filled(bp_backend *be, double v)
+{
+    bp_tensor *t = NULL;
+    BPT_OK(bp_full(be, BP_F32, 1, (const int64_t[]){1024}, v, &t));
+    return t;
+}
+
+Test(graph, donated_inputs_hold_the_outputs_so_a_step_allocates_none)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_graph_exec *exe = momentum_step(be);
+        bp_graph_stats gs = {.struct_size = sizeof gs};
+        BPT_OK(bp_graph_exec_stats(exe, &gs));
+        cr_expect_eq(gs.donatable_outputs, 2);
+        bp_tensor *in[3] = {filled(be, 1), filled(be, 2), filled(be, 3)}, *out[2] = {NULL, NULL};
+        uint64_t before = in_use(be);
+        BPT_OK(bp_graph_run_donating(exe, 3, in, (const bool[]){true, true, true}, 2, out));
+        cr_expect_eq(in_use(be), before, "on %s: %llu bytes in use, %llu before", 
+                     bp_backend_name(be), (unsigned long long)in_use(be),
+                     (unsigned long long)before);
+        float w2[1024], m2[1024];
+        BPT_OK(bp_tensor_to_host(out[0], w2, sizeof w2));
+        BPT_OK(bp_tensor_to_host(out[1], m2, sizeof m2));
+        cr_expect(m2[0] == 0.9f * 2 + 3 && m2[1023] == m2[0], "on %s: m' %g",
+                  bp_backend_name(be), m2[0]);
+        cr_expect(w2[0] == 1 - m2[0] * 0.1f && w2[1023] == w2[0], "on %s: w' %g",
+                  bp_backend_name(be), w2[0]);
+        for (int k = 0; k < 3; k++) {
+            cr_expect(!bp_tensor_is_valid(in[k]), "a donated input is given up");
+            bp_tensor *e = NULL;
+            BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_exp(in[k], &e));
+            bp_tensor_release(in[k]);
+        }
+        /* the next step donates the last one's outputs */
+        bp_tensor *next[3] = {out[0], out[1], filled(be, 3)}, *out2[2] = {NULL, NULL};
+        before = in_use(be);
+        BPT_OK(bp_graph_run_donating(exe, 3, next, (const bool[]){true, true, true}, 2, out2));
+        cr_expect_eq(in_use(be), before);
+        for (int k = 0; k < 3; k++)
+            bp_tensor_release(next[k]);
+        for (int k = 0; k < 2; k++)
+            bp_tensor_release(out2[k]);
+        bp_graph_exec_release(exe);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* Memory that is not the input's alone is never written: another handle
+ * keeps its values; undonated inputs stay valid; one tensor twice is an
+ * error. */
+Test(graph, a_donated_input_seen_elsewhere_keeps_its_values_and_the_output_is_allocated)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_graph_exec *exe = momentum_step(be);
+        bp_tensor *in[3] = {filled(be, 1), filled(be, 2), filled(be, 3)}, *out[2] = {NULL, NULL};
+        bp_tensor *other = NULL; /* a second handle on m's memory */
+        BPT_OK(bp_reshape(in[1], 2, (const int64_t[]){32, 32}, &other));
+        BPT_OK(bp_graph_run_donating(exe, 3, in, (const bool[]){false, true, false}, 2, out));
+        float v[1024];
+        BPT_OK(bp_tensor_to_host(other, v, sizeof v));
+        cr_expect(v[0] == 2 && v[1023] == 2, "on %s: the other handle reads %g",
+                  bp_backend_name(be), v[0]);
+        cr_expect(bp_tensor_is_valid(in[0]) && bp_tensor_is_valid(in[2]));
+        cr_expect(!bp_tensor_is_valid(in[1]));
+        for (int k = 0; k < 2; k++)
+            bp_tensor_release(out[k]);
+        bp_tensor *twice[3] = {in[0], in[0], in[2]};
+        BPT_FAILS(BP_ERR_INVALID_ARGUMENT,
+                  bp_graph_run_donating(exe, 3, twice, (const bool[]){true, true, false}, 2, out));
+        cr_expect(strstr(bp_last_error(), "donate a tensor once"), "%s", bp_last_error());
+        cr_expect_null(out[0]);
+        for (int k = 0; k < 3; k++)
+            bp_tensor_release(in[k]);
+        bp_tensor_release(other);
+        bp_graph_exec_release(exe);
+    }
+    bp_context_destroy(ctx);
+}
+
 Test(graph, reading_a_symbolic_tensor_says_it_is_symbolic_and_what_to_do)
 {
     bp_context *ctx = bpt_context();

@@ -108,6 +108,7 @@ void bp_graph_exec_release(bp_graph_exec *exe)
     free(exe->inputs);
     free(exe->input_of_slot);
     free(exe->outputs);
+    free(exe->donor_of_output);
     bp_context *ctx = exe->ctx;
     free(exe);
     if (ctx)
@@ -225,6 +226,59 @@ static bool plan_buffers(bp_graph_exec *e, plan_tmp *t)
     return true;
 }
 
+static int64_t numel_of(int32_t rank, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int32_t d = 0; d < rank; d++)
+        n *= shape[d];
+    return n;
+}
+
+/* Which input's memory each output may take when the caller donates that
+ * input (bp_graph_run_donating): one of its dtype and element count, not
+ * itself an output, whose last read comes before the output's first write,
+ * so no node ever reads and writes that memory at once. Each input serves
+ * one output; an output that is an input or repeats one serves none. The
+ * outputs are served in the order they are first written: an input that an
+ * output may take, every later one may take too, so this pairs as many as
+ * can be. false: out of memory. */
+static bool pair_donors(bp_graph_exec *e, const plan_tmp *t)
+{
+    int32_t no = e->n_outputs, *order = malloc(((size_t)no + 1) * sizeof *order);
+    bool *taken = calloc((size_t)e->n_inputs + 1, sizeof *taken);
+    if (!order || !taken) {
+        free(order), free(taken);
+        return false;
+    }
+    int32_t n = 0;
+    for (int32_t o = 0; o < no; o++) {
+        const bp__goutput *w = &e->outputs[o];
+        e->donor_of_output[o] = -1;
+        if (e->slot_output[w->slot] != o || e->input_of_slot[w->slot] >= 0 ||
+            t->first_def[w->slot] < 0)
+            continue;
+        int32_t at = n++; /* insertion by first write */
+        for (; at > 0 && t->first_def[e->outputs[order[at - 1]].slot] > t->first_def[w->slot]; at--)
+            order[at] = order[at - 1];
+        order[at] = o;
+    }
+    for (int32_t q = 0; q < n; q++) {
+        const bp__goutput *w = &e->outputs[order[q]];
+        for (int32_t k = 0; k < e->n_inputs; k++) {
+            const bp__ginput *in = &e->inputs[k];
+            if (!taken[k] && in->dtype == w->dtype && !t->is_output[in->slot] &&
+                numel_of(in->rank, in->shape) == numel_of(w->rank, w->shape) &&
+                t->last_use[in->slot] < t->first_def[w->slot]) {
+                e->donor_of_output[order[q]] = k;
+                taken[k] = true;
+                break;
+            }
+        }
+    }
+    free(order), free(taken);
+    return true;
+}
+
 static bp_status compile_locked(bp_graph *g, bool merge, bp_graph_exec *e)
 {
     static const char fn[] = "bp_graph_compile";
@@ -251,7 +305,8 @@ static bp_status compile_locked(bp_graph *g, bool merge, bp_graph_exec *e)
     e->caps = malloc(((size_t)g->n_caps + 1) * sizeof *e->caps);
     e->inputs = malloc(((size_t)g->n_inputs + 1) * sizeof *e->inputs);
     e->outputs = malloc(((size_t)g->n_outputs + 1) * sizeof *e->outputs);
-    if (!t.writers || !t.first_def || !t.last_use || !t.last_write || !t.remap || !t.needed ||
+    e->donor_of_output = malloc(((size_t)g->n_outputs + 1) * sizeof *e->donor_of_output);
+    if (!e->donor_of_output || !t.writers || !t.first_def || !t.last_use || !t.last_write || !t.remap || !t.needed ||
         !t.is_output || !t.bytes || !t.hash_tab || !t.live_node || !e->nodes ||
         !e->slot_buffer || !e->slot_output || !e->input_of_slot || !e->caps || !e->inputs ||
         !e->outputs) {
@@ -323,20 +378,23 @@ static bp_status compile_locked(bp_graph *g, bool merge, bp_graph_exec *e)
     }
     for (int32_t o = e->n_outputs - 1; o >= 0; o--)
         e->slot_output[e->outputs[o].slot] = o;
-    if (!plan_buffers(e, &t)) {
+    if (!pair_donors(e, &t) || !plan_buffers(e, &t)) {
         tmp_free(&t);
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory planning buffers", fn);
     }
-    int64_t peak = 0;
+    int64_t peak = 0, donatable = 0;
     for (int32_t b = 0; b < e->n_buffers; b++)
         peak += (int64_t)e->buffer_bytes[b];
+    for (int32_t o = 0; o < e->n_outputs; o++)
+        donatable += e->donor_of_output[o] >= 0;
     e->stats = (bp_graph_stats){.struct_size = sizeof e->stats,
                                 .nodes_recorded = nn,
                                 .nodes_live = live,
                                 .nodes_planned = e->n_nodes,
                                 .buffers = e->n_buffers,
                                 .peak_bytes = peak,
-                                .sum_bytes = sum};
+                                .sum_bytes = sum,
+                                .donatable_outputs = donatable};
     tmp_free(&t);
     return BP_OK;
 }

@@ -88,6 +88,9 @@ struct bp_graph_exec {
     int32_t *input_of_slot;  /* per slot: input number or -1 */
     bp__goutput *outputs;
     int32_t n_outputs;
+    int32_t *donor_of_output; /* per output: the input whose memory it may take
+                                 when that input is donated (read for the last
+                                 time before the output is first written), or -1 */
     bp_graph_stats stats;
 };
 

@@ -76,19 +76,32 @@ typedef struct run_state {
     int64_t *slot_off;
 } run_state;
 
+/* Whether t's memory is its alone: no other handle, view, cached copy, or
+ * other library sees it, and it is not another library's memory. */
+static bool exclusive(const bp_tensor *t)
+{
+    const bp__storage *s = t->storage;
+    return atomic_load(&t->refs) == 1 && atomic_load(&s->refs) == 1 &&
+           !atomic_load(&t->cached) && !s->listed && !s->lender && !s->release && s->buffer;
+}
+
 /* The outputs: a new tensor per output slot (aliases for a slot marked
- * twice, or an input marked as an output). */
+ * twice, or an input marked as an output), or the memory of the donated
+ * input the plan paired with it, where that memory is the input's alone. */
 static bp_status make_outputs(const char *fn, const bp_graph_exec *e, bp_tensor *const *inputs,
-                              run_state *r, bp_tensor **outputs)
+                              const bool *donate, run_state *r, bp_tensor **outputs)
 {
     for (int32_t o = 0; o < e->n_outputs; o++) {
         const bp__goutput *w = &e->outputs[o];
         int32_t first = e->slot_output[w->slot], in = e->input_of_slot[w->slot];
+        int32_t donor = e->donor_of_output[o];
         bp_status st;
         if (in >= 0)
             st = bp__tensor_alias(inputs[in], w->rank, w->shape, &outputs[o]);
         else if (first != o)
             st = bp__tensor_alias(outputs[first], w->rank, w->shape, &outputs[o]);
+        else if (donate && donor >= 0 && donate[donor] && exclusive(inputs[donor]))
+            st = bp__tensor_alias(inputs[donor], w->rank, w->shape, &outputs[o]);
         else
             st = bp__tensor_new(fn, e->real, w->dtype, w->rank, w->shape, &outputs[o]);
         if (st != BP_OK)
@@ -149,15 +162,21 @@ static bp_status run_nodes(const bp_graph_exec *e, const run_state *r)
     return BP_OK;
 }
 
-bp_status bp_graph_run(bp_graph_exec *exe, int32_t n_in, bp_tensor *const *inputs,
-                       int32_t n_out, bp_tensor **outputs)
+static bp_status run(const char *fn, bp_graph_exec *exe, int32_t n_in, bp_tensor *const *inputs,
+                     const bool *donate, int32_t n_out, bp_tensor **outputs)
 {
-    static const char fn[] = "bp_graph_run";
     if (!exe)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: exe is NULL", fn);
     for (int32_t k = 0; outputs && k < n_out && k < exe->n_outputs; k++)
         outputs[k] = NULL; /* a failure leaves none set */
     BP__TRY(check_inputs(fn, exe, n_in, inputs, n_out, outputs));
+    for (int32_t k = 0; donate && k < n_in; k++)
+        for (int32_t j = 0; donate[k] && j < k; j++)
+            if (donate[j] && inputs[j]->storage == inputs[k]->storage)
+                return bp__error(BP_ERR_INVALID_ARGUMENT,
+                                 "%s: inputs[%d] and inputs[%d] are donated and share memory; "
+                                 "donate a tensor once",
+                                 fn, (int)j, (int)k);
     run_state r = {
         .pool = calloc((size_t)exe->n_buffers + 1, sizeof *r.pool),
         .slot_buf = calloc((size_t)exe->n_slots + 1, sizeof *r.slot_buf),
@@ -180,7 +199,7 @@ bp_status bp_graph_run(bp_graph_exec *exe, int32_t n_in, bp_tensor *const *input
         }
     }
     if (st == BP_OK)
-        st = make_outputs(fn, exe, inputs, &r, outputs);
+        st = make_outputs(fn, exe, inputs, donate, &r, outputs);
     if (st == BP_OK)
         st = run_nodes(exe, &r);
     /* pool buffers go now: like an eager op's temporaries, the backend keeps
@@ -193,5 +212,22 @@ bp_status bp_graph_run(bp_graph_exec *exe, int32_t n_in, bp_tensor *const *input
             bp_tensor_release(outputs[o]);
             outputs[o] = NULL;
         }
+    /* given up whatever the outcome: a run that failed may have written
+     * over them */
+    for (int32_t k = 0; donate && k < n_in; k++)
+        if (donate[k])
+            atomic_store(&inputs[k]->given_away, true);
     return st;
+}
+
+bp_status bp_graph_run(bp_graph_exec *exe, int32_t n_in, bp_tensor *const *inputs,
+                       int32_t n_out, bp_tensor **outputs)
+{
+    return run("bp_graph_run", exe, n_in, inputs, NULL, n_out, outputs);
+}
+
+bp_status bp_graph_run_donating(bp_graph_exec *exe, int32_t n_in, bp_tensor *const *inputs,
+                                const bool *donate, int32_t n_out, bp_tensor **outputs)
+{
+    return run("bp_graph_run_donating", exe, n_in, inputs, donate, n_out, outputs);
 }

@@ -116,6 +116,8 @@ typedef struct bp_graph_stats {
     int64_t peak_bytes;      /* their total size */
     int64_t sum_bytes;       /* the total size of every intermediate (without
                                 reuse); outputs are in neither */
+    int64_t donatable_outputs; /* outputs paired with an input whose memory
+                                  they take when it is donated */
 } bp_graph_stats;
 BP_API bp_status bp_graph_exec_stats(const bp_graph_exec *exe, bp_graph_stats *stats);
 
@@ -128,6 +130,21 @@ BP_API bp_status bp_graph_exec_stats(const bp_graph_exec *exe, bp_graph_stats *s
  * Runs queue like ops: nothing is synchronised. Safe from several threads. */
 BP_API bp_status bp_graph_run(bp_graph_exec *exe, int32_t n_in, bp_tensor *const *inputs,
                               int32_t n_out, bp_tensor **outputs);
+/* bp_graph_run, the caller giving up the inputs k with donate[k] true
+ * (donate NULL: none; JAX's and PJRT's donation): an output may then be
+ * written into a donated input's memory, so a step that turns parameters
+ * into new parameters does not hold both. The plan pairs an output with an
+ * input of its dtype and element count that no node reads after the output
+ * is first written (bp_graph_exec_stats: donatable_outputs); the memory is
+ * taken where it is the input's alone (no other handle, view, cached copy
+ * or DLPack export of it, not another library's memory), else the output
+ * is allocated as usual. Once the inputs pass bp_graph_run's checks, each
+ * donated handle is given up whatever the outcome (a run that fails may have
+ * written over it): using it is BP_ERR_INVALID_ARGUMENT, as after
+ * bp_backend_transfer; release it as usual. Donating one tensor twice in a
+ * call is BP_ERR_INVALID_ARGUMENT. */
+BP_API bp_status bp_graph_run_donating(bp_graph_exec *exe, int32_t n_in, bp_tensor *const *inputs,
+                                       const bool *donate, int32_t n_out, bp_tensor **outputs);
 /* Release a plan and its references to captured tensors. NULL: no-op. */
 BP_API void bp_graph_exec_release(bp_graph_exec *exe);
 
