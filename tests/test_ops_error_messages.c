@@ -336,3 +336,53 @@ Test(error_messages, tensors_of_two_backends_name_bp_backend_copy)
     bp_tensor_release(a), bp_tensor_release(b), bp_tensor_release(ib);
     bp_context_destroy(ctx);
 }
+
+/* bp_concat names its tensors by index (xs[i], formatted only for the
+ * message): the pair that differs, and the bp_backend_copy call, over any
+ * number of tensors; symbolic tensors of two graphs too. */
+Test(error_messages, concat_names_the_two_tensors_that_differ_by_their_index_in_xs)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *list[16];
+    size_t n = bpt_backends(ctx, list, 16);
+    cr_assert_geq(n, 2, "needs two backends (binary and devsim)");
+    bp_backend *be = list[0], *other = list[n - 1];
+    bp_tensor *a = bpt_tensor(be, BP_F32, 1, (int64_t[]){2}, NULL);
+    bp_tensor *b = bpt_tensor(other, BP_F32, 1, (int64_t[]){2}, NULL), *o;
+    char want[512];
+    enum { MANY = 40 };
+    const bp_tensor *xs[MANY];
+    for (int i = 0; i < MANY; i++)
+        xs[i] = a;
+    xs[MANY - 1] = b;
+    snprintf(want, sizeof want,
+             "bp_concat: xs[0] is on backend %s but xs[%d] is on backend %s; tensors never move "
+             "implicitly. Copy one explicitly, e.g. bp_backend_copy(<the xs[%d] tensor>, "
+             "<backend %s>, &copy)",
+             bp_backend_name(be), MANY - 1, bp_backend_name(other), MANY - 1,
+             bp_backend_name(be));
+    ERR(BP_ERR_BACKEND_MISMATCH, want, o, bp_concat(MANY, xs, 0, &o));
+
+    bp_graph *g1 = NULL, *g2 = NULL;
+    bp_tensor *s1 = NULL, *s2 = NULL;
+    BPT_OK(bp_graph_create(be, &g1));
+    BPT_OK(bp_graph_create(be, &g2));
+    BPT_OK(bp_graph_input(g1, BP_F32, 1, (const int64_t[]){2}, &s1));
+    BPT_OK(bp_graph_input(g2, BP_F32, 1, (const int64_t[]){2}, &s2));
+    ERR(BP_ERR_INVALID_ARGUMENT,
+        "bp_concat: xs[1] and xs[2] are symbolic tensors of two different graphs; the tensors "
+        "of one op must belong to one graph",
+        o, bp_concat(3, (const bp_tensor *const[]){a, s1, s2}, 0, &o));
+    snprintf(want, sizeof want,
+             "bp_concat: xs[0] is a symbolic tensor of a graph on backend %s but xs[2] is on "
+             "backend %s; tensors never move implicitly, not into a graph either. Copy it "
+             "explicitly before recording, e.g. bp_backend_copy(<the xs[2] tensor>, "
+             "<backend %s>, &copy)",
+             bp_backend_name(be), bp_backend_name(other), bp_backend_name(be));
+    ERR(BP_ERR_BACKEND_MISMATCH, want, o,
+        bp_concat(3, (const bp_tensor *const[]){s1, a, b}, 0, &o));
+    bp_tensor_release(s1), bp_tensor_release(s2);
+    bp_graph_release(g1), bp_graph_release(g2);
+    bp_tensor_release(a), bp_tensor_release(b);
+    bp_context_destroy(ctx);
+}

@@ -296,3 +296,51 @@ Test(optim, refusals_name_the_field_and_the_fix)
         bp_tensor_release(s[k]);
     bp_context_destroy(ctx);
 }
+
+/* A state tensor of the right dtype and element count but another shape
+ * (its parameter's, flattened) is refused, naming the state index, both
+ * shapes, the parameter it belongs to and bp_optim_init. */
+Test(optim, a_state_tensor_of_another_shape_is_refused_naming_both_shapes)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_default(ctx, &be));
+    bp_tensor *p0 = vec(be, P0), *p1 = NULL, *flat = NULL, *s[5] = {NULL};
+    bp_tensor *np[2] = {NULL}, *ns[5] = {NULL};
+    BPT_OK(bp_zeros(be, BP_F64, 2, (const int64_t[]){2, 3}, &p1));
+    BPT_OK(bp_zeros(be, BP_F64, 1, (const int64_t[]){6}, &flat));
+    bp_optimizer a = BP_OPTIMIZER_ADAM_INIT;
+    const bp_tensor *const params[2] = {p0, p1};
+    cr_assert_eq(bp_optim_state_count(&a, 2), 5);
+    BPT_OK(bp_optim_init(&a, 2, params, s));
+    /* step, p0's m and v, p1's m and v: p1's v flattened */
+    const bp_tensor *const state[5] = {s[0], s[1], s[2], s[3], flat};
+    BPT_FAILS(BP_ERR_SHAPE, bp_optim_step(&a, 2, params, params, state, np, ns));
+    const char *msg = bp_last_error();
+    const char *needles[] = {"state[4] has shape (6,)", "params[1]", "(2, 3)", "same shape",
+                             "bp_optim_init"};
+    for (size_t k = 0; k < sizeof needles / sizeof needles[0]; k++)
+        cr_expect(strstr(msg, needles[k]), "no \"%s\" in: %s", needles[k], msg);
+    for (int k = 0; k < 5; k++)
+        cr_expect_null(ns[k], "new_state[%d] set on failure", k);
+    cr_expect_null(np[0]);
+    cr_expect_null(np[1]);
+    /* one that broadcasts against its parameter: p0's m as (1, 5) */
+    bp_tensor *row = NULL;
+    BPT_OK(bp_zeros(be, BP_F64, 2, (const int64_t[]){1, N}, &row));
+    const bp_tensor *const state2[5] = {s[0], row, s[2], s[3], s[4]};
+    BPT_FAILS(BP_ERR_SHAPE, bp_optim_step(&a, 2, params, params, state2, np, ns));
+    msg = bp_last_error();
+    cr_expect(strstr(msg, "state[1] has shape (1, 5) but params[0]"), "%s", msg);
+    cr_expect(strstr(msg, "(5,)"), "%s", msg);
+    cr_expect_null(np[0]);
+    cr_expect_null(ns[1]);
+    bp_tensor_release(row);
+    /* the state it should be still steps */
+    BPT_OK(bp_optim_step(&a, 2, params, params, (const bp_tensor *const *)s, np, ns));
+    for (int k = 0; k < 5; k++)
+        bp_tensor_release(ns[k]), bp_tensor_release(s[k]);
+    bp_tensor_release(np[0]), bp_tensor_release(np[1]);
+    bp_tensor_release(p0), bp_tensor_release(p1), bp_tensor_release(flat);
+    bp_context_destroy(ctx);
+}

@@ -33,6 +33,14 @@ bp_status bp__check_input(const char *fn, const char *arg, const bp_tensor *t)
     return BP_OK;
 }
 
+const char *bp__arg_name(const char *const *args, size_t i, char *buf)
+{
+    if (args)
+        return args[i];
+    snprintf(buf, BP__ARG_NAME_CAP, "xs[%zu]", i);
+    return buf;
+}
+
 /* The tensors ts[0 .. n) of one op (NULLs skipped) on one backend, *be set
  * to it: the one place that decides whether tensors of two backends may
  * meet. With a symbolic tensor among them it is bp__graph_join's question
@@ -58,20 +66,23 @@ static bp_status one_backend(const char *fn, size_t n, const bp_tensor *const *t
         if (!ts[i])
             continue;
         const bp_backend *b = bp__backend_of(ts[i]);
-        if (b != first && b->ctx != first->ctx)
+        if (b == first)
+            continue;
+        char fbuf[BP__ARG_NAME_CAP], ibuf[BP__ARG_NAME_CAP];
+        const char *fname = bp__arg_name(args, f, fbuf), *iname = bp__arg_name(args, i, ibuf);
+        if (b->ctx != first->ctx)
             /* bp_backend_copy refuses to cross contexts: say what works */
             return bp__error(BP_ERR_BACKEND_MISMATCH,
                              "%s: %s is on backend %s and %s on backend %s of another "
                              "bp_context; tensors never move implicitly, and not between "
                              "contexts at all: read %s with bp_tensor_to_host and make it again "
                              "with bp_tensor_from_host on %s (or use one context for both)",
-                             fn, args[f], first->name, args[i], b->name, args[i], first->name);
-        if (b != first)
-            return bp__error(BP_ERR_BACKEND_MISMATCH,
-                             "%s: %s is on backend %s but %s is on backend %s; tensors never "
-                             "move implicitly. Copy one explicitly, e.g. "
-                             "bp_backend_copy(<the %s tensor>, <backend %s>, &copy)",
-                             fn, args[f], first->name, args[i], b->name, args[i], first->name);
+                             fn, fname, first->name, iname, b->name, iname, first->name);
+        return bp__error(BP_ERR_BACKEND_MISMATCH,
+                         "%s: %s is on backend %s but %s is on backend %s; tensors never "
+                         "move implicitly. Copy one explicitly, e.g. "
+                         "bp_backend_copy(<the %s tensor>, <backend %s>, &copy)",
+                         fn, fname, first->name, iname, b->name, iname, first->name);
     }
     return BP_OK;
 }

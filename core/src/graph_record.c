@@ -343,20 +343,23 @@ bp_status bp__graph_join(const char *fn, bp_backend **be, const bp_tensor *const
         bp_backend *b = bp__backend_of(ts[k]);
         if (b == rec)
             continue;
+        char sbuf[BP__ARG_NAME_CAP], kbuf[BP__ARG_NAME_CAP];
         if (b->graph)
             return bp__error(BP_ERR_INVALID_ARGUMENT,
                              "%s: %s and %s are symbolic tensors of two different graphs; the "
                              "tensors of one op must belong to one graph (record the op on one "
                              "of them, or run the other graph and pass its result)",
-                             fn, args[s], args[k]);
-        if (b != g->real)
+                             fn, bp__arg_name(args, s, sbuf), bp__arg_name(args, k, kbuf));
+        if (b != g->real) {
+            const char *kname = bp__arg_name(args, k, kbuf);
             return bp__error(BP_ERR_BACKEND_MISMATCH,
                              "%s: %s is a symbolic tensor of a graph on backend %s but %s is on "
                              "backend %s; tensors never move implicitly, not into a graph "
                              "either. Copy it explicitly before recording, e.g. "
                              "bp_backend_copy(<the %s tensor>, <backend %s>, &copy)",
-                             fn, args[s], g->real->name, args[k], b->name, args[k],
-                             g->real->name);
+                             fn, bp__arg_name(args, s, sbuf), g->real->name, kname, b->name,
+                             kname, g->real->name);
+        }
         BP__TRY(capture(fn, g, ts[k]));
     }
     *be = rec;

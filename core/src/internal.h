@@ -413,7 +413,8 @@ bp_backend *bp__backend_of_all(size_t n, const bp_tensor *const *ts);
  * when it is a concrete tensor of the graph's backend, and *be becomes the
  * recording backend; else BP_ERR_BACKEND_MISMATCH (another backend) or
  * BP_ERR_INVALID_ARGUMENT (two graphs), naming first_arg and arg. The
- * concrete tensors among ts[0 .. n) are captured too. */
+ * concrete tensors among ts[0 .. n) are captured too. args as
+ * bp__check_same_backend's (NULL: xs[0], xs[1], ...). */
 bp_status bp__graph_join(const char *fn, bp_backend **be, const bp_tensor *const *ts, size_t n,
                          const char *const *args);
 /* Whether tensors of a and b may meet in one op (equal, or a graph's
@@ -449,9 +450,15 @@ bp_status bp__check_out(const char *fn, bp_tensor **out);
  * never leaves one of them set. */
 bp_status bp__check_outs(const char *fn, bp_tensor **out, size_t n_opt, bp_tensor **const *opt);
 /* All of ts on one backend, else BP_ERR_BACKEND_MISMATCH naming fn, the two
- * arguments and backends, and the bp_backend_copy call that fixes it. */
+ * arguments and backends, and the bp_backend_copy call that fixes it.
+ * args[i] names ts[i]; args NULL names them xs[0], xs[1], ... (an n-ary
+ * op's list, of any length: formatted only when a message needs it). */
 bp_status bp__check_same_backend(const char *fn, size_t n, const bp_tensor *const *ts,
                                  const char *const *args);
+/* args[i], or "xs[i]" written into buf (BP__ARG_NAME_CAP bytes) when args
+ * is NULL: what the messages of the checks above call ts[i]. */
+enum { BP__ARG_NAME_CAP = 32 };
+const char *bp__arg_name(const char *const *args, size_t i, char *buf);
 /* NumPy broadcasting of two shapes; BP_ERR_SHAPE naming both. */
 bp_status bp__broadcast_shapes(const char *fn, int32_t ra, const int64_t *sa, int32_t rb,
                                const int64_t *sb, int32_t *rank, int64_t *shape);

@@ -6,7 +6,6 @@
  * the fresh output; the op code only tells the plugin which public call it
  * serves. */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "internal.h"
 
@@ -136,24 +135,10 @@ bp_status bp_concat(int32_t n, const bp_tensor *const *xs, int32_t axis, bp_tens
         snprintf(name, sizeof name, "xs[%d]", (int)i);
         BP__TRY(bp__check_input(fn, name, xs[i]));
     }
-    {
-        /* all at once: symbolic tensors of two graphs, or a concrete one
-         * beside a symbolic one (captured), are decided over every pair */
-        enum { NAME_CAP = 16 };
-        const char **args = malloc((size_t)n * sizeof *args);
-        char *names = malloc((size_t)n * NAME_CAP);
-        if (!args || !names) {
-            free(args), free(names);
-            return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-        }
-        for (int32_t i = 0; i < n; i++) {
-            snprintf(names + (size_t)i * NAME_CAP, NAME_CAP, "xs[%d]", (int)i);
-            args[i] = names + (size_t)i * NAME_CAP;
-        }
-        bp_status st = bp__check_same_backend(fn, (size_t)n, xs, args);
-        free(args), free(names);
-        BP__TRY(st);
-    }
+    /* all at once: symbolic tensors of two graphs, or a concrete one beside
+     * a symbolic one (captured), are decided over every pair; the names
+     * (NULL: xs[i]) are formatted only for a message */
+    BP__TRY(bp__check_same_backend(fn, (size_t)n, xs, NULL));
     const bp_tensor *x0 = xs[0];
     for (int32_t i = 1; i < n; i++)
         if (xs[i]->dtype != x0->dtype)

@@ -309,18 +309,29 @@ bp_status bp_optim_step(const bp_optimizer *opt, int32_t n, const bp_tensor *con
         new_params[i] = NULL;
     for (int32_t i = 0; i < total; i++)
         new_state[i] = NULL;
-    char name[32];
+    char name[32], a[BP__SHAPE_STR_CAP], b[BP__SHAPE_STR_CAP];
     for (int32_t i = 0; i < total; i++) {
         snprintf(name, sizeof name, "state[%d]", (int)i);
         BP__TRY(bp__check_input(fn, name, state[i]));
-        const bp_tensor *like = i == 0 ? NULL : params[(i - 1) / k];
-        bool ok = i == 0 ? state[0]->numel == 1 && is_float(state[0]->dtype)
-                         : state[i]->dtype == like->dtype && state[i]->numel == like->numel;
+        const bp_tensor *s = state[i], *like = i == 0 ? NULL : params[(i - 1) / k];
+        bool ok = i == 0 ? s->numel == 1 && is_float(s->dtype) : s->dtype == like->dtype;
         if (!ok)
             return bp__error(BP_ERR_SHAPE, "%s: %s does not match this optimizer and these "
                              "parameters (make the state with bp_optim_init for them; it holds "
                              "%d tensors: the step counter, then %d per parameter)",
                              fn, name, (int)total, (int)k);
+        if (i == 0)
+            continue;
+        bool same = s->rank == like->rank;
+        for (int32_t d = 0; same && d < s->rank; d++)
+            same = s->shape[d] == like->shape[d];
+        if (!same)
+            return bp__error(BP_ERR_SHAPE, "%s: %s has shape %s but params[%d], whose state it "
+                             "is, has shape %s; each state tensor after the step counter has "
+                             "the same shape as its parameter (make the state with "
+                             "bp_optim_init for these parameters)",
+                             fn, name, BP__SHAPE_STR(a, s->rank, s->shape), (int)((i - 1) / k),
+                             BP__SHAPE_STR(b, like->rank, like->shape));
     }
     line lines = {0}, *l = &lines;
     const bp_tensor *t1 = ADD(state[0], num(l, state[0], 1.0));

@@ -47,6 +47,9 @@ PyObject *bpy_raise_msg(bp_status st, const char *fmt, ...);
 /* ---- tensors (tensor.c) --------------------------------------------------- */
 /* A Tensor owning t (the reference is stolen; released on failure). */
 PyObject *bpy_wrap(bp_tensor *t);
+/* A tuple of Tensors owning ts[0..n) (every reference stolen, ts[k] set to
+ * NULL); on failure NULL, with every one of them released. */
+PyObject *bpy_wrap_all(bp_tensor **ts, Py_ssize_t n);
 /* Tensors alive in this process (the extension's own count). */
 extern Py_ssize_t bpy_live_tensors;
 int bpy_tensor_type_init(PyObject *module);

@@ -217,21 +217,7 @@ static PyObject *mod_graph_run(PyObject *m, PyObject *args)
         bpy_raise(st);
         goto done;
     }
-    result = PyTuple_New(p->n_out);
-    for (int32_t k = 0; k < p->n_out; k++) {
-        PyObject *t = NULL;
-        if (result) {
-            t = bpy_wrap(out[k]); /* releases out[k] when it fails */
-            out[k] = NULL;
-        }
-        if (!t) {
-            for (int32_t j = k; j < p->n_out; j++)
-                bp_tensor_release(out[j]);
-            Py_CLEAR(result);
-            break;
-        }
-        PyTuple_SetItem(result, k, t);
-    }
+    result = bpy_wrap_all(out, p->n_out);
 done:
     if (in != small_in)
         PyMem_Free(in);
@@ -287,21 +273,7 @@ static PyObject *mod_grad(PyObject *m, PyObject *args)
         bpy_raise(st);
         goto done;
     }
-    result = PyTuple_New(n);
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *t = NULL;
-        if (result) {
-            t = bpy_wrap(out[k]); /* releases out[k] when it fails */
-            out[k] = NULL;
-        }
-        if (!t) {
-            for (Py_ssize_t j = k; j < n; j++)
-                bp_tensor_release(out[j]);
-            Py_CLEAR(result);
-            break;
-        }
-        PyTuple_SetItem(result, k, t);
-    }
+    result = bpy_wrap_all(out, n);
 done:
     if (in != small_in)
         PyMem_Free(in);

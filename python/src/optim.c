@@ -39,28 +39,6 @@ static const bp_tensor **tensors_of(PyObject *seq, const char *what, Py_ssize_t 
     return ts;
 }
 
-/* A tuple wrapping n new tensors; on failure every one not wrapped yet is
- * released. */
-static PyObject *wrap_all(bp_tensor **ts, Py_ssize_t n)
-{
-    PyObject *t = PyTuple_New(n);
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *o = t ? bpy_wrap(ts[k]) : NULL; /* bpy_wrap releases on failure */
-        if (!t)
-            bp_tensor_release(ts[k]);
-        ts[k] = NULL;
-        if (t && !o) {
-            for (Py_ssize_t j = k + 1; j < n; j++)
-                bp_tensor_release(ts[j]);
-            Py_DECREF(t);
-            return NULL;
-        }
-        if (t)
-            PyTuple_SetItem(t, k, o);
-    }
-    return t;
-}
-
 static PyObject *mod_optim_init(PyObject *m, PyObject *args)
 {
     PyObject *oo, *po;
@@ -80,7 +58,7 @@ static PyObject *mod_optim_init(PyObject *m, PyObject *args)
         PyErr_NoMemory();
     } else {
         bp_status st = bp_optim_init(&opt, (int32_t)n, params, state ? state : &(bp_tensor *){0});
-        result = st != BP_OK ? bpy_raise(st) : wrap_all(state, count);
+        result = st != BP_OK ? bpy_raise(st) : bpy_wrap_all(state, count);
     }
     PyMem_Free(state);
     PyMem_Free(params);
@@ -124,8 +102,8 @@ static PyObject *mod_optim_step(PyObject *m, PyObject *args)
         bpy_raise(st);
         goto done;
     }
-    PyObject *a = wrap_all(np, n);
-    PyObject *b = a ? wrap_all(nst, count) : NULL;
+    PyObject *a = bpy_wrap_all(np, n);
+    PyObject *b = a ? bpy_wrap_all(nst, count) : NULL;
     if (!a)
         for (int32_t k = 0; k < count; k++)
             bp_tensor_release(nst[k]);

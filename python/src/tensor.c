@@ -25,6 +25,26 @@ PyObject *bpy_wrap(bp_tensor *t)
     return (PyObject *)self;
 }
 
+PyObject *bpy_wrap_all(bp_tensor **ts, Py_ssize_t n)
+{
+    PyObject *tuple = PyTuple_New(n);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        bp_tensor *t = ts[k];
+        ts[k] = NULL;
+        if (!tuple) {
+            bp_tensor_release(t);
+            continue;
+        }
+        PyObject *o = bpy_wrap(t); /* releases t when it fails */
+        if (!o) {
+            Py_CLEAR(tuple); /* the Tensors wrapped so far go with it */
+            continue;
+        }
+        PyTuple_SetItem(tuple, k, o);
+    }
+    return tuple;
+}
+
 static void tensor_dealloc(PyObject *o)
 {
     PyTypeObject *type = Py_TYPE(o);

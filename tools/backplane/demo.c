@@ -3,9 +3,12 @@
  * The training loop, the command line and what it prints live here; the
  * models (data, parameters, forward pass) are demo_mlp.c (the default, ABI
  * 1.0 ops only) and demo_cnn.c (convolution, pooling, layer norm: the ops of
- * ABI 1.5); both take their gradients from bp_graph_grad. Tensors are immutable: each step
- * makes new parameters (w - lr * dw) and releases the old ones; every
- * temporary of a step goes into a scratch list released at the step's end. */
+ * ABI 1.5); both take their gradients from bp_graph_grad, through the
+ * training step recorded, compiled and run here (demo_compile_step,
+ * demo_run_step), so a model supplies only its data, parameters and loss.
+ * Tensors are immutable: each step makes new parameters (w - lr * dw) and
+ * releases the old ones; every temporary of a step goes into a scratch list
+ * released at the step's end. */
 #include "demo.h"
 
 #include <errno.h>
@@ -85,6 +88,77 @@ void demo_clear(demo_scratch *s)
     for (int i = 0; i < s->n; i++)
         bp_tensor_release(s->t[i]);
     s->n = 0;
+}
+
+bp_status demo_keep_all(demo_scratch *s, int n, bp_tensor *const *t)
+{
+    bp_status st = BP_OK;
+    int kept = 0; /* demo_keep releases what it fails to keep */
+    for (; kept < n && (st = demo_keep(s, t[kept])) == BP_OK; kept++) {
+    }
+    for (int k = kept + 1; k < n; k++)
+        bp_tensor_release(t[k]);
+    return st;
+}
+
+bp_status demo_compile_step(const void *self, bp_backend *be, demo_loss_fn loss_of, int n,
+                            bp_tensor *const *params, demo_scratch *sc, bp_graph_exec **step)
+{
+    if (n < 1 || n > DEMO_PARAMS_MAX) {
+        demo_failed_call = "demo_compile_step: 1 to DEMO_PARAMS_MAX parameters (demo.h)";
+        return BP_ERR_INVALID_ARGUMENT;
+    }
+    bp_graph *g;
+    DEMO_TRY(bp_graph_create(be, &g));
+    bp_tensor *p[DEMO_PARAMS_MAX], *logits, *loss, *grads[DEMO_PARAMS_MAX] = {NULL};
+    bp_status st = BP_OK;
+    for (int k = 0; k < n && st == BP_OK; k++) {
+        st = bp_graph_input(g, bp_tensor_dtype(params[k]), bp_tensor_rank(params[k]),
+                            bp_tensor_shape(params[k]), &p[k]);
+        if (st == BP_OK)
+            st = demo_keep(sc, p[k]);
+    }
+    if (st == BP_OK && (st = loss_of(self, p, sc, &logits, &loss)) == BP_OK &&
+        (st = bp_graph_grad(g, loss, n, (const bp_tensor *const *)p, grads)) == BP_OK) {
+        st = demo_keep_all(sc, n, grads);
+        st = st == BP_OK ? bp_graph_output(g, logits) : st;
+        for (int k = 0; k < n && st == BP_OK; k++)
+            st = bp_graph_output(g, grads[k]);
+        if (st == BP_OK)
+            st = bp_graph_compile(g, NULL, step);
+    }
+    bp_graph_release(g);
+    if (st != BP_OK && !demo_failed_call)
+        demo_failed_call = "recording the training step (bp_graph_grad)";
+    return st;
+}
+
+bp_status demo_run_step(bp_graph_exec *step, int n, bp_tensor *const *params, demo_scratch *sc,
+                        bp_tensor **logits, bp_tensor **grads)
+{
+    if (n < 1 || n > DEMO_PARAMS_MAX) {
+        demo_failed_call = "demo_run_step: 1 to DEMO_PARAMS_MAX parameters (demo.h)";
+        return BP_ERR_INVALID_ARGUMENT;
+    }
+    bp_tensor *out[1 + DEMO_PARAMS_MAX] = {NULL};
+    DEMO_TRY(bp_graph_run(step, n, params, 1 + n, out));
+    DEMO_TRY(demo_keep_all(sc, 1 + n, out));
+    *logits = out[0];
+    for (int k = 0; k < n; k++)
+        grads[k] = out[k + 1];
+    return BP_OK;
+}
+
+bp_status demo_accuracy(const bp_tensor *logits, const bp_tensor *labels, demo_scratch *sc,
+                        bp_tensor **acc)
+{
+    bp_tensor *pred, *right, *right_f;
+    const int32_t class_axis[1] = {1};
+    DEMO_OP(pred, bp_argmax(logits, 1, class_axis, false, &pred));
+    DEMO_OP(right, bp_eq(pred, labels, &right));
+    DEMO_OP(right_f, bp_cast(right, BP_F32, &right_f));
+    DEMO_OP(*acc, bp_mean(right_f, 0, NULL, false, acc));
+    return BP_OK;
 }
 
 bp_status demo_sgd(bp_tensor **param, const bp_tensor *grad, const bp_tensor *lr,

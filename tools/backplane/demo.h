@@ -40,9 +40,39 @@ void demo_clear(demo_scratch *s);
         DEMO_TRY(demo_keep(sc, (var)));     \
     } while (0)
 
+/* Keep t[0..n) as temporaries; on failure the ones not kept are released
+ * too, so the caller owns none of them either way. */
+bp_status demo_keep_all(demo_scratch *s, int n, bp_tensor *const *t);
+
 /* *param <- *param - lr * grad, releasing the old parameter. */
 bp_status demo_sgd(bp_tensor **param, const bp_tensor *grad, const bp_tensor *lr,
                    demo_scratch *sc);
+
+/* The most parameter tensors a model's training step takes. */
+enum { DEMO_PARAMS_MAX = 8 };
+
+/* A model's loss as a function of its parameters p: records the logits and
+ * a one-element loss on the graph p are inputs of, keeping every tensor it
+ * makes in sc. */
+typedef bp_status (*demo_loss_fn)(const void *self, bp_tensor *const *p, demo_scratch *sc,
+                                  bp_tensor **logits, bp_tensor **loss);
+
+/* The training step as a plan: loss_of recorded on a graph whose inputs
+ * have the dtypes and shapes of params[0..n), the gradients with respect to
+ * them appended by bp_graph_grad, compiled into *step, whose outputs are the
+ * logits and the n gradients. The symbolic tensors go into sc. */
+bp_status demo_compile_step(const void *self, bp_backend *be, demo_loss_fn loss_of, int n,
+                            bp_tensor *const *params, demo_scratch *sc, bp_graph_exec **step);
+
+/* One run of a plan demo_compile_step made, on params[0..n): *logits and
+ * grads[0..n), borrowed from sc. */
+bp_status demo_run_step(bp_graph_exec *step, int n, bp_tensor *const *params, demo_scratch *sc,
+                        bp_tensor **logits, bp_tensor **grads);
+
+/* *acc <- the fraction of the rows of logits (n, classes) whose argmax is
+ * their label (n) i64: a scalar, kept in sc. */
+bp_status demo_accuracy(const bp_tensor *logits, const bp_tensor *labels, demo_scratch *sc,
+                        bp_tensor **acc);
 
 /* --data-parallel: this process's place in the job. Each process trains on
  * its share of every batch and averages its gradients with the others'

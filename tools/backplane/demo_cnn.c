@@ -109,43 +109,16 @@ static bp_status logits_of(const cnn *m, bp_tensor *const *p, demo_scratch *sc,
     return BP_OK;
 }
 
-/* The training step as a plan: the mean softmax cross-entropy recorded on a
- * graph whose inputs are the parameters, its gradients appended by
- * bp_graph_grad; the logits and the gradients its outputs. */
-static bp_status compile_step(cnn *m, bp_backend *be, demo_scratch *sc)
+/* The loss of the parameters p, the mean softmax cross-entropy: the
+ * training step demo_compile_step records. */
+static bp_status loss_of(const void *self, bp_tensor *const *p, demo_scratch *sc,
+                         bp_tensor **logits, bp_tensor **loss)
 {
-    bp_graph *g;
-    DEMO_TRY(bp_graph_create(be, &g));
-    static const int32_t ranks[4] = {4, 1, 2, 1};
-    static const int64_t shapes[4][4] = {{N_FILTERS, 1, 3, 3}, {N_FILTERS}, {N_FLAT, N_CLASSES},
-                                         {N_CLASSES}};
-    bp_tensor *p[4], *logits, *loss, *grads[4] = {NULL};
-    bp_status st = BP_OK;
-    for (int k = 0; k < 4 && st == BP_OK; k++) {
-        st = bp_graph_input(g, BP_F32, ranks[k], shapes[k], &p[k]);
-        if (st == BP_OK)
-            st = demo_keep(sc, p[k]);
-    }
-    if (st == BP_OK && (st = logits_of(m, p, sc, &logits)) == BP_OK &&
-        (st = bp_softmax_cross_entropy_loss(logits, m->labels, NULL, BP_LOSS_MEAN, NULL, &loss,
-                                            NULL)) == BP_OK &&
-        (st = demo_keep(sc, loss)) == BP_OK &&
-        (st = bp_graph_grad(g, loss, 4, (const bp_tensor *const *)p, grads)) == BP_OK) {
-        int kept = 0; /* demo_keep releases what it fails to keep */
-        for (; kept < 4 && (st = demo_keep(sc, grads[kept])) == BP_OK; kept++) {
-        }
-        for (int k = kept + 1; k < 4; k++)
-            bp_tensor_release(grads[k]);
-        st = st == BP_OK ? bp_graph_output(g, logits) : st;
-        for (int k = 0; k < 4 && st == BP_OK; k++)
-            st = bp_graph_output(g, grads[k]);
-        if (st == BP_OK)
-            st = bp_graph_compile(g, NULL, &m->step);
-    }
-    bp_graph_release(g);
-    if (st != BP_OK && !demo_failed_call)
-        demo_failed_call = "recording the training step (bp_graph_grad)";
-    return st;
+    const cnn *m = self;
+    DEMO_TRY(logits_of(m, p, sc, logits));
+    DEMO_OP(*loss, bp_softmax_cross_entropy_loss(*logits, m->labels, NULL, BP_LOSS_MEAN, NULL,
+                                                 loss, NULL));
+    return BP_OK;
 }
 
 static bp_status setup(void *self, bp_backend *be, uint64_t seed, double lr, demo_scratch *sc)
@@ -160,7 +133,8 @@ static bp_status setup(void *self, bp_backend *be, uint64_t seed, double lr, dem
     DEMO_TRY(bp_zeros(be, BP_F32, 1, (const int64_t[]){N_CLASSES}, &m->bl));
     DEMO_TRY(bp_ones(be, BP_F32, 3, (const int64_t[]){N_FILTERS, HALF, HALF}, &m->ln_scale));
     DEMO_TRY(bp_full(be, BP_F32, 0, NULL, lr, &m->lr));
-    return compile_step(m, be, sc);
+    return demo_compile_step(m, be, loss_of, 4,
+                             (bp_tensor *const[]){m->wc, m->bc, m->wl, m->bl}, sc, &m->step);
 }
 
 static void describe(const void *self, FILE *f)
@@ -178,34 +152,18 @@ static void describe(const void *self, FILE *f)
 static bp_status forward(void *self, demo_scratch *sc, bp_tensor **logits_out)
 {
     cnn *m = self;
-    bp_tensor *out[5] = {NULL};
-    DEMO_TRY(bp_graph_run(m->step, 4, (bp_tensor *const[]){m->wc, m->bc, m->wl, m->bl}, 5, out));
-    bp_status st = BP_OK;
-    int kept = 0; /* demo_keep releases what it fails to keep */
-    for (; kept < 5 && (st = demo_keep(sc, out[kept])) == BP_OK; kept++) {
-    }
-    for (int k = kept + 1; k < 5; k++)
-        bp_tensor_release(out[k]);
-    DEMO_TRY(st);
-    for (int k = 0; k < 4; k++)
-        m->grad[k] = out[k + 1];
-    *logits_out = out[0];
-    return BP_OK;
+    return demo_run_step(m->step, 4, (bp_tensor *const[]){m->wc, m->bc, m->wl, m->bl}, sc,
+                         logits_out, m->grad);
 }
 
 static bp_status metrics(void *self, const bp_tensor *logits, demo_scratch *sc, double *loss,
                          double *accuracy)
 {
     cnn *m = self;
-    bp_tensor *mean_loss, *pred, *right, *right_f, *acc;
-    const int32_t class_axis[1] = {1};
-    DEMO_TRY(bp_softmax_cross_entropy_loss(logits, m->labels, NULL, BP_LOSS_MEAN, NULL,
-                                           &mean_loss, NULL));
-    DEMO_TRY(demo_keep(sc, mean_loss));
-    DEMO_OP(pred, bp_argmax(logits, 1, class_axis, false, &pred));
-    DEMO_OP(right, bp_eq(pred, m->labels, &right));
-    DEMO_OP(right_f, bp_cast(right, BP_F32, &right_f));
-    DEMO_OP(acc, bp_mean(right_f, 0, NULL, false, &acc));
+    bp_tensor *mean_loss, *acc;
+    DEMO_OP(mean_loss, bp_softmax_cross_entropy_loss(logits, m->labels, NULL, BP_LOSS_MEAN, NULL,
+                                                     &mean_loss, NULL));
+    DEMO_TRY(demo_accuracy(logits, m->labels, sc, &acc));
     DEMO_TRY(bp_item_f64(mean_loss, loss));
     DEMO_TRY(bp_item_f64(acc, accuracy));
     return BP_OK;

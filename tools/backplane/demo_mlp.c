@@ -131,46 +131,19 @@ static bp_status logits_of(const mlp *m, bp_tensor *const *p, demo_scratch *sc,
     return BP_OK;
 }
 
-/* The training step as a plan: the loss, -sum(onehot log_softmax(logits)) /
- * n, recorded on a graph whose inputs are the parameters; its gradients
- * appended by bp_graph_grad; the logits and the gradients its outputs. */
-static bp_status compile_step(mlp *m, bp_backend *be, demo_scratch *sc)
+/* The loss of the parameters p, -sum(onehot log_softmax(logits)) / n: the
+ * training step demo_compile_step records. */
+static bp_status loss_of(const void *self, bp_tensor *const *p, demo_scratch *sc,
+                         bp_tensor **logits, bp_tensor **loss)
 {
-    bp_graph *g;
-    DEMO_TRY(bp_graph_create(be, &g));
-    static const int64_t shapes[4][2] = {{N_FEATURES, N_HIDDEN}, {N_HIDDEN, 0},
-                                         {N_HIDDEN, N_CLASSES}, {N_CLASSES, 0}};
-    bp_tensor *p[4], *logits, *logp, *picked, *total, *loss, *grads[4] = {NULL};
-    bp_status st = BP_OK;
-    for (int k = 0; k < 4 && st == BP_OK; k++) {
-        st = bp_graph_input(g, BP_F32, k % 2 ? 1 : 2, shapes[k], &p[k]);
-        if (st == BP_OK)
-            st = demo_keep(sc, p[k]);
-    }
-    if (st == BP_OK && (st = logits_of(m, p, sc, &logits)) == BP_OK &&
-        (st = bp_log_softmax(logits, 1, &logp)) == BP_OK && (st = demo_keep(sc, logp)) == BP_OK &&
-        (st = bp_mul(m->onehot, logp, &picked)) == BP_OK &&
-        (st = demo_keep(sc, picked)) == BP_OK &&
-        (st = bp_sum(picked, 0, NULL, false, &total)) == BP_OK &&
-        (st = demo_keep(sc, total)) == BP_OK &&
-        (st = bp_mul(total, m->minus_inv_n, &loss)) == BP_OK &&
-        (st = demo_keep(sc, loss)) == BP_OK &&
-        (st = bp_graph_grad(g, loss, 4, (const bp_tensor *const *)p, grads)) == BP_OK) {
-        int kept = 0; /* demo_keep releases what it fails to keep */
-        for (; kept < 4 && (st = demo_keep(sc, grads[kept])) == BP_OK; kept++) {
-        }
-        for (int k = kept + 1; k < 4; k++)
-            bp_tensor_release(grads[k]);
-        st = st == BP_OK ? bp_graph_output(g, logits) : st;
-        for (int k = 0; k < 4 && st == BP_OK; k++)
-            st = bp_graph_output(g, grads[k]);
-        if (st == BP_OK)
-            st = bp_graph_compile(g, NULL, &m->step);
-    }
-    bp_graph_release(g);
-    if (st != BP_OK && !demo_failed_call)
-        demo_failed_call = "recording the training step (bp_graph_grad)";
-    return st;
+    const mlp *m = self;
+    bp_tensor *logp, *picked, *total;
+    DEMO_TRY(logits_of(m, p, sc, logits));
+    DEMO_OP(logp, bp_log_softmax(*logits, 1, &logp));
+    DEMO_OP(picked, bp_mul(m->onehot, logp, &picked));
+    DEMO_OP(total, bp_sum(picked, 0, NULL, false, &total));
+    DEMO_OP(*loss, bp_mul(total, m->minus_inv_n, loss));
+    return BP_OK;
 }
 
 static bp_status setup(void *self, bp_backend *be, uint64_t seed, double lr, demo_scratch *sc)
@@ -191,7 +164,8 @@ static bp_status setup(void *self, bp_backend *be, uint64_t seed, double lr, dem
     }
     DEMO_TRY(bp_full(be, BP_F32, 0, NULL, lr, &m->lr));
     DEMO_TRY(bp_full(be, BP_F32, 0, NULL, -1.0 / (N_SAMPLES / demo_dp.size), &m->minus_inv_n));
-    return compile_step(m, be, sc);
+    return demo_compile_step(m, be, loss_of, 4,
+                             (bp_tensor *const[]){m->w1, m->b1, m->w2, m->b2}, sc, &m->step);
 }
 
 static void describe(const void *self, FILE *f)
@@ -208,34 +182,19 @@ static void describe(const void *self, FILE *f)
 static bp_status forward(void *self, demo_scratch *sc, bp_tensor **logits_out)
 {
     mlp *m = self;
-    bp_tensor *out[5] = {NULL};
-    DEMO_TRY(bp_graph_run(m->step, 4, (bp_tensor *const[]){m->w1, m->b1, m->w2, m->b2}, 5, out));
-    bp_status st = BP_OK;
-    int kept = 0; /* demo_keep releases what it fails to keep */
-    for (; kept < 5 && (st = demo_keep(sc, out[kept])) == BP_OK; kept++) {
-    }
-    for (int k = kept + 1; k < 5; k++)
-        bp_tensor_release(out[k]);
-    DEMO_TRY(st);
-    for (int k = 0; k < 4; k++)
-        m->grad[k] = out[k + 1];
-    *logits_out = out[0];
-    return BP_OK;
+    return demo_run_step(m->step, 4, (bp_tensor *const[]){m->w1, m->b1, m->w2, m->b2}, sc,
+                         logits_out, m->grad);
 }
 
 static bp_status metrics(void *self, const bp_tensor *logits, demo_scratch *sc, double *loss,
                          double *accuracy)
 {
     mlp *m = self;
-    bp_tensor *logp, *picked, *total, *pred, *right, *right_f, *acc;
-    const int32_t class_axis[1] = {1};
+    bp_tensor *logp, *picked, *total, *acc;
     DEMO_OP(logp, bp_log_softmax(logits, 1, &logp));
     DEMO_OP(picked, bp_mul(m->onehot, logp, &picked));
     DEMO_OP(total, bp_sum(picked, 0, NULL, false, &total));
-    DEMO_OP(pred, bp_argmax(logits, 1, class_axis, false, &pred));
-    DEMO_OP(right, bp_eq(pred, m->labels, &right));
-    DEMO_OP(right_f, bp_cast(right, BP_F32, &right_f));
-    DEMO_OP(acc, bp_mean(right_f, 0, NULL, false, &acc));
+    DEMO_TRY(demo_accuracy(logits, m->labels, sc, &acc));
     if (demo_dp.comm) {
         /* the whole batch's: the sum of every process's sum, the mean of the means */
         bp_tensor *all_total, *all_acc;

@@ -70,7 +70,10 @@ BP_API bp_status bp_optim_init(const bp_optimizer *opt, int32_t n, const bp_tens
  * changed. params and grads are float tensors, grads[i] of params[i]'s
  * shape and dtype; concrete or symbolic alike. BP_ERR_INVALID_ARGUMENT for
  * a bad optimizer (naming the field), BP_ERR_SHAPE / BP_ERR_DTYPE for a
- * gradient that does not match its parameter. On failure nothing is set. */
+ * gradient that does not match its parameter, BP_ERR_SHAPE for a state
+ * that does not (after the step counter, each state tensor has its
+ * parameter's dtype and shape, as bp_optim_init makes them). On failure
+ * nothing is set. */
 BP_API bp_status bp_optim_step(const bp_optimizer *opt, int32_t n, const bp_tensor *const *params,
                                const bp_tensor *const *grads, const bp_tensor *const *state,
                                bp_tensor **new_params, bp_tensor **new_state);
