@@ -27,8 +27,9 @@ bp_status bp__check_input(const char *fn, const char *arg, const bp_tensor *t)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, arg);
     if (atomic_load(&t->given_away))
         return bp__error(BP_ERR_INVALID_ARGUMENT,
-                         "%s: %s was given away by bp_backend_transfer and holds no data; use the "
-                         "tensor that bp_backend_transfer returned (and release this one)",
+                         "%s: %s was given away (by bp_backend_transfer, or donated to "
+                         "bp_graph_run_donating) and holds no data; use the tensor that call "
+                         "returned (and release this one)",
                          fn, arg);
     return BP_OK;
 }

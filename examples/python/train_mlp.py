@@ -1,6 +1,7 @@
 """Training an MLP with backplane: the loss written once, its gradient from
 backplane.value_and_grad, Adam from backplane.optim, the whole step compiled
-by backplane.jit into one plan; a checkpoint (parameters and optimizer
+by backplane.jit into one plan that writes the new parameters and state
+into the old ones' memory (donated); a checkpoint (parameters and optimizer
 state) at the end."""
 import os
 import tempfile
@@ -25,7 +26,7 @@ opt = bp.optim.Adam(lr=0.01)
 state = opt.init(params)
 
 
-@bp.jit
+@bp.jit(donate_argnums=(0, 1))
 def step(p, state, x, labels):
     loss, grads = bp.value_and_grad(loss_fn)(p, x, labels)
     p, state = opt.update(p, grads, state)

@@ -114,11 +114,15 @@ def static_hint(i):
 class Jitted:
     """A function traced and compiled once per signature (backplane.jit)."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), on_trace=None):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), on_trace=None,
+                 donate_argnums=()):
         if not callable(fun):
             raise TypeError(f"jit: {fun!r} is not callable")
         if isinstance(static_argnums, int):
             static_argnums = (static_argnums,)
+        if isinstance(donate_argnums, int):
+            donate_argnums = (donate_argnums,)
+        self._donate = frozenset(int(i) for i in donate_argnums)
         self._fun = fun
         self._on_trace = on_trace  # called after each trace: the entry's meta
         self._static = tuple(int(i) for i in static_argnums)
@@ -189,7 +193,7 @@ class Jitted:
                     f"{b} but {self._arg_name(owners[0][0])} one on "
                     f"{owners[0][1]}; a plan runs on one backend and tensors never move "
                     f"implicitly: pass that tensor's .to('{owners[0][1]}')")
-        return tuple(key), inputs
+        return tuple(key), inputs, owners
 
     def _flatten(self, i, a, inputs, owners):
         """The signature of argument i's value a; its tensors appended to inputs."""
@@ -211,18 +215,25 @@ class Jitted:
             f"static with {static_hint(i)} (each new value then compiles again)")
 
     def __call__(self, *args, **kwargs):
-        key, inputs = self._signature(args, kwargs)
+        key, inputs, owners = self._signature(args, kwargs)
         # Called while another jitted function traces: trace through it.
         if any(_backplane._is_symbolic(x) for x in inputs):
             return self._fun(*args, **kwargs)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._trace(args, kwargs, key, inputs)
-        return self._run(entry, inputs)
+        return self._run(entry, inputs, self._donated(len(args), owners))
+
+    def _donated(self, n, owners):
+        """Per input, whether its argument is donated (None: none is)."""
+        if not self._donate:
+            return None
+        pos = {d + n if d < 0 else d for d in self._donate}
+        return tuple(i in pos for i, _ in owners)
 
     def _call_meta(self, args, kwargs):
         """(the call's result, its signature's meta: what on_trace gave)."""
-        key, inputs = self._signature(args, kwargs)
+        key, inputs, _ = self._signature(args, kwargs)
         if any(_backplane._is_symbolic(x) for x in inputs):
             out = self._fun(*args, **kwargs)
             return out, self._on_trace() if self._on_trace else None
@@ -303,11 +314,12 @@ class Jitted:
             RecompilationWarning, stacklevel=4)
 
     @staticmethod
-    def _run(entry, inputs):
+    def _run(entry, inputs, donate=None):
         if entry.direct:
-            res = _backplane._graph_run(entry.plan, tuple(inputs))
+            res = _backplane._graph_run(entry.plan, tuple(inputs), donate)
             return res[0] if entry.kind == "one" else res if entry.kind is tuple else list(res)
-        res = _backplane._graph_run(entry.plan, tuple(inputs)) if entry.plan is not None else ()
+        res = (_backplane._graph_run(entry.plan, tuple(inputs), donate)
+               if entry.plan is not None else ())
         outs = [res[o] if isinstance(o, int) else o for o in entry.outs]
         if entry.kind == "one":
             return outs[0]
@@ -328,12 +340,13 @@ class Jitted:
     def lower(self, *args, **kwargs):
         """The plan for these arguments' signature (compiled if it is new) as a
         dict: nodes_recorded, nodes_live, nodes_planned, buffers, peak_bytes,
-        sum_bytes (bp_graph_exec_stats), inputs, outputs, backend."""
-        key, inputs = self._signature(args, kwargs)
+        sum_bytes, donatable_outputs (bp_graph_exec_stats), inputs, outputs,
+        backend."""
+        key, inputs, _ = self._signature(args, kwargs)
         entry = self._cache.get(key) or self._trace(args, kwargs, key, inputs)
         stats = (_backplane._graph_stats(entry.plan) if entry.plan is not None else
                  dict(nodes_recorded=0, nodes_live=0, nodes_planned=0, buffers=0,
-                      peak_bytes=0, sum_bytes=0))
+                      peak_bytes=0, sum_bytes=0, donatable_outputs=0))
         stats.update(inputs=len(inputs), outputs=len(entry.outs), backend=entry.backend)
         return stats
 
@@ -351,7 +364,7 @@ class Jitted:
         return "\n".join(lines) + ">"
 
 
-def jit(fun=None, static_argnums=(), static_argnames=()):
+def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=()):
     """jit(f, static_argnums=(), static_argnames=()) -> f traced and compiled
     once per signature.
 
@@ -366,10 +379,15 @@ def jit(fun=None, static_argnums=(), static_argnames=()):
     are captured by reference. Reading a traced value inside f (float(x),
     x.numpy(), print(x), if x:) is an error: mark that argument static, or
     compute the value outside the jitted function. Used as a decorator with
-    arguments: @jit(static_argnums=(1,))."""
+    arguments: @jit(static_argnums=(1,)).
+    donate_argnums: the positional arguments whose Tensors (every one in a
+    pytree) the caller gives up: a run may write the results into their
+    memory (JAX's donation), and each is invalid after the call; pass the
+    old parameters and optimizer state of a training step."""
     if fun is None:
-        return lambda f: Jitted(f, static_argnums, static_argnames)
-    return Jitted(fun, static_argnums, static_argnames)
+        return lambda f: Jitted(f, static_argnums, static_argnames,
+                                donate_argnums=donate_argnums)
+    return Jitted(fun, static_argnums, static_argnames, donate_argnums=donate_argnums)
 
 
 def compiles(backend_name, reset=False):

@@ -183,18 +183,26 @@ static PyObject *mod_graph_compile(PyObject *m, PyObject *args)
 /* _graph_run(plan, inputs) -> tuple of the outputs (new tensors). */
 static PyObject *mod_graph_run(PyObject *m, PyObject *args)
 {
-    PyObject *po, *seq;
-    if (!PyArg_ParseTuple(args, "O!O!:_graph_run", plan_type, &po, &PyTuple_Type, &seq))
+    PyObject *po, *seq, *donated = Py_None;
+    if (!PyArg_ParseTuple(args, "O!O!|O:_graph_run", plan_type, &po, &PyTuple_Type, &seq,
+                          &donated))
         return NULL;
+    if (donated != Py_None && (!PyTuple_Check(donated) || PyTuple_Size(donated) != PyTuple_Size(seq)))
+        return bpy_raise_msg(BP_ERR_INVALID_ARGUMENT, "_graph_run: donate must be None or a "
+                             "tuple of one bool per input");
     bpy_plan *p = (bpy_plan *)po;
     if (PyTuple_Size(seq) != p->n_in)
         return bpy_raise_msg(BP_ERR_INVALID_ARGUMENT, "_graph_run: %zd inputs where the plan "
                              "takes %d", PyTuple_Size(seq), (int)p->n_in);
     bp_tensor *small_in[16], *small_out[16];
+    bool small_donate[16];
     bp_tensor **in = p->n_in <= 16 ? small_in : PyMem_Calloc((size_t)p->n_in, sizeof *in);
     bp_tensor **out = p->n_out <= 16 ? small_out : PyMem_Calloc((size_t)p->n_out, sizeof *out);
+    bool *donate = donated == Py_None ? NULL
+                   : p->n_in <= 16    ? small_donate
+                                      : PyMem_Calloc((size_t)p->n_in, sizeof *donate);
     PyObject *result = NULL;
-    if (!in || !out) {
+    if (!in || !out || (donated != Py_None && !donate)) {
         PyErr_NoMemory();
         goto done;
     }
@@ -205,13 +213,19 @@ static PyObject *mod_graph_run(PyObject *m, PyObject *args)
             goto done;
         }
         in[k] = BPY_T(o);
+        if (donate) {
+            int d = PyObject_IsTrue(PyTuple_GetItem(donated, k));
+            if (d < 0)
+                goto done;
+            donate[k] = d != 0;
+        }
     }
     for (int32_t k = 0; k < p->n_out; k++)
         out[k] = NULL;
     bp_status st;
     /* A plan runs many ops: the GIL goes whatever the inputs' sizes, and the
      * caller's reference keeps the plan and the inputs alive meanwhile. */
-    Py_BEGIN_ALLOW_THREADS st = bp_graph_run(p->exe, p->n_in, in, p->n_out, out);
+    Py_BEGIN_ALLOW_THREADS st = bp_graph_run_donating(p->exe, p->n_in, in, donate, p->n_out, out);
     Py_END_ALLOW_THREADS
     if (st != BP_OK) {
         bpy_raise(st);
@@ -223,6 +237,8 @@ done:
         PyMem_Free(in);
     if (out != small_out)
         PyMem_Free(out);
+    if (donate && donate != small_donate)
+        PyMem_Free(donate);
     return result;
 }
 
@@ -235,11 +251,12 @@ static PyObject *mod_graph_stats(PyObject *m, PyObject *args)
     bp_status st = bp_graph_exec_stats(((bpy_plan *)po)->exe, &s);
     if (st != BP_OK)
         return bpy_raise(st);
-    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L}", "nodes_recorded",
+    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "nodes_recorded",
                          (long long)s.nodes_recorded, "nodes_live", (long long)s.nodes_live,
                          "nodes_planned", (long long)s.nodes_planned, "buffers",
                          (long long)s.buffers, "peak_bytes", (long long)s.peak_bytes,
-                         "sum_bytes", (long long)s.sum_bytes);
+                         "sum_bytes", (long long)s.sum_bytes, "donatable_outputs",
+                         (long long)s.donatable_outputs);
 }
 
 /* _grad(loss, wrt: tuple of Tensor) -> tuple of Tensor: bp_graph_grad on
@@ -295,7 +312,8 @@ static PyMethodDef graph_methods[] = {
     {"_graph_compile", mod_graph_compile, METH_VARARGS,
      "_graph_compile(g, n_inputs, n_outputs, no_merge=False) -> _Plan."},
     {"_graph_run", mod_graph_run, METH_VARARGS,
-     "_graph_run(plan, inputs: tuple of Tensor) -> tuple of new Tensors."},
+     "_graph_run(plan, inputs: tuple of Tensor, donate=None: tuple of bool) -> tuple of new "
+     "Tensors; the donated inputs are given up (bp_graph_run_donating)."},
     {"_graph_stats", mod_graph_stats, METH_VARARGS,
      "_graph_stats(plan) -> dict: node counts and planned bytes (bp_graph_exec_stats)."},
     {"_grad", mod_grad, METH_VARARGS,
