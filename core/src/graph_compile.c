@@ -279,6 +279,35 @@ static bool pair_donors(bp_graph_exec *e, const plan_tmp *t)
     return true;
 }
 
+/* The planning scratch and the plan's arrays for g; false: out of memory
+ * (what was allocated is freed by tmp_free and bp_graph_exec_release). */
+static bool alloc_plan(const bp_graph *g, int32_t tab, plan_tmp *t, bp_graph_exec *e)
+{
+    size_t s1 = (size_t)g->n_slots + 1, n1 = (size_t)g->n_nodes + 1;
+    t->writers = calloc(s1, sizeof(int32_t));
+    t->first_def = malloc(s1 * sizeof(int32_t));
+    t->last_use = malloc(s1 * sizeof(int32_t));
+    t->last_write = malloc(s1 * sizeof(int32_t));
+    t->remap = malloc(s1 * sizeof(int32_t));
+    t->needed = calloc(s1, sizeof(bool));
+    t->is_output = calloc(s1, sizeof(bool));
+    t->bytes = malloc(s1 * sizeof(size_t));
+    t->hash_tab = malloc((size_t)tab * sizeof(int32_t));
+    t->live_node = calloc(n1, sizeof(bool));
+    e->nodes = malloc(n1 * sizeof *e->nodes);
+    e->slot_buffer = malloc(s1 * sizeof(int32_t));
+    e->slot_output = malloc(s1 * sizeof(int32_t));
+    e->input_of_slot = malloc(s1 * sizeof(int32_t));
+    e->caps = malloc(((size_t)g->n_caps + 1) * sizeof *e->caps);
+    e->inputs = malloc(((size_t)g->n_inputs + 1) * sizeof *e->inputs);
+    e->outputs = malloc(((size_t)g->n_outputs + 1) * sizeof *e->outputs);
+    e->donor_of_output = malloc(((size_t)g->n_outputs + 1) * sizeof *e->donor_of_output);
+    return t->writers && t->first_def && t->last_use && t->last_write && t->remap &&
+           t->needed && t->is_output && t->bytes && t->hash_tab && t->live_node && e->nodes &&
+           e->slot_buffer && e->slot_output && e->input_of_slot && e->caps && e->inputs &&
+           e->outputs && e->donor_of_output;
+}
+
 static bp_status compile_locked(bp_graph *g, bool merge, bp_graph_exec *e)
 {
     static const char fn[] = "bp_graph_compile";
@@ -287,29 +316,7 @@ static bp_status compile_locked(bp_graph *g, bool merge, bp_graph_exec *e)
     while (tab < 2 * nn)
         tab *= 2;
     plan_tmp t = {0};
-    size_t s1 = (size_t)ns + 1;
-    t.writers = calloc(s1, sizeof(int32_t));
-    t.first_def = malloc(s1 * sizeof(int32_t));
-    t.last_use = malloc(s1 * sizeof(int32_t));
-    t.last_write = malloc(s1 * sizeof(int32_t));
-    t.remap = malloc(s1 * sizeof(int32_t));
-    t.needed = calloc(s1, sizeof(bool));
-    t.is_output = calloc(s1, sizeof(bool));
-    t.bytes = malloc(s1 * sizeof(size_t));
-    t.hash_tab = malloc((size_t)tab * sizeof(int32_t));
-    t.live_node = calloc((size_t)nn + 1, sizeof(bool));
-    e->nodes = malloc(((size_t)nn + 1) * sizeof *e->nodes);
-    e->slot_buffer = malloc(s1 * sizeof(int32_t));
-    e->slot_output = malloc(s1 * sizeof(int32_t));
-    e->input_of_slot = malloc(s1 * sizeof(int32_t));
-    e->caps = malloc(((size_t)g->n_caps + 1) * sizeof *e->caps);
-    e->inputs = malloc(((size_t)g->n_inputs + 1) * sizeof *e->inputs);
-    e->outputs = malloc(((size_t)g->n_outputs + 1) * sizeof *e->outputs);
-    e->donor_of_output = malloc(((size_t)g->n_outputs + 1) * sizeof *e->donor_of_output);
-    if (!e->donor_of_output || !t.writers || !t.first_def || !t.last_use || !t.last_write || !t.remap || !t.needed ||
-        !t.is_output || !t.bytes || !t.hash_tab || !t.live_node || !e->nodes ||
-        !e->slot_buffer || !e->slot_output || !e->input_of_slot || !e->caps || !e->inputs ||
-        !e->outputs) {
+    if (!alloc_plan(g, tab, &t, e)) {
         tmp_free(&t);
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory planning %d nodes", fn, nn);
     }

@@ -133,6 +133,25 @@ static bool fg_too_big(const fg_call *g)
     return false;
 }
 
+/* A step on concrete operands only: an eager call, whose results are
+ * constants. Not made with fuzzed arguments: eagerly a result's size is not
+ * known before it is made (fuzz_api predicts it). */
+static void fg_eager_only(fg_state *s, fg_step *k, bp_tensor *const *in)
+{
+    if (k->fuzzed_args)
+        return;
+    fg_call g;
+    fg_invoke(k, in, s->be, &g);
+    fg_call_check("eager-only", fg_step_name(k), fg_step_op(k), &g);
+    for (int o = 0; o < 2; o++)
+        if (g.st == BP_OK && g.o[o]) {
+            if (bp_tensor_numel(g.o[o]) > FG_KEEP_ELEMS)
+                bp_tensor_release(g.o[o]);
+            else
+                fg_value_add(s, FG_EAGER, g.o[o], NULL);
+        }
+}
+
 /* Record step s->step[s->n_steps] (filled in by the caller): call it on
  * both sides, compare, and keep its results as values. */
 static void fg_record(fg_state *s)
@@ -150,21 +169,11 @@ static void fg_record(fg_state *s)
         if (gi[j] && bp_tensor_numel(gi[j]) > FG_CAP_ELEMS)
             return;
     }
-    fg_call g, e;
-    if (!recorded && k->fuzzed_args)
-        return; /* eagerly its size is not known before it is made (fuzz_api predicts it) */
-    if (!recorded) { /* concrete operands only: an eager call, whose result is a constant */
-        fg_invoke(k, gi, s->be, &g);
-        fg_call_check("eager-only", fn, op, &g);
-        for (int o = 0; o < 2; o++)
-            if (g.st == BP_OK && g.o[o]) {
-                if (bp_tensor_numel(g.o[o]) > FG_KEEP_ELEMS)
-                    bp_tensor_release(g.o[o]);
-                else
-                    fg_value_add(s, FG_EAGER, g.o[o], NULL);
-            }
+    if (!recorded) {
+        fg_eager_only(s, k, gi);
         return;
     }
+    fg_call g, e;
     fg_invoke(k, gi, k->on_rec ? s->rec : s->be, &g);
     fg_call_check("recorded", fn, op, &g);
     if (fg_too_big(&g)) {
