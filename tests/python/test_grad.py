@@ -140,6 +140,23 @@ def test_the_gradient_of_a_gradient_is_the_second_derivative():
     np.testing.assert_allclose(hv.numpy(), (2 * np.cos(x) - np.sin(x) * x) * v, rtol=1e-12)
 
 
+def test_a_hessian_vector_product_through_matmul_matches_differences_of_the_gradient():
+    x = RNG.standard_normal((6, 4))
+    w = RNG.standard_normal((4, 3))
+    v = RNG.standard_normal((4, 3))
+
+    def f(w, x):
+        return (bp.tanh(x @ w) ** 2).sum() + (w * w * w).sum()
+
+    def hvp(w, x, v):
+        return (bp.grad(f)(w, x) * v).sum()
+
+    got = bp.grad(hvp)(bp.asarray(w), bp.asarray(x), bp.asarray(v)).numpy()
+    eps = 1e-6
+    g = [bp.grad(f)(bp.asarray(w + s * eps * v), bp.asarray(x)).numpy() for s in (1, -1)]
+    np.testing.assert_allclose(got, (g[0] - g[1]) / (2 * eps), rtol=1e-6, atol=1e-8)
+
+
 def test_an_argument_the_loss_does_not_use_gets_zeros():
     g = bp.grad(lambda a, b: (a * 2).sum(), argnums=1)(bp.asarray([1.0, 2.0]),
                                                         bp.asarray([3.0, 4.0, 5.0]))
