@@ -582,6 +582,16 @@ Test(graph, a_donated_input_seen_elsewhere_keeps_its_values_and_the_output_is_al
         cr_expect(!bp_tensor_is_valid(in[1]));
         for (int k = 0; k < 2; k++)
             bp_tensor_release(out[k]);
+        /* donated and passed again undonated: the other input still reads
+         * it, so its memory is not taken */
+        bp_tensor *same = filled(be, 5), *out3[2] = {NULL, NULL};
+        bp_tensor *again[3] = {same, same, in[2]};
+        BPT_OK(bp_graph_run_donating(exe, 3, again, (const bool[]){false, true, false}, 2, out3));
+        BPT_OK(bp_tensor_to_host(out3[0], v, sizeof v));
+        cr_expect(v[0] == 5 - 0.1f * (0.9f * 5 + 3), "on %s: w' %g", bp_backend_name(be), v[0]);
+        for (int k = 0; k < 2; k++)
+            bp_tensor_release(out3[k]);
+        bp_tensor_release(same);
         bp_tensor *twice[3] = {in[0], in[0], in[2]};
         BPT_FAILS(BP_ERR_INVALID_ARGUMENT,
                   bp_graph_run_donating(exe, 3, twice, (const bool[]){true, true, false}, 2, out));

@@ -85,6 +85,16 @@ static bool exclusive(const bp_tensor *t)
            !atomic_load(&t->cached) && !s->listed && !s->lender && !s->release && s->buffer;
 }
 
+/* Whether inputs[k]'s memory is also another input's in this call (the
+ * plan may read that one after writing an output into it). */
+static bool shared_in_call(bp_tensor *const *inputs, int32_t n_in, int32_t k)
+{
+    for (int32_t j = 0; j < n_in; j++)
+        if (j != k && inputs[j]->storage == inputs[k]->storage)
+            return true;
+    return false;
+}
+
 /* The outputs: a new tensor per output slot (aliases for a slot marked
  * twice, or an input marked as an output), or the memory of the donated
  * input the plan paired with it, where that memory is the input's alone. */
@@ -100,7 +110,8 @@ static bp_status make_outputs(const char *fn, const bp_graph_exec *e, bp_tensor 
             st = bp__tensor_alias(inputs[in], w->rank, w->shape, &outputs[o]);
         else if (first != o)
             st = bp__tensor_alias(outputs[first], w->rank, w->shape, &outputs[o]);
-        else if (donate && donor >= 0 && donate[donor] && exclusive(inputs[donor]))
+        else if (donate && donor >= 0 && donate[donor] && exclusive(inputs[donor]) &&
+                 !shared_in_call(inputs, e->n_inputs, donor))
             st = bp__tensor_alias(inputs[donor], w->rank, w->shape, &outputs[o]);
         else
             st = bp__tensor_new(fn, e->real, w->dtype, w->rank, w->shape, &outputs[o]);

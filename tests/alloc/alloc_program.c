@@ -230,6 +230,12 @@ int main(int argc, char **argv)
     graph = NULL;
     for (int rep = 0; rep < 2; rep++)
         T(bp_graph_run(plan, 2, (bp_tensor *const[]){a, idx}, 1, OUT), x);
+    /* donating a copy of a: the output may take its memory; the copy is
+     * given up either way and released with the rest */
+    T(bp_neg(a, OUT), y);
+    T(bp_graph_run_donating(plan, 2, (bp_tensor *const[]){y, idx}, (const bool[]){true, false}, 1,
+                            OUT),
+      x);
     T(bp_tensor_from_host(bin, BP_I64, 1, (int64_t[]){2}, (int64_t[]){0, 4}, OUT), gi);
     {
         bp_tensor *o_ = (bp_tensor *)(uintptr_t)0x10;
