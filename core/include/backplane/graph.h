@@ -137,8 +137,8 @@ BP_API bp_status bp_graph_run(bp_graph_exec *exe, int32_t n_in, bp_tensor *const
  * input of its dtype and element count that no node reads after the output
  * is first written (bp_graph_exec_stats: donatable_outputs); the memory is
  * taken where it is the input's alone (no other handle, view, cached copy
- * or DLPack export of it, not another library's memory), else the output
- * is allocated as usual. Once the inputs pass bp_graph_run's checks, each
+ * or DLPack export of it, not another input of the call, not another
+ * library's memory), else the output is allocated as usual. Once the inputs pass bp_graph_run's checks, each
  * donated handle is given up whatever the outcome (a run that fails may have
  * written over it): using it is BP_ERR_INVALID_ARGUMENT, as after
  * bp_backend_transfer; release it as usual. Donating one tensor twice in a
