@@ -42,12 +42,13 @@ build_out_of_tree() {
 
 build_out_of_tree template bp_template.so bp_plugin_entry
 
-echo "plugins/ci.sh: $tmp/prefix/bin/backplane conform --plugin bp_template.so"
+echo "plugins/ci.sh: $tmp/prefix/bin/backplane conform --plugin bp_template.so --graph"
+# Each case eagerly, then on a graph (its fused groups: the template has them).
 # Neither the user's nor the system's configuration may change the verdict.
 rc=0
 env BP_CONFIG= XDG_CONFIG_HOME="$tmp/no-xdg" HOME="$tmp/no-home" BP_PLUGIN_PATH= \
     BP_DEFAULT_BACKEND= BP_LOG_LEVEL= \
-    "$tmp/prefix/bin/backplane" conform --plugin "$so" >"$tmp/conform.out" 2>"$tmp/conform.err" ||
+    "$tmp/prefix/bin/backplane" conform --plugin "$so" --graph >"$tmp/conform.out" 2>"$tmp/conform.err" ||
   rc=$?
 cat "$tmp/conform.out"
 if [ "$rc" -ne 0 ]; then

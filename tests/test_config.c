@@ -665,3 +665,25 @@ Test(config, a_typo_in_the_file_s_default_backend_is_a_config_error_naming_file_
               "%s", e);
     bp_context_destroy(ctx);
 }
+
+Test(config, bp_context_log_writes_one_line_to_stderr_at_or_above_the_level,
+     .init = cr_redirect_stderr)
+{
+    const char *path = write_ini("[backplane]\nlog_level = warn\n");
+    bp_context *ctx = NULL;
+    BPT_OK(bp_context_create(path, &ctx));
+    bp_context_log(ctx, BP_LOG_INFO, "an info line, below the level");
+    bp_context_log(ctx, BP_LOG_WARN, "mylib: the same shape keeps changing");
+    bp_context_log(NULL, BP_LOG_ERROR, "no context: the default level");
+    bp_context_log(ctx, BP_LOG_WARN, NULL);
+    bp_context_destroy(ctx);
+    fflush(stderr);
+    char log[2048] = "";
+    FILE *f = cr_get_redirected_stderr();
+    size_t n = fread(log, 1, sizeof log - 1, f);
+    log[n] = '\0';
+    cr_assert_str_eq(log,
+                     "backplane: warn: mylib: the same shape keeps changing\n"
+                     "backplane: error: no context: the default level\n"
+                     "backplane: warn: \n");
+}

@@ -13,39 +13,10 @@
 
 #include "bpt.h"
 #include "expect.h"
+#include "models.h"
 #include "op_args.h"
 
 /* ---- models, each written once and called eagerly or on symbolic x ------------- */
-
-/* A scalar constant on be (concrete: captured when mixed with symbolic x). */
-static bp_tensor *constant(bp_backend *be, bp_dtype dt, double v)
-{
-    bp_tensor *c = NULL;
-    BPT_OK(bp_full(be, dt, 0, NULL, v, &c));
-    return c;
-}
-
-/* 0.5*x*(1+tanh(0.7978845608*(x+0.044715*x*x*x))), primitive ops only. */
-static bp_tensor *gelu_tanh(bp_backend *be, const bp_tensor *x)
-{
-    bp_dtype dt = bp_tensor_dtype(x);
-    bp_tensor *half = constant(be, dt, 0.5), *one = constant(be, dt, 1.0),
-              *k = constant(be, dt, 0.7978845608), *c = constant(be, dt, 0.044715);
-    bp_tensor *x2, *x3, *cx3, *inner, *scaled, *th, *onep, *hx, *y;
-    BPT_OK(bp_mul(x, x, &x2));
-    BPT_OK(bp_mul(x2, x, &x3));
-    BPT_OK(bp_mul(c, x3, &cx3)); /* the concrete operand first: captured either way */
-    BPT_OK(bp_add(x, cx3, &inner));
-    BPT_OK(bp_mul(k, inner, &scaled));
-    BPT_OK(bp_tanh(scaled, &th));
-    BPT_OK(bp_add(one, th, &onep));
-    BPT_OK(bp_mul(half, x, &hx));
-    BPT_OK(bp_mul(hx, onep, &y));
-    bp_tensor *tmp[] = {half, one, k, c, x2, x3, cx3, inner, scaled, th, onep, hx};
-    for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
-        bp_tensor_release(tmp[i]);
-    return y;
-}
 
 /* softmax(relu(x @ w1 + b1) @ w2 + b2) over the last axis. */
 static bp_tensor *mlp(const bp_tensor *x, const bp_tensor *w1, const bp_tensor *b1,
@@ -64,25 +35,13 @@ static bp_tensor *mlp(const bp_tensor *x, const bp_tensor *w1, const bp_tensor *
     return y;
 }
 
-static bp_tensor *random_tensor(bp_backend *be, int32_t rank, const int64_t *shape,
-                                uint64_t seed)
-{
-    int64_t n = 1;
-    for (int32_t k = 0; k < rank; k++)
-        n *= shape[k];
-    double *v = malloc((size_t)n * sizeof *v);
-    cr_assert(v);
-    bpt_fill_random(v, n, seed, -3.0, 3.0);
-    bp_tensor *t = bpt_tensor(be, BP_F32, rank, shape, v);
-    free(v);
-    return t;
-}
-
-/* Compile g (one input, one output) and run it on x. */
-static bp_tensor *compile_and_run(bp_graph *g, bp_tensor *x, bp_graph_stats *stats)
+/* Compile g (one input, one output) with opt (NULL: the defaults) and run
+ * it on x. */
+static bp_tensor *compile_opt_and_run(bp_graph *g, const bp_graph_options *opt, bp_tensor *x,
+                                      bp_graph_stats *stats)
 {
     bp_graph_exec *exe = NULL;
-    BPT_OK(bp_graph_compile(g, NULL, &exe));
+    BPT_OK(bp_graph_compile(g, opt, &exe));
     if (stats) {
         stats->struct_size = sizeof *stats;
         BPT_OK(bp_graph_exec_stats(exe, stats));
@@ -93,6 +52,11 @@ static bp_tensor *compile_and_run(bp_graph *g, bp_tensor *x, bp_graph_stats *sta
     return y;
 }
 
+static bp_tensor *compile_and_run(bp_graph *g, bp_tensor *x, bp_graph_stats *stats)
+{
+    return compile_opt_and_run(g, NULL, x, stats);
+}
+
 /* ---- results ------------------------------------------------------------------- */
 
 Test(graph, gelu_of_primitive_ops_compiled_equals_eager_bit_for_bit)
@@ -100,14 +64,14 @@ Test(graph, gelu_of_primitive_ops_compiled_equals_eager_bit_for_bit)
     bp_context *ctx = bpt_context();
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
-        bp_tensor *x = random_tensor(be, 1, (const int64_t[]){1000}, 7);
-        bp_tensor *want = gelu_tanh(be, x);
+        bp_tensor *x = bpt_random_f32(be, 1, (const int64_t[]){1000}, 7);
+        bp_tensor *want = bpt_gelu_tanh(be, x);
 
         bp_graph *g = NULL;
         bp_tensor *sx = NULL;
         BPT_OK(bp_graph_create(be, &g));
         BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){1000}, &sx));
-        bp_tensor *sy = gelu_tanh(be, sx);
+        bp_tensor *sy = bpt_gelu_tanh(be, sx);
         BPT_OK(bp_graph_output(g, sy));
         bp_graph_stats st;
         bp_tensor *got = compile_and_run(g, x, &st);
@@ -131,11 +95,11 @@ Test(graph, mlp_with_matmul_add_relu_softmax_compiled_equals_eager_bit_for_bit)
     bp_context *ctx = bpt_context();
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
-        bp_tensor *x = random_tensor(be, 2, (const int64_t[]){4, 8}, 1);
-        bp_tensor *w1 = random_tensor(be, 2, (const int64_t[]){8, 16}, 2);
-        bp_tensor *b1 = random_tensor(be, 1, (const int64_t[]){16}, 3);
-        bp_tensor *w2 = random_tensor(be, 2, (const int64_t[]){16, 3}, 4);
-        bp_tensor *b2 = random_tensor(be, 1, (const int64_t[]){3}, 5);
+        bp_tensor *x = bpt_random_f32(be, 2, (const int64_t[]){4, 8}, 1);
+        bp_tensor *w1 = bpt_random_f32(be, 2, (const int64_t[]){8, 16}, 2);
+        bp_tensor *b1 = bpt_random_f32(be, 1, (const int64_t[]){16}, 3);
+        bp_tensor *w2 = bpt_random_f32(be, 2, (const int64_t[]){16, 3}, 4);
+        bp_tensor *b2 = bpt_random_f32(be, 1, (const int64_t[]){3}, 5);
         bp_tensor *want = mlp(x, w1, b1, w2, b2);
 
         bp_graph *g = NULL;
@@ -172,7 +136,7 @@ Test(graph, nodes_that_reach_no_output_are_dropped)
     BPT_OK(bp_exp(sx, &dead1));
     BPT_OK(bp_exp(dead1, &dead2));
     BPT_OK(bp_graph_output(g, y));
-    bp_tensor *x = random_tensor(be, 1, (const int64_t[]){5}, 9), *want;
+    bp_tensor *x = bpt_random_f32(be, 1, (const int64_t[]){5}, 9), *want;
     BPT_OK(bp_tanh(x, &want));
     bp_graph_stats st;
     bp_tensor *got = compile_and_run(g, x, &st);
@@ -209,7 +173,7 @@ Test(graph, identical_nodes_are_merged_and_the_result_is_unchanged)
         cr_expect_eq(st.nodes_live, 4);
         cr_expect_eq(st.nodes_planned, 2, "on %s: %lld nodes planned", bp_backend_name(be),
                      (long long)st.nodes_planned);
-        bp_tensor *x = random_tensor(be, 1, (const int64_t[]){6}, 3), *outs[2], *t, *want;
+        bp_tensor *x = bpt_random_f32(be, 1, (const int64_t[]){6}, 3), *outs[2], *t, *want;
         BPT_OK(bp_graph_run(exe, 1, &x, 2, outs));
         BPT_OK(bp_tanh(x, &t));
         BPT_OK(bp_add(t, t, &want));
@@ -271,7 +235,7 @@ Test(graph, a_long_chain_reuses_buffers_so_peak_bytes_stay_below_the_sum)
             cur = next;
         }
         BPT_OK(bp_graph_output(g, cur));
-        bp_tensor *x = random_tensor(be, 1, (const int64_t[]){LEN}, 11);
+        bp_tensor *x = bpt_random_f32(be, 1, (const int64_t[]){LEN}, 11);
         bp_tensor *want = x, *next;
         bp_tensor_retain(want);
         for (int i = 0; i < N; i++) {
@@ -280,14 +244,23 @@ Test(graph, a_long_chain_reuses_buffers_so_peak_bytes_stay_below_the_sum)
             want = next;
         }
         bp_graph_stats st;
-        bp_tensor *got = compile_and_run(g, x, &st);
+        bp_graph_options alone = BP_GRAPH_OPTIONS_INIT;
+        alone.no_fuse = 1;
+        bp_tensor *got = compile_opt_and_run(g, &alone, x, &st);
         /* 63 intermediates (the last is the output) in two alternating buffers */
         cr_expect_eq(st.sum_bytes, (N - 1) * LEN * 4);
         cr_expect_eq(st.peak_bytes, 2 * LEN * 4, "on %s: peak %lld bytes", bp_backend_name(be),
                      (long long)st.peak_bytes);
         cr_expect_lt(st.peak_bytes, st.sum_bytes);
         cr_expect(bpt_same_bytes(got, want));
-        bp_tensor *all[] = {sx, cur, x, want, got};
+        /* fused (where the backend fuses): two groups of 32, one value between */
+        bp_tensor *fused = compile_and_run(g, x, &st);
+        cr_expect(bpt_same_bytes(fused, want));
+        if (st.fused_groups > 0)
+            cr_expect(st.fused_groups == 2 && st.peak_bytes == LEN * 4,
+                      "on %s: %lld groups, peak %lld bytes", bp_backend_name(be),
+                      (long long)st.fused_groups, (long long)st.peak_bytes);
+        bp_tensor *all[] = {sx, cur, x, want, got, fused};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
             bp_tensor_release(all[i]);
         bp_graph_release(g);
@@ -334,7 +307,7 @@ Test(graph, a_graph_of_a_thousand_nodes_compiles_quickly)
             "of %lld bytes)\n", N, best, (long long)st.buffers, (long long)st.peak_bytes,
             (long long)st.sum_bytes);
     cr_expect_lt(best, 1000.0); /* a sanity bound here; the target is a bench's business */
-    bp_tensor *x = random_tensor(be, 1, (const int64_t[]){4}, 5), *y;
+    bp_tensor *x = bpt_random_f32(be, 1, (const int64_t[]){4}, 5), *y;
     BPT_OK(bp_graph_run(exe, 1, &x, 1, &y));
     bp_tensor_release(y);
     bp_tensor_release(x);
@@ -395,6 +368,101 @@ Test(graph, a_captured_tensor_is_read_by_reference_when_the_plan_runs)
         bp_tensor_release(sx);
         bp_tensor_release(sy);
     }
+    bp_context_destroy(ctx);
+}
+
+static void expect_run(bp_graph_exec *exe, bp_tensor *x, const float *want, const char *what)
+{
+    bp_tensor *y = NULL;
+    BPT_OK(bp_graph_run(exe, 1, &x, 1, &y));
+    float got[3];
+    BPT_OK(bp_tensor_to_host(y, got, sizeof got));
+    cr_expect(got[0] == want[0] && got[1] == want[1] && got[2] == want[2],
+              "%s: %g %g %g, wanted %g %g %g", what, got[0], got[1], got[2], want[0], want[1],
+              want[2]);
+    bp_tensor_release(y);
+}
+
+Test(graph, a_captured_tensor_replaced_by_bind_is_read_at_the_next_run_without_recompiling)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_tensor *w = bpt_vec(be, BP_F32, 3, (const double[]){1, 2, 3});
+        bp_graph *g = NULL;
+        bp_tensor *sx, *sy;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){3}, &sx));
+        BPT_OK(bp_mul(w, sx, &sy));
+        BPT_OK(bp_graph_output(g, sy));
+        bp_graph_exec *exe = NULL;
+        BPT_OK(bp_graph_compile(g, NULL, &exe));
+        bp_graph_release(g);
+        bp_tensor *x = bpt_vec(be, BP_F32, 3, (const double[]){10, 10, 10});
+        expect_run(exe, x, (const float[]){10, 20, 30}, "as recorded");
+        /* a new tensor in w's place */
+        bp_tensor *w2 = bpt_vec(be, BP_F32, 3, (const double[]){4, 5, 6});
+        BPT_OK(bp_graph_exec_bind(exe, w, w2));
+        bp_tensor_release(w2); /* the plan holds it */
+        expect_run(exe, x, (const float[]){40, 50, 60}, "bound");
+        /* w is the plan's no longer: binding it again is refused */
+        bp_tensor *w3 = bpt_vec(be, BP_F32, 3, (const double[]){7, 8, 9});
+        BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_graph_exec_bind(exe, w, w3));
+        cr_expect(strstr(bp_last_error(), "not a tensor the plan reads"), "%s", bp_last_error());
+        /* a row of a larger tensor (its memory at an offset) in w2's place */
+        bp_tensor *big = bpt_tensor(be, BP_F32, 2, (const int64_t[]){2, 3},
+                                    (const double[]){0, 0, 0, 7, 8, 9}),
+                  *row = NULL, *row3 = NULL;
+        BPT_OK(bp_slice(big, (const int64_t[]){1, 0}, (const int64_t[]){2, 3}, NULL, &row));
+        BPT_OK(bp_reshape(row, 1, (const int64_t[]){3}, &row3));
+        BPT_OK(bp_graph_exec_bind(exe, w2, row3));
+        expect_run(exe, x, (const float[]){70, 80, 90}, "a row at an offset");
+        /* the refusals, each naming what differs */
+        bp_tensor *f64 = bpt_vec(be, BP_F64, 3, (const double[]){1, 1, 1});
+        bp_tensor *four = bpt_vec(be, BP_F32, 4, (const double[]){1, 1, 1, 1});
+        BPT_FAILS(BP_ERR_DTYPE, bp_graph_exec_bind(exe, row3, f64));
+        BPT_FAILS(BP_ERR_SHAPE, bp_graph_exec_bind(exe, row3, four));
+        cr_expect(strstr(bp_last_error(), "(4,)") && strstr(bp_last_error(), "(3,)"), "%s",
+                  bp_last_error());
+        BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_graph_exec_bind(exe, row3, NULL));
+        BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_graph_exec_bind(exe, row3, sx));
+        expect_run(exe, x, (const float[]){70, 80, 90}, "after the refusals");
+        bp_graph_stats st = {.struct_size = sizeof st};
+        BPT_OK(bp_graph_exec_stats(exe, &st));
+        cr_expect_eq(st.nodes_planned, 1, "nothing recompiled");
+        bp_tensor *all[] = {w, w3, big, row, row3, f64, four, x, sx, sy};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            bp_tensor_release(all[i]);
+        bp_graph_exec_release(exe);
+    }
+    bp_context_destroy(ctx);
+}
+
+Test(graph, bind_refuses_a_tensor_of_another_backend_naming_both)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *a = NULL, *b = NULL;
+    BPT_OK(bp_backend_get(ctx, "binary", &a));
+    BPT_OK(bp_backend_get(ctx, BPT_DEVSIM_PATH, &b));
+    bp_tensor *w = bpt_vec(a, BP_F32, 2, (const double[]){1, 2});
+    bp_tensor *other = bpt_vec(b, BP_F32, 2, (const double[]){1, 2});
+    bp_graph *g = NULL;
+    bp_tensor *sx, *sy;
+    BPT_OK(bp_graph_create(a, &g));
+    BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){2}, &sx));
+    BPT_OK(bp_add(w, sx, &sy));
+    BPT_OK(bp_graph_output(g, sy));
+    bp_graph_exec *exe = NULL;
+    BPT_OK(bp_graph_compile(g, NULL, &exe));
+    BPT_FAILS(BP_ERR_BACKEND_MISMATCH, bp_graph_exec_bind(exe, w, other));
+    cr_expect(strstr(bp_last_error(), "devsim") && strstr(bp_last_error(), "binary") &&
+                  strstr(bp_last_error(), "bp_backend_copy"),
+              "%s", bp_last_error());
+    bp_tensor *all[] = {w, other, sx, sy};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        bp_tensor_release(all[i]);
+    bp_graph_exec_release(exe);
+    bp_graph_release(g);
     bp_context_destroy(ctx);
 }
 
@@ -842,8 +910,8 @@ Test(graph, a_failure_half_way_through_recording_leaves_the_graph_usable)
         BPT_OK(bp_graph_output(g, y));
         bp_graph_exec *exe = NULL;
         BPT_OK(bp_graph_compile(g, NULL, &exe));
-        bp_tensor *x = random_tensor(be, 2, (const int64_t[]){2, 3}, 1);
-        bp_tensor *w = random_tensor(be, 2, (const int64_t[]){2, 3}, 2), *got, *t, *want;
+        bp_tensor *x = bpt_random_f32(be, 2, (const int64_t[]){2, 3}, 1);
+        bp_tensor *w = bpt_random_f32(be, 2, (const int64_t[]){2, 3}, 2), *got, *t, *want;
         BPT_OK(bp_graph_run(exe, 2, (bp_tensor *const[]){x, w}, 1, &got));
         BPT_OK(bp_tanh(x, &t));
         BPT_OK(bp_mul(t, w, &want));
@@ -900,7 +968,7 @@ Test(graph, movement_composite_and_metadata_ops_record_and_equal_eager)
     bp_context *ctx = bpt_context();
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
-        bp_tensor *x = random_tensor(be, 1, (const int64_t[]){6}, 21);
+        bp_tensor *x = bpt_random_f32(be, 1, (const int64_t[]){6}, 21);
         bp_tensor *want = movements(x);
         bp_graph *g = NULL;
         bp_tensor *sx;

@@ -137,6 +137,18 @@ bp_status bpc_gather(void *dev, const bp_view *x, const bp_view *indices, int32_
 bp_status bpc_reduce(void *dev, bp_op op, const bp_op_params *p, const bp_view *x,
                      const bp_view *out);
 bp_status bpc_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out);
+/* One block of an elementwise op (the UNARY, BINARY and WHERE kinds, and
+ * CAST) on the calling thread, by the kernel its eager call runs on each
+ * slab: so a fused group's results have eager's bits (fused.c). */
+bp_status bpc_elementwise_block(bpc_dev *d, bp_op op, const bp_op_params *p,
+                                const bp_view *const *in, const bp_view *out);
+/* Its cost per element in BPC_GRAIN units, as the eager call counts it. */
+int64_t bpc_elementwise_weight(bp_op op, bp_dtype dt);
+/* fused.c: plugin ABI 1.9's fused groups, in cache-sized blocks */
+bool bpc_fused_takes(void *dev, const bp_fused_group *g, const bp_view *const *in,
+                     const bp_view *const *out);
+bp_status bpc_fused_run(void *dev, const bp_fused_group *g, const bp_view *const *in,
+                        const bp_view *const *out);
 /* matmul.c */
 bp_status bpc_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_view *out);
 

@@ -259,6 +259,22 @@ static bp_status copy_slab(bpc_dev *d, const void *args, const bp_view *v, int64
     return bpk_copy(d, ((const op_args *)args)->op, &v[1], &v[0]);
 }
 
+bp_status bpc_elementwise_block(bpc_dev *d, bp_op op, const bp_op_params *p,
+                                const bp_view *const *in, const bp_view *out)
+{
+    op_args a = {.op = op, .p = p};
+    switch (bp_op_kind_of(op)) {
+    case BP_KIND_UNARY: return unary_slab(d, &a, (const bp_view[]){*out, *in[0]}, 0, 0);
+    case BP_KIND_BINARY:
+        return binary_slab(d, &a, (const bp_view[]){*out, *in[0], *in[1]}, 0, 0);
+    case BP_KIND_WHERE:
+        return where_slab(d, &a, (const bp_view[]){*out, *in[0], *in[1], *in[2]}, 0, 0);
+    default: return copy_slab(d, &a, (const bp_view[]){*out, *in[0]}, 0, 0);
+    }
+}
+
+int64_t bpc_elementwise_weight(bp_op op, bp_dtype dt) { return weight(op, dt); }
+
 bp_status bpc_copy(void *dev, bp_op op, const bp_view *src, const bp_view *out)
 {
     op_args a = {.op = op};

@@ -310,6 +310,8 @@ static const bp_plugin bpc_plugin = {
     .supports = bpk_supports, /* the reference kernels': every op of the table */
     .wrap = bpc_wrap,
     .op = bpc_op, /* every op, by kind (op.c); the typed entries are left NULL */
+    .fused_takes = bpc_fused_takes, /* a graph's elementwise chains in blocks (fused.c) */
+    .fused_run = bpc_fused_run,
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);

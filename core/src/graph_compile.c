@@ -81,7 +81,7 @@ static bool node_same(const bp__gnode *a, const bp__gnode *b, const size_t *byte
 
 typedef struct plan_tmp {
     int32_t *writers, *first_def, *last_use, *last_write, *remap;
-    bool *needed, *is_output;
+    bool *needed, *is_output, *internal;
     int32_t *hash_tab;
     size_t *bytes;
     bool *live_node;
@@ -91,6 +91,7 @@ static void tmp_free(plan_tmp *t)
 {
     free(t->writers), free(t->first_def), free(t->last_use), free(t->last_write);
     free(t->remap), free(t->needed), free(t->is_output), free(t->hash_tab), free(t->bytes);
+    free(t->internal);
     free(t->live_node);
 }
 
@@ -101,6 +102,8 @@ void bp_graph_exec_release(bp_graph_exec *exe)
     for (int32_t c = 0; c < exe->n_caps; c++)
         bp_tensor_release(exe->caps[c]);
     free(exe->caps);
+    free(exe->cap_offset);
+    pthread_mutex_destroy(&exe->caps_lock);
     free(exe->nodes);
     free(exe->slot_buffer);
     free(exe->slot_output);
@@ -109,6 +112,8 @@ void bp_graph_exec_release(bp_graph_exec *exe)
     free(exe->input_of_slot);
     free(exe->outputs);
     free(exe->donor_of_output);
+    free(exe->groups);
+    free(exe->group_of_node);
     bp_context *ctx = exe->ctx;
     free(exe);
     if (ctx)
@@ -170,33 +175,35 @@ static bool try_merge(bp__gnode *nodes, int32_t i, plan_tmp *t, int32_t tab_mask
 }
 
 /* Pool buffers by liveness: a slot takes the smallest free buffer that
- * holds it (else grows the largest free one, else a new one) when first
- * written, and gives it back after its last use. */
+ * holds it (else grows the largest free one, else a new one) at its first
+ * write (for a fused group's results: where the group starts), and gives it
+ * back after its last use. */
 static bool plan_buffers(bp_graph_exec *e, plan_tmp *t)
 {
     int32_t ns = e->n_slots;
     int32_t *free_list = malloc(((size_t)ns + 1) * sizeof *free_list);
     int32_t *dying_head = malloc(((size_t)e->n_nodes + 1) * sizeof *dying_head);
     int32_t *dying_next = malloc(((size_t)ns + 1) * sizeof *dying_next);
+    int32_t *born_head = malloc(((size_t)e->n_nodes + 1) * sizeof *born_head);
+    int32_t *born_next = malloc(((size_t)ns + 1) * sizeof *born_next);
     e->buffer_bytes = malloc(((size_t)ns + 1) * sizeof *e->buffer_bytes);
-    if (!free_list || !dying_head || !dying_next || !e->buffer_bytes) {
-        free(free_list), free(dying_head), free(dying_next);
+    if (!free_list || !dying_head || !dying_next || !born_head || !born_next ||
+        !e->buffer_bytes) {
+        free(free_list), free(dying_head), free(dying_next), free(born_head), free(born_next);
         return false;
     }
     int32_t n_free = 0;
     for (int32_t i = 0; i < e->n_nodes; i++)
-        dying_head[i] = -1;
-    for (int32_t s = 0; s < ns; s++)
-        if (e->slot_buffer[s] == -2 && t->last_use[s] >= 0) {
+        dying_head[i] = born_head[i] = -1;
+    for (int32_t s = ns - 1; s >= 0; s--)
+        if (e->slot_buffer[s] == -2) {
+            born_next[s] = born_head[t->first_def[s]];
+            born_head[t->first_def[s]] = s;
             dying_next[s] = dying_head[t->last_use[s]];
             dying_head[t->last_use[s]] = s;
         }
     for (int32_t i = 0; i < e->n_nodes; i++) {
-        const bp__gnode *n = &e->nodes[i];
-        for (int32_t k = n->n_in; k < n->n_in + n->n_out; k++) {
-            int32_t s = n->ref[k];
-            if (s < 0 || e->slot_buffer[s] != -2 || t->first_def[s] != i)
-                continue;
+        for (int32_t s = born_head[i]; s >= 0; s = born_next[s]) {
             size_t need = t->bytes[s];
             int32_t best = -1, largest = -1;
             for (int32_t f = 0; f < n_free; f++) {
@@ -222,7 +229,7 @@ static bool plan_buffers(bp_graph_exec *e, plan_tmp *t)
         for (int32_t s = dying_head[i]; s >= 0; s = dying_next[s])
             free_list[n_free++] = e->slot_buffer[s];
     }
-    free(free_list), free(dying_head), free(dying_next);
+    free(free_list), free(dying_head), free(dying_next), free(born_head), free(born_next);
     return true;
 }
 
@@ -237,12 +244,14 @@ static int64_t numel_of(int32_t rank, const int64_t *shape)
 /* Which input's memory each output may take when the caller donates that
  * input (bp_graph_run_donating): one of its dtype and element count, not
  * itself an output, whose last read comes before the output's first write,
- * so no node ever reads and writes that memory at once. Each input serves
+ * so no node ever reads and writes that memory at once (or is in the fused
+ * group that writes the output, read there element for element as the
+ * output is written: bp__graph_fused_overwrite). Each input serves
  * one output; an output that is an input or repeats one serves none. The
  * outputs are served in the order they are first written: an input that an
  * output may take, every later one may take too, so this pairs as many as
  * can be. false: out of memory. */
-static bool pair_donors(bp_graph_exec *e, const plan_tmp *t)
+static bool pair_donors(bp_graph_exec *e, const plan_tmp *t, const bp__gplan *gp)
 {
     int32_t no = e->n_outputs, *order = malloc(((size_t)no + 1) * sizeof *order);
     bool *taken = calloc((size_t)e->n_inputs + 1, sizeof *taken);
@@ -268,7 +277,8 @@ static bool pair_donors(bp_graph_exec *e, const plan_tmp *t)
             const bp__ginput *in = &e->inputs[k];
             if (!taken[k] && in->dtype == w->dtype && !t->is_output[in->slot] &&
                 numel_of(in->rank, in->shape) == numel_of(w->rank, w->shape) &&
-                t->last_use[in->slot] < t->first_def[w->slot]) {
+                (t->last_use[in->slot] < t->first_def[w->slot] ||
+                 bp__graph_fused_overwrite(e, gp, in->slot, w->slot))) {
                 e->donor_of_output[order[q]] = k;
                 taken[k] = true;
                 break;
@@ -291,6 +301,7 @@ static bool alloc_plan(const bp_graph *g, int32_t tab, plan_tmp *t, bp_graph_exe
     t->remap = malloc(s1 * sizeof(int32_t));
     t->needed = calloc(s1, sizeof(bool));
     t->is_output = calloc(s1, sizeof(bool));
+    t->internal = calloc(s1, sizeof(bool));
     t->bytes = malloc(s1 * sizeof(size_t));
     t->hash_tab = malloc((size_t)tab * sizeof(int32_t));
     t->live_node = calloc(n1, sizeof(bool));
@@ -299,16 +310,18 @@ static bool alloc_plan(const bp_graph *g, int32_t tab, plan_tmp *t, bp_graph_exe
     e->slot_output = malloc(s1 * sizeof(int32_t));
     e->input_of_slot = malloc(s1 * sizeof(int32_t));
     e->caps = malloc(((size_t)g->n_caps + 1) * sizeof *e->caps);
+    e->cap_offset = malloc(((size_t)g->n_caps + 1) * sizeof *e->cap_offset);
     e->inputs = malloc(((size_t)g->n_inputs + 1) * sizeof *e->inputs);
     e->outputs = malloc(((size_t)g->n_outputs + 1) * sizeof *e->outputs);
     e->donor_of_output = malloc(((size_t)g->n_outputs + 1) * sizeof *e->donor_of_output);
     return t->writers && t->first_def && t->last_use && t->last_write && t->remap &&
-           t->needed && t->is_output && t->bytes && t->hash_tab && t->live_node && e->nodes &&
-           e->slot_buffer && e->slot_output && e->input_of_slot && e->caps && e->inputs &&
+           t->needed && t->is_output && t->internal && t->bytes && t->hash_tab && t->live_node && e->nodes &&
+           e->slot_buffer && e->slot_output && e->input_of_slot && e->caps && e->cap_offset &&
+           e->inputs &&
            e->outputs && e->donor_of_output;
 }
 
-static bp_status compile_locked(bp_graph *g, bool merge, bp_graph_exec *e)
+static bp_status compile_locked(bp_graph *g, bool merge, bool o_fuse, bp_graph_exec *e)
 {
     static const char fn[] = "bp_graph_compile";
     int32_t ns = g->n_slots, nn = g->n_nodes;
@@ -329,6 +342,7 @@ static bp_status compile_locked(bp_graph *g, bool merge, bp_graph_exec *e)
     }
     for (int32_t c = 0; c < g->n_caps; c++) {
         bp_tensor_retain(g->caps[c]);
+        e->cap_offset[e->n_caps] = g->caps[c]->offset;
         e->caps[e->n_caps++] = g->caps[c];
     }
     memcpy(e->inputs, g->inputs, (size_t)g->n_inputs * sizeof *e->inputs);
@@ -374,22 +388,33 @@ static bp_status compile_locked(bp_graph *g, bool merge, bp_graph_exec *e)
         e->outputs[o].slot = t.remap[e->outputs[o].slot];
         t.is_output[e->outputs[o].slot] = true;
     }
-    /* -2: a pool buffer is to be planned; -1: none (an input or an output) */
+    bp__gplan gp = {.first_def = t.first_def, .last_use = t.last_use, .last_write = t.last_write,
+                    .is_output = t.is_output, .internal = t.internal, .bytes = t.bytes};
+    if (o_fuse && !bp__graph_fuse(e, &gp)) {
+        tmp_free(&t);
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory fusing %d nodes", fn,
+                         e->n_nodes);
+    }
+    /* -2: a pool buffer is to be planned; -1: none (an input, an output, or
+     * a value a fused group keeps to itself) */
     int64_t sum = 0;
     for (int32_t s = 0; s < ns; s++) {
         e->slot_output[s] = -1;
-        bool pooled = t.first_def[s] >= 0 && !t.is_output[s] && g->slots[s].input < 0;
+        bool pooled = t.first_def[s] >= 0 && !t.is_output[s] && g->slots[s].input < 0 &&
+                      !t.internal[s];
         e->slot_buffer[s] = pooled ? -2 : -1;
-        if (pooled)
+        if (t.first_def[s] >= 0 && !t.is_output[s] && g->slots[s].input < 0)
             sum += (int64_t)t.bytes[s];
     }
     for (int32_t o = e->n_outputs - 1; o >= 0; o--)
         e->slot_output[e->outputs[o].slot] = o;
-    if (!pair_donors(e, &t) || !plan_buffers(e, &t)) {
+    if (!pair_donors(e, &t, &gp) || !plan_buffers(e, &t)) {
         tmp_free(&t);
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory planning buffers", fn);
     }
-    int64_t peak = 0, donatable = 0;
+    int64_t peak = 0, donatable = 0, fused = 0;
+    for (int32_t k = 0; k < e->n_groups; k++)
+        fused += e->groups[k].n_steps;
     for (int32_t b = 0; b < e->n_buffers; b++)
         peak += (int64_t)e->buffer_bytes[b];
     for (int32_t o = 0; o < e->n_outputs; o++)
@@ -401,7 +426,9 @@ static bp_status compile_locked(bp_graph *g, bool merge, bp_graph_exec *e)
                                 .buffers = e->n_buffers,
                                 .peak_bytes = peak,
                                 .sum_bytes = sum,
-                                .donatable_outputs = donatable};
+                                .donatable_outputs = donatable,
+                                .fused_groups = e->n_groups,
+                                .nodes_fused = fused};
     tmp_free(&t);
     return BP_OK;
 }
@@ -421,6 +448,7 @@ bp_status bp_graph_compile(bp_graph *g, const bp_graph_options *opt, bp_graph_ex
     bp_graph_exec *e = calloc(1, sizeof *e);
     if (!e)
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    pthread_mutex_init(&e->caps_lock, NULL);
     e->real = g->real;
     e->ctx = g->real->ctx;
     bp__context_retain(e->ctx);
@@ -430,7 +458,7 @@ bp_status bp_graph_compile(bp_graph *g, const bp_graph_options *opt, bp_graph_ex
                                    "%s: the graph has no output; mark its results with "
                                    "bp_graph_output first",
                                    fn)
-                       : compile_locked(g, o.no_merge == 0, e);
+                       : compile_locked(g, o.no_merge == 0, o.no_fuse == 0, e);
     pthread_mutex_unlock(&g->lock);
     if (st != BP_OK) {
         bp_graph_exec_release(e);

@@ -69,6 +69,23 @@ struct bp_graph {
     int32_t n_outputs, cap_outputs;
 };
 
+/* A fused group of the plan (graph_fuse.c): nodes first .. last, run by the
+ * plugin's fused_run as one program. in_ref/in_view: its operands (a slot or
+ * a captured tensor, through the view the nodes read them by); out_ref/
+ * out_view: the values it writes to memory (read after the group, or
+ * outputs of the plan); the others live only inside the plugin's call. */
+#define BP__FUSE_MAX_IN 16
+typedef struct bp__ggroup {
+    int32_t first, last;
+    int32_t n_steps, n_in, n_out;
+    bp_fused_step steps[BP_FUSED_MAX_STEPS];
+    int32_t out_step[BP_FUSED_MAX_STEPS];
+    int32_t in_ref[BP__FUSE_MAX_IN];
+    bp_view in_view[BP__FUSE_MAX_IN];
+    int32_t out_ref[BP_FUSED_MAX_STEPS];
+    bp_view out_view[BP_FUSED_MAX_STEPS];
+} bp__ggroup;
+
 /* The compiled plan: self-contained (its own nodes, references to the
  * captured tensors and the context). */
 struct bp_graph_exec {
@@ -81,8 +98,10 @@ struct bp_graph_exec {
     int32_t *slot_output;    /* per slot: the first output backed by it, or -1 */
     size_t *buffer_bytes;    /* per pool buffer */
     int32_t n_buffers;
-    bp_tensor **caps;
+    bp_tensor **caps;        /* guarded by caps_lock (bp_graph_exec_bind) */
+    int64_t *cap_offset;     /* per capture: the byte offset its views were made at */
     int32_t n_caps;
+    pthread_mutex_t caps_lock;
     bp__ginput *inputs;
     int32_t n_inputs;
     int32_t *input_of_slot;  /* per slot: input number or -1 */
@@ -91,8 +110,33 @@ struct bp_graph_exec {
     int32_t *donor_of_output; /* per output: the input whose memory it may take
                                  when that input is donated (read for the last
                                  time before the output is first written), or -1 */
+    bp__ggroup *groups;      /* fused groups, in run order */
+    int32_t n_groups;
+    int32_t *group_of_node;  /* per node: its group, or -1; NULL: no group */
     bp_graph_stats stats;
 };
+
+/* The planning scratch of graph_compile.c, per slot: the plan positions
+ * (node indices) of its first write and last use, whether it is a plan
+ * output, its size; internal: a value a fused group keeps to itself. */
+typedef struct bp__gplan {
+    int32_t *first_def, *last_use, *last_write;
+    bool *is_output, *internal;
+    size_t *bytes;
+} bp__gplan;
+
+/* Group the plan's chains of elementwise nodes where its backend takes
+ * them (plugin ABI 1.9's fused_takes): fills e->groups and
+ * e->group_of_node, marks the values each group keeps to itself, and
+ * widens the lifetimes of its operands and results to the whole group (so
+ * no buffer is reused inside it). false: out of memory. */
+bool bp__graph_fuse(bp_graph_exec *e, bp__gplan *p);
+/* Whether the fused group that writes out_slot may write it over in_slot's
+ * memory: in_slot is read by nothing after the group, and inside it only
+ * through out_slot's own geometry (plugin.h: each element is read before
+ * it is written). */
+bool bp__graph_fused_overwrite(const bp_graph_exec *e, const bp__gplan *p, int32_t in_slot,
+                               int32_t out_slot);
 
 /* Grow *arr (of *cap elements of size elem) to hold at least need. */
 bool bp__graph_grow(void **arr, int32_t *cap, int32_t need, size_t elem);

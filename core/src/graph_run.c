@@ -58,19 +58,33 @@ static bp_status check_inputs(const char *fn, const bp_graph_exec *e, int32_t n_
                              fn, name, BP__SHAPE_STR(a, t->rank, t->shape),
                              BP__SHAPE_STR(b, want->rank, want->shape));
     }
+    return BP_OK;
+}
+
+/* The captured tensors this run reads (retained, so that a bind meanwhile
+ * changes the next run, not this one), each checked to hold data. */
+static bp_status snapshot_caps(const char *fn, bp_graph_exec *e, bp_tensor **caps)
+{
+    pthread_mutex_lock(&e->caps_lock);
     for (int32_t c = 0; c < e->n_caps; c++) {
-        const bp_tensor *t = e->caps[c];
+        caps[c] = e->caps[c];
+        bp_tensor_retain(caps[c]);
+    }
+    pthread_mutex_unlock(&e->caps_lock);
+    for (int32_t c = 0; c < e->n_caps; c++) {
+        const bp_tensor *t = caps[c];
         if (atomic_load(&t->given_away) || !t->storage->buffer)
             return bp__error(BP_ERR_INVALID_ARGUMENT,
                              "%s: a tensor the graph captured was given away by "
-                             "bp_backend_transfer and holds no data; record the graph again "
-                             "with a tensor that lives",
+                             "bp_backend_transfer and holds no data; bind a tensor that lives "
+                             "in its place (bp_graph_exec_bind), or record the graph again",
                              fn);
     }
     return BP_OK;
 }
 
 typedef struct run_state {
+    bp_tensor **caps;        /* per capture: the tensor this run reads */
     bp_tensor **pool;        /* per pool buffer */
     void **slot_buf;         /* per slot: buffer and base byte offset */
     int64_t *slot_off;
@@ -145,9 +159,56 @@ static bp_status check_indices(const bp_graph_exec *e, const bp__gnode *n, const
     return bp__check_index_rule(fn, &n->check, e->real, v, note);
 }
 
+/* v: a recorded view of operand ref, pointed at this run's memory. */
+static void place(const bp_graph_exec *e, const run_state *r, int32_t ref, bp_view *v)
+{
+    if (BP__GREF_IS_CAP(ref)) {
+        int32_t c = BP__GREF_CAP_INDEX(ref);
+        v->buffer = r->caps[c]->storage->buffer;
+        v->offset += r->caps[c]->offset - e->cap_offset[c]; /* a bound tensor's own */
+    } else {
+        v->buffer = r->slot_buf[ref];
+        v->offset += r->slot_off[ref];
+    }
+}
+
+/* A fused group through the plugin's fused_run, counted as one op call. */
+static bp_status run_group(const bp_graph_exec *e, const run_state *r, const bp__ggroup *g)
+{
+    bp_view in[BP__FUSE_MAX_IN], out[BP_FUSED_MAX_STEPS];
+    const bp_view *pin[BP__FUSE_MAX_IN], *pout[BP_FUSED_MAX_STEPS];
+    for (int32_t k = 0; k < g->n_in; k++) {
+        in[k] = g->in_view[k];
+        place(e, r, g->in_ref[k], &in[k]);
+        pin[k] = &in[k];
+    }
+    for (int32_t k = 0; k < g->n_out; k++) {
+        out[k] = g->out_view[k];
+        place(e, r, g->out_ref[k], &out[k]);
+        pout[k] = &out[k];
+    }
+    bp_fused_group prog = {.struct_size = sizeof prog, .n_steps = g->n_steps, .steps = g->steps,
+                           .n_in = g->n_in, .n_out = g->n_out, .out_step = g->out_step};
+    bp__count_op(e->real);
+    bp__call_begin();
+    bp_status st = e->real->vt->fused_run(e->real->dev, &prog, pin, pout);
+    if (st == BP_OK)
+        return BP_OK;
+    char what[96]; /* made only for a failure: a run's cost is the plugin's */
+    snprintf(what, sizeof what, "a fused group of %d ops (%s .. %s)", (int)g->n_steps,
+             bp_op_name(g->steps[0].op), bp_op_name(g->steps[g->n_steps - 1].op));
+    return bp__call_end(e->real, what, "fused_run", st);
+}
+
 static bp_status run_nodes(const bp_graph_exec *e, const run_state *r)
 {
     for (int32_t i = 0; i < e->n_nodes; i++) {
+        int32_t grp = e->group_of_node ? e->group_of_node[i] : -1;
+        if (grp >= 0) {
+            BP__TRY(run_group(e, r, &e->groups[grp]));
+            i = e->groups[grp].last;
+            continue;
+        }
         const bp__gnode *n = &e->nodes[i];
         bp_view v[2 * BP__GRAPH_MAX_IO];
         const bp_view *pv[2 * BP__GRAPH_MAX_IO];
@@ -158,12 +219,7 @@ static bp_status run_nodes(const bp_graph_exec *e, const run_state *r)
                 continue;
             }
             v[k] = n->view[k];
-            if (BP__GREF_IS_CAP(ref)) {
-                v[k].buffer = e->caps[BP__GREF_CAP_INDEX(ref)]->storage->buffer;
-            } else {
-                v[k].buffer = r->slot_buf[ref];
-                v[k].offset += r->slot_off[ref];
-            }
+            place(e, r, ref, &v[k]);
             pv[k] = &v[k];
         }
         if (n->check.input >= 0)
@@ -189,13 +245,17 @@ static bp_status run(const char *fn, bp_graph_exec *exe, int32_t n_in, bp_tensor
                                  "donate a tensor once",
                                  fn, (int)j, (int)k);
     run_state r = {
+        .caps = calloc((size_t)exe->n_caps + 1, sizeof *r.caps),
         .pool = calloc((size_t)exe->n_buffers + 1, sizeof *r.pool),
         .slot_buf = calloc((size_t)exe->n_slots + 1, sizeof *r.slot_buf),
         .slot_off = calloc((size_t)exe->n_slots + 1, sizeof *r.slot_off),
     };
     bp_status st = BP_OK;
-    if (!r.pool || !r.slot_buf || !r.slot_off)
+    bool refused = false; /* a capture holds no data: refused as a check is */
+    if (!r.caps || !r.pool || !r.slot_buf || !r.slot_off)
         st = bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    else
+        refused = (st = snapshot_caps(fn, exe, r.caps)) != BP_OK;
     for (int32_t b = 0; st == BP_OK && b < exe->n_buffers; b++)
         st = bp__tensor_new(fn, exe->real, BP_U8, 1,
                             (const int64_t[]){(int64_t)exe->buffer_bytes[b]}, &r.pool[b]);
@@ -217,7 +277,9 @@ static bp_status run(const char *fn, bp_graph_exec *exe, int32_t n_in, bp_tensor
      * them until queued work that uses them is done */
     for (int32_t b = 0; r.pool && b < exe->n_buffers; b++)
         bp_tensor_release(r.pool[b]);
-    free(r.pool), free(r.slot_buf), free(r.slot_off);
+    for (int32_t c = 0; r.caps && c < exe->n_caps; c++)
+        bp_tensor_release(r.caps[c]);
+    free(r.caps), free(r.pool), free(r.slot_buf), free(r.slot_off);
     if (st != BP_OK)
         for (int32_t o = 0; o < n_out; o++) {
             bp_tensor_release(outputs[o]);
@@ -225,7 +287,7 @@ static bp_status run(const char *fn, bp_graph_exec *exe, int32_t n_in, bp_tensor
         }
     /* given up whatever the outcome: a run that failed may have written
      * over them */
-    for (int32_t k = 0; donate && k < n_in; k++)
+    for (int32_t k = 0; donate && !refused && k < n_in; k++)
         if (donate[k])
             atomic_store(&inputs[k]->given_away, true);
     return st;
@@ -241,4 +303,63 @@ bp_status bp_graph_run_donating(bp_graph_exec *exe, int32_t n_in, bp_tensor *con
                                 const bool *donate, int32_t n_out, bp_tensor **outputs)
 {
     return run("bp_graph_run_donating", exe, n_in, inputs, donate, n_out, outputs);
+}
+
+/* The capture of e that is t, or -1. Under caps_lock. */
+static int32_t capture_of(const bp_graph_exec *e, const bp_tensor *t)
+{
+    for (int32_t c = 0; c < e->n_caps; c++)
+        if (e->caps[c] == t)
+            return c;
+    return -1;
+}
+
+bp_status bp_graph_exec_bind(bp_graph_exec *exe, const bp_tensor *captured,
+                             bp_tensor *replacement)
+{
+    static const char fn[] = "bp_graph_exec_bind";
+    if (!exe || !captured)
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, exe ? "captured" : "exe");
+    BP__TRY(bp__check_input(fn, "replacement", replacement));
+    bp_backend *be = bp__backend_of(replacement);
+    char a[BP__SHAPE_STR_CAP], b[BP__SHAPE_STR_CAP];
+    if (be->graph)
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: replacement is a symbolic tensor; a plan reads concrete tensors of "
+                         "backend %s",
+                         fn, exe->real->name);
+    if (be != exe->real)
+        return bp__error(BP_ERR_BACKEND_MISMATCH,
+                         "%s: replacement is on backend %s but the plan runs on backend %s; "
+                         "tensors never move implicitly. Copy it explicitly, e.g. "
+                         "bp_backend_copy(replacement, <backend %s>, &copy)",
+                         fn, be->name, exe->real->name, exe->real->name);
+    pthread_mutex_lock(&exe->caps_lock);
+    int32_t c = capture_of(exe, captured);
+    bp_status st = BP_OK;
+    if (c < 0)
+        st = bp__error(BP_ERR_INVALID_ARGUMENT,
+                       "%s: captured is not a tensor the plan reads (it was not captured when "
+                       "the graph was recorded, and no bind put it in the plan)",
+                       fn);
+    else if (replacement->dtype != captured->dtype)
+        st = bp__error(BP_ERR_DTYPE, "%s: replacement is %s but the captured tensor is %s", fn,
+                       bp_dtype_name(replacement->dtype), bp_dtype_name(captured->dtype));
+    else if (replacement->rank != captured->rank ||
+             memcmp(replacement->shape, captured->shape,
+                    (size_t)captured->rank * sizeof captured->shape[0]) != 0)
+        st = bp__error(BP_ERR_SHAPE,
+                       "%s: replacement has shape %s but the captured tensor has shape %s; a "
+                       "plan reads the shapes it was compiled for",
+                       fn, BP__SHAPE_STR(a, replacement->rank, replacement->shape),
+                       BP__SHAPE_STR(b, captured->rank, captured->shape));
+    bp_tensor *old = NULL;
+    if (st == BP_OK && exe->caps[c] != replacement) {
+        old = exe->caps[c];
+        bp_tensor_retain(replacement);
+        exe->caps[c] = replacement;
+    }
+    pthread_mutex_unlock(&exe->caps_lock);
+    bp_tensor_release(old); /* a run still reading it holds its own reference */
+    return st;
 }

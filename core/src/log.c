@@ -98,3 +98,8 @@ bp_log_level bp_context_log_level(const bp_context *ctx)
 {
     return ctx ? ctx->log_level : BP_LOG_WARN;
 }
+
+void bp_context_log(const bp_context *ctx, bp_log_level level, const char *message)
+{
+    bp__log(ctx, level, "%s", message ? message : "");
+}

@@ -332,6 +332,73 @@ static bp_status tpl_op(void *dev, bp_op op, const bp_op_params *params, int32_t
     }
 }
 
+/* ---- fused groups (optional, ABI 1.9): a graph's elementwise chains ---------- */
+
+/* Which groups this plugin runs in one call: chains of the f32/f64
+ * arithmetic above, one dtype throughout. Asked once, when a graph is
+ * compiled; anything else runs op by op through tpl_op. */
+static bool tpl_fused_takes(void *dev, const bp_fused_group *g, const bp_view *const *in,
+                            const bp_view *const *out)
+{
+    bp_dtype dt = out[0]->dtype;
+    for (int32_t s = 0; s < g->n_steps; s++) {
+        bp_op op = g->steps[s].op;
+        bp_op_kind kind = bp_op_kind_of(op);
+        if ((kind != BP_KIND_UNARY && kind != BP_KIND_BINARY) || op == BP_OP_EQ ||
+            op == BP_OP_NE || op == BP_OP_LT || op == BP_OP_LE || op == BP_OP_GT ||
+            op == BP_OP_GE || g->steps[s].dtype != dt || !tpl_supports(dev, op, dt))
+            return false;
+    }
+    for (int32_t k = 0; k < g->n_in; k++)
+        if (in[k]->dtype != dt)
+            return false;
+    return true;
+}
+
+/* Element by element: every step in double, then the stores. Reading every
+ * input of an element before storing any of its outputs is what lets an
+ * out view be a donated in view (plugin.h). A real plugin runs blocks of
+ * elements through each step instead (blas_cpu's fused.c). */
+static bp_status tpl_fused_run(void *dev, const bp_fused_group *g, const bp_view *const *in,
+                               const bp_view *const *out)
+{
+    (void)dev;
+    const bp_view *o0 = out[0];
+    int64_t n = 1;
+    for (int32_t k = 0; k < o0->rank; k++)
+        n *= o0->shape[k];
+    double r[BP_FUSED_MAX_STEPS];
+    for (int64_t i = 0; i < n; i++) {
+        int64_t idx[BP_MAX_RANK], rest = i;
+        for (int32_t k = o0->rank - 1; k >= 0; k--) {
+            idx[k] = rest % o0->shape[k];
+            rest /= o0->shape[k];
+        }
+        for (int32_t s = 0; s < g->n_steps; s++) {
+            const bp_fused_step *st = &g->steps[s];
+            double a[2];
+            for (int32_t j = 0; j < st->n_args && j < 2; j++) {
+                if (st->arg[j] >= 0) {
+                    a[j] = r[st->arg[j]];
+                    continue;
+                }
+                const bp_view *v = in[-1 - st->arg[j]];
+                int64_t at = 0;
+                for (int32_t k = 0; k < v->rank; k++)
+                    at += idx[k] * v->strides[k];
+                a[j] = tpl_load(v->dtype, tpl_base(v), at);
+            }
+            double y = st->n_args == 1 ? tpl_unary_op(st->op, a[0])
+                                       : tpl_binary_op(st->op, a[0], a[1]);
+            /* round to the step's dtype, as the op would store it */
+            r[s] = st->dtype == BP_F32 ? (double)(float)y : y;
+        }
+        for (int32_t k = 0; k < g->n_out; k++)
+            tpl_store(out[k]->dtype, tpl_base(out[k]), i, r[g->out_step[k]]);
+    }
+    return BP_OK;
+}
+
 /* ---- the descriptor: the one exported symbol returns it ------------------- */
 
 static const bp_plugin tpl_plugin = {
@@ -360,6 +427,8 @@ static const bp_plugin tpl_plugin = {
     /* unary .. random: the typed entries of ABI 1.0, for plugins built before
      * 1.6; left NULL here: every op comes through op */
     .op = tpl_op,
+    .fused_takes = tpl_fused_takes, /* optional (ABI 1.9): a graph's elementwise chains */
+    .fused_run = tpl_fused_run,
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);

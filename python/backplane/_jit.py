@@ -42,6 +42,21 @@ class _Entry:
             type(o) is int and o == k for k, o in enumerate(outs))
 
 
+class Lowered(dict):
+    """jit(f).lower(...): the plan's counts (a dict) and its listing."""
+
+    def __init__(self, stats, text):
+        super().__init__(stats)
+        self._text = text
+
+    def as_text(self):
+        """The plan, one line per node (bp_graph_exec_format)."""
+        return self._text
+
+    def __str__(self):
+        return self._text
+
+
 def _describe(sig):
     kind = sig[0]
     if kind == "tensor":
@@ -305,13 +320,14 @@ class Jitted:
         lens = {len(k) for k in keys}
         if len(lens) > 1:
             changing.append(f"the number of arguments changed ({sorted(lens)})")
-        warnings.warn(
+        message = (
             f"backplane.jit: {self._name} has been compiled for {len(keys)} different "
             f"signatures: {'; '.join(changing) or 'the arguments changed'}. Each new "
             f"signature traces and compiles again: pad such an argument to a few fixed "
             f"sizes, or mark an argument whose value selects the program static "
-            f"(static_argnums, static_argnames), or call the function without jit.",
-            RecompilationWarning, stacklevel=4)
+            f"(static_argnums, static_argnames), or call the function without jit.")
+        _backplane._log(message)  # where the C library's own warnings go too
+        warnings.warn(message, RecompilationWarning, stacklevel=4)
 
     @staticmethod
     def _run(entry, inputs, donate=None):
@@ -340,15 +356,20 @@ class Jitted:
     def lower(self, *args, **kwargs):
         """The plan for these arguments' signature (compiled if it is new) as a
         dict: nodes_recorded, nodes_live, nodes_planned, buffers, peak_bytes,
-        sum_bytes, donatable_outputs (bp_graph_exec_stats), inputs, outputs,
-        backend."""
+        sum_bytes, donatable_outputs, fused_groups, nodes_fused
+        (bp_graph_exec_stats), inputs, outputs, backend. Its as_text() (and
+        str()) lists the plan: each node in run order, the fused groups, and
+        where each value lives (bp_graph_exec_format)."""
         key, inputs, _ = self._signature(args, kwargs)
         entry = self._cache.get(key) or self._trace(args, kwargs, key, inputs)
         stats = (_backplane._graph_stats(entry.plan) if entry.plan is not None else
                  dict(nodes_recorded=0, nodes_live=0, nodes_planned=0, buffers=0,
-                      peak_bytes=0, sum_bytes=0, donatable_outputs=0))
+                      peak_bytes=0, sum_bytes=0, donatable_outputs=0, fused_groups=0,
+                      nodes_fused=0))
         stats.update(inputs=len(inputs), outputs=len(entry.outs), backend=entry.backend)
-        return stats
+        text = (_backplane._graph_format(entry.plan) if entry.plan is not None else
+                f"no plan on {entry.backend}: the function returns constants only\n")
+        return Lowered(stats, text)
 
     def __repr__(self):
         lines = [f"<backplane.jit of {self._name}: {len(self._cache)} signature(s)"]
@@ -358,7 +379,8 @@ class Jitted:
                 s = _backplane._graph_stats(entry.plan)
                 lines.append(f"  ({sig}) on {entry.backend}: {s['nodes_planned']} nodes "
                              f"planned of {s['nodes_recorded']} recorded, {s['buffers']} "
-                             f"buffers, peak {s['peak_bytes']} bytes")
+                             f"buffers, peak {s['peak_bytes']} bytes, "
+                             f"{s['nodes_fused']} nodes in {s['fused_groups']} fused groups")
             else:
                 lines.append(f"  ({sig}) on {entry.backend}: constants only")
         return "\n".join(lines) + ">"

@@ -251,12 +251,33 @@ static PyObject *mod_graph_stats(PyObject *m, PyObject *args)
     bp_status st = bp_graph_exec_stats(((bpy_plan *)po)->exe, &s);
     if (st != BP_OK)
         return bpy_raise(st);
-    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "nodes_recorded",
+    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "nodes_recorded",
                          (long long)s.nodes_recorded, "nodes_live", (long long)s.nodes_live,
                          "nodes_planned", (long long)s.nodes_planned, "buffers",
                          (long long)s.buffers, "peak_bytes", (long long)s.peak_bytes,
                          "sum_bytes", (long long)s.sum_bytes, "donatable_outputs",
-                         (long long)s.donatable_outputs);
+                         (long long)s.donatable_outputs, "fused_groups",
+                         (long long)s.fused_groups, "nodes_fused", (long long)s.nodes_fused);
+}
+
+/* _graph_format(plan) -> str: bp_graph_exec_format's listing. */
+static PyObject *mod_graph_format(PyObject *m, PyObject *args)
+{
+    PyObject *po;
+    if (!PyArg_ParseTuple(args, "O!:_graph_format", plan_type, &po))
+        return NULL;
+    const bp_graph_exec *exe = ((bpy_plan *)po)->exe;
+    size_t need = 0;
+    bp_status st = bp_graph_exec_format(exe, NULL, 0, &need);
+    if (st != BP_OK && need == 0)
+        return bpy_raise(st);
+    char *buf = PyMem_Malloc(need);
+    if (!buf)
+        return PyErr_NoMemory();
+    st = bp_graph_exec_format(exe, buf, need, NULL);
+    PyObject *r = st == BP_OK ? PyUnicode_FromString(buf) : bpy_raise(st);
+    PyMem_Free(buf);
+    return r;
 }
 
 /* _grad(loss, wrt: tuple of Tensor) -> tuple of Tensor: bp_graph_grad on
@@ -314,6 +335,8 @@ static PyMethodDef graph_methods[] = {
     {"_graph_run", mod_graph_run, METH_VARARGS,
      "_graph_run(plan, inputs: tuple of Tensor, donate=None: tuple of bool) -> tuple of new "
      "Tensors; the donated inputs are given up (bp_graph_run_donating)."},
+    {"_graph_format", mod_graph_format, METH_VARARGS,
+     "_graph_format(plan) -> str: the plan's nodes, fused groups and buffers."},
     {"_graph_stats", mod_graph_stats, METH_VARARGS,
      "_graph_stats(plan) -> dict: node counts and planned bytes (bp_graph_exec_stats)."},
     {"_grad", mod_grad, METH_VARARGS,

@@ -1032,7 +1032,20 @@ static PyObject *mod_version(PyObject *m, PyObject *unused)
     return PyUnicode_FromString(bp_version());
 }
 
+/* _log(message): a warning in the C library's log (stderr, at the default
+ * context's level), beside the Python warning that says the same. */
+static PyObject *mod_log(PyObject *m, PyObject *args)
+{
+    const char *msg;
+    if (!PyArg_ParseTuple(args, "s:_log", &msg))
+        return NULL;
+    bpy_context *c = bpy_default_context();
+    bp_context_log(c ? c->ctx : NULL, BP_LOG_WARN, msg);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"_log", mod_log, METH_VARARGS, "_log(message): a warning in the C library's log."},
     {"backends", mod_backends, METH_NOARGS,
      "backends() -> list[str]: the backends that open here, as backend() takes their names."},
     {"backend", (PyCFunction)(void (*)(void))mod_backend, METH_VARARGS | METH_KEYWORDS,

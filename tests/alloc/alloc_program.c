@@ -21,7 +21,7 @@
 
 #include "op_args.h"
 
-#define NT 96
+#define NT 128
 
 static bp_context *ctx;
 static bp_comm *comm;
@@ -279,6 +279,41 @@ int main(int argc, char **argv)
         for (int k = 0; k < 3; k++)
             t[nt++] = ns[k];
     }
+    /* a plan on blas_cpu, whose chain of elementwise ops is one fused group
+     * (its scratch blocks allocated by the plugin), run, then run donating
+     * its input (the group writes its output over it) */
+    bp_graph_exec_release(plan);
+    plan = NULL;
+    {
+        bp_graph *g_ = (bp_graph *)(uintptr_t)0x10;
+        bp_status st_ = bp_graph_create(blas, &g_);
+        if (st_ != BP_OK) {
+            failed("bp_graph_create", st_, g_);
+            goto cleanup;
+        }
+        graph = g_;
+    }
+    T(bp_graph_input(graph, BP_F32, 1, (int64_t[]){20000}, OUT), x);
+    T(bp_full(blas, BP_F32, 0, NULL, 0.5, OUT), r);
+    T(bp_mul(x, x, OUT), y);
+    T(bp_tanh(y, OUT), z);
+    T(bp_add(z, r, OUT), y);
+    C(bp_graph_output(graph, y));
+    {
+        bp_graph_exec *e_ = (bp_graph_exec *)(uintptr_t)0x10;
+        bp_status st_ = bp_graph_compile(graph, NULL, &e_);
+        if (st_ != BP_OK) {
+            failed("bp_graph_compile", st_, e_);
+            goto cleanup;
+        }
+        plan = e_;
+    }
+    bp_graph_release(graph);
+    graph = NULL;
+    T(bp_full(blas, BP_F32, 1, (int64_t[]){20000}, 0.25, OUT), x);
+    T(bp_graph_run(plan, 1, (bp_tensor *const[]){x}, 1, OUT), y);
+    T(bp_neg(x, OUT), z);
+    T(bp_graph_run_donating(plan, 1, (bp_tensor *const[]){z}, (const bool[]){true}, 1, OUT), y);
     /* DLPack: lent, taken back on both backends, lent again and taken back */
     struct DLManagedTensor *lent = NULL;
     C(bp_tensor_to_dlpack(a, &lent));

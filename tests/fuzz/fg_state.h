@@ -126,6 +126,8 @@ void fg_act_compile_early(fg_state *s);
  * eager, run again, on new inputs too. */
 void fg_finish(fg_state *s);
 /* Values of plan outputs against eager tensors, byte for byte. */
-void fg_same(const char *what, const bp_tensor *plan, const bp_tensor *eager);
+/* plan's bytes are eager's; fused (the plan has fused groups): a NaN made
+ * from two NaNs may have another sign or payload. */
+void fg_same(const char *what, const bp_tensor *plan, const bp_tensor *eager, bool fused);
 
 #endif

@@ -83,6 +83,14 @@ BP_API bp_status bp_backend_device_info(bp_backend *backend, bp_device_info *out
 /* The context's effective log level. */
 BP_API bp_log_level bp_context_log_level(const bp_context *ctx);
 
+/* Write message to the library's log, as the library writes its own
+ * warnings: one line "backplane: <level>: <message>" on stderr (never
+ * stdout), only when level is at or above the context's log level (a NULL
+ * ctx: the default level, warn). For a binding or a library built on
+ * backplane that has something the user should see where backplane's own
+ * messages go (Python's jit warns of recompilation storms here too). */
+BP_API void bp_context_log(const bp_context *ctx, bp_log_level level, const char *message);
+
 /* Structs the library fills for the caller start with struct_size: set it to
  * sizeof the struct before the call. The library writes only what both sides
  * know and never changes struct_size, so members can be appended without

@@ -95,8 +95,9 @@ BP_API bp_gradient bp_op_gradient(bp_op op, int32_t k);
 typedef struct bp_graph_options {
     uint32_t struct_size;  /* sizeof(bp_graph_options): BP_GRAPH_OPTIONS_INIT */
     int32_t no_merge;      /* non-zero: keep identical nodes apart */
+    int32_t no_fuse;       /* non-zero: run every node alone (no fused group) */
 } bp_graph_options;
-#define BP_GRAPH_OPTIONS_INIT {sizeof(bp_graph_options), 0}
+#define BP_GRAPH_OPTIONS_INIT {sizeof(bp_graph_options), 0, 0}
 
 /* Compile what g recorded so far into a plan: nodes that reach no output
  * dropped, identical nodes (same op, parameters, inputs and views) merged,
@@ -118,8 +119,22 @@ typedef struct bp_graph_stats {
                                 reuse); outputs are in neither */
     int64_t donatable_outputs; /* outputs paired with an input whose memory
                                   they take when it is donated */
+    int64_t fused_groups;    /* chains of elementwise nodes the backend runs
+                                as one call each */
+    int64_t nodes_fused;     /* the nodes in them */
 } bp_graph_stats;
 BP_API bp_status bp_graph_exec_stats(const bp_graph_exec *exe, bp_graph_stats *stats);
+
+/* The plan as text, one line per node in run order, into buf (size bytes,
+ * NUL-terminated when size > 0): its counts, the inputs, each node as
+ * "v7 = add(v5, c0) : f32 (256, 512)  [buffer 1]" (v<n> a value, c<n> a
+ * captured tensor; where the value lives: a pool buffer, an output, or
+ * kept inside a fused group), the fused groups with their nodes, the
+ * outputs. *needed (when needed is not NULL) receives the bytes the text
+ * takes, its NUL included; BP_ERR_INVALID_ARGUMENT when it does not fit
+ * (buf then holds its beginning). buf may be NULL with size 0 to ask. */
+BP_API bp_status bp_graph_exec_format(const bp_graph_exec *exe, char *buf, size_t size,
+                                      size_t *needed);
 
 /* Run the plan: inputs[k] for input k (a concrete tensor of the plan's
  * backend, of the dtype and shape it was recorded with: else BP_ERR_DTYPE or
@@ -145,6 +160,17 @@ BP_API bp_status bp_graph_run(bp_graph_exec *exe, int32_t n_in, bp_tensor *const
  * call is BP_ERR_INVALID_ARGUMENT. */
 BP_API bp_status bp_graph_run_donating(bp_graph_exec *exe, int32_t n_in, bp_tensor *const *inputs,
                                        const bool *donate, int32_t n_out, bp_tensor **outputs);
+/* From the next run on, the plan reads replacement wherever it read
+ * captured: a tensor captured when the graph was recorded (or put there by
+ * an earlier bind). Nothing is recompiled: a captured tensor is held by
+ * reference, and this replaces the reference (a run already going on reads
+ * the one it started with). replacement is a concrete tensor of the plan's
+ * backend with captured's dtype and shape (else BP_ERR_BACKEND_MISMATCH,
+ * BP_ERR_DTYPE, BP_ERR_SHAPE); the plan retains it and releases captured.
+ * BP_ERR_INVALID_ARGUMENT if the plan does not read captured. Safe while
+ * other threads run the plan. */
+BP_API bp_status bp_graph_exec_bind(bp_graph_exec *exe, const bp_tensor *captured,
+                                    bp_tensor *replacement);
 /* Release a plan and its references to captured tensors. NULL: no-op. */
 BP_API void bp_graph_exec_release(bp_graph_exec *exe);
 

@@ -74,9 +74,11 @@ extern "C" {
  *        1.6, which keep working unchanged; a plugin of 1.6 leaves them
  *        NULL. No member was added: only what the core sends changed.
  *   1.7  celu (the op table's rows with SINCE 7). No member was added.
- *   1.8  mish (the op table's rows with SINCE 8). No member was added. */
+ *   1.8  mish (the op table's rows with SINCE 8). No member was added.
+ *   1.9  fused_takes and fused_run: a compiled graph's chains of elementwise
+ *        ops (bp_fused_group) in one call, where the plugin takes them. */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 8
+#define BP_ABI_MINOR 9
 
 /* Memory kinds, numbered as DLPack numbers device types (DLDeviceType), so
  * that exchange needs no translation. */
@@ -162,6 +164,42 @@ typedef struct bp_op_params_1_4 {
     int64_t i[6];
     double f[6];
 } bp_op_params_1_4;
+
+/* A fused group (ABI 1.9): consecutive elementwise ops of a compiled graph
+ * (the UNARY, BINARY and WHERE kinds, and CAST), every one over the same
+ * shape, handed to a plugin as one small program so that it can run them in
+ * one pass over memory (in cache-sized blocks on a CPU, one kernel on a
+ * GPU). Step s computes
+ *
+ *     r_s = op_s(operands)   where operand j is  arg[j] >= 0 ? r_arg[j]
+ *                                                          : in[-1 - arg[j]]
+ *
+ * element by element, as the op entry would with views of the group's shape
+ * (inputs broadcast as there, stride 0), its parameters `params` and its
+ * result of dtype `dtype`; arg[j] >= 0 names an earlier step. The results
+ * named by out_step go to the out views; every other r_s lives only inside
+ * the call. Each op's row and the core's guarantees for it hold per step
+ * (dtypes the op accepts, shapes); the out views are dense (row-major) and
+ * never overlap an in view. A plugin's result must be one the ops run one by
+ * one could give: blas_cpu's is bit for bit the same. */
+#define BP_FUSED_MAX_STEPS 32
+#define BP_FUSED_MAX_ARGS 3
+typedef struct bp_fused_step {
+    bp_op op;
+    int32_t n_args;                     /* the op's inputs: 1 .. 3 */
+    int32_t arg[BP_FUSED_MAX_ARGS];     /* >= 0: an earlier step; < 0: in[-1 - arg] */
+    bp_dtype dtype;                     /* the result's dtype */
+    const bp_op_params *params;         /* as the op entry gets them */
+} bp_fused_step;
+
+typedef struct bp_fused_group {
+    uint32_t struct_size;               /* sizeof(bp_fused_group) as the core knows it */
+    int32_t n_steps;                    /* 2 .. BP_FUSED_MAX_STEPS */
+    const bp_fused_step *steps;
+    int32_t n_in;                       /* in views */
+    int32_t n_out;                      /* out views, >= 1 */
+    const int32_t *out_step;            /* per out view: the step whose result it gets */
+} bp_fused_group;
 
 /* What a plugin's op entry does first: *out = the parameters the core sent,
  * in this header's layout. A core older than this header sends a smaller
@@ -334,6 +372,18 @@ typedef struct bp_plugin {
     bp_status (*op)(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                     const bp_view *const *in, int32_t n_out, const bp_view *const *out);
     /* Members above are valid for ABI 1.4. */
+
+    /* (optional, with fused_run) Whether this device runs group g in one
+     * call, asked once when a graph is compiled: the views are the ones
+     * fused_run will get, their buffers NULL (the memory is not chosen yet).
+     * false: the core runs the group's ops one by one through `op`. */
+    bool (*fused_takes)(void *dev, const bp_fused_group *g, const bp_view *const *in,
+                        const bp_view *const *out);
+    /* (optional) Run a group that fused_takes accepted, at the point of the
+     * plan where its ops would run. Errors as an op entry's. */
+    bp_status (*fused_run)(void *dev, const bp_fused_group *g, const bp_view *const *in,
+                           const bp_view *const *out);
+    /* Members above are valid for ABI 1.9. */
 } bp_plugin;
 
 /* The one symbol a plugin exports. */

@@ -1,0 +1,104 @@
+/* A plan as text (bp_graph_exec_format): what it runs, in order, and where
+ * each value lives. Values are v<slot>, captured tensors c<k>. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "graph_internal.h"
+
+typedef struct text {
+    char *buf;
+    size_t size, len; /* len counts what did not fit too */
+} text;
+
+BP__PRINTF(2, 3) static void put(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->len < t->size ? t->buf + t->len : NULL,
+                      t->len < t->size ? t->size - t->len : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        t->len += (size_t)n;
+}
+
+static void operand(text *t, int32_t ref)
+{
+    if (ref == BP__GREF_NONE)
+        put(t, "-");
+    else if (BP__GREF_IS_CAP(ref))
+        put(t, "c%d", (int)BP__GREF_CAP_INDEX(ref));
+    else
+        put(t, "v%d", (int)ref);
+}
+
+/* Where the value of slot s lives during a run. */
+static void home(text *t, const bp_graph_exec *e, int32_t s)
+{
+    if (e->slot_output[s] >= 0)
+        put(t, "  [output %d]", (int)e->slot_output[s]);
+    else if (e->slot_buffer[s] >= 0)
+        put(t, "  [buffer %d]", (int)e->slot_buffer[s]);
+    else
+        put(t, "  [kept in the group]");
+}
+
+static void node_line(text *t, const bp_graph_exec *e, const bp__gnode *n, const char *indent)
+{
+    char shape[BP__SHAPE_STR_CAP];
+    put(t, "%s", indent);
+    for (int32_t k = n->n_in; k < n->n_in + n->n_out; k++) {
+        put(t, k > n->n_in ? ", " : "");
+        operand(t, n->ref[k]);
+    }
+    put(t, " = %s(", bp_op_name(n->op));
+    for (int32_t k = 0; k < n->n_in; k++) {
+        put(t, k ? ", " : "");
+        operand(t, n->ref[k]);
+    }
+    const bp_view *o = &n->view[n->n_in];
+    put(t, ") : %s %s", bp_dtype_name(o->dtype), BP__SHAPE_STR(shape, o->rank, o->shape));
+    if (n->ref[n->n_in] >= 0)
+        home(t, e, n->ref[n->n_in]);
+    put(t, "\n");
+}
+
+bp_status bp_graph_exec_format(const bp_graph_exec *exe, char *buf, size_t size, size_t *needed)
+{
+    static const char fn[] = "bp_graph_exec_format";
+    if (!exe || (!buf && size > 0))
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, exe ? "buf" : "exe");
+    text t = {.buf = buf, .size = size};
+    const bp_graph_stats *s = &exe->stats;
+    char shape[BP__SHAPE_STR_CAP];
+    put(&t, "plan on %s: %lld nodes, %lld of them in %lld fused group(s); %lld buffer(s), peak %lld "
+        "of %lld bytes\n",
+        exe->real->name, (long long)s->nodes_planned, (long long)s->nodes_fused,
+        (long long)s->fused_groups, (long long)s->buffers, (long long)s->peak_bytes,
+        (long long)s->sum_bytes);
+    for (int32_t k = 0; k < exe->n_inputs; k++)
+        put(&t, "  input %d: v%d : %s %s\n", (int)k, (int)exe->inputs[k].slot,
+            bp_dtype_name(exe->inputs[k].dtype),
+            BP__SHAPE_STR(shape, exe->inputs[k].rank, exe->inputs[k].shape));
+    for (int32_t i = 0; i < exe->n_nodes; i++) {
+        int32_t grp = exe->group_of_node ? exe->group_of_node[i] : -1;
+        if (grp < 0) {
+            node_line(&t, exe, &exe->nodes[i], "  ");
+            continue;
+        }
+        const bp__ggroup *g = &exe->groups[grp];
+        put(&t, "  fused group %d: %d nodes, one call\n", (int)grp, (int)g->n_steps);
+        for (int32_t j = g->first; j <= g->last; j++)
+            node_line(&t, exe, &exe->nodes[j], "    ");
+        i = g->last;
+    }
+    for (int32_t k = 0; k < exe->n_outputs; k++)
+        put(&t, "  output %d: v%d\n", (int)k, (int)exe->outputs[k].slot);
+    if (needed)
+        *needed = t.len + 1;
+    if (t.len >= size)
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: the text needs %zu bytes, buf holds %zu: call again with a larger "
+                         "buf (needed says how large)",
+                         fn, t.len + 1, size);
+    return BP_OK;
+}
