@@ -36,26 +36,6 @@ typedef struct bp__grad_state {
 
 /* ---- views ------------------------------------------------------------------ */
 
-static int64_t view_numel(const bp_view *v)
-{
-    int64_t n = 1;
-    for (int32_t k = 0; k < v->rank; k++)
-        n *= v->shape[k];
-    return n;
-}
-
-/* Row-major dense from its offset (extent-1 axes' strides do not matter). */
-static bool view_dense(const bp_view *v)
-{
-    int64_t want = 1;
-    for (int32_t k = v->rank - 1; k >= 0; k--) {
-        if (v->shape[k] != 1 && v->strides[k] != want)
-            return false;
-        want *= v->shape[k];
-    }
-    return true;
-}
-
 /* A repeated axis (stride 0) of extent > 1 becomes extent 1. */
 static void view_compact(bp_view *v)
 {
@@ -180,7 +160,7 @@ static bp_status read_view(bp__grad_state *gs, const bp_tensor *base, int64_t or
         view_compact(&src);
     src.buffer = base->storage->buffer;
     src.offset = origin + v->offset;
-    if (view_dense(&src))
+    if (bp__view_is_dense(&src))
         return bp__tensor_alias_at(base, src.offset, src.dtype, src.rank, src.shape, out);
     bp_op_params p = bp__params();
     return bp__op_into_new(gs->fn, gs->rec, BP_OP_COPY, &p, (const bp_view *[]){&src}, src.dtype,
@@ -247,7 +227,7 @@ static bp_status accumulate(bp__grad_state *gs, int32_t s, const bp_view *v, con
     bp_tensor *contrib = NULL;
     if (st != BP_OK) {
         /* reported */
-    } else if (c.offset == 0 && view_dense(&c) && view_numel(&c) == n_el) {
+    } else if (c.offset == 0 && bp__view_is_dense(&c) && bp__view_numel(&c) == n_el) {
         st = bp_reshape(t, 1, &n_el, &contrib);
     } else if (!view_injective(&c)) {
         st = bp__error(BP_ERR_UNSUPPORTED_OP,

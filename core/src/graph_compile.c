@@ -315,9 +315,9 @@ static bool alloc_plan(const bp_graph *g, int32_t tab, plan_tmp *t, bp_graph_exe
     e->outputs = malloc(((size_t)g->n_outputs + 1) * sizeof *e->outputs);
     e->donor_of_output = malloc(((size_t)g->n_outputs + 1) * sizeof *e->donor_of_output);
     return t->writers && t->first_def && t->last_use && t->last_write && t->remap &&
-           t->needed && t->is_output && t->internal && t->bytes && t->hash_tab && t->live_node && e->nodes &&
-           e->slot_buffer && e->slot_output && e->input_of_slot && e->caps && e->cap_offset &&
-           e->inputs &&
+           t->needed && t->is_output && t->internal && t->bytes && t->hash_tab && t->live_node &&
+           e->nodes && e->slot_buffer && e->slot_output && e->input_of_slot && e->caps &&
+           e->cap_offset && e->inputs &&
            e->outputs && e->donor_of_output;
 }
 

@@ -23,26 +23,6 @@ static bool geometry_equal(const bp_view *a, const bp_view *b)
     return true;
 }
 
-/* Row-major and gap-free (axes of extent 1 may have any stride). */
-static bool dense(const bp_view *v)
-{
-    int64_t want = 1;
-    for (int32_t k = v->rank - 1; k >= 0; k--) {
-        if (v->shape[k] != 1 && v->strides[k] != want)
-            return false;
-        want *= v->shape[k];
-    }
-    return true;
-}
-
-static int64_t numel(const bp_view *v)
-{
-    int64_t n = 1;
-    for (int32_t k = 0; k < v->rank; k++)
-        n *= v->shape[k];
-    return n;
-}
-
 static bool same_shape(const bp_view *a, const bp_view *b)
 {
     if (a->rank != b->rank)
@@ -66,8 +46,8 @@ static bool fusible(const bp_graph_exec *e, const bp__gplan *p, int32_t i)
         return false;
     int32_t s = n->ref[n->n_in];
     const bp_view *o = &n->view[n->n_in];
-    if (s < 0 || o->offset != 0 || !dense(o) || numel(o) == 0 ||
-        p->bytes[s] != (size_t)numel(o) * bp_dtype_size(o->dtype))
+    if (s < 0 || o->offset != 0 || !bp__view_is_dense(o) || bp__view_numel(o) == 0 ||
+        p->bytes[s] != (size_t)bp__view_numel(o) * bp_dtype_size(o->dtype))
         return false;
     if (p->first_def[s] != i || p->last_write[s] != i)
         return false;

@@ -629,6 +629,11 @@ void bp__view_broadcast(const bp_tensor *t, int32_t rank, const int64_t *shape, 
 void bp__view_permute(bp_view *v, const int32_t *perm);
 /* Row-major strides for (rank, shape), replacing v's geometry (same buffer). */
 void bp__view_set_dense(bp_view *v, int32_t rank, const int64_t *shape);
+/* Whether v is row-major and gap-free from its offset (the strides of axes
+ * of extent 1 do not matter). */
+bool bp__view_is_dense(const bp_view *v);
+/* The elements v spans: the product of its extents. */
+int64_t bp__view_numel(const bp_view *v);
 /* v, a dense view of a (rank, shape) tensor, right-aligned onto (out_rank,
  * out_shape): missing leading axes and extended size-1 axes get stride 0. */
 void bp__view_broadcast_as(bp_view *v, int32_t rank, const int64_t *shape, int32_t out_rank,

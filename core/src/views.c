@@ -82,3 +82,22 @@ void bp__view_broadcast_as(bp_view *v, int32_t rank, const int64_t *shape, int32
         v->strides[k] = (j >= 0 && shape[j] == out_shape[k]) ? strides[j] : 0;
     }
 }
+
+bool bp__view_is_dense(const bp_view *v)
+{
+    int64_t want = 1;
+    for (int32_t k = v->rank - 1; k >= 0; k--) {
+        if (v->shape[k] != 1 && v->strides[k] != want)
+            return false;
+        want *= v->shape[k];
+    }
+    return true;
+}
+
+int64_t bp__view_numel(const bp_view *v)
+{
+    int64_t n = 1;
+    for (int32_t k = 0; k < v->rank; k++)
+        n *= v->shape[k];
+    return n;
+}
