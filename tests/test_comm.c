@@ -196,6 +196,40 @@ Test(comm, create_accepts_an_engine_reporting_a_job_of_one)
     bp_context_destroy(ctx);
 }
 
+/* Zero elements, but the gathered extent makes the non-zero ones overflow:
+ * refused before the engine runs, naming the result's shape (not the
+ * engine's [size, x...] layout, which holds the same elements). */
+Test(comm, all_gather_refuses_a_result_too_large_naming_its_shape)
+{
+    bp_context *ctx = NULL;
+    bp_comm *c = NULL;
+    BPT_OK(create_on_lying_engine("0", "2", &ctx, &c));
+    const int64_t big = INT64_C(360287978531779057); /* x 9 fits an f16 count, x 18 not */
+    bp_tensor *x = NULL, *y = NULL;
+    BPT_OK(bp_zeros(binary(ctx), BP_F16, 4, (const int64_t[]){big, 3, 0, 3}, &x));
+    for (int32_t axis = 0; axis < 4; axis += 1) {
+        bp_status st = bp_all_gather(c, x, axis, &y);
+        if (axis == 2) { /* the zero extent doubles: still zero elements, and no overflow */
+            BPT_OK(st);
+            cr_assert_eq(bp_tensor_shape(y)[2], 0);
+            bp_tensor_release(y);
+            y = NULL;
+            continue;
+        }
+        cr_assert_eq(st, BP_ERR_SHAPE, "axis %d: %s", (int)axis, bp_status_string(st));
+        cr_assert_null(y);
+        char want[96];
+        snprintf(want, sizeof want, "shape (%lld, %d, 0, %d)",
+                 (long long)(axis == 0 ? 2 * big : big), axis == 1 ? 6 : 3, axis == 3 ? 6 : 3);
+        cr_assert(strstr(bp_last_error(), want) && strstr(bp_last_error(), "too large"),
+                  "axis %d: the message does not name the result's shape %s: %s", (int)axis,
+                  want, bp_last_error());
+    }
+    bp_tensor_release(x);
+    bp_comm_destroy(c);
+    bp_context_destroy(ctx);
+}
+
 Test(comm, create_refuses_an_engine_reporting_size_zero)
 {
     assert_lying_engine_refused("0", "0");

@@ -373,21 +373,27 @@ bp_status bp_all_gather(bp_comm *comm, const bp_tensor *x, int32_t axis, bp_tens
     BP__TRY(bp__normalize_axis(fn, axis, x->rank, &ax));
     if (!comm->vt->supports(comm->state, x->dtype, -1))
         return comm_unsupported(comm, fn, x->dtype, -1);
-    /* The engine's layout: [size, x's shape...], which for axis 0 already is
-     * the result. */
+    if (ax > 0 && x->rank + 1 > BP_MAX_RANK)
+        return bp__error(BP_ERR_SHAPE,
+                         "%s: gathering a rank-%d tensor on axis %d needs a rank-%d "
+                         "intermediate, more than %d; gather on axis 0, or reshape first",
+                         fn, (int)x->rank, (int)ax, (int)x->rank + 1, BP_MAX_RANK);
+    /* The result's shape first, so that a refusal names it (not the
+     * engine's layout below, which holds the same elements). */
     int64_t shape[BP_MAX_RANK + 1];
-    int32_t rank = ax == 0 ? x->rank : x->rank + 1;
-    if (ax == 0) {
-        memcpy(shape, x->shape, (size_t)x->rank * sizeof *shape);
-        if (x->shape[0] > INT64_MAX / comm->size)
-            return bp__error(BP_ERR_SHAPE, "%s: the gathered extent overflows", fn);
-        shape[0] = x->shape[0] * comm->size;
-    } else {
-        if (x->rank + 1 > BP_MAX_RANK)
-            return bp__error(BP_ERR_SHAPE,
-                             "%s: gathering a rank-%d tensor on axis %d needs a rank-%d "
-                             "intermediate, more than %d; gather on axis 0, or reshape first",
-                             fn, (int)x->rank, (int)ax, (int)x->rank + 1, BP_MAX_RANK);
+    memcpy(shape, x->shape, (size_t)x->rank * sizeof *shape);
+    if (x->shape[ax] > INT64_MAX / comm->size)
+        return bp__error(BP_ERR_SHAPE, "%s: the gathered extent overflows", fn);
+    shape[ax] = x->shape[ax] * comm->size;
+    int64_t numel;
+    size_t nbytes;
+    BP__TRY(bp__shape_check(fn, x->dtype, x->rank, shape, &numel, &nbytes));
+    /* The engine's layout: [size, x's shape...], which for axis 0 already is
+     * the result, as it is when there are no elements to move (the layout
+     * could then even be too large where the result is not). */
+    bool direct = ax == 0 || numel == 0;
+    int32_t rank = direct ? x->rank : x->rank + 1;
+    if (!direct) {
         shape[0] = comm->size;
         memcpy(shape + 1, x->shape, (size_t)x->rank * sizeof *shape);
     }
@@ -412,7 +418,7 @@ bp_status bp_all_gather(bp_comm *comm, const bp_tensor *x, int32_t axis, bp_tens
         st = comm_finish(comm, fn, st, x, staging, &r, &gathered);
     }
     free(all);
-    if (st != BP_OK || ax == 0) {
+    if (st != BP_OK || direct) {
         *out = gathered;
         return st;
     }

@@ -522,6 +522,10 @@ static void fc_act_collective(fc_state *s)
             fc_fault(&e, BP_ERR_SHAPE, "the gathered extent overflows");
         else if (k->c)
             out_shape[ax] = which == FC_ALL_GATHER ? shape[ax] * k->size : shape[ax] / k->size;
+        int64_t n;
+        /* zero elements, but gathering makes the non-zero extents overflow */
+        if (e.n == 0 && !fz_numel(rank, out_shape, bp_dtype_size(dt), &n))
+            fc_fault(&e, BP_ERR_SHAPE, "the result's shape is too large");
     }
     if (usable && fc_odd(x))
         e.any = true; /* the result's shape may be refused like x's would be now */
