@@ -11,14 +11,16 @@ from dtypes import bp_dtype
 
 
 class Node:
-    def __init__(self, proto, opset, values, output_types, arena):
+    def __init__(self, proto, opset, values, output_types, arena, tensors=None):
         """proto: the NodeProto; opset: the model's version of the node's domain;
         values: input name -> (library dtype, host array); output_types: output
-        name -> ONNX element type; arena: where tensors are made (bplib.Arena)."""
+        name -> ONNX element type; arena: where tensors are made (bplib.Arena);
+        tensors: input name -> library tensor, for inputs the library already
+        holds (a model's values made by earlier nodes)."""
         self.proto, self.opset, self.arena = proto, opset, arena
         self.op_type = proto.op_type
         self._values, self._output_types = values, output_types
-        self._tensors = {}
+        self._tensors = tensors if tensors is not None else {}
         self._attrs = {a.name: a for a in proto.attribute}
         try:
             self._schema = onnx.defs.get_schema(proto.op_type, opset, proto.domain)
@@ -56,7 +58,9 @@ class Node:
         return i < len(self.proto.input) and self.proto.input[i] != ""
 
     def dtype(self, i):
-        return self._values[self.proto.input[i]][0]
+        name = self.proto.input[i]
+        t = self._tensors.get(name)
+        return t.dtype if t is not None else self._values[name][0]
 
     def value(self, i):
         """Input i as a host array (None if left out): for the inputs a runtime

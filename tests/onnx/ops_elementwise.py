@@ -8,7 +8,11 @@ from scope import unsupported
 VARIADIC = {"Max": "max_n", "Min": "min_n", "Sum": "sum_n", "Mean": "mean_n"}
 
 
-@maps(*ONNX_FUNCTIONS)
+# Ops whose older opsets the handlers below map first, then the schema's function.
+OLDER_FORMS = ("PRelu",)
+
+
+@maps(*[op for op in ONNX_FUNCTIONS if op not in OLDER_FORMS])
 def schema_function(n):
     """The ops the schema maps to one function: the node's inputs in order,
     then its attributes as the function's parameters."""
@@ -71,3 +75,16 @@ def clip(n):
 def variadic(n):
     xs = n.tensors()
     return [n.call(VARIADIC[n.op_type], len(xs), xs)]
+
+
+@maps("PRelu")
+def prelu(n):
+    """Before opset 7 a slope of one value per channel applies along axis 1
+    (PRelu-6: "shared across different channels"), not from the last axis as
+    NumPy broadcasting (opset 7 on) reads it: the slope gets trailing unit
+    axes first."""
+    x, slope = n.tensor(0), n.tensor(1)
+    xs, ss = x.shape, slope.shape
+    if n.opset < 7 and len(xs) > 2 and len(ss) == 1 and ss[0] == xs[1] and ss[0] != 1:
+        slope = n.call("reshape", slope, len(xs) - 1, [ss[0]] + [1] * (len(xs) - 2))
+    return [n.call("prelu", x, slope)]

@@ -81,6 +81,45 @@ def summary(t, title):
     return "\n".join(out)
 
 
+def model_totals(results):
+    """totals() for model tests, with the outcomes per directory and the ops
+    that keep models out (each model counted once per op it lacks)."""
+    t = totals(results, len(results), [])
+    by_dir = collections.defaultdict(collections.Counter)
+    for r in results:
+        by_dir[r.name.split("/")[0]][r.outcome] += 1
+    t["by_directory"] = {d: dict(c) for d, c in sorted(by_dir.items())}
+    missing = collections.Counter(op for r in results
+                                  if r.outcome == OUT_OF_SCOPE and r.reason == "op"
+                                  for op in r.detail.split(", "))
+    t["missing_ops"] = dict(missing.most_common())
+    return t
+
+
+def model_summary(t, title):
+    out = [title, ""]
+    row = "  {:<64} {:>5}"
+    out.append(row.format("model tests", t["single_node"]))
+    for d, c in t["by_directory"].items():
+        out.append(row.format(f"  {d}: " + ", ".join(f"{k} {c.get(k, 0)}" for k in OUTCOMES
+                                                      if c.get(k)), sum(c.values())))
+    out.append(row.format("  in scope", t["in_scope"]))
+    out.append(row.format("    PASS", t["pass"]))
+    out.append(row.format("    FAIL", t["fail"]))
+    out.append(row.format("  OUT OF SCOPE", t["out_of_scope"]))
+    out.append("")
+    out.append("  Out-of-scope reasons (the whole vocabulary):")
+    out.append("    {:<6} {:<84} {:>5}".format("reason", "meaning", "tests"))
+    for k, meaning in REASONS.items():
+        out.append("    {:<6} {:<84} {:>5}".format(k, meaning, t["out_of_scope_by_reason"][k]))
+    if t["missing_ops"]:
+        out.append("")
+        out.append("  Ops with no mapping, by the models they keep out:")
+        for op, n in t["missing_ops"].items():
+            out.append(f"    {op:<28} {n:>4}")
+    return "\n".join(out)
+
+
 def write_json(path, meta, t, results):
     doc = dict(meta)
     doc["totals"] = t

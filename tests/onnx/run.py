@@ -41,6 +41,9 @@ def parse_args(argv):
     p.add_argument("-v", "--verbose", action="store_true",
                    help="full details, and the largest error of each passing test")
     p.add_argument("-q", "--quiet", action="store_true", help="only FAIL lines and the summary")
+    p.add_argument("--models", action="store_true",
+                   help="run the model tests (node tests of several nodes, and the simple, "
+                        "pytorch-converted and pytorch-operator models beside them) node by node")
     p.add_argument("--json", help="write the totals and every test's outcome to this file")
     p.add_argument("--timeout", type=float, default=120, help="seconds per test (default 120)")
     p.add_argument("--skip-unavailable", action="store_true",
@@ -100,6 +103,8 @@ def main(argv):
               f"pass --lib", file=sys.stderr)
         return 2
 
+    if args.models:
+        return run_models(args, root, lib)
     names = [n for n in testdata.list_tests(root) if selected(n, args.pattern)]
     cases, not_single = {}, []
     for name in names:
@@ -142,6 +147,47 @@ def main(argv):
             "library_version": worker.version, "backend": worker.backend or args.backend,
             "pattern": args.pattern or "", "rtol": compare.RTOL, "atol": compare.ATOL,
             "not_single_node": {name: why for name, why in not_single},
+        }, t, results)
+    return 1 if t["fail"] else 0
+
+
+def run_models(args, root, lib):
+    import compare
+    import onnx
+    import report
+    import testdata
+    from worker import BackendUnavailable, Worker
+
+    names = [n for n in testdata.list_models(root) if selected(n, args.pattern)]
+    worker = Worker(lib, args.backend, root, args.timeout, models=True)
+    results = []
+    try:
+        for name in names:
+            r = worker.run(name, lambda n: "model")
+            results.append(r)
+            if not args.quiet or r.outcome == "FAIL":
+                print(report.line(r, args.verbose), flush=True)
+    except BackendUnavailable as e:
+        msg = f"backend {args.backend} is not available: {e}"
+        if args.skip_unavailable:
+            skip(msg)
+        print(f"error: {msg}", file=sys.stderr)
+        return 1
+    finally:
+        worker.close()
+    t = report.model_totals(results)
+    data = os.path.dirname(root)
+    title = (f"ONNX {onnx.__version__} model tests ({data}) on {worker.backend or args.backend}, "
+             f"node by node, libbackplane {worker.version or '?'} ({lib})"
+             + (f", tests matching '{args.pattern}'" if args.pattern else ""))
+    print()
+    print(report.model_summary(t, title))
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        report.write_json(args.json, {
+            "onnx_version": onnx.__version__, "testdata": data, "library": lib,
+            "library_version": worker.version, "backend": worker.backend or args.backend,
+            "pattern": args.pattern or "", "rtol": compare.RTOL, "atol": compare.ATOL,
         }, t, results)
     return 1 if t["fail"] else 0
 

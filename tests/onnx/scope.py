@@ -17,11 +17,12 @@ from hostvalues import f32_to_bf16_bits
 PASS, FAIL, OUT_OF_SCOPE, KNOWN_DIFFERENCE = "PASS", "FAIL", "OUT OF SCOPE", "KNOWN DIFFERENCE"
 OUTCOMES = (PASS, FAIL, OUT_OF_SCOPE, KNOWN_DIFFERENCE)
 
-# The only reasons a single-node test may be out of scope.
+# The only reasons a test may be out of scope ("value": model tests only).
 REASONS = {
     "op": "the op does not exist in the library",
     "dtype": "a dtype the library lacks (string, complex, int16, uint16/32/64)",
     "mode": "a mode or attribute of the op the library does not support (named in the detail)",
+    "value": "a model's sequence, optional or map value (the library has tensors only)",
 }
 
 

@@ -114,7 +114,7 @@ class DtypeAndShape(unittest.TestCase):
 
 class Scope(unittest.TestCase):
     def test_reasons_are_a_fixed_vocabulary(self):
-        self.assertEqual(set(REASONS), {"op", "dtype", "mode"})
+        self.assertEqual(set(REASONS), {"op", "dtype", "mode", "value"})
         with self.assertRaises(AssertionError):
             OutOfScope("flaky", "not a reason")
 

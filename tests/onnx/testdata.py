@@ -100,3 +100,67 @@ def load(root, name):
     return Case(name, path, model, True,
                 inputs=[Value(v.name, v.type.tensor_type.elem_type) for v in g.input],
                 outputs=[Value(v.name, v.type.tensor_type.elem_type) for v in g.output])
+
+
+# ---- whole models -------------------------------------------------------------------
+
+# The directories of data/ whose tests are models: node's tests of more than
+# one node (ONNX functions expanded), and the model collections beside it.
+MODEL_DIRS = ("node", "simple", "pytorch-converted", "pytorch-operator")
+
+
+def list_models(node_root):
+    """'dir/test' for every test of MODEL_DIRS beside node_root whose graph has
+    more than one node (a one-node graph is a node test)."""
+    data = os.path.dirname(node_root)
+    names = []
+    for d in MODEL_DIRS:
+        base = os.path.join(data, d)
+        if not os.path.isdir(base):
+            continue
+        for t in list_tests(base):
+            if d != "node" or len(onnx.load(os.path.join(base, t, "model.onnx")).graph.node) > 1:
+                names.append(f"{d}/{t}")
+    return names
+
+
+@dataclass
+class ModelCase:
+    name: str
+    path: str
+    model: onnx.ModelProto
+    inputs: List[Value] = field(default_factory=list)    # graph inputs not initialized
+    outputs: List[Value] = field(default_factory=list)
+    other_values: List[str] = field(default_factory=list)  # sequence, optional, map values
+
+    def opset(self, domain):
+        """The model's version of a node domain's operator set."""
+        for o in self.model.opset_import:
+            if o.domain == domain or (domain in ("", "ai.onnx") and o.domain in ("", "ai.onnx")):
+                return o.version
+        return 1
+
+    def data_sets(self):
+        sets = []
+        for d in sorted(glob.glob(os.path.join(self.path, "test_data_set_*"))):
+            sets.append((_read(d, "input", len(self.inputs)), _read(d, "output", len(self.outputs))))
+        return sets
+
+
+def load_model(node_root, name):
+    """A model test; name is 'dir/test' as list_models gives it. Graph inputs
+    that an initializer holds are not inputs (models of IR version < 4 list
+    them among the inputs)."""
+    path = os.path.join(os.path.dirname(node_root), name)
+    model = onnx.load(os.path.join(path, "model.onnx"))
+    g = model.graph
+    held = {t.name for t in g.initializer}
+    values = [v for v in g.input if v.name not in held] + list(g.output)
+    other = sorted({f"{v.name} ({v.type.WhichOneof('value')})" for v in values
+                    if v.type.WhichOneof("value") != "tensor_type"})
+    case = ModelCase(name, path, model, other_values=other)
+    if not other:
+        case.inputs = [Value(v.name, v.type.tensor_type.elem_type) for v in g.input
+                       if v.name not in held]
+        case.outputs = [Value(v.name, v.type.tensor_type.elem_type) for v in g.output]
+    return case

@@ -12,12 +12,13 @@ class BackendUnavailable(Exception):
     pass
 
 
-def _serve(conn, lib_path, backend_name, root):
+def _serve(conn, lib_path, backend_name, root, models):
     # Imports here: the worker alone loads the library (and ONNX's protobufs).
     import registry
     import testdata
     from bplib import BpError, Library
     from execute import Result, run_case
+    from execute_model import run_model
 
     try:
         lib = Library(lib_path)
@@ -36,7 +37,10 @@ def _serve(conn, lib_path, backend_name, root):
         if name is None:
             break
         try:
-            result = run_case(testdata.load(root, name), backend)
+            if models:
+                result = run_model(testdata.load_model(root, name), backend)
+            else:
+                result = run_case(testdata.load(root, name), backend)
         except Exception as e:  # unreadable test data: a FAIL that says so, never a pass
             result = Result(name, "?", FAIL, detail=f"runner error: {type(e).__name__}: {e}")
         conn.send(result)
@@ -44,8 +48,9 @@ def _serve(conn, lib_path, backend_name, root):
 
 
 class Worker:
-    def __init__(self, lib_path, backend_name, root, timeout):
-        self.args = (lib_path, backend_name, root)
+    def __init__(self, lib_path, backend_name, root, timeout, models=False):
+        """models: the names are model tests (testdata.list_models), not node tests."""
+        self.args = (lib_path, backend_name, root, models)
         self.timeout = timeout
         self.proc = None
         self.backend = self.version = None
