@@ -60,16 +60,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
-# The tests' reference implementations (safetensors, NumPy, ml_dtypes) and
-# pytest (the Python package's suite) live in a virtual environment of the
-# build; without network the tests that need them are reported as skipped.
+# The tests' reference implementations (safetensors, NumPy, ml_dtypes,
+# onnx and onnxruntime for backplane.onnx) and pytest (the Python package's
+# suite) live in a virtual environment of the build; without network the
+# tests that need them are reported as skipped.
 job_args=()
 if [ "$job" = test ]; then
   venv=$build/venv
-  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import safetensors, numpy, ml_dtypes, pytest, hypothesis' 2>/dev/null; then
-    echo "bootstrap: setting up $venv (safetensors, numpy, ml_dtypes, pytest, hypothesis)" >&2
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import safetensors, numpy, ml_dtypes, pytest, hypothesis, onnx, onnxruntime' 2>/dev/null; then
+    echo "bootstrap: setting up $venv (safetensors, numpy, ml_dtypes, pytest, hypothesis, onnx, onnxruntime)" >&2
     python3 -m venv "$venv" >&2 &&
-      "$venv/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes pytest hypothesis >&2 ||
+      "$venv/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes pytest hypothesis onnx onnxruntime >&2 ||
       echo "bootstrap: could not install the Python reference packages; their tests will be skipped" >&2
   fi
   # The ONNX node tests need python3-onnx, which only Debian's own python3

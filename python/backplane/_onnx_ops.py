@@ -1,0 +1,882 @@
+"""The ONNX importer's op mapping: ONNX op type -> the handler that records
+(or runs) it with backplane's functions.
+
+A handler takes a Node (below) and returns one entry per node output: a
+Tensor, or None for an output not asked for. It raises Unsupported for a
+mode, attribute or dtype the library lacks, before it calls the library, so
+that an unsupported model is an error naming what is missing and never a
+wrong result. The ops the op table's schema maps to one function each
+(_onnx_functions.py, generated from the schema) need no handler here.
+
+Values a handler needs on the host (a shape, axes, pads, k) are read from
+the tensors that hold them: an initializer, a Constant, or a shape
+computation (Shape, Gather, Concat ... on those) all hold concrete tensors
+while a graph is recorded, so they are known at record time. A value
+computed from a graph input's data is not: Node.value raises NeedsHost,
+and the importer then takes that input as a constant of the signature.
+"""
+import math
+
+import numpy as np
+
+from . import _backplane
+from ._onnx_functions import ONNX_FUNCTIONS
+
+INT64_MAX = 2**63 - 1
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+
+# ONNX TensorProto.DataType -> backplane's dtype name.
+ONNX_DTYPES = {9: "bool", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 10: "float16",
+               16: "bfloat16", 1: "float32", 11: "float64"}
+
+HANDLERS = {}
+
+
+class Unsupported(Exception):
+    """A node the library cannot run as ONNX means it. reason: 'op', 'dtype',
+    'mode' (an attribute value or a form the library lacks)."""
+
+    def __init__(self, reason, detail):
+        super().__init__(detail)
+        self.reason, self.detail = reason, detail
+
+
+def unsupported(detail):
+    return Unsupported("mode", detail)
+
+
+class NeedsHost(Exception):
+    """A handler needs the values of `name` at record time, and they come
+    from a graph input's data."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.name = name
+
+
+def maps(*op_types):
+    def register(fn):
+        for op in op_types:
+            assert op not in HANDLERS, op
+            HANDLERS[op] = fn
+        return fn
+    return register
+
+
+def handler(domain, op_type):
+    """The handler of an op of the default domain, or None."""
+    return HANDLERS.get(op_type) if domain in ("", "ai.onnx") else None
+
+
+class Node:
+    """One ONNX node as a handler sees it: attributes with ONNX's defaults for
+    the model's opset, optional inputs, inputs as tensors or as host values,
+    and the backend to make constants on."""
+
+    def __init__(self, proto, opset, values, backend, schema_of):
+        """values: name -> Tensor (symbolic while recording, or concrete);
+        schema_of(op_type, opset): ONNX's OpSchema or None (its defaults)."""
+        self.proto, self.opset, self.backend = proto, opset, backend
+        self.op_type = proto.op_type
+        self._values = values
+        self._attrs = {a.name: a for a in proto.attribute}
+        self._schema_of = schema_of
+
+    # ---- attributes ---------------------------------------------------------
+    def has_attr(self, name):
+        return name in self._attrs
+
+    def attr(self, name, default=None):
+        """The attribute's value (strings decoded), else the schema's default for
+        this opset, else `default`."""
+        from onnx import AttributeProto, helper
+        a = self._attrs.get(name)
+        if a is None:
+            schema = self._schema_of(self.op_type, self.opset)
+            spec = schema.attributes.get(name) if schema is not None else None
+            if spec is not None and spec.default_value.type != AttributeProto.UNDEFINED:
+                a = spec.default_value
+        if a is None:
+            return default
+        v = helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            return v.decode()
+        if isinstance(v, list) and v and isinstance(v[0], bytes):
+            return [s.decode() for s in v]
+        return v
+
+    # ---- inputs -------------------------------------------------------------
+    @property
+    def n_inputs(self):
+        return len(self.proto.input)
+
+    def has_input(self, i):
+        """False for an input left out (past the end, or an empty name)."""
+        return i < len(self.proto.input) and self.proto.input[i] != ""
+
+    def tensor(self, i):
+        """Input i as a Tensor (None if left out)."""
+        return self._values[self.proto.input[i]] if self.has_input(i) else None
+
+    def tensors(self):
+        """Every input that is present."""
+        return [self.tensor(i) for i in range(self.n_inputs) if self.has_input(i)]
+
+    def dtype(self, i):
+        return str(self.tensor(i).dtype)
+
+    def value(self, i):
+        """Input i as a NumPy array (None if left out), for the inputs a runtime
+        takes as constants (axes, shapes, pads, k)."""
+        t = self.tensor(i)
+        if t is None:
+            return None
+        if _backplane._is_symbolic(t):
+            raise NeedsHost(self.proto.input[i])
+        return np.asarray(t.numpy())
+
+    def ints(self, i):
+        """Input i as a list of Python ints (None if left out)."""
+        v = self.value(i)
+        return None if v is None else [int(x) for x in np.asarray(v).ravel()]
+
+    # ---- outputs ------------------------------------------------------------
+    @property
+    def n_outputs(self):
+        return len(self.proto.output)
+
+    def wants(self, k):
+        """Whether output k is asked for (present with a name)."""
+        return k < len(self.proto.output) and self.proto.output[k] != ""
+
+    # ---- constants ----------------------------------------------------------
+    def constant(self, array, dtype=None):
+        """A host array as a concrete tensor on the node's backend."""
+        a = np.asarray(array)
+        return _fn("asarray")(a, backend=self.backend, dtype=dtype)
+
+
+def _fn(name):
+    import backplane
+    return getattr(backplane, name)
+
+
+# ---- the schema's one-function ops, and the elementwise rest -----------------------
+
+# Ops whose older opsets a handler below maps first, then the schema's function.
+OLDER_FORMS = ("PRelu",)
+_CONVERT = {"f64": float, "i32": int, "i64": int, "bool": bool}
+
+
+@maps(*[op for op in ONNX_FUNCTIONS if op not in OLDER_FORMS])
+def schema_function(n):
+    """The node's inputs in order, then its attributes as the function's
+    keywords."""
+    fn, n_tensors, attrs = ONNX_FUNCTIONS[n.op_type]
+    kw = {py: _CONVERT[kind](n.attr(name)) for name, py, kind in attrs}
+    return [_fn(fn)(*[n.tensor(i) for i in range(n_tensors)], **kw)]
+
+
+@maps("PRelu")
+def prelu(n):
+    """Before opset 7 a slope of one value per channel applies along axis 1
+    (PRelu-6: "shared across different channels"), not from the last axis as
+    NumPy broadcasting (opset 7 on) reads it: the slope gets trailing unit
+    axes first."""
+    x, slope = n.tensor(0), n.tensor(1)
+    xs, ss = x.shape, slope.shape
+    if n.opset < 7 and len(xs) > 2 and len(ss) == 1 and ss[0] == xs[1] and ss[0] != 1:
+        slope = _fn("reshape")(slope, [ss[0]] + [1] * (len(xs) - 2))
+    return [_fn("prelu")(x, slope)]
+
+
+@maps("IsInf")
+def isinf(n):
+    if not (n.attr("detect_negative") and n.attr("detect_positive")):
+        raise unsupported(f"IsInf detect_negative={n.attr('detect_negative')} "
+                          f"detect_positive={n.attr('detect_positive')} (bp_isinf detects both)")
+    return [_fn("isinf")(n.tensor(0))]
+
+
+@maps("Mod")
+def mod(n):
+    # fmod = 0: the sign of the divisor (bp_mod); fmod = 1: C fmod (bp_fmod).
+    return [_fn("fmod" if n.attr("fmod") else "mod")(n.tensor(0), n.tensor(1))]
+
+
+@maps("Pow")
+def pow_(n):
+    # ONNX lets the exponent's type differ; the library's operands share one
+    # (no implicit promotion), so the exponent is cast to the base's type
+    # (exact for an integer exponent). An integer base with a float exponent
+    # would change the exponent's value.
+    base_t, exp_t = n.dtype(0), n.dtype(1)
+    if base_t not in FLOATS and exp_t in FLOATS:
+        raise unsupported(f"Pow with an integer base ({base_t}) and a float exponent "
+                          f"({exp_t}): the library's operands share a dtype")
+    base, exp = n.tensor(0), n.tensor(1)
+    if exp_t != base_t:
+        exp = _fn("cast")(exp, base_t)
+    return [_fn("pow")(base, exp)]
+
+
+@maps("BitShift")
+def bitshift(n):
+    fn = {"LEFT": "bitshift_left", "RIGHT": "bitshift_right"}[n.attr("direction")]
+    return [_fn(fn)(n.tensor(0), n.tensor(1))]
+
+
+@maps("Where")
+def where(n):
+    return [_fn("where")(n.tensor(0), n.tensor(1), n.tensor(2))]
+
+
+@maps("Clip")
+def clip(n):
+    x = n.tensor(0)
+    if n.opset < 11:  # Clip-6: the bounds are attributes (defaults: none)
+        lo, hi = n.attr("min"), n.attr("max")
+        lo = None if lo is None else _fn("full")((), float(lo), dtype=x.dtype, backend=n.backend)
+        hi = None if hi is None else _fn("full")((), float(hi), dtype=x.dtype, backend=n.backend)
+        return [_fn("clip")(x, lo, hi)]
+    # Clip-11 and later: optional scalar tensors; a missing one is no bound.
+    return [_fn("clip")(x, n.tensor(1), n.tensor(2))]
+
+
+VARIADIC = {"Max": "max_n", "Min": "min_n", "Sum": "sum_n", "Mean": "mean_n"}
+
+
+@maps(*VARIADIC)
+def variadic(n):
+    return [_fn(VARIADIC[n.op_type])(n.tensors())]
+
+
+# ---- creation ----------------------------------------------------------------------
+
+def _constant_value(n):
+    """Constant's one value attribute as a NumPy array (bf16 as its bits) and
+    its dtype."""
+    from onnx import numpy_helper
+    for name, dtype in (("value_float", "float32"), ("value_floats", "float32"),
+                        ("value_int", "int64"), ("value_ints", "int64")):
+        if n.has_attr(name):
+            return np.array(n.attr(name), dtype=dtype), dtype
+    if n.has_attr("value"):
+        t = n.attr("value")
+        return tensor_proto_array(t, numpy_helper)
+    raise unsupported("Constant with a string or sparse value")
+
+
+def tensor_proto_array(t, numpy_helper):
+    """A TensorProto as (NumPy array, backplane dtype name); bf16 as float32
+    values (exact), Unsupported for a dtype the library lacks."""
+    dtype = ONNX_DTYPES.get(t.data_type)
+    if dtype is None:
+        from onnx import TensorProto
+        raise Unsupported("dtype", TensorProto.DataType.Name(t.data_type))
+    if dtype == "bfloat16":
+        if t.HasField("raw_data"):
+            bits = np.frombuffer(t.raw_data, dtype="<u2")
+        else:  # int32_data holds one bf16 pattern per entry
+            bits = np.asarray(t.int32_data, dtype=np.uint32).astype(np.uint16)
+        wide = (bits.astype(np.uint32) << 16).view(np.float32)
+        return wide.reshape(tuple(t.dims)), dtype
+    return np.array(numpy_helper.to_array(t), dtype=dtype).reshape(tuple(t.dims)), dtype
+
+
+@maps("Constant")
+def constant(n):
+    host, dtype = _constant_value(n)
+    return [n.constant(host, dtype)]
+
+
+@maps("ConstantOfShape")
+def constant_of_shape(n):
+    from onnx import numpy_helper
+    shape = n.ints(0)
+    value = n.attr("value")  # a one-element tensor; none: float32 0
+    if value is None:
+        dtype, v = "float32", 0.0
+    else:
+        host, dtype = tensor_proto_array(value, numpy_helper)
+        v = host.ravel()[0].item()
+    return [_fn("full")(shape, v, dtype=dtype, backend=n.backend)]
+
+
+@maps("EyeLike")
+def eye_like(n):
+    k = n.attr("k", 0)
+    if k != 0:
+        raise unsupported(f"EyeLike k={k}, an off-main diagonal (bp_eye makes the main one)")
+    rows, cols = n.tensor(0).shape
+    dtype = ONNX_DTYPES.get(n.attr("dtype")) if n.has_attr("dtype") else n.dtype(0)
+    if dtype is None:
+        raise Unsupported("dtype", f"EyeLike dtype {n.attr('dtype')}")
+    return [_fn("eye")(rows, cols, dtype=dtype, backend=n.backend)]
+
+
+@maps("Range")
+def range_(n):
+    start, limit, delta = (n.value(i).ravel()[0].item() for i in range(3))
+    return [_fn("arange")(float(start), float(limit), float(delta), dtype=n.dtype(0),
+                          backend=n.backend)]
+
+
+# ---- indexing ----------------------------------------------------------------------
+
+@maps("Gather")
+def gather(n):
+    return [_fn("gather")(n.tensor(0), n.tensor(1), axis=n.attr("axis"))]
+
+
+@maps("GatherElements")
+def gather_elements(n):
+    return [_fn("gather_elements")(n.tensor(0), n.tensor(1), axis=n.attr("axis"))]
+
+
+@maps("GatherND")
+def gather_nd(n):
+    return [_fn("gather_nd")(n.tensor(0), n.tensor(1), batch_dims=n.attr("batch_dims", 0))]
+
+
+@maps("ScatterElements", "Scatter")
+def scatter_elements(n):
+    # Scatter (opset 9-10) is ScatterElements without a reduction.
+    return [_fn("scatter_elements")(n.tensor(0), n.tensor(1), n.tensor(2), axis=n.attr("axis"),
+                                    reduction=n.attr("reduction", "none"))]
+
+
+@maps("ScatterND")
+def scatter_nd(n):
+    return [_fn("scatter_nd")(n.tensor(0), n.tensor(1), n.tensor(2),
+                              reduction=n.attr("reduction", "none"))]
+
+
+@maps("OneHot")
+def one_hot(n):
+    # depth: a one-element tensor of any numeric type (ONNX casts it to int64)
+    depth = int(n.value(1).ravel()[0])
+    return [_fn("one_hot")(n.tensor(0), depth, n.tensor(2), axis=n.attr("axis"))]
+
+
+@maps("Trilu")
+def trilu(n):
+    k = n.ints(1)[0] if n.has_input(1) else 0
+    return [_fn("trilu")(n.tensor(0), upper=bool(n.attr("upper")), k=k)]
+
+
+# ---- linear algebra ----------------------------------------------------------------
+
+@maps("MatMul")
+def matmul(n):
+    return [_fn("matmul")(n.tensor(0), n.tensor(1))]
+
+
+@maps("Gemm")
+def gemm(n):
+    return [_fn("gemm")(n.tensor(0), n.tensor(1), n.tensor(2), alpha=float(n.attr("alpha")),
+                        beta=float(n.attr("beta")), trans_a=bool(n.attr("transA")),
+                        trans_b=bool(n.attr("transB")))]
+
+
+def einsum_limits(equation, n_operands):
+    """What bp_einsum documents that it refuses (ops.h): ellipses, an index
+    repeated within one operand (a diagonal), more than two operands. None if
+    the equation is within its scope."""
+    lhs = equation.replace(" ", "").split("->")[0]
+    if "..." in equation:
+        return "an ellipsis ('...')"
+    if n_operands > 2:
+        return f"{n_operands} operands"
+    for term in lhs.split(","):
+        if len(set(term)) != len(term):
+            return f"a repeated index within one operand ('{term}', a diagonal)"
+    return None
+
+
+@maps("Einsum")
+def einsum(n):
+    equation = n.attr("equation")
+    xs = n.tensors()
+    why = einsum_limits(equation, len(xs))
+    if why:
+        raise unsupported(f"Einsum equation '{equation}' with {why} (bp_einsum: transposes, "
+                          f"sums and one batched matmul)")
+    return [_fn("einsum")(equation, *xs)]
+
+
+# ---- movement and views ------------------------------------------------------------
+
+@maps("Transpose")
+def transpose(n):
+    return [_fn("transpose")(n.tensor(0), n.attr("perm"))]
+
+
+@maps("Slice")
+def slice_(n):
+    x = n.tensor(0)
+    rank = len(x.shape)
+    if n.opset >= 10:
+        starts, ends, axes, steps = n.ints(1), n.ints(2), n.ints(3), n.ints(4)
+    else:
+        starts, ends, axes, steps = n.attr("starts"), n.attr("ends"), n.attr("axes"), None
+    axes = axes if axes is not None else list(range(len(starts)))
+    steps = steps if steps is not None else [1] * len(starts)
+    # bp_slice takes every axis: the ones not named run whole, step 1.
+    b, e, s = [0] * rank, [INT64_MAX] * rank, [1] * rank
+    for ax, st, en, sp in zip(axes, starts, ends, steps):
+        ax %= rank
+        b[ax], e[ax], s[ax] = st, en, sp
+    return [_fn("slice")(x, b, e, s)]
+
+
+@maps("Concat")
+def concat(n):
+    return [_fn("concat")(n.tensors(), axis=n.attr("axis"))]
+
+
+@maps("Expand")
+def expand(n):
+    # ONNX Expand broadcasts both ways: the result has the broadcast shape of
+    # the input and `shape`.
+    x = n.tensor(0)
+    shape = np.broadcast_shapes(tuple(x.shape), tuple(n.ints(1)))
+    return [_fn("broadcast_to")(x, list(shape))]
+
+
+@maps("Pad")
+def pad(n):
+    mode = n.attr("mode")
+    if mode != "constant":
+        raise unsupported(f"Pad mode '{mode}' (bp_pad pads with a constant)")
+    if n.opset >= 11:
+        pads = n.ints(1)
+        value = n.value(2)
+        value = 0.0 if value is None else float(np.asarray(value).ravel()[0])
+    else:
+        pads, value = n.attr("pads"), float(n.attr("value"))
+    if min(pads) < 0:
+        raise unsupported("Pad with negative pads (bp_pad only adds)")
+    rank = len(pads) // 2
+    return [_fn("pad")(n.tensor(0), pads[:rank], pads[rank:], value)]
+
+
+@maps("Split")
+def split(n):
+    sizes = n.ints(1) if n.opset >= 13 else n.attr("split")
+    parts = sizes if sizes else n.n_outputs
+    return list(_fn("split")(n.tensor(0), parts, axis=n.attr("axis")))
+
+
+@maps("Tile")
+def tile(n):
+    return [_fn("tile")(n.tensor(0), n.ints(1))]
+
+
+@maps("DepthToSpace")
+def depth_to_space(n):
+    return [_fn("depth_to_space")(n.tensor(0), n.attr("blocksize"), crd=n.attr("mode") == "CRD")]
+
+
+@maps("SpaceToDepth")
+def space_to_depth(n):
+    return [_fn("space_to_depth")(n.tensor(0), n.attr("blocksize"))]
+
+
+@maps("Reshape")
+def reshape(n):
+    x = n.tensor(0)
+    if n.opset < 5:  # Reshape-1: the shape is an attribute
+        shape = list(n.attr("shape"))
+    else:
+        shape = n.ints(1)
+    if not n.attr("allowzero", 0):  # 0 copies the input's extent there
+        shape = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    return [_fn("reshape")(x, shape)]
+
+
+@maps("Flatten")
+def flatten(n):
+    x = n.tensor(0)
+    axis = n.attr("axis")
+    axis += len(x.shape) if axis < 0 else 0  # in [-rank, rank]
+    return [_fn("reshape")(x, [math.prod(x.shape[:axis]), math.prod(x.shape[axis:])])]
+
+
+@maps("Squeeze")
+def squeeze(n):
+    axes = (n.ints(1) if n.opset >= 13 else n.attr("axes")) or []
+    return [_fn("squeeze")(n.tensor(0), axes or None)]
+
+
+@maps("Unsqueeze")
+def unsqueeze(n):
+    # Axes count in the output's rank; inserted one at a time in ascending order.
+    axes = n.ints(1) if n.opset >= 13 else n.attr("axes")
+    y = n.tensor(0)
+    out_rank = len(y.shape) + len(axes)
+    for ax in sorted(a % out_rank for a in axes):
+        y = _fn("unsqueeze")(y, ax)
+    return [y]
+
+
+@maps("Identity")
+def identity(n):
+    return [n.tensor(0)]
+
+
+@maps("Cast")
+def cast(n):
+    to = ONNX_DTYPES.get(n.attr("to"))
+    if to is None:
+        from onnx import TensorProto
+        raise Unsupported("dtype", f"Cast to {TensorProto.DataType.Name(n.attr('to'))}")
+    return [_fn("cast")(n.tensor(0), to)]
+
+
+@maps("CastLike")
+def cast_like(n):
+    return [_fn("cast")(n.tensor(0), n.dtype(1))]
+
+
+@maps("Shape")
+def shape(n):
+    # sliced by start and end (opset 15) with Python's rules, as ONNX says
+    dims = list(n.tensor(0).shape)
+    end = n.attr("end")
+    dims = dims[n.attr("start", 0):end] if end is not None else dims[n.attr("start", 0):]
+    return [n.constant(np.array(dims, dtype=np.int64))]
+
+
+@maps("Size")
+def size(n):
+    return [n.constant(np.array(math.prod(n.tensor(0).shape), dtype=np.int64))]
+
+
+# ---- window ops (nn.h) ---------------------------------------------------------------
+
+AUTO_PAD = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+
+
+def _window(n, spatial):
+    """The node's auto_pad, strides, dilations and pads as keywords of the
+    window functions, for `spatial` spatial axes."""
+    auto_pad = n.attr("auto_pad", "NOTSET")
+    if auto_pad not in AUTO_PAD:
+        raise unsupported(f"{n.op_type} auto_pad '{auto_pad}' (bp_auto_pad: {', '.join(AUTO_PAD)})")
+    kw = {"auto_pad": auto_pad}
+    for name in ("strides", "dilations", "pads"):
+        v = n.attr(name)
+        if v:  # pads with an auto_pad: ONNX forbids both, and so does the library
+            kw[name] = list(v)
+    k = n.attr("kernel_shape")
+    if k and len(k) != spatial:
+        raise ValueError(f"kernel_shape {list(k)} for {spatial} spatial axes")
+    return kw
+
+
+def _spatial(n):
+    return len(n.tensor(0).shape) - 2
+
+
+@maps("Conv")
+def conv(n):
+    kw = _window(n, _spatial(n))
+    return [_fn("conv")(n.tensor(0), n.tensor(1), n.tensor(2), groups=n.attr("group", 1), **kw)]
+
+
+@maps("ConvTranspose")
+def conv_transpose(n):
+    kw = _window(n, _spatial(n))
+    for name in ("output_padding", "output_shape"):
+        v = n.attr(name)
+        if v:
+            # output_shape: the spatial extents (onnxruntime also takes the
+            # whole (N, C, spatial...) shape: its last entries are those).
+            kw[name] = list(v)[-_spatial(n):]
+    return [_fn("conv_transpose")(n.tensor(0), n.tensor(1), n.tensor(2),
+                                  groups=n.attr("group", 1), **kw)]
+
+
+@maps("MaxPool")
+def max_pool(n):
+    kw = _window(n, _spatial(n))
+    out = _fn("max_pool")(n.tensor(0), list(n.attr("kernel_shape")),
+                          ceil_mode=bool(n.attr("ceil_mode", 0)),
+                          storage_order=n.attr("storage_order", 0), return_indices=n.wants(1),
+                          **kw)
+    return list(out) if n.wants(1) else [out]
+
+
+@maps("AveragePool")
+def average_pool(n):
+    dilations = n.attr("dilations")
+    if dilations and any(d != 1 for d in dilations):
+        raise unsupported(f"AveragePool dilations {list(dilations)} (bp_average_pool has none, "
+                          f"as ONNX 1.12's AveragePool)")
+    kw = _window(n, _spatial(n))
+    kw.pop("dilations", None)
+    return [_fn("average_pool")(n.tensor(0), list(n.attr("kernel_shape")),
+                                ceil_mode=bool(n.attr("ceil_mode", 0)),
+                                count_include_pad=bool(n.attr("count_include_pad", 0)), **kw)]
+
+
+@maps("GlobalMaxPool")
+def global_max_pool(n):
+    return [_fn("global_max_pool")(n.tensor(0))]
+
+
+@maps("GlobalAveragePool")
+def global_average_pool(n):
+    return [_fn("global_average_pool")(n.tensor(0))]
+
+
+@maps("LRN")
+def lrn(n):
+    return [_fn("lrn")(n.tensor(0), n.attr("size"), alpha=float(n.attr("alpha")),
+                       beta=float(n.attr("beta")), bias=float(n.attr("bias")))]
+
+
+# ---- normalisation, losses, dropout ------------------------------------------------------
+
+@maps("BatchNormalization")
+def batch_norm(n):
+    # training_mode (opset 14 on; before, a training node is one that asks for
+    # the running mean and variance) computes the batch's statistics and
+    # updates running ones: bp_batch_norm is the inference form.
+    training = n.attr("training_mode", 0) if n.opset >= 14 else any(
+        n.wants(k) for k in range(1, n.n_outputs))
+    if training:
+        raise unsupported("BatchNormalization in training mode (the batch's statistics and the "
+                          "running mean and variance as outputs): bp_batch_norm is the inference "
+                          "form, with mean and var given")
+    if n.opset < 9 and not n.attr("spatial", 1):
+        raise unsupported("BatchNormalization spatial=0 (statistics per element): bp_batch_norm "
+                          "normalises per channel")
+    dtypes = {n.dtype(i) for i in range(5)}
+    if len(dtypes) > 1:
+        raise unsupported(f"BatchNormalization with operands of several dtypes "
+                          f"({', '.join(sorted(dtypes))}): bp_batch_norm's share x's")
+    return [_fn("batch_norm")(*[n.tensor(i) for i in range(5)],
+                              epsilon=float(n.attr("epsilon")))]
+
+
+@maps("InstanceNormalization")
+def instance_norm(n):
+    return [_fn("instance_norm")(n.tensor(0), n.tensor(1), n.tensor(2),
+                                 epsilon=float(n.attr("epsilon")))]
+
+
+@maps("LayerNormalization")
+def layer_norm(n):
+    # stash_type: the type of the computation and of Mean and InvStdDev. The
+    # library's is float32 for f16 and bf16 x, else x's (nn.h): ONNX's default
+    # stash_type 1 (FLOAT) for every float x but f64.
+    stash = n.attr("stash_type", 1)
+    if stash != 1 or n.dtype(0) == "float64":
+        raise unsupported(f"LayerNormalization stash_type {stash} for {n.dtype(0)} x "
+                          f"(bp_layer_norm computes in float32 for f16 and bf16, else in x's "
+                          f"dtype)")
+    out = _fn("layer_norm")(n.tensor(0), axis=n.attr("axis"), scale=n.tensor(1),
+                            bias=n.tensor(2), epsilon=float(n.attr("epsilon")),
+                            return_mean=n.wants(1), return_inv_std=n.wants(2))
+    if not (n.wants(1) or n.wants(2)):
+        return [out]
+    out = list(out)
+    return [out[0], out[1] if n.wants(1) else None, out[-1] if n.wants(2) else None]
+
+
+LOSS_REDUCTION = ("none", "sum", "mean")
+
+
+def _loss_args(n):
+    """reduction and ignore_index for bp_nll_loss and its softmax form."""
+    reduction = n.attr("reduction")
+    if reduction not in LOSS_REDUCTION:
+        raise unsupported(f"{n.op_type} reduction '{reduction}' (bp_loss_reduction: none, sum, "
+                          f"mean)")
+    ignore = n.attr("ignore_index") if n.has_attr("ignore_index") else None
+    return {"reduction": reduction, "ignore_index": ignore}
+
+
+@maps("NegativeLogLikelihoodLoss")
+def nll_loss(n):
+    return [_fn("nll_loss")(n.tensor(0), n.tensor(1), n.tensor(2), **_loss_args(n))]
+
+
+@maps("SoftmaxCrossEntropyLoss")
+def softmax_cross_entropy_loss(n):
+    out = _fn("softmax_cross_entropy_loss")(n.tensor(0), n.tensor(1), n.tensor(2),
+                                            return_log_prob=n.wants(1), **_loss_args(n))
+    return list(out) if n.wants(1) else [out]
+
+
+def _scalar(n, i, default):
+    v = n.value(i)
+    return default if v is None else np.asarray(v).ravel()[0].item()
+
+
+@maps("Dropout")
+def dropout(n):
+    if n.opset < 10 and n.wants(1):
+        raise unsupported(f"Dropout-{n.opset}'s mask of x's dtype (bp_dropout's mask is bool, "
+                          f"as from Dropout-10 on)")
+    if n.opset >= 12:  # ratio and training_mode are inputs
+        ratio, training = float(_scalar(n, 1, 0.5)), bool(_scalar(n, 2, False))
+    else:  # an attribute; no training mode (Dropout-7 on is inference only)
+        ratio, training = float(n.attr("ratio", 0.5)), False
+    if training and ratio != 0:
+        # With ratio 0 every element is kept whatever is drawn, so that case
+        # runs (and checks the scaling by 1 / (1 - 0) and the all-true mask).
+        raise unsupported(f"Dropout training_mode=1 with ratio {ratio:g}: ONNX's expected "
+                          f"mask comes from NumPy's generator (np.random, seed "
+                          f"{n.attr('seed', 0)}); bp_dropout draws it from its Philox stream "
+                          f"(bp_random_uniform), so the elements kept differ by design")
+    seed = int(n.attr("seed", 0)) % 2**64  # with ratio 0 (or inference) nothing depends on it
+    out = _fn("dropout")(n.tensor(0), ratio=ratio, training=training, seed=seed,
+                         return_mask=n.wants(1))
+    return list(out) if n.wants(1) else [out]
+
+
+# ---- reductions, softmax, scans, top-k -----------------------------------------------------
+
+REDUCE = {
+    "ReduceSum": "sum", "ReduceProd": "prod", "ReduceMean": "mean", "ReduceMax": "max",
+    "ReduceMin": "min", "ReduceLogSumExp": "logsumexp", "ReduceL1": "reduce_l1",
+    "ReduceL2": "reduce_l2", "ReduceSumSquare": "reduce_sum_square",
+    "ReduceLogSum": "reduce_log_sum",
+}
+
+
+def _axes_input_since(op_type):
+    """The opset from which the op takes its axes as an input, not an
+    attribute: ReduceSum at 13; the others at 18."""
+    return 13 if op_type == "ReduceSum" else 18
+
+
+@maps(*REDUCE)
+def reduce(n):
+    if n.opset >= _axes_input_since(n.op_type):
+        axes = n.ints(1) or []
+    else:
+        axes = n.attr("axes") or []
+    if not axes and n.attr("noop_with_empty_axes", 0):
+        # ONNX: no axes and noop_with_empty_axes = 1 leave the input as it is
+        # (the library reduces every axis when given none).
+        return [n.tensor(0)]
+    return [_fn(REDUCE[n.op_type])(n.tensor(0), axis=axes or None,
+                                   keepdims=bool(n.attr("keepdims")))]
+
+
+@maps("ArgMax", "ArgMin")
+def arg(n):
+    fn = "argmax" if n.op_type == "ArgMax" else "argmin"
+    if n.attr("select_last_index", 0):
+        fn += "_last"
+    return [_fn(fn)(n.tensor(0), axis=[n.attr("axis")], keepdims=bool(n.attr("keepdims")))]
+
+
+def _along_axis(n, fn):
+    """Softmax, LogSoftmax, Hardmax. Opset 13 and later: along one axis
+    (default -1). Before 13: the input is coerced to 2-D at `axis` (default 1)
+    and the op runs along the second of those axes, which is a reshape."""
+    x = n.tensor(0)
+    if n.opset >= 13:
+        return [_fn(fn)(x, axis=n.attr("axis"))]
+    shape = x.shape
+    axis = n.attr("axis") % max(len(shape), 1)
+    flat = _fn("reshape")(x, [math.prod(shape[:axis]), math.prod(shape[axis:])])
+    return [_fn("reshape")(_fn(fn)(flat, axis=1), list(shape))]
+
+
+@maps("Softmax")
+def softmax(n):
+    return _along_axis(n, "softmax")
+
+
+@maps("LogSoftmax")
+def log_softmax(n):
+    return _along_axis(n, "log_softmax")
+
+
+@maps("Hardmax")
+def hardmax(n):
+    return _along_axis(n, "hardmax")
+
+
+@maps("CumSum")
+def cumsum(n):
+    (axis,) = n.ints(1)
+    return [_fn("cumsum")(n.tensor(0), axis=axis, exclusive=bool(n.attr("exclusive")),
+                          reverse=bool(n.attr("reverse")))]
+
+
+@maps("TopK")
+def topk(n):
+    k = n.attr("k") if n.opset < 10 else n.ints(1)[0]
+    # sorted = 0 leaves the order to the runtime, and ONNX's expected outputs
+    # are in one order (sorted): ask the library for that order.
+    values, indices = _fn("topk")(n.tensor(0), k, axis=n.attr("axis"),
+                                  largest=bool(n.attr("largest", 1)), sorted=True)
+    return [values, indices]
+
+
+# ---- Resize, Upsample -------------------------------------------------------------------
+
+RESIZE_MODES = ("nearest", "linear", "cubic")
+RESIZE_COORDINATES = ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+                      "tf_half_pixel_for_nn")
+RESIZE_NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+def _floats(n, i):
+    """Input i as a list of floats; None if left out or empty (opset 11's
+    placeholder for scales when sizes are given)."""
+    v = n.value(i)
+    return None if v is None or v.size == 0 else [float(s) for s in v.ravel()]
+
+
+@maps("Resize")
+def resize(n):
+    mode = n.attr("mode")
+    coordinates = n.attr("coordinate_transformation_mode", "asymmetric")
+    nearest = n.attr("nearest_mode", "round_prefer_floor")
+    if n.opset < 11:
+        # Resize-10: (X, scales); asymmetric coordinates, and nearest rounds
+        # down when upsampling (onnxruntime's Resize-10 rounds up when
+        # downsampling, which ONNX's text does not say).
+        scales, sizes, coordinates, nearest = _floats(n, 1), None, "asymmetric", "floor"
+        if mode == "nearest" and any(s < 1 for s in scales):
+            raise unsupported(f"Resize-10 nearest with scales {scales} < 1: ONNX does not say "
+                              f"how it rounds when downsampling; bp_resize takes a nearest_mode")
+    else:
+        scales, sizes = _floats(n, 2), (n.ints(3) or None)
+    if coordinates == "tf_crop_and_resize":
+        raise unsupported("Resize coordinate_transformation_mode 'tf_crop_and_resize' (a region "
+                          "of interest and an extrapolation value): bp_resize has none")
+    for what, value, known in (("mode", mode, RESIZE_MODES),
+                               ("coordinate_transformation_mode", coordinates, RESIZE_COORDINATES),
+                               ("nearest_mode", nearest, RESIZE_NEAREST)):
+        if value not in known:
+            raise unsupported(f"Resize {what} '{value}' (bp_resize: {', '.join(known)})")
+    return [_fn("resize")(n.tensor(0), scales, sizes, mode=mode,
+                          coordinate_transformation_mode=coordinates, nearest_mode=nearest,
+                          cubic_coeff_a=float(n.attr("cubic_coeff_a", -0.75)),
+                          exclude_outside=bool(n.attr("exclude_outside", 0)))]
+
+
+@maps("Upsample")
+def upsample(n):
+    # Upsample (deprecated in opset 10 for Resize): out extent floor(D scale).
+    # Its nearest mode repeats each element `scale` times when scales are
+    # whole numbers >= 1 (ONNX's test case and reference implementation):
+    # bp_resize's asymmetric coordinates rounded down. ONNX's text names no
+    # coordinates for its other cases.
+    scales = _floats(n, 1) if n.opset >= 9 else [float(s) for s in n.attr("scales")]
+    mode = n.attr("mode", "nearest")
+    if mode != "nearest" or any(s < 1 or s != int(s) for s in scales):
+        raise unsupported(f"Upsample mode '{mode}' with scales {scales}: ONNX names coordinates "
+                          f"only for nearest with whole scales >= 1, which map to bp_resize "
+                          f"(asymmetric, floor); map the model with Resize, which names them")
+    return [_fn("resize")(n.tensor(0), scales, None, mode="nearest",
+                          coordinate_transformation_mode="asymmetric", nearest_mode="floor")]

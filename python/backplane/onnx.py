@@ -1,0 +1,415 @@
+"""backplane.onnx: run ONNX models on backplane (docs/onnx.md).
+
+    import backplane.onnx
+    model = backplane.onnx.load("model.onnx", backend="blas_cpu")
+    outputs = model.run({"x": x})          # or model(x=x): a dict name -> Tensor
+
+The model is read with PyPI's ``onnx`` package (``pip install .[onnx]``).
+Its initializers go onto the backend once, at load. Each run records the
+graph onto backplane's graph API the first time it sees an input signature
+(shapes and dtypes), compiles it, and runs the plan; later runs of that
+signature run the plan only (``backplane.jit`` underneath, with its
+recompilation warning). Shapes computed inside the model (Shape, Size,
+ConstantOfShape, shape arithmetic, Reshape by a computed shape) are worked
+out at record time for each signature. An input whose values decide a
+shape (a Reshape's target fed as a graph input) is taken as a constant of
+the signature: a new value records again.
+
+An op, opset or attribute the library does not support is an error at load
+naming the node, the op, the opset and what is missing, never a wrong
+result.
+
+    python -m backplane.onnx model.onnx [--backend NAME] [--input name=file.npy]
+                             [--bench N] [--compare onnxruntime]
+"""
+import os
+import time
+
+import numpy as np
+
+from . import _backplane
+from . import _jit
+from . import _onnx_ops as _ops
+
+# The default domain's opsets this importer reads (each op's form chosen by
+# the model's opset).
+OPSETS = range(1, 22)
+
+__all__ = ["load", "Model", "ValueInfo", "UnsupportedModelError"]
+
+
+class UnsupportedModelError(NotImplementedError):
+    """The model needs an op, opset, dtype or attribute value the library
+    does not support. node, op, opset: where; missing: what."""
+
+    def __init__(self, message, node=None, op=None, opset=None, missing=None, reason=None):
+        super().__init__(message)
+        self.node, self.op, self.opset, self.missing = node, op, opset, missing
+        self.reason = reason
+
+
+class ValueInfo:
+    """A graph input or output: its name, dtype (backplane's name) and shape
+    (an int per known extent; a str for a symbolic one; None unknown)."""
+
+    __slots__ = ("name", "dtype", "shape")
+
+    def __init__(self, name, dtype, shape):
+        self.name, self.dtype, self.shape = name, dtype, shape
+
+    def __repr__(self):
+        return f"ValueInfo({self.name!r}, {self.dtype!r}, {self.shape!r})"
+
+
+def _onnx():
+    try:
+        import onnx
+    except ImportError as e:
+        raise ImportError("backplane.onnx reads models with PyPI's onnx package: pip install "
+                          "onnx (or pip install .[onnx] from a clone)") from e
+    return onnx
+
+
+def _value_info(v):
+    """A graph ValueInfoProto as a ValueInfo; None for a sequence, map or
+    optional value."""
+    if v.type.WhichOneof("value") != "tensor_type":
+        return None
+    tt = v.type.tensor_type
+    shape = None
+    if tt.HasField("shape"):
+        shape = tuple(d.dim_value if d.HasField("dim_value") else
+                      (d.dim_param or None) for d in tt.shape.dim)
+    return ValueInfo(v.name, _ops.ONNX_DTYPES.get(tt.elem_type), shape)
+
+
+def _node_label(k, node):
+    name = f" '{node.name}'" if node.name else ""
+    domain = f"{node.domain}." if node.domain not in ("", "ai.onnx") else ""
+    return f"node {k}{name} ({domain}{node.op_type})"
+
+
+class _Schemas:
+    """ONNX's op schemas by (op type, opset), for attribute defaults."""
+
+    def __init__(self, onnx):
+        self._onnx, self._cache = onnx, {}
+
+    def __call__(self, op_type, opset):
+        key = (op_type, opset)
+        if key not in self._cache:
+            try:
+                self._cache[key] = self._onnx.defs.get_schema(op_type, opset, "")
+            except self._onnx.defs.SchemaError:
+                self._cache[key] = None
+        return self._cache[key]
+
+
+class Model:
+    """An ONNX model loaded onto one backend. inputs, outputs: ValueInfo
+    lists, in the graph's order; opset: the default domain's version."""
+
+    def __init__(self, proto, backend, jit=True):
+        onnx = _onnx()
+        self.proto = proto
+        self.backend = _backplane.backend(backend).name if backend else _backplane.backend().name
+        g = proto.graph
+        self.opset = self._check_opsets(proto)
+        self._schemas = _Schemas(onnx)
+        held = {t.name for t in g.initializer}
+        self.inputs = [self._tensor_info(v, "input") for v in g.input if v.name not in held]
+        self.outputs = [self._tensor_info(v, "output") for v in g.output]
+        self._check_nodes(g)
+        self._initializers = self._load_initializers(g, onnx)
+        self._host_inputs = set()   # inputs whose values decide a shape: constants per run
+        self._jit = jit
+        self._traced = _jit.jit(self._evaluate, static_argnums=(0,)) if jit else None
+        self._trace_declared()
+
+    # ---- load-time checks ---------------------------------------------------------
+    @staticmethod
+    def _check_opsets(proto):
+        opset = None
+        for o in proto.opset_import:
+            if o.domain in ("", "ai.onnx"):
+                opset = o.version
+        if opset is None:
+            opset = 1
+        if opset not in OPSETS:
+            raise UnsupportedModelError(
+                f"backplane.onnx: the model uses opset {opset} of the default domain; this "
+                f"importer reads opsets {OPSETS.start} to {OPSETS.stop - 1}. Convert it with "
+                f"onnx.version_converter.convert_version(model, {OPSETS.stop - 1})",
+                opset=opset, missing=f"opset {opset}", reason="opset")
+        return opset
+
+    def _tensor_info(self, v, what):
+        info = _value_info(v)
+        if info is None:
+            raise UnsupportedModelError(
+                f"backplane.onnx: graph {what} '{v.name}' is a "
+                f"{v.type.WhichOneof('value')} value; backplane has tensors only",
+                missing=v.type.WhichOneof("value"), reason="value")
+        if info.dtype is None:
+            onnx = _onnx()
+            name = onnx.TensorProto.DataType.Name(v.type.tensor_type.elem_type)
+            raise UnsupportedModelError(
+                f"backplane.onnx: graph {what} '{v.name}' is of type {name}, which backplane "
+                f"has no dtype for", missing=name, reason="dtype")
+        return info
+
+    def _check_nodes(self, g):
+        for k, node in enumerate(g.node):
+            if _ops.handler(node.domain, node.op_type) is None:
+                domain = node.domain or "ai.onnx"
+                raise UnsupportedModelError(
+                    f"backplane.onnx: {_node_label(k, node)} of opset {self.opset}: "
+                    f"backplane has no mapping for {domain} {node.op_type}",
+                    node=node.name or k, op=node.op_type, opset=self.opset,
+                    missing=node.op_type, reason="op")
+            for a in node.attribute:
+                if a.type in (a.GRAPH, a.GRAPHS):
+                    raise UnsupportedModelError(
+                        f"backplane.onnx: {_node_label(k, node)} has a subgraph "
+                        f"(attribute '{a.name}'), which this importer does not read yet",
+                        node=node.name or k, op=node.op_type, opset=self.opset,
+                        missing=f"subgraph attribute {a.name}", reason="op")
+
+    def _load_initializers(self, g, onnx):
+        from onnx import numpy_helper
+        out = {}
+        for t in g.initializer:
+            try:
+                host, dtype = _ops.tensor_proto_array(t, numpy_helper)
+            except _ops.Unsupported as e:
+                raise UnsupportedModelError(
+                    f"backplane.onnx: initializer '{t.name}' is of type {e.detail}, which "
+                    f"backplane has no dtype for", missing=e.detail, reason="dtype") from None
+            out[t.name] = _backplane.asarray(host, backend=self.backend, dtype=dtype)
+        return out
+
+    def _trace_declared(self):
+        """Records and compiles the declared signature at load where every
+        input's shape is fixed, so that an attribute the library lacks is an
+        error now, not at the first run."""
+        if not self._jit or not all(i.shape is not None and
+                                    all(isinstance(d, int) for d in i.shape)
+                                    for i in self.inputs):
+            return
+        # Tensors of the declared signature: only their shapes and dtypes are read.
+        args = [_backplane.zeros(i.shape, dtype=i.dtype, backend=self.backend)
+                for i in self.inputs]
+        try:
+            self._traced.lower((), *args)
+        except _ops.NeedsHost:
+            pass  # an input decides a shape: recorded at the first run, with its values
+        except _backplane.Error:
+            pass  # the declared shapes may not be the ones run: the first run says
+
+    # ---- running ------------------------------------------------------------------
+    def _evaluate(self, static, *tensors):
+        """The graph's outputs from its inputs: every node, in order."""
+        g = self.proto.graph
+        values = dict(self._initializers)
+        dynamic = [i for i in self.inputs if i.name not in self._host_inputs]
+        for info, t in zip(dynamic, tensors):
+            values[info.name] = t
+        for name, dtype, shape, raw in static:
+            host = np.frombuffer(raw, dtype=_np_dtype(dtype)).reshape(shape)
+            values[name] = _backplane.asarray(host, backend=self.backend, dtype=dtype)
+        for k, node in enumerate(g.node):
+            self._run_node(k, node, values)
+        return tuple(values[o.name] for o in self.outputs)
+
+    def _run_node(self, k, node, values):
+        n = _ops.Node(node, self.opset, values, self.backend, self._schemas)
+        try:
+            produced = _ops.handler(node.domain, node.op_type)(n)
+        except _ops.Unsupported as e:
+            raise UnsupportedModelError(
+                f"backplane.onnx: {_node_label(k, node)} of opset {self.opset}: {e.detail}",
+                node=node.name or k, op=node.op_type, opset=self.opset, missing=e.detail,
+                reason=e.reason) from None
+        except _ops.NeedsHost:
+            raise
+        except _backplane.Error as e:
+            raise type(e)(f"backplane.onnx: {_node_label(k, node)}: {e}") from e
+        for name, t in zip(node.output, produced):
+            if name and t is not None:
+                values[name] = t
+        for name in node.output:
+            if name and name not in values:
+                raise RuntimeError(f"backplane.onnx: {_node_label(k, node)} made no value "
+                                   f"'{name}' (a defect of the importer's mapping)")
+
+    def _feeds(self, inputs):
+        names = {i.name for i in self.inputs}
+        unknown = sorted(set(inputs) - names)
+        if unknown:
+            raise KeyError(f"backplane.onnx: the model has no input {', '.join(unknown)}; its "
+                           f"inputs are {', '.join(i.name for i in self.inputs)}")
+        tensors = {}
+        for info in self.inputs:
+            if info.name not in inputs:
+                raise KeyError(f"backplane.onnx: input '{info.name}' ({info.dtype}, shape "
+                               f"{info.shape}) is missing")
+            v = inputs[info.name]
+            t = v if isinstance(v, _backplane.Tensor) else _backplane.asarray(
+                np.asarray(v), backend=self.backend)
+            if str(t.dtype) != info.dtype:
+                raise TypeError(f"backplane.onnx: input '{info.name}' is {t.dtype}; the model "
+                                f"declares {info.dtype} (cast it first: nothing is converted "
+                                f"silently)")
+            if t.backend != self.backend:
+                raise ValueError(f"backplane.onnx: input '{info.name}' is on backend "
+                                 f"{t.backend}; the model is on {self.backend} (Tensor.to() "
+                                 f"copies it)")
+            tensors[info.name] = t
+        return tensors
+
+    def run(self, inputs, output_names=None):
+        """inputs: name -> Tensor or array-like (the declared dtype); returns
+        name -> Tensor for every output (or those in output_names)."""
+        feeds = self._feeds(inputs)
+        while True:
+            static = tuple(sorted(
+                (name, str(feeds[name].dtype), tuple(feeds[name].shape),
+                 np.ascontiguousarray(feeds[name].numpy()).tobytes())
+                for name in self._host_inputs))
+            dynamic = [feeds[i.name] for i in self.inputs if i.name not in self._host_inputs]
+            try:
+                if self._traced is not None:
+                    outs = self._traced(static, *dynamic)
+                else:
+                    outs = self._evaluate(static, *dynamic)
+                break
+            except _ops.NeedsHost as e:
+                sources = self._inputs_behind(e.name) - self._host_inputs
+                if not sources:
+                    raise UnsupportedModelError(
+                        f"backplane.onnx: value '{e.name}' decides a shape but is computed "
+                        f"from tensor data; backplane records shapes before it runs",
+                        missing=f"the values of '{e.name}' at record time",
+                        reason="mode") from None
+                self._host_inputs |= sources
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        result = {o.name: t for o, t in zip(self.outputs, outs)}
+        if output_names is not None:
+            result = {name: result[name] for name in output_names}
+        return result
+
+    def _inputs_behind(self, name):
+        """The graph inputs whose values `name` is computed from."""
+        producer = {o: node for node in self.proto.graph.node for o in node.output}
+        inputs = {i.name for i in self.inputs}
+        found, todo, seen = set(), [name], set()
+        while todo:
+            v = todo.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v in inputs:
+                found.add(v)
+            elif v in producer:
+                todo.extend(i for i in producer[v].input if i)
+        return found
+
+    def __call__(self, **inputs):
+        return self.run(inputs)
+
+    def __repr__(self):
+        def sig(vs):
+            return ", ".join(f"{v.name}: {v.dtype}{list(v.shape) if v.shape else ''}"
+                             for v in vs)
+        return (f"<backplane.onnx.Model on {self.backend}, opset {self.opset}, "
+                f"{len(self.proto.graph.node)} nodes: ({sig(self.inputs)}) -> "
+                f"({sig(self.outputs)})>")
+
+
+def _np_dtype(name):
+    if name == "bfloat16":
+        import ml_dtypes
+        return ml_dtypes.bfloat16
+    return np.dtype(name)
+
+
+def load(model, backend=None, jit=True):
+    """An ONNX model (a path, bytes, or an onnx.ModelProto) loaded onto
+    backend (a name; None: the default backend). jit=False runs it op by op
+    instead of recording a graph."""
+    onnx = _onnx()
+    if isinstance(model, (str, os.PathLike)):
+        proto = onnx.load(os.fspath(model))
+    elif isinstance(model, (bytes, bytearray)):
+        proto = onnx.load_from_string(bytes(model))
+    else:
+        proto = model
+    return Model(proto, backend, jit)
+
+
+# ---- the command line ------------------------------------------------------------------
+
+def _parse(argv):
+    import argparse
+    p = argparse.ArgumentParser(prog="python -m backplane.onnx",
+                                description="Run an ONNX model on a backplane backend.")
+    p.add_argument("model")
+    p.add_argument("--backend", default=None, help="a backend name (default: the default one)")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="an input's values (default: zeros of the declared shape)")
+    p.add_argument("--bench", type=int, default=0, metavar="N",
+                   help="run N more times and print the median time per run")
+    p.add_argument("--compare", choices=["onnxruntime"],
+                   help="also run onnxruntime and print the largest differences")
+    return p.parse_args(argv)
+
+
+def _cli_feeds(model, pairs):
+    feeds = {}
+    for pair in pairs:
+        name, sep, path = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--input {pair}: expected NAME=FILE.npy")
+        feeds[name] = np.load(path)
+    for i in model.inputs:
+        if i.name not in feeds:
+            if i.shape is None or not all(isinstance(d, int) for d in i.shape):
+                raise SystemExit(f"input '{i.name}' has shape {i.shape}: give it with --input "
+                                 f"{i.name}=FILE.npy")
+            feeds[i.name] = np.zeros(i.shape, dtype=_np_dtype(i.dtype))
+    return feeds
+
+
+def main(argv=None):
+    args = _parse(argv)
+    model = load(args.model, backend=args.backend)
+    feeds = _cli_feeds(model, args.input)
+    t0 = time.perf_counter()
+    outs = {k: v.numpy() for k, v in model.run(feeds).items()}
+    first = time.perf_counter() - t0
+    print(f"{os.path.basename(args.model)} on {model.backend}: first run {first * 1e3:.2f} ms "
+          f"(records and compiles)")
+    for name, v in outs.items():
+        print(f"  {name}: {v.dtype} {list(v.shape)}")
+    if args.bench > 0:
+        times = []
+        for _ in range(args.bench):
+            t0 = time.perf_counter()
+            for v in model.run(feeds).values():
+                v.numpy()
+            times.append(time.perf_counter() - t0)
+        print(f"  median of {args.bench} runs: {np.median(times) * 1e3:.3f} ms")
+    if args.compare == "onnxruntime":
+        import onnxruntime
+        sess = onnxruntime.InferenceSession(model.proto.SerializeToString(),
+                                            providers=["CPUExecutionProvider"])
+        ref = sess.run(None, {k: np.asarray(v) for k, v in feeds.items()})
+        for o, r in zip(model.outputs, ref):
+            diff = np.max(np.abs(outs[o.name].astype(np.float64) - r.astype(np.float64)),
+                          initial=0.0)
+            print(f"  {o.name}: largest |backplane - onnxruntime| {diff:.3g}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,251 @@
+"""backplane.onnx: loading ONNX models onto a backend and running them on
+graphs. Hand-made models (onnx.helper) check each behaviour; ONNX's own
+model tests run in tests/onnx (ctest onnx_models.*). Skipped without PyPI's
+onnx; the comparisons with onnxruntime without onnxruntime."""
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+np = pytest.importorskip("numpy")
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import backplane as bp  # noqa: E402
+import backplane.onnx as bo  # noqa: E402
+
+F32 = TensorProto.FLOAT
+
+
+def vi(name, shape, elem=F32):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def model_of(nodes, inputs, outputs, initializers=(), opset=17):
+    graph = helper.make_graph(nodes, "m", inputs, outputs, list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def mlp(batch="N"):
+    rng = np.random.default_rng(0)
+    w1 = rng.standard_normal((4, 8)).astype(np.float32)
+    b1 = rng.standard_normal(8).astype(np.float32)
+    w2 = rng.standard_normal((8, 3)).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h0"]),
+             helper.make_node("Add", ["h0", "b1"], ["h1"]),
+             helper.make_node("Relu", ["h1"], ["h"]),
+             helper.make_node("MatMul", ["h", "w2"], ["z"]),
+             helper.make_node("Softmax", ["z"], ["y"], axis=-1)]
+    m = model_of(nodes, [vi("x", [batch, 4])], [vi("y", [batch, 3])],
+                 [numpy_helper.from_array(a, n) for a, n in ((w1, "w1"), (b1, "b1"), (w2, "w2"))])
+
+    def reference(x):
+        z = np.maximum(x @ w1 + b1, 0) @ w2
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+    return m, reference
+
+
+def test_a_model_runs_and_matches_its_reference(backend):
+    m, ref = mlp()
+    model = bo.load(m, backend=backend.name)
+    x = np.random.default_rng(1).standard_normal((5, 4)).astype(np.float32)
+    y = model.run({"x": x})["y"]
+    assert y.backend == model.backend
+    np.testing.assert_allclose(y.numpy(), ref(x), rtol=1e-5, atol=1e-6)
+    # the keyword form gives the same
+    np.testing.assert_array_equal(model(x=x)["y"].numpy(), y.numpy())
+
+
+def test_load_reads_a_path_bytes_or_a_proto(tmp_path):
+    m, ref = mlp()
+    path = tmp_path / "mlp.onnx"
+    onnx.save(m, str(path))
+    x = np.ones((2, 4), np.float32)
+    for source in (str(path), path, m.SerializeToString(), m):
+        np.testing.assert_allclose(bo.load(source).run({"x": x})["y"].numpy(), ref(x),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_inputs_and_outputs_are_inspectable_with_symbolic_extents():
+    model = bo.load(mlp()[0])
+    assert [(i.name, i.dtype, i.shape) for i in model.inputs] == [("x", "float32", ("N", 4))]
+    assert [(o.name, o.dtype, o.shape) for o in model.outputs] == [("y", "float32", ("N", 3))]
+    assert "5 nodes" in repr(model) and "x: float32" in repr(model)
+
+
+def test_each_input_signature_compiles_once_and_runs_the_plan_after():
+    model = bo.load(mlp()[0], backend="binary")
+    before = bp.stats("binary")["jit_compiles"]
+    for batch in (2, 2, 7, 2, 7):
+        model.run({"x": np.ones((batch, 4), np.float32)})
+    assert bp.stats("binary")["jit_compiles"] - before == 2
+
+
+def test_a_fixed_shape_model_is_compiled_at_load():
+    m, _ = mlp(batch=3)
+    before = bp.stats("binary")["jit_compiles"]
+    model = bo.load(m, backend="binary")
+    assert bp.stats("binary")["jit_compiles"] - before == 1
+    model.run({"x": np.ones((3, 4), np.float32)})
+    assert bp.stats("binary")["jit_compiles"] - before == 1
+
+
+def test_jit_false_runs_op_by_op_with_the_same_values():
+    m, _ = mlp()
+    x = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
+    a = bo.load(m, backend="blas_cpu").run({"x": x})["y"].numpy()
+    b = bo.load(m, backend="blas_cpu", jit=False).run({"x": x})["y"].numpy()
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_shapes_computed_in_the_model_are_resolved_at_record_time():
+    # y = reshape(-x, shape(transpose(x))): Shape's result feeds Reshape
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"]),
+             helper.make_node("Shape", ["xt"], ["s"]),
+             helper.make_node("Neg", ["x"], ["n"]),
+             helper.make_node("Reshape", ["n", "s"], ["y"])]
+    model = bo.load(model_of(nodes, [vi("x", ["a", "b"])], [vi("y", ["b", "a"])]))
+    for shape in ((3, 4), (2, 5)):
+        x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        np.testing.assert_array_equal(model.run({"x": x})["y"].numpy(),
+                                      (-x).reshape(shape[::-1]))
+
+
+def test_an_input_that_decides_a_shape_is_a_constant_of_the_signature():
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"])]
+    model = bo.load(model_of(nodes, [vi("x", [6]), vi("shape", [2], TensorProto.INT64)],
+                             [vi("y", None)]))
+    x = np.arange(6, dtype=np.float32)
+    for target in ((2, 3), (3, 2), (2, 3)):
+        y = model.run({"x": x, "shape": np.array(target, np.int64)})["y"]
+        assert y.shape == target
+        np.testing.assert_array_equal(y.numpy(), x.reshape(target))
+
+
+def test_a_shape_computed_from_an_inputs_data_takes_that_input_as_a_constant():
+    # Reshape by values computed from a float input's data (Cast of relu(x))
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Cast", ["r"], ["s"], to=TensorProto.INT64),
+             helper.make_node("Reshape", ["r", "s"], ["y"])]
+    model = bo.load(model_of(nodes, [vi("x", [2])], [vi("y", None)]))
+    # x is then taken as a constant of the signature: its values decide y's shape
+    y = model.run({"x": np.array([1, 2], np.float32)})["y"]
+    assert y.shape == (1, 2)
+    np.testing.assert_array_equal(y.numpy(), [[1, 2]])
+    y = model.run({"x": np.array([2, 1], np.float32)})["y"]
+    assert y.shape == (2, 1)
+
+
+def test_an_op_with_no_mapping_is_an_error_at_load_naming_node_op_and_opset():
+    nodes = [helper.make_node("Relu", ["x"], ["a"]),
+             helper.make_node("StringNormalizer", ["a"], ["y"], name="norm")]
+    with pytest.raises(bo.UnsupportedModelError) as e:
+        bo.load(model_of(nodes, [vi("x", [2])], [vi("y", [2])]))
+    msg = str(e.value)
+    assert "node 1 'norm' (StringNormalizer)" in msg and "opset 17" in msg, msg
+    assert (e.value.op, e.value.opset, e.value.reason) == ("StringNormalizer", 17, "op")
+
+
+def test_an_attribute_value_the_library_lacks_is_an_error_at_load():
+    nodes = [helper.make_node("Pad", ["x", "pads"], ["y"], mode="reflect")]
+    pads = numpy_helper.from_array(np.array([1, 1], np.int64), "pads")
+    with pytest.raises(bo.UnsupportedModelError, match=r"node 0 \(Pad\) of opset 17: Pad mode "
+                                                      r"'reflect'"):
+        bo.load(model_of(nodes, [vi("x", [3])], [vi("y", [5])], [pads]))
+
+
+def test_an_opset_past_the_importers_is_refused_naming_the_converter():
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    m = model_of(nodes, [vi("x", [2])], [vi("y", [2])], opset=17)
+    m.opset_import[0].version = 99
+    with pytest.raises(bo.UnsupportedModelError, match="opset 99.*convert_version"):
+        bo.load(m)
+
+
+def test_a_subgraph_is_refused_at_load():
+    then = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [],
+                             [vi("t", [2])])
+    nodes = [helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=then)]
+    with pytest.raises(bo.UnsupportedModelError, match="If"):
+        bo.load(model_of(nodes, [vi("c", [], TensorProto.BOOL), vi("x", [2])], [vi("y", [2])]))
+
+
+def test_inputs_are_checked_by_name_and_dtype_and_never_converted():
+    model = bo.load(mlp()[0])
+    with pytest.raises(KeyError, match="input 'x'.*missing"):
+        model.run({})
+    with pytest.raises(KeyError, match="no input z"):
+        model.run({"x": np.ones((1, 4), np.float32), "z": 1})
+    with pytest.raises(TypeError, match="input 'x' is float64; the model declares float32"):
+        model.run({"x": np.ones((1, 4))})
+
+
+def test_a_tensor_of_another_backend_is_refused_naming_both():
+    model = bo.load(mlp()[0], backend="binary")
+    if "blas_cpu" not in bp.backends():
+        pytest.skip("one host backend here")
+    x = bp.asarray(np.ones((1, 4), np.float32), backend="blas_cpu")
+    with pytest.raises(ValueError, match="on backend blas_cpu.*the model is on binary"):
+        model.run({"x": x})
+
+
+def test_a_node_the_library_refuses_names_the_node():
+    nodes = [helper.make_node("MatMul", ["x", "x"], ["y"], name="mm")]
+    model = bo.load(model_of(nodes, [vi("x", ["a", "b"])], [vi("y", None)]))
+    with pytest.raises(bp.ShapeError, match="node 0 'mm' \\(MatMul\\)"):
+        model.run({"x": np.ones((2, 3), np.float32)})
+
+
+def test_a_conv_net_matches_onnxruntime():
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    fc = rng.standard_normal((4, 5)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("GlobalAveragePool", ["p"], ["g"]),
+             helper.make_node("Flatten", ["g"], ["f"]),
+             helper.make_node("Gemm", ["f", "fc"], ["y"])]
+    m = model_of(nodes, [vi("x", ["N", 3, 8, 8])], [vi("y", ["N", 5])],
+                 [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"),
+                  numpy_helper.from_array(fc, "fc")], opset=13)
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"x": x})[0]
+    for be in [b for b in ("binary", "blas_cpu") if b in bp.backends()]:
+        got = bo.load(m, backend=be).run({"x": x})["y"].numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_the_command_line_prints_outputs_and_compares(tmp_path):
+    m, _ = mlp(batch=2)
+    path = tmp_path / "mlp.onnx"
+    onnx.save(m, str(path))
+    x = tmp_path / "x.npy"
+    np.save(x, np.ones((2, 4), np.float32))
+    args = [sys.executable, "-m", "backplane.onnx", str(path), "--input", f"x={x}",
+            "--bench", "3"]
+    try:
+        import onnxruntime  # noqa: F401
+        args += ["--compare", "onnxruntime"]
+    except ImportError:
+        pass
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    assert "y: float32 [2, 3]" in out and "median of 3 runs" in out, out
+    if "--compare" in args:
+        line = next(ln for ln in out.splitlines() if "onnxruntime" in ln)
+        assert float(line.split()[-1]) < 1e-5, line
+
+
+def test_recompiling_for_every_input_shape_warns_once():
+    model = bo.load(mlp()[0], backend="binary")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for batch in range(1, 10):
+            model.run({"x": np.ones((batch, 4), np.float32)})
+    storms = [w for w in seen if issubclass(w.category, bp.RecompilationWarning)]
+    assert len(storms) == 1, [str(w.message) for w in seen]
