@@ -23,7 +23,8 @@ def section(runs):
     lines += [
         f"ONNX {first['onnx_version']}'s backend node tests (Debian's `libonnx-testdata`, read with",
         "`python3-onnx`) run through the library by `tests/onnx/run.py`: each single-node test's",
-        "node is mapped to library calls (ctypes on libbackplane), run on the backend, and every",
+        "model is loaded onto the backend with backplane's ONNX importer (`backplane.onnx`:",
+        "recorded on a graph, compiled, run), and every",
         f"output compared with onnxruntime's default tolerances (rtol {first['rtol']:g}, atol "
         f"{first['atol']:g}; exact for",
         "integers and bool; NaN equals NaN). A single-node test is one whose graph has exactly one",
@@ -37,7 +38,7 @@ def section(runs):
     ]
     for r in runs:
         be = r["backend"].split(":")[0]
-        lines.append(f"python3 tests/onnx/run.py --lib build/lib/libbackplane.so --backend {be:<8} "
+        lines.append(f"python3 tests/onnx/run.py --package build/python --backend {be:<8} "
                      f"--json build/onnx/{be}.json")
     lines += [
         "python3 tests/onnx/doc.py " + " ".join(
@@ -68,10 +69,6 @@ def section(runs):
         "|---|---|",
     ]
     lines += [f"| {k} | {v} |" for k, v in first["out_of_scope_reasons"].items()]
-    planned = t0.get("out_of_scope_op_planned", {})
-    if planned:
-        lines += ["", "Of the tests out of scope for their op, " + ", ".join(
-            f"{n} are of ops planned in {p}" for p, n in planned.items()) + "."]
     missing = {}
     for test in first["tests"]:
         if test["outcome"] == "OUT OF SCOPE" and test["reason"] == "op":

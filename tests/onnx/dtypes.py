@@ -4,9 +4,17 @@ host values (hostvalues.py: NumPy arrays in the library dtype's storage type).
 import numpy as np
 from onnx import TensorProto, numpy_helper
 
-from bplib import DTYPES
 
-# ONNX TensorProto.DataType -> the library's dtype name (bplib.DTYPES).
+# The library's dtypes: short name -> NumPy storage dtype (bf16 is carried as
+# its 16 bits: NumPy has no bf16).
+STORAGE = {"bool": np.bool_, "u8": np.uint8, "i8": np.int8, "i32": np.int32, "i64": np.int64,
+           "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64}
+# short name <-> backplane's (NumPy's) name
+NUMPY_NAME = {"bool": "bool", "u8": "uint8", "i8": "int8", "i32": "int32", "i64": "int64",
+              "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
+SHORT_NAME = {v: k for k, v in NUMPY_NAME.items()}
+
+# ONNX TensorProto.DataType -> the library's dtype name (dtypes.STORAGE).
 ONNX_TO_BP = {
     TensorProto.BOOL: "bool",
     TensorProto.UINT8: "u8",
@@ -49,4 +57,4 @@ def decode(tensor, elem_type):
             bits = np.asarray(tensor.int32_data, dtype=np.uint32).astype(np.uint16)
         return dtype, bits.reshape(dims).copy()
     arr = numpy_helper.to_array(tensor)
-    return dtype, np.array(arr, dtype=DTYPES[dtype][2]).reshape(dims)
+    return dtype, np.array(arr, dtype=STORAGE[dtype]).reshape(dims)

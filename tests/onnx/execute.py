@@ -1,22 +1,27 @@
-"""Running one single-node test on one backend and deciding its outcome.
+"""Running one test (a single-node test or a model) on one backend through
+backplane's ONNX importer (backplane.onnx, the package users import), and
+deciding its outcome.
 
-The order of decisions: the op must have a handler (else OUT OF SCOPE "op"),
-every graph input and output must have a library dtype (else "dtype"), the
-handler may refuse a mode before calling the library ("mode"). Then the node
-runs once per data set and every output is compared; anything the library
-refuses, including BP_ERR_UNSUPPORTED_OP for a mapped op, is a FAIL.
+The test's model is loaded onto the backend as a user loads one: its nodes
+mapped by the importer's mapping (python/backplane/_onnx_ops.py), recorded
+on a graph per input signature, compiled, and run for every data set. What
+the importer refuses as unsupported (an op with no mapping, a dtype, a mode
+or attribute value, a sequence value) is OUT OF SCOPE with that reason;
+anything else refused or wrong is a FAIL, never a pass.
 """
+import re
 import traceback
 from dataclasses import dataclass
 from typing import Optional
 
-import registry
-from bplib import Arena, BpError
 from compare import compare
-from dtypes import bp_dtype, decode, onnx_name
-from node import Node
+from dtypes import NUMPY_NAME, SHORT_NAME, bp_dtype, decode, onnx_name
+from hostvalues import bf16_bits_to_f32, f32_to_bf16_bits
 from scope import (FAIL, KNOWN_DIFFERENCE, KNOWN_DIFFERENCES, OUT_OF_SCOPE, PASS, OutOfScope,
-                   missing_dtype, missing_op)
+                   missing_dtype)
+
+# The importer's reasons as the runner's vocabulary (scope.REASONS).
+REASONS = {"op": "op", "dtype": "dtype", "mode": "mode", "value": "value", "opset": "mode"}
 
 
 @dataclass
@@ -27,49 +32,67 @@ class Result:
     reason: str = ""                 # OUT OF SCOPE: a key of scope.REASONS
     detail: str = ""
     error: Optional[float] = None    # the largest error over the outputs compared
-    planned: str = ""                # OUT OF SCOPE "op": where the op is planned, if it is
     refused_by: str = ""             # FAIL from the library: the function that refused
     status: str = ""                 # ... and its status (BP_ERR_UNSUPPORTED_OP: not implemented)
+    missing: str = ""                # OUT OF SCOPE "op": the ops without a mapping, ", "-joined
 
 
 def op_label(case):
-    node = case.node
-    return f"{node.domain}.{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
+    """The node's op for a single-node test; the node count for a model."""
+    if getattr(case, "single_node", False):
+        node = case.node
+        return f"{node.domain}.{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
+    n = len(case.model.graph.node)
+    return f"{n} node{'' if n == 1 else 's'}"
 
 
-def scope_check(case):
-    """OutOfScope for the decisions that need no library, else the handler."""
-    node = case.node
-    handler = registry.handler("" if node.domain == "ai.onnx" else node.domain, node.op_type)
-    if handler is None:
-        plan = registry.planned(node.domain, node.op_type)
-        e = missing_op(f"{op_label(case)}" + (f" (planned: {plan})" if plan else ""))
-        e.planned = plan or ""
-        raise e
-    lacking = sorted({onnx_name(v.elem_type) for v in case.inputs + case.outputs
-                      if bp_dtype(v.elem_type) is None})
-    if lacking:
-        raise missing_dtype(", ".join(lacking))
-    return handler
+def _to_tensor(bp, backend, dtype, host):
+    """A decoded host value (dtypes.decode's form) as a tensor on backend."""
+    if dtype == "bf16":  # carried as its bits: widened exactly, then narrowed exactly
+        return bp.asarray(bf16_bits_to_f32(host), backend=backend, dtype="bfloat16")
+    return bp.asarray(host, backend=backend, dtype=NUMPY_NAME[dtype])
+
+
+def _to_host(bp, t):
+    """A tensor as (short dtype, host array), dtypes.decode's form."""
+    dtype = SHORT_NAME[str(t.dtype)]
+    if dtype == "bf16":
+        return dtype, f32_to_bf16_bits(bp.cast(t, "float32").numpy())
+    return dtype, t.numpy()
+
+
+def _refusal(e):
+    """(function, status) of a backplane.Error: the library function its
+    message names ('backplane.onnx: node 0 (MatMul): backplane.matmul: ...')."""
+    names = [n for n in re.findall(r"backplane\.(\w+):", str(e)) if n != "onnx"]
+    return (names[-1] if names else ""), getattr(e, "status", "")
 
 
 def run_case(case, backend):
+    """The Result of a test (testdata.Case or testdata.ModelCase) on backend
+    (a backplane backend name)."""
+    import backplane as bp
+    import backplane.onnx as bo
     op = op_label(case)
     try:
-        handler = scope_check(case)
+        if getattr(case, "other_values", None):
+            raise OutOfScope("value", ", ".join(case.other_values))
+        lacking = sorted({onnx_name(v.elem_type) for v in case.inputs + case.outputs
+                          if bp_dtype(v.elem_type) is None})
+        if lacking:
+            raise missing_dtype(", ".join(lacking))
+        model = bo.load(case.model, backend=backend)
     except OutOfScope as e:
-        return Result(case.name, op, OUT_OF_SCOPE, e.reason, e.detail,
-                      planned=getattr(e, "planned", ""))
-    worst, known = 0.0, None
+        return Result(case.name, op, OUT_OF_SCOPE, e.reason, e.detail)
+    except bo.UnsupportedModelError as e:
+        return Result(case.name, op, OUT_OF_SCOPE, REASONS[e.reason], _detail(e),
+                      missing=e.missing if e.reason == "op" else "")
     sets = case.data_sets()
     if not sets:
         return Result(case.name, op, FAIL, detail="no test_data_set_* in the test")
+    worst, known = 0.0, None
     for inputs, outputs in sets:
-        arena = Arena(backend)
-        try:
-            r = _run_set(case, op, handler, arena, inputs, outputs)
-        finally:
-            arena.release()
+        r = _run_set(bp, bo, case, op, model, backend, inputs, outputs)
         if isinstance(r, Result):
             return r
         err, why = r
@@ -80,24 +103,23 @@ def run_case(case, backend):
     return Result(case.name, op, PASS, error=worst)
 
 
-def _run_set(case, op, handler, arena, inputs, outputs):
+def _detail(e):
+    """An UnsupportedModelError's message without the importer's prefix."""
+    return str(e).replace("backplane.onnx: ", "", 1)
+
+
+def _run_set(bp, bo, case, op, model, backend, inputs, outputs):
     """(largest error, known-difference explanation or None), or a Result that
     ends the test."""
     try:
         values = {v.name: decode(p, v.elem_type) for v, p in zip(case.inputs, inputs)}
-        node = Node(case.node, case.opset, values, {v.name: v.elem_type for v in case.outputs},
-                    arena)
-        produced = handler(node)
-        by_name = dict(zip(case.node.output, produced))
+        feeds = {name: _to_tensor(bp, backend, dt, host) for name, (dt, host) in values.items()}
+        produced = model.run(feeds)
         worst, known = 0.0, None
         for k, (v, proto) in enumerate(zip(case.outputs, outputs)):
-            t = by_name.get(v.name)
-            if t is None:
-                return Result(case.name, op, FAIL,
-                              detail=f"output {k} '{v.name}' was not produced by the mapping")
-            actual = t.to_host()
+            actual_dtype, actual = _to_host(bp, produced[v.name])
             exp_dtype, expected = decode(proto, v.elem_type)
-            verdict = compare(exp_dtype, expected, t.dtype, actual)
+            verdict = compare(exp_dtype, expected, actual_dtype, actual)
             if verdict.ok:
                 worst = max(worst, verdict.error or 0.0)
                 continue
@@ -109,13 +131,14 @@ def _run_set(case, op, handler, arena, inputs, outputs):
             return Result(case.name, op, FAIL, detail=f"{where}: {verdict.detail}",
                           error=verdict.error)
         return worst, known
-    except OutOfScope as e:
-        return Result(case.name, op, OUT_OF_SCOPE, e.reason, e.detail)
-    except BpError as e:
-        label = " (unsupported)" if e.status == "BP_ERR_UNSUPPORTED_OP" else ""
-        return Result(case.name, op, FAIL, detail=f"refused{label}: {e}", refused_by=e.function,
-                      status=e.status)
-    except Exception as e:  # a mistake of the mapping: visible, never a pass
+    except bo.UnsupportedModelError as e:  # found at the first run (shapes known only then)
+        return Result(case.name, op, OUT_OF_SCOPE, REASONS[e.reason], _detail(e))
+    except bp.Error as e:
+        fn, status = _refusal(e)
+        label = " (unsupported)" if status == "BP_ERR_UNSUPPORTED_OP" else ""
+        return Result(case.name, op, FAIL, detail=f"refused{label}: {e}", refused_by=fn,
+                      status=status)
+    except Exception as e:  # a mistake of the mapping or the runner: visible, never a pass
         tb = traceback.extract_tb(e.__traceback__)[-1]
         return Result(case.name, op, FAIL,
                       detail=f"runner error: {type(e).__name__}: {e} ({tb.filename.split('/')[-1]}:"

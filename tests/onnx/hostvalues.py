@@ -1,5 +1,5 @@
 """Host values as the runner holds them: NumPy arrays in the storage type of
-the library's dtype (bplib.DTYPES), bf16 as its 16 bits in a uint16 array.
+the library's dtype (dtypes.STORAGE), bf16 as its 16 bits in a uint16 array.
 No ONNX here, so the comparison and its unit tests need only NumPy."""
 import numpy as np
 

@@ -24,8 +24,6 @@ def line(r, verbose):
 def totals(results, n_node_tests, not_single):
     by = collections.Counter(r.outcome for r in results)
     oos = collections.Counter(r.reason for r in results if r.outcome == OUT_OF_SCOPE)
-    planned = collections.Counter(r.planned for r in results
-                                  if r.outcome == OUT_OF_SCOPE and r.planned)
     unsupported = collections.Counter(r.refused_by for r in results
                                       if r.outcome == FAIL and r.status == UNSUPPORTED)
     return {
@@ -39,7 +37,6 @@ def totals(results, n_node_tests, not_single):
         "known_difference": by[KNOWN_DIFFERENCE],
         "out_of_scope": sum(oos.values()),
         "out_of_scope_by_reason": {k: oos[k] for k in REASONS},
-        "out_of_scope_op_planned": dict(sorted(planned.items())),
         "fail_unsupported_by_function": dict(sorted(unsupported.items())),
     }
 
@@ -65,8 +62,6 @@ def summary(t, title):
     out.append("    {:<6} {:<84} {:>5}".format("reason", "meaning", "tests"))
     for k, meaning in REASONS.items():
         out.append("    {:<6} {:<84} {:>5}".format(k, meaning, t["out_of_scope_by_reason"][k]))
-    for plan, n in t["out_of_scope_op_planned"].items():
-        out.append(f"      of reason op, planned in {plan}: {n}")
     out.append("")
     out.append("  Known differences (run and checked; any other difference is a FAIL):")
     for why in sorted({w for w, _ in KNOWN_DIFFERENCES.values()}):
@@ -90,8 +85,8 @@ def model_totals(results):
         by_dir[r.name.split("/")[0]][r.outcome] += 1
     t["by_directory"] = {d: dict(c) for d, c in sorted(by_dir.items())}
     missing = collections.Counter(op for r in results
-                                  if r.outcome == OUT_OF_SCOPE and r.reason == "op"
-                                  for op in r.detail.split(", "))
+                                  if r.outcome == OUT_OF_SCOPE and r.missing
+                                  for op in r.missing.split(", "))
     t["missing_ops"] = dict(missing.most_common())
     return t
 

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """ONNX's backend node tests on a backplane backend.
 
-  python3 tests/onnx/run.py --backend binary [-k PATTERN] [-v] [--json FILE]
+  python3 tests/onnx/run.py --backend binary [--models] [-k PATTERN] [-v] [--json FILE]
 
-Reads every node test of Debian's libonnx-testdata with python3-onnx, runs
-each single-node test's node through libbackplane (ctypes) on the backend,
-and compares every output with onnxruntime's default tolerances. Each
-single-node test ends in PASS, FAIL, OUT OF SCOPE (with a reason from a fixed
+Reads every node test of Debian's libonnx-testdata with python3-onnx, loads
+each single-node test's model onto the backend with backplane's ONNX
+importer (backplane.onnx: recorded on a graph, compiled, run), and compares
+every output with onnxruntime's default tolerances. --models does the same
+for the tests of several nodes (node tests that expand an ONNX function, and
+the simple, pytorch-converted and pytorch-operator models beside them). Each
+test ends in PASS, FAIL, OUT OF SCOPE (with a reason from a fixed
 vocabulary) or KNOWN DIFFERENCE; see scope.py. Exit status: 0 when no test
 failed, 1 when one did, 77 when this machine cannot run them (no test data,
-no python3-onnx, a sanitizer build, or --skip-unavailable and a backend that
-does not open), 2 for a usage error.
+no python3-onnx, no Python package built, a sanitizer build, or
+--skip-unavailable and a backend that does not open), 2 for a usage error.
 """
 import argparse
 import fnmatch
@@ -32,8 +35,9 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", default="binary", help="backend name: binary, blas_cpu, cuda, cuda:1")
-    p.add_argument("--lib", help="libbackplane.so (default: $BP_LIBRARY, else the newest build*/ "
-                                 "of this checkout)")
+    p.add_argument("--package", help="the directory holding the backplane package (default: "
+                                     "$BP_PYTHON_PACKAGE, else the newest build*/python of this "
+                                     "checkout)")
     p.add_argument("--testdata", help="ONNX's data/node directory (default: $BP_ONNX_TESTDATA, "
                                       "else Debian's /usr/share/libonnx-testdata/data/node)")
     p.add_argument("-k", dest="pattern", help="only tests whose name contains PATTERN (or matches "
@@ -53,13 +57,14 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-def find_library(explicit):
+def find_package(explicit):
+    """The directory whose backplane/ is the package to test, or None."""
     if explicit:
         return explicit
-    if os.environ.get("BP_LIBRARY"):
-        return os.environ["BP_LIBRARY"]
-    found = glob.glob(os.path.join(ROOT, "build*", "lib", "libbackplane.so"))
-    return max(found, key=os.path.getmtime) if found else None
+    if os.environ.get("BP_PYTHON_PACKAGE"):
+        return os.environ["BP_PYTHON_PACKAGE"]
+    found = glob.glob(os.path.join(ROOT, "build*", "python", "backplane", "_backplane*.so"))
+    return os.path.dirname(os.path.dirname(max(found, key=os.path.getmtime))) if found else None
 
 
 def selected(name, pattern):
@@ -97,14 +102,14 @@ def main(argv):
             return 2
         skip("ONNX's node test data is not installed (Debian: apt-get install libonnx-testdata; "
              "or set $BP_ONNX_TESTDATA)")
-    lib = find_library(args.lib)
-    if lib is None or not os.path.isfile(lib):
-        print(f"error: libbackplane.so not found ({lib or 'no build*/lib here'}); build first or "
-              f"pass --lib", file=sys.stderr)
-        return 2
+    pkg = find_package(args.package)
+    if pkg is None or not glob.glob(os.path.join(pkg, "backplane", "_backplane*.so")):
+        skip(f"the Python package is not built ({pkg or 'no build*/python here'}): the runner "
+             f"loads models with backplane.onnx (tools/bootstrap.sh test builds it; or pass "
+             f"--package)")
 
     if args.models:
-        return run_models(args, root, lib)
+        return run_models(args, root, pkg)
     names = [n for n in testdata.list_tests(root) if selected(n, args.pattern)]
     cases, not_single = {}, []
     for name in names:
@@ -114,7 +119,7 @@ def main(argv):
         else:
             not_single.append((name, case.why_not_single))
 
-    worker = Worker(lib, args.backend, root, args.timeout)
+    worker = Worker(pkg, args.backend, root, args.timeout)
     results = []
     try:
         for name, case in cases.items():
@@ -136,22 +141,22 @@ def main(argv):
 
     t = report.totals(results, len(names), not_single)
     title = (f"ONNX {onnx.__version__} node tests ({root}) on {worker.backend or args.backend}, "
-             f"libbackplane {worker.version or '?'} ({lib})"
+             f"backplane {worker.version or '?'} ({pkg})"
              + (f", tests matching '{args.pattern}'" if args.pattern else ""))
     print()
     print(report.summary(t, title))
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         report.write_json(args.json, {
-            "onnx_version": onnx.__version__, "testdata": root, "library": lib,
-            "library_version": worker.version, "backend": worker.backend or args.backend,
+            "onnx_version": onnx.__version__, "testdata": root, "package": pkg,
+            "backplane_version": worker.version, "backend": worker.backend or args.backend,
             "pattern": args.pattern or "", "rtol": compare.RTOL, "atol": compare.ATOL,
             "not_single_node": {name: why for name, why in not_single},
         }, t, results)
     return 1 if t["fail"] else 0
 
 
-def run_models(args, root, lib):
+def run_models(args, root, pkg):
     import compare
     import onnx
     import report
@@ -159,7 +164,7 @@ def run_models(args, root, lib):
     from worker import BackendUnavailable, Worker
 
     names = [n for n in testdata.list_models(root) if selected(n, args.pattern)]
-    worker = Worker(lib, args.backend, root, args.timeout, models=True)
+    worker = Worker(pkg, args.backend, root, args.timeout, models=True)
     results = []
     try:
         for name in names:
@@ -178,15 +183,15 @@ def run_models(args, root, lib):
     t = report.model_totals(results)
     data = os.path.dirname(root)
     title = (f"ONNX {onnx.__version__} model tests ({data}) on {worker.backend or args.backend}, "
-             f"node by node, libbackplane {worker.version or '?'} ({lib})"
+             f"backplane {worker.version or '?'} ({pkg})"
              + (f", tests matching '{args.pattern}'" if args.pattern else ""))
     print()
     print(report.model_summary(t, title))
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         report.write_json(args.json, {
-            "onnx_version": onnx.__version__, "testdata": data, "library": lib,
-            "library_version": worker.version, "backend": worker.backend or args.backend,
+            "onnx_version": onnx.__version__, "testdata": data, "package": pkg,
+            "backplane_version": worker.version, "backend": worker.backend or args.backend,
             "pattern": args.pattern or "", "rtol": compare.RTOL, "atol": compare.ATOL,
         }, t, results)
     return 1 if t["fail"] else 0

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""ctest onnx.models_runner: the runner's model mode (execute_model.py) on
-hand-made models, so that each of its outcomes is shown to happen: a model
-passes, a wrong expected value fails, an op with no mapping, a sequence
-value and a refusal in the middle are reported as such, values computed on
-the library feed the handlers that need them on the host, and PRelu's
-opset-6 per-channel slope.
+"""ctest onnx.models_runner: the runner (execute.py, through backplane.onnx)
+on hand-made models, so that each of its outcomes is shown to happen: a
+model passes, a wrong expected value fails, an op with no mapping, a
+sequence value and a refusal in the middle are reported as such, shapes
+computed in the model feed the ops that need them at record time, and
+PRelu's opset-6 per-channel slope.
 
-usage: test_models.py LIBBACKPLANE.so   (exit 77: no onnx or NumPy here)
+usage: test_models.py PACKAGE_DIR   (the directory holding backplane/;
+exit 77: no onnx or NumPy here)
 """
 import os
 import sys
@@ -22,12 +23,8 @@ except ImportError as e:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import registry  # noqa: E402
 import testdata  # noqa: E402
-from bplib import Library  # noqa: E402
-from execute_model import run_model  # noqa: E402
-
-LIB = None
+from execute import run_case  # noqa: E402
 
 
 def value(name, elem, shape):
@@ -37,15 +34,10 @@ def value(name, elem, shape):
 class Models(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.lib = Library(LIB)
-        cls.ctx = cls.lib.context()
-        cls.backend = cls.ctx.backend("binary")
-        registry.load()
         cls.tmp = tempfile.TemporaryDirectory()
 
     @classmethod
     def tearDownClass(cls):
-        cls.ctx.destroy()
         cls.tmp.cleanup()
 
     def run_model(self, name, nodes, inputs, outputs, feeds, expected, opset=17,
@@ -62,7 +54,7 @@ class Models(unittest.TestCase):
                 with open(os.path.join(d, "test_data_set_0", f"{kind}_{k}.pb"), "wb") as f:
                     f.write(numpy_helper.from_array(a).SerializeToString())
         node_root = os.path.join(self.tmp.name, "node")
-        return run_model(testdata.load_model(node_root, f"models/{name}"), self.backend)
+        return run_case(testdata.load_model(node_root, f"models/{name}"), "binary")
 
     def mlp(self, name, expected_shift=0.0):
         x = np.array([[1, -2, 3], [0.5, 4, -1]], np.float32)
@@ -86,7 +78,7 @@ class Models(unittest.TestCase):
     def test_a_wrong_expected_output_fails_naming_it(self):
         r = self.mlp("mlp_wrong", expected_shift=0.01)
         self.assertEqual(r.outcome, "FAIL")
-        self.assertIn("output 0 'y'", r.detail)
+        self.assertIn("output: max |diff| 0.01", r.detail)
 
     def test_a_shape_computed_on_the_library_feeds_reshape(self):
         x = np.arange(12, dtype=np.float32).reshape(3, 4)
@@ -98,7 +90,7 @@ class Models(unittest.TestCase):
                            [value("y", TensorProto.FLOAT, [4, 3])], [x], [(-x).reshape(4, 3)])
         self.assertEqual(r.outcome, "PASS", r.detail)
 
-    def test_ops_with_no_mapping_are_out_of_scope_naming_each(self):
+    def test_ops_with_no_mapping_are_out_of_scope_naming_the_first_node_and_each_op(self):
         x = np.ones((2, 2), np.float32)
         nodes = [helper.make_node("Relu", ["x"], ["a"]),
                  helper.make_node("Nothing", ["a"], ["w"], domain="com.example"),
@@ -106,7 +98,8 @@ class Models(unittest.TestCase):
         r = self.run_model("unmapped", nodes, [value("x", TensorProto.FLOAT, [2, 2])],
                            [value("y", TensorProto.FLOAT, [2, 2])], [x], [x])
         self.assertEqual((r.outcome, r.reason), ("OUT OF SCOPE", "op"))
-        self.assertEqual(r.detail, "StringNormalizer, com.example.Nothing")
+        self.assertIn("node 1 (com.example.Nothing)", r.detail)
+        self.assertEqual(r.missing, "StringNormalizer, com.example.Nothing")
 
     def test_a_sequence_input_is_out_of_scope_as_a_value(self):
         seq = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [2])
@@ -122,8 +115,8 @@ class Models(unittest.TestCase):
         r = self.run_model("refused", nodes, [value("x", TensorProto.FLOAT, [2, 3])],
                            [value("y", TensorProto.FLOAT, [2, 3])], [x], [x])
         self.assertEqual(r.outcome, "FAIL")
-        self.assertIn("node 1 (MatMul bad_matmul): refused", r.detail)
-        self.assertEqual(r.status, "BP_ERR_SHAPE")
+        self.assertIn("refused: backplane.onnx: node 1 'bad_matmul' (MatMul)", r.detail)
+        self.assertEqual((r.status, r.refused_by), ("BP_ERR_SHAPE", "matmul"))
 
     def test_prelu_before_opset_7_takes_one_slope_per_channel(self):
         x = np.linspace(-3, 3, 24, dtype=np.float32).reshape(2, 3, 4)
@@ -140,5 +133,5 @@ if __name__ == "__main__":
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    LIB = sys.argv.pop(1)
+    sys.path.insert(0, sys.argv.pop(1))
     unittest.main(verbosity=2)

@@ -1,9 +1,10 @@
 """Tests run in a worker process, so a crash or a hang in the library ends
-one test (a FAIL saying so), not the run. The parent never loads
-libbackplane: a GPU backend is only ever opened in a worker.
+one test (a FAIL saying so), not the run. The parent never imports
+backplane: a GPU backend is only ever opened in a worker.
 """
 import multiprocessing
 import signal
+import sys
 
 from scope import FAIL
 
@@ -12,23 +13,20 @@ class BackendUnavailable(Exception):
     pass
 
 
-def _serve(conn, lib_path, backend_name, root, models):
+def _serve(conn, package_dir, backend_name, root, models):
     # Imports here: the worker alone loads the library (and ONNX's protobufs).
-    import registry
+    sys.path.insert(0, package_dir)
     import testdata
-    from bplib import BpError, Library
     from execute import Result, run_case
-    from execute_model import run_model
 
     try:
-        lib = Library(lib_path)
-        ctx = lib.context()
-        backend = ctx.backend(backend_name)
-    except (OSError, BpError) as e:
-        conn.send(("unavailable", str(e)))
+        import backplane
+        import backplane.onnx  # noqa: F401
+        backend = backplane.backend(backend_name).name
+    except Exception as e:  # noqa: BLE001 (anything that keeps the backend from opening)
+        conn.send(("unavailable", f"{type(e).__name__}: {e}"))
         return
-    registry.load()
-    conn.send(("ready", backend.name, lib.version()))
+    conn.send(("ready", backend, backplane.__version__))
     while True:
         try:
             name = conn.recv()
@@ -37,20 +35,18 @@ def _serve(conn, lib_path, backend_name, root, models):
         if name is None:
             break
         try:
-            if models:
-                result = run_model(testdata.load_model(root, name), backend)
-            else:
-                result = run_case(testdata.load(root, name), backend)
+            case = testdata.load_model(root, name) if models else testdata.load(root, name)
+            result = run_case(case, backend)
         except Exception as e:  # unreadable test data: a FAIL that says so, never a pass
             result = Result(name, "?", FAIL, detail=f"runner error: {type(e).__name__}: {e}")
         conn.send(result)
-    ctx.destroy()
 
 
 class Worker:
-    def __init__(self, lib_path, backend_name, root, timeout, models=False):
-        """models: the names are model tests (testdata.list_models), not node tests."""
-        self.args = (lib_path, backend_name, root, models)
+    def __init__(self, package_dir, backend_name, root, timeout, models=False):
+        """package_dir: the directory holding the backplane package; models:
+        the names are model tests (testdata.list_models), not node tests."""
+        self.args = (package_dir, backend_name, root, models)
         self.timeout = timeout
         self.proc = None
         self.backend = self.version = None
