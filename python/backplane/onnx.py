@@ -159,14 +159,19 @@ class Model:
         return info
 
     def _check_nodes(self, g):
+        unmapped = [(k, node) for k, node in enumerate(g.node)
+                    if _ops.handler(node.domain, node.op_type) is None]
+        if unmapped:
+            k, node = unmapped[0]
+            ops = sorted({(f"{n.domain}." if n.domain not in ("", "ai.onnx") else "") + n.op_type
+                          for _, n in unmapped})
+            more = f" (the model's ops without one: {', '.join(ops)})" if len(ops) > 1 else ""
+            raise UnsupportedModelError(
+                f"backplane.onnx: {_node_label(k, node)} of opset {self.opset}: backplane has "
+                f"no mapping for {node.domain or 'ai.onnx'} {node.op_type}{more}",
+                node=node.name or k, op=node.op_type, opset=self.opset,
+                missing=", ".join(ops), reason="op")
         for k, node in enumerate(g.node):
-            if _ops.handler(node.domain, node.op_type) is None:
-                domain = node.domain or "ai.onnx"
-                raise UnsupportedModelError(
-                    f"backplane.onnx: {_node_label(k, node)} of opset {self.opset}: "
-                    f"backplane has no mapping for {domain} {node.op_type}",
-                    node=node.name or k, op=node.op_type, opset=self.opset,
-                    missing=node.op_type, reason="op")
             for a in node.attribute:
                 if a.type in (a.GRAPH, a.GRAPHS):
                     raise UnsupportedModelError(
