@@ -718,9 +718,6 @@ def _scalar(n, i, default):
 
 @maps("Dropout")
 def dropout(n):
-    if n.opset < 10 and n.wants(1):
-        raise unsupported(f"Dropout-{n.opset}'s mask of x's dtype (bp_dropout's mask is bool, "
-                          f"as from Dropout-10 on)")
     if n.opset >= 12:  # ratio and training_mode are inputs
         ratio, training = float(_scalar(n, 1, 0.5)), bool(_scalar(n, 2, False))
     else:  # an attribute; no training mode (Dropout-7 on is inference only)
@@ -735,7 +732,12 @@ def dropout(n):
     seed = int(n.attr("seed", 0)) % 2**64  # with ratio 0 (or inference) nothing depends on it
     out = _fn("dropout")(n.tensor(0), ratio=ratio, training=training, seed=seed,
                          return_mask=n.wants(1))
-    return list(out) if n.wants(1) else [out]
+    if not n.wants(1):
+        return [out]
+    y, mask = out
+    if n.opset < 10:  # Dropout-7 to 9: the mask has x's dtype (1 where kept)
+        mask = _fn("cast")(mask, n.dtype(0))
+    return [y, mask]
 
 
 # ---- reductions, softmax, scans, top-k -----------------------------------------------------

@@ -71,9 +71,12 @@ def _onnx():
 
 
 def _value_info(v):
-    """A graph ValueInfoProto as a ValueInfo; None for a sequence, map or
-    optional value."""
-    if v.type.WhichOneof("value") != "tensor_type":
+    """A graph ValueInfoProto as a ValueInfo (dtype and shape None when the
+    model declares no type); None for a sequence, map or optional value."""
+    kind = v.type.WhichOneof("value")
+    if kind is None:
+        return ValueInfo(v.name, None, None)
+    if kind != "tensor_type":
         return None
     tt = v.type.tensor_type
     shape = None
@@ -150,7 +153,7 @@ class Model:
                 f"backplane.onnx: graph {what} '{v.name}' is a "
                 f"{v.type.WhichOneof('value')} value; backplane has tensors only",
                 missing=v.type.WhichOneof("value"), reason="value")
-        if info.dtype is None:
+        if info.dtype is None and v.type.WhichOneof("value") is not None:
             onnx = _onnx()
             name = onnx.TensorProto.DataType.Name(v.type.tensor_type.elem_type)
             raise UnsupportedModelError(
@@ -261,7 +264,7 @@ class Model:
             v = inputs[info.name]
             t = v if isinstance(v, _backplane.Tensor) else _backplane.asarray(
                 np.asarray(v), backend=self.backend)
-            if str(t.dtype) != info.dtype:
+            if info.dtype is not None and str(t.dtype) != info.dtype:
                 raise TypeError(f"backplane.onnx: input '{info.name}' is {t.dtype}; the model "
                                 f"declares {info.dtype} (cast it first: nothing is converted "
                                 f"silently)")
