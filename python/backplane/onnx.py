@@ -29,6 +29,7 @@ import numpy as np
 
 from . import _backplane
 from . import _jit
+from . import _onnx_fold as _fold
 from . import _onnx_ops as _ops
 
 # The default domain's opsets this importer reads (each op's form chosen by
@@ -112,7 +113,7 @@ class Model:
     """An ONNX model loaded onto one backend. inputs, outputs: ValueInfo
     lists, in the graph's order; opset: the default domain's version."""
 
-    def __init__(self, proto, backend, jit=True):
+    def __init__(self, proto, backend, jit=True, optimize=True):
         onnx = _onnx()
         self.proto = proto
         self.backend = _backplane.backend(backend).name if backend else _backplane.backend().name
@@ -123,6 +124,7 @@ class Model:
         self.inputs = [self._tensor_info(v, "input") for v in g.input if v.name not in held]
         self.outputs = [self._tensor_info(v, "output") for v in g.output]
         self._check_nodes(g)
+        self._folds = _fold.conv_bn_pairs(g, self.opset, self._attr) if optimize else {}
         self._initializers = self._load_initializers(g, onnx)
         self._host_inputs = set()   # inputs whose values decide a shape: constants per run
         self._jit = jit
@@ -225,9 +227,23 @@ class Model:
         for name, dtype, shape, raw in static:
             host = np.frombuffer(raw, dtype=_np_dtype(dtype)).reshape(shape)
             values[name] = _backplane.asarray(host, backend=self.backend, dtype=dtype)
+        folded = set()
         for k, node in enumerate(g.node):
+            if k in folded:
+                continue
+            j = self._folds.get(k)
+            if j is not None:
+                bn = g.node[j]
+                pair = _fold.fold(node, bn, values, float(self._attr(bn, "epsilon", 1e-5)))
+                if pair is not None:
+                    node = pair
+                    folded.add(j)
             self._run_node(k, node, values)
         return tuple(values[o.name] for o in self.outputs)
+
+    def _attr(self, node, name, default=None):
+        """A node's attribute with ONNX's default for the model's opset."""
+        return _ops.Node(node, self.opset, {}, self.backend, self._schemas).attr(name, default)
 
     def _run_node(self, k, node, values):
         n = _ops.Node(node, self.opset, values, self.backend, self._schemas)
@@ -275,9 +291,9 @@ class Model:
             tensors[info.name] = t
         return tensors
 
-    def run(self, inputs, output_names=None):
-        """inputs: name -> Tensor or array-like (the declared dtype); returns
-        name -> Tensor for every output (or those in output_names)."""
+    def _call(self, inputs, fn):
+        """fn(static, *dynamic) for these inputs; an input found to decide a
+        shape becomes part of the static key and fn is called again."""
         feeds = self._feeds(inputs)
         while True:
             static = tuple(sorted(
@@ -286,11 +302,7 @@ class Model:
                 for name in self._host_inputs))
             dynamic = [feeds[i.name] for i in self.inputs if i.name not in self._host_inputs]
             try:
-                if self._traced is not None:
-                    outs = self._traced(static, *dynamic)
-                else:
-                    outs = self._evaluate(static, *dynamic)
-                break
+                return fn(static, *dynamic)
             except _ops.NeedsHost as e:
                 sources = self._inputs_behind(e.name) - self._host_inputs
                 if not sources:
@@ -300,6 +312,19 @@ class Model:
                         missing=f"the values of '{e.name}' at record time",
                         reason="mode") from None
                 self._host_inputs |= sources
+
+    def lower(self, inputs):
+        """The compiled plan for these inputs' signature (a backplane.Lowered:
+        its counts as a dict; print() lists the nodes, fused groups and
+        buffers)."""
+        if self._traced is None:
+            raise ValueError("backplane.onnx: a model loaded with jit=False has no plan")
+        return self._call(inputs, self._traced.lower)
+
+    def run(self, inputs, output_names=None):
+        """inputs: name -> Tensor or array-like (the declared dtype); returns
+        name -> Tensor for every output (or those in output_names)."""
+        outs = self._call(inputs, self._traced if self._traced is not None else self._evaluate)
         outs = outs if isinstance(outs, tuple) else (outs,)
         result = {o.name: t for o, t in zip(self.outputs, outs)}
         if output_names is not None:
@@ -341,10 +366,11 @@ def _np_dtype(name):
     return np.dtype(name)
 
 
-def load(model, backend=None, jit=True):
+def load(model, backend=None, jit=True, optimize=True):
     """An ONNX model (a path, bytes, or an onnx.ModelProto) loaded onto
     backend (a name; None: the default backend). jit=False runs it op by op
-    instead of recording a graph."""
+    instead of recording a graph; optimize=False records the nodes as
+    written (no BatchNormalization folded into the Conv before it)."""
     onnx = _onnx()
     if isinstance(model, (str, os.PathLike)):
         proto = onnx.load(os.fspath(model))
@@ -352,7 +378,7 @@ def load(model, backend=None, jit=True):
         proto = onnx.load_from_string(bytes(model))
     else:
         proto = model
-    return Model(proto, backend, jit)
+    return Model(proto, backend, jit, optimize)
 
 
 # ---- the command line ------------------------------------------------------------------

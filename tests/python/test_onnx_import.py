@@ -311,3 +311,53 @@ def test_light_models_match_onnx_expected_outputs(path, backend):
     z = logits.reshape(-1).astype(np.float64)
     soft = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
     np.testing.assert_allclose(got[out].numpy().reshape(-1), soft, rtol=1e-6, atol=1e-7)
+
+
+def conv_bn_model(bn_params_as_inputs=False):
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    scale, bias, mean = (rng.standard_normal(4).astype(np.float32) for _ in range(3))
+    var = rng.random(4).astype(np.float32) + 0.5
+    params = {"scale": scale, "bias": bias, "mean": mean, "var": var}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["n"],
+                              epsilon=1e-3),
+             helper.make_node("Relu", ["n"], ["y"])]
+    inputs = [vi("x", ["N", 3, 6, 6])]
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    if bn_params_as_inputs:
+        inputs += [vi(k, [4]) for k in params]
+    else:
+        inits += [numpy_helper.from_array(v, k) for k, v in params.items()]
+    m = model_of(nodes, inputs, [vi("y", ["N", 4, 6, 6])], inits)
+    x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    feeds = {"x": x, **(params if bn_params_as_inputs else {})}
+
+    def reference():
+        import numpy.lib.stride_tricks as st
+        xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+        win = st.sliding_window_view(xp, (3, 3), axis=(2, 3))          # N C 6 6 3 3
+        c = np.einsum("nchwij,mcij->nmhw", win, w.astype(np.float64)) + b[None, :, None, None]
+        s = (scale / np.sqrt(var.astype(np.float64) + 1e-3))[None, :, None, None]
+        return np.maximum((c - mean[None, :, None, None]) * s + bias[None, :, None, None], 0)
+    return m, feeds, reference()
+
+
+def test_a_batch_norm_after_a_conv_is_folded_into_it(backend):
+    m, feeds, want = conv_bn_model()
+    model = bo.load(m, backend=backend.name)
+    plan = str(model.lower(feeds))
+    assert "conv(" in plan and "batch_norm" not in plan, plan
+    got = model.run(feeds)["y"].numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    as_written = bo.load(m, backend=backend.name, optimize=False)
+    assert "batch_norm" in str(as_written.lower(feeds))
+    np.testing.assert_allclose(as_written.run(feeds)["y"].numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_batch_norm_whose_parameters_are_inputs_is_not_folded():
+    m, feeds, want = conv_bn_model(bn_params_as_inputs=True)
+    model = bo.load(m, backend="binary")
+    assert "batch_norm" in str(model.lower(feeds))
+    np.testing.assert_allclose(model.run(feeds)["y"].numpy(), want, rtol=1e-5, atol=1e-5)
