@@ -127,6 +127,60 @@ Test(nn_conv, conv_depthwise_has_one_channel_per_group)
           &(geometry){4, {2, 5, 6, 6}, {5, 1, 3, 3}, true, WIN(.groups = 5, .pads = {1, 1, 1, 1})});
 }
 
+/* blas_cpu's depthwise f32 path (conv.c: whole lines of taps, in double)
+ * sums in the reference's order: the reference's bits, for every form. */
+Test(nn_conv, blas_cpu_depthwise_conv_gives_the_reference_bits)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *ref = NULL, *fast = NULL;
+    if (bp_backend_get(ctx, "blas_cpu", &fast) != BP_OK)
+        cr_skip_test("blas_cpu is not built here");
+    BPT_OK(bp_backend_get(ctx, "binary", &ref));
+    const geometry cases[] = {
+        {4, {1, 136, 28, 28}, {136, 1, 3, 3}, true, WIN(.groups = 136, .pads = {1, 1, 1, 1})},
+        {4, {2, 12, 15, 14}, {12, 1, 3, 3}, false,
+         WIN(.groups = 12, .strides = {2, 2}, .pads = {1, 1, 1, 1})},
+        {4, {1, 4, 9, 8}, {8, 1, 3, 2}, true,  /* a channel multiplier of 2 */
+         WIN(.groups = 4, .dilations = {2, 3}, .pads = {2, 1, 0, 2})},
+        {3, {2, 6, 11}, {6, 1, 5}, true, WIN(.groups = 6, .strides = {3})},
+        {5, {1, 3, 4, 5, 6}, {3, 1, 2, 3, 2}, true, WIN(.groups = 3, .pads = {1, 0, 1, 0, 1, 1})},
+        {4, {1, 5, 7, 6}, {5, 1, 3, 3}, true,
+         WIN(.groups = 5, .strides = {2, 2}, .auto_pad = BP_AUTO_PAD_SAME_UPPER)},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const geometry *g = &cases[c];
+        cf_array xa = bpt_random_array(BP_F32, g->rank, g->x, 71 + (int)c, -3, 3);
+        cf_array wa = bpt_random_array(BP_F32, g->rank, g->w, 81 + (int)c, -1, 1);
+        cf_array ba = bpt_random_array(BP_F32, 1, &g->w[0], 91 + (int)c, -1, 1);
+        bp_tensor *y[2] = {NULL, NULL};
+        bp_backend *bes[2] = {ref, fast};
+        for (int k = 0; k < 2; k++) {
+            bp_tensor *x = bpt_tensor_of(bes[k], &xa), *w = bpt_tensor_of(bes[k], &wa);
+            bp_tensor *b = g->bias ? bpt_tensor_of(bes[k], &ba) : NULL;
+            BPT_OK(bp_conv(x, w, b, &g->win, &y[k]));
+            bp_tensor_release(x);
+            bp_tensor_release(w);
+            bp_tensor_release(b);
+        }
+        size_t n = bp_tensor_nbytes(y[0]);
+        cr_assert_eq(n, bp_tensor_nbytes(y[1]), "case %zu: shapes differ", c);
+        float *a = malloc(n ? n : 1), *f = malloc(n ? n : 1);
+        cr_assert(a && f);
+        BPT_OK(bp_tensor_to_host(y[0], a, n));
+        BPT_OK(bp_tensor_to_host(y[1], f, n));
+        cr_assert(memcmp(a, f, n) == 0, "case %zu: blas_cpu's depthwise conv is not the "
+                  "reference's bits", c);
+        free(a);
+        free(f);
+        bp_tensor_release(y[0]);
+        bp_tensor_release(y[1]);
+        cf_array_free(&xa);
+        cf_array_free(&wa);
+        cf_array_free(&ba);
+    }
+    bp_context_destroy(ctx);
+}
+
 Test(nn_conv, conv_big_enough_for_gemm_matches_the_oracle)
 {
     check("conv 16->8 channels", false,

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bpt.h"
 #include "expect_nn.h"
@@ -258,6 +259,58 @@ Test(nn_pool, average_pool_ceil_mode_counts_the_padding_only_up_to_its_end)
     check_avg("average_pool ceil_mode count_include_pad", 4, (int64_t[]){1, 1, 6, 7},
               WIN(.kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 0, 1, 0}, .ceil_mode = true,
                   .count_include_pad = true));
+}
+
+/* blas_cpu's line-at-a-time f32 average_pool (window_pool.c) adds the taps
+ * in the reference's order and divides by its count: the reference's bits,
+ * for every window form. */
+Test(nn_pool, blas_cpu_average_pool_gives_the_reference_bits)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *ref = NULL, *fast = NULL;
+    if (bp_backend_get(ctx, "blas_cpu", &fast) != BP_OK)
+        cr_skip_test("blas_cpu is not built here");
+    BPT_OK(bp_backend_get(ctx, "binary", &ref));
+    const struct {
+        int32_t rank;
+        int64_t shape[5];
+        bp_window win;
+    } cases[] = {
+        {4, {1, 24, 56, 56}, WIN(.kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1})},
+        {4, {2, 3, 7, 6}, WIN(.kernel = {3, 2}, .strides = {2, 1}, .pads = {1, 0, 1, 1},
+                              .count_include_pad = true)},
+        {4, {1, 2, 6, 7}, WIN(.kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 0, 1, 0},
+                              .ceil_mode = true, .count_include_pad = true)},
+        {4, {1, 2, 9, 8}, WIN(.kernel = {3, 2}, .pads = {2, 1, 1, 1})},
+        {3, {2, 3, 9}, WIN(.kernel = {3}, .strides = {2})},
+        {5, {1, 2, 4, 5, 3}, WIN(.kernel = {2, 3, 2}, .pads = {1, 1, 0, 0, 1, 1})},
+        {4, {1, 4, 7, 7}, WIN(.kernel = {7, 7})},
+        {4, {1, 2, 5, 5}, WIN(.kernel = {3, 3}, .strides = {2, 2},
+                              .auto_pad = BP_AUTO_PAD_SAME_UPPER)},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        cf_array xa = bpt_random_array(BP_F32, cases[c].rank, cases[c].shape, 61 + (int)c, -10, 10);
+        bp_tensor *xr = bpt_tensor_of(ref, &xa), *xf = bpt_tensor_of(fast, &xa);
+        bp_tensor *yr = NULL, *yf = NULL;
+        BPT_OK(bp_average_pool(xr, &cases[c].win, &yr));
+        BPT_OK(bp_average_pool(xf, &cases[c].win, &yf));
+        size_t n = bp_tensor_nbytes(yr);
+        cr_assert_eq(n, bp_tensor_nbytes(yf), "case %zu: shapes differ", c);
+        float *a = malloc(n ? n : 1), *b = malloc(n ? n : 1);
+        cr_assert(a && b);
+        BPT_OK(bp_tensor_to_host(yr, a, n));
+        BPT_OK(bp_tensor_to_host(yf, b, n));
+        cr_assert(memcmp(a, b, n) == 0, "case %zu: blas_cpu's average_pool is not the "
+                  "reference's bits", c);
+        free(a);
+        free(b);
+        bp_tensor_release(xr);
+        bp_tensor_release(xf);
+        bp_tensor_release(yr);
+        bp_tensor_release(yf);
+        cf_array_free(&xa);
+    }
+    bp_context_destroy(ctx);
 }
 
 /* ---- global pools (composed in the core from bp_max / bp_mean) ------------------- */

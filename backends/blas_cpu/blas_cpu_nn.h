@@ -1,9 +1,10 @@
 /* blas_cpu's neural-network ops (nn.h, ABI 1.4): private declarations.
  *
- * nn.c routes each op: f32/f64 convolutions to im2col + OpenBLAS gemm
- * (conv.c), dense f32 layer_norm / rms_norm to one fused pass per row and
+ * nn.c routes each op: f32/f64 convolutions to im2col + OpenBLAS gemm,
+ * depthwise f32 ones to whole lines of taps (conv.c), dense f32 layer_norm / rms_norm to one fused pass per row and
  * batch_norm / instance_norm to one per (n, c) plane (norm.c), f32
- * max_pool without indices to whole lines of taps (max_pool.c), f32 losses
+ * max_pool without indices and average_pool to whole lines of taps
+ * (window_pool.c), f32 losses
  * to one fused stable pass per sample (loss.c); every other case runs the
  * binary backend's reference kernels (binary_nn.h) over ranges of their
  * independent units on the thread pool, so it gives the reference's bits. */
@@ -31,10 +32,20 @@ bool bpc_conv_gemm_takes(const bp_op_params *p, const bp_view *x, const bp_view 
                          const bp_view *y);
 bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *w,
                         const bp_view *bias, const bp_view *y);
+/* conv.c: depthwise f32 convolution (one input channel per group), over
+ * dense planes, with the reference's bits. */
+bool bpc_conv_depthwise_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,
+                              const bp_view *bias, const bp_view *y);
+bp_status bpc_conv_depthwise(bpc_dev *dev, const bp_op_params *p, const bp_view *x,
+                             const bp_view *w, const bp_view *bias, const bp_view *y);
 
-/* max_pool.c: f32 max_pool over dense planes, no indices output. */
+/* window_pool.c: f32 max_pool (no indices output) and average_pool over
+ * dense planes, with the reference's bits. */
 bool bpc_max_pool_takes(const bp_view *x, const bp_view *y, const bp_view *indices);
 bp_status bpc_max_pool(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *y);
+bool bpc_average_pool_takes(const bp_view *x, const bp_view *y);
+bp_status bpc_average_pool(bpc_dev *dev, const bp_op_params *p, const bp_view *x,
+                           const bp_view *y);
 
 /* norm.c: fused f32 layer_norm / rms_norm over dense rows. */
 bool bpc_norm_fused_takes(const bp_view *x, const bp_view *y, int64_t L);

@@ -6,14 +6,18 @@
  * is one cblas_sgemm / dgemm on OpenBLAS's threads, written in place into y.
  * A 1x1 kernel with stride 1 and no padding needs no unfolding: x is the
  * matrix. The block is the whole image unless the unfolded matrix would
- * pass BPC_CONV_COL elements. Groups too small for a gemm to pay (depthwise
- * convolutions) run the reference kernel on the pool instead. */
+ * pass BPC_CONV_COL elements. Depthwise f32 convolutions (one input channel
+ * per group) take each output plane's taps over whole lines, in double, in
+ * the reference's order (its bits; 6x the reference on ShuffleNet's 3x3
+ * layers); other groups too small for a gemm to pay run the reference
+ * kernel on the pool. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "openblas.h"
 #include "blas_cpu_nn.h"
+#include "vmath.h"
 
 /* The largest unfolded matrix, in elements (32 MiB of f32). */
 #define BPC_CONV_COL ((int64_t)8 << 20)
@@ -187,4 +191,110 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
         }
     free(col);
     return BP_OK;
+}
+
+/* ---- depthwise f32 convolution (one input channel per group) --------------------- */
+
+/* The outputs o in [*lo, *hi) whose tap at o st + off falls in [0, in). */
+static void tap_range(int64_t in, int64_t out, int64_t st, int64_t off, int64_t *lo, int64_t *hi)
+{
+    const int64_t a = bpk_div_ceil(-off, st), b = bpk_div_floor(in - 1 - off, st) + 1;
+    *lo = a > 0 ? a : 0;
+    *hi = b < out ? b : out;
+    if (*hi < *lo)
+        *hi = *lo;
+}
+
+bool bpc_conv_depthwise_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,
+                              const bp_view *bias, const bp_view *y)
+{
+    return x->dtype == BP_F32 && x->rank >= 3 && x->shape[1] == p->i[15] && w->shape[1] == 1 &&
+           dense(x) && dense(w) && dense(y) && (!bias || bias->dtype == BP_F32);
+}
+
+typedef struct depthwise_job {
+    bpk_window g;
+    const float *x, *w;
+    const bp_view *bias;
+    float *y;
+    int64_t M, mg;
+} depthwise_job;
+
+/* acc[o] += wv x[o st + off] over one output line, in double (inlined into
+ * the plane's clones: a call per line of 28 cost as much as the work). */
+static inline void tap_line(double *restrict acc, const float *restrict x, int64_t lo,
+                            int64_t hi, int64_t st, int64_t off, double wv)
+{
+    if (st == 1) { /* contiguous: vectorised */
+        const float *restrict xs = x + off;
+        for (int64_t o = lo; o < hi; o++)
+            acc[o] += wv * (double)xs[o];
+        return;
+    }
+    for (int64_t o = lo; o < hi; o++)
+        acc[o] += wv * (double)x[o * st + off];
+}
+
+/* One output plane: the taps in the reference's order (bpk_conv_units: k
+ * row-major, each over the outputs it reaches), summed in double, the bias
+ * added last, rounded once: the reference's bits. */
+BPC_CLONES static void depthwise_plane(const depthwise_job *j, const float *xp,
+                                       const float *wp, double *acc)
+{
+    const bpk_window *g = &j->g;
+    const int64_t nk = bpk_window_numel(g->k);
+    for (int64_t k = 0; k < nk; k++) {
+        const int64_t kk[3] = {k / (g->k[1] * g->k[2]), k / g->k[2] % g->k[1], k % g->k[2]};
+        int64_t lo[3], hi[3], off[3];
+        for (int a = 0; a < 3; a++) {
+            off[a] = kk[a] * g->dl[a] - g->pb[a];
+            tap_range(g->in[a], g->out[a], g->st[a], off[a], &lo[a], &hi[a]);
+        }
+        const double wv = (double)wp[k];
+        for (int64_t o0 = lo[0]; o0 < hi[0]; o0++)
+            for (int64_t o1 = lo[1]; o1 < hi[1]; o1++) {
+                const int64_t i0 = o0 * g->st[0] + off[0], i1 = o1 * g->st[1] + off[1];
+                tap_line(acc + (o0 * g->out[1] + o1) * g->out[2],
+                         xp + (i0 * g->in[1] + i1) * g->in[2], lo[2], hi[2], g->st[2], off[2],
+                         wv);
+            }
+    }
+}
+
+static bp_status depthwise_planes(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
+{
+    const depthwise_job *j = args;
+    const int64_t nin = bpk_window_numel(j->g.in), nout = bpk_window_numel(j->g.out);
+    const int64_t nk = bpk_window_numel(j->g.k);
+    double *acc = malloc((size_t)nout * sizeof *acc);
+    if (!acc)
+        return bpk_fail(d, BP_ERR_OUT_OF_MEMORY, "conv: out of memory for one output plane");
+    for (int64_t u = lo; u < hi; u++) {
+        const int64_t n = u / j->M, m = u % j->M, grp = m / j->mg;
+        for (int64_t i = 0; i < nout; i++)
+            acc[i] = 0;
+        depthwise_plane(j, j->x + (n * (j->M / j->mg) + grp) * nin, j->w + m * nk, acc);
+        const double b = j->bias ? (double)*(const float *)(bpk_base(j->bias) +
+                                                            m * j->bias->strides[0] * 4)
+                                 : 0.0;
+        float *yp = j->y + u * nout;
+        for (int64_t i = 0; i < nout; i++)
+            yp[i] = (float)(acc[i] + b);
+    }
+    free(acc);
+    return BP_OK;
+}
+
+bp_status bpc_conv_depthwise(bpc_dev *dev, const bp_op_params *p, const bp_view *x,
+                             const bp_view *w, const bp_view *bias, const bp_view *y)
+{
+    depthwise_job j = {.x = (const float *)bpk_base(x), .w = (const float *)bpk_base(w),
+                       .bias = bias, .y = (float *)bpk_base(y), .M = y->shape[1]};
+    bpk_window_of(p, x, y, NULL, &j.g);
+    j.mg = j.M / p->i[15];
+    const int64_t units = x->shape[0] * j.M, nout = bpk_window_numel(j.g.out);
+    const int64_t nk = bpk_window_numel(j.g.k);
+    if (units == 0 || nout == 0)
+        return BP_OK;
+    return bpc_ranges(dev, "conv", units, units * nout * (nk > 0 ? nk : 1), depthwise_planes, &j);
 }

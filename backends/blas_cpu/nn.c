@@ -1,5 +1,5 @@
 /* blas_cpu's op entry for nn.h's ops: the fast paths where it has one
- * (conv.c, max_pool.c, norm.c, loss.c), else the reference kernels over
+ * (conv.c, window_pool.c, norm.c, loss.c), else the reference kernels over
  * ranges of their units (images x groups, planes, rows, output elements) on
  * the pool. */
 #include <stdlib.h>
@@ -149,6 +149,8 @@ bp_status bpc_nn_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
                         (int)op, bp_op_name(op));
     switch (op) {
     case BP_OP_CONV:
+        if (bpc_conv_depthwise_takes(p, x, in[1], in[2], out[0]))
+            return bpc_conv_depthwise(d, p, x, in[1], in[2], out[0]);
         if (bpc_conv_gemm_takes(p, x, in[1], out[0]))
             return bpc_conv_gemm(d, p, x, in[1], in[2], out[0]);
         break;
@@ -162,6 +164,10 @@ bp_status bpc_nn_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
     case BP_OP_MAX_POOL:
         if (bpc_max_pool_takes(x, out[0], n_out > 1 ? out[1] : NULL))
             return bpc_max_pool(d, p, x, out[0]);
+        break;
+    case BP_OP_AVERAGE_POOL:
+        if (bpc_average_pool_takes(x, out[0]))
+            return bpc_average_pool(d, p, x, out[0]);
         break;
     case BP_OP_BATCH_NORM: case BP_OP_INSTANCE_NORM:
         if (bpc_planes_fused_takes(x, out[0]))

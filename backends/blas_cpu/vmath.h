@@ -30,7 +30,7 @@
 
 #include <backplane/plugin.h>
 
-/* The other hot loops of the plugin (norm.c, loss.c, max_pool.c) are
+/* The other hot loops of the plugin (norm.c, loss.c, window_pool.c) are
  * multiversioned instead: compiled for AVX-512, AVX2 + FMA and the baseline,
  * the loader picking one by CPU (GCC function multiversioning). Inside a
  * level's objects the level's -march already applies. */
