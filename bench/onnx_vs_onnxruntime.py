@@ -1,30 +1,41 @@
 #!/usr/bin/env python3
 """ONNX models on backplane (backplane.onnx) against onnxruntime's CPU
-provider, side by side, with the same number of threads.
+provider, with the same number of threads.
 
 The models: ONNX's light ResNet-50, SqueezeNet, ShuffleNet and Inception v1
 (PyPI onnx's backend test data: the real topologies, batch 1, 224x224), fed
-ONNX's dummy inputs. Prints, per model: load + first run against session
-creation + first run, then the median time per run over interleaved rounds
-and the throughput ratio (onnxruntime's time / backplane's: above 1,
-backplane is faster), and the geometric mean. Checks first that the two
-agree. A measurement, not a test: it never fails on speed. Needs onnx and
+ONNX's dummy inputs. Each side runs in a process of its own, the two
+alternating (A B A B ...): in one process, onnxruntime's spinning thread
+pool and OpenBLAS's each take the cores from the other's runs, which
+measured backplane up to 3x slower than alone. Prints, per model: load +
+first run against session creation + first run, the median time per run
+(the median over the processes of each one's median) and the throughput
+ratio (onnxruntime's time / backplane's: above 1, backplane is faster), and
+the geometric mean. Checks first that the two agree on the logits. A
+measurement, not a test: it never fails on speed. Needs onnx and
 onnxruntime (pip install onnx onnxruntime).
 
-    PYTHONPATH=build/python python3 bench/onnx_vs_onnxruntime.py [--rounds 7] [--backend NAME]
+    PYTHONPATH=build/python python3 bench/onnx_vs_onnxruntime.py [--rounds 15] [--repeats 3]
 """
 import argparse
+import json
 import math
 import os
 import statistics
+import subprocess
+import sys
 import time
 
 import numpy as np
 
-import backplane as bp
-import backplane.onnx as bo
-
 MODELS = ("resnet50", "squeezenet", "shufflenet", "inception_v1")
+
+
+def light_model(name):
+    import onnx
+    path = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light",
+                        f"light_{name}.onnx")
+    return onnx.load(path)
 
 
 def dummy_inputs(m):
@@ -41,77 +52,108 @@ def dummy_inputs(m):
     return feeds
 
 
-def timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0
-
-
-def one_model(name, backend, threads, rounds, onnx, ort):
-    path = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light",
-                        f"light_{name}.onnx")
-    m = onnx.load(path)
-    feeds = dummy_inputs(m)
-    tensors = {k: bp.asarray(v, backend=backend) for k, v in feeds.items()}
-    # The agreement is checked on the logits (the final Softmax's input): the
-    # dummy inputs drive them to 1e10, where the softmax of values an ulp
-    # apart is not a comparison of the two runtimes.
+def with_logits(m):
+    """The model with the final Softmax's input as a second output: the
+    dummy inputs drive the logits to 1e10, where the softmax of values an
+    ulp apart compares nothing, so the agreement is checked on them."""
+    import onnx
     logits = next(n.input[0] for n in reversed(m.graph.node) if n.op_type == "Softmax")
     m.graph.output.append(onnx.helper.make_empty_tensor_value_info(logits))
-    out = m.graph.output[0].name
+    return m, logits
 
-    def bp_first():
-        model = bo.load(m, backend=backend)
-        return model, model.run(tensors)[logits].numpy()
 
-    (model, mine), bp_load = timed(bp_first)
+def ort_session(m, threads):
+    import onnxruntime as ort
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
+    return ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
 
-    def ort_first():
-        sess = ort.InferenceSession(m.SerializeToString(), opts,
-                                    providers=["CPUExecutionProvider"])
-        return sess, sess.run([logits], feeds)[0]
 
-    (sess, theirs), ort_load = timed(ort_first)
+def side(args):
+    """One side's timings in this process, as JSON on stdout."""
+    m = light_model(args.model)
+    feeds = dummy_inputs(m)
+    t0 = time.perf_counter()
+    if args.side == "backplane":
+        import backplane as bp
+        import backplane.onnx as bo
+        tensors = {k: bp.asarray(v, backend=args.backend) for k, v in feeds.items()}
+        model = bo.load(m, backend=args.backend)
+
+        def run():
+            for t in model.run(tensors).values():
+                t.numpy()
+    else:
+        sess = ort_session(m, args.threads)
+
+        def run():
+            sess.run(None, feeds)
+    run()
+    first = time.perf_counter() - t0
+    times = []
+    for _ in range(args.rounds):
+        t = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t)
+    print(json.dumps({"first": first, "median": statistics.median(times)}))
+
+
+def check(name, backend, threads):
+    """backplane and onnxruntime agree on the model's logits."""
+    import backplane.onnx as bo
+    m, logits = with_logits(light_model(name))
+    feeds = dummy_inputs(m)
+    mine = bo.load(m, backend=backend).run(feeds)[logits].numpy()
+    theirs = ort_session(m, threads).run([logits], feeds)[0]
     scale = float(np.max(np.abs(theirs)))
     np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5 * scale)
+    return len(m.graph.node)
 
-    def bp_run():  # both compute every output: the model's and the logits
-        for t in model.run(tensors).values():
-            t.numpy()
 
-    def ort_run():
-        sess.run(None, feeds)
-
-    t_bp, t_ort = [], []
-    for _ in range(rounds):  # interleaved: the machine's noise hits both alike
-        t_bp.append(timed(bp_run)[1])
-        t_ort.append(timed(ort_run)[1])
-    a, b = statistics.median(t_bp), statistics.median(t_ort)
-    print(f"{name:<14} {len(m.graph.node):>5} {bp_load * 1e3:>9.1f} {ort_load * 1e3:>9.1f} "
-          f"{a * 1e3:>10.2f} {b * 1e3:>10.2f} {b / a:>7.2f}x", flush=True)
-    return b / a
+def measure(name, args):
+    res = {"backplane": [], "onnxruntime": []}
+    for _ in range(args.repeats):
+        for s in res:
+            out = subprocess.run([sys.executable, __file__, "--side", s, "--model", name,
+                                  "--backend", args.backend, "--threads", str(args.threads),
+                                  "--rounds", str(args.rounds)],
+                                 capture_output=True, text=True, check=True)
+            res[s].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return {s: (statistics.median(r["first"] for r in v), statistics.median(r["median"] for r in v))
+            for s, v in res.items()}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=15, help="timed runs per process")
+    ap.add_argument("--repeats", type=int, default=3, help="processes per side, alternating")
     ap.add_argument("--backend", default="blas_cpu")
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
                     help="onnxruntime's intra-op threads (default: the CPUs, as blas_cpu's pool)")
+    ap.add_argument("--side", choices=["backplane", "onnxruntime"], help=argparse.SUPPRESS)
+    ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("models", nargs="*", default=list(MODELS))
     args = ap.parse_args()
+    if args.side:
+        return side(args)
     import onnx
     import onnxruntime as ort
+
+    import backplane as bp
     print(f"backplane {bp.__version__} on {args.backend}, onnxruntime {ort.__version__} "
-          f"({args.threads} threads), onnx {onnx.__version__}; median of {args.rounds} "
-          f"interleaved rounds")
+          f"({args.threads} threads), onnx {onnx.__version__}; {args.repeats} processes a side, "
+          f"alternating, {args.rounds} runs each")
     print(f"{'model':<14} {'nodes':>5} {'bp load+1':>9} {'ort new+1':>9} {'bp ms/run':>10} "
           f"{'ort ms/run':>10} {'ratio':>8}")
-    ratios = [one_model(n, args.backend, args.threads, args.rounds, onnx, ort)
-              for n in args.models]
+    ratios = []
+    for name in args.models:
+        nodes = check(name, args.backend, args.threads)
+        r = measure(name, args)
+        (bf, bm), (of, om) = r["backplane"], r["onnxruntime"]
+        ratios.append(om / bm)
+        print(f"{name:<14} {nodes:>5} {bf * 1e3:>9.1f} {of * 1e3:>9.1f} {bm * 1e3:>10.2f} "
+              f"{om * 1e3:>10.2f} {om / bm:>7.2f}x", flush=True)
     geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
     print(f"geometric mean of the ratios (onnxruntime time / backplane time): {geo:.2f}x")
 

@@ -202,7 +202,7 @@ class Model:
         """Records and compiles the declared signature at load where every
         input's shape is fixed, so that an attribute the library lacks is an
         error now, not at the first run."""
-        if not self._jit or not all(i.shape is not None and
+        if not self._jit or not all(i.shape is not None and i.dtype is not None and
                                     all(isinstance(d, int) for d in i.shape)
                                     for i in self.inputs):
             return
