@@ -195,16 +195,6 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
 
 /* ---- depthwise f32 convolution (one input channel per group) --------------------- */
 
-/* The outputs o in [*lo, *hi) whose tap at o st + off falls in [0, in). */
-static void tap_range(int64_t in, int64_t out, int64_t st, int64_t off, int64_t *lo, int64_t *hi)
-{
-    const int64_t a = bpk_div_ceil(-off, st), b = bpk_div_floor(in - 1 - off, st) + 1;
-    *lo = a > 0 ? a : 0;
-    *hi = b < out ? b : out;
-    if (*hi < *lo)
-        *hi = *lo;
-}
-
 bool bpc_conv_depthwise_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,
                               const bp_view *bias, const bp_view *y)
 {
@@ -248,7 +238,7 @@ BPC_CLONES static void depthwise_plane(const depthwise_job *j, const float *xp,
         int64_t lo[3], hi[3], off[3];
         for (int a = 0; a < 3; a++) {
             off[a] = kk[a] * g->dl[a] - g->pb[a];
-            tap_range(g->in[a], g->out[a], g->st[a], off[a], &lo[a], &hi[a]);
+            bpk_tap_range(g->in[a], g->out[a], g->st[a], off[a], &lo[a], &hi[a]);
         }
         const double wv = (double)wp[k];
         for (int64_t o0 = lo[0]; o0 < hi[0]; o0++)

@@ -47,16 +47,6 @@ static inline void tap_line(float *restrict y, const float *restrict x, int64_t 
     }
 }
 
-/* The outputs o in [*lo, *hi) whose tap at o st + off falls in [0, in). */
-static void tap_range(int64_t in, int64_t out, int64_t st, int64_t off, int64_t *lo, int64_t *hi)
-{
-    const int64_t a = bpk_div_ceil(-off, st), b = bpk_div_floor(in - 1 - off, st) + 1;
-    *lo = a > 0 ? a : 0;
-    *hi = b < out ? b : out;
-    if (*hi < *lo)
-        *hi = *lo;
-}
-
 /* y[o] += x[o st + off] for o in [lo, hi), in double. */
 static inline void sum_line(double *restrict y, const float *restrict x, int64_t lo,
                             int64_t hi, int64_t st, int64_t off)
@@ -85,7 +75,8 @@ BPC_CLONES static void walk_taps(const bpk_window *g, const float *xp, void *yp,
     int64_t lo2[64], hi2[64]; /* the line's range per k2; a kernel wider than 64: computed */
     const bool table = g->k[2] <= 64;
     for (int64_t k2 = 0; table && k2 < g->k[2]; k2++)
-        tap_range(g->in[2], g->out[2], g->st[2], k2 * g->dl[2] - g->pb[2], &lo2[k2], &hi2[k2]);
+        bpk_tap_range(g->in[2], g->out[2], g->st[2], k2 * g->dl[2] - g->pb[2], &lo2[k2],
+                      &hi2[k2]);
     for (int64_t o0 = 0; o0 < g->out[0]; o0++)
         for (int64_t k0 = 0; k0 < g->k[0]; k0++) {
             const int64_t i0 = o0 * g->st[0] + k0 * g->dl[0] - g->pb[0];
@@ -104,7 +95,7 @@ BPC_CLONES static void walk_taps(const bpk_window *g, const float *xp, void *yp,
                         if (table)
                             a = lo2[k2], b = hi2[k2];
                         else
-                            tap_range(g->in[2], g->out[2], g->st[2], off, &a, &b);
+                            bpk_tap_range(g->in[2], g->out[2], g->st[2], off, &a, &b);
                         if (average)
                             sum_line((double *)yp + line, xl, a, b, g->st[2], off);
                         else

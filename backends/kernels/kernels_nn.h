@@ -46,6 +46,19 @@ static inline int64_t bpk_div_floor(int64_t a, int64_t b)
 }
 static inline int64_t bpk_div_ceil(int64_t a, int64_t b) { return -bpk_div_floor(-a, b); }
 
+/* The outputs o in [*lo, *hi) of an axis of `out` whose tap at i = o st +
+ * off (off = k dl - pb) falls inside [0, in): a tap's whole range, so the
+ * loops over it need no bounds test (convolutions and pools). */
+static inline void bpk_tap_range(int64_t in, int64_t out, int64_t st, int64_t off, int64_t *lo,
+                                 int64_t *hi)
+{
+    const int64_t a = bpk_div_ceil(-off, st), b = bpk_div_floor(in - 1 - off, st) + 1;
+    *lo = a > 0 ? a : 0;
+    *hi = b < out ? b : out;
+    if (*hi < *lo)
+        *hi = *lo;
+}
+
 /* Elements [first, first + n) of v, row-major over its shape (any strides,
  * broadcast included), as doubles and back (each rounded once into v's
  * dtype), or exactly as int64. */

@@ -12,17 +12,6 @@
 
 #include "kernels_nn.h"
 
-/* The outputs o in [*lo, *hi) whose tap at i = o st + off falls in [0, in);
- * off = k dl - pb. */
-static void tap_range(int64_t in, int64_t out, int64_t st, int64_t off, int64_t *lo, int64_t *hi)
-{
-    int64_t a = bpk_div_ceil(-off, st), b = bpk_div_floor(in - 1 - off, st) + 1;
-    *lo = a > 0 ? a : 0;
-    *hi = b < out ? b : out;
-    if (*hi < *lo)
-        *hi = *lo;
-}
-
 /* acc[o] += wv * src[o st + off] for every o of the 3-D output that the tap
  * reaches; src is one 3-D input plane. */
 typedef struct tap {
@@ -34,7 +23,7 @@ static void accumulate(const tap *t, double wv, const double *src, double *acc)
 {
     int64_t lo[3], hi[3];
     for (int j = 0; j < 3; j++)
-        tap_range(t->in[j], t->out[j], t->st[j], t->off[j], &lo[j], &hi[j]);
+        bpk_tap_range(t->in[j], t->out[j], t->st[j], t->off[j], &lo[j], &hi[j]);
     for (int64_t o0 = lo[0]; o0 < hi[0]; o0++) {
         const int64_t i0 = o0 * t->st[0] + t->off[0];
         for (int64_t o1 = lo[1]; o1 < hi[1]; o1++) {
@@ -139,7 +128,7 @@ static void scatter(const bpk_window *g, const int64_t *off, double wv, const do
 {
     int64_t lo[3], hi[3];
     for (int j = 0; j < 3; j++)
-        tap_range(g->out[j], g->in[j], g->st[j], off[j], &lo[j], &hi[j]);
+        bpk_tap_range(g->out[j], g->in[j], g->st[j], off[j], &lo[j], &hi[j]);
     for (int64_t j0 = lo[0]; j0 < hi[0]; j0++) {
         const int64_t o0 = j0 * g->st[0] + off[0];
         for (int64_t j1 = lo[1]; j1 < hi[1]; j1++) {
