@@ -47,7 +47,7 @@ def parse_args(argv):
     p.add_argument("-q", "--quiet", action="store_true", help="only FAIL lines and the summary")
     p.add_argument("--models", action="store_true",
                    help="run the model tests (node tests of several nodes, and the simple, "
-                        "pytorch-converted and pytorch-operator models beside them) node by node")
+                        "pytorch-converted and pytorch-operator models beside them)")
     p.add_argument("--json", help="write the totals and every test's outcome to this file")
     p.add_argument("--timeout", type=float, default=120, help="seconds per test (default 120)")
     p.add_argument("--skip-unavailable", action="store_true",
