@@ -230,6 +230,28 @@ Test(comm, all_gather_refuses_a_result_too_large_naming_its_shape)
     bp_context_destroy(ctx);
 }
 
+/* Zero elements scattered on an axis > 0: the engine's [.., size, part, ..]
+ * layout would count size among the non-zero extents and overflow where x
+ * and the result do not; no layout is needed, and the call succeeds. */
+Test(comm, reduce_scatter_of_zero_elements_on_a_later_axis_needs_no_layout)
+{
+    bp_context *ctx = NULL;
+    bp_comm *c = NULL;
+    BPT_OK(create_on_lying_engine("0", "2", &ctx, &c));
+    const int64_t big = INT64_C(360287978531779057); /* x 9 fits an f16 count, x 18 not */
+    bp_tensor *x = NULL, *y = NULL;
+    BPT_OK(bp_zeros(binary(ctx), BP_F16, 3, (const int64_t[]){big, 0, 9}, &x));
+    BPT_OK(bp_reduce_scatter(c, x, BP_REDUCE_SUM, 1, &y));
+    cr_assert_eq(bp_tensor_rank(y), 3);
+    const int64_t *s = bp_tensor_shape(y);
+    cr_assert(s[0] == big && s[1] == 0 && s[2] == 9, "shape (%lld, %lld, %lld)",
+              (long long)s[0], (long long)s[1], (long long)s[2]);
+    bp_tensor_release(y);
+    bp_tensor_release(x);
+    bp_comm_destroy(c);
+    bp_context_destroy(ctx);
+}
+
 Test(comm, create_refuses_an_engine_reporting_size_zero)
 {
     assert_lying_engine_refused("0", "0");

@@ -494,8 +494,11 @@ static bp_status comm_reduce_scatter(bp_comm *comm, const bp_tensor *x, bp_reduc
     memcpy(shape, x->shape, (size_t)x->rank * sizeof *shape);
     shape[ax] /= comm->size;
 
+    /* The engine's layout: the parts as contiguous blocks. Zero elements
+     * need no layout (whose extents, size among them, could even be too
+     * large where x's are not). */
     bp_tensor *blocks = NULL;
-    if (ax > 0)
+    if (ax > 0 && x->numel > 0)
         BP__TRY(comm_parts_first(x, ax, comm->size, &blocks));
     const bp_tensor *in = blocks ? blocks : x;
     bp_comm_record *all = comm_records(comm, fn);
