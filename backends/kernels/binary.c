@@ -122,41 +122,83 @@ static inline int64_t shift_right(bp_dtype dt, int64_t a, int64_t b)
     break
 
 /* One typed loop per op and dtype (the op and the dtype chosen once, not per
- * element), so that the cheap ones vectorise. Binary ops take no
- * parameters today; p is the op entry's, for the first that will. */
-BPK_CLONES bp_status bpk_binary(void *dev, bp_op op, const bp_op_params *p_, const bp_view *a,
-                                const bp_view *b, const bp_view *out)
+ * element), so that the cheap ones vectorise. Each op is a function of its
+ * own, compiled per ISA level: one function holding every op's loops took
+ * the compiler minutes (its cost grows faster than the function). An op
+ * answers BP_ERR_UNSUPPORTED_OP for a dtype it does not compute. */
+#define BIN_OP(NAME, ...)                                                               \
+    BPK_CLONES static bp_status NAME(bp_dtype dt, const bp_view *a, const bp_view *b,   \
+                                     const bp_view *out)                                \
+    {                                                                                   \
+        do {                                                                            \
+            __VA_ARGS__;                                                                \
+        } while (0);                                                                    \
+        return BP_ERR_UNSUPPORTED_OP;                                                   \
+    }
+
+BIN_OP(bin_add, NUMERIC_BIN(F_OF(add, p)(p, q), add))
+BIN_OP(bin_sub, NUMERIC_BIN(F_OF(sub, p)(p, q), sub))
+BIN_OP(bin_mul, NUMERIC_BIN(F_OF(mul, p)(p, q), mul))
+BIN_OP(bin_div, NUMERIC_BIN(F_OF(div, p)(p, q), div))
+BIN_OP(bin_maximum, NUMERIC_BIN(F_OF(maximum, p)(p, q), max))
+BIN_OP(bin_minimum, NUMERIC_BIN(F_OF(minimum, p)(p, q), min))
+BIN_OP(bin_pow, NUMERIC_BIN_D(bpf_pow(p, q), pow))
+BIN_OP(bin_mod, NUMERIC_BIN_L(BIN_LOOP_S, F_OF(mod, p)(p, q), mod))
+BIN_OP(bin_fmod, FLOAT_D_INT_BIN(bpf_fmod(p, q), fmod_i(p, q)))
+BIN_OP(bin_prelu, FLOAT_D_INT_BIN(bpf_prelu(p, q),
+                                  p < 0 ? bpk_wrap_int(dt, (uint64_t)p * (uint64_t)q) : p))
+BIN_OP(bin_eq, COMPARE_BIN(==))
+BIN_OP(bin_ne, COMPARE_BIN(!=))
+BIN_OP(bin_lt, COMPARE_BIN(<))
+BIN_OP(bin_le, COMPARE_BIN(<=))
+BIN_OP(bin_gt, COMPARE_BIN(>))
+BIN_OP(bin_ge, COMPARE_BIN(>=))
+BIN_OP(bin_logical_and, LOGICAL_BIN(p && q))
+BIN_OP(bin_logical_or, LOGICAL_BIN(p || q))
+BIN_OP(bin_logical_xor, LOGICAL_BIN(p != q))
+BIN_OP(bin_bitwise_and, INT_BIN(p & q))
+BIN_OP(bin_bitwise_or, INT_BIN(p | q))
+BIN_OP(bin_bitwise_xor, INT_BIN(bpk_wrap_int(dt, (uint64_t)(p ^ q))))
+BIN_OP(bin_shift_left, INT_BIN(shift_left(dt, p, q)))
+BIN_OP(bin_shift_right, INT_BIN(shift_right(dt, p, q)))
+
+/* Binary ops take no parameters today; p is the op entry's, for the first
+ * that will. */
+bp_status bpk_binary(void *dev, bp_op op, const bp_op_params *p_, const bp_view *a,
+                     const bp_view *b, const bp_view *out)
 {
     (void)p_;
-    bp_dtype dt = a->dtype;
+    bp_status (*fn)(bp_dtype, const bp_view *, const bp_view *, const bp_view *) = NULL;
     switch (op) {
-    case BP_OP_ADD: NUMERIC_BIN(F_OF(add, p)(p, q), add);
-    case BP_OP_SUB: NUMERIC_BIN(F_OF(sub, p)(p, q), sub);
-    case BP_OP_MUL: NUMERIC_BIN(F_OF(mul, p)(p, q), mul);
-    case BP_OP_DIV: NUMERIC_BIN(F_OF(div, p)(p, q), div);
-    case BP_OP_MAXIMUM: NUMERIC_BIN(F_OF(maximum, p)(p, q), max);
-    case BP_OP_MINIMUM: NUMERIC_BIN(F_OF(minimum, p)(p, q), min);
-    case BP_OP_POW: NUMERIC_BIN_D(bpf_pow(p, q), pow);
-    case BP_OP_MOD: NUMERIC_BIN_L(BIN_LOOP_S, F_OF(mod, p)(p, q), mod);
-    case BP_OP_FMOD: FLOAT_D_INT_BIN(bpf_fmod(p, q), fmod_i(p, q));
-    case BP_OP_PRELU:
-        FLOAT_D_INT_BIN(bpf_prelu(p, q), p < 0 ? bpk_wrap_int(dt, (uint64_t)p * (uint64_t)q) : p);
-    case BP_OP_EQ: COMPARE_BIN(==);
-    case BP_OP_NE: COMPARE_BIN(!=);
-    case BP_OP_LT: COMPARE_BIN(<);
-    case BP_OP_LE: COMPARE_BIN(<=);
-    case BP_OP_GT: COMPARE_BIN(>);
-    case BP_OP_GE: COMPARE_BIN(>=);
-    case BP_OP_LOGICAL_AND: LOGICAL_BIN(p && q);
-    case BP_OP_LOGICAL_OR: LOGICAL_BIN(p || q);
-    case BP_OP_LOGICAL_XOR: LOGICAL_BIN(p != q);
-    case BP_OP_BITWISE_AND: INT_BIN(p & q);
-    case BP_OP_BITWISE_OR: INT_BIN(p | q);
-    case BP_OP_BITWISE_XOR: INT_BIN(bpk_wrap_int(dt, (uint64_t)(p ^ q)));
-    case BP_OP_BITSHIFT_LEFT: INT_BIN(shift_left(dt, p, q));
-    case BP_OP_BITSHIFT_RIGHT: INT_BIN(shift_right(dt, p, q));
+    case BP_OP_ADD: fn = bin_add; break;
+    case BP_OP_SUB: fn = bin_sub; break;
+    case BP_OP_MUL: fn = bin_mul; break;
+    case BP_OP_DIV: fn = bin_div; break;
+    case BP_OP_MAXIMUM: fn = bin_maximum; break;
+    case BP_OP_MINIMUM: fn = bin_minimum; break;
+    case BP_OP_POW: fn = bin_pow; break;
+    case BP_OP_MOD: fn = bin_mod; break;
+    case BP_OP_FMOD: fn = bin_fmod; break;
+    case BP_OP_PRELU: fn = bin_prelu; break;
+    case BP_OP_EQ: fn = bin_eq; break;
+    case BP_OP_NE: fn = bin_ne; break;
+    case BP_OP_LT: fn = bin_lt; break;
+    case BP_OP_LE: fn = bin_le; break;
+    case BP_OP_GT: fn = bin_gt; break;
+    case BP_OP_GE: fn = bin_ge; break;
+    case BP_OP_LOGICAL_AND: fn = bin_logical_and; break;
+    case BP_OP_LOGICAL_OR: fn = bin_logical_or; break;
+    case BP_OP_LOGICAL_XOR: fn = bin_logical_xor; break;
+    case BP_OP_BITWISE_AND: fn = bin_bitwise_and; break;
+    case BP_OP_BITWISE_OR: fn = bin_bitwise_or; break;
+    case BP_OP_BITWISE_XOR: fn = bin_bitwise_xor; break;
+    case BP_OP_BITSHIFT_LEFT: fn = bin_shift_left; break;
+    case BP_OP_BITSHIFT_RIGHT: fn = bin_shift_right; break;
     default: break;
     }
-    return bpk_fail(dev, BP_ERR_UNSUPPORTED_OP, "binary: binary op %s not implemented for %s",
-                    bp_op_name(op), bp_dtype_name(dt));
+    bp_status st = fn ? fn(a->dtype, a, b, out) : BP_ERR_UNSUPPORTED_OP;
+    if (st == BP_ERR_UNSUPPORTED_OP)
+        return bpk_fail(dev, st, "binary: binary op %s not implemented for %s", bp_op_name(op),
+                        bp_dtype_name(a->dtype));
+    return st;
 }
