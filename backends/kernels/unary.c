@@ -79,138 +79,176 @@ static void square_int(const bp_view *x, const bp_view *out)
         }
 }
 
-/* The unary kind's ops fall in three families, each a switch on the op code
- * below; a family answers BP_ERR_UNSUPPORTED_OP (without a message) for an
- * op or dtype it does not compute, and bpk_unary asks the next.
+/* One function per op, each compiled for every ISA level (BPK_CLONES): the
+ * exact ones vectorise, and the libm loops keep the level's encoding (gelu
+ * f32 took ~10% longer through the baseline clone). One function per op,
+ * not one per family: the compiler's cost grows faster than a function, and
+ * three families of every op's loops took it minutes. An op answers
+ * BP_ERR_UNSUPPORTED_OP (without a message) for a dtype it does not compute.
  *
- * Every family is compiled for each ISA level (BPK_CLONES): the exact ones
- * vectorise, and the libm loops keep the level's encoding (gelu f32 took
- * ~10% longer through the baseline clone).
- *
- * The exact or correctly rounded ones: floats in their own precision
- * (f16/bf16 in float) or in double rounded once; integers wrap. */
-BPK_CLONES static bp_status exact_unary(bp_op op, const bp_view *x, const bp_view *out)
-{
-    switch (op) {
-    case BP_OP_NEG: NUMERIC_UN(F_OF(neg, v)(v), I_NEG);
-    case BP_OP_ABS: NUMERIC_UN(F_OF(abs, v)(v), I_ABS);
-    case BP_OP_SIGN: NUMERIC_UN(F_OF(sign, v)(v), I_SIGN);
-    case BP_OP_RELU: NUMERIC_UN(F_OF(relu, v)(v), I_RELU);
-    case BP_OP_SQUARE:
-        if (!bp_dtype_is_float(x->dtype)) {
-            square_int(x, out);
-            return BP_OK;
-        }
-        FLOAT_UN(bpf_square(v));
-    case BP_OP_ISNAN:
-    case BP_OP_ISINF:
-        switch (x->dtype) {
-#define CLASSIFY(ST, CT, LD)                                                            \
-    if (op == BP_OP_ISNAN)                                                              \
-        UN_LOOP(ST, CT, LD, uint8_t, ID, (uint8_t)F_OF(isnan, v)(v));                   \
-    else                                                                                \
-        UN_LOOP(ST, CT, LD, uint8_t, ID, (uint8_t)F_OF(isinf, v)(v));                   \
-    return BP_OK
-        case BP_F64: CLASSIFY(double, double, ID);
-        case BP_F32: CLASSIFY(float, float, ID);
-        case BP_F16: CLASSIFY(uint16_t, float, F16_F);
-        case BP_BF16: CLASSIFY(uint16_t, float, BF16_F);
-#undef CLASSIFY
-        default: break;
-        }
-        break;
-    case BP_OP_LOGICAL_NOT:
-        if (x->dtype != BP_BOOL)
-            break;
-        UN_LOOP(uint8_t, uint8_t, ID, uint8_t, ID, (uint8_t)(v == 0));
-        return BP_OK;
-    case BP_OP_BITWISE_NOT: INT_MAP(~v);
-    case BP_OP_SQRT:
-        /* f32 in float: the same bits (sqrt of a float rounded from double
-         * equals sqrtf, 53 >= 2 * 24 + 2), at twice the lanes */
-        if (x->dtype == BP_F32) {
-            UN_LOOP(float, float, ID, float, ID, bpf_sqrt_f(v));
-            return BP_OK;
-        }
-        FLOAT_UN(bpf_sqrt(v));
-    case BP_OP_RSQRT: FLOAT_UN(bpf_rsqrt(v));
-    case BP_OP_RECIPROCAL: FLOAT_UN(bpf_reciprocal(v));
-    case BP_OP_FLOOR: FLOAT_UN(bpf_floor(v));
-    case BP_OP_CEIL: FLOAT_UN(bpf_ceil(v));
-    case BP_OP_ROUND: FLOAT_UN(bpf_round(v));
-    default: break;
+ * The parameters are the op's schema row's (opcodes.h): a0 = p->f[0],
+ * a1 = p->f[1]. */
+#define UN_OP(NAME, ...)                                                                \
+    BPK_CLONES static bp_status NAME(const bp_op_params *p, const bp_view *x,           \
+                                     const bp_view *out)                                \
+    {                                                                                   \
+        const double a0 = p->f[0], a1 = p->f[1];                                        \
+        (void)a0;                                                                       \
+        (void)a1;                                                                       \
+        do {                                                                            \
+            __VA_ARGS__;                                                                \
+        } while (0);                                                                    \
+        return BP_ERR_UNSUPPORTED_OP;                                                   \
     }
-    return BP_ERR_UNSUPPORTED_OP;
-}
+
+/* The exact or correctly rounded ones: floats in their own precision
+ * (f16/bf16 in float) or in double rounded once; integers wrap. */
+UN_OP(un_neg, NUMERIC_UN(F_OF(neg, v)(v), I_NEG))
+UN_OP(un_abs, NUMERIC_UN(F_OF(abs, v)(v), I_ABS))
+UN_OP(un_sign, NUMERIC_UN(F_OF(sign, v)(v), I_SIGN))
+UN_OP(un_relu, NUMERIC_UN(F_OF(relu, v)(v), I_RELU))
+UN_OP(un_square,
+      if (!bp_dtype_is_float(x->dtype)) {
+          square_int(x, out);
+          return BP_OK;
+      }
+      FLOAT_UN(bpf_square(v)))
+
+#define CLASSIFY(FN)                                                                    \
+    switch (x->dtype) {                                                                 \
+    case BP_F64: UN_LOOP(double, double, ID, uint8_t, ID, (uint8_t)F_OF(FN, v)(v)); return BP_OK; \
+    case BP_F32: UN_LOOP(float, float, ID, uint8_t, ID, (uint8_t)F_OF(FN, v)(v)); return BP_OK; \
+    case BP_F16: UN_LOOP(uint16_t, float, F16_F, uint8_t, ID, (uint8_t)F_OF(FN, v)(v)); return BP_OK; \
+    case BP_BF16: UN_LOOP(uint16_t, float, BF16_F, uint8_t, ID, (uint8_t)F_OF(FN, v)(v)); return BP_OK; \
+    default: break;                                                                     \
+    }                                                                                   \
+    break
+UN_OP(un_isnan, CLASSIFY(isnan))
+UN_OP(un_isinf, CLASSIFY(isinf))
+#undef CLASSIFY
+UN_OP(un_logical_not,
+      if (x->dtype != BP_BOOL)
+          break;
+      UN_LOOP(uint8_t, uint8_t, ID, uint8_t, ID, (uint8_t)(v == 0));
+      return BP_OK)
+UN_OP(un_bitwise_not, INT_MAP(~v))
+/* f32 in float: the same bits (sqrt of a float rounded from double equals
+ * sqrtf, 53 >= 2 * 24 + 2), at twice the lanes */
+UN_OP(un_sqrt,
+      if (x->dtype == BP_F32) {
+          UN_LOOP(float, float, ID, float, ID, bpf_sqrt_f(v));
+          return BP_OK;
+      }
+      FLOAT_UN(bpf_sqrt(v)))
+UN_OP(un_rsqrt, FLOAT_UN(bpf_rsqrt(v)))
+UN_OP(un_reciprocal, FLOAT_UN(bpf_reciprocal(v)))
+UN_OP(un_floor, FLOAT_UN(bpf_floor(v)))
+UN_OP(un_ceil, FLOAT_UN(bpf_ceil(v)))
+UN_OP(un_round, FLOAT_UN(bpf_round(v)))
 
 /* The functions of a float through libm: each formula in double, rounded
  * once to the dtype (f16/bf16 included), so the edges are those of the
  * formula. */
-BPK_CLONES static bp_status float_unary(bp_op op, const bp_view *x, const bp_view *out)
-{
-    switch (op) {
-    case BP_OP_EXP: FLOAT_UN(bpf_exp(v));
-    case BP_OP_LOG: FLOAT_UN(bpf_log(v));
-    case BP_OP_SIN: FLOAT_UN(bpf_sin(v));
-    case BP_OP_COS: FLOAT_UN(bpf_cos(v));
-    case BP_OP_TAN: FLOAT_UN(bpf_tan(v));
-    case BP_OP_TANH: FLOAT_UN(bpf_tanh(v));
-    case BP_OP_SIGMOID: FLOAT_UN(bpf_sigmoid(v));
-    case BP_OP_GELU: FLOAT_UN(bpf_gelu(v));
-    case BP_OP_ERF: FLOAT_UN(bpf_erf(v));
-    case BP_OP_ACOS: FLOAT_UN(bpf_acos(v));
-    case BP_OP_ASIN: FLOAT_UN(bpf_asin(v));
-    case BP_OP_ATAN: FLOAT_UN(bpf_atan(v));
-    case BP_OP_ACOSH: FLOAT_UN(bpf_acosh(v));
-    case BP_OP_ASINH: FLOAT_UN(bpf_asinh(v));
-    case BP_OP_ATANH: FLOAT_UN(bpf_atanh(v));
-    case BP_OP_SINH: FLOAT_UN(bpf_sinh(v));
-    case BP_OP_COSH: FLOAT_UN(bpf_cosh(v));
-    case BP_OP_LOG1P: FLOAT_UN(bpf_log1p(v));
-    case BP_OP_EXPM1: FLOAT_UN(bpf_expm1(v));
-    case BP_OP_SOFTPLUS: FLOAT_UN(bpf_softplus(v));
-    case BP_OP_SOFTSIGN: FLOAT_UN(bpf_softsign(v));
-    case BP_OP_SILU: FLOAT_UN(bpf_silu(v));
-    case BP_OP_MISH: FLOAT_UN(bpf_mish(v));
-    default: break;
-    }
-    return BP_ERR_UNSUPPORTED_OP;
-}
+UN_OP(un_exp, FLOAT_UN(bpf_exp(v)))
+UN_OP(un_log, FLOAT_UN(bpf_log(v)))
+UN_OP(un_sin, FLOAT_UN(bpf_sin(v)))
+UN_OP(un_cos, FLOAT_UN(bpf_cos(v)))
+UN_OP(un_tan, FLOAT_UN(bpf_tan(v)))
+UN_OP(un_tanh, FLOAT_UN(bpf_tanh(v)))
+UN_OP(un_sigmoid, FLOAT_UN(bpf_sigmoid(v)))
+UN_OP(un_gelu, FLOAT_UN(bpf_gelu(v)))
+UN_OP(un_erf, FLOAT_UN(bpf_erf(v)))
+UN_OP(un_acos, FLOAT_UN(bpf_acos(v)))
+UN_OP(un_asin, FLOAT_UN(bpf_asin(v)))
+UN_OP(un_atan, FLOAT_UN(bpf_atan(v)))
+UN_OP(un_acosh, FLOAT_UN(bpf_acosh(v)))
+UN_OP(un_asinh, FLOAT_UN(bpf_asinh(v)))
+UN_OP(un_atanh, FLOAT_UN(bpf_atanh(v)))
+UN_OP(un_sinh, FLOAT_UN(bpf_sinh(v)))
+UN_OP(un_cosh, FLOAT_UN(bpf_cosh(v)))
+UN_OP(un_log1p, FLOAT_UN(bpf_log1p(v)))
+UN_OP(un_expm1, FLOAT_UN(bpf_expm1(v)))
+UN_OP(un_softplus, FLOAT_UN(bpf_softplus(v)))
+UN_OP(un_softsign, FLOAT_UN(bpf_softsign(v)))
+UN_OP(un_silu, FLOAT_UN(bpf_silu(v)))
+UN_OP(un_mish, FLOAT_UN(bpf_mish(v)))
 
-/* The functions with parameters (their schema rows in opcodes.h: a0 = p->f[0], a1 =
- * p->f[1]) and hardswish, floats as float_unary's; shrink of an integer
- * through double and the cast rules (ops.h). */
-BPK_CLONES static bp_status param_unary(bp_op op, const bp_op_params *p, const bp_view *x,
-                                        const bp_view *out)
+/* The functions with parameters, and hardswish, floats as the libm ones;
+ * shrink of an integer through double and the cast rules (ops.h). */
+UN_OP(un_hardswish, FLOAT_UN(bpf_hardswish(v)))
+UN_OP(un_elu, FLOAT_UN(bpf_elu(v, a0)))
+UN_OP(un_celu, FLOAT_UN(bpf_celu(v, a0)))
+UN_OP(un_selu, FLOAT_UN(bpf_selu(v, a0, a1)))
+UN_OP(un_leaky_relu, FLOAT_UN(bpf_leaky_relu(v, a0)))
+UN_OP(un_thresholded_relu, FLOAT_UN(bpf_thresholded_relu(v, a0)))
+UN_OP(un_hard_sigmoid, FLOAT_UN(bpf_hard_sigmoid(v, a0, a1)))
+UN_OP(un_shrink,
+      if (!bp_dtype_is_float(x->dtype)) {
+          shrink_int(x, out, a0, a1);
+          return BP_OK;
+      }
+      FLOAT_UN(bpf_shrink(v, a0, a1)))
+
+typedef bp_status (*un_fn)(const bp_op_params *, const bp_view *, const bp_view *);
+
+static un_fn un_kernel(bp_op op)
 {
-    const double a0 = p->f[0], a1 = p->f[1];
     switch (op) {
-    case BP_OP_HARDSWISH: FLOAT_UN(bpf_hardswish(v));
-    case BP_OP_ELU: FLOAT_UN(bpf_elu(v, a0));
-    case BP_OP_CELU: FLOAT_UN(bpf_celu(v, a0));
-    case BP_OP_SELU: FLOAT_UN(bpf_selu(v, a0, a1));
-    case BP_OP_LEAKY_RELU: FLOAT_UN(bpf_leaky_relu(v, a0));
-    case BP_OP_THRESHOLDED_RELU: FLOAT_UN(bpf_thresholded_relu(v, a0));
-    case BP_OP_HARD_SIGMOID: FLOAT_UN(bpf_hard_sigmoid(v, a0, a1));
-    case BP_OP_SHRINK:
-        if (!bp_dtype_is_float(x->dtype)) {
-            shrink_int(x, out, a0, a1);
-            return BP_OK;
-        }
-        FLOAT_UN(bpf_shrink(v, a0, a1));
-    default: break;
+    case BP_OP_NEG: return un_neg;
+    case BP_OP_ABS: return un_abs;
+    case BP_OP_SIGN: return un_sign;
+    case BP_OP_RELU: return un_relu;
+    case BP_OP_SQUARE: return un_square;
+    case BP_OP_ISNAN: return un_isnan;
+    case BP_OP_ISINF: return un_isinf;
+    case BP_OP_LOGICAL_NOT: return un_logical_not;
+    case BP_OP_BITWISE_NOT: return un_bitwise_not;
+    case BP_OP_SQRT: return un_sqrt;
+    case BP_OP_RSQRT: return un_rsqrt;
+    case BP_OP_RECIPROCAL: return un_reciprocal;
+    case BP_OP_FLOOR: return un_floor;
+    case BP_OP_CEIL: return un_ceil;
+    case BP_OP_ROUND: return un_round;
+    case BP_OP_EXP: return un_exp;
+    case BP_OP_LOG: return un_log;
+    case BP_OP_SIN: return un_sin;
+    case BP_OP_COS: return un_cos;
+    case BP_OP_TAN: return un_tan;
+    case BP_OP_TANH: return un_tanh;
+    case BP_OP_SIGMOID: return un_sigmoid;
+    case BP_OP_GELU: return un_gelu;
+    case BP_OP_ERF: return un_erf;
+    case BP_OP_ACOS: return un_acos;
+    case BP_OP_ASIN: return un_asin;
+    case BP_OP_ATAN: return un_atan;
+    case BP_OP_ACOSH: return un_acosh;
+    case BP_OP_ASINH: return un_asinh;
+    case BP_OP_ATANH: return un_atanh;
+    case BP_OP_SINH: return un_sinh;
+    case BP_OP_COSH: return un_cosh;
+    case BP_OP_LOG1P: return un_log1p;
+    case BP_OP_EXPM1: return un_expm1;
+    case BP_OP_SOFTPLUS: return un_softplus;
+    case BP_OP_SOFTSIGN: return un_softsign;
+    case BP_OP_SILU: return un_silu;
+    case BP_OP_MISH: return un_mish;
+    case BP_OP_HARDSWISH: return un_hardswish;
+    case BP_OP_ELU: return un_elu;
+    case BP_OP_CELU: return un_celu;
+    case BP_OP_SELU: return un_selu;
+    case BP_OP_LEAKY_RELU: return un_leaky_relu;
+    case BP_OP_THRESHOLDED_RELU: return un_thresholded_relu;
+    case BP_OP_HARD_SIGMOID: return un_hard_sigmoid;
+    case BP_OP_SHRINK: return un_shrink;
+    default: return NULL;
     }
-    return BP_ERR_UNSUPPORTED_OP;
 }
 
 bp_status bpk_unary(void *dev, bp_op op, const bp_op_params *p, const bp_view *x,
                     const bp_view *out)
 {
-    bp_status st = exact_unary(op, x, out);
-    if (st == BP_ERR_UNSUPPORTED_OP)
-        st = float_unary(op, x, out);
-    if (st == BP_ERR_UNSUPPORTED_OP)
-        st = param_unary(op, p, x, out);
+    un_fn fn = un_kernel(op);
+    bp_status st = fn ? fn(p, x, out) : BP_ERR_UNSUPPORTED_OP;
     if (st == BP_ERR_UNSUPPORTED_OP)
         return bpk_fail(dev, st, "binary: unary op %s not implemented for %s", bp_op_name(op),
                         bp_dtype_name(x->dtype));
