@@ -105,6 +105,9 @@ stamp=$build/.bootstrap-demo-only
 cuda_note=""
 if [ "$job" = demo ]; then
   if [ ! -f "$build/CMakeCache.txt" ]; then
+    # Nor the Python package: finding Python's headers is seconds of the
+    # configure, and the demo runs from C.
+    job_args+=(-DBP_WITH_PYTHON=OFF)
     # The GPUs' compute capabilities ("9.0" -> 90-real), if nvidia-smi sees any.
     gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
     archs=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
@@ -129,7 +132,7 @@ if [ "$job" = demo ]; then
 else
   job_args+=(-DBP_BUILD_TESTS=ON)
   if [ -f "$stamp" ]; then
-    job_args+=(-DBP_WITH_CUDA=AUTO -UCMAKE_CUDA_ARCHITECTURES)
+    job_args+=(-DBP_WITH_CUDA=AUTO -UCMAKE_CUDA_ARCHITECTURES -DBP_WITH_PYTHON=AUTO)
   fi
 fi
 
