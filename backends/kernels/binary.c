@@ -162,40 +162,43 @@ BIN_OP(bin_bitwise_xor, INT_BIN(bpk_wrap_int(dt, (uint64_t)(p ^ q))))
 BIN_OP(bin_shift_left, INT_BIN(shift_left(dt, p, q)))
 BIN_OP(bin_shift_right, INT_BIN(shift_right(dt, p, q)))
 
+typedef bp_status (*bin_fn)(bp_dtype, const bp_view *, const bp_view *, const bp_view *);
+
+/* Each op's function by its code; NULL for the codes of other kinds. */
+static const bin_fn bin_kernels[BP_OP_COUNT] = {
+    [BP_OP_ADD] = bin_add,
+    [BP_OP_SUB] = bin_sub,
+    [BP_OP_MUL] = bin_mul,
+    [BP_OP_DIV] = bin_div,
+    [BP_OP_MAXIMUM] = bin_maximum,
+    [BP_OP_MINIMUM] = bin_minimum,
+    [BP_OP_POW] = bin_pow,
+    [BP_OP_MOD] = bin_mod,
+    [BP_OP_FMOD] = bin_fmod,
+    [BP_OP_PRELU] = bin_prelu,
+    [BP_OP_EQ] = bin_eq,
+    [BP_OP_NE] = bin_ne,
+    [BP_OP_LT] = bin_lt,
+    [BP_OP_LE] = bin_le,
+    [BP_OP_GT] = bin_gt,
+    [BP_OP_GE] = bin_ge,
+    [BP_OP_LOGICAL_AND] = bin_logical_and,
+    [BP_OP_LOGICAL_OR] = bin_logical_or,
+    [BP_OP_LOGICAL_XOR] = bin_logical_xor,
+    [BP_OP_BITWISE_AND] = bin_bitwise_and,
+    [BP_OP_BITWISE_OR] = bin_bitwise_or,
+    [BP_OP_BITWISE_XOR] = bin_bitwise_xor,
+    [BP_OP_BITSHIFT_LEFT] = bin_shift_left,
+    [BP_OP_BITSHIFT_RIGHT] = bin_shift_right,
+};
+
 /* Binary ops take no parameters today; p is the op entry's, for the first
  * that will. */
 bp_status bpk_binary(void *dev, bp_op op, const bp_op_params *p_, const bp_view *a,
                      const bp_view *b, const bp_view *out)
 {
     (void)p_;
-    bp_status (*fn)(bp_dtype, const bp_view *, const bp_view *, const bp_view *) = NULL;
-    switch (op) {
-    case BP_OP_ADD: fn = bin_add; break;
-    case BP_OP_SUB: fn = bin_sub; break;
-    case BP_OP_MUL: fn = bin_mul; break;
-    case BP_OP_DIV: fn = bin_div; break;
-    case BP_OP_MAXIMUM: fn = bin_maximum; break;
-    case BP_OP_MINIMUM: fn = bin_minimum; break;
-    case BP_OP_POW: fn = bin_pow; break;
-    case BP_OP_MOD: fn = bin_mod; break;
-    case BP_OP_FMOD: fn = bin_fmod; break;
-    case BP_OP_PRELU: fn = bin_prelu; break;
-    case BP_OP_EQ: fn = bin_eq; break;
-    case BP_OP_NE: fn = bin_ne; break;
-    case BP_OP_LT: fn = bin_lt; break;
-    case BP_OP_LE: fn = bin_le; break;
-    case BP_OP_GT: fn = bin_gt; break;
-    case BP_OP_GE: fn = bin_ge; break;
-    case BP_OP_LOGICAL_AND: fn = bin_logical_and; break;
-    case BP_OP_LOGICAL_OR: fn = bin_logical_or; break;
-    case BP_OP_LOGICAL_XOR: fn = bin_logical_xor; break;
-    case BP_OP_BITWISE_AND: fn = bin_bitwise_and; break;
-    case BP_OP_BITWISE_OR: fn = bin_bitwise_or; break;
-    case BP_OP_BITWISE_XOR: fn = bin_bitwise_xor; break;
-    case BP_OP_BITSHIFT_LEFT: fn = bin_shift_left; break;
-    case BP_OP_BITSHIFT_RIGHT: fn = bin_shift_right; break;
-    default: break;
-    }
+    bin_fn fn = (unsigned)op < (unsigned)BP_OP_COUNT ? bin_kernels[op] : NULL;
     bp_status st = fn ? fn(a->dtype, a, b, out) : BP_ERR_UNSUPPORTED_OP;
     if (st == BP_ERR_UNSUPPORTED_OP)
         return bpk_fail(dev, st, "binary: binary op %s not implemented for %s", bp_op_name(op),

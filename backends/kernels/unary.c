@@ -114,18 +114,20 @@ UN_OP(un_square,
       }
       FLOAT_UN(bpf_square(v)))
 
+#define CLASSIFY_LOOP(ST, CT, LD, FN) UN_LOOP(ST, CT, LD, uint8_t, ID, (uint8_t)F_OF(FN, v)(v))
 #define CLASSIFY(FN)                                                                    \
     switch (x->dtype) {                                                                 \
-    case BP_F64: UN_LOOP(double, double, ID, uint8_t, ID, (uint8_t)F_OF(FN, v)(v)); return BP_OK; \
-    case BP_F32: UN_LOOP(float, float, ID, uint8_t, ID, (uint8_t)F_OF(FN, v)(v)); return BP_OK; \
-    case BP_F16: UN_LOOP(uint16_t, float, F16_F, uint8_t, ID, (uint8_t)F_OF(FN, v)(v)); return BP_OK; \
-    case BP_BF16: UN_LOOP(uint16_t, float, BF16_F, uint8_t, ID, (uint8_t)F_OF(FN, v)(v)); return BP_OK; \
+    case BP_F64: CLASSIFY_LOOP(double, double, ID, FN); return BP_OK;                   \
+    case BP_F32: CLASSIFY_LOOP(float, float, ID, FN); return BP_OK;                     \
+    case BP_F16: CLASSIFY_LOOP(uint16_t, float, F16_F, FN); return BP_OK;               \
+    case BP_BF16: CLASSIFY_LOOP(uint16_t, float, BF16_F, FN); return BP_OK;             \
     default: break;                                                                     \
     }                                                                                   \
     break
 UN_OP(un_isnan, CLASSIFY(isnan))
 UN_OP(un_isinf, CLASSIFY(isinf))
 #undef CLASSIFY
+#undef CLASSIFY_LOOP
 UN_OP(un_logical_not,
       if (x->dtype != BP_BOOL)
           break;
@@ -191,63 +193,60 @@ UN_OP(un_shrink,
 
 typedef bp_status (*un_fn)(const bp_op_params *, const bp_view *, const bp_view *);
 
-static un_fn un_kernel(bp_op op)
-{
-    switch (op) {
-    case BP_OP_NEG: return un_neg;
-    case BP_OP_ABS: return un_abs;
-    case BP_OP_SIGN: return un_sign;
-    case BP_OP_RELU: return un_relu;
-    case BP_OP_SQUARE: return un_square;
-    case BP_OP_ISNAN: return un_isnan;
-    case BP_OP_ISINF: return un_isinf;
-    case BP_OP_LOGICAL_NOT: return un_logical_not;
-    case BP_OP_BITWISE_NOT: return un_bitwise_not;
-    case BP_OP_SQRT: return un_sqrt;
-    case BP_OP_RSQRT: return un_rsqrt;
-    case BP_OP_RECIPROCAL: return un_reciprocal;
-    case BP_OP_FLOOR: return un_floor;
-    case BP_OP_CEIL: return un_ceil;
-    case BP_OP_ROUND: return un_round;
-    case BP_OP_EXP: return un_exp;
-    case BP_OP_LOG: return un_log;
-    case BP_OP_SIN: return un_sin;
-    case BP_OP_COS: return un_cos;
-    case BP_OP_TAN: return un_tan;
-    case BP_OP_TANH: return un_tanh;
-    case BP_OP_SIGMOID: return un_sigmoid;
-    case BP_OP_GELU: return un_gelu;
-    case BP_OP_ERF: return un_erf;
-    case BP_OP_ACOS: return un_acos;
-    case BP_OP_ASIN: return un_asin;
-    case BP_OP_ATAN: return un_atan;
-    case BP_OP_ACOSH: return un_acosh;
-    case BP_OP_ASINH: return un_asinh;
-    case BP_OP_ATANH: return un_atanh;
-    case BP_OP_SINH: return un_sinh;
-    case BP_OP_COSH: return un_cosh;
-    case BP_OP_LOG1P: return un_log1p;
-    case BP_OP_EXPM1: return un_expm1;
-    case BP_OP_SOFTPLUS: return un_softplus;
-    case BP_OP_SOFTSIGN: return un_softsign;
-    case BP_OP_SILU: return un_silu;
-    case BP_OP_MISH: return un_mish;
-    case BP_OP_HARDSWISH: return un_hardswish;
-    case BP_OP_ELU: return un_elu;
-    case BP_OP_CELU: return un_celu;
-    case BP_OP_SELU: return un_selu;
-    case BP_OP_LEAKY_RELU: return un_leaky_relu;
-    case BP_OP_THRESHOLDED_RELU: return un_thresholded_relu;
-    case BP_OP_HARD_SIGMOID: return un_hard_sigmoid;
-    case BP_OP_SHRINK: return un_shrink;
-    default: return NULL;
-    }
-}
+/* Each op's function by its code; NULL for the codes of other kinds. */
+static const un_fn un_kernels[BP_OP_COUNT] = {
+    [BP_OP_NEG] = un_neg,
+    [BP_OP_ABS] = un_abs,
+    [BP_OP_SIGN] = un_sign,
+    [BP_OP_RELU] = un_relu,
+    [BP_OP_SQUARE] = un_square,
+    [BP_OP_ISNAN] = un_isnan,
+    [BP_OP_ISINF] = un_isinf,
+    [BP_OP_LOGICAL_NOT] = un_logical_not,
+    [BP_OP_BITWISE_NOT] = un_bitwise_not,
+    [BP_OP_SQRT] = un_sqrt,
+    [BP_OP_RSQRT] = un_rsqrt,
+    [BP_OP_RECIPROCAL] = un_reciprocal,
+    [BP_OP_FLOOR] = un_floor,
+    [BP_OP_CEIL] = un_ceil,
+    [BP_OP_ROUND] = un_round,
+    [BP_OP_EXP] = un_exp,
+    [BP_OP_LOG] = un_log,
+    [BP_OP_SIN] = un_sin,
+    [BP_OP_COS] = un_cos,
+    [BP_OP_TAN] = un_tan,
+    [BP_OP_TANH] = un_tanh,
+    [BP_OP_SIGMOID] = un_sigmoid,
+    [BP_OP_GELU] = un_gelu,
+    [BP_OP_ERF] = un_erf,
+    [BP_OP_ACOS] = un_acos,
+    [BP_OP_ASIN] = un_asin,
+    [BP_OP_ATAN] = un_atan,
+    [BP_OP_ACOSH] = un_acosh,
+    [BP_OP_ASINH] = un_asinh,
+    [BP_OP_ATANH] = un_atanh,
+    [BP_OP_SINH] = un_sinh,
+    [BP_OP_COSH] = un_cosh,
+    [BP_OP_LOG1P] = un_log1p,
+    [BP_OP_EXPM1] = un_expm1,
+    [BP_OP_SOFTPLUS] = un_softplus,
+    [BP_OP_SOFTSIGN] = un_softsign,
+    [BP_OP_SILU] = un_silu,
+    [BP_OP_MISH] = un_mish,
+    [BP_OP_HARDSWISH] = un_hardswish,
+    [BP_OP_ELU] = un_elu,
+    [BP_OP_CELU] = un_celu,
+    [BP_OP_SELU] = un_selu,
+    [BP_OP_LEAKY_RELU] = un_leaky_relu,
+    [BP_OP_THRESHOLDED_RELU] = un_thresholded_relu,
+    [BP_OP_HARD_SIGMOID] = un_hard_sigmoid,
+    [BP_OP_SHRINK] = un_shrink,
+};
 
 bp_status bpk_unary(void *dev, bp_op op, const bp_op_params *p, const bp_view *x,
                     const bp_view *out)
 {
-    un_fn fn = un_kernel(op);
+    un_fn fn = (unsigned)op < (unsigned)BP_OP_COUNT ? un_kernels[op] : NULL;
     bp_status st = fn ? fn(p, x, out) : BP_ERR_UNSUPPORTED_OP;
     if (st == BP_ERR_UNSUPPORTED_OP)
         return bpk_fail(dev, st, "binary: unary op %s not implemented for %s", bp_op_name(op),
