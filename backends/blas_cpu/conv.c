@@ -22,21 +22,11 @@
 /* The largest unfolded matrix, in elements (32 MiB of f32). */
 #define BPC_CONV_COL ((int64_t)8 << 20)
 
-static bool dense(const bp_view *v)
-{
-    int64_t expect = 1;
-    for (int32_t k = v->rank - 1; k >= 0; k--) {
-        if (v->shape[k] != 1 && v->strides[k] != expect)
-            return false;
-        expect *= v->shape[k];
-    }
-    return true;
-}
-
 bool bpc_conv_gemm_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,
                          const bp_view *y)
 {
-    if ((x->dtype != BP_F32 && x->dtype != BP_F64) || !dense(x) || !dense(w) || !dense(y))
+    if ((x->dtype != BP_F32 && x->dtype != BP_F64) || !bpk_view_dense(x) || !bpk_view_dense(w) ||
+        !bpk_view_dense(y))
         return false;
     int64_t ck = w->shape[1], nin = 1, nout = 1;
     for (int32_t k = 2; k < x->rank; k++) {
@@ -199,7 +189,8 @@ bool bpc_conv_depthwise_takes(const bp_op_params *p, const bp_view *x, const bp_
                               const bp_view *bias, const bp_view *y)
 {
     return x->dtype == BP_F32 && x->rank >= 3 && x->shape[1] == p->i[15] && w->shape[1] == 1 &&
-           dense(x) && dense(w) && dense(y) && (!bias || bias->dtype == BP_F32);
+           bpk_view_dense(x) && bpk_view_dense(w) && bpk_view_dense(y) &&
+           (!bias || bias->dtype == BP_F32);
 }
 
 typedef struct depthwise_job {

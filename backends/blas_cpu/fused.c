@@ -30,23 +30,12 @@ typedef struct fuse_plan {
     int32_t n_scratch;                  /* blocks a chunk needs */
 } fuse_plan;
 
-static bool dense(const bp_view *v)
-{
-    int64_t want = 1;
-    for (int32_t k = v->rank - 1; k >= 0; k--) {
-        if (v->shape[k] != 1 && v->strides[k] != want)
-            return false;
-        want *= v->shape[k];
-    }
-    return true;
-}
-
 static int32_t form_of(const bp_view *v)
 {
     bool zero = true;
     for (int32_t k = 0; k < v->rank; k++)
         zero = zero && (v->strides[k] == 0 || v->shape[k] == 1);
-    return zero ? FORM_ONE : dense(v) ? FORM_DENSE : FORM_GATHER;
+    return zero ? FORM_ONE : bpk_view_dense(v) ? FORM_DENSE : FORM_GATHER;
 }
 
 /* Whether out shares a buffer with an in view (a donated input: plugin.h
@@ -118,7 +107,7 @@ bool bpc_fused_takes(void *dev, const bp_fused_group *g, const bp_view *const *i
     (void)dev;
     fuse_plan p;
     for (int32_t k = 0; k < g->n_out; k++)
-        if (!dense(out[k]))
+        if (!bpk_view_dense(out[k]))
             return false;
     return plan(g, in, NULL, &p);
 }

@@ -21,20 +21,9 @@
 #include "blas_cpu_nn.h"
 #include "vmath.h"
 
-static bool dense(const bp_view *v)
-{
-    int64_t expect = 1;
-    for (int32_t k = v->rank - 1; k >= 0; k--) {
-        if (v->shape[k] != 1 && v->strides[k] != expect)
-            return false;
-        expect *= v->shape[k];
-    }
-    return true;
-}
-
 bool bpc_max_pool_takes(const bp_view *x, const bp_view *y, const bp_view *indices)
 {
-    return x->dtype == BP_F32 && !indices && dense(x) && dense(y);
+    return x->dtype == BP_F32 && !indices && bpk_view_dense(x) && bpk_view_dense(y);
 }
 
 /* y[o] = max(y[o], x[o st + off]) for o in [lo, hi). */
@@ -152,7 +141,7 @@ bp_status bpc_max_pool(bpc_dev *dev, const bp_op_params *p, const bp_view *x, co
 
 bool bpc_average_pool_takes(const bp_view *x, const bp_view *y)
 {
-    return x->dtype == BP_F32 && dense(x) && dense(y);
+    return x->dtype == BP_F32 && bpk_view_dense(x) && bpk_view_dense(y);
 }
 
 /* How many of axis j's taps of output o count: inside x, or inside x and

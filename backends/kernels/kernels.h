@@ -43,6 +43,19 @@ static inline int64_t bpk_numel(const bp_view *v)
     return n;
 }
 
+/* Whether v's elements are contiguous in row-major order (extents of 1 may
+ * have any stride). */
+static inline bool bpk_view_dense(const bp_view *v)
+{
+    int64_t expect = 1;
+    for (int32_t k = v->rank - 1; k >= 0; k--) {
+        if (v->shape[k] != 1 && v->strides[k] != expect)
+            return false;
+        expect *= v->shape[k];
+    }
+    return true;
+}
+
 /* Walks up to BPK_ITER_MAX views that share views[0]'s shape, in row-major
  * order, as runs along the innermost (collapsed) axis:
  *
