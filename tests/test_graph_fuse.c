@@ -339,3 +339,42 @@ Test(graph_fuse, a_plans_listing_shows_each_node_its_fused_group_and_where_value
     }
     bp_context_destroy(ctx);
 }
+
+/* concat writes its result in parts, one node each: the listing says which
+ * part of the value each writes, not as if the value were written twice. */
+Test(graph_fuse, a_plans_listing_names_each_part_of_a_value_written_in_parts)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_graph *g = NULL;
+        bp_tensor *sa = NULL, *sb = NULL, *ea = NULL, *nb = NULL, *cat = NULL;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 2, (const int64_t[]){2, 3}, &sa));
+        BPT_OK(bp_graph_input(g, BP_F32, 2, (const int64_t[]){4, 3}, &sb));
+        BPT_OK(bp_exp(sa, &ea));
+        BPT_OK(bp_neg(sb, &nb));
+        BPT_OK(bp_concat(2, (const bp_tensor *[]){ea, nb}, 0, &cat));
+        BPT_OK(bp_graph_output(g, cat));
+        bp_graph_stats st;
+        bp_graph_exec *exe = compile(g, true, &st);
+        size_t need = 0;
+        BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_graph_exec_format(exe, NULL, 0, &need));
+        char *text = malloc(need);
+        cr_assert(text);
+        BPT_OK(bp_graph_exec_format(exe, text, need, NULL));
+        cr_expect(strstr(text, " (part 1 of 2) = concat(") && strstr(text, ": f32 (2, 3)") &&
+                      strstr(text, " (part 2 of 2) = concat(") && strstr(text, ": f32 (4, 3)") &&
+                      !strstr(text, " (part 3"),
+                  "on %s:\n%s", bp_backend_name(be), text);
+        cr_expect(strstr(text, "= exp(v0) : f32 (2, 3)") && !strstr(text, "v2 (part"),
+                  "a value written once has no part: on %s:\n%s", bp_backend_name(be), text);
+        free(text);
+        bp_tensor *all[] = {sa, sb, ea, nb, cat};
+        for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+            bp_tensor_release(all[k]);
+        bp_graph_exec_release(exe);
+        bp_graph_release(g);
+    }
+    bp_context_destroy(ctx);
+}

@@ -42,13 +42,37 @@ static void home(text *t, const bp_graph_exec *e, int32_t s)
         put(t, "  [kept in the group]");
 }
 
-static void node_line(text *t, const bp_graph_exec *e, const bp__gnode *n, const char *indent)
+/* Output ref of node i written in parts (concat's: one node per part): its
+ * part's number among the writers (1-based) and their count, in *part and
+ * *parts; *parts is 1 for a value written once. */
+static void part_of(const bp_graph_exec *e, int32_t i, int32_t ref, int32_t *part, int32_t *parts)
 {
+    *part = *parts = 1;
+    if (ref < 0)
+        return;
+    *parts = 0;
+    for (int32_t j = 0; j < e->n_nodes; j++) {
+        const bp__gnode *m = &e->nodes[j];
+        for (int32_t k = m->n_in; k < m->n_in + m->n_out; k++)
+            if (m->ref[k] == ref) {
+                ++*parts;
+                *part += j < i;
+            }
+    }
+}
+
+static void node_line(text *t, const bp_graph_exec *e, int32_t i, const char *indent)
+{
+    const bp__gnode *n = &e->nodes[i];
     char shape[BP__SHAPE_STR_CAP];
     put(t, "%s", indent);
     for (int32_t k = n->n_in; k < n->n_in + n->n_out; k++) {
         put(t, k > n->n_in ? ", " : "");
         operand(t, n->ref[k]);
+        int32_t part, parts;
+        part_of(e, i, n->ref[k], &part, &parts);
+        if (parts > 1)
+            put(t, " (part %d of %d)", (int)part, (int)parts);
     }
     put(t, " = %s(", bp_op_name(n->op));
     for (int32_t k = 0; k < n->n_in; k++) {
@@ -82,13 +106,13 @@ bp_status bp_graph_exec_format(const bp_graph_exec *exe, char *buf, size_t size,
     for (int32_t i = 0; i < exe->n_nodes; i++) {
         int32_t grp = exe->group_of_node ? exe->group_of_node[i] : -1;
         if (grp < 0) {
-            node_line(&t, exe, &exe->nodes[i], "  ");
+            node_line(&t, exe, i, "  ");
             continue;
         }
         const bp__ggroup *g = &exe->groups[grp];
         put(&t, "  fused group %d: %d nodes, one call\n", (int)grp, (int)g->n_steps);
         for (int32_t j = g->first; j <= g->last; j++)
-            node_line(&t, exe, &exe->nodes[j], "    ");
+            node_line(&t, exe, j, "    ");
         i = g->last;
     }
     for (int32_t k = 0; k < exe->n_outputs; k++)
