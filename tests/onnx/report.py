@@ -41,6 +41,16 @@ def totals(results, n_node_tests, not_single):
     }
 
 
+def _reasons_table(t):
+    """The out-of-scope reasons, each with its meaning and count (a blank
+    line first)."""
+    out = ["", "  Out-of-scope reasons (the whole vocabulary):",
+           "    {:<6} {:<84} {:>5}".format("reason", "meaning", "tests")]
+    for k, meaning in REASONS.items():
+        out.append("    {:<6} {:<84} {:>5}".format(k, meaning, t["out_of_scope_by_reason"][k]))
+    return out
+
+
 def summary(t, title):
     out = [title, ""]
     row = "  {:<64} {:>5}"
@@ -57,11 +67,7 @@ def summary(t, title):
     out.append(fail)
     out.append(row.format("  KNOWN DIFFERENCE", t["known_difference"]))
     out.append(row.format("  OUT OF SCOPE", t["out_of_scope"]))
-    out.append("")
-    out.append("  Out-of-scope reasons (the whole vocabulary):")
-    out.append("    {:<6} {:<84} {:>5}".format("reason", "meaning", "tests"))
-    for k, meaning in REASONS.items():
-        out.append("    {:<6} {:<84} {:>5}".format(k, meaning, t["out_of_scope_by_reason"][k]))
+    out += _reasons_table(t)
     out.append("")
     out.append("  Known differences (run and checked; any other difference is a FAIL):")
     for why in sorted({w for w, _ in KNOWN_DIFFERENCES.values()}):
@@ -102,11 +108,7 @@ def model_summary(t, title):
     out.append(row.format("    PASS", t["pass"]))
     out.append(row.format("    FAIL", t["fail"]))
     out.append(row.format("  OUT OF SCOPE", t["out_of_scope"]))
-    out.append("")
-    out.append("  Out-of-scope reasons (the whole vocabulary):")
-    out.append("    {:<6} {:<84} {:>5}".format("reason", "meaning", "tests"))
-    for k, meaning in REASONS.items():
-        out.append("    {:<6} {:<84} {:>5}".format(k, meaning, t["out_of_scope_by_reason"][k]))
+    out += _reasons_table(t)
     if t["missing_ops"]:
         out.append("")
         out.append("  Ops with no mapping, by the models they keep out:")

@@ -91,7 +91,7 @@ def main(argv):
     import report
     import testdata
     from execute import op_label
-    from worker import BackendUnavailable, Worker
+    from worker import Worker
 
     root = testdata.find_root(args.testdata)
     if root is None:
@@ -120,21 +120,9 @@ def main(argv):
             not_single.append((name, case.why_not_single))
 
     worker = Worker(pkg, args.backend, root, args.timeout)
-    results = []
-    try:
-        for name, case in cases.items():
-            r = worker.run(name, lambda n: op_label(cases[n]))
-            results.append(r)
-            if not args.quiet or r.outcome == "FAIL":
-                print(report.line(r, args.verbose), flush=True)
-    except BackendUnavailable as e:
-        msg = f"backend {args.backend} is not available: {e}"
-        if args.skip_unavailable:
-            skip(msg)
-        print(f"error: {msg}", file=sys.stderr)
+    results = run_tests(worker, list(cases), lambda n: op_label(cases[n]), args)
+    if results is None:
         return 1
-    finally:
-        worker.close()
     if args.verbose:
         for name, why in not_single:
             print(f"{'not single-node':<16} {name:<58} {why}")
@@ -156,19 +144,17 @@ def main(argv):
     return 1 if t["fail"] else 0
 
 
-def run_models(args, root, pkg):
-    import compare
-    import onnx
+def run_tests(worker, names, label_of, args):
+    """Each named test through the worker, printing its line (a failure's
+    even with --quiet); the results, or None (after the error) when the
+    backend cannot be opened. Closes the worker."""
     import report
-    import testdata
-    from worker import BackendUnavailable, Worker
+    from worker import BackendUnavailable
 
-    names = [n for n in testdata.list_models(root) if selected(n, args.pattern)]
-    worker = Worker(pkg, args.backend, root, args.timeout, models=True)
     results = []
     try:
         for name in names:
-            r = worker.run(name, lambda n: "model")
+            r = worker.run(name, label_of)
             results.append(r)
             if not args.quiet or r.outcome == "FAIL":
                 print(report.line(r, args.verbose), flush=True)
@@ -177,9 +163,24 @@ def run_models(args, root, pkg):
         if args.skip_unavailable:
             skip(msg)
         print(f"error: {msg}", file=sys.stderr)
-        return 1
+        return None
     finally:
         worker.close()
+    return results
+
+
+def run_models(args, root, pkg):
+    import compare
+    import onnx
+    import report
+    import testdata
+    from worker import Worker
+
+    names = [n for n in testdata.list_models(root) if selected(n, args.pattern)]
+    worker = Worker(pkg, args.backend, root, args.timeout, models=True)
+    results = run_tests(worker, names, lambda n: "model", args)
+    if results is None:
+        return 1
     t = report.model_totals(results)
     data = os.path.dirname(root)
     title = (f"ONNX {onnx.__version__} model tests ({data}) on {worker.backend or args.backend}, "

@@ -60,21 +60,15 @@ class Case:
     def node(self):
         return self.model.graph.node[0]
 
-    @property
-    def opset(self):
-        """The model's version of the node's domain."""
-        domain = self.node.domain
-        for o in self.model.opset_import:
-            if o.domain == domain or (domain in ("", "ai.onnx") and o.domain in ("", "ai.onnx")):
-                return o.version
-        return 1
-
     def data_sets(self):
-        """[(inputs, outputs)], each a list of TensorProto in graph order."""
-        sets = []
-        for d in sorted(glob.glob(os.path.join(self.path, "test_data_set_*"))):
-            sets.append((_read(d, "input", len(self.inputs)), _read(d, "output", len(self.outputs))))
-        return sets
+        return _data_sets(self.path, len(self.inputs), len(self.outputs))
+
+
+def _data_sets(path, n_in, n_out):
+    """[(inputs, outputs)] of a test directory, each a list of TensorProto in
+    graph order."""
+    return [(_read(d, "input", n_in), _read(d, "output", n_out))
+            for d in sorted(glob.glob(os.path.join(path, "test_data_set_*")))]
 
 
 def _read(d, kind, count):
@@ -133,18 +127,8 @@ class ModelCase:
     outputs: List[Value] = field(default_factory=list)
     other_values: List[str] = field(default_factory=list)  # sequence, optional, map values
 
-    def opset(self, domain):
-        """The model's version of a node domain's operator set."""
-        for o in self.model.opset_import:
-            if o.domain == domain or (domain in ("", "ai.onnx") and o.domain in ("", "ai.onnx")):
-                return o.version
-        return 1
-
     def data_sets(self):
-        sets = []
-        for d in sorted(glob.glob(os.path.join(self.path, "test_data_set_*"))):
-            sets.append((_read(d, "input", len(self.inputs)), _read(d, "output", len(self.outputs))))
-        return sets
+        return _data_sets(self.path, len(self.inputs), len(self.outputs))
 
 
 def load_model(node_root, name):
