@@ -28,28 +28,13 @@ import time
 
 import numpy as np
 
+# ONNX's light models and the inputs ONNX's runner gives them, shared with
+# the tests.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "python"))
+from onnx_light import dummy_inputs, light_model  # noqa: E402
+
 MODELS = ("resnet50", "squeezenet", "shufflenet", "inception_v1")
-
-
-def light_model(name):
-    import onnx
-    path = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light",
-                        f"light_{name}.onnx")
-    return onnx.load(path)
-
-
-def dummy_inputs(m):
-    """ONNX's backend runner's inputs (generate_dummy_data, random=False)."""
-    inits = {t.name for t in m.graph.initializer}
-    feeds = {}
-    for x in m.graph.input:
-        if x.name in inits:
-            continue
-        shape = tuple(d.dim_value if d.HasField("dim_value") else 1
-                      for d in x.type.tensor_type.shape.dim)
-        n = int(np.prod(shape))
-        feeds[x.name] = (np.arange(n).reshape(shape) / n).astype(np.float32)
-    return feeds
 
 
 def with_logits(m):

@@ -2,7 +2,6 @@
 graphs. Hand-made models (onnx.helper) check each behaviour; ONNX's own
 model tests run in tests/onnx (ctest onnx_models.*). Skipped without PyPI's
 onnx; the comparisons with onnxruntime without onnxruntime."""
-import glob
 import os
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import backplane as bp  # noqa: E402
 import backplane.onnx as bo  # noqa: E402
+from onnx_light import dummy_inputs, light_paths  # noqa: E402
 
 F32 = TensorProto.FLOAT
 
@@ -259,27 +259,7 @@ def test_recompiling_for_every_input_shape_warns_once():
 BINARY_SLOW = ("vgg19", "resnet50", "densenet121", "inception_v2")
 
 
-def _light_models():
-    base = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
-    return sorted(glob.glob(os.path.join(base, "light_*.onnx")))
-
-
-def _dummy_inputs(m):
-    """ONNX's backend runner's inputs for a light model
-    (onnx.backend.test.runner: generate_dummy_data, random=False)."""
-    inits = {t.name for t in m.graph.initializer}
-    feeds = {}
-    for x in m.graph.input:
-        if x.name in inits:
-            continue
-        shape = tuple(d.dim_value if d.HasField("dim_value") else 1
-                      for d in x.type.tensor_type.shape.dim)
-        n = int(np.prod(shape))
-        feeds[x.name] = (np.arange(n).reshape(shape) / n).astype(np.float32)
-    return feeds
-
-
-@pytest.mark.parametrize("path", _light_models(), ids=lambda p: p.rsplit("/", 1)[-1][6:-5])
+@pytest.mark.parametrize("path", light_paths(), ids=lambda p: p.rsplit("/", 1)[-1][6:-5])
 def test_light_models_match_onnx_expected_outputs(path, backend):
     """ONNX's tolerances for them (rtol 1e-3, atol 1e-7). One known
     difference, checked: SqueezeNet on blas_cpu. Its activations reach 1e10
@@ -292,7 +272,7 @@ def test_light_models_match_onnx_expected_outputs(path, backend):
         pytest.skip("5-25 s on the reference backend (BPT_ONNX_ALL_LIGHT=1 runs it; "
                     "docs/onnx.md records its last result)")
     m = onnx.load(path)
-    feeds = _dummy_inputs(m)
+    feeds = dummy_inputs(m)
     expected = numpy_helper.to_array(onnx.load_tensor(path[:-5] + "_output_0.pb"))
     out = m.graph.output[0].name
     known = backend.name.startswith("blas_cpu") and "squeezenet" in path
