@@ -192,10 +192,18 @@ def prelu(n):
 
 @maps("IsInf")
 def isinf(n):
-    if not (n.attr("detect_negative") and n.attr("detect_positive")):
-        raise unsupported(f"IsInf detect_negative={n.attr('detect_negative')} "
-                          f"detect_positive={n.attr('detect_positive')} (bp_isinf detects both)")
-    return [_fn("isinf")(n.tensor(0))]
+    """bp_isinf detects both signs; one sign is that and the sign's test
+    (NaN is neither)."""
+    x = n.tensor(0)
+    inf = _fn("isinf")(x)
+    pos, neg = bool(n.attr("detect_positive")), bool(n.attr("detect_negative"))
+    if pos and neg:
+        return [inf]
+    if not (pos or neg):
+        return [_fn("logical_and")(inf, _fn("logical_not")(inf))]
+    zero = _fn("zeros_like")(x)
+    side = _fn("greater")(x, zero) if pos else _fn("less")(x, zero)
+    return [_fn("logical_and")(inf, side)]
 
 
 @maps("Mod")
@@ -305,14 +313,44 @@ def constant_of_shape(n):
 
 @maps("EyeLike")
 def eye_like(n):
-    k = n.attr("k", 0)
-    if k != 0:
-        raise unsupported(f"EyeLike k={k}, an off-main diagonal (bp_eye makes the main one)")
+    k = int(n.attr("k", 0))
     rows, cols = n.tensor(0).shape
     dtype = ONNX_DTYPES.get(n.attr("dtype")) if n.has_attr("dtype") else n.dtype(0)
     if dtype is None:
         raise Unsupported("dtype", f"EyeLike dtype {n.attr('dtype')}")
-    return [_fn("eye")(rows, cols, dtype=dtype, backend=n.backend)]
+    if k == 0:
+        return [_fn("eye")(rows, cols, dtype=dtype, backend=n.backend)]
+    # Another diagonal: the shape is known while recording, so the ones are
+    # placed on the host (exact in every dtype).
+    return [n.constant(np.eye(rows, cols, k), dtype)]
+
+
+# ONNX's window functions (opset 17): a0 - a1 cos(2 pi i / N) + a2 cos(4 pi i / N),
+# N = size (periodic) or size - 1 (symmetric).
+WINDOWS = {"HannWindow": (0.5, 0.5, 0.0), "HammingWindow": (25 / 46, 21 / 46, 0.0),
+           "BlackmanWindow": (0.42, 0.5, 0.08)}
+
+
+@maps(*WINDOWS)
+def window(n):
+    """The size is a value of the signature (a shape), so the window is
+    computed once on the host, in double, and rounded once to the output
+    dtype."""
+    size = int(n.value(0).ravel()[0])
+    dtype = ONNX_DTYPES.get(n.attr("output_datatype", 1))
+    if dtype is None:
+        raise Unsupported("dtype", f"{n.op_type} output_datatype {n.attr('output_datatype')}")
+    if size < 0:
+        raise unsupported(f"{n.op_type} of size {size}: a size is at least 0")
+    a0, a1, a2 = WINDOWS[n.op_type]
+    periods = size if n.attr("periodic", 1) else size - 1
+    i = np.arange(size, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = 2 * np.pi * i / periods
+    w = a0 - a1 * np.cos(t) + a2 * np.cos(2 * t)
+    if periods == 0:
+        w = np.ones(size)  # symmetric, size 1: 0 / 0; one point is the peak (NumPy's, PyTorch's)
+    return [n.constant(w, dtype)]
 
 
 @maps("Range")
@@ -327,6 +365,23 @@ def range_(n):
 @maps("Gather")
 def gather(n):
     return [_fn("gather")(n.tensor(0), n.tensor(1), axis=n.attr("axis"))]
+
+
+@maps("Compress")
+def compress(n):
+    """The condition decides the result's shape, so it is read on the host (a
+    value of the signature) and becomes the gather's indices; without an
+    axis, the input is flattened first."""
+    x, axis = n.tensor(0), n.attr("axis")
+    cond = np.asarray(n.value(1)).ravel().astype(bool)
+    if axis is None:
+        x = _fn("reshape")(x, [int(np.prod(x.shape))])
+        axis = 0
+    extent = x.shape[axis]
+    if len(cond) > extent:
+        raise unsupported(f"Compress condition of {len(cond)} values for an axis of {extent}")
+    keep = np.nonzero(cond)[0].astype(np.int64)
+    return [_fn("gather")(x, n.constant(keep), axis=int(axis))]
 
 
 @maps("GatherElements")

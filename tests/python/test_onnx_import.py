@@ -341,3 +341,32 @@ def test_a_batch_norm_whose_parameters_are_inputs_is_not_folded():
     model = bo.load(m, backend="binary")
     assert "batch_norm" in str(model.lower(feeds))
     np.testing.assert_allclose(model.run(feeds)["y"].numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_isinf_detecting_neither_sign_is_false_everywhere(backend):
+    m = model_of([helper.make_node("IsInf", ["x"], ["y"], detect_positive=0, detect_negative=0)],
+                 [vi("x", [4])], [vi("y", [4], TensorProto.BOOL)])
+    x = np.array([np.inf, -np.inf, np.nan, 1.0], np.float32)
+    y = bo.load(m, backend=backend.name).run({"x": x})["y"].numpy()
+    np.testing.assert_array_equal(y, np.zeros(4, bool))
+
+
+def test_a_window_of_one_point_is_its_peak_and_of_none_is_empty(backend):
+    """A symmetric window of size 1 divides 0 by 0 in ONNX's formula; NumPy's
+    hanning(1) (and PyTorch's) is [1]."""
+    for size, periodic, want in ((1, 0, [1.0]), (1, 1, [0.0]), (0, 1, [])):
+        m = model_of([helper.make_node("HannWindow", ["n"], ["w"], periodic=periodic)],
+                     [], [vi("w", [None])],
+                     [numpy_helper.from_array(np.array(size, np.int64), "n")])
+        w = bo.load(m, backend=backend.name).run({})["w"].numpy()
+        np.testing.assert_array_equal(w, np.array(want, np.float32), err_msg=f"{size} {periodic}")
+
+
+def test_compress_reads_its_condition_once_per_value_and_gathers_the_kept_rows(backend):
+    m = model_of([helper.make_node("Compress", ["x", "c"], ["y"], axis=0)],
+                 [vi("x", [3, 2]), vi("c", [3], TensorProto.BOOL)], [vi("y", [None, 2])])
+    model = bo.load(m, backend=backend.name)
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    for c in ([True, False, True], [False, True, False]):
+        y = model.run({"x": x, "c": np.array(c)})["y"].numpy()
+        np.testing.assert_array_equal(y, x[np.array(c)])
