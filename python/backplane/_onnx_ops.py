@@ -499,21 +499,82 @@ def expand(n):
     return [_fn("broadcast_to")(x, list(shape))]
 
 
+def _pad_indices(mode, extent, before, after):
+    """The source index of each position of a padded axis: the nearest edge
+    element ('edge'), the mirror image without repeating the edge
+    ('reflect', as NumPy's), or the axis repeated ('wrap')."""
+    i = np.arange(-before, extent + after, dtype=np.int64)
+    if mode == "edge":
+        return np.clip(i, 0, extent - 1)
+    if mode == "wrap":
+        return np.mod(i, extent)
+    period = 2 * (extent - 1)
+    if period == 0:
+        return np.zeros_like(i)
+    j = np.mod(i, period)
+    return np.where(j < extent, j, period - j)
+
+
 @maps("Pad")
 def pad(n):
+    """'constant' by bp_pad; 'edge', 'reflect' and 'wrap' as one gather per
+    padded axis, its indices worked out from the shape while recording."""
     mode = n.attr("mode")
-    if mode != "constant":
-        raise unsupported(f"Pad mode '{mode}' (bp_pad pads with a constant)")
+    x = n.tensor(0)
+    rank = len(x.shape)
     if n.opset >= 11:
         pads = n.ints(1)
         value = n.value(2)
         value = 0.0 if value is None else float(np.asarray(value).ravel()[0])
+        axes = n.ints(3) if n.has_input(3) else None
     else:
-        pads, value = n.attr("pads"), float(n.attr("value"))
-    if min(pads) < 0:
-        raise unsupported("Pad with negative pads (bp_pad only adds)")
-    rank = len(pads) // 2
-    return [_fn("pad")(n.tensor(0), pads[:rank], pads[rank:], value)]
+        pads, value, axes = n.attr("pads"), float(n.attr("value")), None
+    if axes is not None:  # opset 18: pads for the listed axes only
+        full = [0] * (2 * rank)
+        for k, a in enumerate(axes):
+            a = a + rank if a < 0 else a
+            full[a], full[rank + a] = pads[k], pads[len(axes) + k]
+        pads = full
+    if len(pads) != 2 * rank:
+        raise unsupported(f"Pad with {len(pads)} pads for a rank-{rank} input")
+    if mode == "constant":
+        if min(pads) < 0:
+            raise unsupported("Pad with negative pads (bp_pad only adds)")
+        return [_fn("pad")(x, pads[:rank], pads[rank:], value)]
+    if mode not in ("edge", "reflect", "wrap"):
+        raise unsupported(f"Pad mode '{mode}'")
+    for a in range(rank):
+        before, after = pads[a], pads[rank + a]
+        if before == 0 and after == 0:
+            continue
+        if x.shape[a] == 0 or x.shape[a] + before + after < 0:
+            raise unsupported(f"Pad mode '{mode}' of an axis of {x.shape[a]} elements by "
+                              f"({before}, {after})")
+        idx = _pad_indices(mode, x.shape[a], before, after)
+        x = _fn("gather")(x, n.constant(idx), axis=a)
+    return [x]
+
+
+@maps("ReverseSequence")
+def reverse_sequence(n):
+    """Each batch entry's first sequence_lens[b] steps reversed: a
+    gather_elements along the time axis by indices made on the host from
+    the lengths (a value of the signature) and x's shape."""
+    x = n.tensor(0)
+    lens = np.asarray(n.value(1)).astype(np.int64).ravel()
+    t_ax, b_ax = n.attr("time_axis", 0), n.attr("batch_axis", 1)
+    steps, batch = x.shape[t_ax], x.shape[b_ax]
+    if len(lens) != batch or (lens < 0).any() or (lens > steps).any():
+        raise unsupported(f"ReverseSequence lengths {lens.tolist()} for {batch} sequences of "
+                          f"{steps} steps")
+    t = np.arange(steps)[:, None]
+    idx2 = np.where(t < lens[None, :], lens[None, :] - 1 - t, t)  # [time, batch]
+    if t_ax > b_ax:
+        idx2 = idx2.T
+    shape = [1] * len(x.shape)
+    shape[t_ax], shape[b_ax] = steps, batch
+    idx = np.broadcast_to(idx2.reshape(shape), x.shape).astype(np.int64)
+    return [_fn("gather_elements")(x, n.constant(np.ascontiguousarray(idx)), axis=t_ax)]
 
 
 @maps("Split")
@@ -823,6 +884,19 @@ def reduce(n):
         return [n.tensor(0)]
     return [_fn(REDUCE[n.op_type])(n.tensor(0), axis=axes or None,
                                    keepdims=bool(n.attr("keepdims")))]
+
+
+@maps("MeanVarianceNormalization")
+def mean_variance_normalization(n):
+    """ONNX's function body: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9) over
+    axes (default 0, 2, 3)."""
+    x = n.tensor(0)
+    axes = n.attr("axes") or [0, 2, 3]
+    mean = _fn("mean")(x, axis=axes, keepdims=True)
+    mean_sq = _fn("mean")(_fn("square")(x), axis=axes, keepdims=True)
+    std = _fn("sqrt")(_fn("sub")(mean_sq, _fn("square")(mean)))
+    eps = n.constant(np.array(1e-9), str(x.dtype))
+    return [_fn("div")(_fn("sub")(x, mean), _fn("add")(std, eps))]
 
 
 @maps("ArgMax", "ArgMin")

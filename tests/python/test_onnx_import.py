@@ -370,3 +370,17 @@ def test_compress_reads_its_condition_once_per_value_and_gathers_the_kept_rows(b
     for c in ([True, False, True], [False, True, False]):
         y = model.run({"x": x, "c": np.array(c)})["y"].numpy()
         np.testing.assert_array_equal(y, x[np.array(c)])
+
+
+@pytest.mark.parametrize("mode,np_mode", [("edge", "edge"), ("reflect", "reflect"),
+                                          ("wrap", "wrap")])
+def test_pad_modes_match_numpys_pad_including_pads_longer_than_the_axis(backend, mode, np_mode):
+    """Opset 19 (wrap), with opset 18's axes input: pads on axis 1 only, one
+    of them longer than the axis."""
+    m = model_of([helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], mode=mode)],
+                 [vi("x", [2, 3])], [vi("y", [2, None])],
+                 [numpy_helper.from_array(np.array([4, 1], np.int64), "pads"),
+                  numpy_helper.from_array(np.array([1], np.int64), "axes")], opset=19)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = bo.load(m, backend=backend.name).run({"x": x})["y"].numpy()
+    np.testing.assert_array_equal(y, np.pad(x, ((0, 0), (4, 1)), mode=np_mode))
