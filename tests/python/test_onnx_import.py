@@ -151,11 +151,10 @@ def test_an_op_with_no_mapping_is_an_error_at_load_naming_node_op_and_opset():
 
 
 def test_an_attribute_value_the_library_lacks_is_an_error_at_load():
-    nodes = [helper.make_node("Pad", ["x", "pads"], ["y"], mode="reflect")]
-    pads = numpy_helper.from_array(np.array([1, 1], np.int64), "pads")
-    with pytest.raises(bo.UnsupportedModelError, match=r"node 0 \(Pad\) of opset 17: Pad mode "
-                                                      r"'reflect'"):
-        bo.load(model_of(nodes, [vi("x", [3])], [vi("y", [5])], [pads]))
+    nodes = [helper.make_node("Einsum", ["x"], ["y"], equation="...ii ->...i")]
+    with pytest.raises(bo.UnsupportedModelError, match=r"node 0 \(Einsum\) of opset 17: Einsum "
+                                                      r"equation '...ii ->...i'"):
+        bo.load(model_of(nodes, [vi("x", [2, 3, 3])], [vi("y", [2, 3])]))
 
 
 def test_an_opset_past_the_importers_is_refused_naming_the_converter():
