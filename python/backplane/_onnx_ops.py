@@ -217,12 +217,13 @@ def pow_(n):
     # ONNX lets the exponent's type differ; the library's operands share one
     # (no implicit promotion), so the exponent is cast to the base's type
     # (exact for an integer exponent). An integer base with a float exponent
-    # would change the exponent's value.
+    # is computed in float64 and cast back to the base's type (truncating,
+    # as onnxruntime's std::pow in double then static_cast does).
     base_t, exp_t = n.dtype(0), n.dtype(1)
-    if base_t not in FLOATS and exp_t in FLOATS:
-        raise unsupported(f"Pow with an integer base ({base_t}) and a float exponent "
-                          f"({exp_t}): the library's operands share a dtype")
     base, exp = n.tensor(0), n.tensor(1)
+    if base_t not in FLOATS and exp_t in FLOATS:
+        wide = _fn("pow")(_fn("cast")(base, "float64"), _fn("cast")(exp, "float64"))
+        return [_fn("cast")(wide, base_t)]
     if exp_t != base_t:
         exp = _fn("cast")(exp, base_t)
     return [_fn("pow")(base, exp)]

@@ -383,3 +383,12 @@ def test_pad_modes_match_numpys_pad_including_pads_longer_than_the_axis(backend,
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     y = bo.load(m, backend=backend.name).run({"x": x})["y"].numpy()
     np.testing.assert_array_equal(y, np.pad(x, ((0, 0), (4, 1)), mode=np_mode))
+
+
+def test_pow_of_an_integer_base_by_a_float_exponent_truncates_to_the_bases_type(backend):
+    m = model_of([helper.make_node("Pow", ["x", "e"], ["y"])],
+                 [vi("x", [3], TensorProto.INT32), vi("e", [3])], [vi("y", [3], TensorProto.INT32)])
+    y = bo.load(m, backend=backend.name).run(
+        {"x": np.array([2, 3, 10], np.int32), "e": np.array([0.5, 2.5, -1.0], np.float32)})["y"]
+    assert str(y.dtype) == "int32"
+    np.testing.assert_array_equal(y.numpy(), [1, 15, 0])  # 1.41, 15.59, 0.1 truncated
