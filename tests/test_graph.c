@@ -216,6 +216,87 @@ Test(graph, merging_can_be_turned_off)
     bp_context_destroy(ctx);
 }
 
+
+Test(graph, nodes_that_differ_only_in_their_parameters_are_never_merged)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_graph *g = NULL;
+        bp_tensor *sx, *a, *b, *c;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){6}, &sx));
+        BPT_OK(bp_leaky_relu(sx, 0.1, &a));
+        BPT_OK(bp_leaky_relu(sx, 0.2, &b)); /* another slope: kept */
+        BPT_OK(bp_leaky_relu(sx, 0.1, &c)); /* the same slope as a: merged into it */
+        bp_tensor *outs_sym[] = {a, b, c};
+        for (int k = 0; k < 3; k++)
+            BPT_OK(bp_graph_output(g, outs_sym[k]));
+        bp_graph_exec *exe = NULL;
+        BPT_OK(bp_graph_compile(g, NULL, &exe));
+        bp_graph_stats st = {.struct_size = sizeof st};
+        BPT_OK(bp_graph_exec_stats(exe, &st));
+        cr_expect_lt(st.nodes_planned, st.nodes_live, "on %s", bp_backend_name(be));
+        bp_tensor *x = bpt_vec(be, BP_F32, 6, (const double[]){-3, -1, -0.5, 0, 1, 2});
+        bp_tensor *outs[3], *w1, *w2;
+        BPT_OK(bp_graph_run(exe, 1, &x, 3, outs));
+        BPT_OK(bp_leaky_relu(x, 0.1, &w1));
+        BPT_OK(bp_leaky_relu(x, 0.2, &w2));
+        cr_expect(bpt_same_bytes(outs[0], w1), "on %s", bp_backend_name(be));
+        cr_expect(bpt_same_bytes(outs[1], w2), "on %s", bp_backend_name(be));
+        cr_expect(bpt_same_bytes(outs[2], w1), "on %s", bp_backend_name(be));
+        bp_tensor *all[] = {sx, a, b, c, x, outs[0], outs[1], outs[2], w1, w2};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            bp_tensor_release(all[i]);
+        bp_graph_exec_release(exe);
+        bp_graph_release(g);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* A plan shares its graph's recorded views, parameters and index rules:
+ * the graph growing by thousands of nodes afterwards, then going, changes
+ * nothing the plan reads. */
+Test(graph, a_plan_runs_unchanged_after_its_graph_records_thousands_more_nodes_and_goes)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        bp_graph *g = NULL;
+        bp_tensor *sx, *gathered, *sy;
+        bp_tensor *idx = bpt_vec(be, BP_I64, 4, (const double[]){3, 0, -1, 1});
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 1, (const int64_t[]){5}, &sx));
+        BPT_OK(bp_gather(sx, idx, 0, &gathered)); /* an index rule, checked at run */
+        BPT_OK(bp_leaky_relu(gathered, 0.25, &sy)); /* parameters */
+        BPT_OK(bp_graph_output(g, sy));
+        bp_graph_exec *exe = NULL;
+        BPT_OK(bp_graph_compile(g, NULL, &exe));
+        bp_tensor *cur = sy;
+        bp_tensor_retain(cur);
+        for (int i = 0; i < 5000; i++) {
+            bp_tensor *next;
+            BPT_OK(bp_leaky_relu(cur, 0.001 * i, &next));
+            bp_tensor_release(cur);
+            cur = next;
+        }
+        bp_tensor_release(cur);
+        bp_tensor *all_sym[] = {sx, gathered, sy};
+        for (size_t i = 0; i < sizeof all_sym / sizeof all_sym[0]; i++)
+            bp_tensor_release(all_sym[i]);
+        bp_graph_release(g);
+        bp_tensor *x = bpt_vec(be, BP_F32, 5, (const double[]){-4, 1, 2, -8, 5}), *y, *t, *want;
+        BPT_OK(bp_graph_run(exe, 1, &x, 1, &y));
+        BPT_OK(bp_gather(x, idx, 0, &t));
+        BPT_OK(bp_leaky_relu(t, 0.25, &want));
+        cr_expect(bpt_same_bytes(y, want), "on %s", bp_backend_name(be));
+        bp_tensor *all[] = {idx, x, y, t, want};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            bp_tensor_release(all[i]);
+        bp_graph_exec_release(exe);
+    }
+    bp_context_destroy(ctx);
+}
 Test(graph, a_long_chain_reuses_buffers_so_peak_bytes_stay_below_the_sum)
 {
     bp_context *ctx = bpt_context();

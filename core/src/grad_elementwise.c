@@ -6,8 +6,8 @@
  * takes the side PyTorch takes. */
 #include "grad_rule.h"
 
-#define F0 (c->n->params.f[0])
-#define F1 (c->n->params.f[1])
+#define F0 (c->n->params->f[0])
+#define F1 (c->n->params->f[1])
 
 /* d y / d x of y = f(x), without the output gradient; NULL where the rule
  * is better written whole (below). */

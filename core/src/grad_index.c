@@ -34,7 +34,7 @@ static bp_status gather_rule(bp__vjp *c)
 {
     const bp__gnode *n = c->n;
     const bp_view *vx = &n->view[0], *vi = &n->view[1];
-    int32_t ax = (int32_t)n->params.i[0];
+    int32_t ax = (int32_t)n->params->i[0];
     int64_t count = 1, yshape[BP_MAX_RANK], ishape[BP_MAX_RANK];
     for (int32_t k = 0; k < vi->rank; k++)
         count *= vi->shape[k];
@@ -70,8 +70,8 @@ static bp_status scatter_rule(bp__vjp *c)
 {
     const bp__gnode *n = c->n;
     bool nd = n->op == BP_OP_SCATTER_ND;
-    int32_t ax = nd ? 0 : (int32_t)n->params.i[0];
-    int64_t red = n->params.i[1];
+    int32_t ax = nd ? 0 : (int32_t)n->params->i[0];
+    int64_t red = n->params->i[1];
     const bp_view *vx = &n->view[0], *vu = &n->view[2];
     if (red != BP_SCATTER_NONE && red != BP_SCATTER_ADD)
         return bp__error(BP_ERR_UNSUPPORTED_OP, "bp_graph_grad: %s's gradient with reduction "
@@ -145,12 +145,12 @@ bp_status bp__vjp_index(bp__vjp *c)
     case BP_OP_GATHER:
         return gather_rule(c);
     case BP_OP_GATHER_ELEMENTS:
-        c->gx[0] = scatter_add(c, zeros_like(c, &n->view[0]), IN(1), G, (int32_t)n->params.i[0]);
+        c->gx[0] = scatter_add(c, zeros_like(c, &n->view[0]), IN(1), G, (int32_t)n->params->i[0]);
         return c->st;
     case BP_OP_GATHER_ND: {
         bp_tensor *t = NULL;
         const bp_tensor *z = zeros_like(c, &n->view[0]);
-        const bp_tensor *idx = with_batch_coordinates(c, IN(1), (int32_t)n->params.i[0]);
+        const bp_tensor *idx = with_batch_coordinates(c, IN(1), (int32_t)n->params->i[0]);
         bp_status st = c->st == BP_OK ? bp_scatter_nd(z, idx, G, BP_SCATTER_ADD, &t) : c->st;
         c->gx[0] = KEEP(st, t);
         return c->st;

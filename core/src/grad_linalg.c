@@ -16,7 +16,7 @@ bp_status bp__vjp_matmul(bp__vjp *c)
 /* y = alpha a b + beta c, a and b as views (a transpose is strides). */
 bp_status bp__vjp_gemm(bp__vjp *c)
 {
-    double alpha = c->n->params.f[0], beta = c->n->params.f[1];
+    double alpha = c->n->params->f[0], beta = c->n->params->f[1];
     const bp_tensor *ga = alpha == 1.0 ? G : bp__e_bin(c, BP_OP_MUL, G, bp__e_const(c, G, alpha));
     if (c->want[0])
         c->gx[0] = bp__e_matmul(c, ga, bp__e_mT(c, IN(1)));

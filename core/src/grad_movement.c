@@ -16,7 +16,7 @@ bp_status bp__vjp_movement(bp__vjp *c)
 bp_status bp__vjp_trilu(bp__vjp *c)
 {
     bp_tensor *t = NULL;
-    bp_status st = bp_trilu(c->gy[0], c->n->params.i[0] != 0, c->n->params.i[1], &t);
+    bp_status st = bp_trilu(c->gy[0], c->n->params->i[0] != 0, c->n->params->i[1], &t);
     c->gx[0] = bp__e_keep(c, st, t);
     return c->st;
 }

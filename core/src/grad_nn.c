@@ -43,7 +43,7 @@ static bp_status channel_norm(bp__vjp *c)
 {
     const bp__gnode *n = c->n;
     int32_t r = n->view[0].rank;
-    double eps = n->params.f[0];
+    double eps = n->params->f[0];
     const bp_tensor *x = IN(0), *scale = per_channel(c, IN(1), r);
     if (n->op == BP_OP_BATCH_NORM) {
         const bp_tensor *mean = per_channel(c, IN(3), r), *var = per_channel(c, IN(4), r);
@@ -80,8 +80,8 @@ bp_status bp__vjp_norm(bp__vjp *c)
     if (c->n->op == BP_OP_BATCH_NORM || c->n->op == BP_OP_INSTANCE_NORM)
         return channel_norm(c);
     const bp__gnode *n = c->n;
-    int32_t r = (int32_t)n->params.i[0];
-    double eps = n->params.f[0];
+    int32_t r = (int32_t)n->params->i[0];
+    double eps = n->params->f[0];
     const bp_tensor *x = IN(0);
     const bp_tensor *scale = n->ref[1] != BP__GREF_NONE ? IN(1) : NULL;
     const bp_tensor *gs = scale ? MUL(G, scale) : G;
@@ -124,13 +124,13 @@ static bp_window window_of(const bp__gnode *n, int32_t s)
 {
     bp_window w = BP_WINDOW_INIT;
     for (int32_t j = 0; j < s; j++) {
-        w.kernel[j] = n->params.i[j];
-        w.strides[j] = n->params.i[3 + j];
-        w.dilations[j] = n->params.i[6 + j];
-        w.pads[j] = n->params.i[9 + j];
-        w.pads[s + j] = n->params.i[12 + j];
+        w.kernel[j] = n->params->i[j];
+        w.strides[j] = n->params->i[3 + j];
+        w.dilations[j] = n->params->i[6 + j];
+        w.pads[j] = n->params->i[9 + j];
+        w.pads[s + j] = n->params->i[12 + j];
     }
-    w.groups = n->params.i[15] > 0 ? n->params.i[15] : 1;
+    w.groups = n->params->i[15] > 0 ? n->params->i[15] : 1;
     return w;
 }
 
@@ -347,16 +347,16 @@ bp_status bp__vjp_loss(bp__vjp *c)
     const bp_tensor *oh = KEEP(st, t); /* (N, d..., C) */
     /* each sample's weight, (N, d..., 1) */
     const bp_tensor *w = bp__e_reduce_last(c, BP_OP_SUM, weights ? MUL(oh, weights) : oh, 1);
-    if (n->params.i[1] && c->st == BP_OK) { /* ignore_index: weight 0 */
+    if (n->params->i[1] && c->st == BP_OK) { /* ignore_index: weight 0 */
         bp_tensor *ig = NULL;
-        st = bp_full_i64(c->rec, labels->dtype, 0, NULL, n->params.i[2], &ig);
+        st = bp_full_i64(c->rec, labels->dtype, 0, NULL, n->params->i[2], &ig);
         const bp_tensor *ignore = KEEP(st, ig);
         w = MUL(w, trailing1(c, bp__e_cast(c, BIN(NE, labels, ignore), x->dtype)));
     }
     const bp_tensor *coef = G; /* the reduction's factor */
-    if (n->params.i[0] == BP_LOSS_NONE)
+    if (n->params->i[0] == BP_LOSS_NONE)
         coef = trailing1(c, G);
-    else if (n->params.i[0] == BP_LOSS_MEAN && w)
+    else if (n->params->i[0] == BP_LOSS_MEAN && w)
         coef = BIN(DIV, G, bp__e_reduce_last(c, BP_OP_SUM, w, w->rank));
     const bp_tensor *per;
     if (n->op == BP_OP_SOFTMAX_CROSS_ENTROPY_LOSS) {
@@ -404,7 +404,7 @@ bp_status bp__vjp_max_pool(bp__vjp *c)
     int64_t numel = x->numel, outs = G->numel;
     /* the indices the node made, where it made them row-major; else again */
     bool made = c->n->n_out > 1 && c->n->ref[c->n->n_in + 1] != BP__GREF_NONE &&
-                c->n->params.i[15] == 0;
+                c->n->params->i[15] == 0;
     const bp_tensor *had = made ? bp__vjp_out(c, 1) : NULL;
     bp_status st = c->st;
     if (st == BP_OK && had)
@@ -451,7 +451,7 @@ bp_status bp__vjp_average_pool(bp__vjp *c)
     bp_status st = bp_ones(c->rec, G->dtype, 2 + s, ones_shape, &kern);
     const bp_tensor *k = KEEP(st, kern);
     const bp_tensor *g = BIN(DIV, G, K(size));
-    if (!n->params.i[15] && c->st == BP_OK) { /* divide by the count inside x instead */
+    if (!n->params->i[15] && c->st == BP_OK) { /* divide by the count inside x instead */
         bp_window cw = BP_WINDOW_INIT;
         for (int32_t j = 0; j < 2 * s; j++)
             cw.pads[j] = w.pads[j];
@@ -523,8 +523,8 @@ static const bp_tensor *channel_window_sum(bp__vjp *c, const bp_tensor *t, int64
 bp_status bp__vjp_lrn(bp__vjp *c)
 {
     const bp__gnode *n = c->n;
-    int64_t size = n->params.i[0], ch = n->view[0].shape[1];
-    double alpha = n->params.f[0], beta = n->params.f[1], bias = n->params.f[2];
+    int64_t size = n->params->i[0], ch = n->view[0].shape[1];
+    double alpha = n->params->f[0], beta = n->params->f[1], bias = n->params->f[2];
     int64_t lo = (size - 1) / 2, hi = size / 2; /* floor and ceil of (size - 1) / 2 */
     lo = lo < ch - 1 ? lo : ch - 1;
     hi = hi < ch - 1 ? hi : ch - 1;
@@ -565,15 +565,15 @@ bp_status bp__vjp_resize(bp__vjp *c)
     const bp__gnode *n = c->n;
     const bp_view *vx = &n->view[0], *vy = &n->view[1];
     bp_resize_options o = BP_RESIZE_OPTIONS_INIT;
-    o.mode = (bp_resize_mode)n->params.i[0];
-    o.coordinates = (bp_resize_coordinates)n->params.i[1];
-    o.nearest = (bp_resize_nearest)n->params.i[2];
-    o.exclude_outside = n->params.i[3] != 0;
-    o.cubic_coeff_a = n->params.f[0];
+    o.mode = (bp_resize_mode)n->params->i[0];
+    o.coordinates = (bp_resize_coordinates)n->params->i[1];
+    o.nearest = (bp_resize_nearest)n->params->i[2];
+    o.exclude_outside = n->params->i[3] != 0;
+    o.cubic_coeff_a = n->params->f[0];
     const bp_tensor *g = G;
     for (int32_t a = 0; a < vx->rank && c->st == BP_OK; a++) {
         int64_t d = vx->shape[a], l = vy->shape[a];
-        double s = n->params.f[8 + a];
+        double s = n->params->f[8 + a];
         if (d == l && s == 1.0)
             continue;
         bp_tensor *eye = NULL, *rt = NULL;

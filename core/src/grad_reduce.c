@@ -26,7 +26,7 @@ bp_status bp__vjp_reduce(bp__vjp *c)
 {
     const bp__gnode *n = c->n;
     const bp_view *vx = &n->view[0];
-    int32_t n_red = (int32_t)n->params.i[0], rank = vx->rank;
+    int32_t n_red = (int32_t)n->params->i[0], rank = vx->rank;
     double count = 1;
     for (int32_t k = rank - n_red; k < rank; k++)
         count *= (double)vx->shape[k];
@@ -59,7 +59,7 @@ bp_status bp__vjp_reduce(bp__vjp *c)
     case BP_OP_REDUCE_VAR:
     case BP_OP_REDUCE_STD: {
         const bp_tensor *centred = SUB(x, bp__e_reduce_last(c, BP_OP_MEAN, x, n_red));
-        double dof = count - n->params.f[0];
+        double dof = count - n->params->f[0];
         if (n->op == BP_OP_REDUCE_VAR)
             c->gx[0] = MUL(g, MUL(K(2.0 / dof), centred));
         else
@@ -121,7 +121,7 @@ static const bp_tensor *cumprod_grad(bp__vjp *c, bool exclusive, bool reverse)
 
 bp_status bp__vjp_scan(bp__vjp *c)
 {
-    bool exclusive = c->n->params.i[0] != 0, reverse = c->n->params.i[1] != 0;
+    bool exclusive = c->n->params->i[0] != 0, reverse = c->n->params->i[1] != 0;
     switch (c->n->op) {
     case BP_OP_CUMSUM:
         c->gx[0] = bp__e_cumsum_last(c, G, exclusive, !reverse);

@@ -1,8 +1,9 @@
 /* Compiling a graph into a plan, once: nodes that reach no output dropped,
  * identical nodes merged, every intermediate value given a pool buffer by
  * liveness (ggml_gallocr's idea: a value's buffer is free again after its
- * last reader). The plan copies what it needs, so the graph may change or
- * go afterwards. */
+ * last reader). The plan copies the nodes and shares the graph's arena
+ * (what a node points at is never written again), so the graph may grow
+ * or go afterwards. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +43,8 @@ static uint64_t node_hash(const bp__gnode *n)
 {
     uint64_t h = 1469598103934665603ull;
     h = mix(h, &n->op, sizeof n->op);
-    h = mix(h, &n->params, sizeof n->params);
+    if (n->params != &bp__graph_no_params)
+        h = mix(h, n->params, sizeof *n->params);
     for (int32_t k = 0; k < n->n_in + n->n_out; k++) {
         if (k < n->n_in)
             h = mix(h, &n->ref[k], sizeof n->ref[k]);
@@ -60,8 +62,9 @@ static uint64_t node_hash(const bp__gnode *n)
 static bool node_same(const bp__gnode *a, const bp__gnode *b, const size_t *bytes)
 {
     if (a->op != b->op || a->n_in != b->n_in || a->n_out != b->n_out ||
-        memcmp(&a->params, &b->params, sizeof a->params) != 0 ||
-        memcmp(&a->check, &b->check, sizeof a->check) != 0)
+        (a->params != b->params && memcmp(a->params, b->params, sizeof *a->params) != 0) ||
+        (a->check == NULL) != (b->check == NULL) ||
+        (a->check && memcmp(a->check, b->check, sizeof *a->check) != 0))
         return false;
     for (int32_t k = 0; k < a->n_in + a->n_out; k++) {
         bool is_out = k >= a->n_in;
@@ -105,6 +108,7 @@ void bp_graph_exec_release(bp_graph_exec *exe)
     free(exe->cap_offset);
     pthread_mutex_destroy(&exe->caps_lock);
     free(exe->nodes);
+    bp__garena_release(exe->arena);
     free(exe->slot_buffer);
     free(exe->slot_output);
     free(exe->buffer_bytes);
@@ -450,6 +454,8 @@ bp_status bp_graph_compile(bp_graph *g, const bp_graph_options *opt, bp_graph_ex
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     pthread_mutex_init(&e->caps_lock, NULL);
     e->real = g->real;
+    e->arena = g->arena;
+    bp__garena_retain(e->arena);
     e->ctx = g->real->ctx;
     bp__context_retain(e->ctx);
     pthread_mutex_lock(&g->lock);

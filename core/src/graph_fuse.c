@@ -42,7 +42,7 @@ static bool fusible(const bp_graph_exec *e, const bp__gplan *p, int32_t i)
     if (kind != BP_KIND_UNARY && kind != BP_KIND_BINARY && kind != BP_KIND_WHERE &&
         n->op != BP_OP_CAST)
         return false;
-    if (n->n_out != 1 || n->n_in < 1 || n->n_in > BP_FUSED_MAX_ARGS || n->check.input >= 0)
+    if (n->n_out != 1 || n->n_in < 1 || n->n_in > BP_FUSED_MAX_ARGS || n->check)
         return false;
     int32_t s = n->ref[n->n_in];
     const bp_view *o = &n->view[n->n_in];
@@ -92,7 +92,7 @@ static bool join(const bp_graph_exec *e, bp__ggroup *g, int32_t i)
     int32_t n_in0 = g->n_in; /* operands added for this node go on failure */
     bp_fused_step *st = &g->steps[g->n_steps];
     *st = (bp_fused_step){.op = n->op, .n_args = n->n_in, .dtype = n->view[n->n_in].dtype,
-                          .params = &n->params};
+                          .params = n->params};
     for (int32_t k = 0; k < n->n_in; k++) {
         int32_t ref = n->ref[k];
         int32_t j = ref >= 0 ? step_of_slot(e, g, ref) : -1;

@@ -24,18 +24,36 @@ typedef struct bp__gslot {
     int32_t input;           /* input number, or -1 (written by nodes) */
 } bp__gslot;
 
+/* Where a graph's nodes keep their views, parameters and index rules
+ * (graph_arena.c): chunks that never move, shared by the graph and every
+ * plan compiled from it, freed with the last of them. Taking from it is
+ * guarded by the graph's lock; what was taken is never written again. */
+typedef struct bp__garena bp__garena;
+bp__garena *bp__garena_new(void);
+/* bytes of memory aligned for any type, or NULL: out of memory. */
+void *bp__garena_take(bp__garena *a, size_t bytes);
+void bp__garena_retain(bp__garena *a);
+void bp__garena_release(bp__garena *a);
+
+/* The parameters of every node whose op was given none (bp__params()): one
+ * block for all of them. */
+extern const bp_op_params bp__graph_no_params;
+
 /* One recorded op: its views as the op entry got them, each buffer
  * replaced by an operand reference (ref). Captured views keep their byte
  * offset into the captured storage; slot views their offset in the slot.
+ * The views (n_in + n_out of them; an absent one is zero), the parameters
+ * and the index rule live in the graph's arena; a plan's copy of the node
+ * points at the same ones.
  * check: the index values that the run checks on the host before the node
- * (index_check.c), the op's input view check.input; -1: none. */
+ * (index_check.c), the op's input view check->input; NULL: none. */
 typedef struct bp__gnode {
     bp_op op;
     int32_t n_in, n_out;
-    bp_op_params params;
-    bp__index_rule check;
     int32_t ref[2 * BP__GRAPH_MAX_IO];  /* inputs, then outputs */
-    bp_view view[2 * BP__GRAPH_MAX_IO];
+    const bp_view *view;
+    const bp_op_params *params;
+    const bp__index_rule *check;
 } bp__gnode;
 
 typedef struct bp__goutput {
@@ -59,6 +77,7 @@ struct bp_graph {
     bp_backend rec;          /* the recording backend: rec.graph == this */
     bp__gslot *slots;
     int32_t n_slots, cap_slots;
+    bp__garena *arena;       /* the nodes' views, parameters and rules */
     bp__gnode *nodes;
     int32_t n_nodes, cap_nodes;
     bp_tensor **caps;        /* captured tensors, retained */
@@ -91,6 +110,7 @@ typedef struct bp__ggroup {
 struct bp_graph_exec {
     bp_context *ctx;
     bp_backend *real;
+    bp__garena *arena;       /* the graph's: what the nodes point at */
     bp__gnode *nodes;        /* in run order */
     int32_t n_nodes;
     int32_t n_slots;

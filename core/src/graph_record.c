@@ -16,6 +16,8 @@
 
 #include "graph_internal.h"
 
+const bp_op_params bp__graph_no_params = {.struct_size = sizeof(bp_op_params)};
+
 bool bp__graph_grow(void **arr, int32_t *cap, int32_t need, size_t elem)
 {
     if (need <= *cap)
@@ -93,14 +95,22 @@ static bp_status append(bp_graph *g, bp_op op, const bp_op_params *params, int32
                         const bp_view *const *in, int32_t n_out, const bp_view *const *out,
                         const bp__index_rule *rule)
 {
+    if (rule && rule->input < 0)
+        rule = NULL;
     if (n_in > BP__GRAPH_MAX_IO || n_out > BP__GRAPH_MAX_IO) {
         bp__plugin_detail_setf("%s has more views than a graph node holds (%d)", bp_op_name(op),
                                BP__GRAPH_MAX_IO);
         return BP_ERR_UNSUPPORTED_OP;
     }
+    int32_t nv = n_in + n_out;
+    bool own_params = memcmp(params, &bp__graph_no_params, sizeof *params) != 0;
     pthread_mutex_lock(&g->lock);
-    if (!bp__graph_grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes)) {
-        pthread_mutex_unlock(&g->lock);
+    bp_view *views = bp__garena_take(g->arena, (size_t)nv * sizeof *views);
+    bp_op_params *p = own_params ? bp__garena_take(g->arena, sizeof *p) : NULL;
+    bp__index_rule *check = rule ? bp__garena_take(g->arena, sizeof *check) : NULL;
+    if (!views || (own_params && !p) || (rule && !check) ||
+        !bp__graph_grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes)) {
+        pthread_mutex_unlock(&g->lock); /* what the arena gave stays there, unused */
         bp__plugin_detail_setf("out of memory recording %s on a graph", bp_op_name(op));
         return BP_ERR_OUT_OF_MEMORY;
     }
@@ -109,16 +119,22 @@ static bp_status append(bp_graph *g, bp_op op, const bp_op_params *params, int32
     n->op = op;
     n->n_in = n_in;
     n->n_out = n_out;
-    n->params = *params;
-    n->check = rule ? *rule : (bp__index_rule){.input = -1};
-    for (int32_t k = 0; k < n_in + n_out; k++) {
+    if (p)
+        *p = *params;
+    n->params = p ? p : &bp__graph_no_params;
+    if (check)
+        *check = *rule;
+    n->check = check;
+    n->view = views;
+    for (int32_t k = 0; k < nv; k++) {
         const bp_view *v = k < n_in ? in[k] : out[k - n_in];
         if (!v) {
+            memset(&views[k], 0, sizeof views[k]);
             n->ref[k] = BP__GREF_NONE;
             continue;
         }
-        n->view[k] = *v;
-        n->view[k].buffer = NULL;
+        views[k] = *v;
+        views[k].buffer = NULL;
         n->ref[k] = rec_ref(g, v->buffer);
         if (n->ref[k] == BP__GREF_NONE || (k >= n_in && n->ref[k] < 0)) {
             pthread_mutex_unlock(&g->lock);
@@ -176,8 +192,12 @@ bp_status bp_graph_create(bp_backend *backend, bp_graph **out)
                          "bp_backend_default",
                          fn);
     bp_graph *g = calloc(1, sizeof *g);
-    if (!g)
+    bp__garena *arena = g ? bp__garena_new() : NULL;
+    if (!arena) {
+        free(g);
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    g->arena = arena;
     atomic_init(&g->refs, 1);
     pthread_mutex_init(&g->lock, NULL);
     g->real = backend;
@@ -212,6 +232,7 @@ void bp__graph_unref(bp_graph *g)
     free(g->caps);
     free(g->slots);
     free(g->nodes);
+    bp__garena_release(g->arena);
     free(g->inputs);
     free(g->outputs);
     pthread_mutex_destroy(&g->rec.exchange_lock);

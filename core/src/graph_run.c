@@ -146,8 +146,8 @@ static bp_status check_indices(const bp_graph_exec *e, const bp__gnode *n, const
 {
     char fn[96], note[160], arg[32];
     snprintf(fn, sizeof fn, "bp_graph_run: running the plan, %s", bp__op_fn(n->op));
-    bp_op_arg_name(bp_op_info_of(n->op)->in, n->check.input, arg, sizeof arg);
-    int32_t ref = n->ref[n->check.input];
+    bp_op_arg_name(bp_op_info_of(n->op)->in, n->check->input, arg, sizeof arg);
+    int32_t ref = n->ref[n->check->input];
     if (BP__GREF_IS_CAP(ref))
         snprintf(note, sizeof note, "; %s is a tensor the graph captured when it was recorded",
                  arg);
@@ -156,7 +156,7 @@ static bp_status check_indices(const bp_graph_exec *e, const bp__gnode *n, const
                  (int)e->input_of_slot[ref]);
     else
         snprintf(note, sizeof note, "; the plan computed %s from this run's inputs", arg);
-    return bp__check_index_rule(fn, &n->check, e->real, v, note);
+    return bp__check_index_rule(fn, n->check, e->real, v, note);
 }
 
 /* v: a recorded view of operand ref, pointed at this run's memory. */
@@ -222,9 +222,9 @@ static bp_status run_nodes(const bp_graph_exec *e, const run_state *r)
             place(e, r, ref, &v[k]);
             pv[k] = &v[k];
         }
-        if (n->check.input >= 0)
-            BP__TRY(check_indices(e, n, pv[n->check.input]));
-        BP__TRY(bp__op_run(e->real, n->op, &n->params, pv, pv + n->n_in));
+        if (n->check)
+            BP__TRY(check_indices(e, n, pv[n->check->input]));
+        BP__TRY(bp__op_run(e->real, n->op, n->params, pv, pv + n->n_in));
     }
     return BP_OK;
 }
