@@ -109,11 +109,11 @@ static void half_lookup(const uint16_t *table, const bp_view *x, const bp_view *
     }
 }
 
-static bp_status unary_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
-                            int64_t hi)
+/* x's op into out: a half table, the f16 path, the level's vector kernel
+ * over dense runs (at once for one dense run, as a fused group's blocks
+ * are), else the reference loops. */
+static bp_status unary_views(bpc_dev *d, const op_args *a, const bp_view *x, const bp_view *out)
 {
-    const op_args *a = args;
-    const bp_view *x = &v[1], *out = &v[0];
     bp_status st;
     if (a->table) {
         half_lookup(a->table, x, out);
@@ -123,16 +123,29 @@ static bp_status unary_slab(bpc_dev *d, const void *args, const bp_view *v, int6
         return st;
     if (!has_vunary(d, a->op, x->dtype))
         return bpk_unary(d, a->op, a->p, x, out);
+    size_t esz = bp_dtype_size(x->dtype);
+    /* one dense run of more than one element: what the iterator would find
+     * (a single element goes to the reference, as through the iterator) */
+    if (x->rank == 1 && out->rank == 1 && out->shape[0] > 1 && x->strides[0] == 1 &&
+        out->strides[0] == 1) {
+        d->vm->unary(a->op, x->dtype, bpk_base(x), bpk_base(out), out->shape[0]);
+        return BP_OK;
+    }
     bpk_iter it;
     int64_t pos[2];
     bpk_iter_init(&it, 2, (const bp_view *[]){out, x});
     if (it.inner_stride[0] != 1 || it.inner_stride[1] != 1)
         return bpk_unary(d, a->op, a->p, x, out);
-    size_t esz = bp_dtype_size(x->dtype);
     while (bpk_iter_next(&it, pos))
         d->vm->unary(a->op, x->dtype, bpk_base(x) + pos[1] * (int64_t)esz,
-                   bpk_base(out) + pos[0] * (int64_t)esz, it.inner);
+                     bpk_base(out) + pos[0] * (int64_t)esz, it.inner);
     return BP_OK;
+}
+
+static bp_status unary_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
+                            int64_t hi)
+{
+    return unary_views(d, args, &v[1], &v[0]);
 }
 
 /* Heavy unary ops on f16 and bf16 by table. Such an op has only 65536
@@ -224,13 +237,18 @@ static bool vpow_slab(const bpc_dev *d, const bp_view *a, const bp_view *b, cons
     return true;
 }
 
+static bp_status binary_views(bpc_dev *d, const op_args *a, const bp_view *x, const bp_view *y,
+                              const bp_view *out)
+{
+    if (a->op == BP_OP_POW && x->dtype == BP_F32 && vpow_slab(d, x, y, out))
+        return BP_OK;
+    return bpk_binary(d, a->op, a->p, x, y, out);
+}
+
 static bp_status binary_slab(bpc_dev *d, const void *args, const bp_view *v, int64_t lo,
                              int64_t hi)
 {
-    const op_args *a = args;
-    if (a->op == BP_OP_POW && v[1].dtype == BP_F32 && vpow_slab(d, &v[1], &v[2], &v[0]))
-        return BP_OK;
-    return bpk_binary(d, a->op, a->p, &v[1], &v[2], &v[0]);
+    return binary_views(d, args, &v[1], &v[2], &v[0]);
 }
 
 bp_status bpc_binary(void *dev, bp_op op, const bp_op_params *p, const bp_view *a,
@@ -264,12 +282,10 @@ bp_status bpc_elementwise_block(bpc_dev *d, bp_op op, const bp_op_params *p,
 {
     op_args a = {.op = op, .p = p};
     switch (bp_op_kind_of(op)) {
-    case BP_KIND_UNARY: return unary_slab(d, &a, (const bp_view[]){*out, *in[0]}, 0, 0);
-    case BP_KIND_BINARY:
-        return binary_slab(d, &a, (const bp_view[]){*out, *in[0], *in[1]}, 0, 0);
-    case BP_KIND_WHERE:
-        return where_slab(d, &a, (const bp_view[]){*out, *in[0], *in[1], *in[2]}, 0, 0);
-    default: return copy_slab(d, &a, (const bp_view[]){*out, *in[0]}, 0, 0);
+    case BP_KIND_UNARY: return unary_views(d, &a, in[0], out);
+    case BP_KIND_BINARY: return binary_views(d, &a, in[0], in[1], out);
+    case BP_KIND_WHERE: return bpk_where(d, in[0], in[1], in[2], out);
+    default: return bpk_copy(d, op, in[0], out);
     }
 }
 
