@@ -185,10 +185,16 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
 
 /* ---- depthwise f32 convolution (one input channel per group) --------------------- */
 
+/* Grouped convolutions with one input channel per group (groups > 1). One
+ * input channel and one group is an ordinary convolution, and goes to the
+ * GEMM: its kernel may be long against its output (silero-vad's first
+ * convolution: 258 filters of 256 taps over 3 outputs took 1.5 ms here,
+ * a tap at a time, against some 30 us as one matrix product). */
 bool bpc_conv_depthwise_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,
                               const bp_view *bias, const bp_view *y)
 {
-    return x->dtype == BP_F32 && x->rank >= 3 && x->shape[1] == p->i[15] && w->shape[1] == 1 &&
+    return x->dtype == BP_F32 && x->rank >= 3 && p->i[15] > 1 && x->shape[1] == p->i[15] &&
+           w->shape[1] == 1 &&
            bpk_view_dense(x) && bpk_view_dense(w) && bpk_view_dense(y) &&
            (!bias || bias->dtype == BP_F32);
 }
