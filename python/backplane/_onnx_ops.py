@@ -30,6 +30,8 @@ ONNX_DTYPES = {9: "bool", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 10: "fl
                16: "bfloat16", 1: "float32", 11: "float64"}
 
 HANDLERS = {}
+TRAINING = "ai.onnx.preview.training"  # ONNX's optimizers' domain
+TRAINING_HANDLERS = {}
 
 
 class Unsupported(Exception):
@@ -64,7 +66,10 @@ def maps(*op_types):
 
 
 def handler(domain, op_type):
-    """The handler of an op of the default domain, or None."""
+    """The handler of an op of the default domain or of ONNX's training
+    domain, or None."""
+    if domain == TRAINING:
+        return TRAINING_HANDLERS.get(op_type)
     return HANDLERS.get(op_type) if domain in ("", "ai.onnx") else None
 
 
@@ -124,6 +129,10 @@ class Node:
 
     def dtype(self, i):
         return str(self.tensor(i).dtype)
+
+    def scope(self):
+        """Every value defined where the node is (a subgraph sees them)."""
+        return self._values
 
     def value(self, i):
         """Input i as a NumPy array (None if left out), for the inputs a runtime
@@ -725,6 +734,32 @@ def max_pool(n):
     return list(out) if n.wants(1) else [out]
 
 
+@maps("MaxUnpool")
+def max_unpool(n):
+    """Zeros of the inferred shape ((D - 1) stride + kernel - pads per spatial
+    axis) but where MaxPool's indices (flat positions in that shape) receive
+    X's values: one scatter into a flat zero tensor. An output_shape input
+    pads that with zeros at the end of each axis (ONNX's reference)."""
+    x, idx = n.tensor(0), n.tensor(1)
+    spatial = len(x.shape) - 2
+    kernel = list(n.attr("kernel_shape"))
+    strides = list(n.attr("strides") or [1] * spatial)
+    pads = list(n.attr("pads") or [0] * (2 * spatial))
+    inferred = list(x.shape[:2]) + [(x.shape[2 + j] - 1) * strides[j] + kernel[j] - pads[j]
+                                    - pads[spatial + j] for j in range(spatial)]
+    flat = _fn("zeros")([math.prod(inferred)], dtype=str(x.dtype), backend=n.backend)
+    count = [math.prod(x.shape)]
+    y = _fn("scatter_elements")(flat, _fn("reshape")(idx, count), _fn("reshape")(x, count))
+    y = _fn("reshape")(y, inferred)
+    shape = n.ints(2) if n.has_input(2) else inferred
+    if len(shape) != len(inferred) or any(s < i for s, i in zip(shape, inferred)):
+        raise unsupported(f"MaxUnpool output_shape {shape} smaller than the shape its "
+                          f"kernel, strides and pads give ({inferred})")
+    if shape != inferred:
+        y = _fn("pad")(y, [0] * len(shape), [s - i for s, i in zip(shape, inferred)], 0.0)
+    return [y]
+
+
 @maps("AveragePool")
 def average_pool(n):
     dilations = n.attr("dilations")
@@ -1012,3 +1047,344 @@ def upsample(n):
                           f"(asymmetric, floor); map the model with Resize, which names them")
     return [_fn("resize")(n.tensor(0), scales, None, mode="nearest",
                           coordinate_transformation_mode="asymmetric", nearest_mode="floor")]
+
+
+# ---- ONNX's optimizers (domain ai.onnx.preview.training) --------------------------------
+#
+# Each takes R (the learning rate), T (the step count, int64), then n tensors
+# to update and their gradients and states, and returns the n updated
+# tensors followed by the n updated states of each kind. T stays a tensor:
+# where a rule branches on T > 0 it is a `where`, so a training loop that
+# feeds a new T each step reuses one compiled plan.
+
+def _optimizer_groups(n, kinds):
+    """R, T and the input tensors cut into `kinds` lists of equal length."""
+    rest = n.tensors()[2:]
+    if len(rest) % kinds:
+        raise unsupported(f"{n.op_type} with {len(rest)} tensors after R and T: they come "
+                          f"in {kinds} lists of one length")
+    k = len(rest) // kinds
+    return n.tensor(0), n.tensor(1), [rest[j * k:(j + 1) * k] for j in range(kinds)]
+
+
+def _as(x, t):
+    """Scalar tensor t (R, or T) in x's dtype."""
+    return t if str(t.dtype) == str(x.dtype) else _fn("cast")(t, str(x.dtype))
+
+
+def _training(op_type):
+    def register(fn):
+        assert op_type not in TRAINING_HANDLERS, op_type
+        TRAINING_HANDLERS[op_type] = fn
+        return fn
+    return register
+
+
+@_training("Adagrad")
+def adagrad(n):
+    """g' = norm_coefficient x + g; h' = h + g'^2;
+    x' = x - R / (1 + T decay_factor) g' / (sqrt(h') + epsilon)."""
+    r, t, (xs, gs, hs) = _optimizer_groups(n, 3)
+    decay, eps = float(n.attr("decay_factor", 0.0)), float(n.attr("epsilon", 0.0))
+    norm = float(n.attr("norm_coefficient", 0.0))
+    new_x, new_h = [], []
+    for x, g, h in zip(xs, gs, hs):
+        rate = _as(x, r) / (1 + _as(x, t) * decay)
+        g_reg = x * norm + g
+        h2 = h + g_reg * g_reg
+        new_x.append(x - rate * g_reg / (_fn("sqrt")(h2) + eps))
+        new_h.append(h2)
+    return new_x + new_h
+
+
+@_training("Adam")
+def adam(n):
+    """g' = norm_coefficient x + g; v' = alpha v + (1 - alpha) g';
+    h' = beta h + (1 - beta) g'^2; the rate R sqrt(1 - beta^T) / (1 - alpha^T)
+    when T > 0, else R; x' = (1 - norm_coefficient_post)
+    (x - rate v' / (sqrt(h') + epsilon))."""
+    r, t, (xs, gs, vs, hs) = _optimizer_groups(n, 4)
+    alpha, beta = float(n.attr("alpha", 0.9)), float(n.attr("beta", 0.999))
+    eps, norm = float(n.attr("epsilon", 0.0)), float(n.attr("norm_coefficient", 0.0))
+    post = float(n.attr("norm_coefficient_post", 0.0))
+    outs = ([], [], [])
+    for x, g, v, h in zip(xs, gs, vs, hs):
+        g_reg = x * norm + g
+        v2 = v * alpha + g_reg * (1 - alpha)
+        h2 = h * beta + g_reg * g_reg * (1 - beta)
+        rt, tt = _as(x, r), _as(x, t)
+        corrected = rt * _fn("sqrt")(1 - beta ** tt) / (1 - alpha ** tt)
+        rate = _fn("where")(t > 0, corrected, rt)
+        outs[0].append((x - rate * (v2 / (_fn("sqrt")(h2) + eps))) * (1 - post))
+        outs[1].append(v2)
+        outs[2].append(h2)
+    return outs[0] + outs[1] + outs[2]
+
+
+@_training("Momentum")
+def momentum(n):
+    """g' = norm_coefficient x + g; v' = alpha v + b g', b = beta when T > 0
+    and 1 at the first step; x' = x - R v' ("standard") or
+    x - R (g' + alpha v') ("nesterov")."""
+    r, t, (xs, gs, vs) = _optimizer_groups(n, 3)
+    alpha, beta = float(n.attr("alpha")), float(n.attr("beta"))
+    mode, norm = n.attr("mode"), float(n.attr("norm_coefficient"))
+    if mode not in ("standard", "nesterov"):
+        raise unsupported(f"Momentum mode '{mode}' (ONNX: standard, nesterov)")
+    new_x, new_v = [], []
+    for x, g, v in zip(xs, gs, vs):
+        g_reg = x * norm + g
+        b = _fn("where")(t > 0, n.constant(np.array(beta), str(x.dtype)),
+                         n.constant(np.array(1.0), str(x.dtype)))
+        v2 = v * alpha + b * g_reg
+        step = v2 if mode == "standard" else g_reg + v2 * alpha
+        new_x.append(x - _as(x, r) * step)
+        new_v.append(v2)
+    return new_x + new_v
+
+
+# ---- quantization ---------------------------------------------------------------------
+
+QUANT_RANGE = {"uint8": (0, 255), "int8": (-128, 127)}
+
+
+def _per_axis(n, t, rank):
+    """A scale or zero point: a scalar, or (opset 13) one value per index of
+    the axis attribute, shaped to broadcast against a tensor of that rank."""
+    if t is None or len(t.shape) == 0 or rank == 0:
+        return t
+    axis = int(n.attr("axis", 1)) % rank
+    shape = [1] * rank
+    shape[axis] = t.shape[0]
+    return _fn("reshape")(t, shape)
+
+
+def _quantize(x, scale, zero, dtype):
+    """saturate(round(x / scale) + zero) in dtype: rounding half to even,
+    as ONNX says, in float32."""
+    lo, hi = QUANT_RANGE[dtype]
+    q = _fn("round")(x / scale)
+    if zero is not None:
+        q = q + _fn("cast")(zero, "float32")
+    return _fn("cast")(_fn("clip")(q, float(lo), float(hi)), dtype)
+
+
+@maps("QuantizeLinear")
+def quantize_linear(n):
+    x = n.tensor(0)
+    zero = n.tensor(2)
+    dtype = str(zero.dtype) if zero is not None else "uint8"
+    if dtype not in QUANT_RANGE or str(x.dtype) != "float32":
+        raise unsupported(f"QuantizeLinear from {x.dtype} to {dtype} (float32 to uint8 or int8)")
+    rank = len(x.shape)
+    scale = _per_axis(n, n.tensor(1), rank)
+    return [_quantize(x, scale, _per_axis(n, zero, rank), dtype)]
+
+
+@maps("DequantizeLinear")
+def dequantize_linear(n):
+    """(x - zero_point) * scale, in float32 (int32 x has no zero point)."""
+    x = n.tensor(0)
+    rank = len(x.shape)
+    y = _fn("cast")(x, "float32")
+    zero = _per_axis(n, n.tensor(2), rank)
+    if zero is not None:
+        y = y - _fn("cast")(zero, "float32")
+    return [y * _per_axis(n, n.tensor(1), rank)]
+
+
+@maps("DynamicQuantizeLinear")
+def dynamic_quantize_linear(n):
+    """ONNX's function body: the range [min(x, 0), max(x, 0)] onto 0..255:
+    scale = (hi - lo) / 255, zero point saturate(round(-lo / scale)), then
+    QuantizeLinear with them."""
+    x = n.tensor(0)
+    if str(x.dtype) != "float32":
+        raise unsupported(f"DynamicQuantizeLinear of {x.dtype} (float32)")
+    zero_f = n.constant(np.array(0.0, np.float32))
+    lo = _fn("minimum")(_fn("min")(x), zero_f)
+    hi = _fn("maximum")(_fn("max")(x), zero_f)
+    scale = (hi - lo) / 255.0
+    zero = _fn("cast")(_fn("clip")(_fn("round")((zero_f - lo) / scale), 0.0, 255.0), "uint8")
+    return [_quantize(x, scale, zero, "uint8"), scale, zero]
+
+
+# ---- recurrent: RNN, GRU, LSTM, unrolled over the sequence -------------------------------
+#
+# Each is composed of backplane's ops, the sequence unrolled while recording
+# (its length is part of the signature): the input's product with W for
+# every step at once (one matmul), then per step the product of the hidden
+# state with R and the gates' elementwise ops. sequence_lens masks the
+# steps past each batch entry's length: its state stops changing and its
+# outputs are zero there (in the reverse direction the state starts at its
+# own last element, as ONNX says).
+
+# activation name -> (function of x, alpha, beta; whether it takes alpha,
+# beta; ONNX's defaults, those of the op of the same name)
+RNN_ACTIVATIONS = {
+    "relu": (lambda x, a, b: _fn("relu")(x), False, False, None, None),
+    "tanh": (lambda x, a, b: _fn("tanh")(x), False, False, None, None),
+    "sigmoid": (lambda x, a, b: _fn("sigmoid")(x), False, False, None, None),
+    "affine": (lambda x, a, b: x * a + b, True, True, 1.0, 0.0),
+    "leakyrelu": (lambda x, a, b: _fn("leaky_relu")(x, a), True, False, 0.01, None),
+    "thresholdedrelu": (lambda x, a, b: _fn("thresholded_relu")(x, a), True, False, 1.0, None),
+    "scaledtanh": (lambda x, a, b: _fn("tanh")(x * b) * a, True, True, 1.0, 1.0),
+    "hardsigmoid": (lambda x, a, b: _fn("hard_sigmoid")(x, a, b), True, True, 0.2, 0.5),
+    "elu": (lambda x, a, b: _fn("elu")(x, a), True, False, 1.0, None),
+    "softsign": (lambda x, a, b: _fn("softsign")(x), False, False, None, None),
+    "softplus": (lambda x, a, b: _fn("softplus")(x), False, False, None, None),
+}
+RNN_DEFAULT_ACTIVATIONS = {"RNN": ["Tanh"], "GRU": ["Sigmoid", "Tanh"],
+                           "LSTM": ["Sigmoid", "Tanh", "Tanh"]}
+RNN_GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+
+
+def _rnn_activations(n, directions):
+    """One list of activation functions per direction; activation_alpha and
+    activation_beta are consumed in order by the activations that take them."""
+    per = len(RNN_DEFAULT_ACTIVATIONS[n.op_type])
+    # not the schema's default: RNN's lists two (for two directions)
+    names = (n.attr("activations") if n.has_attr("activations") else None) or \
+        RNN_DEFAULT_ACTIVATIONS[n.op_type] * directions
+    if len(names) != per * directions:
+        raise unsupported(f"{n.op_type} with {len(names)} activations for {directions} "
+                          f"direction(s) (ONNX: {per} each)")
+    alphas = list(n.attr("activation_alpha") or [])
+    betas = list(n.attr("activation_beta") or [])
+    fns = []
+    for name in names:
+        spec = RNN_ACTIVATIONS.get(name.lower())
+        if spec is None:
+            raise unsupported(f"{n.op_type} activation '{name}' (ONNX lists "
+                              f"{', '.join(sorted(RNN_ACTIVATIONS))})")
+        f, takes_a, takes_b, a, b = spec
+        if takes_a and alphas:
+            a = float(alphas.pop(0))
+        if takes_b and betas:
+            b = float(betas.pop(0))
+        fns.append(lambda x, f=f, a=a, b=b: f(x, a, b))
+    return [fns[d * per:(d + 1) * per] for d in range(directions)]
+
+
+class _Step:
+    """What one direction's steps share: its weights, biases and activations."""
+
+    def __init__(self, n, d, acts, hidden, clip):
+        g = RNN_GATES[n.op_type]
+        self.n, self.h, self.acts, self.clip = n, hidden, acts, clip
+        self.rt = _fn("transpose")(n.tensor(2)[d], [1, 0])     # (hidden, g hidden)
+        b = n.tensor(3)
+        self.wb = b[d][:g * hidden] if b is not None else None
+        self.rb = b[d][g * hidden:] if b is not None else None
+        p = n.tensor(7) if n.op_type == "LSTM" else None
+        self.p = [p[d][k * hidden:(k + 1) * hidden] for k in range(3)] if p is not None else None
+
+    def gate(self, v, k):
+        return v[:, k * self.h:(k + 1) * self.h]
+
+    def pre(self, v):
+        return _fn("clip")(v, -self.clip, self.clip) if self.clip is not None else v
+
+    def rnn(self, xt, h, c):
+        return self.acts[0](self.pre(xt + _fn("matmul")(h, self.rt))), None
+
+    def lstm(self, xt, h, c):
+        f, g, hf = self.acts
+        v = xt + _fn("matmul")(h, self.rt)
+        pi, po, pf = self.p if self.p is not None else (None, None, None)
+        i_pre = self.gate(v, 0) if pi is None else self.gate(v, 0) + pi * c
+        i = f(self.pre(i_pre))
+        if self.n.attr("input_forget", 0):
+            fg = 1 - i
+        else:
+            f_pre = self.gate(v, 2) if pf is None else self.gate(v, 2) + pf * c
+            fg = f(self.pre(f_pre))
+        c_new = fg * c + i * g(self.pre(self.gate(v, 3)))
+        o_pre = self.gate(v, 1) if po is None else self.gate(v, 1) + po * c_new
+        return f(self.pre(o_pre)) * hf(c_new), c_new
+
+    def gru(self, xt, h, c):
+        f, g = self.acts
+        hd = self.h
+        zr = _fn("matmul")(h, self.rt[:, :2 * hd])
+        if self.rb is not None:
+            zr = zr + self.rb[:2 * hd]
+        z = f(self.pre(self.gate(xt, 0) + self.gate(zr, 0)))
+        r = f(self.pre(self.gate(xt, 1) + self.gate(zr, 1)))
+        rh = self.rt[:, 2 * hd:]
+        rbh = self.rb[2 * hd:] if self.rb is not None else None
+        if self.n.attr("linear_before_reset", 0):
+            hr = _fn("matmul")(h, rh)
+            inner = r * (hr + rbh if rbh is not None else hr)
+        else:
+            inner = _fn("matmul")(r * h, rh)
+            inner = inner + rbh if rbh is not None else inner
+        hh = g(self.pre(self.gate(xt, 2) + inner))
+        return (1 - z) * hh + z * h, None
+
+
+def _zeros_like_state(n, x, batch, hidden):
+    return _fn("zeros")([batch, hidden], dtype=str(x.dtype), backend=n.backend)
+
+
+@maps("RNN", "GRU", "LSTM")
+def recurrent(n):
+    kind = n.op_type
+    x = n.tensor(0)
+    direction = n.attr("direction", "forward")
+    if direction not in ("forward", "reverse", "bidirectional"):
+        raise unsupported(f"{kind} direction '{direction}'")
+    dirs = 2 if direction == "bidirectional" else 1
+    layout = int(n.attr("layout", 0))
+    hidden = int(n.attr("hidden_size") or n.tensor(2).shape[-1])
+    clip = n.attr("clip")
+    clip = float(clip) if clip is not None else None
+    acts = _rnn_activations(n, dirs)
+    if layout:  # (batch, seq, input) and states (batch, dirs, hidden)
+        x = _fn("transpose")(x, [1, 0, 2])
+    seq, batch = x.shape[0], x.shape[1]
+    h0, c0 = n.tensor(5), n.tensor(6) if kind == "LSTM" else None
+    if layout:
+        h0 = _fn("transpose")(h0, [1, 0, 2]) if h0 is not None else None
+        c0 = _fn("transpose")(c0, [1, 0, 2]) if c0 is not None else None
+    lens = n.tensor(4)
+    masks = None
+    if lens is not None:
+        masks = [_fn("reshape")(_fn("cast")(_fn("greater")(lens, n.constant(np.array(t, np.int32),
+                                                                       str(lens.dtype))),
+                                           str(x.dtype)), [batch, 1]) for t in range(seq)]
+    ys, hs, cs = [], [], []
+    for d in range(dirs):
+        step = _Step(n, d, acts[d], hidden, clip)
+        xw = _fn("matmul")(x, _fn("transpose")(n.tensor(1)[d], [1, 0]))  # (seq, batch, g hidden)
+        if step.wb is not None:
+            xw = xw + step.wb
+            if kind != "GRU":  # GRU's recurrent bias of the third gate goes inside the reset
+                xw = xw + step.rb
+        h = h0[d] if h0 is not None else _zeros_like_state(n, x, batch, hidden)
+        c = (c0[d] if c0 is not None else _zeros_like_state(n, x, batch, hidden)) \
+            if kind == "LSTM" else None
+        backwards = direction == "reverse" or d == 1
+        out = [None] * seq
+        run = getattr(step, kind.lower())
+        for t in (reversed(range(seq)) if backwards else range(seq)):
+            h_new, c_new = run(xw[t], h, c)
+            if masks is None:
+                h, c, out[t] = h_new, c_new, h_new
+            else:
+                m = masks[t]
+                out[t] = h_new * m
+                h = out[t] + h * (1 - m)
+                if c is not None:
+                    c = c_new * m + c * (1 - m)
+        ys.append(_fn("stack")(out, axis=0))   # (seq, batch, hidden)
+        hs.append(h)
+        cs.append(c)
+    y = _fn("stack")(ys, axis=1)               # (seq, dirs, batch, hidden)
+    y_h = _fn("stack")(hs, axis=0)             # (dirs, batch, hidden)
+    y_c = _fn("stack")(cs, axis=0) if kind == "LSTM" else None
+    if layout:
+        y = _fn("transpose")(y, [2, 0, 1, 3])
+        y_h = _fn("transpose")(y_h, [1, 0, 2])
+        y_c = _fn("transpose")(y_c, [1, 0, 2]) if y_c is not None else None
+    return [y, y_h] + ([y_c] if kind == "LSTM" else [])

@@ -93,6 +93,32 @@ def _node_label(k, node):
     return f"node {k}{name} ({domain}{node.op_type})"
 
 
+def _is_if(node):
+    return node.op_type == "If" and node.domain in ("", "ai.onnx")
+
+
+def _all_nodes(g):
+    """(index in its graph, node) for every node of g and of its nodes'
+    subgraphs, depth first."""
+    for k, node in enumerate(g.node):
+        yield k, node
+        for a in node.attribute:
+            for sub in ([a.g] if a.type == a.GRAPH else list(a.graphs)):
+                yield from _all_nodes(sub)
+
+
+class _NodeReads:
+    """A node's inputs for dependency walks: its own, and every value its
+    subgraphs read (an If reads the outer values its branches use)."""
+
+    def __init__(self, node):
+        self.input = list(node.input)
+        for a in node.attribute:
+            for sub in ([a.g] if a.type == a.GRAPH else list(a.graphs)):
+                for _, inner in _all_nodes(sub):
+                    self.input.extend(inner.input)
+
+
 class _Schemas:
     """ONNX's op schemas by (op type, opset), for attribute defaults."""
 
@@ -164,8 +190,8 @@ class Model:
         return info
 
     def _check_nodes(self, g):
-        unmapped = [(k, node) for k, node in enumerate(g.node)
-                    if _ops.handler(node.domain, node.op_type) is None]
+        unmapped = [(k, node) for k, node in _all_nodes(g)
+                    if not _is_if(node) and _ops.handler(node.domain, node.op_type) is None]
         if unmapped:
             k, node = unmapped[0]
             ops = sorted({(f"{n.domain}." if n.domain not in ("", "ai.onnx") else "") + n.op_type
@@ -176,9 +202,9 @@ class Model:
                 f"no mapping for {node.domain or 'ai.onnx'} {node.op_type}{more}",
                 node=node.name or k, op=node.op_type, opset=self.opset,
                 missing=", ".join(ops), reason="op")
-        for k, node in enumerate(g.node):
+        for k, node in _all_nodes(g):
             for a in node.attribute:
-                if a.type in (a.GRAPH, a.GRAPHS):
+                if a.type in (a.GRAPH, a.GRAPHS) and not _is_if(node):
                     raise UnsupportedModelError(
                         f"backplane.onnx: {_node_label(k, node)} has a subgraph "
                         f"(attribute '{a.name}'), which this importer does not read yet",
@@ -245,10 +271,26 @@ class Model:
         """A node's attribute with ONNX's default for the model's opset."""
         return _ops.Node(node, self.opset, {}, self.backend, self._schemas).attr(name, default)
 
+    def _run_if(self, n):
+        """If: the condition is read on the host (it decides which nodes the
+        graph holds: a constant of the signature, as a Reshape target), then
+        the branch's nodes run with the outer values in scope."""
+        cond = n.value(0)
+        if cond.size != 1:
+            raise _ops.unsupported(f"If condition of {cond.size} values (ONNX: one)")
+        branch = n.attr("then_branch" if bool(cond.ravel()[0]) else "else_branch")
+        scope = dict(n.scope())
+        if branch.initializer:
+            scope.update(self._load_initializers(branch, _onnx()))
+        for k, node in enumerate(branch.node):
+            self._run_node(k, node, scope)
+        return [scope[o.name] for o in branch.output]
+
     def _run_node(self, k, node, values):
         n = _ops.Node(node, self.opset, values, self.backend, self._schemas)
         try:
-            produced = _ops.handler(node.domain, node.op_type)(n)
+            produced = (self._run_if(n) if _is_if(node)
+                        else _ops.handler(node.domain, node.op_type)(n))
         except _ops.Unsupported as e:
             raise UnsupportedModelError(
                 f"backplane.onnx: {_node_label(k, node)} of opset {self.opset}: {e.detail}",
@@ -332,8 +374,13 @@ class Model:
         return result
 
     def _inputs_behind(self, name):
-        """The graph inputs whose values `name` is computed from."""
-        producer = {o: node for node in self.proto.graph.node for o in node.output}
+        """The graph inputs whose values `name` is computed from (through a
+        subgraph's nodes too: an If's result depends on the outer values
+        its branches read)."""
+        producer = {}
+        for _, node in _all_nodes(self.proto.graph):
+            for o in node.output:
+                producer[o] = _NodeReads(node)
         inputs = {i.name for i in self.inputs}
         found, todo, seen = set(), [name], set()
         while todo:

@@ -165,12 +165,43 @@ def test_an_opset_past_the_importers_is_refused_naming_the_converter():
         bo.load(m)
 
 
-def test_a_subgraph_is_refused_at_load():
-    then = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [],
-                             [vi("t", [2])])
-    nodes = [helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=then)]
-    with pytest.raises(bo.UnsupportedModelError, match="If"):
-        bo.load(model_of(nodes, [vi("c", [], TensorProto.BOOL), vi("x", [2])], [vi("y", [2])]))
+def test_a_loop_subgraph_is_refused_at_load_naming_the_op():
+    body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"])], "body",
+                             [vi("i", [], TensorProto.INT64), vi("c_in", [], TensorProto.BOOL)],
+                             [vi("c_out", [], TensorProto.BOOL)])
+    nodes = [helper.make_node("Loop", ["n", "c"], [], body=body)]
+    with pytest.raises(bo.UnsupportedModelError, match="Loop") as e:
+        bo.load(model_of(nodes, [vi("n", [], TensorProto.INT64), vi("c", [], TensorProto.BOOL)],
+                         []))
+    assert e.value.reason == "op"
+
+
+def if_model():
+    """y = If(c) then x * 2 (reading x from the outer scope, with an
+    initializer of its own) else relu(x) of another shape (x's first row)."""
+    two = numpy_helper.from_array(np.array(2.0, np.float32), "two")
+    then = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["t"])], "then", [],
+                             [vi("t", [2, 3])], [two])
+    first_row = numpy_helper.from_array(np.array([0], np.int64), "first_row")
+    other = helper.make_graph([helper.make_node("Gather", ["x", "first_row"], ["g"], axis=0),
+                               helper.make_node("Relu", ["g"], ["e"])], "else", [],
+                              [vi("e", [1, 3])], [first_row])
+    nodes = [helper.make_node("Greater", ["s", "zero"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)]
+    return model_of(nodes, [vi("s", [], TensorProto.FLOAT), vi("x", [2, 3])], [vi("y", None)],
+                    [numpy_helper.from_array(np.array(0.0, np.float32), "zero")])
+
+
+def test_if_runs_the_branch_its_condition_names_with_the_outer_values_in_scope(backend):
+    model = bo.load(if_model(), backend=backend.name)
+    x = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
+    before = bp.stats(backend.name)["jit_compiles"]
+    for s in (1.0, -1.0, 3.0, -2.0):
+        y = model.run({"s": np.array(s, np.float32), "x": x})["y"].numpy()
+        want = x * 2 if s > 0 else np.maximum(x[:1], 0)
+        np.testing.assert_array_equal(y, want, err_msg=f"s = {s}")
+    # the condition is a constant of the signature: one plan per value of s
+    assert bp.stats(backend.name)["jit_compiles"] - before == 4
 
 
 def test_inputs_are_checked_by_name_and_dtype_and_never_converted():
@@ -392,3 +423,70 @@ def test_pow_of_an_integer_base_by_a_float_exponent_truncates_to_the_bases_type(
         {"x": np.array([2, 3, 10], np.int32), "e": np.array([0.5, 2.5, -1.0], np.float32)})["y"]
     assert str(y.dtype) == "int32"
     np.testing.assert_array_equal(y.numpy(), [1, 15, 0])  # 1.41, 15.59, 0.1 truncated
+
+
+def test_adam_of_the_training_domain_takes_the_step_as_a_value_so_one_plan_serves_every_step(
+        backend):
+    """ONNX's Adam with the step count T an input: T = 0 updates without the
+    bias correction, T > 0 with it, and a training loop feeding T = 0, 1, 2, 3
+    compiles once (T is never read on the host)."""
+    node = helper.make_node("Adam", ["R", "T", "X", "G", "V", "H"], ["X2", "V2", "H2"],
+                            domain="ai.onnx.preview.training", alpha=0.9, beta=0.99,
+                            epsilon=1e-3)
+    graph = helper.make_graph([node], "adam",
+                              [vi("R", []), vi("T", [], TensorProto.INT64), vi("X", [3]),
+                               vi("G", [3]), vi("V", [3]), vi("H", [3])],
+                              [vi("X2", [3]), vi("V2", [3]), vi("H2", [3])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                helper.make_opsetid("ai.onnx.preview.training", 1)])
+    model = bo.load(m, backend=backend.name)
+    before = bp.stats(backend.name)["jit_compiles"]
+    x = np.array([1.0, -2.0, 0.5])
+    v, h = np.zeros(3), np.zeros(3)
+    for t in range(4):
+        g = np.array([0.3, -0.1, 2.0]) * (t + 1)
+        out = model.run({"R": np.array(0.1, np.float32), "T": np.array(t, np.int64),
+                         "X": x.astype(np.float32), "G": g.astype(np.float32),
+                         "V": v.astype(np.float32), "H": h.astype(np.float32)})
+        v = 0.9 * v + 0.1 * g
+        h = 0.99 * h + 0.01 * g * g
+        rate = 0.1 * np.sqrt(1 - 0.99 ** t) / (1 - 0.9 ** t) if t > 0 else 0.1
+        x = x - rate * v / (np.sqrt(h) + 1e-3)
+        np.testing.assert_allclose(out["X2"].numpy(), x, rtol=1e-5, err_msg=f"T = {t}")
+        np.testing.assert_allclose(out["V2"].numpy(), v, rtol=1e-5)
+        np.testing.assert_allclose(out["H2"].numpy(), h, rtol=1e-5)
+    assert bp.stats(backend.name)["jit_compiles"] == before  # compiled at load
+
+
+def test_quantize_linear_rounds_half_to_even_saturates_and_dequantizes_per_axis(backend):
+    """Per axis 1: scales (2, 0.5), zero points (10, 250) in uint8; halves
+    round to even (2.5 -> 2, 3.5 -> 4), and 300 saturates to 255."""
+    q = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1)
+    d = helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=1)
+    m = model_of([q, d], [vi("x", [2, 2])],
+                 [vi("q", [2, 2], TensorProto.UINT8), vi("y", [2, 2])],
+                 [numpy_helper.from_array(np.array([2.0, 0.5], np.float32), "s"),
+                  numpy_helper.from_array(np.array([10, 250], np.uint8), "z")])
+    x = np.array([[5.0, 1.75], [7.0, 300.0]], np.float32)
+    out = bo.load(m, backend=backend.name).run({"x": x})
+    # x / s = [[2.5, 3.5], [3.5, 600]] -> round: [[2, 4], [4, 600]] -> + z, saturated
+    np.testing.assert_array_equal(out["q"].numpy(), np.array([[12, 254], [14, 255]], np.uint8))
+    np.testing.assert_array_equal(out["y"].numpy(), np.array([[4.0, 2.0], [8.0, 2.5]],
+                                                            np.float32))
+
+
+def test_max_unpool_puts_each_value_at_its_index_and_pads_to_output_shape(backend):
+    pool = helper.make_node("MaxPool", ["x"], ["p", "i"], kernel_shape=[2, 2], strides=[2, 2])
+    unpool = helper.make_node("MaxUnpool", ["p", "i", "shape"], ["y"], kernel_shape=[2, 2],
+                              strides=[2, 2])
+    m = model_of([pool, unpool], [vi("x", [1, 1, 4, 4])], [vi("y", [1, 1, 5, 5])],
+                 [numpy_helper.from_array(np.array([1, 1, 5, 5], np.int64), "shape")])
+    x = np.random.default_rng(3).permutation(16).astype(np.float32).reshape(1, 1, 4, 4)
+    y = bo.load(m, backend=backend.name).run({"x": x})["y"].numpy()
+    want = np.zeros((1, 1, 5, 5), np.float32)
+    for r in range(0, 4, 2):
+        for c in range(0, 4, 2):
+            win = x[0, 0, r:r + 2, c:c + 2]
+            k = np.argmax(win)
+            want[0, 0, r + k // 2, c + k % 2] = win.max()
+    np.testing.assert_array_equal(y, want)
