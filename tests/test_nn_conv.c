@@ -194,6 +194,22 @@ Test(nn_conv, conv_big_enough_for_gemm_matches_the_oracle)
     check("conv 1-D 8->8", false, &(geometry){3, {2, 8, 40}, {8, 8, 5}, true, WIN(.pads = {2, 2})});
 }
 
+/* A kernel along one axis, over enough channels and outputs that blas_cpu
+ * runs one gemm per tap over shifted views of x instead of unfolding it:
+ * padding (taps that reach it add nothing), dilation, an untouched inner
+ * axis, groups, a kernel along the last axis. */
+Test(nn_conv, conv_along_one_axis_over_many_channels_matches_the_oracle)
+{
+    check("conv 1-D 64->8 padded dilated", false,
+          &(geometry){3, {2, 64, 80}, {8, 64, 5}, true, WIN(.pads = {2, 1}, .dilations = {2})});
+    check("conv 5x1 over an untouched axis", false,
+          &(geometry){4, {1, 64, 70, 3}, {8, 64, 5, 1}, true, WIN(.pads = {1, 0, 2, 0})});
+    check("conv 1-D in 2 groups", false,
+          &(geometry){3, {1, 128, 70}, {8, 64, 3}, false, WIN(.groups = 2)});
+    check("conv 1x7 along the last axis", false,
+          &(geometry){4, {1, 64, 1, 90}, {4, 64, 1, 7}, true, WIN(.pads = {0, 3, 0, 3})});
+}
+
 Test(nn_conv, conv_with_an_empty_batch_gives_an_empty_result)
 {
     check("conv N=0", false, &(geometry){4, {0, 3, 4, 4}, {2, 3, 3, 3}, true, WIN(.groups = 0)});

@@ -6,7 +6,9 @@
  * is one cblas_sgemm / dgemm on OpenBLAS's threads, written in place into y.
  * A 1x1 kernel with stride 1 and no padding needs no unfolding: x is the
  * matrix. The block is the whole image unless the unfolded matrix would
- * pass BPC_CONV_COL elements. Depthwise f32 convolutions (one input channel
+ * pass BPC_CONV_COL elements. A kernel along one axis (stride 1 there,
+ * the other axes untouched) over many channels unfolds nothing: one gemm
+ * per tap over a shifted view of x, accumulated into y. Depthwise f32 convolutions (one input channel
  * per group) take each output plane's taps over whole lines, in double, in
  * the reference's order (its bits; 6x the reference on ShuffleNet's 3x3
  * layers); other groups too small for a gemm to pay run the reference
@@ -135,6 +137,81 @@ static void gemm(bp_dtype dt, int64_t m, int64_t n, int64_t k, const char *a, co
                     (double *)c, (int)ldc);
 }
 
+/* ---- a kernel along one axis: one gemm per tap, no unfolding ---------------- */
+
+/* The axis a kernel runs along when it is the only one: every spatial axis
+ * outside it of extent 1, every one inside it untouched (kernel 1, stride
+ * 1, no padding), stride 1 along it. Then output position t (flattened)
+ * reads input position t + (tap offset) x inner for every tap, so each tap
+ * is one gemm over a shifted view of x, and nothing is unfolded. Only
+ * where the unfolding costs more than the extra gemm calls: the group's
+ * channels and the output long enough (magika's 5-tap convolution over 256
+ * channels and 512 positions: im2col wrote 166 MB per batch of 64). -1:
+ * none. */
+static int line_axis(const bpk_window *g, int64_t cg, int64_t nout)
+{
+    int a = 0;
+    while (a < 3 && g->k[a] == 1)
+        a++;
+    if (a == 3 || g->st[a] != 1 || cg < 64 || nout < 64)
+        return -1;
+    for (int j = 0; j < a; j++)
+        if (g->in[j] != 1 || g->out[j] != 1)
+            return -1;
+    for (int j = a + 1; j < 3; j++)
+        if (g->k[j] != 1 || g->st[j] != 1 || g->pb[j] != 0 || g->pe[j] != 0 ||
+            g->in[j] != g->out[j])
+            return -1;
+    return a;
+}
+
+/* y = sum over taps k of W_k . x shifted by tap k (+ bias): W repacked tap
+ * by tap into wk[k][m][c] (a gemm wants each tap's matrix dense), y filled
+ * with the bias (or zeros) first, then one beta = 1 gemm per tap over the
+ * output positions whose tap lies inside x (the padding adds nothing). */
+static bp_status conv_taps(bpc_dev *dev, const bp_op_params *p, const bpk_window *g, int a,
+                           const bp_view *x, const bp_view *w, const bp_view *bias,
+                           const bp_view *y)
+{
+    const size_t es = bp_dtype_size(x->dtype);
+    const int64_t G = p->i[15], cg = x->shape[1] / G, M = y->shape[1], mg = M / G;
+    const int64_t nk = g->k[a], nin = bpk_window_numel(g->in), nout = bpk_window_numel(g->out);
+    int64_t inner = 1;
+    for (int j = a + 1; j < 3; j++)
+        inner *= g->in[j];
+    char *wk = malloc((size_t)(nk * M * cg) * es);
+    if (!wk)
+        return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "conv: out of memory repacking the kernel");
+    const char *w0 = bpk_base(w);
+    for (int64_t k = 0; k < nk; k++)
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t c = 0; c < cg; c++)
+                memcpy(wk + (size_t)((k * M + m) * cg + c) * es,
+                       w0 + (size_t)((m * cg + c) * nk + k) * es, es);
+    for (int64_t n = 0; n < x->shape[0]; n++)
+        for (int64_t grp = 0; grp < G; grp++) {
+            const char *xg = bpk_base(x) + (size_t)((n * x->shape[1] + grp * cg) * nin) * es;
+            char *yg = bpk_base(y) + (size_t)((n * M + grp * mg) * nout) * es;
+            if (bias)
+                fill_bias(bias, grp * mg, mg, yg, nout, nout, es);
+            else
+                memset(yg, 0, (size_t)(mg * nout) * es);
+            for (int64_t k = 0; k < nk; k++) {
+                const int64_t off = k * g->dl[a] - g->pb[a];
+                const int64_t lo = off < 0 ? -off : 0;
+                const int64_t hi = g->in[a] - off < g->out[a] ? g->in[a] - off : g->out[a];
+                if (hi <= lo)
+                    continue;
+                gemm(x->dtype, mg, (hi - lo) * inner, cg,
+                     wk + (size_t)((k * M + grp * mg) * cg) * es,
+                     xg + (size_t)((lo + off) * inner) * es, nin, true,
+                     yg + (size_t)(lo * inner) * es, nout);
+            }
+        }
+    free(wk);
+    return BP_OK;
+}
+
 bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *w,
                         const bp_view *bias, const bp_view *y)
 {
@@ -147,6 +224,9 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
     if (bpk_numel(y) == 0)
         return BP_OK;
     bpc_blas_threads(dev->threads);
+    const int a = nk > 1 ? line_axis(&g, cg, nout) : -1;
+    if (a >= 0)
+        return conv_taps(dev, p, &g, a, x, w, bias, y);
     bool direct = nk == 1 && nin == nout;
     for (int j = 0; j < 3; j++)
         direct = direct && g.st[j] == 1 && g.pb[j] == 0 && g.pe[j] == 0;
