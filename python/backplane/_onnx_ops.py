@@ -394,6 +394,43 @@ def compress(n):
     return [_fn("gather")(x, n.constant(keep), axis=int(axis))]
 
 
+@maps("NonZero")
+def non_zero(n):
+    """The indices of the non-zero elements, (rank, count) int64 in
+    row-major order: their number decides the shape, so the input is read
+    on the host (a value of the signature, as Compress's condition)."""
+    x = np.asarray(n.value(0))
+    found = np.array(np.nonzero(x), dtype=np.int64) if x.ndim else \
+        np.zeros((0, int(x != 0)), np.int64)
+    return [n.constant(found.reshape(x.ndim, -1))]
+
+
+@maps("Unique")
+def unique(n):
+    """The distinct elements (or slices along axis), sorted or in the order
+    of their first occurrence, with the first occurrences' indices, each
+    element's index among them and their counts. Their number decides the
+    shapes, so the input is read on the host (a value of the signature);
+    the values themselves are a gather of the input at the first
+    occurrences."""
+    x = np.asarray(n.value(0))
+    axis = n.attr("axis")
+    _, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True,
+                                          return_counts=True, axis=axis)
+    inverse = np.asarray(inverse).ravel()
+    if not n.attr("sorted", 1):  # in the order of first occurrence
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        first, counts, inverse = first[order], counts[order], rank[inverse]
+    t = n.tensor(0)
+    if axis is None:
+        t = _fn("reshape")(t, [math.prod(t.shape)])
+    y = _fn("gather")(t, n.constant(first.astype(np.int64)), axis=int(axis or 0))
+    return [y, n.constant(first.astype(np.int64)), n.constant(inverse.astype(np.int64)),
+            n.constant(counts.astype(np.int64))]
+
+
 @maps("GatherElements")
 def gather_elements(n):
     return [_fn("gather_elements")(n.tensor(0), n.tensor(1), axis=n.attr("axis"))]

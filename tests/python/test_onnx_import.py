@@ -490,3 +490,22 @@ def test_max_unpool_puts_each_value_at_its_index_and_pads_to_output_shape(backen
             k = np.argmax(win)
             want[0, 0, r + k // 2, c + k % 2] = win.max()
     np.testing.assert_array_equal(y, want)
+
+
+def test_unique_in_first_occurrence_order_and_nonzero_read_their_input_once_per_value(backend):
+    u = helper.make_node("Unique", ["x"], ["y", "first", "inverse", "counts"], sorted=0)
+    nz = helper.make_node("NonZero", ["x"], ["where"])
+    m = model_of([u, nz], [vi("x", [6])],
+                 [vi("y", [None]), vi("first", [None], TensorProto.INT64),
+                  vi("inverse", [6], TensorProto.INT64), vi("counts", [None], TensorProto.INT64),
+                  vi("where", [1, None], TensorProto.INT64)])
+    model = bo.load(m, backend=backend.name)
+    out = model.run({"x": np.array([3, 0, 3, 1, 0, 3], np.float32)})
+    np.testing.assert_array_equal(out["y"].numpy(), [3, 0, 1])
+    np.testing.assert_array_equal(out["first"].numpy(), [0, 1, 3])
+    np.testing.assert_array_equal(out["inverse"].numpy(), [0, 1, 0, 2, 1, 0])
+    np.testing.assert_array_equal(out["counts"].numpy(), [3, 2, 1])
+    np.testing.assert_array_equal(out["where"].numpy(), [[0, 2, 3, 5]])
+    out = model.run({"x": np.array([0, 0, 5, 0, 0, 0], np.float32)})
+    np.testing.assert_array_equal(out["y"].numpy(), [0, 5])
+    np.testing.assert_array_equal(out["where"].numpy(), [[2]])
