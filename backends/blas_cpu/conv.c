@@ -8,11 +8,11 @@
  * matrix. The block is the whole image unless the unfolded matrix would
  * pass BPC_CONV_COL elements. A kernel along one axis (stride 1 there,
  * the other axes untouched) over many channels unfolds nothing: one gemm
- * per tap over a shifted view of x, accumulated into y. Depthwise f32 convolutions (one input channel
- * per group) take each output plane's taps over whole lines, in double, in
- * the reference's order (its bits; 6x the reference on ShuffleNet's 3x3
- * layers); other groups too small for a gemm to pay run the reference
- * kernel on the pool. */
+ * per tap over a shifted view of x, accumulated into y. Depthwise f32
+ * convolutions (one input channel per group) take each output plane's taps
+ * over whole lines, in double, in the reference's order (its bits; 6x the
+ * reference on ShuffleNet's 3x3 layers); other groups too small for a gemm
+ * to pay run the reference kernel on the pool. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
