@@ -1425,3 +1425,87 @@ def recurrent(n):
         y_h = _fn("transpose")(y_h, [1, 0, 2])
         y_c = _fn("transpose")(y_c, [1, 0, 2]) if y_c is not None else None
     return [y, y_h] + ([y_c] if kind == "LSTM" else [])
+
+
+# ---- integer matrix products -----------------------------------------------------------
+#
+# (x - x_zero_point) and (w - w_zero_point) of 8-bit integers are summed in
+# float64: every product is below 2^17 and the sums stay below 2^53, so the
+# float64 result is the exact integer an int32 accumulation gives (while it
+# fits int32), and the products run on the backend's float64 kernels
+# (OpenBLAS on blas_cpu).
+
+def _centred(n, x, zero, axis_of_vector=None):
+    """x - zero in float64; a 1-D zero point (one per row of a matrix, or
+    per output channel of a kernel) is laid along axis_of_vector."""
+    x = _fn("cast")(x, "float64")
+    if zero is None:
+        return x
+    z = _fn("cast")(zero, "float64")
+    if len(z.shape) == 1 and axis_of_vector is not None and z.shape[0] != 1:
+        shape = [1] * len(x.shape)
+        shape[axis_of_vector] = z.shape[0]
+        z = _fn("reshape")(z, shape)
+    return x - z
+
+
+def _integer_conv(n, x, w, x_zero, w_zero):
+    kw = _window(n, _spatial(n))
+    return _fn("conv")(_centred(n, x, x_zero), _centred(n, w, w_zero, 0), None,
+                       groups=n.attr("group", 1), **kw)
+
+
+def _requantized(acc, scale, zero, dtype):
+    """saturate(round(acc * scale) + zero) in dtype, in float32 (as
+    onnxruntime), rounding half to even."""
+    q = _fn("round")(_fn("cast")(acc, "float32") * scale)
+    if zero is not None:
+        q = q + _fn("cast")(zero, "float32")
+    lo, hi = QUANT_RANGE[dtype]
+    return _fn("cast")(_fn("clip")(q, float(lo), float(hi)), dtype)
+
+
+@maps("MatMulInteger")
+def matmul_integer(n):
+    """(A - a_zero_point) (B - b_zero_point) in int32; a_zero_point may
+    hold one value per row of A, b_zero_point one per column of B."""
+    a, b = n.tensor(0), n.tensor(1)
+    acc = _fn("matmul")(_centred(n, a, n.tensor(2), len(a.shape) - 2),
+                        _centred(n, b, n.tensor(3), len(b.shape) - 1))
+    return [_fn("cast")(acc, "int32")]
+
+
+@maps("ConvInteger")
+def conv_integer(n):
+    return [_fn("cast")(_integer_conv(n, n.tensor(0), n.tensor(1), n.tensor(2), n.tensor(3)),
+                        "int32")]
+
+
+@maps("QLinearMatMul")
+def qlinear_matmul(n):
+    """The integer product of the centred operands, rescaled by
+    a_scale b_scale / y_scale and quantized to y_zero_point's type."""
+    a, b, y_zero = n.tensor(0), n.tensor(3), n.tensor(7)
+    acc = _fn("matmul")(_centred(n, a, n.tensor(2), len(a.shape) - 2),
+                        _centred(n, b, n.tensor(5), len(b.shape) - 1))
+    scale = n.tensor(1) * n.tensor(4) / n.tensor(6)
+    return [_requantized(acc, scale, y_zero, str(y_zero.dtype) if y_zero is not None
+                         else str(a.dtype))]
+
+
+@maps("QLinearConv")
+def qlinear_conv(n):
+    """ConvInteger's accumulation plus the int32 bias B, rescaled by
+    x_scale w_scale / y_scale (w_scale per output channel or one) and
+    quantized to y_zero_point's type."""
+    x, y_zero = n.tensor(0), n.tensor(7)
+    acc = _integer_conv(n, x, n.tensor(3), n.tensor(2), n.tensor(5))
+    if n.has_input(8):
+        bias = _fn("cast")(n.tensor(8), "float64")
+        acc = acc + _fn("reshape")(bias, [1, bias.shape[0]] + [1] * (len(acc.shape) - 2))
+    w_scale = n.tensor(4)
+    if len(w_scale.shape) == 1 and w_scale.shape[0] != 1:
+        w_scale = _fn("reshape")(w_scale, [1, w_scale.shape[0]] + [1] * (len(acc.shape) - 2))
+    scale = n.tensor(1) * w_scale / n.tensor(6)
+    return [_requantized(acc, scale, y_zero, str(y_zero.dtype) if y_zero is not None
+                         else str(x.dtype))]

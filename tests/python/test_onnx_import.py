@@ -509,3 +509,38 @@ def test_unique_in_first_occurrence_order_and_nonzero_read_their_input_once_per_
     out = model.run({"x": np.array([0, 0, 5, 0, 0, 0], np.float32)})
     np.testing.assert_array_equal(out["y"].numpy(), [0, 5])
     np.testing.assert_array_equal(out["where"].numpy(), [[2]])
+
+
+def test_matmul_integer_is_exact_with_per_row_zero_points_and_extreme_values(backend):
+    """K = 700 products of int8 values at their extremes, centred by a zero
+    point per row of A: every sum is exact (int64 NumPy as the oracle)."""
+    rng = np.random.default_rng(5)
+    a = rng.choice(np.array([-128, 127, -1, 0], np.int8), size=(3, 700))
+    b = rng.choice(np.array([-128, 127, 3], np.int8), size=(700, 4))
+    za = np.array([-128, 5, 127], np.int8)
+    m = model_of([helper.make_node("MatMulInteger", ["a", "b", "za"], ["y"])],
+                 [vi("a", [3, 700], TensorProto.INT8), vi("b", [700, 4], TensorProto.INT8),
+                  vi("za", [3], TensorProto.INT8)], [vi("y", [3, 4], TensorProto.INT32)])
+    y = bo.load(m, backend=backend.name).run({"a": a, "b": b, "za": za})["y"]
+    assert str(y.dtype) == "int32"
+    want = (a.astype(np.int64) - za.astype(np.int64)[:, None]) @ b.astype(np.int64)
+    np.testing.assert_array_equal(y.numpy(), want)
+
+
+def test_qlinear_matmul_matches_onnxruntime_rounding_and_saturation(backend):
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(6)
+    node = helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])
+    init = [numpy_helper.from_array(np.array(v, np.float32), k)
+            for k, v in (("sa", 0.02), ("sb", 0.015), ("sy", 0.05))]
+    init += [numpy_helper.from_array(np.array(v, np.uint8), k)
+             for k, v in (("za", 120), ("zb", 131), ("zy", 128))]
+    m = model_of([node], [vi("a", [8, 50], TensorProto.UINT8), vi("b", [50, 6], TensorProto.UINT8)],
+                 [vi("y", [8, 6], TensorProto.UINT8)], init)
+    feeds = {"a": rng.integers(0, 256, (8, 50), dtype=np.uint8),
+             "b": rng.integers(0, 256, (50, 6), dtype=np.uint8)}
+    y = bo.load(m, backend=backend.name).run(feeds)["y"].numpy()
+    want = ort.InferenceSession(m.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_array_equal(y, want)
+    assert ((y == 0) | (y == 255)).any() and ((y > 0) & (y < 255)).any()  # both kinds occur
