@@ -1509,3 +1509,122 @@ def qlinear_conv(n):
     scale = n.tensor(1) * w_scale / n.tensor(6)
     return [_requantized(acc, scale, y_zero, str(y_zero.dtype) if y_zero is not None
                          else str(x.dtype))]
+
+
+# ---- GridSample -----------------------------------------------------------------------
+#
+# Composed on the graph (the grid is data): per spatial axis, the grid's
+# coordinate denormalized, brought inside the border by the padding mode,
+# and turned into the taps' indices and weights; each tap combination is
+# one gather of the input flattened over its spatial axes, weighted and
+# summed. ONNX's reference order: nearest rounds half to even; a tap
+# outside the input reads 0 (zeros), the clamped index (border) or the
+# reflected one (reflection).
+
+GRID_MODES = {"bilinear": "linear", "linear": "linear", "nearest": "nearest",
+              "bicubic": "cubic", "cubic": "cubic"}
+GRID_PADDING = ("zeros", "border", "reflection")
+
+
+def _reflect(v, lo, hi):
+    """v reflected by the near border until it lies in [lo, hi] (ONNX's
+    reference): the distance past the border, folded by the range."""
+    span = hi - lo
+    below, above = v < lo, v > hi
+    dist = _fn("where")(below, lo - v, v - hi)
+    folds = _fn("floor")(dist / span)
+    rest = dist - folds * span
+    odd = (folds - _fn("floor")(folds / 2) * 2) > 0.5
+    from_below = _fn("where")(odd, hi - rest, lo + rest)
+    from_above = _fn("where")(odd, lo + rest, hi - rest)
+    return _fn("where")(below, from_below, _fn("where")(above, from_above, v))
+
+
+def _grid_axis(n, g, dim, mode, padding, align):
+    """One spatial axis: [(index tensor int64, weight tensor or None, valid
+    mask or None)] per tap along it."""
+    x = (g + 1) / 2 * (dim - 1) if align else ((g + 1) * dim - 1) / 2
+    lo, hi = (0.0, dim - 1.0) if align else (-0.5, dim - 0.5)
+    if mode == "nearest":
+        x = _fn("round")(x)
+    outside = (x < lo) | (x > hi)
+    if padding == "border":
+        x = _fn("where")(outside, _fn("clip")(x, 0.0, dim - 1.0), x)
+    elif padding == "reflection":
+        x = _reflect(x, lo, hi)
+
+    def tap(i):  # i: integral values (float); the index read and whether it counts
+        if padding == "reflection":
+            i = _fn("cast")(_reflect(i, lo, hi), "int64")  # truncated, as the reference
+            return _fn("clip")(i, 0, dim - 1), None
+        i = _fn("cast")(i, "int64")
+        inside = None if padding == "border" else (i >= 0) & (i < dim)
+        return _fn("clip")(i, 0, dim - 1), inside
+
+    if mode == "nearest":
+        idx, inside = tap(_fn("cast")(_fn("cast")(x, "int64"), str(x.dtype)))
+        return [(idx, None, inside)]
+    base = _fn("floor")(x)
+    t = x - base
+    if mode == "linear":
+        weights, offsets = [1 - t, t], [0, 1]
+    else:  # Keys' cubic convolution, A = -0.75, taps at -1 .. 2
+        a = -0.75
+        u = t + 1
+        weights = [((a * u - 5 * a) * u + 8 * a) * u - 4 * a,
+                   ((a + 2) * t - (a + 3)) * t * t + 1,
+                   ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+                   ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a]
+        offsets = [-1, 0, 1, 2]
+    out = []
+    for w, o in zip(weights, offsets):
+        idx, inside = tap(base + float(o))
+        out.append((idx, w, inside))
+    return out
+
+
+@maps("GridSample")
+def grid_sample(n):
+    x, grid = n.tensor(0), n.tensor(1)
+    mode = GRID_MODES.get(n.attr("mode", "bilinear"))
+    padding = n.attr("padding_mode", "zeros")
+    if mode is None or padding not in GRID_PADDING:
+        raise unsupported(f"GridSample mode '{n.attr('mode')}' padding_mode '{padding}' "
+                          f"(modes {', '.join(GRID_MODES)}; padding {', '.join(GRID_PADDING)})")
+    align = bool(n.attr("align_corners", 0))
+    batch, channels, spatial = x.shape[0], x.shape[1], list(x.shape[2:])
+    out_spatial = list(grid.shape[1:-1])
+    count = math.prod(out_spatial)
+    # the grid's last axis lists coordinates innermost axis first (x, then y, ...)
+    axes = []
+    for k, dim in enumerate(spatial):
+        g = grid[..., len(spatial) - 1 - k]
+        axes.append(_grid_axis(n, _fn("reshape")(g, [batch, 1, count]), dim, mode, padding,
+                               align))
+    flat_x = _fn("reshape")(x, [batch, channels, math.prod(spatial)])
+    total = None
+    for combo in _product(axes):
+        flat, weight, inside = None, None, None
+        for k, (idx, w, ok) in enumerate(combo):
+            stride = math.prod(spatial[k + 1:])
+            term = idx * stride if stride != 1 else idx
+            flat = term if flat is None else flat + term
+            weight = w if weight is None else (weight * w if w is not None else weight)
+            inside = ok if inside is None else (inside & ok if ok is not None else inside)
+        got = _fn("gather_elements")(flat_x, _fn("broadcast_to")(flat, [batch, channels, count]),
+                                     axis=2)
+        if weight is not None:
+            got = got * _fn("cast")(weight, str(x.dtype))
+        if inside is not None:
+            got = _fn("where")(inside, got, _fn("zeros")([], dtype=str(x.dtype),
+                                                         backend=n.backend))
+        total = got if total is None else total + got
+    return [_fn("reshape")(total, [batch, channels] + out_spatial)]
+
+
+def _product(axes):
+    """Every combination of one tap per axis, the first axis outermost."""
+    combos = [[]]
+    for taps in axes:
+        combos = [c + [t] for c in combos for t in taps]
+    return combos

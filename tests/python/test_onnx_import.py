@@ -544,3 +544,36 @@ def test_qlinear_matmul_matches_onnxruntime_rounding_and_saturation(backend):
                                 providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     np.testing.assert_array_equal(y, want)
     assert ((y == 0) | (y == 255)).any() and ((y > 0) & (y < 255)).any()  # both kinds occur
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [0, 1])
+def test_grid_sample_matches_onnxs_reference_with_coordinates_far_outside(mode, padding, align):
+    """Grid coordinates in [-3.5, 3.5] (several reflections deep) and exact
+    halves (nearest rounds them to even), against ONNX's ReferenceEvaluator
+    (the same model in opset 20's mode names, which it reads) and
+    onnxruntime. onnxruntime departs from ONNX's reference for bicubic with
+    border padding (0.15 apart here), so that case is checked against the
+    reference alone."""
+    from onnx.reference import ReferenceEvaluator
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(7)
+
+    def model(mode_name, opset):
+        node = helper.make_node("GridSample", ["x", "g"], ["y"], mode=mode_name,
+                                padding_mode=padding, align_corners=align)
+        return model_of([node], [vi("x", [2, 3, 5, 4]), vi("g", [2, 6, 7, 2])],
+                        [vi("y", [2, 3, 6, 7])], opset=opset)
+    m = model(mode, 16)
+    grid = rng.uniform(-3.5, 3.5, (2, 6, 7, 2)).astype(np.float32)
+    grid[0, 0, :4] = [[-0.75, 0.25], [0.5, -0.5], [1.25, -1.0], [0.0, 0.0]]  # halves after scaling
+    feeds = {"x": rng.standard_normal((2, 3, 5, 4)).astype(np.float32), "g": grid}
+    y = bo.load(m, backend="binary").run(feeds)["y"].numpy()
+    reference = ReferenceEvaluator(model({"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode),
+                                         20)).run(None, feeds)[0]
+    np.testing.assert_allclose(y, reference, rtol=1e-5, atol=1e-5)
+    if not (mode == "bicubic" and padding == "border"):
+        want = ort.InferenceSession(m.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
