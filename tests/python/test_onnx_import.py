@@ -577,3 +577,43 @@ def test_grid_sample_matches_onnxs_reference_with_coordinates_far_outside(mode, 
         want = ort.InferenceSession(m.SerializeToString(),
                                     providers=["CPUExecutionProvider"]).run(None, feeds)[0]
         np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("inverse,onesided,length", [(0, 0, None), (1, 0, None), (0, 1, None),
+                                                      (0, 0, 12), (0, 1, 5)])
+def test_dft_of_a_complex_signal_along_a_middle_axis_matches_numpys_fft(inverse, onesided, length):
+    """float64 (so the comparison is tight): (2, 8, 3, 2) along axis 1, the
+    signal zero-padded to 12 points or truncated to 5 where dft_length says."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 8, 3, 2))
+    inputs = ["x"] + (["n"] if length else [])
+    init = [numpy_helper.from_array(np.array(length, np.int64), "n")] if length else []
+    node = helper.make_node("DFT", inputs, ["y"], axis=1, inverse=inverse, onesided=onesided)
+    m = model_of([node], [vi("x", [2, 8, 3, 2], TensorProto.DOUBLE)],
+                 [vi("y", None, TensorProto.DOUBLE)], init)
+    y = bo.load(m, backend="binary").run({"x": x})["y"].numpy()
+    c = x[..., 0] + 1j * x[..., 1]
+    n = length or 8
+    want = (np.fft.ifft if inverse else np.fft.fft)(c, n=n, axis=1)
+    if onesided:
+        want = want[:, :n // 2 + 1]
+    np.testing.assert_allclose(y, np.stack([want.real, want.imag], axis=-1), rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_stft_with_a_window_matches_numpy_frame_by_frame():
+    rng = np.random.default_rng(9)
+    signal = rng.standard_normal((2, 100, 1))
+    window = np.hanning(16)
+    node = helper.make_node("STFT", ["s", "step", "w"], ["y"])
+    m = model_of([node], [vi("s", [2, 100, 1], TensorProto.DOUBLE),
+                          vi("w", [16], TensorProto.DOUBLE)],
+                 [vi("y", None, TensorProto.DOUBLE)],
+                 [numpy_helper.from_array(np.array(6, np.int64), "step")])
+    y = bo.load(m, backend="binary").run({"s": signal, "w": window})["y"].numpy()
+    frames = 1 + (100 - 16) // 6
+    want = np.stack([np.fft.rfft(signal[:, f * 6:f * 6 + 16, 0] * window, axis=1)
+                     for f in range(frames)], axis=1)
+    assert y.shape == (2, frames, 9, 2)
+    np.testing.assert_allclose(y, np.stack([want.real, want.imag], axis=-1), rtol=1e-12,
+                               atol=1e-12)
