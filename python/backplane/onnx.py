@@ -93,8 +93,15 @@ def _node_label(k, node):
     return f"node {k}{name} ({domain}{node.op_type})"
 
 
+# The ops with subgraphs this importer runs (Model._run_<op>).
+SUBGRAPH_OPS = ("If", "Scan", "Loop")
+# The most iterations a Loop is unrolled to while recording.
+LOOP_UNROLL_LIMIT = 4096
+
+
 def _is_if(node):
-    return node.op_type == "If" and node.domain in ("", "ai.onnx")
+    """Whether node is an op with subgraphs that the model runs itself."""
+    return node.op_type in SUBGRAPH_OPS and node.domain in ("", "ai.onnx")
 
 
 def _all_nodes(g):
@@ -105,6 +112,11 @@ def _all_nodes(g):
         for a in node.attribute:
             for sub in ([a.g] if a.type == a.GRAPH else list(a.graphs)):
                 yield from _all_nodes(sub)
+
+
+def _take(n, x, axis, index):
+    """x at `index` along `axis`, the axis removed."""
+    return _ops._fn("gather")(x, n.constant(np.array(index, np.int64)), axis=axis)
 
 
 class _NodeReads:
@@ -279,17 +291,107 @@ class Model:
         if cond.size != 1:
             raise _ops.unsupported(f"If condition of {cond.size} values (ONNX: one)")
         branch = n.attr("then_branch" if bool(cond.ravel()[0]) else "else_branch")
-        scope = dict(n.scope())
-        if branch.initializer:
-            scope.update(self._load_initializers(branch, _onnx()))
-        for k, node in enumerate(branch.node):
+        return self._run_body(branch, n.scope(), [])
+
+    def _run_body(self, graph, outer, inputs):
+        """A subgraph's outputs: its nodes recorded with the outer values in
+        scope, its own initializers, and its formal inputs bound to `inputs`."""
+        scope = dict(outer)
+        if graph.initializer:
+            scope.update(self._load_initializers(graph, _onnx()))
+        for formal, value in zip(graph.input, inputs):
+            scope[formal.name] = value
+        for k, node in enumerate(graph.node):
             self._run_node(k, node, scope)
-        return [scope[o.name] for o in branch.output]
+        return [scope[o.name] for o in graph.output]
+
+    def _run_scan(self, n):
+        """Scan, unrolled while recording (the scanned length is part of the
+        signature): the body once per step, its states carried, its scan
+        outputs stacked. Scan-8 (a batch axis first, optional
+        sequence_lens) runs the same per batch entry."""
+        body = n.attr("body")
+        m = int(n.attr("num_scan_inputs"))
+        if n.opset >= 9:
+            values = [n.tensor(i) for i in range(n.n_inputs)]
+            return self._scan(n, body, values[:len(values) - m], values[len(values) - m:])
+        values = [n.tensor(i) for i in range(1, n.n_inputs)]
+        states, scans = values[:len(values) - m], values[len(values) - m:]
+        batch, steps = scans[0].shape[0], scans[0].shape[1]
+        if n.has_input(0) and any(int(v) != steps for v in n.ints(0)):
+            raise _ops.unsupported(f"Scan-8 with sequence_lens {n.ints(0)} shorter than the "
+                                   f"{steps} steps of its inputs")
+        per = []
+        for b in range(batch):
+            row = [_take(n, t, 0, b) for t in states + scans]
+            per.append(self._scan(n, body, row[:len(states)], row[len(states):],
+                                  directions=n.attr("directions")))
+        return [_ops._fn("stack")([p[k] for p in per], axis=0) for k in range(len(per[0]))]
+
+    def _run_loop(self, n):
+        """Loop, unrolled while recording: the trip count and the condition
+        are read on the host (each decides how many times the body is
+        recorded: constants of the signature), and so is the condition the
+        body computes for the next iteration, which must not depend on
+        tensor data. The loop-carried values are carried, the scan outputs
+        stacked along a new first axis."""
+        body = n.attr("body")
+        limit = int(n.value(0).ravel()[0]) if n.has_input(0) else None
+        cond = bool(n.value(1).ravel()[0]) if n.has_input(1) else True
+        carried = [n.tensor(i) for i in range(2, n.n_inputs)]
+        count = len(body.output) - 1 - len(carried)
+        collected = [[] for _ in range(count)]
+        i = 0
+        while cond and (limit is None or i < limit):
+            if i == LOOP_UNROLL_LIMIT:
+                raise _ops.unsupported(f"Loop of more than {LOOP_UNROLL_LIMIT} iterations "
+                                       f"(each is recorded into the graph)")
+            outs = self._run_body(body, n.scope(), [n.constant(np.array(i, np.int64)),
+                                                    n.constant(np.array(cond))] + carried)
+            carried = outs[1:1 + len(carried)]
+            for k in range(count):
+                collected[k].append(outs[1 + len(carried) + k])
+            if _backplane._is_symbolic(outs[0]):
+                raise _ops.unsupported(f"Loop whose body computes its condition "
+                                       f"'{body.output[0].name}' from tensor data (the unrolled "
+                                       f"graph needs it while recording)")
+            cond = bool(np.asarray(outs[0].numpy()).ravel()[0])
+            i += 1
+        if count and i == 0:
+            raise _ops.unsupported("Loop of no iterations with scan outputs (their shape is "
+                                   "known only from an iteration)")
+        return carried + [_ops._fn("stack")(c, axis=0) for c in collected]
+
+    def _scan(self, n, body, states, scans, directions=None):
+        count = len(body.output) - len(states)
+        in_axes = list(n.attr("scan_input_axes") or [0] * len(scans))
+        in_dirs = list(directions or n.attr("scan_input_directions") or [0] * len(scans))
+        out_axes = list(n.attr("scan_output_axes") or [0] * count)
+        out_dirs = list(n.attr("scan_output_directions") or [0] * count)
+        in_axes = [a % len(t.shape) for a, t in zip(in_axes, scans)]
+        steps = {t.shape[a] for t, a in zip(scans, in_axes)}
+        if len(steps) != 1 or 0 in steps:
+            raise _ops.unsupported(f"Scan over inputs of {sorted(steps)} steps (one length, "
+                                   f"at least one step)")
+        (steps,) = steps
+        collected = [[] for _ in range(count)]
+        for t in range(steps):
+            slices = [_take(n, x, a, steps - 1 - t if d else t)
+                      for x, a, d in zip(scans, in_axes, in_dirs)]
+            outs = self._run_body(body, n.scope(), list(states) + slices)
+            states = outs[:len(states)]
+            for k in range(count):
+                collected[k].append(outs[len(states) + k])
+        stacked = []
+        for k, (axis, direction) in enumerate(zip(out_axes, out_dirs)):
+            items = collected[k][::-1] if direction else collected[k]
+            stacked.append(_ops._fn("stack")(items, axis=axis % (len(items[0].shape) + 1)))
+        return list(states) + stacked
 
     def _run_node(self, k, node, values):
         n = _ops.Node(node, self.opset, values, self.backend, self._schemas)
         try:
-            produced = (self._run_if(n) if _is_if(node)
+            produced = (getattr(self, "_run_" + node.op_type.lower())(n) if _is_if(node)
                         else _ops.handler(node.domain, node.op_type)(n))
         except _ops.Unsupported as e:
             raise UnsupportedModelError(

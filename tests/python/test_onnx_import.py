@@ -165,15 +165,55 @@ def test_an_opset_past_the_importers_is_refused_naming_the_converter():
         bo.load(m)
 
 
-def test_a_loop_subgraph_is_refused_at_load_naming_the_op():
-    body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"])], "body",
-                             [vi("i", [], TensorProto.INT64), vi("c_in", [], TensorProto.BOOL)],
-                             [vi("c_out", [], TensorProto.BOOL)])
-    nodes = [helper.make_node("Loop", ["n", "c"], [], body=body)]
-    with pytest.raises(bo.UnsupportedModelError, match="Loop") as e:
-        bo.load(model_of(nodes, [vi("n", [], TensorProto.INT64), vi("c", [], TensorProto.BOOL)],
-                         []))
-    assert e.value.reason == "op"
+def loop_model(cond_from_data=False):
+    """y_out = y_in + x * iteration, scan output y_out, for trip_count
+    iterations; the body's condition is its input's, or (cond_from_data)
+    whether y_out's sum is below 100."""
+    body_nodes = [helper.make_node("Cast", ["i"], ["fi"], to=TensorProto.FLOAT),
+                  helper.make_node("Mul", ["x", "fi"], ["step"]),
+                  helper.make_node("Add", ["y_in", "step"], ["y_out"]),
+                  helper.make_node("Identity", ["y_out"], ["scan"])]
+    if cond_from_data:
+        body_nodes += [helper.make_node("ReduceSum", ["y_out"], ["total"], keepdims=0),
+                       helper.make_node("Less", ["total", "hundred"], ["c_out"])]
+    else:
+        body_nodes += [helper.make_node("Identity", ["c_in"], ["c_out"])]
+    body = helper.make_graph(body_nodes, "body",
+                             [vi("i", [], TensorProto.INT64), vi("c_in", [], TensorProto.BOOL),
+                              vi("y_in", [3])],
+                             [vi("c_out", [], TensorProto.BOOL), vi("y_out", [3]),
+                              vi("scan", [3])])
+    node = helper.make_node("Loop", ["n", "c", "y0"], ["y", "ys"], body=body)
+    return model_of([node], [vi("n", [], TensorProto.INT64), vi("c", [], TensorProto.BOOL),
+                             vi("y0", [3]), vi("x", [3])], [vi("y", [3]), vi("ys", None)],
+                    [numpy_helper.from_array(np.array(100.0, np.float32), "hundred")])
+
+
+def test_loop_unrolls_its_trip_count_carrying_values_and_stacking_scan_outputs(backend):
+    ort = pytest.importorskip("onnxruntime")
+    m = loop_model()
+    model = bo.load(m, backend=backend.name)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for trips, cond in ((4, True), (1, True), (3, False)):
+        feeds = {"n": np.array(trips, np.int64), "c": np.array(cond),
+                 "y0": np.array([1, 2, 3], np.float32), "x": np.array([0.5, -1, 2], np.float32)}
+        want = sess.run(None, feeds)
+        if not cond:  # no iteration: the scan output has no shape to take
+            with pytest.raises(bo.UnsupportedModelError, match="no iterations"):
+                model.run(feeds)
+            continue
+        got = model.run(feeds)
+        np.testing.assert_allclose(got["y"].numpy(), want[0], rtol=1e-6)
+        np.testing.assert_allclose(got["ys"].numpy(), want[1], rtol=1e-6)
+
+
+def test_a_loop_whose_condition_comes_from_tensor_data_is_refused_naming_it():
+    model = bo.load(loop_model(cond_from_data=True), backend="binary")
+    feeds = {"n": np.array(4, np.int64), "c": np.array(True),
+             "y0": np.zeros(3, np.float32), "x": np.ones(3, np.float32)}
+    with pytest.raises(bo.UnsupportedModelError, match="c_out.*tensor data") as e:
+        model.run(feeds)
+    assert e.value.op == "Loop"
 
 
 def if_model():
@@ -617,3 +657,30 @@ def test_stft_with_a_window_matches_numpy_frame_by_frame():
     assert y.shape == (2, frames, 9, 2)
     np.testing.assert_allclose(y, np.stack([want.real, want.imag], axis=-1), rtol=1e-12,
                                atol=1e-12)
+
+
+def test_scan_runs_its_body_per_step_with_directions_axes_and_outer_values_as_onnxruntime():
+    """A running sum over x's axis 1 read backwards, times an outer value w;
+    y's rows are x's axis 0 read forwards; the per-step outputs stacked
+    along axis 1, the second in reverse order."""
+    ort = pytest.importorskip("onnxruntime")
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "a"], ["s_out"]),
+         helper.make_node("Mul", ["s_out", "w"], ["o1"]),
+         helper.make_node("Add", ["b", "s_out"], ["o2"])],
+        "body", [vi("s_in", [2]), vi("a", [2]), vi("b", [2])],
+        [vi("s_out", [2]), vi("o1", [2]), vi("o2", [2])])
+    node = helper.make_node("Scan", ["s0", "x", "y"], ["s", "out1", "out2"], body=body,
+                            num_scan_inputs=2, scan_input_axes=[1, 0],
+                            scan_input_directions=[1, 0], scan_output_axes=[1, 0],
+                            scan_output_directions=[0, 1])
+    m = model_of([node], [vi("s0", [2]), vi("x", [2, 4]), vi("y", [4, 2]), vi("w", [2])],
+                 [vi("s", [2]), vi("out1", [2, 4]), vi("out2", [4, 2])])
+    rng = np.random.default_rng(10)
+    feeds = {k: rng.standard_normal(s).astype(np.float32)
+             for k, s in (("s0", (2,)), ("x", (2, 4)), ("y", (4, 2)), ("w", (2,)))}
+    got = bo.load(m, backend="binary").run(feeds)
+    want = ort.InferenceSession(m.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, feeds)
+    for name, w in zip(("s", "out1", "out2"), want):
+        np.testing.assert_allclose(got[name].numpy(), w, rtol=1e-6, atol=1e-6, err_msg=name)
