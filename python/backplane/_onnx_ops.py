@@ -835,10 +835,11 @@ def batch_norm(n):
     # updates running ones: bp_batch_norm is the inference form.
     training = n.attr("training_mode", 0) if n.opset >= 14 else any(
         n.wants(k) for k in range(1, n.n_outputs))
+    if training and n.opset < 14:
+        raise unsupported("BatchNormalization before opset 14 in training mode (its saved mean "
+                          "and inverse deviation outputs): map the model at opset 14 or later")
     if training:
-        raise unsupported("BatchNormalization in training mode (the batch's statistics and the "
-                          "running mean and variance as outputs): bp_batch_norm is the inference "
-                          "form, with mean and var given")
+        return _batch_norm_training(n)
     if n.opset < 9 and not n.attr("spatial", 1):
         raise unsupported("BatchNormalization spatial=0 (statistics per element): bp_batch_norm "
                           "normalises per channel")
@@ -848,6 +849,22 @@ def batch_norm(n):
                           f"({', '.join(sorted(dtypes))}): bp_batch_norm's share x's")
     return [_fn("batch_norm")(*[n.tensor(i) for i in range(5)],
                               epsilon=float(n.attr("epsilon")))]
+
+
+def _batch_norm_training(n):
+    """Training mode (opset 14 on): normalised by the batch's own mean and
+    population variance over every axis but the channels, and the running
+    statistics moved toward them: running = input_running momentum +
+    batch (1 - momentum)."""
+    x, scale, bias, mean_in, var_in = (n.tensor(i) for i in range(5))
+    axes = [0] + list(range(2, len(x.shape)))
+    mean_k = _fn("mean")(x, axis=axes, keepdims=True)
+    mean = _fn("reshape")(mean_k, [x.shape[1]])
+    var = _fn("mean")(_fn("square")(x - mean_k), axis=axes)
+    momentum = float(n.attr("momentum", 0.9))
+    y = _fn("batch_norm")(x, scale, bias, mean, var, epsilon=float(n.attr("epsilon")))
+    return [y, mean_in * momentum + mean * (1 - momentum),
+            var_in * momentum + var * (1 - momentum)]
 
 
 @maps("InstanceNormalization")

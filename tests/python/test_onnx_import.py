@@ -684,3 +684,26 @@ def test_scan_runs_its_body_per_step_with_directions_axes_and_outer_values_as_on
                                 providers=["CPUExecutionProvider"]).run(None, feeds)
     for name, w in zip(("s", "out1", "out2"), want):
         np.testing.assert_allclose(got[name].numpy(), w, rtol=1e-6, atol=1e-6, err_msg=name)
+
+
+def test_batch_norm_in_training_mode_uses_the_batch_statistics_and_moves_the_running_ones(
+        backend):
+    rng = np.random.default_rng(11)
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
+                            training_mode=1, momentum=0.8, epsilon=1e-3)
+    m = model_of([node], [vi("x", [4, 3, 5]), vi("s", [3]), vi("b", [3]), vi("m", [3]),
+                          vi("v", [3])], [vi("y", [4, 3, 5]), vi("rm", [3]), vi("rv", [3])],
+                 opset=15)
+    feeds = {"x": rng.standard_normal((4, 3, 5)).astype(np.float32) * 3 + 1,
+             "s": rng.standard_normal(3).astype(np.float32),
+             "b": rng.standard_normal(3).astype(np.float32),
+             "m": rng.standard_normal(3).astype(np.float32),
+             "v": rng.uniform(0.5, 2, 3).astype(np.float32)}
+    got = bo.load(m, backend=backend.name).run(feeds)
+    x = feeds["x"].astype(np.float64)
+    mean, var = x.mean(axis=(0, 2)), x.var(axis=(0, 2))
+    y = (x - mean[:, None]) / np.sqrt(var[:, None] + 1e-3) * feeds["s"][:, None] + \
+        feeds["b"][:, None]
+    np.testing.assert_allclose(got["y"].numpy(), y, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got["rm"].numpy(), feeds["m"] * 0.8 + mean * 0.2, rtol=1e-5)
+    np.testing.assert_allclose(got["rv"].numpy(), feeds["v"] * 0.8 + var * 0.2, rtol=1e-5)
