@@ -481,30 +481,60 @@ def gemm(n):
                         trans_b=bool(n.attr("transB")))]
 
 
-def einsum_limits(equation, n_operands):
-    """What bp_einsum documents that it refuses (ops.h): ellipses, an index
-    repeated within one operand (a diagonal), more than two operands. None if
-    the equation is within its scope."""
-    lhs = equation.replace(" ", "").split("->")[0]
-    if "..." in equation:
-        return "an ellipsis ('...')"
-    if n_operands > 2:
-        return f"{n_operands} operands"
-    for term in lhs.split(","):
-        if len(set(term)) != len(term):
-            return f"a repeated index within one operand ('{term}', a diagonal)"
-    return None
+def _einsum_explicit(equation, ranks):
+    """The equation with every ellipsis spelled out in fresh letters (the
+    last axes of the broadcast ellipsis for an operand with fewer) and the
+    output made explicit (implicit mode: the ellipsis, then the letters that
+    occur once, sorted)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise unsupported(f"Einsum equation '{equation}' for {len(ranks)} operands")
+    used = set(c for c in eq if c.isalpha())
+    fresh = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    widths = [r - len(t.replace("...", "")) if "..." in t else 0 for t, r in zip(terms, ranks)]
+    width = max(widths + [0])
+    ell = "".join(fresh[:width])
+    terms = [t.replace("...", ell[width - w:]) for t, w in zip(terms, widths)]
+    if not arrow:
+        counts = {c: sum(t.count(c) for t in terms) for c in set("".join(terms))}
+        rhs = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
+    else:
+        rhs = rhs.replace("...", ell)
+    return terms, rhs
+
+
+def _einsum_diagonal(x, term):
+    """x's diagonal over the two axes of a letter repeated in term: those
+    axes moved last, merged, every (n + 1)-th element; (tensor, term with
+    the letter once, last)."""
+    c = next(c for c in term if term.count(c) > 1)
+    p = term.index(c)
+    q = term.index(c, p + 1)
+    n = x.shape[p]
+    if x.shape[q] != n:
+        raise unsupported(f"Einsum diagonal '{term}' over axes of {n} and {x.shape[q]}")
+    rest = [d for d in range(len(term)) if d not in (p, q)]
+    t = _fn("transpose")(x, rest + [p, q])
+    t = _fn("reshape")(t, [x.shape[d] for d in rest] + [n * n])[..., ::n + 1]
+    return t, "".join(term[d] for d in rest) + c
 
 
 @maps("Einsum")
 def einsum(n):
+    """bp_einsum after the importer's rewriting: ellipses spelled out and
+    diagonals (an index repeated within one operand) taken first."""
     equation = n.attr("equation")
     xs = n.tensors()
-    why = einsum_limits(equation, len(xs))
-    if why:
-        raise unsupported(f"Einsum equation '{equation}' with {why} (bp_einsum: transposes, "
-                          f"sums and one batched matmul)")
-    return [_fn("einsum")(equation, *xs)]
+    if len(xs) > 2:
+        raise unsupported(f"Einsum equation '{equation}' with {len(xs)} operands (bp_einsum: "
+                          f"transposes, sums and one batched matmul)")
+    terms, rhs = _einsum_explicit(equation, [len(x.shape) for x in xs])
+    for k in range(len(xs)):
+        while len(set(terms[k])) != len(terms[k]):
+            xs[k], terms[k] = _einsum_diagonal(xs[k], terms[k])
+    return [_fn("einsum")(",".join(terms) + "->" + rhs, *xs)]
 
 
 # ---- movement and views ------------------------------------------------------------

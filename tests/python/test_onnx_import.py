@@ -151,10 +151,31 @@ def test_an_op_with_no_mapping_is_an_error_at_load_naming_node_op_and_opset():
 
 
 def test_an_attribute_value_the_library_lacks_is_an_error_at_load():
-    nodes = [helper.make_node("Einsum", ["x"], ["y"], equation="...ii ->...i")]
-    with pytest.raises(bo.UnsupportedModelError, match=r"node 0 \(Einsum\) of opset 17: Einsum "
-                                                      r"equation '...ii ->...i'"):
-        bo.load(model_of(nodes, [vi("x", [2, 3, 3])], [vi("y", [2, 3])]))
+    nodes = [helper.make_node("Resize", ["x", "roi", "scales"], ["y"],
+                              coordinate_transformation_mode="tf_crop_and_resize")]
+    init = [numpy_helper.from_array(np.array([0, 0, 0.1, 0.1, 1, 1, 0.9, 0.9], np.float32), "roi"),
+            numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]
+    with pytest.raises(bo.UnsupportedModelError, match=r"node 0 \(Resize\) of opset 17: Resize "
+                                                      r"coordinate_transformation_mode "
+                                                      r"'tf_crop_and_resize'"):
+        bo.load(model_of(nodes, [vi("x", [1, 1, 4, 4])], [vi("y", [1, 1, 8, 8])], init))
+
+
+def test_einsum_spells_out_ellipses_and_takes_diagonals_first(backend):
+    """'...ii->...i' (a batch of diagonals) and 'i...i,j' in implicit mode
+    (the ellipsis first in the output), against NumPy's einsum."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    m = model_of([helper.make_node("Einsum", ["x"], ["y"], equation="...ii ->...i")],
+                 [vi("x", [2, 3, 4, 4])], [vi("y", [2, 3, 4])])
+    y = bo.load(m, backend=backend.name).run({"x": x})["y"].numpy()
+    np.testing.assert_allclose(y, np.einsum("...ii->...i", x), rtol=1e-6)
+    a = rng.standard_normal((3, 2, 5, 3)).astype(np.float32)
+    b = rng.standard_normal((4,)).astype(np.float32)
+    m = model_of([helper.make_node("Einsum", ["a", "b"], ["y"], equation="i...i,j")],
+                 [vi("a", [3, 2, 5, 3]), vi("b", [4])], [vi("y", None)])
+    y = bo.load(m, backend=backend.name).run({"a": a, "b": b})["y"].numpy()
+    np.testing.assert_allclose(y, np.einsum("i...i,j", a, b), rtol=1e-5, atol=1e-6)
 
 
 def test_an_opset_past_the_importers_is_refused_naming_the_converter():
