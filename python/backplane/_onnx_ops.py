@@ -1810,3 +1810,88 @@ def mel_weight_matrix(n):
     if dtype is None:
         raise unsupported(f"MelWeightMatrix output_datatype {n.attr('output_datatype')}")
     return [n.constant(out, dtype)]
+
+
+# ---- RoiAlign ------------------------------------------------------------------------
+
+def _roi_samples(roi, height, width, out_h, out_w, ratio, scale, half_pixel):
+    """For one region: per output cell, its samples' four corner positions
+    (flat, in a height x width plane) and bilinear weights, as ONNX's
+    reference computes them: (positions, weights), each (out_h out_w,
+    samples, 4), and the sample count."""
+    offset = 0.5 if half_pixel else 0.0
+    x0, y0, x1, y1 = (float(v) * scale - offset for v in roi)
+    roi_w, roi_h = x1 - x0, y1 - y0
+    if not half_pixel:
+        roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
+    bin_h, bin_w = roi_h / out_h, roi_w / out_w
+    grid_h = ratio if ratio > 0 else int(np.ceil(roi_h / out_h))
+    grid_w = ratio if ratio > 0 else int(np.ceil(roi_w / out_w))
+    count = max(grid_h * grid_w, 1)
+    pos = np.zeros((out_h * out_w, max(grid_h * grid_w, 1), 4), np.int64)
+    wts = np.zeros(pos.shape, np.float64)
+    for ph in range(out_h):
+        for pw in range(out_w):
+            cell = ph * out_w + pw
+            for iy in range(grid_h):
+                y = y0 + ph * bin_h + (iy + 0.5) * bin_h / grid_h
+                for ix in range(grid_w):
+                    x = x0 + pw * bin_w + (ix + 0.5) * bin_w / grid_w
+                    s = iy * grid_w + ix
+                    if y < -1.0 or y > height or x < -1.0 or x > width:
+                        continue  # reads nothing: weights 0
+                    y, x = max(y, 0.0), max(x, 0.0)
+                    ylo, xlo = int(y), int(x)
+                    if ylo >= height - 1:
+                        ylo = yhi = height - 1
+                        y = float(ylo)
+                    else:
+                        yhi = ylo + 1
+                    if xlo >= width - 1:
+                        xlo = xhi = width - 1
+                        x = float(xlo)
+                    else:
+                        xhi = xlo + 1
+                    ly, lx = y - ylo, x - xlo
+                    hy, hx = 1 - ly, 1 - lx
+                    pos[cell, s] = [ylo * width + xlo, ylo * width + xhi, yhi * width + xlo,
+                                    yhi * width + xhi]
+                    wts[cell, s] = [hy * hx, hy * lx, ly * hx, ly * lx]
+    return pos, wts, count
+
+
+@maps("RoiAlign")
+def roi_align(n):
+    """The regions and their batch indices are read on the host (with an
+    adaptive sampling_ratio they decide how many samples each cell takes:
+    constants of the signature, as a Reshape target); the samples' corner
+    positions and bilinear weights follow ONNX's reference, and the feature
+    map is read on the graph: one gather of each region's corners, weighted,
+    then the mean of a cell's samples (avg) or the largest weighted corner
+    (max, as ONNX's reference and onnxruntime)."""
+    x = n.tensor(0)
+    rois, batch_idx = np.asarray(n.value(1), np.float64), np.asarray(n.value(2)).ravel()
+    mode = n.attr("mode", "avg")
+    if mode not in ("avg", "max"):
+        raise unsupported(f"RoiAlign mode '{mode}' (avg, max)")
+    half_pixel = n.attr("coordinate_transformation_mode", "half_pixel") == "half_pixel" \
+        if n.opset >= 16 else False
+    out_h, out_w = int(n.attr("output_height", 1)), int(n.attr("output_width", 1))
+    ratio, scale = int(n.attr("sampling_ratio", 0)), float(n.attr("spatial_scale", 1.0))
+    _, channels, height, width = x.shape
+    flat = _fn("reshape")(x, [x.shape[0], channels, height * width])
+    dtype = str(x.dtype)
+    cells = []
+    for r in range(rois.shape[0]):
+        pos, wts, count = _roi_samples(rois[r], height, width, out_h, out_w, ratio, scale,
+                                       half_pixel)
+        plane = _fn("gather")(flat, n.constant(np.array([int(batch_idx[r])], np.int64)), axis=0)
+        got = _fn("gather")(plane, n.constant(pos.ravel()), axis=2)  # (1, C, cells*samples*4)
+        got = _fn("reshape")(got, [1, channels] + list(pos.shape)) * \
+            n.constant(wts.astype(dtype))
+        if mode == "avg":
+            v = _fn("sum")(got, axis=[3, 4]) / float(count)
+        else:
+            v = _fn("max")(got, axis=[3, 4])
+        cells.append(_fn("reshape")(v, [1, channels, out_h, out_w]))
+    return [_fn("concat")(cells, axis=0)]

@@ -728,3 +728,28 @@ def test_batch_norm_in_training_mode_uses_the_batch_statistics_and_moves_the_run
     np.testing.assert_allclose(got["y"].numpy(), y, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got["rm"].numpy(), feeds["m"] * 0.8 + mean * 0.2, rtol=1e-5)
     np.testing.assert_allclose(got["rv"].numpy(), feeds["v"] * 0.8 + var * 0.2, rtol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["avg", "max"])
+@pytest.mark.parametrize("ratio", [0, 2])
+def test_roi_align_matches_onnxs_reference_and_onnxruntime(mode, ratio):
+    """Two images, four regions (one reaching past the map, one thinner than
+    a cell), an adaptive or a fixed sampling ratio, spatial_scale 0.5."""
+    from onnx.reference import ReferenceEvaluator
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(13)
+    node = helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], mode=mode,
+                            output_height=3, output_width=2, sampling_ratio=ratio,
+                            spatial_scale=0.5)
+    m = model_of([node], [vi("x", [2, 3, 8, 9]), vi("rois", [4, 4]),
+                          vi("idx", [4], TensorProto.INT64)], [vi("y", [4, 3, 3, 2])], opset=16)
+    feeds = {"x": rng.standard_normal((2, 3, 8, 9)).astype(np.float32),
+             "rois": np.array([[0, 0, 10, 12], [3, 2, 20, 19], [5.5, 1, 6, 15], [-4, -4, 3, 3]],
+                              np.float32),
+             "idx": np.array([0, 1, 1, 0], np.int64)}
+    y = bo.load(m, backend="binary").run(feeds)["y"].numpy()
+    np.testing.assert_allclose(y, ReferenceEvaluator(m).run(None, feeds)[0], rtol=1e-5,
+                               atol=1e-6)
+    want = ort.InferenceSession(m.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
