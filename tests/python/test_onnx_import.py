@@ -753,3 +753,20 @@ def test_roi_align_matches_onnxs_reference_and_onnxruntime(mode, ratio):
     want = ort.InferenceSession(m.SerializeToString(),
                                 providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+
+
+def test_det_by_pivoted_lu_matches_numpy_including_singular_and_pivot_needing_matrices(backend):
+    """float64, a batch (2, 3) of 5 x 5 matrices: random ones, one with a
+    zero in the first pivot's place (a swap is needed), one singular (two
+    equal rows), one permutation matrix (the sign alone)."""
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((2, 3, 5, 5))
+    x[0, 1, 0, 0] = 0.0
+    x[1, 0, 3] = x[1, 0, 1]
+    x[1, 2] = np.eye(5)[[2, 0, 1, 4, 3]]
+    m = model_of([helper.make_node("Det", ["x"], ["y"])],
+                 [vi("x", [2, 3, 5, 5], TensorProto.DOUBLE)], [vi("y", [2, 3], TensorProto.DOUBLE)])
+    y = bo.load(m, backend=backend.name).run({"x": x})["y"].numpy()
+    np.testing.assert_allclose(y, np.linalg.det(x), rtol=1e-10, atol=1e-12)
+    assert y[1, 0] == 0 or abs(y[1, 0]) < 1e-12
+    assert y[1, 2] == -1.0  # a 3-cycle and a swap: an odd permutation
