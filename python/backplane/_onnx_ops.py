@@ -516,9 +516,14 @@ def _einsum_diagonal(x, term):
     if x.shape[q] != n:
         raise unsupported(f"Einsum diagonal '{term}' over axes of {n} and {x.shape[q]}")
     rest = [d for d in range(len(term)) if d not in (p, q)]
-    t = _fn("transpose")(x, rest + [p, q])
-    t = _fn("reshape")(t, [x.shape[d] for d in rest] + [n * n])[..., ::n + 1]
-    return t, "".join(term[d] for d in rest) + c
+    return _diagonal(_fn("transpose")(x, rest + [p, q])), "".join(term[d] for d in rest) + c
+
+
+def _diagonal(x):
+    """The diagonals of the square matrices in x's last two axes: those
+    axes merged, every (n + 1)-th element."""
+    n = x.shape[-1]
+    return _fn("reshape")(x, list(x.shape[:-2]) + [n * n])[..., ::n + 1]
 
 
 @maps("Einsum")
@@ -1168,8 +1173,7 @@ def det(n):
         factors = a[..., k + 1:, k:k + 1] / safe                           # batch + [n-k-1, 1]
         lower = a[..., k + 1:, :] - factors * a[..., k:k + 1, :]
         a = _fn("concat")([a[..., :k + 1, :], lower], axis=len(batch))
-    diag = _fn("reshape")(a, batch + [size * size])[..., ::size + 1]
-    return [sign * _fn("prod")(diag, axis=[len(batch)])]
+    return [sign * _fn("prod")(_diagonal(a), axis=[len(batch)])]
 
 
 # Handlers kept in modules of their own, by concept; importing them registers

@@ -22,14 +22,18 @@ def _per_axis(n, t, rank):
     return _fn("reshape")(t, shape)
 
 
-def _quantize(x, scale, zero, dtype):
-    """saturate(round(x / scale) + zero) in dtype: rounding half to even,
-    as ONNX says, in float32."""
+def _saturated(q, zero, dtype):
+    """saturate(q + zero) in dtype, q rounded already (float32)."""
     lo, hi = QUANT_RANGE[dtype]
-    q = _fn("round")(x / scale)
     if zero is not None:
         q = q + _fn("cast")(zero, "float32")
     return _fn("cast")(_fn("clip")(q, float(lo), float(hi)), dtype)
+
+
+def _quantize(x, scale, zero, dtype):
+    """saturate(round(x / scale) + zero) in dtype: rounding half to even,
+    as ONNX says, in float32."""
+    return _saturated(_fn("round")(x / scale), zero, dtype)
 
 
 @maps("QuantizeLinear")
@@ -103,11 +107,7 @@ def _integer_conv(n, x, w, x_zero, w_zero):
 def _requantized(acc, scale, zero, dtype):
     """saturate(round(acc * scale) + zero) in dtype, in float32 (as
     onnxruntime), rounding half to even."""
-    q = _fn("round")(_fn("cast")(acc, "float32") * scale)
-    if zero is not None:
-        q = q + _fn("cast")(zero, "float32")
-    lo, hi = QUANT_RANGE[dtype]
-    return _fn("cast")(_fn("clip")(q, float(lo), float(hi)), dtype)
+    return _saturated(_fn("round")(_fn("cast")(acc, "float32") * scale), zero, dtype)
 
 
 @maps("MatMulInteger")

@@ -99,7 +99,7 @@ SUBGRAPH_OPS = ("If", "Scan", "Loop")
 LOOP_UNROLL_LIMIT = 4096
 
 
-def _is_if(node):
+def _runs_subgraphs(node):
     """Whether node is an op with subgraphs that the model runs itself."""
     return node.op_type in SUBGRAPH_OPS and node.domain in ("", "ai.onnx")
 
@@ -203,7 +203,8 @@ class Model:
 
     def _check_nodes(self, g):
         unmapped = [(k, node) for k, node in _all_nodes(g)
-                    if not _is_if(node) and _ops.handler(node.domain, node.op_type) is None]
+                    if not _runs_subgraphs(node)
+                    and _ops.handler(node.domain, node.op_type) is None]
         if unmapped:
             k, node = unmapped[0]
             ops = sorted({(f"{n.domain}." if n.domain not in ("", "ai.onnx") else "") + n.op_type
@@ -216,7 +217,7 @@ class Model:
                 missing=", ".join(ops), reason="op")
         for k, node in _all_nodes(g):
             for a in node.attribute:
-                if a.type in (a.GRAPH, a.GRAPHS) and not _is_if(node):
+                if a.type in (a.GRAPH, a.GRAPHS) and not _runs_subgraphs(node):
                     raise UnsupportedModelError(
                         f"backplane.onnx: {_node_label(k, node)} has a subgraph "
                         f"(attribute '{a.name}'), which this importer does not read yet",
@@ -391,7 +392,7 @@ class Model:
     def _run_node(self, k, node, values):
         n = _ops.Node(node, self.opset, values, self.backend, self._schemas)
         try:
-            produced = (getattr(self, "_run_" + node.op_type.lower())(n) if _is_if(node)
+            produced = (getattr(self, "_run_" + node.op_type.lower())(n) if _runs_subgraphs(node)
                         else _ops.handler(node.domain, node.op_type)(n))
         except _ops.Unsupported as e:
             raise UnsupportedModelError(
