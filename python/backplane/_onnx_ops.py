@@ -1108,8 +1108,7 @@ def resize(n):
     else:
         scales, sizes = _floats(n, 2), (n.ints(3) or None)
     if coordinates == "tf_crop_and_resize":
-        raise unsupported("Resize coordinate_transformation_mode 'tf_crop_and_resize' (a region "
-                          "of interest and an extrapolation value): bp_resize has none")
+        return [_crop_and_resize(n, scales, sizes, mode, nearest)]
     for what, value, known in (("mode", mode, RESIZE_MODES),
                                ("coordinate_transformation_mode", coordinates, RESIZE_COORDINATES),
                                ("nearest_mode", nearest, RESIZE_NEAREST)):
@@ -1119,6 +1118,73 @@ def resize(n):
                           coordinate_transformation_mode=coordinates, nearest_mode=nearest,
                           cubic_coeff_a=float(n.attr("cubic_coeff_a", -0.75)),
                           exclude_outside=bool(n.attr("exclude_outside", 0)))]
+
+
+def _crop_and_resize(n, scales, sizes, mode, nearest):
+    """Resize with tf_crop_and_resize coordinates: each output position maps
+    into the region of interest (roi, input 1: starts then ends, fractions of
+    each axis), and a position outside the input reads extrapolation_value.
+    bp_resize has no region, so it is composed, one axis at a time: the
+    positions are known when recording (constants of the signature), each
+    axis is one gather (nearest) or two gathers weighted (linear), and the
+    positions outside are masked at the end, as ONNX's reference."""
+    if mode not in ("nearest", "linear"):
+        raise unsupported(f"Resize mode '{mode}' with tf_crop_and_resize coordinates (nearest, "
+                          "linear)")
+    if nearest not in RESIZE_NEAREST:
+        raise unsupported(f"Resize nearest_mode '{nearest}' (bp_resize: {', '.join(RESIZE_NEAREST)})")
+    x = n.tensor(0)
+    shape, rank = list(x.shape), len(x.shape)
+    roi = n.value(1)
+    roi = None if roi is None or roi.size == 0 else roi.astype(np.float32).ravel()
+    if roi is None or len(roi) != 2 * rank:
+        raise unsupported(f"Resize tf_crop_and_resize with roi {roi} for a rank-{rank} input "
+                          f"({2 * rank} values: the starts, then the ends)")
+    if sizes is None:
+        sizes = [int(math.floor(d * s)) for d, s in zip(shape, scales)]
+    dtype = str(x.dtype)
+    inside = np.ones(sizes, dtype=bool)
+    for axis, (length, out) in enumerate(zip(shape, sizes)):
+        # float32, in the order of ONNX's reference and onnxruntime: whether a
+        # position lands just outside the input depends on the rounding.
+        start, end, last = roi[axis], roi[rank + axis], np.float32(length - 1)
+        if out > 1:
+            pos = np.arange(out, dtype=np.float32) * (end - start) * last / np.float32(out - 1)
+        else:
+            pos = np.full(out, (end - start) * last / np.float32(2), np.float32)
+        pos = pos + start * last
+        if out == length and start == 0 and end == 1:
+            continue  # the identity on this axis
+        view = [1] * rank
+        view[axis] = out
+        inside &= ((pos >= 0) & (pos <= length - 1)).reshape(view)
+        if mode == "nearest":
+            taps = [(_nearest_index(pos, nearest), None)]
+        else:
+            low = np.floor(pos)
+            taps = [(low, 1 - (pos - low)), (low + 1, pos - low)]
+        parts = []
+        for index, weight in taps:
+            index = np.clip(index, 0, length - 1).astype(np.int64)
+            part = _fn("gather")(x, n.constant(index), axis=axis)
+            if weight is not None:
+                part = part * n.constant(weight.reshape(view), dtype)
+            parts.append(part)
+        x = parts[0] if len(parts) == 1 else parts[0] + parts[1]
+    fill = n.constant(np.array(float(n.attr("extrapolation_value", 0.0))), dtype)
+    return _fn("where")(n.constant(inside), x, fill)
+
+
+def _nearest_index(pos, nearest):
+    """ONNX's nearest modes on positions (floats) -> integral floats."""
+    if nearest == "floor":
+        return np.floor(pos)
+    if nearest == "ceil":
+        return np.ceil(pos)
+    half = pos - np.floor(pos) == 0.5
+    if nearest == "round_prefer_ceil":
+        return np.where(half, np.ceil(pos), np.round(pos))
+    return np.where(half, np.floor(pos), np.round(pos))
 
 
 @maps("Upsample")

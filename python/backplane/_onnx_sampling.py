@@ -1,4 +1,5 @@
-"""backplane.onnx's mappings of ONNX's sampling ops: GridSample, RoiAlign."""
+"""backplane.onnx's mappings of ONNX's sampling and detection ops: GridSample,
+RoiAlign, NonMaxSuppression."""
 import math
 
 import numpy as np
@@ -208,3 +209,76 @@ def roi_align(n):
             v = _fn("max")(got, axis=[3, 4])
         cells.append(_fn("reshape")(v, [1, channels, out_h, out_w]))
     return [_fn("concat")(cells, axis=0)]
+
+
+# ---- NonMaxSuppression ----------------------------------------------------------------
+
+
+def _box_extents(boxes, center_point_box):
+    """(x_min, x_max, y_min, y_max) of each box, in the boxes' dtype: corners
+    [y1, x1, y2, x2] in either diagonal order, or [x_center, y_center, width,
+    height] (center_point_box 1), computed as ONNX's reference does."""
+    if center_point_box:
+        half_w, half_h = boxes[:, 2] / 2, boxes[:, 3] / 2
+        return (boxes[:, 0] - half_w, boxes[:, 0] + half_w,
+                boxes[:, 1] - half_h, boxes[:, 1] + half_h)
+    return (np.minimum(boxes[:, 1], boxes[:, 3]), np.maximum(boxes[:, 1], boxes[:, 3]),
+            np.minimum(boxes[:, 0], boxes[:, 2]), np.maximum(boxes[:, 0], boxes[:, 2]))
+
+
+def _suppressed(ext, k, chosen, iou_threshold):
+    """Whether box k overlaps any of the chosen boxes by more than the
+    threshold. Boxes that do not intersect, or have no area, never suppress
+    (ONNX's reference)."""
+    x0, x1, y0, y1 = (e[chosen] for e in ext)
+    kx0, kx1, ky0, ky1 = (e[k] for e in ext)
+    ix0, ix1 = np.maximum(x0, kx0), np.minimum(x1, kx1)
+    iy0, iy1 = np.maximum(y0, ky0), np.minimum(y1, ky1)
+    inter = (ix1 - ix0) * (iy1 - iy0)
+    area, k_area = (x1 - x0) * (y1 - y0), (kx1 - kx0) * (ky1 - ky0)
+    union = area + k_area - inter
+    overlaps = (ix1 > ix0) & (iy1 > iy0) & (inter > 0) & (area > 0) & (k_area > 0) & (union > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return bool(np.any(overlaps & (inter / np.where(union > 0, union, 1) > iou_threshold)))
+
+
+def _scalar_input(n, i):
+    """Optional input i's one value (its own dtype), or None: left out or empty."""
+    v = n.value(i) if n.has_input(i) else None
+    return None if v is None or v.size == 0 else v.ravel()[0]
+
+
+@maps("NonMaxSuppression")
+def non_max_suppression(n):
+    """Greedy selection per batch and class, as ONNX's reference: boxes
+    above the score threshold (all when it is left out) by score, highest
+    first (ties: the lower index), each kept unless it overlaps a kept box
+    by more than the IoU threshold, at most max_output_boxes_per_class.
+    How many are kept decides the result's shape, so boxes and scores are
+    read on the host (values of the signature, as NonZero's input) and the
+    (selected, 3) int64 indices are a constant of the graph."""
+    boxes, scores = np.asarray(n.value(0)), np.asarray(n.value(1))
+    if boxes.ndim != 3 or boxes.shape[2] != 4 or scores.ndim != 3 or \
+            scores.shape[0] != boxes.shape[0] or scores.shape[2] != boxes.shape[1]:
+        raise unsupported(f"NonMaxSuppression boxes of shape {boxes.shape} with scores of shape "
+                          f"{scores.shape} (boxes (batches, boxes, 4), scores (batches, classes, "
+                          "boxes))")
+    limit, iou, floor = (_scalar_input(n, i) for i in (2, 3, 4))
+    limit = 0 if limit is None else max(int(limit), 0)
+    iou = boxes.dtype.type(0) if iou is None else iou
+    center = int(n.attr("center_point_box", 0))
+    picked = []
+    for b in range(boxes.shape[0]):
+        ext = _box_extents(boxes[b], center)
+        for c in range(scores.shape[1]):
+            s = scores[b, c]
+            idx = np.arange(s.shape[0]) if floor is None else np.nonzero(s > floor)[0]
+            order = idx[np.lexsort((idx, -s[idx].astype(np.float64)))]
+            kept = []
+            for k in order:
+                if len(kept) >= limit:
+                    break
+                if not kept or not _suppressed(ext, k, np.array(kept), iou):
+                    kept.append(k)
+            picked += [(b, c, k) for k in kept]
+    return [n.constant(np.array(picked, dtype=np.int64).reshape(len(picked), 3))]

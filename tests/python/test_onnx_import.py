@@ -151,13 +151,13 @@ def test_an_op_with_no_mapping_is_an_error_at_load_naming_node_op_and_opset():
 
 
 def test_an_attribute_value_the_library_lacks_is_an_error_at_load():
-    nodes = [helper.make_node("Resize", ["x", "roi", "scales"], ["y"],
+    nodes = [helper.make_node("Resize", ["x", "roi", "scales"], ["y"], mode="cubic",
                               coordinate_transformation_mode="tf_crop_and_resize")]
     init = [numpy_helper.from_array(np.array([0, 0, 0.1, 0.1, 1, 1, 0.9, 0.9], np.float32), "roi"),
             numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]
     with pytest.raises(bo.UnsupportedModelError, match=r"node 0 \(Resize\) of opset 17: Resize "
-                                                      r"coordinate_transformation_mode "
-                                                      r"'tf_crop_and_resize'"):
+                                                      r"mode 'cubic' with tf_crop_and_resize "
+                                                      r"coordinates \(nearest, linear\)"):
         bo.load(model_of(nodes, [vi("x", [1, 1, 4, 4])], [vi("y", [1, 1, 8, 8])], init))
 
 
@@ -770,3 +770,55 @@ def test_det_by_pivoted_lu_matches_numpy_including_singular_and_pivot_needing_ma
     np.testing.assert_allclose(y, np.linalg.det(x), rtol=1e-10, atol=1e-12)
     assert y[1, 0] == 0 or abs(y[1, 0]) < 1e-12
     assert y[1, 2] == -1.0  # a 3-cycle and a swap: an odd permutation
+
+
+@pytest.mark.parametrize("center", [0, 1])
+def test_non_max_suppression_matches_onnxs_reference_and_onnxruntime_with_ties(center):
+    """Two batches, three classes, 40 boxes on a coarse grid (overlaps, equal
+    scores to break by index, flipped corners and zero-area boxes), a
+    score threshold and a limit per class."""
+    from onnx.reference import ReferenceEvaluator
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(15)
+    node = helper.make_node("NonMaxSuppression", ["boxes", "scores", "limit", "iou", "floor"],
+                            ["sel"], center_point_box=center)
+    m = model_of([node], [vi("boxes", [2, 40, 4]), vi("scores", [2, 3, 40]),
+                          vi("limit", [1], TensorProto.INT64), vi("iou", [1]), vi("floor", [1])],
+                 [vi("sel", ["n", 3], TensorProto.INT64)])
+    boxes = rng.integers(0, 6, (2, 40, 4)).astype(np.float32)
+    scores = (rng.integers(0, 8, (2, 3, 40)) / 8).astype(np.float32)
+    for limit, iou, floor in ((5, 0.3, 0.2), (40, 0.0, 0.0), (3, 0.9, 0.5)):
+        feeds = {"boxes": boxes, "scores": scores, "limit": np.array([limit], np.int64),
+                 "iou": np.array([iou], np.float32), "floor": np.array([floor], np.float32)}
+        sel = bo.load(m, backend="binary").run(feeds)["sel"].numpy()
+        np.testing.assert_array_equal(sel, ReferenceEvaluator(m).run(None, feeds)[0])
+        want = ort.InferenceSession(m.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+        np.testing.assert_array_equal(sel, want)
+        assert sel.shape[0] > 0
+
+
+@pytest.mark.parametrize("mode", ["linear", "nearest"])
+def test_resize_crop_and_resize_fills_positions_outside_the_input_with_the_extrapolation_value(
+        mode, backend):
+    """A region of interest reaching past the input on both spatial axes
+    (starts below 0, ends past 1), sizes given: the positions outside read
+    extrapolation_value, the rest interpolate inside the region, as ONNX's
+    reference and onnxruntime."""
+    from onnx.reference import ReferenceEvaluator
+    rng = np.random.default_rng(16)
+    node = helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], mode=mode,
+                            coordinate_transformation_mode="tf_crop_and_resize",
+                            extrapolation_value=-7.0)
+    roi = numpy_helper.from_array(np.array([0, 0, -0.3, 0.2, 1, 1, 0.9, 1.4], np.float32), "roi")
+    sizes = numpy_helper.from_array(np.array([2, 3, 5, 7], np.int64), "sizes")
+    m = model_of([node], [vi("x", [2, 3, 4, 6])], [vi("y", [2, 3, 5, 7])], [roi, sizes])
+    feeds = {"x": rng.standard_normal((2, 3, 4, 6)).astype(np.float32)}
+    y = bo.load(m, backend=backend.name).run(feeds)["y"].numpy()
+    want = ReferenceEvaluator(m).run(None, feeds)[0]
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+    assert (y == -7.0).any() and (y != -7.0).any()
+    ort = pytest.importorskip("onnxruntime")
+    got = ort.InferenceSession(m.SerializeToString(),
+                               providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_allclose(y, got, rtol=1e-5, atol=1e-6)
