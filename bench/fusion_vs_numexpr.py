@@ -102,8 +102,9 @@ def main():
         if ne:
             e = statistics.median(t_ne) * 1e6
             line += f"  numexpr {e:9.1f} us  numexpr/bp {e / b:5.2f}x"
-        print(line + f"   ({s['nodes_fused']} of {s['nodes_planned']} nodes fused, "
-                     f"{s['fused_groups']} group(s), on {s['backend']})")
+        print(line + f"   ({s['nodes_live']} nodes recorded, {s['nodes_planned']} planned, "
+                     f"{s['nodes_fused']} fused in {s['fused_groups']} group(s), on "
+                     f"{s['backend']})")
 
 
 if __name__ == "__main__":

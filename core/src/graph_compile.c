@@ -325,6 +325,28 @@ static bool alloc_plan(const bp_graph *g, int32_t tab, plan_tmp *t, bp_graph_exe
            e->outputs && e->donor_of_output;
 }
 
+/* The plan positions of each slot's first write, last write and last use,
+ * again (after a rewrite replaced nodes). */
+static void lifetimes(const bp_graph_exec *e, plan_tmp *t)
+{
+    for (int32_t s = 0; s < e->n_slots; s++)
+        t->first_def[s] = t->last_use[s] = t->last_write[s] = -1;
+    for (int32_t i = 0; i < e->n_nodes; i++) {
+        const bp__gnode *n = &e->nodes[i];
+        for (int32_t k = 0; k < n->n_in + n->n_out; k++) {
+            int32_t s = n->ref[k];
+            if (s < 0)
+                continue;
+            t->last_use[s] = i;
+            if (k >= n->n_in) {
+                t->last_write[s] = i;
+                if (t->first_def[s] < 0)
+                    t->first_def[s] = i;
+            }
+        }
+    }
+}
+
 static bp_status compile_locked(bp_graph *g, bool merge, bool o_fuse, bp_graph_exec *e)
 {
     static const char fn[] = "bp_graph_compile";
@@ -392,6 +414,14 @@ static bp_status compile_locked(bp_graph *g, bool merge, bool o_fuse, bp_graph_e
         e->outputs[o].slot = t.remap[e->outputs[o].slot];
         t.is_output[e->outputs[o].slot] = true;
     }
+    int32_t rewritten = o_fuse ? bp__graph_rewrite(g, e, t.is_output) : 0;
+    if (rewritten < 0) {
+        tmp_free(&t);
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory rewriting %d nodes", fn,
+                         e->n_nodes);
+    }
+    if (rewritten > 0)
+        lifetimes(e, &t);
     bp__gplan gp = {.first_def = t.first_def, .last_use = t.last_use, .last_write = t.last_write,
                     .is_output = t.is_output, .internal = t.internal, .bytes = t.bytes};
     if (o_fuse && !bp__graph_fuse(e, &gp)) {

@@ -158,6 +158,12 @@ bool bp__graph_fuse(bp_graph_exec *e, bp__gplan *p);
 bool bp__graph_fused_overwrite(const bp_graph_exec *e, const bp__gplan *p, int32_t in_slot,
                                int32_t out_slot);
 
+/* Replace the plan's patterns that one op of the backend computes
+ * (graph_rewrite.c: softmax and log_softmax written with primitives) by
+ * that op; the nodes they replace are dropped from e->nodes. is_output: per
+ * slot. Returns how many were rewritten, or -1: out of memory. */
+int32_t bp__graph_rewrite(const bp_graph *g, bp_graph_exec *e, const bool *is_output);
+
 /* Grow *arr (of *cap elements of size elem) to hold at least need. */
 bool bp__graph_grow(void **arr, int32_t *cap, int32_t need, size_t elem);
 

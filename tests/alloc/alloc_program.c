@@ -280,8 +280,8 @@ int main(int argc, char **argv)
             t[nt++] = ns[k];
     }
     /* a plan on blas_cpu, whose chain of elementwise ops is one fused group
-     * (its scratch blocks allocated by the plugin), run, then run donating
-     * its input (the group writes its output over it) */
+     * (its scratch blocks allocated by the plugin) followed by a softmax
+     * pattern (rewritten into the op), run, then run donating its input */
     bp_graph_exec_release(plan);
     plan = NULL;
     {
@@ -298,6 +298,12 @@ int main(int argc, char **argv)
     T(bp_mul(x, x, OUT), y);
     T(bp_tanh(y, OUT), z);
     T(bp_add(z, r, OUT), y);
+    /* then softmax written with primitives: rewritten into one softmax node */
+    T(bp_max(y, 0, NULL, true, OUT), r);
+    T(bp_sub(y, r, OUT), z);
+    T(bp_exp(z, OUT), r);
+    T(bp_sum(r, 0, NULL, true, OUT), z);
+    T(bp_div(r, z, OUT), y);
     C(bp_graph_output(graph, y));
     {
         bp_graph_exec *e_ = (bp_graph_exec *)(uintptr_t)0x10;
