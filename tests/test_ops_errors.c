@@ -336,7 +336,8 @@ Test(errors, invalid_dtypes_and_op_codes_are_refused)
         bp_tensor *o;
         ERR(BP_ERR_DTYPE, o, bp_full(be, (bp_dtype)99, 1, (int64_t[]){2}, 0, &o));
         ERR(BP_ERR_DTYPE, o, bp_cast(f.f32_23, (bp_dtype)-1, &o));
-        ERR(BP_ERR_DTYPE, o, bp_tensor_from_host(be, (bp_dtype)9, 1, (int64_t[]){1}, (float[1]){0}, &o));
+        ERR(BP_ERR_DTYPE, o,
+            bp_tensor_from_host(be, (bp_dtype)BP_DTYPE_COUNT, 1, (int64_t[]){1}, (float[1]){0}, &o));
         /* an op code of the wrong family */
         ERR2(BP_ERR_INVALID_ARGUMENT, BP_ERR_UNSUPPORTED_OP, o, bp_unary(BP_OP_ADD, f.f32_23, &o));
         ERR2(BP_ERR_INVALID_ARGUMENT, BP_ERR_UNSUPPORTED_OP, o, bp_binary(BP_OP_EXP, f.f32_23, f.f32_23, &o));

@@ -203,7 +203,7 @@ static bp_status f_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
 static const bp_plugin front = {
     .struct_size = sizeof(bp_plugin),
     .abi_major = BP_ABI_MAJOR,
-    .abi_minor = BP_ABI_MINOR,
+    .abi_minor = BPCU_ABI_MINOR,
     .name = "cuda",
     .version = "0.1.0",
     .description = "NVIDIA GPUs: CUDA runtime, cuBLAS and own kernels; checks each device's "

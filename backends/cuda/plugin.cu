@@ -16,7 +16,7 @@ static bp_plugin make_descriptor(void)
     memset(&p, 0, sizeof p);
     p.struct_size = sizeof(bp_plugin);
     p.abi_major = BP_ABI_MAJOR;
-    p.abi_minor = BP_ABI_MINOR;
+    p.abi_minor = BPCU_ABI_MINOR;
     p.name = "cuda";
     p.version = "0.1.0";
     p.description = "NVIDIA GPUs: CUDA runtime, cuBLAS and own kernels; checks each device's "

@@ -15,6 +15,9 @@
     case BP_I32: LOOP(int32_t, int32_t, ID, int32_t, ID, IFN##_i32(p, q)); return BP_OK; \
     case BP_I8: BIN_LOOP_S(int8_t, int8_t, ID, int8_t, ID, IFN##_i8(p, q)); return BP_OK;   \
     case BP_U8: BIN_LOOP_S(uint8_t, uint8_t, ID, uint8_t, ID, IFN##_u8(p, q)); return BP_OK; \
+    case BP_I16: BIN_LOOP_S(int16_t, int16_t, ID, int16_t, ID, IFN##_i16(p, q)); return BP_OK; \
+    case BP_U16: BIN_LOOP_S(uint16_t, uint16_t, ID, uint16_t, ID, IFN##_u16(p, q)); return BP_OK; \
+    case BP_U32: BIN_LOOP_S(uint32_t, uint32_t, ID, uint32_t, ID, IFN##_u32(p, q)); return BP_OK; \
     default: break;                                                                     \
     }                                                                                   \
     break
@@ -50,6 +53,9 @@
     case BP_BF16: BIN_LOOP_S(uint16_t, float, BF16_F, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
     case BP_F32: BIN_LOOP(float, float, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
     case BP_F64: BIN_LOOP(double, double, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_I16: BIN_LOOP_S(int16_t, int16_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_U16: BIN_LOOP_S(uint16_t, uint16_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_U32: BIN_LOOP_S(uint32_t, uint32_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
     }                                                                                   \
     break
 
@@ -63,10 +69,16 @@
 #define max_i32 max_i64
 #define max_i8 max_i64
 #define max_u8 max_i64
+#define max_i16 max_i64
+#define max_u16 max_i64
+#define max_u32 max_i64
 #define min_i64(p, q) (p < q ? p : q)
 #define min_i32 min_i64
 #define min_i8 min_i64
 #define min_u8 min_i64
+#define min_i16 min_i64
+#define min_u16 min_i64
+#define min_u32 min_i64
 
 /* ---- integer helpers of fmod, prelu, the bitwise ops and the bit shifts:
  * exact in int64, wrapped to the dtype (two's complement) ---------------- */
@@ -96,6 +108,9 @@ static inline int64_t shift_right(bp_dtype dt, int64_t a, int64_t b)
 #define TO_I32(v) ((int32_t)(v))
 #define TO_I8(v) ((int8_t)(v))
 #define TO_U8(v) ((uint8_t)(v))
+#define TO_I16(v) ((int16_t)(v))
+#define TO_U16(v) ((uint16_t)(v))
+#define TO_U32(v) ((uint32_t)(v))
 
 /* EXPR of int64 p and q on every integer dtype; EXPR's value is already in
  * the dtype's range. */
@@ -103,7 +118,10 @@ static inline int64_t shift_right(bp_dtype dt, int64_t a, int64_t b)
     case BP_I64: BIN_LOOP(int64_t, int64_t, ID, int64_t, ID, EXPR); return BP_OK;      \
     case BP_I32: BIN_LOOP(int32_t, int64_t, TO_I64, int32_t, TO_I32, EXPR); return BP_OK; \
     case BP_I8: BIN_LOOP_S(int8_t, int64_t, TO_I64, int8_t, TO_I8, EXPR); return BP_OK; \
-    case BP_U8: BIN_LOOP_S(uint8_t, int64_t, TO_I64, uint8_t, TO_U8, EXPR); return BP_OK;
+    case BP_U8: BIN_LOOP_S(uint8_t, int64_t, TO_I64, uint8_t, TO_U8, EXPR); return BP_OK; \
+    case BP_I16: BIN_LOOP_S(int16_t, int64_t, TO_I64, int16_t, TO_I16, EXPR); return BP_OK; \
+    case BP_U16: BIN_LOOP_S(uint16_t, int64_t, TO_I64, uint16_t, TO_U16, EXPR); return BP_OK; \
+    case BP_U32: BIN_LOOP_S(uint32_t, int64_t, TO_I64, uint32_t, TO_U32, EXPR); return BP_OK;
 #define INT_BIN(EXPR)                                                                   \
     switch (dt) {                                                                       \
     INT_CASES(EXPR)                                                                     \

@@ -169,8 +169,32 @@
 /* UT is at least 32 bits wide so that uint8_t operands are not promoted to
  * (signed) int before multiplying. */
 BPK_INT_OPS(i8, int8_t, uint32_t)
+BPK_INT_OPS(i16, int16_t, uint32_t)
 BPK_INT_OPS(i32, int32_t, uint32_t)
 BPK_INT_OPS(i64, int64_t, uint64_t)
+
+/* Unsigned: wrap modulo 2^bits; x / 0 and x % 0 are 0. UT is at least 32
+ * bits wide (uint16_t operands would be promoted to signed int). */
+#define BPK_UINT_OPS(S, T, UT)                                                    \
+    static inline T add_##S(T a, T b) { return (T)((UT)a + (UT)b); }                   \
+    static inline T sub_##S(T a, T b) { return (T)((UT)a - (UT)b); }                   \
+    static inline T mul_##S(T a, T b) { return (T)((UT)a * (UT)b); }                   \
+    static inline T neg_##S(T a) { return (T)((UT)0 - (UT)a); }                         \
+    static inline T div_##S(T a, T b) { return b ? (T)(a / b) : 0; }                    \
+    static inline T mod_##S(T a, T b) { return b ? (T)(a % b) : 0; }                    \
+    static inline T pow_##S(T a, T e)                                                   \
+    {                                                                                   \
+        UT r = 1, x = (UT)a;                                                            \
+        for (; e > 0; e >>= 1) {                                                        \
+            if (e & 1)                                                                  \
+                r = (UT)(r * x);                                                        \
+            x = (UT)(x * x);                                                            \
+        }                                                                               \
+        return (T)r;                                                                    \
+    }
+
+BPK_UINT_OPS(u16, uint16_t, uint32_t)
+BPK_UINT_OPS(u32, uint32_t, uint32_t)
 
 static inline uint8_t add_u8(uint8_t a, uint8_t b) { return (uint8_t)(a + b); }
 static inline uint8_t sub_u8(uint8_t a, uint8_t b) { return (uint8_t)(a - b); }

@@ -89,8 +89,8 @@ bool bpk_iter_next(bpk_iter *it, int64_t *pos);
 static inline int64_t bpk_wrap_int(bp_dtype dt, uint64_t u)
 {
     int bits = (int)bp_dtype_size(dt) * 8;
-    if (dt == BP_U8)
-        return (int64_t)(u & 0xffu);
+    if (dt == BP_U8 || dt == BP_U16 || dt == BP_U32) /* unsigned: the low bits */
+        return (int64_t)(u & ((((uint64_t)1 << (bits - 1)) << 1) - 1));
     uint64_t sign = (uint64_t)1 << (bits - 1);
     u &= bits == 64 ? ~(uint64_t)0 : (sign << 1) - 1;
     return (u & sign) ? (int64_t)(u - sign) - (int64_t)(sign - 1) - 1 : (int64_t)u;

@@ -142,6 +142,9 @@ static int64_t ld_int(bp_dtype dt, const char *p)
     case BP_U8: return *(const uint8_t *)p;
     case BP_I8: return *(const int8_t *)p;
     case BP_I32: return *(const int32_t *)p;
+    case BP_I16: return *(const int16_t *)p;
+    case BP_U16: return *(const uint16_t *)p;
+    case BP_U32: return *(const uint32_t *)p;
     default: return *(const int64_t *)p;
     }
 }
@@ -161,6 +164,9 @@ static void st_int_wrap(bp_dtype dt, char *p, uint64_t v)
     case BP_U8: *(uint8_t *)p = (uint8_t)v; break;
     case BP_I8: *(int8_t *)p = (int8_t)low_bits_signed(v, 8); break;
     case BP_I32: *(int32_t *)p = (int32_t)low_bits_signed(v, 32); break;
+    case BP_I16: *(int16_t *)p = (int16_t)low_bits_signed(v, 16); break;
+    case BP_U16: *(uint16_t *)p = (uint16_t)v; break;
+    case BP_U32: *(uint32_t *)p = (uint32_t)v; break;
     default: *(int64_t *)p = low_bits_signed(v, 64); break;
     }
 }

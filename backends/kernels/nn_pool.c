@@ -73,8 +73,9 @@ static bp_status pool_buf_new(void *dev, const char *op, bool ints, bool idx, in
 static int64_t int_min(bp_dtype dt)
 {
     switch (dt) {
-    case BP_U8: return 0;
+    case BP_U8: case BP_U16: case BP_U32: return 0;
     case BP_I8: return INT8_MIN;
+    case BP_I16: return INT16_MIN;
     case BP_I32: return INT32_MIN;
     default: return INT64_MIN;
     }

@@ -77,6 +77,18 @@ static void load_i(bp_dtype dt, const char *p, int64_t stride, int64_t n, int64_
         for (int64_t i = 0; i < n; i++)
             out[i] = ((const int32_t *)p)[i * stride];
         break;
+    case BP_I16:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = ((const int16_t *)p)[i * stride];
+        break;
+    case BP_U16:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = ((const uint16_t *)p)[i * stride];
+        break;
+    case BP_U32:
+        for (int64_t i = 0; i < n; i++)
+            out[i] = ((const uint32_t *)p)[i * stride];
+        break;
     default:
         for (int64_t i = 0; i < n; i++)
             out[i] = ((const int64_t *)p)[i * stride];
@@ -238,6 +250,9 @@ static void store(const rctx *c, const run_acc *a, char *p)
     case BP_U8: *(uint8_t *)p = (uint8_t)u; break;
     case BP_I8: *(int8_t *)p = (int8_t)low_bits_signed(u, 8); break;
     case BP_I32: *(int32_t *)p = (int32_t)low_bits_signed(u, 32); break;
+    case BP_I16: *(int16_t *)p = (int16_t)low_bits_signed(u, 16); break;
+    case BP_U16: *(uint16_t *)p = (uint16_t)u; break;
+    case BP_U32: *(uint32_t *)p = (uint32_t)u; break;
     default: *(int64_t *)p = low_bits_signed(u, 64); break;
     }
 }

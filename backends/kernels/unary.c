@@ -26,6 +26,9 @@
     case BP_I32: { IEXPR(i32, int32_t); } return BP_OK;                                 \
     case BP_I8: { IEXPR(i8, int8_t); } return BP_OK;                                    \
     case BP_U8: { IEXPR(u8, uint8_t); } return BP_OK;                                   \
+    case BP_I16: { IEXPR(i16, int16_t); } return BP_OK;                                 \
+    case BP_U16: { IEXPR(u16, uint16_t); } return BP_OK;                                \
+    case BP_U32: { IEXPR(u32, uint32_t); } return BP_OK;                                \
     default: break;                                                                     \
     }                                                                                   \
     break
@@ -44,6 +47,9 @@
     case BP_I8: UN_LOOP(int8_t, int8_t, ID, int8_t, ID, (int8_t)(EXPR)); return BP_OK; \
     case BP_I32: UN_LOOP(int32_t, int32_t, ID, int32_t, ID, (int32_t)(EXPR)); return BP_OK; \
     case BP_I64: UN_LOOP(int64_t, int64_t, ID, int64_t, ID, (int64_t)(EXPR)); return BP_OK; \
+    case BP_I16: UN_LOOP(int16_t, int16_t, ID, int16_t, ID, (int16_t)(EXPR)); return BP_OK; \
+    case BP_U16: UN_LOOP(uint16_t, uint16_t, ID, uint16_t, ID, (uint16_t)(EXPR)); return BP_OK; \
+    case BP_U32: UN_LOOP(uint32_t, uint32_t, ID, uint32_t, ID, (uint32_t)(EXPR)); return BP_OK; \
     default: break;                                                                     \
     }                                                                                   \
     break

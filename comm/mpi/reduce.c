@@ -206,6 +206,24 @@ static inline void load_i(bp_dtype dt, const void *p, size_t m, int64_t *acc)
     case BP_I64:
         memcpy(acc, p, m * sizeof *acc);
         return;
+    case BP_I16: {
+        const int16_t *s = p;
+        for (size_t j = 0; j < m; j++)
+            acc[j] = s[j];
+        return;
+    }
+    case BP_U16: {
+        const uint16_t *s = p;
+        for (size_t j = 0; j < m; j++)
+            acc[j] = s[j];
+        return;
+    }
+    case BP_U32: {
+        const uint32_t *s = p;
+        for (size_t j = 0; j < m; j++)
+            acc[j] = s[j];
+        return;
+    }
     default:
         return;
     }
@@ -218,6 +236,9 @@ static inline void fold_i(bp_dtype dt, bp_reduce_op op, const void *p, size_t m,
     case BP_I8: FOLD_I(int8_t); return;
     case BP_I32: FOLD_I(int32_t); return;
     case BP_I64: FOLD_I(int64_t); return;
+    case BP_I16: FOLD_I(int16_t); return;
+    case BP_U16: FOLD_I(uint16_t); return;
+    case BP_U32: FOLD_I(uint32_t); return;
     default: return;
     }
 }
@@ -234,10 +255,18 @@ static inline void store_i(bp_dtype dt, void *p, size_t m, const int64_t *acc)
             d[j] = (uint8_t)(uint64_t)acc[j];
         return;
     }
-    case BP_I32: {
+    case BP_I32:
+    case BP_U32: {
         uint32_t *d = p;
         for (size_t j = 0; j < m; j++)
             d[j] = (uint32_t)(uint64_t)acc[j];
+        return;
+    }
+    case BP_I16:
+    case BP_U16: {
+        uint16_t *d = p;
+        for (size_t j = 0; j < m; j++)
+            d[j] = (uint16_t)(uint64_t)acc[j];
         return;
     }
     case BP_I64:

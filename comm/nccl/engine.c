@@ -142,11 +142,13 @@ static int nccl_dtype(bp_dtype dt)
     case BP_U8: return NCCL_UINT8;
     case BP_I8: return NCCL_INT8;
     case BP_I32: return NCCL_INT32;
+    case BP_U32: return NCCL_UINT32;
     case BP_I64: return NCCL_INT64;
     case BP_F16: return NCCL_FLOAT16;
     case BP_BF16: return NCCL_BFLOAT16;
     case BP_F32: return NCCL_FLOAT32;
     case BP_F64: return NCCL_FLOAT64;
+    case BP_I16: case BP_U16: break; /* NCCL has no 16-bit integers: refused by supports */
     }
     return NCCL_UINT8;
 }
@@ -166,6 +168,8 @@ static int nccl_op(bp_reduce_op op)
 static bool nccl_supports(void *comm, bp_dtype dtype, int32_t op)
 {
     (void)comm;
+    if (dtype == BP_I16 || dtype == BP_U16) /* NCCL has no 16-bit integer type */
+        return false;
     if (op < 0)
         return bp_dtype_valid((int)dtype);
     if (dtype == BP_BOOL)

@@ -27,10 +27,10 @@ const bp_dtype *cf_op_dtypes(bp_op op, int *n)
 {
     switch (bp_op_info_of(op)->dtypes) {
     case BP_DTYPES_FLOAT: *n = 4; return cf_float_dtypes;
-    case BP_DTYPES_INTEGER: *n = 4; return cf_int_dtypes;
+    case BP_DTYPES_INTEGER: *n = CF_COUNT(cf_int_dtypes); return cf_int_dtypes;
     case BP_DTYPES_BOOL: *n = 1; return BOOLS;
-    case BP_DTYPES_NUMERIC: *n = 8; return cf_numeric_dtypes;
-    default: *n = 9; return cf_all_dtypes;
+    case BP_DTYPES_NUMERIC: *n = CF_COUNT(cf_numeric_dtypes); return cf_numeric_dtypes;
+    default: *n = CF_COUNT(cf_all_dtypes); return cf_all_dtypes;
     }
 }
 
@@ -152,7 +152,7 @@ static void contract_cases(cf_builder *b)
     if (c)
         snprintf(c->label, sizeof c->label, "descriptor");
     static const char *rt[] = {"()", "0", "7", "1023", "2,0,3"};
-    for (int t = 0; t < 9; t++) {
+    for (int t = 0; t < CF_COUNT(cf_all_dtypes); t++) {
         for (int s = 0; s < 5; s++)
             cf_case_add(b, CF_OP_CONTRACT_ROUNDTRIP, "contract.roundtrip", cf_all_dtypes[t], rt[s], CF_RANDOM, -100,
                 100, 0);

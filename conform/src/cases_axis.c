@@ -19,7 +19,7 @@ static void softmax_cases(cf_builder *b)
     };
     for (int o = 0; o < 2; o++) {
         bp_op op = o == 0 ? BP_OP_SOFTMAX : BP_OP_LOG_SOFTMAX;
-        for (int t = 0; t < 4; t++) {
+        for (int t = 0; t < CF_COUNT(cf_float_dtypes); t++) {
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
                 cf_case *c = cf_case_add(b, op, bp_op_name(op), cf_float_dtypes[t], shapes[s].shape, CF_RANDOM,
                                  -10, 10, shapes[s].axis);
@@ -40,7 +40,7 @@ static void scan_sort_cases(cf_builder *b)
         {"7", -1}, {"1", 0}, {"3,33", -1}, {"33,3", 0}, {"2,0", -1}, {"0,5", -1},
         {"2,3,4", 1}, {"16," CF_BIG_HEAVY, -1}, {"257,300", 0}, {"64,129", -1},
     };
-    for (int t = 0; t < 8; t++) {
+    for (int t = 0; t < CF_COUNT(cf_numeric_dtypes); t++) {
         bp_dtype dt = cf_numeric_dtypes[t];
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             for (int mode = 0; mode < 4; mode++) { /* exclusive, reverse */
@@ -96,7 +96,7 @@ static void topk_cases(cf_builder *b)
         {"3,33", 5, -1},   {"33,3", 2, 0},     {"2,0", 0, -1},     {"0,5", 2, -1},
         {"2,3,4", 3, 1},   {"64,1500", 8, -1}, {"1," CF_BIG_LIGHT, 20, -1},
     };
-    for (int t = 0; t < 8; t++) {
+    for (int t = 0; t < CF_COUNT(cf_numeric_dtypes); t++) {
         bp_dtype dt = cf_numeric_dtypes[t];
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             for (int mode = 0; mode < 4; mode++) {

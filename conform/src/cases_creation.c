@@ -28,7 +28,7 @@ void cf_arange_params(const cf_case *c, double *start, double *stop, double *ste
 void cf_cases_creation(cf_builder *b)
 {
     static const char *fs[] = {"()", "0", "7", "3,1,5", CF_BIG_LIGHT};
-    for (int t = 0; t < 9; t++) {
+    for (int t = 0; t < CF_COUNT(cf_all_dtypes); t++) {
         bp_dtype dt = cf_all_dtypes[t];
         for (int v = 0; v < 10; v++) {
             cf_case *c = cf_case_add(b, BP_OP_FILL, "fill", dt, fs[v % 5], CF_RANDOM, 0, 0, v);
@@ -46,7 +46,7 @@ void cf_cases_creation(cf_builder *b)
                 cf_case_suffix(c, " eye");
         }
     }
-    for (int t = 0; t < 8; t++) {
+    for (int t = 0; t < CF_COUNT(cf_numeric_dtypes); t++) {
         bp_dtype dt = cf_numeric_dtypes[t];
         for (int v = 0; v < 7; v++) {
             cf_case *c = cf_case_add(b, BP_OP_ARANGE, "arange", dt, "()", CF_RANDOM, 0, 0, v);
@@ -60,7 +60,7 @@ void cf_cases_creation(cf_builder *b)
     static const char *rs[] = {"()", "0", "7", "1023", "3,1,5", CF_BIG_LIGHT};
     for (int o = 0; o < 2; o++) {
         bp_op op = o == 0 ? BP_OP_RANDOM_UNIFORM : BP_OP_RANDOM_NORMAL;
-        for (int t = 0; t < 4; t++)
+        for (int t = 0; t < CF_COUNT(cf_float_dtypes); t++)
             for (int s = 0; s < 6; s++) {
                 cf_case *c = cf_case_add(b, op, bp_op_name(op), cf_float_dtypes[t], rs[s], CF_RANDOM,
                                  o == 0 ? -2 : 1, o == 0 ? 5 : 3, s);

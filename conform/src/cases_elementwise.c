@@ -124,7 +124,7 @@ static void where_cases(cf_builder *b)
     const bp_dtype *ALL = cf_all_dtypes;
     static const char *wshapes[] = {"7;7;7", "2,1;1,3;2,3", "();33;()", "0;0;1", "4,0;1;1",
                                     CF_BIG_LIGHT ";" CF_BIG_LIGHT ";" CF_BIG_LIGHT};
-    for (int t = 0; t < 9; t++) {
+    for (int t = 0; t < CF_COUNT(cf_all_dtypes); t++) {
         for (size_t s = 0; s < sizeof wshapes / sizeof wshapes[0]; s++) {
             cf_case *c = cf_case_add(b, BP_OP_WHERE, "where", ALL[t], wshapes[s], CF_RANDOM, -100, 100, 0);
             if (c) {
@@ -151,7 +151,7 @@ static void clip_cases(cf_builder *b)
         {"7", 0, 0, " no bounds"},       {"0;0;()", 1, 1, " lo,hi"},
         {CF_BIG_LIGHT ";();()", 1, 1, " lo,hi"},
     };
-    for (int t = 0; t < 8; t++) {
+    for (int t = 0; t < CF_COUNT(cf_numeric_dtypes); t++) {
         bp_dtype dt = cf_numeric_dtypes[t];
         for (size_t s = 0; s < sizeof defs / sizeof defs[0]; s++) {
             cf_case *c = cf_add_op(b, BP_OP_CLIP, dt, defs[s].shapes, CF_RANDOM, -100, 100,

@@ -10,7 +10,7 @@
 
 static void gather_cases(cf_builder *b)
 {
-    for (int t = 0; t < 9; t++) {
+    for (int t = 0; t < CF_COUNT(cf_all_dtypes); t++) {
         bp_dtype dt = cf_all_dtypes[t];
         double lo = -100, hi = 100;
         cf_int_range(dt, &lo, &hi);
@@ -57,7 +57,7 @@ static void position_cases(cf_builder *b)
     static const char *sn[] = {"3,4;2,1;2,4", "3,4;5,2;5", "4;6,1;6", "2,3,4;2,2;2,4",
                                "300,64;2000,1;2000,64"};
     static const char *rname[] = {" none", " add", " mul", " max", " min"};
-    for (int t = 0; t < 9; t++) {
+    for (int t = 0; t < CF_COUNT(cf_all_dtypes); t++) {
         bp_dtype dt = cf_all_dtypes[t];
         for (size_t s = 0; s < sizeof tr / sizeof tr[0]; s++) {
             char what[32];

@@ -9,7 +9,7 @@ static void matmul_cases(cf_builder *b)
     static const char *shapes[] = {"1,1;1,1",   "2,3;3,4",   "7,33;33,5", "33;33,7",
                                    "5,33;33",   "33;33",     "0,3;3,4",   "2,0;0,3",
                                    "2,1,3,4;5,4,6", "1,7;7,1", "64,257;257,65", "3,1,1;1,1,3"};
-    for (int t = 0; t < 8; t++) {
+    for (int t = 0; t < CF_COUNT(cf_numeric_dtypes); t++) {
         bp_dtype dt = cf_numeric_dtypes[t];
         double lo = cf_is_float(dt) ? -1 : -100, hi = cf_is_float(dt) ? 1 : 100;
         cf_int_range(dt, &lo, &hi);
@@ -29,7 +29,7 @@ static void gemm_cases(cf_builder *b)
         {"64,257;65,257;65", 0, 1, 1, 1}, {"257,64;257,65;64,65", 1, 0, 0.5, 0.5},
         {"4,5;5,6;4,6", 0, 0, 0, 3},      {"4,5;5,6;4,6", 0, 0, 2, 0},
     };
-    for (int t = 0; t < 8; t++) {
+    for (int t = 0; t < CF_COUNT(cf_numeric_dtypes); t++) {
         bp_dtype dt = cf_numeric_dtypes[t];
         double lo = cf_is_float(dt) ? -1 : -100, hi = cf_is_float(dt) ? 1 : 100;
         for (size_t s = 0; s < sizeof defs / sizeof defs[0]; s++) {

@@ -83,7 +83,7 @@ void cf_cases_movement(cf_builder *b)
         {"7", 0}, {"2,3", 1}, {"0", 2}, {"()", 3}, {"256,256", 4},
     };
     static const char *cp[] = {"()", "0", "7", "1023", "3,1,5", CF_BIG_LIGHT};
-    for (int t = 0; t < 9; t++) {
+    for (int t = 0; t < CF_COUNT(cf_all_dtypes); t++) {
         bp_dtype dt = cf_all_dtypes[t];
         double lo = -100, hi = 100;
         cf_int_range(dt, &lo, &hi);
@@ -109,7 +109,7 @@ void cf_cases_movement(cf_builder *b)
             cf_case_add(b, BP_OP_COPY, "copy", dt, cp[s], CF_RANDOM, lo, hi, 0);
         cf_case_add(b, BP_OP_COPY, "copy", dt, "0", CF_SPECIAL, 0, 0, 0);
         /* cast: every source x every target; the matrix row is the source */
-        for (int u = 0; u < 9; u++) {
+        for (int u = 0; u < CF_COUNT(cf_all_dtypes); u++) {
             if (u == t)
                 continue;
             static const char *cs[] = {"33", CF_BIG_LIGHT};

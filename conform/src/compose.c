@@ -40,7 +40,7 @@ void cf_cases_compose(cf_builder *b)
         {"3,4", 5}, {"3,4", 6}, {"2,3,4;4,2", 7}, {"3,4;4,2", 8}, {"3,4", 9},
         {"64,129;129,65", 0},
     };
-    for (int t = 0; t < 9; t++) {
+    for (int t = 0; t < CF_COUNT(cf_all_dtypes); t++) {
         bp_dtype dt = cf_all_dtypes[t];
         double lo = -100, hi = 100;
         cf_int_range(dt, &lo, &hi);

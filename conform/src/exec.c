@@ -244,6 +244,15 @@ static void run_op(const cf_worker_env *env, const cf_case *c, const cf_inputs *
     bp_tensor_release(out2);
 }
 
+/* Whether the backend can hold the case's dtypes at all: a plugin built
+ * before a dtype arrived (i16, u16, u32: plugin ABI 1.10) is never handed
+ * one, and the core's bp_backend_supports says no for every op of it. */
+static bool holds_dtypes(bp_backend *be, const cf_case *c)
+{
+    return bp_backend_supports(be, BP_OP_COPY, c->dtype) &&
+           bp_backend_supports(be, BP_OP_COPY, c->dtype2);
+}
+
 void cf_exec_case(const cf_worker_env *env, const cf_case *c, cf_result *r)
 {
     r->status = CF_FAIL;
@@ -252,6 +261,14 @@ void cf_exec_case(const cf_worker_env *env, const cf_case *c, cf_result *r)
     r->message[0] = '\0';
     if (c->op == CF_OP_CONTRACT_ABI) {
         cf_contract_abi(env, c, r);
+        return;
+    }
+    if (!holds_dtypes(env->be, c)) {
+        r->status = CF_UNSUPPORTED;
+        CF_MSG(r, "%s [%s]: the backend holds no %s (its plugin predates the dtype)", c->name,
+               bp_dtype_name(c->dtype),
+               bp_backend_supports(env->be, BP_OP_COPY, c->dtype) ? bp_dtype_name(c->dtype2)
+                                                                  : bp_dtype_name(c->dtype));
         return;
     }
     if (cf_is_nn_case(c)) { /* nn.h's ops: exec_nn.c */

@@ -122,6 +122,8 @@ bool bp_backend_supports(const bp_backend *b, bp_op op, bp_dtype dtype)
     const bp_plugin *vt = b->vt;
     if (vt->abi_minor < bp_op_since(op) || !bp__op_has_entry(b, op))
         return false; /* the plugin predates the op, or has no entry that takes it */
+    if (!bp__abi_has_dtype(vt->abi_minor, dtype))
+        return false; /* the plugin predates the dtype */
     return BP__HAS(vt, supports) ? vt->supports(b->dev, op, dtype) : true;
 }
 

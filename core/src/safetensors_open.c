@@ -38,9 +38,9 @@ static const struct {
     int32_t dtype;           /* -1: a safetensors dtype backplane lacks */
     uint32_t size;
 } st_dtypes[] = {
-    {"BOOL", BP_BOOL, 1}, {"U8", BP_U8, 1},     {"I8", BP_I8, 1},       {"I16", -1, 2},
-    {"U16", -1, 2},       {"F16", BP_F16, 2},   {"BF16", BP_BF16, 2},   {"I32", BP_I32, 4},
-    {"U32", -1, 4},       {"F32", BP_F32, 4},   {"F64", BP_F64, 8},     {"I64", BP_I64, 8},
+    {"BOOL", BP_BOOL, 1}, {"U8", BP_U8, 1},     {"I8", BP_I8, 1},       {"I16", BP_I16, 2},
+    {"U16", BP_U16, 2},   {"F16", BP_F16, 2},   {"BF16", BP_BF16, 2},   {"I32", BP_I32, 4},
+    {"U32", BP_U32, 4},   {"F32", BP_F32, 4},   {"F64", BP_F64, 8},     {"I64", BP_I64, 8},
     {"U64", -1, 8},       {"F8_E4M3", -1, 1},   {"F8_E5M2", -1, 1},     {"C64", -1, 8},
 };
 

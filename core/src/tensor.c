@@ -250,11 +250,25 @@ static void bp__tensor_born(bp_tensor *t, bp__storage *s, bp_backend *b, int64_t
     t->offset = offset;
 }
 
+bp_status bp__dtype_on_backend(const char *fn, bp_backend *b, bp_dtype dtype)
+{
+    const bp_backend *real = bp__backend_real(b);
+    if (!bp_dtype_valid((int)dtype) || bp__abi_has_dtype(real->vt->abi_minor, dtype))
+        return BP_OK;
+    return bp__error(BP_ERR_DTYPE,
+                     "%s: backend %s cannot hold %s: the plugin was built for plugin ABI %u.%u, "
+                     "and i16, u16 and u32 arrived in ABI 1.10; bp_cast to a wider dtype (i32, "
+                     "i64) the backend has, or use a backend that has them",
+                     fn, real->name, bp_dtype_name(dtype), real->vt->abi_major,
+                     real->vt->abi_minor);
+}
+
 bp_status bp__tensor_new(const char *fn, bp_backend *b, bp_dtype dtype, int32_t rank,
                          const int64_t *shape, bp_tensor **out)
 {
     if (!b)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: backend is NULL", fn);
+    BP__TRY(bp__dtype_on_backend(fn, b, dtype));
     bp_tensor *t;
     bp__storage *s;
     BP__TRY(bp__tensor_shell(fn, dtype, rank, shape, &t, &s));
@@ -300,6 +314,7 @@ bp_status bp__tensor_wrap(const char *fn, bp_backend *b, bp_dtype dtype, int32_t
                           void (*release)(void *), void *release_ctx, bp_tensor **out)
 {
     *out = NULL;
+    BP__TRY(bp__dtype_on_backend(fn, b, dtype));
     bp_tensor *t;
     bp__storage *s;
     BP__TRY(bp__tensor_shell(fn, dtype, rank, shape, &t, &s));

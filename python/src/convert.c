@@ -17,14 +17,17 @@ int bpy_from_capsule(PyObject *capsule, bp_backend *b, bp_tensor **out);
 static const char *const NUMPY_NAMES[BP_DTYPE_COUNT] = {
     [BP_BOOL] = "bool",     [BP_U8] = "uint8",      [BP_I8] = "int8",
     [BP_I32] = "int32",     [BP_I64] = "int64",     [BP_F16] = "float16",
-    [BP_BF16] = "bfloat16", [BP_F32] = "float32",   [BP_F64] = "float64"};
+    [BP_BF16] = "bfloat16", [BP_F32] = "float32",   [BP_F64] = "float64",
+    [BP_I16] = "int16",     [BP_U16] = "uint16",    [BP_U32] = "uint32"};
 
 const char *bpy_dtype_name(bp_dtype dt)
 {
     return bp_dtype_valid((int)dt) ? NUMPY_NAMES[dt] : "?";
 }
 
-#define DTYPE_CHOICES "bool, uint8, int8, int32, int64, float16, bfloat16, float32, float64"
+#define DTYPE_CHOICES                                                                       \
+    "bool, uint8, int8, int16, uint16, int32, uint32, int64, float16, bfloat16, float32, "    \
+    "float64"
 
 /* A name (NumPy's, or the library's short one) -> dtype; -1 if none. */
 static int dtype_from_name(const char *s)
@@ -299,6 +302,20 @@ static int kind_dtype(int kind)
 
 /* Whether a leaf of this kind may become dtype without promotion (a float
  * never silently becomes an integer; an integer must fit). */
+/* The values of an integer dtype (an int64 holds them all). */
+static void int_range(bp_dtype dt, int64_t *lo, int64_t *hi)
+{
+    switch (dt) {
+    case BP_U8: *lo = 0, *hi = UINT8_MAX; break;
+    case BP_I8: *lo = INT8_MIN, *hi = INT8_MAX; break;
+    case BP_I16: *lo = INT16_MIN, *hi = INT16_MAX; break;
+    case BP_U16: *lo = 0, *hi = UINT16_MAX; break;
+    case BP_I32: *lo = INT32_MIN, *hi = INT32_MAX; break;
+    case BP_U32: *lo = 0, *hi = UINT32_MAX; break;
+    default: *lo = INT64_MIN, *hi = INT64_MAX; break;
+    }
+}
+
 static int check_leaf_fits(const leaf *l, bp_dtype dt)
 {
     if (l->kind == K_FLOAT && !bp_dtype_is_float(dt)) {
@@ -315,8 +332,8 @@ static int check_leaf_fits(const leaf *l, bp_dtype dt)
         return -1;
     }
     if (l->kind == K_INT && bp_dtype_is_int(dt)) {
-        int64_t lo = dt == BP_U8 ? 0 : dt == BP_I8 ? -128 : dt == BP_I32 ? INT32_MIN : INT64_MIN;
-        int64_t hi = dt == BP_U8 ? 255 : dt == BP_I8 ? 127 : dt == BP_I32 ? INT32_MAX : INT64_MAX;
+        int64_t lo = INT64_MIN, hi = INT64_MAX;
+        int_range(dt, &lo, &hi);
         if (l->i < lo || l->i > hi) {
             PyErr_Format(PyExc_OverflowError, "Python integer %lld out of bounds for %s",
                          (long long)l->i, bpy_dtype_name(dt));

@@ -871,7 +871,7 @@ static PyMethodDef hook_methods[] = {
     {"_set_repr", set_repr, METH_O, "Register the function that makes repr(Tensor)."},
     {"_operand", py_operand, METH_VARARGS,
      "_operand(o, peer) -> Tensor: o as an operator takes it beside the Tensor peer."},
-    {"_set_dtypes", set_dtypes, METH_O, "Register the nine dtype objects Tensor.dtype returns."},
+    {"_set_dtypes", set_dtypes, METH_O, "Register the dtype objects Tensor.dtype returns, one per dtype."},
     {"_set_index_hook", set_index_hook, METH_O,
      "Register the function that takes the indices Tensor's own indexing does not."},
     {NULL, NULL, 0, NULL}};

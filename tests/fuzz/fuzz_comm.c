@@ -192,7 +192,7 @@ static void fc_act_make(fc_state *s)
 {
     int dst = fc_slot_pick(s);
     bp_backend *be = s->be[fz_pick(&s->in, 2)];
-    bp_dtype dt = (bp_dtype)fz_pick(&s->in, 9);
+    bp_dtype dt = (bp_dtype)fz_pick(&s->in, BP_DTYPE_COUNT);
     int64_t shape[BP_MAX_RANK], numel;
     int32_t rank = fc_shape(s, shape);
     if (!be || !fz_numel(rank, shape, bp_dtype_size(dt), &numel) || numel > FC_CAP_ELEMS)
@@ -224,7 +224,7 @@ static void fc_act_symbolic(fc_state *s)
     }
     int64_t shape[BP_MAX_RANK], numel;
     int32_t rank = fc_shape(s, shape);
-    bp_dtype dt = (bp_dtype)fz_pick(&s->in, 9);
+    bp_dtype dt = (bp_dtype)fz_pick(&s->in, BP_DTYPE_COUNT);
     if (!fz_numel(rank, shape, bp_dtype_size(dt), &numel) || numel > FC_CAP_ELEMS)
         return;
     bp_tensor *t = FC_GARBAGE;

@@ -1,6 +1,8 @@
 /* The byte reader behind every harness (fz_bytes.h). */
 #include "fz_bytes.h"
 
+#include <backplane/dtype.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -87,9 +89,9 @@ int fz_dtype(fz_in *in)
 {
     uint8_t b = fz_u8(in);
     if (b < 243)
-        return b % 9;
-    static const int bad[] = {-1, 9, 10, 1000, -2147483647 - 1, 2147483647, 255, 16, 100, -9,
-                              64, 11, 12};
+        return b % BP_DTYPE_COUNT;
+    static const int bad[] = {-1, BP_DTYPE_COUNT, BP_DTYPE_COUNT + 1, 1000, -2147483647 - 1,
+                              2147483647, 255, 16, 100, -9, 64, 13, 14};
     return bad[b - 243];
 }
 

@@ -11,7 +11,7 @@ import pytest
 import backplane as bp
 from conftest import ATOL, FLOATS, HAVE_ML_DTYPES, INTS, NUMERIC, RTOL, np_dtype
 
-SIGNED = ["int8", "int32", "int64"]
+SIGNED = ["int8", "int16", "int32", "int64"]
 
 
 def arr(dtype, shape, seed=0, low=-3.0, high=3.0):
@@ -19,7 +19,7 @@ def arr(dtype, shape, seed=0, low=-3.0, high=3.0):
     if dtype == "bool":
         return r.random(shape) < 0.5
     if dtype in INTS:
-        lo = 0 if dtype == "uint8" else int(low)
+        lo = 0 if dtype.startswith("uint") else int(low)
         return r.integers(lo, max(int(high), lo + 1), shape).astype(dtype)
     return r.uniform(low, high, shape).astype(np_dtype(dtype))
 
@@ -232,7 +232,7 @@ def test_binary_broadcasts_like_numpy(name):
             b = arr(dt, (3, 1), seed=2, low=0, high=3)
         if name.startswith("bitshift"):
             b = arr(dt, (3, 1), seed=2, low=0, high=3)
-            if dt != "uint8":
+            if not dt.startswith("uint"):
                 a = np.abs(a)
         check(getattr(bp, name)(a, b), binary_ref(name, a, b, dt), dt)
 
@@ -257,7 +257,8 @@ def test_where_clip_and_scalars():
         a, b = arr(dt, (3, 4), 1), arr(dt, (4,), 2)
         c = arr("bool", (3, 1), 3)
         check(bp.where(c, a, b), np.where(c, a, b), dt)
-        lo, hi = np.array(-1, a.dtype) if dt != "uint8" else np.array(1, a.dtype), np.array(2, a.dtype)
+        lo = np.array(1 if dt.startswith("uint") else -1, a.dtype)
+        hi = np.array(2, a.dtype)
         check(bp.clip(a, lo, hi), np.clip(a, lo, hi), dt)
         check(bp.clip(a, None, hi), np.minimum(a, hi), dt)
         check(bp.clip(a, min=lo), np.maximum(a, lo), dt)

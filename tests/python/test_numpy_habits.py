@@ -181,7 +181,9 @@ def test_bfloat16_dtype_compares_to_ml_dtypes():
 
 
 @pytest.mark.parametrize("value,dtype", [(300, "uint8"), (-1, "uint8"), (128, "int8"),
-                                         (2**31, "int32"), ([1, 256], "uint8")])
+                                         (2**31, "int32"), ([1, 256], "uint8"),
+                                         (-32769, "int16"), (65536, "uint16"), (-1, "uint16"),
+                                         (2**32, "uint32"), ([0, -1], "uint32")])
 def test_explicit_integer_dtypes_never_saturate_silently(value, dtype):
     with pytest.raises(OverflowError):
         bp.asarray(value, dtype=dtype)

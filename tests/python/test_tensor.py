@@ -13,9 +13,9 @@ def rng_array(dtype, shape, seed=0, low=-4, high=4):
     r = np.random.default_rng(seed)
     if dtype == "bool":
         return r.random(shape) < 0.5
-    if dtype == "uint8":
-        return r.integers(0, 8, shape).astype(np.uint8)
-    if dtype in ("int8", "int32", "int64"):
+    if dtype in ("uint8", "uint16", "uint32"):
+        return r.integers(0, 8, shape).astype(dtype)
+    if dtype in ("int8", "int16", "int32", "int64"):
         return r.integers(low, high, shape).astype(dtype)
     return r.uniform(low, high, shape).astype(np_dtype(dtype))
 
@@ -95,9 +95,8 @@ def test_lists_infer_numpy_dtypes():
     ([[1, 2], [3]], bp.ShapeError, "ragged"),
     ([[1, 2], 3], bp.ShapeError, "ragged"),
     ([1, [2, 3]], bp.ShapeError, "ragged"),
-    (np.zeros(3, np.int16), bp.DTypeError, "int16"),
+    (np.zeros(3, np.uint64), bp.DTypeError, "uint64"),
     (np.zeros(3, np.complex64), bp.DTypeError, "complex64"),
-    (np.zeros(3, np.uint32), bp.DTypeError, "uint32"),
     ([1 + 2j], bp.DTypeError, "complex"),
     (2j, bp.DTypeError, "complex"),
     ("abc", TypeError, "str"),
@@ -110,8 +109,8 @@ def test_bad_input_raises_an_exception_naming_the_problem(bad, cls, words):
 
 
 def test_dtypes_refused_by_name():
-    with pytest.raises(bp.DTypeError, match="int16"):
-        bp.zeros(3, dtype="int16")
+    with pytest.raises(bp.DTypeError, match="uint64"):
+        bp.zeros(3, dtype="uint64")
     with pytest.raises(bp.DTypeError, match="complex"):
         bp.zeros(3, dtype=complex)
     assert bp.zeros(3, dtype=np.float32).dtype == "float32"

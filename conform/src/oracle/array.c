@@ -97,6 +97,9 @@ void cf_store_f64(bp_dtype dt, void *base, int64_t i, double v)
     case BP_BOOL: case BP_U8: { uint8_t x = (uint8_t)cf_int_of_f64(dt, v); memcpy(p, &x, 1); break; }
     case BP_I8: { int8_t x = (int8_t)cf_int_of_f64(dt, v); memcpy(p, &x, 1); break; }
     case BP_I32: { int32_t x = (int32_t)cf_int_of_f64(dt, v); memcpy(p, &x, 4); break; }
+    case BP_I16: { int16_t x = (int16_t)cf_int_of_f64(dt, v); memcpy(p, &x, 2); break; }
+    case BP_U16: { uint16_t x = (uint16_t)cf_int_of_f64(dt, v); memcpy(p, &x, 2); break; }
+    case BP_U32: { uint32_t x = (uint32_t)cf_int_of_f64(dt, v); memcpy(p, &x, 4); break; }
     case BP_I64: { int64_t x = cf_int_of_f64(dt, v); memcpy(p, &x, 8); break; }
     case BP_F16: { uint16_t x = cf_f16_bits(v); memcpy(p, &x, 2); break; }
     case BP_BF16: { uint16_t x = cf_bf16_bits(v); memcpy(p, &x, 2); break; }
@@ -118,6 +121,9 @@ void cf_store_i64(bp_dtype dt, void *base, int64_t i, int64_t v)
     case BP_BOOL: case BP_U8: { uint8_t x = (uint8_t)c; memcpy(p, &x, 1); break; }
     case BP_I8: { int8_t x = (int8_t)c; memcpy(p, &x, 1); break; }
     case BP_I32: { int32_t x = (int32_t)c; memcpy(p, &x, 4); break; }
+    case BP_I16: { int16_t x = (int16_t)c; memcpy(p, &x, 2); break; }
+    case BP_U16: { uint16_t x = (uint16_t)c; memcpy(p, &x, 2); break; }
+    case BP_U32: { uint32_t x = (uint32_t)c; memcpy(p, &x, 4); break; }
     default: memcpy(p, &c, 8); break;
     }
 }
@@ -130,6 +136,9 @@ int64_t cf_load_i64(bp_dtype dt, const void *base, int64_t i)
     case BP_I8: { int8_t x; memcpy(&x, p, 1); return x; }
     case BP_I32: { int32_t x; memcpy(&x, p, 4); return x; }
     case BP_I64: { int64_t x; memcpy(&x, p, 8); return x; }
+    case BP_I16: { int16_t x; memcpy(&x, p, 2); return x; }
+    case BP_U16: { uint16_t x; memcpy(&x, p, 2); return x; }
+    case BP_U32: { uint32_t x; memcpy(&x, p, 4); return x; }
     default: return cf_int_of_f64(BP_I64, cf_load_f64(dt, base, i));
     }
 }

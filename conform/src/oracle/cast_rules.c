@@ -14,6 +14,7 @@ int64_t cf_int_min(bp_dtype dt)
 {
     switch (dt) {
     case BP_I8: return -128;
+    case BP_I16: return -32768;
     case BP_I32: return INT32_MIN;
     case BP_I64: return INT64_MIN;
     default: return 0;
@@ -26,6 +27,9 @@ int64_t cf_int_max(bp_dtype dt)
     case BP_BOOL: return 1;
     case BP_U8: return 255;
     case BP_I8: return 127;
+    case BP_I16: return 32767;
+    case BP_U16: return 65535;
+    case BP_U32: return 4294967295;
     case BP_I32: return INT32_MAX;
     default: return INT64_MAX;
     }
@@ -39,6 +43,9 @@ int64_t cf_wrap(bp_dtype dt, int64_t v)
     case BP_U8: return (int64_t)(u & 0xffu);
     case BP_I8: return (int64_t)((u & 0xffu) ^ 0x80u) - 0x80;
     case BP_I32: return (int64_t)((u & 0xffffffffu) ^ 0x80000000u) - (int64_t)0x80000000;
+    case BP_I16: return (int64_t)((u & 0xffffu) ^ 0x8000u) - 0x8000;
+    case BP_U16: return (int64_t)(u & 0xffffu);
+    case BP_U32: return (int64_t)(u & 0xffffffffu);
     default: return v;
     }
 }

@@ -65,6 +65,9 @@ BP_HOST_DEVICE static inline double bp_elem_load_f64(bp_dtype dt, const void *p)
     case BP_I8: { int8_t v; BP__ELEM_GET(int8_t, v, p); return (double)v; }
     case BP_I32: { int32_t v; BP__ELEM_GET(int32_t, v, p); return (double)v; }
     case BP_I64: { int64_t v; BP__ELEM_GET(int64_t, v, p); return (double)v; }
+    case BP_I16: { int16_t v; BP__ELEM_GET(int16_t, v, p); return (double)v; }
+    case BP_U16: { uint16_t v; BP__ELEM_GET(uint16_t, v, p); return (double)v; }
+    case BP_U32: { uint32_t v; BP__ELEM_GET(uint32_t, v, p); return (double)v; }
     case BP_F16: { uint16_t v; BP__ELEM_GET(uint16_t, v, p); return (double)bp_f16_to_f32(v); }
     case BP_BF16: { uint16_t v; BP__ELEM_GET(uint16_t, v, p); return (double)bp_bf16_to_f32(v); }
     case BP_F32: { float v; BP__ELEM_GET(float, v, p); return (double)v; }
@@ -89,6 +92,13 @@ BP_HOST_DEVICE static inline void bp_elem_store_f64(bp_dtype dt, void *p, double
                      bp_sat_f64(v, -9223372036854775808.0, 9223372036854775808.0, INT64_MIN,
                                 INT64_MAX));
         return;
+    case BP_I16:
+        BP__ELEM_PUT(int16_t, p, (int16_t)bp_sat_f64(v, -32768.0, 32768.0, -32768, 32767));
+        return;
+    case BP_U16: BP__ELEM_PUT(uint16_t, p, (uint16_t)bp_sat_f64(v, 0.0, 65536.0, 0, 65535)); return;
+    case BP_U32:
+        BP__ELEM_PUT(uint32_t, p, (uint32_t)bp_sat_f64(v, 0.0, 4294967296.0, 0, UINT32_MAX));
+        return;
     case BP_F16: BP__ELEM_PUT(uint16_t, p, bp_f64_to_f16(v)); return; /* rounded once */
     case BP_BF16: BP__ELEM_PUT(uint16_t, p, bp_f64_to_bf16(v)); return;
     case BP_F32: BP__ELEM_PUT(float, p, (float)v); return;
@@ -106,6 +116,9 @@ BP_HOST_DEVICE static inline int64_t bp_elem_load_i64(bp_dtype dt, const void *p
     case BP_I8: { int8_t v; BP__ELEM_GET(int8_t, v, p); return v; }
     case BP_I32: { int32_t v; BP__ELEM_GET(int32_t, v, p); return v; }
     case BP_I64: { int64_t v; BP__ELEM_GET(int64_t, v, p); return v; }
+    case BP_I16: { int16_t v; BP__ELEM_GET(int16_t, v, p); return v; }
+    case BP_U16: { uint16_t v; BP__ELEM_GET(uint16_t, v, p); return v; }
+    case BP_U32: { uint32_t v; BP__ELEM_GET(uint32_t, v, p); return v; }
     case BP_F16: case BP_BF16: case BP_F32: case BP_F64:
         return bp_sat_f64(bp_elem_load_f64(dt, p), -9223372036854775808.0, 9223372036854775808.0,
                           INT64_MIN, INT64_MAX);
@@ -123,6 +136,9 @@ BP_HOST_DEVICE static inline void bp_elem_store_i64(bp_dtype dt, void *p, int64_
     case BP_I8: BP__ELEM_PUT(int8_t, p, (int8_t)bp_clamp_i64(v, -128, 127)); return;
     case BP_I32: BP__ELEM_PUT(int32_t, p, (int32_t)bp_clamp_i64(v, INT32_MIN, INT32_MAX)); return;
     case BP_I64: BP__ELEM_PUT(int64_t, p, v); return;
+    case BP_I16: BP__ELEM_PUT(int16_t, p, (int16_t)bp_clamp_i64(v, -32768, 32767)); return;
+    case BP_U16: BP__ELEM_PUT(uint16_t, p, (uint16_t)bp_clamp_i64(v, 0, 65535)); return;
+    case BP_U32: BP__ELEM_PUT(uint32_t, p, (uint32_t)bp_clamp_i64(v, 0, UINT32_MAX)); return;
     case BP_F16: BP__ELEM_PUT(uint16_t, p, bp_i64_to_f16(v)); return;
     case BP_BF16: BP__ELEM_PUT(uint16_t, p, bp_i64_to_bf16(v)); return;
     case BP_F32: BP__ELEM_PUT(float, p, (float)v); return; /* one rounding */

@@ -331,7 +331,7 @@ BP_API bp_status bp_silu(const bp_tensor *x, bp_tensor **out);
 BP_API bp_status bp_hardswish(const bp_tensor *x, bp_tensor **out);
 /* x * x. Numeric dtypes; integers wrap. */
 BP_API bp_status bp_square(const bp_tensor *x, bp_tensor **out);
-/* ~x. Integer dtypes (u8, i8, i32, i64). */
+/* ~x. Integer dtypes (u8, i8, i16, u16, i32, u32, i64). */
 BP_API bp_status bp_bitwise_not(const bp_tensor *x, bp_tensor **out);
 /* x < 0 ? alpha (e^x - 1) : x (ONNX Elu, alpha 1). Float dtypes. */
 BP_API bp_status bp_elu(const bp_tensor *x, double alpha, bp_tensor **out);

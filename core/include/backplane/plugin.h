@@ -76,9 +76,12 @@ extern "C" {
  *   1.7  celu (the op table's rows with SINCE 7). No member was added.
  *   1.8  mish (the op table's rows with SINCE 8). No member was added.
  *   1.9  fused_takes and fused_run: a compiled graph's chains of elementwise
- *        ops (bp_fused_group) in one call, where the plugin takes them. */
+ *        ops (bp_fused_group) in one call, where the plugin takes them.
+ *   1.10 the dtypes i16, u16 and u32 (dtype.h). No member was added: the
+ *        core makes no tensor of them on a plugin built before 1.10, and a
+ *        plugin of 1.10 that lacks them for an op says so in supports(). */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 9
+#define BP_ABI_MINOR 10
 
 /* Memory kinds, numbered as DLPack numbers device types (DLDeviceType), so
  * that exchange needs no translation. */
