@@ -328,6 +328,7 @@ bp_status bpcu_reduce_run(bpcu_device *d, bp_op op, const bp_view *x, int32_t n_
     case BP_I8: return bpcu_red_run<red_int<int8_t>>(d, g, x, out);
     case BP_I32: return bpcu_red_run<red_int<int32_t>>(d, g, x, out);
     case BP_I64: return bpcu_red_run<red_int<int64_t>>(d, g, x, out);
+    default: break; /* i16, u16, u32: not on cuda (config.h's BPCU_ABI_MINOR) */
     }
     return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: %s not implemented for %s", bp_op_name(op),
                      bp_dtype_name(x->dtype));
@@ -532,6 +533,7 @@ bp_status bpcu_op_reduce(bpcu_device *d, const bpcu_opcall *c)
     case BP_I8: return bpcu_red_run<red_stat_int<int8_t>>(d, g, x, out);
     case BP_I32: return bpcu_red_run<red_stat_int<int32_t>>(d, g, x, out);
     case BP_I64: return bpcu_red_run<red_stat_int<int64_t>>(d, g, x, out);
+    default: break; /* i16, u16, u32: not on cuda (config.h's BPCU_ABI_MINOR) */
     }
     return bpcu_fail(d, BP_ERR_UNSUPPORTED_OP, "cuda: %s not implemented for %s",
                      bp_op_name(c->op), bp_dtype_name(x->dtype));

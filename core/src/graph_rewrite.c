@@ -279,8 +279,9 @@ int32_t bp__graph_rewrite(const bp_graph *g, bp_graph_exec *e, const bool *is_ou
     count_slots(e, &rs);
     for (int32_t i = 0; i < nn; i++) {
         const bp__gnode *n = &e->nodes[i];
-        if ((n->op != BP_OP_DIV && n->op != BP_OP_SUB) || n->check || n->ref[2] < 0 ||
-            rs.writer[n->ref[2]] != i)
+        if ((n->op != BP_OP_DIV && n->op != BP_OP_SUB) || n->check || n->n_in != 2 ||
+            n->ref[2] < 0 || rs.writer[n->ref[2]] != i || n->view[2].offset != 0 ||
+            !bp__view_is_dense(&n->view[2]))
             continue;
         rw_match m = {0};
         bool found = n->op == BP_OP_DIV ? match_softmax(e, &rs, is_output, i, &m)
