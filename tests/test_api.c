@@ -103,7 +103,7 @@ Test(api, every_binary_op_function_is_defined_from_the_op_table)
 
 Test(api, dtype_count_comes_from_the_dtype_list)
 {
-    cr_assert_eq(BP_DTYPE_COUNT, 12);
+    cr_assert_eq(BP_DTYPE_COUNT, 13);
     for (int d = 0; d < BP_DTYPE_COUNT; d++) {
         cr_assert(bp_dtype_valid(d));
         cr_assert_str_neq(bp_dtype_name((bp_dtype)d), "?");

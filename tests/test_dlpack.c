@@ -233,7 +233,7 @@ Test(dlpack, dtypes_map_both_ways_and_others_are_refused)
     }
     foreign f;
     make_foreign(&f, kDLCPU, false);
-    f.m.dl_tensor.dtype = (DLDataType){kDLUInt, 64, 1};
+    f.m.dl_tensor.dtype = (DLDataType){kDLComplex, 64, 1};
     bp_tensor *t = NULL;
     BPT_FAILS(BP_ERR_DTYPE, bp_tensor_from_dlpack(cpu, &f.m, &t));
     cr_assert_eq(f.deleted, 0);

@@ -91,6 +91,7 @@ static inline uint64_t key_at(const row_job *j, const char *p, int64_t i)
     case BP_F64: return float_key(((const double *)p)[i * j->sx]) ^ j->flip;
     case BP_I32: return int_key(((const int32_t *)p)[i * j->sx]) ^ j->flip;
     case BP_I64: return int_key(((const int64_t *)p)[i * j->sx]) ^ j->flip;
+    case BP_U64: return ((const uint64_t *)p)[i * j->sx] ^ j->flip; /* its own order */
     default: break;
     }
     size_t es = bp_dtype_size(j->dt);

@@ -15,8 +15,8 @@ extern "C" {
 #endif
 
 /* The plugin ABI the cuda plugin implements: 1.9. The dtypes of 1.10 (i16,
- * u16, u32) have no cuda kernels yet, so the core makes no tensor of them
- * on cuda (a clear BP_ERR_DTYPE naming bp_cast). */
+ * u16, u32) and 1.11 (u64) have no cuda kernels yet, so the core makes no
+ * tensor of them on cuda (a clear BP_ERR_DTYPE naming bp_cast). */
 #define BPCU_ABI_MINOR 9
 
 #define BPCU_MAX_DEVICES 64

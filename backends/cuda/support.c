@@ -23,7 +23,7 @@ uint32_t bpcu_row_dtypes(bp_op op)
     uint32_t m = 0;
     for (int dt = 0; dt < BP_DTYPE_COUNT; dt++) {
         if (dt >= BP_I16)
-            break; /* ABI 1.10's dtypes: not on cuda (BPCU_ABI_MINOR, config.h) */
+            break; /* the dtypes of ABI 1.10 and later: not on cuda (BPCU_ABI_MINOR, config.h) */
         bool in;
         switch (r->dtypes) {
         case BP_DTYPES_NUMERIC: in = dt != BP_BOOL; break;

@@ -18,6 +18,7 @@
     case BP_I16: BIN_LOOP_S(int16_t, int16_t, ID, int16_t, ID, IFN##_i16(p, q)); return BP_OK; \
     case BP_U16: BIN_LOOP_S(uint16_t, uint16_t, ID, uint16_t, ID, IFN##_u16(p, q)); return BP_OK; \
     case BP_U32: BIN_LOOP_S(uint32_t, uint32_t, ID, uint32_t, ID, IFN##_u32(p, q)); return BP_OK; \
+    case BP_U64: LOOP(uint64_t, uint64_t, ID, uint64_t, ID, IFN##_u64(p, q)); return BP_OK; \
     default: break;                                                                     \
     }                                                                                   \
     break
@@ -56,6 +57,7 @@
     case BP_I16: BIN_LOOP_S(int16_t, int16_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
     case BP_U16: BIN_LOOP_S(uint16_t, uint16_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
     case BP_U32: BIN_LOOP_S(uint32_t, uint32_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
+    case BP_U64: BIN_LOOP(uint64_t, uint64_t, ID, uint8_t, ID, (uint8_t)(p OPR q)); return BP_OK; \
     }                                                                                   \
     break
 
@@ -72,6 +74,7 @@
 #define max_i16 max_i64
 #define max_u16 max_i64
 #define max_u32 max_i64
+#define max_u64 max_i64
 #define min_i64(p, q) (p < q ? p : q)
 #define min_i32 min_i64
 #define min_i8 min_i64
@@ -79,14 +82,28 @@
 #define min_i16 min_i64
 #define min_u16 min_i64
 #define min_u32 min_i64
+#define min_u64 min_i64
 
 /* ---- integer helpers of fmod, prelu, the bitwise ops and the bit shifts:
- * exact in int64, wrapped to the dtype (two's complement) ---------------- */
+ * exact in int64, wrapped to the dtype (two's complement). A u64 operand is
+ * its bits in the int64: the helpers that depend on the sign or the order
+ * (fmod, prelu, the right shift) compute it unsigned. -------------------- */
 
 static inline int dtype_bits(bp_dtype dt) { return (int)bp_dtype_size(dt) * 8; }
 
 /* a % b truncating (C), with x % 0 and x % -1 (MIN % -1 overflows in C) 0. */
-static inline int64_t fmod_i(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
+static inline int64_t fmod_i(bp_dtype dt, int64_t a, int64_t b)
+{
+    if (dt == BP_U64)
+        return b == 0 ? 0 : (int64_t)((uint64_t)a % (uint64_t)b);
+    return b == 0 || b == -1 ? 0 : a % b;
+}
+
+/* prelu: x below zero times the slope (an unsigned x never is) */
+static inline int64_t prelu_i(bp_dtype dt, int64_t p, int64_t q)
+{
+    return p < 0 && dt != BP_U64 ? bpk_wrap_int(dt, (uint64_t)p * (uint64_t)q) : p;
+}
 
 static inline int64_t shift_left(bp_dtype dt, int64_t a, int64_t b)
 {
@@ -99,6 +116,8 @@ static inline int64_t shift_left(bp_dtype dt, int64_t a, int64_t b)
  * the implementation-defined >> of a negative number. */
 static inline int64_t shift_right(bp_dtype dt, int64_t a, int64_t b)
 {
+    if (dt == BP_U64) /* zeros shifted in; b is an unsigned count */
+        return (uint64_t)b >= 64 ? 0 : (int64_t)((uint64_t)a >> b);
     if (b < 0 || b >= dtype_bits(dt))
         return a < 0 ? -1 : 0;
     return a < 0 ? ~(~a >> b) : a >> b;
@@ -111,6 +130,7 @@ static inline int64_t shift_right(bp_dtype dt, int64_t a, int64_t b)
 #define TO_I16(v) ((int16_t)(v))
 #define TO_U16(v) ((uint16_t)(v))
 #define TO_U32(v) ((uint32_t)(v))
+#define TO_U64(v) ((uint64_t)(v))
 
 /* EXPR of int64 p and q on every integer dtype; EXPR's value is already in
  * the dtype's range. */
@@ -121,7 +141,8 @@ static inline int64_t shift_right(bp_dtype dt, int64_t a, int64_t b)
     case BP_U8: BIN_LOOP_S(uint8_t, int64_t, TO_I64, uint8_t, TO_U8, EXPR); return BP_OK; \
     case BP_I16: BIN_LOOP_S(int16_t, int64_t, TO_I64, int16_t, TO_I16, EXPR); return BP_OK; \
     case BP_U16: BIN_LOOP_S(uint16_t, int64_t, TO_I64, uint16_t, TO_U16, EXPR); return BP_OK; \
-    case BP_U32: BIN_LOOP_S(uint32_t, int64_t, TO_I64, uint32_t, TO_U32, EXPR); return BP_OK;
+    case BP_U32: BIN_LOOP_S(uint32_t, int64_t, TO_I64, uint32_t, TO_U32, EXPR); return BP_OK; \
+    case BP_U64: BIN_LOOP(uint64_t, int64_t, TO_I64, uint64_t, TO_U64, EXPR); return BP_OK;
 #define INT_BIN(EXPR)                                                                   \
     switch (dt) {                                                                       \
     INT_CASES(EXPR)                                                                     \
@@ -162,9 +183,8 @@ BIN_OP(bin_maximum, NUMERIC_BIN(F_OF(maximum, p)(p, q), max))
 BIN_OP(bin_minimum, NUMERIC_BIN(F_OF(minimum, p)(p, q), min))
 BIN_OP(bin_pow, NUMERIC_BIN_D(bpf_pow(p, q), pow))
 BIN_OP(bin_mod, NUMERIC_BIN_L(BIN_LOOP_S, F_OF(mod, p)(p, q), mod))
-BIN_OP(bin_fmod, FLOAT_D_INT_BIN(bpf_fmod(p, q), fmod_i(p, q)))
-BIN_OP(bin_prelu, FLOAT_D_INT_BIN(bpf_prelu(p, q),
-                                  p < 0 ? bpk_wrap_int(dt, (uint64_t)p * (uint64_t)q) : p))
+BIN_OP(bin_fmod, FLOAT_D_INT_BIN(bpf_fmod(p, q), fmod_i(dt, p, q)))
+BIN_OP(bin_prelu, FLOAT_D_INT_BIN(bpf_prelu(p, q), prelu_i(dt, p, q)))
 BIN_OP(bin_eq, COMPARE_BIN(==))
 BIN_OP(bin_ne, COMPARE_BIN(!=))
 BIN_OP(bin_lt, COMPARE_BIN(<))

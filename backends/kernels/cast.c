@@ -156,7 +156,7 @@ static void cast_generic(const bp_view *src, const bp_view *out)
         int64_t so = it.inner_stride[0] * ds, sp = it.inner_stride[1] * ss;
         if (via_int)
             for (int64_t i = 0; i < it.inner; i++)
-                bp_elem_store_i64(d, o + i * so, bp_elem_load_i64(s, p + i * sp));
+                bp_elem_cast_int(d, o + i * so, s, p + i * sp);
         else
             for (int64_t i = 0; i < it.inner; i++)
                 bp_elem_store_f64(d, o + i * so, bp_elem_load_f64(s, p + i * sp));

@@ -193,26 +193,10 @@ BPK_INT_OPS(i64, int64_t, uint64_t)
         return (T)r;                                                                    \
     }
 
+BPK_UINT_OPS(u8, uint8_t, uint32_t)
 BPK_UINT_OPS(u16, uint16_t, uint32_t)
 BPK_UINT_OPS(u32, uint32_t, uint32_t)
-
-static inline uint8_t add_u8(uint8_t a, uint8_t b) { return (uint8_t)(a + b); }
-static inline uint8_t sub_u8(uint8_t a, uint8_t b) { return (uint8_t)(a - b); }
-static inline uint8_t mul_u8(uint8_t a, uint8_t b) { return (uint8_t)((uint32_t)a * b); }
-static inline uint8_t neg_u8(uint8_t a) { return (uint8_t)(0u - a); }
-static inline uint8_t div_u8(uint8_t a, uint8_t b) { return b ? (uint8_t)(a / b) : 0; }
-static inline uint8_t mod_u8(uint8_t a, uint8_t b) { return b ? (uint8_t)(a % b) : 0; }
-static inline uint8_t pow_u8(uint8_t a, uint8_t e)
-{
-    uint32_t r = 1, x = a;
-    for (; e > 0; e >>= 1) {
-        if (e & 1)
-            r = (r * x) & 0xffu;
-        x = (x * x) & 0xffu;
-    }
-    return (uint8_t)r;
-}
-
+BPK_UINT_OPS(u64, uint64_t, uint64_t)
 
 /* formula fn of elementwise_formulas.h in the compute type of v: float's
  * (bpf_fn_f) or double's (bpf_fn) */

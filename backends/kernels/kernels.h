@@ -89,11 +89,20 @@ bool bpk_iter_next(bpk_iter *it, int64_t *pos);
 static inline int64_t bpk_wrap_int(bp_dtype dt, uint64_t u)
 {
     int bits = (int)bp_dtype_size(dt) * 8;
-    if (dt == BP_U8 || dt == BP_U16 || dt == BP_U32) /* unsigned: the low bits */
+    if (dt == BP_U8 || dt == BP_U16 || dt == BP_U32 || dt == BP_U64) /* unsigned: the low bits */
         return (int64_t)(u & ((((uint64_t)1 << (bits - 1)) << 1) - 1));
     uint64_t sign = (uint64_t)1 << (bits - 1);
     u &= bits == 64 ? ~(uint64_t)0 : (sign << 1) - 1;
     return (u & sign) ? (int64_t)(u - sign) - (int64_t)(sign - 1) - 1 : (int64_t)u;
+}
+
+/* An integer as bp_elem_load_i64 reads it, mapped so that int64's order is
+ * the values' order: itself, and for u64 (read as its bits) the bits with
+ * the top one flipped. For sorting, clipping and max/min; the keys are
+ * compared, never stored. */
+static inline int64_t bpk_int_order(bp_dtype dt, int64_t v)
+{
+    return dt == BP_U64 ? (int64_t)((uint64_t)v ^ ((uint64_t)1 << 63)) : v;
 }
 
 /* Element loads and stores with the cast rules: backplane/cast.h's

@@ -145,6 +145,7 @@ static int64_t ld_int(bp_dtype dt, const char *p)
     case BP_I16: return *(const int16_t *)p;
     case BP_U16: return *(const uint16_t *)p;
     case BP_U32: return *(const uint32_t *)p;
+    case BP_U64: return (int64_t)*(const uint64_t *)p; /* its bits: the sums wrap alike */
     default: return *(const int64_t *)p;
     }
 }
@@ -167,6 +168,7 @@ static void st_int_wrap(bp_dtype dt, char *p, uint64_t v)
     case BP_I16: *(int16_t *)p = (int16_t)low_bits_signed(v, 16); break;
     case BP_U16: *(uint16_t *)p = (uint16_t)v; break;
     case BP_U32: *(uint32_t *)p = (uint32_t)v; break;
+    case BP_U64: *(uint64_t *)p = v; break;
     default: *(int64_t *)p = low_bits_signed(v, 64); break;
     }
 }

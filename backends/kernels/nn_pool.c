@@ -40,6 +40,7 @@ static int64_t spatial_index(const bpk_window *g, const int64_t *i, bool column_
 typedef struct pool_buf {
     double *xf, *yf;
     int64_t *xi, *yi, *idx;
+    bp_dtype dt; /* x's: integers compare in its order (bpk_int_order) */
 } pool_buf;
 
 static void pool_buf_free(pool_buf *b)
@@ -55,7 +56,7 @@ static bp_status pool_buf_new(void *dev, const char *op, bool ints, bool idx, in
                               int64_t nout, pool_buf *b)
 {
     size_t in = (size_t)(nin > 0 ? nin : 1), out = (size_t)(nout > 0 ? nout : 1);
-    *b = (pool_buf){NULL, NULL, NULL, NULL, NULL};
+    *b = (pool_buf){.xf = NULL, .dt = BP_BOOL};
     bool ok = true;
     if (ints) {
         ok = (b->xi = malloc(in * sizeof(int64_t))) && (b->yi = malloc(out * sizeof(int64_t)));
@@ -73,7 +74,7 @@ static bp_status pool_buf_new(void *dev, const char *op, bool ints, bool idx, in
 static int64_t int_min(bp_dtype dt)
 {
     switch (dt) {
-    case BP_U8: case BP_U16: case BP_U32: return 0;
+    case BP_U8: case BP_U16: case BP_U32: case BP_U64: return 0;
     case BP_I8: return INT8_MIN;
     case BP_I16: return INT16_MIN;
     case BP_I32: return INT32_MIN;
@@ -87,7 +88,7 @@ static bool beats(const pool_buf *pb, int64_t a, int64_t b)
     if (b < 0)
         return true;
     if (pb->xi)
-        return pb->xi[a] > pb->xi[b];
+        return bpk_int_order(pb->dt, pb->xi[a]) > bpk_int_order(pb->dt, pb->xi[b]);
     double va = pb->xf[a], vb = pb->xf[b];
     return va > vb || (isnan(va) && !isnan(vb));
 }
@@ -133,6 +134,7 @@ bp_status bpk_max_pool_planes(void *dev, const bp_op_params *p, const bp_view *x
         return BP_OK;
     pool_buf b;
     BPK_TRY(pool_buf_new(dev, "max_pool", ints, indices != NULL, nin, nout, &b));
+    b.dt = x->dtype;
     for (int64_t u = lo; u < hi; u++) {
         const int64_t n = u / C, c = u % C;
         if (ints)

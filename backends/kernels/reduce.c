@@ -62,9 +62,25 @@ static double sum_f64(const double *p, int64_t n, int64_t stride)
     return sum;
 }
 
-static void load_i(bp_dtype dt, const char *p, int64_t stride, int64_t n, int64_t *out)
+/* u64 in an int64 accumulator: its bits, which sums and products need; for
+ * the ops that order (max, min, argmax, argmin) its bits with the top one
+ * flipped, which orders as signed int64 exactly as the values do unsigned. */
+#define U64_ORDER_KEY ((uint64_t)1 << 63)
+static bool orders(bp_op op)
+{
+    return op == BP_OP_MAX || op == BP_OP_MIN || op == BP_OP_ARGMAX || op == BP_OP_ARGMIN;
+}
+
+/* n integers as int64 (key: u64's order key, above) */
+static void load_i(bp_dtype dt, const char *p, int64_t stride, int64_t n, int64_t *out, bool key)
 {
     switch (dt) {
+    case BP_U64: {
+        uint64_t flip = key ? U64_ORDER_KEY : 0;
+        for (int64_t i = 0; i < n; i++)
+            out[i] = (int64_t)(((const uint64_t *)p)[i * stride] ^ flip);
+        break;
+    }
     case BP_U8:
         for (int64_t i = 0; i < n; i++)
             out[i] = ((const uint8_t *)p)[i * stride];
@@ -209,7 +225,7 @@ static void feed_run(const rctx *c, run_acc *a, const char *p, int64_t n, int64_
             bpk_load_row_f64(c->dt, q, stride, len, fbuf);
             feed_f(c->op, a, fbuf, len);
         } else {
-            load_i(c->dt, q, stride, len, ibuf);
+            load_i(c->dt, q, stride, len, ibuf, orders(c->op));
             feed_i(c->op, a, ibuf, len);
         }
     }
@@ -246,6 +262,8 @@ static void store(const rctx *c, const run_acc *a, char *p)
     }
     /* integers keep the low bits (wrapping), like C unsigned arithmetic */
     uint64_t u = op == BP_OP_SUM || op == BP_OP_PROD ? a->u : (uint64_t)a->best;
+    if (c->dt == BP_U64 && orders(op))
+        u ^= U64_ORDER_KEY; /* back from the order key */
     switch (c->dt) {
     case BP_U8: *(uint8_t *)p = (uint8_t)u; break;
     case BP_I8: *(int8_t *)p = (int8_t)low_bits_signed(u, 8); break;
@@ -253,6 +271,7 @@ static void store(const rctx *c, const run_acc *a, char *p)
     case BP_I16: *(int16_t *)p = (int16_t)low_bits_signed(u, 16); break;
     case BP_U16: *(uint16_t *)p = (uint16_t)u; break;
     case BP_U32: *(uint32_t *)p = (uint32_t)u; break;
+    case BP_U64: *(uint64_t *)p = u; break;
     default: *(int64_t *)p = low_bits_signed(u, 64); break;
     }
 }
@@ -510,7 +529,7 @@ static void fold_row(const col_block *b, const char *q, int64_t r)
         bpk_load_row_f64(dt, q, 1, n, cs->fbuf);
         col_row_f64(op, cs->v, cs->idx, cs->fbuf, n, r);
     } else {
-        load_i(dt, q, 1, n, cs->ibuf);
+        load_i(dt, q, 1, n, cs->ibuf, orders(op));
         col_row_int(op, cs->w, cs->idx, cs->ibuf, n, r);
     }
 }
@@ -667,8 +686,8 @@ static void reduce_int(const red *r, const char *x, char *out)
     uint64_t acc = 0;
     FOR_TERMS(r, x, p) {
         int64_t v = bp_elem_load_i64(r->dt, p);
-        if (r->op == BP_OP_REDUCE_L1)
-            acc += v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        if (r->op == BP_OP_REDUCE_L1) /* a u64 is never below zero */
+            acc += v < 0 && r->dt != BP_U64 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
         else /* SUM_SQUARE */
             acc += (uint64_t)v * (uint64_t)v;
     }
@@ -730,6 +749,8 @@ static int64_t arg_last(const red *r, const char *x)
                 bf = v, at = k;
         } else {
             int64_t v = bp_elem_load_i64(r->dt, p);
+            if (r->dt == BP_U64)
+                v = (int64_t)((uint64_t)v ^ U64_ORDER_KEY);
             if (at < 0 || (max ? v >= bi : v <= bi))
                 bi = v, at = k;
         }

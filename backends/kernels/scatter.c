@@ -42,8 +42,8 @@ static void apply(const sink *s, int64_t o, const char *u)
     switch (s->red) {
     case BP_SCATTER_ADD: c = bpk_wrap_int(s->dt, (uint64_t)c + (uint64_t)v); break;
     case BP_SCATTER_MUL: c = bpk_wrap_int(s->dt, (uint64_t)c * (uint64_t)v); break;
-    case BP_SCATTER_MAX: c = v > c ? v : c; break;
-    default: c = v < c ? v : c; break;
+    case BP_SCATTER_MAX: c = bpk_int_order(s->dt, v) > bpk_int_order(s->dt, c) ? v : c; break;
+    default: c = bpk_int_order(s->dt, v) < bpk_int_order(s->dt, c) ? v : c; break;
     }
     bp_elem_store_i64(s->dt, dst, c);
 }

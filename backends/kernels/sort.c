@@ -78,7 +78,7 @@ bp_status bpk_op_sort(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
             if (o.is_float)
                 v[i].f = bp_elem_load_f64(x->dtype, e);
             else
-                v[i].i = bp_elem_load_i64(x->dtype, e);
+                v[i].i = bpk_int_order(x->dtype, bp_elem_load_i64(x->dtype, e));
         }
         merge_sort(&o, v, v + n, n);
         char *vrow = bpk_base(vals) + r.at[1] * (int64_t)es;

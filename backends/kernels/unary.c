@@ -29,6 +29,7 @@
     case BP_I16: { IEXPR(i16, int16_t); } return BP_OK;                                 \
     case BP_U16: { IEXPR(u16, uint16_t); } return BP_OK;                                \
     case BP_U32: { IEXPR(u32, uint32_t); } return BP_OK;                                \
+    case BP_U64: { IEXPR(u64, uint64_t); } return BP_OK;                                \
     default: break;                                                                     \
     }                                                                                   \
     break
@@ -50,6 +51,7 @@
     case BP_I16: UN_LOOP(int16_t, int16_t, ID, int16_t, ID, (int16_t)(EXPR)); return BP_OK; \
     case BP_U16: UN_LOOP(uint16_t, uint16_t, ID, uint16_t, ID, (uint16_t)(EXPR)); return BP_OK; \
     case BP_U32: UN_LOOP(uint32_t, uint32_t, ID, uint32_t, ID, (uint32_t)(EXPR)); return BP_OK; \
+    case BP_U64: UN_LOOP(uint64_t, uint64_t, ID, uint64_t, ID, (uint64_t)(EXPR)); return BP_OK; \
     default: break;                                                                     \
     }                                                                                   \
     break

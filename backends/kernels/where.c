@@ -84,14 +84,15 @@ bp_status bpk_op_clip(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
                 }
                 bp_elem_store_f64(out->dtype, dst, v);
             } else {
-                int64_t v = bp_elem_load_i64(x->dtype, e[1]);
+                bp_dtype dt = x->dtype;
+                int64_t v = bp_elem_load_i64(dt, e[1]);
                 if (lo) {
-                    int64_t l = bp_elem_load_i64(x->dtype, e[2]);
-                    v = v < l ? l : v;
+                    int64_t l = bp_elem_load_i64(dt, e[2]);
+                    v = bpk_int_order(dt, v) < bpk_int_order(dt, l) ? l : v;
                 }
                 if (hi) {
-                    int64_t h = bp_elem_load_i64(x->dtype, e[3]);
-                    v = v > h ? h : v;
+                    int64_t h = bp_elem_load_i64(dt, e[3]);
+                    v = bpk_int_order(dt, v) > bpk_int_order(dt, h) ? h : v;
                 }
                 bp_elem_store_i64(out->dtype, dst, v);
             }

@@ -204,6 +204,7 @@ static inline void load_i(bp_dtype dt, const void *p, size_t m, int64_t *acc)
         return;
     }
     case BP_I64:
+    case BP_U64: /* its bits */
         memcpy(acc, p, m * sizeof *acc);
         return;
     case BP_I16: {
@@ -239,6 +240,19 @@ static inline void fold_i(bp_dtype dt, bp_reduce_op op, const void *p, size_t m,
     case BP_I16: FOLD_I(int16_t); return;
     case BP_U16: FOLD_I(uint16_t); return;
     case BP_U32: FOLD_I(uint32_t); return;
+    case BP_U64: {
+        if (op == BP_REDUCE_MAX || op == BP_REDUCE_MIN) { /* unsigned order */
+            const uint64_t *u = p;
+            bool mx = op == BP_REDUCE_MAX;
+            for (size_t j = 0; j < m; j++) {
+                uint64_t a = (uint64_t)acc[j];
+                acc[j] = (int64_t)((mx ? u[j] > a : u[j] < a) ? u[j] : a);
+            }
+            return;
+        }
+        FOLD_I(uint64_t);
+        return;
+    }
     default: return;
     }
 }
@@ -270,6 +284,7 @@ static inline void store_i(bp_dtype dt, void *p, size_t m, const int64_t *acc)
         return;
     }
     case BP_I64:
+    case BP_U64:
         memcpy(p, acc, m * sizeof *acc);
         return;
     default:

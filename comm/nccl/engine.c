@@ -144,6 +144,7 @@ static int nccl_dtype(bp_dtype dt)
     case BP_I32: return NCCL_INT32;
     case BP_U32: return NCCL_UINT32;
     case BP_I64: return NCCL_INT64;
+    case BP_U64: return NCCL_UINT64;
     case BP_F16: return NCCL_FLOAT16;
     case BP_BF16: return NCCL_BFLOAT16;
     case BP_F32: return NCCL_FLOAT32;

@@ -7,8 +7,8 @@
 
 #include "internal.h"
 
-static const char *const DTYPES[] = {"bool", "u8", "i8", "i16", "u16", "i32", "u32",
-                                     "i64", "f16", "bf16", "f32", "f64", "-"};
+static const char *const DTYPES[] = {"bool", "u8",  "i8",   "i16", "u16", "i32", "u32",
+                                     "i64",  "u64", "f16", "bf16", "f32", "f64", "-"};
 enum { N_DT = sizeof DTYPES / sizeof DTYPES[0], MAX_OPS = 192, MAX_BACKENDS = 8 };
 
 typedef struct cell_table {

@@ -147,10 +147,10 @@ bp_status bp__require_op(const bp_backend *b, bp_op op, bp_dtype dtype, bool has
     if (!bp__abi_has_dtype(b->vt->abi_minor, dtype))
         return bp__error(BP_ERR_UNSUPPORTED_OP,
                          "backend %s does not support %s for %s: the plugin was built for "
-                         "plugin ABI %u.%u, and i16, u16 and u32 arrived in ABI 1.10; bp_cast to "
-                         "a wider dtype (i32, i64) or run it on a backend that has them",
+                         "plugin ABI %u.%u, and %s arrived in ABI 1.%u; bp_cast to a dtype it "
+                         "has (i32, i64, f64) or run it on a backend that has it",
                          b->name, bp_op_name(op), bp_dtype_name(dtype), b->vt->abi_major,
-                         b->vt->abi_minor);
+                         b->vt->abi_minor, bp_dtype_name(dtype), bp__dtype_since(dtype));
     if (has_entry && (!BP__HAS(b->vt, supports) || b->vt->supports(b->dev, op, dtype)))
         return BP_OK;
     return bp__error(BP_ERR_UNSUPPORTED_OP,
@@ -189,10 +189,10 @@ static const char *bp__class_name(bp_op_dtypes cls)
 {
     switch (cls) {
     case BP_DTYPES_ANY: return "every dtype";
-    case BP_DTYPES_NUMERIC: return "numeric dtypes (u8, i8, i16, u16, i32, u32, i64, f16, bf16, f32, f64; not bool)";
+    case BP_DTYPES_NUMERIC: return "numeric dtypes (u8, i8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64; not bool)";
     case BP_DTYPES_FLOAT: return "float dtypes (f16, bf16, f32, f64)";
     case BP_DTYPES_BOOL: return "bool only";
-    case BP_DTYPES_INTEGER: return "integer dtypes (u8, i8, i16, u16, i32, u32, i64)";
+    case BP_DTYPES_INTEGER: return "integer dtypes (u8, i8, i16, u16, i32, u32, i64, u64)";
     }
     return "?";
 }

@@ -18,6 +18,7 @@ static bool dl_from_dtype(bp_dtype dt, DLDataType *out)
         {BP_I32, kDLInt, 32},      {BP_I64, kDLInt, 64},   {BP_F16, kDLFloat, 16},
         {BP_BF16, kDLBfloat, 16},  {BP_F32, kDLFloat, 32}, {BP_F64, kDLFloat, 64},
         {BP_I16, kDLInt, 16},      {BP_U16, kDLUInt, 16},  {BP_U32, kDLUInt, 32},
+        {BP_U64, kDLUInt, 64},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
         if (map[i].dt == dt) {

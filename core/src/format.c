@@ -125,7 +125,8 @@ static void fmt_int_text(const fmt_state *s, int64_t i, char *buf, size_t cap)
     if (s->t->dtype == BP_BOOL)
         snprintf(buf, cap, "%s", fmt_i(s, i) ? "True" : "False");
     else
-        snprintf(buf, cap, "%lld", (long long)fmt_i(s, i));
+        snprintf(buf, cap, s->t->dtype == BP_U64 ? "%llu" : "%lld", /* u64: its bits */
+                 (unsigned long long)fmt_i(s, i));
 }
 
 /* A finite float in scientific notation as NumPy prints it in an array:

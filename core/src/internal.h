@@ -422,14 +422,19 @@ bp_status bp__graph_join(const char *fn, bp_backend **be, const bp_tensor *const
 bool bp__backends_joinable(const bp_backend *a, const bp_backend *b);
 /* The device behind b: b itself, or a recording backend's graph's backend. */
 bp_backend *bp__backend_real(bp_backend *b);
-/* Whether a plugin built for ABI 1.abi_minor may be handed dtype: the dtypes
- * are appended, and i16, u16 and u32 arrived in 1.10. */
+/* The plugin ABI minor a dtype arrived in (the dtypes are appended): i16,
+ * u16 and u32 in 1.10, u64 in 1.11, the first nine with the ABI. */
+static inline uint32_t bp__dtype_since(bp_dtype dtype)
+{
+    return (int)dtype >= (int)BP_U64 ? 11u : (int)dtype >= (int)BP_I16 ? 10u : 0u;
+}
+/* Whether a plugin built for ABI 1.abi_minor may be handed dtype. */
 static inline bool bp__abi_has_dtype(uint32_t abi_minor, bp_dtype dtype)
 {
-    return (int)dtype < (int)BP_I16 || abi_minor >= 10;
+    return abi_minor >= bp__dtype_since(dtype);
 }
 /* BP_ERR_DTYPE (naming the fix) when dtype is one that b's plugin predates
- * (i16, u16, u32: ABI 1.10); else BP_OK. */
+ * (bp__dtype_since); else BP_OK. */
 bp_status bp__dtype_on_backend(const char *fn, bp_backend *b, bp_dtype dtype);
 /* BP_ERR_INVALID_ARGUMENT: fn cannot read a symbolic tensor of b. */
 bp_status bp__graph_read_error(const char *fn, const bp_backend *b);

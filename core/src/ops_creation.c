@@ -26,7 +26,7 @@ static bp_status check_dtype_valid(const char *fn, bp_dtype dtype)
     if (!bp_dtype_valid((int)dtype))
         return bp__error(BP_ERR_DTYPE,
                          "%s: %d is not a dtype; pass one of BP_BOOL, BP_U8, BP_I8, BP_I16, "
-                         "BP_U16, BP_I32, BP_U32, BP_I64, BP_F16, BP_BF16, BP_F32, BP_F64",
+                         "BP_U16, BP_I32, BP_U32, BP_I64, BP_U64, BP_F16, BP_BF16, BP_F32, BP_F64",
                          fn, (int)dtype);
     return BP_OK;
 }

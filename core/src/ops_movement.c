@@ -314,7 +314,7 @@ bp_status bp_cast(const bp_tensor *x, bp_dtype dtype, bp_tensor **out)
     if (!bp_dtype_valid((int)dtype))
         return bp__error(BP_ERR_DTYPE,
                          "%s: %d is not a dtype; pass one of BP_BOOL, BP_U8, BP_I8, BP_I16, "
-                         "BP_U16, BP_I32, BP_U32, BP_I64, BP_F16, BP_BF16, BP_F32, BP_F64",
+                         "BP_U16, BP_I32, BP_U32, BP_I64, BP_U64, BP_F16, BP_BF16, BP_F32, BP_F64",
                          fn, (int)dtype);
 
     bp_op op = dtype == x->dtype ? BP_OP_COPY : BP_OP_CAST;

@@ -41,7 +41,7 @@ static const struct {
     {"BOOL", BP_BOOL, 1}, {"U8", BP_U8, 1},     {"I8", BP_I8, 1},       {"I16", BP_I16, 2},
     {"U16", BP_U16, 2},   {"F16", BP_F16, 2},   {"BF16", BP_BF16, 2},   {"I32", BP_I32, 4},
     {"U32", BP_U32, 4},   {"F32", BP_F32, 4},   {"F64", BP_F64, 8},     {"I64", BP_I64, 8},
-    {"U64", -1, 8},       {"F8_E4M3", -1, 1},   {"F8_E5M2", -1, 1},     {"C64", -1, 8},
+    {"U64", BP_U64, 8},     {"F8_E4M3", -1, 1},   {"F8_E5M2", -1, 1},     {"C64", -1, 8},
 };
 
 const char *bp__st_dtype_name(bp_dtype dt)

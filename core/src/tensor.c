@@ -257,10 +257,10 @@ bp_status bp__dtype_on_backend(const char *fn, bp_backend *b, bp_dtype dtype)
         return BP_OK;
     return bp__error(BP_ERR_DTYPE,
                      "%s: backend %s cannot hold %s: the plugin was built for plugin ABI %u.%u, "
-                     "and i16, u16 and u32 arrived in ABI 1.10; bp_cast to a wider dtype (i32, "
-                     "i64) the backend has, or use a backend that has them",
+                     "and %s arrived in ABI 1.%u; bp_cast to a dtype the backend has (i32, i64, "
+                     "f64), or use a backend that has it",
                      fn, real->name, bp_dtype_name(dtype), real->vt->abi_major,
-                     real->vt->abi_minor);
+                     real->vt->abi_minor, bp_dtype_name(dtype), bp__dtype_since(dtype));
 }
 
 bp_status bp__tensor_new(const char *fn, bp_backend *b, bp_dtype dtype, int32_t rank,
@@ -525,7 +525,7 @@ bp_status bp_item_i64(const bp_tensor *t, int64_t *out)
     if (!out)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_item_i64: out is NULL");
     BP__TRY(bp__item("bp_item_i64", t, elem));
-    *out = bp_elem_load_i64(t->dtype, elem);
+    bp_elem_cast_int(BP_I64, out, t->dtype, elem); /* a u64 above INT64_MAX saturates */
     return BP_OK;
 }
 

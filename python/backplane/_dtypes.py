@@ -1,6 +1,6 @@
 """backplane's dtypes as objects that compare as NumPy users expect.
 
-``Tensor.dtype`` is one of twelve ``backplane.dtype`` objects. Each is a
+``Tensor.dtype`` is one of thirteen ``backplane.dtype`` objects. Each is a
 ``str`` holding NumPy's name ('float32', 'bfloat16', ...), so code that
 printed, compared or used the names as dict keys keeps working, and it also
 compares equal to everything ``numpy.dtype()`` accepts for that type:
@@ -8,18 +8,19 @@ compares equal to everything ``numpy.dtype()`` accepts for that type:
 (``float`` means float64, ``int`` int64, ``bool`` bool, as in NumPy).
 """
 
-# In the library's enum order (dtype.h): the three of plugin ABI 1.10 last.
+# In the library's enum order (dtype.h): those of plugin ABI 1.10 and 1.11 last.
 _NAMES = ("bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64",
-          "int16", "uint16", "uint32")
+          "int16", "uint16", "uint32", "uint64")
 _ITEMSIZE = {"bool": 1, "uint8": 1, "int8": 1, "int32": 4, "int64": 8, "float16": 2,
-             "bfloat16": 2, "float32": 4, "float64": 8, "int16": 2, "uint16": 2, "uint32": 4}
+             "bfloat16": 2, "float32": 4, "float64": 8, "int16": 2, "uint16": 2, "uint32": 4,
+             "uint64": 8}
 _KIND = {"bool": "b", "uint8": "u", "int8": "i", "int32": "i", "int64": "i", "float16": "f",
          "bfloat16": "V", "float32": "f", "float64": "f", "int16": "i", "uint16": "u",
-         "uint32": "u"}
+         "uint32": "u", "uint64": "u"}
 # The library's short names, which backplane's functions also accept.
 _SHORT = {"bool": "bool", "uint8": "u8", "int8": "i8", "int32": "i32", "int64": "i64",
           "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
-          "int16": "i16", "uint16": "u16", "uint32": "u32"}
+          "int16": "i16", "uint16": "u16", "uint32": "u32", "uint64": "u64"}
 _PYTHON_TYPES = {float: "float64", int: "int64", bool: "bool"}
 
 

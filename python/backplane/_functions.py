@@ -220,8 +220,8 @@ def _format(self, spec):
 
 def _index(self):
     """operator.index(t): an integer tensor of one element, any rank 0."""
-    if self.ndim != 0 or self.dtype not in ("uint8", "int8", "int16", "uint16", "int32", "uint32", "int64",
-                                               "bool"):
+    if self.ndim != 0 or self.dtype not in ("uint8", "int8", "int16", "uint16", "int32", "uint32",
+                                               "int64", "uint64", "bool"):
         raise TypeError("only integer 0-d tensors can be converted to an index")
     return int(self.item())
 

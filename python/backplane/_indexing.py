@@ -48,7 +48,7 @@ def _as_index_tensor(k, backend):
         t = _bp.asarray(k, backend=backend)
     if t.dtype == "bool":
         return t
-    if t.dtype not in ("int64", "int32", "int8", "uint8", "int16", "uint16", "uint32"):
+    if t.dtype not in ("int64", "int32", "int8", "uint8", "int16", "uint16", "uint32", "uint64"):
         raise _bp.IndexError(
             f"arrays used as indices must be of integer or boolean type, not {t.dtype}")
     if t.backend != backend:

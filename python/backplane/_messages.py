@@ -9,7 +9,8 @@ import re
 
 _DTYPES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "I32": "int32", "I64": "int64",
            "F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64",
-           "I16": "int16", "U16": "uint16", "U32": "uint32"}
+           "I16": "int16", "U16": "uint16", "U32": "uint32",
+           "U64": "uint64"}
 
 _RULES = [
     # A symbolic tensor read: in Python, that is a traced value inside backplane.jit.

@@ -28,7 +28,7 @@ FLOATS = ("float16", "bfloat16", "float32", "float64")
 # ONNX TensorProto.DataType -> backplane's dtype name.
 ONNX_DTYPES = {9: "bool", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 10: "float16",
                16: "bfloat16", 1: "float32", 11: "float64", 5: "int16", 4: "uint16",
-               12: "uint32"}
+               12: "uint32", 13: "uint64"}
 
 HANDLERS = {}
 TRAINING = "ai.onnx.preview.training"  # ONNX's optimizers' domain

@@ -18,7 +18,8 @@ static const char *const NUMPY_NAMES[BP_DTYPE_COUNT] = {
     [BP_BOOL] = "bool",     [BP_U8] = "uint8",      [BP_I8] = "int8",
     [BP_I32] = "int32",     [BP_I64] = "int64",     [BP_F16] = "float16",
     [BP_BF16] = "bfloat16", [BP_F32] = "float32",   [BP_F64] = "float64",
-    [BP_I16] = "int16",     [BP_U16] = "uint16",    [BP_U32] = "uint32"};
+    [BP_I16] = "int16",     [BP_U16] = "uint16",    [BP_U32] = "uint32",
+    [BP_U64] = "uint64"};
 
 const char *bpy_dtype_name(bp_dtype dt)
 {
@@ -26,8 +27,8 @@ const char *bpy_dtype_name(bp_dtype dt)
 }
 
 #define DTYPE_CHOICES                                                                       \
-    "bool, uint8, int8, int16, uint16, int32, uint32, int64, float16, bfloat16, float32, "    \
-    "float64"
+    "bool, uint8, int8, int16, uint16, int32, uint32, int64, uint64, float16, bfloat16, "     \
+    "float32, float64"
 
 /* A name (NumPy's, or the library's short one) -> dtype; -1 if none. */
 static int dtype_from_name(const char *s)
@@ -149,6 +150,7 @@ typedef struct {
     int kind;
     int64_t i;   /* K_BOOL, K_INT */
     double d;    /* K_FLOAT */
+    bool big;    /* K_INT above INT64_MAX: i holds the uint64's bits */
 } leaf;
 
 /* A NumPy scalar's dtype kind: 'b', 'i', 'u', 'f', ... (0 if none). */
@@ -169,6 +171,7 @@ static int attr_kind(PyObject *o)
 /* One Python number; K_* or -1 with an error. */
 static int read_leaf(PyObject *o, leaf *out)
 {
+    out->big = false;
     if (PyBool_Check(o)) {
         out->kind = K_BOOL, out->i = o == Py_True;
         return K_BOOL;
@@ -184,9 +187,19 @@ static int read_leaf(PyObject *o, leaf *out)
     if (PyLong_Check(o)) {
         int overflow = 0;
         long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow > 0) { /* uint64's upper half, or beyond */
+            unsigned long long u = PyLong_AsUnsignedLongLong(o);
+            if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+                PyErr_SetString(PyExc_OverflowError, "a Python integer above 2**64 - 1, the "
+                                                     "largest uint64, backplane's widest");
+                return -1;
+            }
+            out->kind = K_INT, out->i = (int64_t)u, out->big = true;
+            return K_INT;
+        }
         if (overflow) {
-            PyErr_SetString(PyExc_OverflowError,
-                            "a Python integer out of the range of int64, backplane's widest");
+            PyErr_SetString(PyExc_OverflowError, "a Python integer below -2**63, the smallest "
+                                                 "int64, backplane's widest signed");
             return -1;
         }
         if (v == -1 && PyErr_Occurred())
@@ -312,6 +325,7 @@ static void int_range(bp_dtype dt, int64_t *lo, int64_t *hi)
     case BP_U16: *lo = 0, *hi = UINT16_MAX; break;
     case BP_I32: *lo = INT32_MIN, *hi = INT32_MAX; break;
     case BP_U32: *lo = 0, *hi = UINT32_MAX; break;
+    case BP_U64: *lo = 0, *hi = INT64_MAX; break; /* and every big leaf */
     default: *lo = INT64_MIN, *hi = INT64_MAX; break;
     }
 }
@@ -334,7 +348,12 @@ static int check_leaf_fits(const leaf *l, bp_dtype dt)
     if (l->kind == K_INT && bp_dtype_is_int(dt)) {
         int64_t lo = INT64_MIN, hi = INT64_MAX;
         int_range(dt, &lo, &hi);
-        if (l->i < lo || l->i > hi) {
+        if (l->big && dt != BP_U64) {
+            PyErr_Format(PyExc_OverflowError, "Python integer %llu out of bounds for %s",
+                         (unsigned long long)l->i, bpy_dtype_name(dt));
+            return -1;
+        }
+        if (!l->big && (l->i < lo || l->i > hi)) {
             PyErr_Format(PyExc_OverflowError, "Python integer %lld out of bounds for %s",
                          (long long)l->i, bpy_dtype_name(dt));
             return -1;
@@ -347,6 +366,10 @@ static void store_leaf(const leaf *l, bp_dtype dt, void *p)
 {
     if (l->kind == K_FLOAT)
         bp_elem_store_f64(dt, p, l->d);
+    else if (l->big && bp_dtype_is_float(dt))
+        bp_elem_store_u64_float(dt, p, (uint64_t)l->i);
+    else if (l->big && dt != BP_U64) /* saturates: an explicit cast of a float leaf's kind */
+        bp_elem_cast_int(dt, p, BP_U64, &l->i);
     else
         bp_elem_store_i64(dt, p, l->i);
 }
@@ -358,6 +381,15 @@ static int leaves_tensor(const leaf *leaves, int64_t n, int kind, int32_t rank,
                          bp_tensor **out)
 {
     bp_dtype dt = (bp_dtype)(dtype >= 0 ? dtype : hint_dtype >= 0 ? hint_dtype : kind_dtype(kind));
+    bool big = false;
+    for (int64_t i = 0; i < n; i++)
+        big |= leaves[i].big;
+    if (dtype < 0 && hint_dtype < 0 && big && kind == K_INT) {
+        dt = BP_U64; /* NumPy's choice for ints above int64's range */
+        for (int64_t i = 0; i < n; i++)
+            if (check_leaf_fits(&leaves[i], dt) < 0)
+                return -1;
+    }
     if (dtype < 0 && hint_dtype >= 0)
         for (int64_t i = 0; i < n; i++)
             if (check_leaf_fits(&leaves[i], dt) < 0)

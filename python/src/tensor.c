@@ -246,6 +246,23 @@ static PyObject *tensor_tolist(PyObject *o, PyObject *unused)
     return l;
 }
 
+/* The one element of an integer tensor as a Python int (a u64 exactly). */
+static PyObject *int_item(bp_tensor *t)
+{
+    int64_t v = 0;
+    bp_status st;
+    Py_BEGIN_ALLOW_THREADS st = bp_item_i64(t, &v); /* checks the element count */
+    Py_END_ALLOW_THREADS
+    if (st != BP_OK)
+        return bpy_raise(st);
+    if (bp_tensor_dtype(t) != BP_U64)
+        return PyLong_FromLongLong(v);
+    uint64_t u = 0;
+    Py_BEGIN_ALLOW_THREADS st = bp_tensor_to_host(t, &u, sizeof u);
+    Py_END_ALLOW_THREADS
+    return st == BP_OK ? PyLong_FromUnsignedLongLong(u) : bpy_raise(st);
+}
+
 static PyObject *tensor_item(PyObject *o, PyObject *unused)
 {
     bp_tensor *t = BPY_T(o);
@@ -265,10 +282,7 @@ static PyObject *tensor_item(PyObject *o, PyObject *unused)
             return bpy_raise(st);
         return PyBool_FromLong(v);
     }
-    int64_t v = 0;
-    Py_BEGIN_ALLOW_THREADS st = bp_item_i64(t, &v);
-    Py_END_ALLOW_THREADS
-    return st == BP_OK ? PyLong_FromLongLong(v) : bpy_raise(st);
+    return int_item(t);
 }
 
 static PyObject *tensor_to(PyObject *o, PyObject *args, PyObject *kw)
@@ -552,9 +566,7 @@ static PyObject *nb_int(PyObject *o)
         bp_status st = bp_item_f64(t, &v);
         return st == BP_OK ? PyLong_FromDouble(v) : bpy_raise(st);
     }
-    int64_t v = 0;
-    bp_status st = bp_item_i64(t, &v);
-    return st == BP_OK ? PyLong_FromLongLong(v) : bpy_raise(st);
+    return int_item(t);
 }
 
 static PyObject *richcompare(PyObject *a, PyObject *b, int op)

@@ -68,10 +68,10 @@ static void fail(env *e, const char *fmt, ...)
 
 /* ---- inputs and the reference ---------------------------------------------------- */
 
-static const bp_dtype NUMERIC[] = {BP_U8,  BP_I8,  BP_I16,  BP_U16, BP_I32, BP_U32,
-                                   BP_I64, BP_F16, BP_BF16, BP_F32, BP_F64};
-static const bp_dtype ALL[] = {BP_BOOL, BP_U8,  BP_I8,  BP_I16,  BP_U16, BP_I32,
-                               BP_U32,  BP_I64, BP_F16, BP_BF16, BP_F32, BP_F64};
+static const bp_dtype NUMERIC[] = {BP_U8,  BP_I8,  BP_I16, BP_U16,  BP_I32, BP_U32,
+                                   BP_I64, BP_U64, BP_F16, BP_BF16, BP_F32, BP_F64};
+static const bp_dtype ALL[] = {BP_BOOL, BP_U8,  BP_I8,  BP_I16, BP_U16,  BP_I32, BP_U32,
+                               BP_I64,  BP_U64, BP_F16, BP_BF16, BP_F32, BP_F64};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 /* Sizes: one element, odd ones, ones past the engine's single-message size
  * (16 KiB) and past one block of a part (512 KiB). */
@@ -102,6 +102,12 @@ static void *input_of(int r, bp_dtype dt, int64_t n, bp_reduce_op op)
         if (dt == BP_BOOL)
             v = (double)((i + r) % 3 == 0);
         bp_elem_store_f64(dt, p + (size_t)i * es, v);
+        if (dt == BP_U64 && i % 2) { /* u64 above 2^63: max and min order it unsigned */
+            uint64_t u;
+            memcpy(&u, p + (size_t)i * es, 8);
+            u ^= (uint64_t)1 << 63;
+            memcpy(p + (size_t)i * es, &u, 8);
+        }
     }
     return p;
 }
@@ -138,8 +144,12 @@ static void *expected_of(int size, bp_dtype dt, int64_t n, bp_reduce_op op)
                 case BP_REDUCE_SUM:
                 case BP_REDUCE_AVG: acc += (uint64_t)v; break;
                 case BP_REDUCE_PROD: acc *= (uint64_t)v; break;
-                case BP_REDUCE_MAX: acc = v > (int64_t)acc ? (uint64_t)v : acc; break;
-                case BP_REDUCE_MIN: acc = v < (int64_t)acc ? (uint64_t)v : acc; break;
+                case BP_REDUCE_MAX:
+                    acc = (dt == BP_U64 ? (uint64_t)v > acc : v > (int64_t)acc) ? (uint64_t)v : acc;
+                    break;
+                case BP_REDUCE_MIN:
+                    acc = (dt == BP_U64 ? (uint64_t)v < acc : v < (int64_t)acc) ? (uint64_t)v : acc;
+                    break;
                 }
             }
             /* wrap to the dtype's width: its low bytes (little-endian) */

@@ -286,7 +286,7 @@ static void fg_mild_args(fg_state *s, bp_op op, const bp_tensor *x, fg_step *k)
         a->k = (int64_t)fz_pick(&s->in, 4) - (op == BP_OP_TRILU);
     if (op == BP_OP_CAST) {
         static const bp_dtype to[] = {BP_F32, BP_F64, BP_F16, BP_BF16, BP_I32, BP_I64, BP_BOOL,
-                                      BP_U8, BP_I8, BP_I16, BP_U16, BP_U32};
+                                      BP_U8, BP_I8, BP_I16, BP_U16, BP_U32, BP_U64};
         a->dtype = to[fz_pick(&s->in, sizeof to / sizeof to[0])];
     }
     if (op == BP_OP_BROADCAST_TO && x && rank < BP_MAX_RANK) { /* x's shape, an axis in front */

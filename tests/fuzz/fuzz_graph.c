@@ -174,6 +174,7 @@ static bool fg_dl_dtype(bp_dtype dt, DLDataType *out)
     case BP_I16: *out = (DLDataType){kDLInt, 16, 1}; return true;
     case BP_U16: *out = (DLDataType){kDLUInt, 16, 1}; return true;
     case BP_U32: *out = (DLDataType){kDLUInt, 32, 1}; return true;
+    case BP_U64: *out = (DLDataType){kDLUInt, 64, 1}; return true;
     }
     return false;
 }
@@ -200,7 +201,7 @@ static void fg_small_indices(fg_state *s, bp_dtype dt, int64_t numel, unsigned c
 static void fg_act_const(fg_state *s)
 {
     static const bp_dtype dts[] = {BP_F32, BP_F32, BP_F64, BP_F16, BP_BF16, BP_I64, BP_I64,
-                                   BP_I32, BP_BOOL, BP_U8, BP_I16, BP_U16, BP_U32};
+                                   BP_I32, BP_BOOL, BP_U8, BP_I16, BP_U16, BP_U32, BP_U64};
     int like = fg_value_pick(s);
     uint8_t how = fz_u8(&s->in);
     bp_dtype dt = how < 128 && like >= 0 ? bp_tensor_dtype(fg_sym(s, like))

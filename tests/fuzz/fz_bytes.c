@@ -91,7 +91,7 @@ int fz_dtype(fz_in *in)
     if (b < 243)
         return b % BP_DTYPE_COUNT;
     static const int bad[] = {-1, BP_DTYPE_COUNT, BP_DTYPE_COUNT + 1, 1000, -2147483647 - 1,
-                              2147483647, 255, 16, 100, -9, 64, 13, 14};
+                              2147483647, 255, 16, 100, -9, 64, 14, 15};
     return bad[b - 243];
 }
 

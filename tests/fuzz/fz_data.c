@@ -26,7 +26,7 @@ static void fz_store(void *dst, int dtype, double d, uint64_t raw, bool use_raw)
     case BP_U8: case BP_I8: { uint8_t x = (uint8_t)raw; memcpy(dst, &x, 1); break; }
     case BP_I32: case BP_U32: { uint32_t x = (uint32_t)raw; memcpy(dst, &x, 4); break; }
     case BP_I16: case BP_U16: { uint16_t x = (uint16_t)raw; memcpy(dst, &x, 2); break; }
-    case BP_I64: { memcpy(dst, &raw, 8); break; }
+    case BP_I64: case BP_U64: { memcpy(dst, &raw, 8); break; }
     case BP_F16: { uint16_t x = use_raw ? (uint16_t)raw : bp_f32_to_f16((float)d); memcpy(dst, &x, 2); break; }
     case BP_BF16: { uint16_t x = use_raw ? (uint16_t)raw : bp_f32_to_bf16((float)d); memcpy(dst, &x, 2); break; }
     case BP_F32: { float x = (float)d; memcpy(dst, &x, 4); break; }

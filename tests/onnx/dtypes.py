@@ -9,11 +9,11 @@ from onnx import TensorProto, numpy_helper
 # its 16 bits: NumPy has no bf16).
 STORAGE = {"bool": np.bool_, "u8": np.uint8, "i8": np.int8, "i32": np.int32, "i64": np.int64,
            "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64,
-           "i16": np.int16, "u16": np.uint16, "u32": np.uint32}
+           "i16": np.int16, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64}
 # short name <-> backplane's (NumPy's) name
 NUMPY_NAME = {"bool": "bool", "u8": "uint8", "i8": "int8", "i32": "int32", "i64": "int64",
               "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
-              "i16": "int16", "u16": "uint16", "u32": "uint32"}
+              "i16": "int16", "u16": "uint16", "u32": "uint32", "u64": "uint64"}
 SHORT_NAME = {v: k for k, v in NUMPY_NAME.items()}
 
 # ONNX TensorProto.DataType -> the library's dtype name (dtypes.STORAGE).
@@ -30,6 +30,7 @@ ONNX_TO_BP = {
     TensorProto.INT16: "i16",
     TensorProto.UINT16: "u16",
     TensorProto.UINT32: "u32",
+    TensorProto.UINT64: "u64",
 }
 BP_TO_ONNX = {v: k for k, v in ONNX_TO_BP.items()}
 

@@ -20,7 +20,7 @@ OUTCOMES = (PASS, FAIL, OUT_OF_SCOPE, KNOWN_DIFFERENCE)
 # The only reasons a test may be out of scope ("value": model tests only).
 REASONS = {
     "op": "the op does not exist in the library",
-    "dtype": "a dtype the library lacks (string, complex, uint64)",
+    "dtype": "a dtype the library lacks (string, complex)",
     "mode": "a mode or attribute of the op the library does not support (named in the detail)",
     "value": "a model's sequence, optional or map value (the library has tensors only)",
 }

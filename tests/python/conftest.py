@@ -15,7 +15,7 @@ except ImportError:
     HAVE_ML_DTYPES = False
 
 FLOATS = ["float16", "float32", "float64"] + (["bfloat16"] if HAVE_ML_DTYPES else [])
-INTS = ["uint8", "int8", "int16", "uint16", "int32", "uint32", "int64"]
+INTS = ["uint8", "int8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 NUMERIC = INTS + FLOATS
 ALL = ["bool"] + NUMERIC
 

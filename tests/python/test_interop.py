@@ -11,7 +11,7 @@ def data(dtype, shape=(3, 4), seed=0):
     r = np.random.default_rng(seed)
     if dtype == "bool":
         return r.random(shape) < 0.5
-    if dtype in ("uint8", "int8", "int16", "uint16", "int32", "uint32", "int64"):
+    if dtype in ("uint8", "int8", "int16", "uint16", "int32", "uint32", "int64", "uint64"):
         return r.integers(0, 100, shape).astype(dtype)
     return r.standard_normal(shape).astype(np_dtype(dtype))
 

@@ -183,10 +183,25 @@ def test_bfloat16_dtype_compares_to_ml_dtypes():
 @pytest.mark.parametrize("value,dtype", [(300, "uint8"), (-1, "uint8"), (128, "int8"),
                                          (2**31, "int32"), ([1, 256], "uint8"),
                                          (-32769, "int16"), (65536, "uint16"), (-1, "uint16"),
-                                         (2**32, "uint32"), ([0, -1], "uint32")])
+                                         (2**32, "uint32"), ([0, -1], "uint32"),
+                                         (-1, "uint64"), (2**64, "uint64"), (2**63, "int64")])
 def test_explicit_integer_dtypes_never_saturate_silently(value, dtype):
     with pytest.raises(OverflowError):
         bp.asarray(value, dtype=dtype)
+
+
+def test_python_ints_above_int64_become_uint64_and_read_back_exactly():
+    assert bp.asarray([2**64 - 1, 2**63]).dtype == "uint64" == np.asarray([2**64 - 1, 2**63]).dtype
+    # NumPy makes [2**63, 5] float64 (int64 and uint64 promote to it), losing
+    # the low bits; backplane keeps them exact in uint64 when every int fits
+    t = bp.asarray([2**64 - 1, 2**63, 5])
+    assert t.dtype == "uint64"
+    assert t.tolist() == [2**64 - 1, 2**63, 5]
+    assert int(t[0]) == 2**64 - 1 and t[1].item() == 2**63
+    assert (t + 1).tolist() == [0, 2**63 + 1, 6]  # wraps, as NumPy's uint64
+    assert t.max().item() == 2**64 - 1 and t.argmax().item() == 0
+    with pytest.raises(OverflowError):
+        bp.asarray([-1, 2**63])  # NumPy has no integer dtype for both
 
 
 def test_explicit_integer_dtypes_still_truncate_floats_as_astype_does():

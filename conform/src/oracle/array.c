@@ -100,7 +100,7 @@ void cf_store_f64(bp_dtype dt, void *base, int64_t i, double v)
     case BP_I16: { int16_t x = (int16_t)cf_int_of_f64(dt, v); memcpy(p, &x, 2); break; }
     case BP_U16: { uint16_t x = (uint16_t)cf_int_of_f64(dt, v); memcpy(p, &x, 2); break; }
     case BP_U32: { uint32_t x = (uint32_t)cf_int_of_f64(dt, v); memcpy(p, &x, 4); break; }
-    case BP_I64: { int64_t x = cf_int_of_f64(dt, v); memcpy(p, &x, 8); break; }
+    case BP_I64: case BP_U64: { int64_t x = cf_int_of_f64(dt, v); memcpy(p, &x, 8); break; }
     case BP_F16: { uint16_t x = cf_f16_bits(v); memcpy(p, &x, 2); break; }
     case BP_BF16: { uint16_t x = cf_bf16_bits(v); memcpy(p, &x, 2); break; }
     case BP_F32: { float x = (float)cf_round(BP_F32, v); memcpy(p, &x, 4); break; }
@@ -116,6 +116,10 @@ void cf_store_i64(bp_dtype dt, void *base, int64_t i, int64_t v)
         return;
     }
     char *p = (char *)base + (size_t)i * cf_dtype_size(dt);
+    if (dt == BP_U64) { /* v is the u64's bits (a wrapped result stays wrapped) */
+        memcpy(p, &v, 8);
+        return;
+    }
     int64_t c = cf_int_of_i64(dt, v);
     switch (dt) {
     case BP_BOOL: case BP_U8: { uint8_t x = (uint8_t)c; memcpy(p, &x, 1); break; }
@@ -139,6 +143,7 @@ int64_t cf_load_i64(bp_dtype dt, const void *base, int64_t i)
     case BP_I16: { int16_t x; memcpy(&x, p, 2); return x; }
     case BP_U16: { uint16_t x; memcpy(&x, p, 2); return x; }
     case BP_U32: { uint32_t x; memcpy(&x, p, 4); return x; }
+    case BP_U64: { int64_t x; memcpy(&x, p, 8); return x; } /* its bits */
     default: return cf_int_of_f64(BP_I64, cf_load_f64(dt, base, i));
     }
 }
@@ -151,6 +156,7 @@ double cf_load_f64(bp_dtype dt, const void *base, int64_t i)
     case BP_BF16: { uint16_t x; memcpy(&x, p, 2); return cf_bf16_value(x); }
     case BP_F32: { float x; memcpy(&x, p, 4); return (double)x; }
     case BP_F64: { double x; memcpy(&x, p, 8); return x; }
+    case BP_U64: { uint64_t x; memcpy(&x, p, 8); return (double)x; }
     default: return (double)cf_load_i64(dt, base, i);
     }
 }

@@ -57,6 +57,13 @@ int64_t cf_int_of_f64(bp_dtype dt, double v)
     if (isnan(v))
         return 0;
     double t = trunc(v);
+    if (dt == BP_U64) { /* the oracle holds a u64 as its bits in an int64 */
+        if (t >= 18446744073709551616.0)
+            return -1; /* UINT64_MAX */
+        if (t <= 0.0)
+            return 0;
+        return (int64_t)(uint64_t)t;
+    }
     if (dt == BP_I64) {
         if (t >= 9223372036854775808.0)
             return INT64_MAX;

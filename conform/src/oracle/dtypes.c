@@ -3,12 +3,12 @@
 #include "oracle.h"
 #include "independent.h"
 
-const bp_dtype cf_all_dtypes[12] = {BP_BOOL, BP_U8,   BP_I8,  BP_I32, BP_I64, BP_F16,
-                                    BP_BF16, BP_F32,  BP_F64, BP_I16, BP_U16, BP_U32};
-const bp_dtype cf_numeric_dtypes[11] = {BP_U8,  BP_I8,  BP_I32, BP_I64, BP_F16, BP_BF16,
-                                        BP_F32, BP_F64, BP_I16, BP_U16, BP_U32};
+const bp_dtype cf_all_dtypes[13] = {BP_BOOL, BP_U8,  BP_I8,  BP_I32, BP_I64, BP_F16, BP_BF16,
+                                    BP_F32,  BP_F64, BP_I16, BP_U16, BP_U32, BP_U64};
+const bp_dtype cf_numeric_dtypes[12] = {BP_U8,  BP_I8,  BP_I32, BP_I64, BP_F16, BP_BF16,
+                                        BP_F32, BP_F64, BP_I16, BP_U16, BP_U32, BP_U64};
 const bp_dtype cf_float_dtypes[4] = {BP_F16, BP_BF16, BP_F32, BP_F64};
-const bp_dtype cf_int_dtypes[7] = {BP_U8, BP_I8, BP_I32, BP_I64, BP_I16, BP_U16, BP_U32};
+const bp_dtype cf_int_dtypes[8] = {BP_U8, BP_I8, BP_I32, BP_I64, BP_I16, BP_U16, BP_U32, BP_U64};
 
 size_t cf_dtype_size(bp_dtype dt)
 {
@@ -16,7 +16,7 @@ size_t cf_dtype_size(bp_dtype dt)
     case BP_BOOL: case BP_U8: case BP_I8: return 1;
     case BP_F16: case BP_BF16: case BP_I16: case BP_U16: return 2;
     case BP_I32: case BP_F32: case BP_U32: return 4;
-    case BP_I64: case BP_F64: return 8;
+    case BP_I64: case BP_U64: case BP_F64: return 8;
     default: return 0;
     }
 }

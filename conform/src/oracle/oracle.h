@@ -47,10 +47,10 @@
 #include "cast_rules.h"
 
 /* ---- dtype sets (dtypes.c) ------------------------------------------------ */
-extern const bp_dtype cf_all_dtypes[12];    /* every dtype */
-extern const bp_dtype cf_numeric_dtypes[11]; /* every dtype but bool */
+extern const bp_dtype cf_all_dtypes[13];    /* every dtype */
+extern const bp_dtype cf_numeric_dtypes[12]; /* every dtype but bool */
 extern const bp_dtype cf_float_dtypes[4];   /* f16 bf16 f32 f64 */
-extern const bp_dtype cf_int_dtypes[7];     /* u8 i8 i32 i64 i16 u16 u32 */
+extern const bp_dtype cf_int_dtypes[8];     /* u8 i8 i32 i64 i16 u16 u32 u64 */
 #define CF_COUNT(arr) ((int)(sizeof(arr) / sizeof((arr)[0])))
 
 bool cf_is_float(bp_dtype dt);

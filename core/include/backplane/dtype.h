@@ -27,7 +27,8 @@ extern "C" {
 #define BP_MAX_RANK 8
 
 /* Values are part of the ABI: only appended. i16, u16 and u32 arrived in
- * plugin ABI 1.10: the core never hands them to a plugin built before it. */
+ * plugin ABI 1.10 and u64 in 1.11: the core never hands a dtype to a plugin
+ * built before it arrived. */
 #define BP_DTYPE_LIST(X)             \
     X(BP_BOOL, 0, "bool", 1)         \
     X(BP_U8, 1, "u8", 1)             \
@@ -40,7 +41,8 @@ extern "C" {
     X(BP_F64, 8, "f64", 8)           \
     X(BP_I16, 9, "i16", 2)           \
     X(BP_U16, 10, "u16", 2)          \
-    X(BP_U32, 11, "u32", 4)
+    X(BP_U32, 11, "u32", 4)          \
+    X(BP_U64, 12, "u64", 8)
 
 typedef enum bp_dtype {
 #define BP__DTYPE_ENUM(name, value, str, size) name = value,
@@ -83,7 +85,7 @@ BP_HOST_DEVICE static inline bool bp_dtype_is_float(bp_dtype dt)
 BP_HOST_DEVICE static inline bool bp_dtype_is_int(bp_dtype dt)
 {
     return dt == BP_U8 || dt == BP_I8 || dt == BP_I32 || dt == BP_I64 || dt == BP_I16 ||
-           dt == BP_U16 || dt == BP_U32;
+           dt == BP_U16 || dt == BP_U32 || dt == BP_U64;
 }
 BP_HOST_DEVICE static inline bool bp_dtype_is_signed(bp_dtype dt)
 {

@@ -444,7 +444,7 @@ typedef enum bp_op_dtypes {
     BP_DTYPES_NUMERIC,  /* every dtype but bool */
     BP_DTYPES_FLOAT,    /* f16, bf16, f32, f64 */
     BP_DTYPES_BOOL,
-    BP_DTYPES_INTEGER   /* u8, i8, i16, u16, i32, u32, i64 */
+    BP_DTYPES_INTEGER   /* u8, i8, i16, u16, i32, u32, i64, u64 */
 } bp_op_dtypes;
 
 /* out[0]'s dtype. */

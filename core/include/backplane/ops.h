@@ -35,8 +35,9 @@ BP_API bp_status bp_zeros(bp_backend *b, bp_dtype dtype, int32_t rank, const int
 BP_API bp_status bp_ones(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
                          bp_tensor **out);
 /* bp_full from an int64, for the values a double cannot hold (it holds every
- * integer only up to 2^53): every bit kept in BP_I64; other integer dtypes
- * saturate, float dtypes round once from the integer (the cast rules). */
+ * integer only up to 2^53): every bit kept in BP_I64 and BP_U64 (so -1 fills
+ * a u64 with UINT64_MAX); other integer dtypes saturate, float dtypes round
+ * once from the integer (the cast rules). */
 BP_API bp_status bp_full_i64(bp_backend *b, bp_dtype dtype, int32_t rank, const int64_t *shape,
                              int64_t value, bp_tensor **out);
 /* [start, stop) by step (step != 0): ceil((stop - start) / step) elements, >= 0. */
@@ -331,7 +332,7 @@ BP_API bp_status bp_silu(const bp_tensor *x, bp_tensor **out);
 BP_API bp_status bp_hardswish(const bp_tensor *x, bp_tensor **out);
 /* x * x. Numeric dtypes; integers wrap. */
 BP_API bp_status bp_square(const bp_tensor *x, bp_tensor **out);
-/* ~x. Integer dtypes (u8, i8, i16, u16, i32, u32, i64). */
+/* ~x. Integer dtypes (u8, i8, i16, u16, i32, u32, i64, u64). */
 BP_API bp_status bp_bitwise_not(const bp_tensor *x, bp_tensor **out);
 /* x < 0 ? alpha (e^x - 1) : x (ONNX Elu, alpha 1). Float dtypes. */
 BP_API bp_status bp_elu(const bp_tensor *x, double alpha, bp_tensor **out);

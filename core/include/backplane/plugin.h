@@ -79,9 +79,10 @@ extern "C" {
  *        ops (bp_fused_group) in one call, where the plugin takes them.
  *   1.10 the dtypes i16, u16 and u32 (dtype.h). No member was added: the
  *        core makes no tensor of them on a plugin built before 1.10, and a
- *        plugin of 1.10 that lacks them for an op says so in supports(). */
+ *        plugin of 1.10 that lacks them for an op says so in supports().
+ *   1.11 the dtype u64 (dtype.h), on the same terms as 1.10's. */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 10
+#define BP_ABI_MINOR 11
 
 /* Memory kinds, numbered as DLPack numbers device types (DLDeviceType), so
  * that exchange needs no translation. */

@@ -6,9 +6,10 @@
  * endian. A checkpoint holds values, never device handles: written from any
  * backend, it loads onto any backend, in this process or another.
  *
- * The dtypes are the library's nine: BOOL, U8, I8, I32, I64, F16, BF16, F32,
- * F64. A file may hold other safetensors dtypes (I16, U32, F8_E4M3, ...): it
- * opens and lists them, and loading one is BP_ERR_DTYPE naming it. */
+ * The dtypes are the library's: BOOL, U8, I8, I16, U16, I32, U32, I64, U64,
+ * F16, BF16, F32, F64. A file may hold other safetensors dtypes (F8_E4M3,
+ * C64, ...): it opens and lists them, and loading one is BP_ERR_DTYPE naming
+ * it. */
 #ifndef BACKPLANE_SAFETENSORS_H
 #define BACKPLANE_SAFETENSORS_H
 

@@ -50,8 +50,10 @@ BP_API bp_backend *bp_tensor_backend(const bp_tensor *t);
 /* False once bp_backend_transfer gave the tensor's data away. */
 BP_API bool bp_tensor_is_valid(const bp_tensor *t);
 
-/* The value of a one-element tensor (any rank), converted. Synchronises.
- * BP_ERR_SHAPE if t does not have exactly one element. */
+/* The value of a one-element tensor (any rank), converted with the cast
+ * rules (a u64 above INT64_MAX gives INT64_MAX from bp_item_i64: read its
+ * bits with bp_tensor_to_host). Synchronises. BP_ERR_SHAPE if t does not
+ * have exactly one element. */
 BP_API bp_status bp_item_f64(const bp_tensor *t, double *out);
 BP_API bp_status bp_item_i64(const bp_tensor *t, int64_t *out);
 BP_API bp_status bp_item_bool(const bp_tensor *t, bool *out);
