@@ -12,17 +12,6 @@
 
 static bool fuses(const bp_backend *be) { return strncmp(bp_backend_name(be), "blas_cpu:", 9) == 0; }
 
-static bp_graph_exec *compile(bp_graph *g, bool fuse, bp_graph_stats *st)
-{
-    bp_graph_options o = BP_GRAPH_OPTIONS_INIT;
-    o.no_fuse = !fuse;
-    bp_graph_exec *exe = NULL;
-    BPT_OK(bp_graph_compile(g, &o, &exe));
-    st->struct_size = sizeof *st;
-    BPT_OK(bp_graph_exec_stats(exe, st));
-    return exe;
-}
-
 static bp_tensor *run1(bp_graph_exec *exe, bp_tensor *x)
 {
     bp_tensor *y = NULL;
@@ -45,7 +34,7 @@ Test(graph_fuse, gelu_of_primitive_ops_runs_as_one_group_with_no_buffer_and_eage
             bp_tensor *sy = bpt_gelu_tanh(be, sx);
             BPT_OK(bp_graph_output(g, sy));
             bp_graph_stats st;
-            bp_graph_exec *exe = compile(g, true, &st);
+            bp_graph_exec *exe = bpt_graph_compile(g, true, &st);
             if (fuses(be))
                 cr_expect(st.fused_groups == 1 && st.nodes_fused == 9 && st.peak_bytes == 0 &&
                               st.buffers == 0,
@@ -101,7 +90,7 @@ Test(graph_fuse, broadcast_transposed_and_scalar_operands_and_a_value_read_later
         BPT_OK(bp_graph_output(g, sy));
         BPT_OK(bp_graph_output(g, ss));
         bp_graph_stats st;
-        bp_graph_exec *exe = compile(g, true, &st);
+        bp_graph_exec *exe = bpt_graph_compile(g, true, &st);
         if (fuses(be))
             cr_expect(st.fused_groups == 1 && st.nodes_fused == 4, "on %s: %lld groups, %lld nodes",
                       bp_backend_name(be), (long long)st.fused_groups,
@@ -136,7 +125,8 @@ Test(graph_fuse, no_fuse_runs_every_node_alone_with_the_same_bits)
         bp_tensor *sy = bpt_gelu_tanh(be, sx);
         BPT_OK(bp_graph_output(g, sy));
         bp_graph_stats alone, fused;
-        bp_graph_exec *e1 = compile(g, false, &alone), *e2 = compile(g, true, &fused);
+        bp_graph_exec *e1 = bpt_graph_compile(g, false, &alone);
+        bp_graph_exec *e2 = bpt_graph_compile(g, true, &fused);
         cr_expect_eq(alone.fused_groups, 0);
         cr_expect_eq(alone.nodes_fused, 0);
         cr_expect_gt(alone.peak_bytes, fused.fused_groups > 0 ? fused.peak_bytes : -1);
@@ -170,7 +160,7 @@ Test(graph_fuse, a_group_writing_over_a_donated_input_it_reads_reads_each_elemen
         BPT_OK(bp_graph_output(g, sa));
         BPT_OK(bp_graph_output(g, sb));
         bp_graph_stats st;
-        bp_graph_exec *exe = compile(g, true, &st);
+        bp_graph_exec *exe = bpt_graph_compile(g, true, &st);
         /* one by one, m is read after a' is written: a' cannot take it */
         cr_expect_eq(st.donatable_outputs, fuses(be) ? 1 : 0, "on %s", bp_backend_name(be));
         bp_tensor *m = bpt_random_f32(be, 1, &n, 3), *out[2] = {NULL, NULL};
@@ -222,7 +212,7 @@ Test(graph_fuse, mixed_dtypes_comparisons_where_and_casts_fuse_with_eagers_bits)
             if (pass) {
                 BPT_OK(bp_graph_output(g, ys[0]));
                 bp_graph_stats st;
-                bp_graph_exec *exe = compile(g, true, &st);
+                bp_graph_exec *exe = bpt_graph_compile(g, true, &st);
                 if (fuses(be))
                     cr_expect_eq(st.nodes_fused, 5, "on %s", bp_backend_name(be));
                 bp_tensor *got = run1(exe, x);
@@ -276,7 +266,8 @@ Test(graph_fuse, the_template_plugins_fused_groups_give_what_its_ops_give_one_by
     bp_tensor *sy = template_chain(be, sx);
     BPT_OK(bp_graph_output(g, sy));
     bp_graph_stats fused, alone;
-    bp_graph_exec *e1 = compile(g, true, &fused), *e2 = compile(g, false, &alone);
+    bp_graph_exec *e1 = bpt_graph_compile(g, true, &fused);
+    bp_graph_exec *e2 = bpt_graph_compile(g, false, &alone);
     cr_expect(fused.fused_groups == 1 && fused.nodes_fused == 10 && fused.peak_bytes == 0,
               "%lld groups of %lld nodes, peak %lld", (long long)fused.fused_groups,
               (long long)fused.nodes_fused, (long long)fused.peak_bytes);
@@ -308,7 +299,7 @@ Test(graph_fuse, a_plans_listing_shows_each_node_its_fused_group_and_where_value
         BPT_OK(bp_sum(sy, 0, NULL, false, &ss));
         BPT_OK(bp_graph_output(g, ss));
         bp_graph_stats st;
-        bp_graph_exec *exe = compile(g, true, &st);
+        bp_graph_exec *exe = bpt_graph_compile(g, true, &st);
         size_t need = 0;
         BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_graph_exec_format(exe, NULL, 0, &need));
         cr_assert_gt(need, 100);
@@ -357,7 +348,7 @@ Test(graph_fuse, a_plans_listing_names_each_part_of_a_value_written_in_parts)
         BPT_OK(bp_concat(2, (const bp_tensor *[]){ea, nb}, 0, &cat));
         BPT_OK(bp_graph_output(g, cat));
         bp_graph_stats st;
-        bp_graph_exec *exe = compile(g, true, &st);
+        bp_graph_exec *exe = bpt_graph_compile(g, true, &st);
         size_t need = 0;
         BPT_FAILS(BP_ERR_INVALID_ARGUMENT, bp_graph_exec_format(exe, NULL, 0, &need));
         char *text = malloc(need);

@@ -59,17 +59,6 @@ static void parts_release(parts *p)
         bp_tensor_release(all[k]);
 }
 
-static bp_graph_exec *compile(bp_graph *g, bool fuse, bp_graph_stats *st)
-{
-    bp_graph_options o = BP_GRAPH_OPTIONS_INIT;
-    o.no_fuse = !fuse;
-    bp_graph_exec *exe = NULL;
-    BPT_OK(bp_graph_compile(g, &o, &exe));
-    st->struct_size = sizeof *st;
-    BPT_OK(bp_graph_exec_stats(exe, st));
-    return exe;
-}
-
 /* |got - want| <= 2e-6 |want| + 1e-7 everywhere: the op tests' f32
  * softmax tolerance (the row's sum taken in another order), with an
  * absolute floor for the values near 0 that log_softmax can give. */
@@ -113,8 +102,8 @@ Test(graph_rewrite, softmax_and_log_softmax_written_with_primitives_run_as_one_n
                     primitives(sx, axis, axis, keep, log, true, &sp);
                     BPT_OK(bp_graph_output(g, sp.y));
                     bp_graph_stats st, st_alone;
-                    bp_graph_exec *exe = compile(g, true, &st);
-                    bp_graph_exec *alone = compile(g, false, &st_alone);
+                    bp_graph_exec *exe = bpt_graph_compile(g, true, &st);
+                    bp_graph_exec *alone = bpt_graph_compile(g, false, &st_alone);
                     cr_expect_eq(st.nodes_planned, 1, "%s: %lld nodes planned", what,
                                  (long long)st.nodes_planned);
                     cr_expect_eq(st.buffers, 0, "%s", what);
@@ -169,7 +158,7 @@ Test(graph_rewrite, a_pattern_that_does_not_match_exactly_runs_as_recorded_with_
             if (c == 0)
                 BPT_OK(bp_graph_output(g, sp.e));
             bp_graph_stats st;
-            bp_graph_exec *exe = compile(g, true, &st);
+            bp_graph_exec *exe = bpt_graph_compile(g, true, &st);
             bp_tensor *x = bpt_random_f32(be, 2, shape, 80 + (uint64_t)c);
             bp_tensor *got[2] = {NULL, NULL};
             BPT_OK(bp_graph_run(exe, 1, &x, c == 0 ? 2 : 1, got));

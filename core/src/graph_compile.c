@@ -9,16 +9,6 @@
 
 #include "graph_internal.h"
 
-static bool view_geometry_equal(const bp_view *a, const bp_view *b)
-{
-    if (a->offset != b->offset || a->dtype != b->dtype || a->rank != b->rank)
-        return false;
-    for (int32_t k = 0; k < a->rank; k++)
-        if (a->shape[k] != b->shape[k] || a->strides[k] != b->strides[k])
-            return false;
-    return true;
-}
-
 /* Eight bytes a step (a node's parameters alone are some 270 bytes: a
  * byte-wise FNV-1a was three quarters of a 1000-node compile's
  * instructions), then the tail byte-wise. A collision only costs a
@@ -76,7 +66,7 @@ static bool node_same(const bp__gnode *a, const bp__gnode *b, const size_t *byte
             return false;
         if (is_out && bytes[a->ref[k]] != bytes[b->ref[k]])
             return false;
-        if (!view_geometry_equal(&a->view[k], &b->view[k]))
+        if (!bp__view_same_elements(&a->view[k], &b->view[k]))
             return false;
     }
     return true;

@@ -11,18 +11,6 @@
 
 #include "graph_internal.h"
 
-/* The same elements in the same places (the stride of an axis of extent 1
- * is never used: a broadcast view gives it 0). */
-static bool geometry_equal(const bp_view *a, const bp_view *b)
-{
-    if (a->offset != b->offset || a->dtype != b->dtype || a->rank != b->rank)
-        return false;
-    for (int32_t k = 0; k < a->rank; k++)
-        if (a->shape[k] != b->shape[k] || (a->shape[k] != 1 && a->strides[k] != b->strides[k]))
-            return false;
-    return true;
-}
-
 static bool same_shape(const bp_view *a, const bp_view *b)
 {
     if (a->rank != b->rank)
@@ -71,7 +59,7 @@ static int32_t step_of_slot(const bp_graph_exec *e, const bp__ggroup *g, int32_t
 static int32_t operand_of(bp__ggroup *g, int32_t ref, const bp_view *v, bool add)
 {
     for (int32_t k = 0; k < g->n_in; k++)
-        if (g->in_ref[k] == ref && geometry_equal(&g->in_view[k], v))
+        if (g->in_ref[k] == ref && bp__view_same_elements(&g->in_view[k], v))
             return k;
     if (!add || g->n_in == BP__FUSE_MAX_IN)
         return -1;
@@ -98,7 +86,7 @@ static bool join(const bp_graph_exec *e, bp__ggroup *g, int32_t i)
         int32_t j = ref >= 0 ? step_of_slot(e, g, ref) : -1;
         if (j >= 0) {
             const bp__gnode *w = &e->nodes[g->first + j];
-            if (!geometry_equal(&w->view[w->n_in], &n->view[k])) {
+            if (!bp__view_same_elements(&w->view[w->n_in], &n->view[k])) {
                 g->n_in = n_in0;
                 return false;
             }
@@ -225,7 +213,7 @@ bool bp__graph_fused_overwrite(const bp_graph_exec *e, const bp__gplan *p, int32
         if (g->out_ref[k] == out_slot)
             o = &g->out_view[k];
     for (int32_t k = 0; o && k < g->n_in; k++)
-        if (g->in_ref[k] == in_slot && !geometry_equal(&g->in_view[k], o))
+        if (g->in_ref[k] == in_slot && !bp__view_same_elements(&g->in_view[k], o))
             return false;
     return o != NULL;
 }

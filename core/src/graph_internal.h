@@ -164,6 +164,19 @@ bool bp__graph_fused_overwrite(const bp_graph_exec *e, const bp__gplan *p, int32
  * slot. Returns how many were rewritten, or -1: out of memory. */
 int32_t bp__graph_rewrite(const bp_graph *g, bp_graph_exec *e, const bool *is_output);
 
+/* Whether two views read the same elements in the same places (the stride
+ * of an axis of extent 1 is never used: a broadcast view gives it 0, a
+ * dense one its row size). The buffers are not compared. */
+static inline bool bp__view_same_elements(const bp_view *a, const bp_view *b)
+{
+    if (a->offset != b->offset || a->dtype != b->dtype || a->rank != b->rank)
+        return false;
+    for (int32_t k = 0; k < a->rank; k++)
+        if (a->shape[k] != b->shape[k] || (a->shape[k] != 1 && a->strides[k] != b->strides[k]))
+            return false;
+    return true;
+}
+
 /* Grow *arr (of *cap elements of size elem) to hold at least need. */
 bool bp__graph_grow(void **arr, int32_t *cap, int32_t need, size_t elem);
 

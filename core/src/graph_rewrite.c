@@ -27,18 +27,6 @@ typedef struct rw_slots {
     int32_t *reads;  /* per slot: how many node operands read it */
 } rw_slots;
 
-/* The same elements in the same places (the stride of an axis of extent 1
- * is never used: a broadcast view gives it 0, a dense one its row size). */
-static bool view_same(const bp_view *a, const bp_view *b)
-{
-    if (a->offset != b->offset || a->dtype != b->dtype || a->rank != b->rank)
-        return false;
-    for (int32_t k = 0; k < a->rank; k++)
-        if (a->shape[k] != b->shape[k] || (a->shape[k] != 1 && a->strides[k] != b->strides[k]))
-            return false;
-    return true;
-}
-
 /* v is the whole value of `full`'s shape, row-major from offset 0. */
 static bool dense_as(const bp_view *v, const bp_view *full)
 {
@@ -90,7 +78,7 @@ static bool axis_last(const bp_view *v, const bp_view *full, int32_t k)
     bp__axis_last_perm(full->rank, k, perm);
     bp_view p = *full;
     bp__view_permute(&p, perm);
-    return view_same(v, &p);
+    return bp__view_same_elements(v, &p);
 }
 
 /* The node writing slot s alone (one writer, one output), with op `op`,

@@ -31,3 +31,14 @@ size_t bpt_backends(bp_context *ctx, bp_backend **out, size_t max)
     }
     return n;
 }
+
+bp_graph_exec *bpt_graph_compile(bp_graph *g, bool fuse, bp_graph_stats *st)
+{
+    bp_graph_options o = BP_GRAPH_OPTIONS_INIT;
+    o.no_fuse = !fuse;
+    bp_graph_exec *exe = NULL;
+    BPT_OK(bp_graph_compile(g, &o, &exe));
+    st->struct_size = sizeof *st;
+    BPT_OK(bp_graph_exec_stats(exe, st));
+    return exe;
+}

@@ -17,6 +17,10 @@ bp_context *bpt_context(void);
  * max. The binary backend is always among them. */
 size_t bpt_backends(bp_context *ctx, bp_backend **out, size_t max);
 
+/* Compile g (fused unless fuse is false) and fill *st with the plan's
+ * stats; fails the test if either call fails. */
+bp_graph_exec *bpt_graph_compile(bp_graph *g, bool fuse, bp_graph_stats *st);
+
 /* Run `body` once per backend: for (each) { bp_backend *be = ...; body }. */
 #define BPT_FOR_EACH_BACKEND(ctx, be)                                          \
     bp_backend *bpt_list_[16];                                                 \
