@@ -253,6 +253,87 @@ static bp_tensor *template_chain(bp_backend *be, const bp_tensor *x)
     return y;
 }
 
+typedef bp_status (*reduce_fn)(const bp_tensor *, int32_t, const int32_t *, bool, bp_tensor **);
+
+/* d = (a - b)^2; r = red(d) over axes; d itself too if keep_d. */
+static void squared_error(const bp_tensor *a, const bp_tensor *b, reduce_fn red, int32_t n_axes,
+                          const int32_t *axes, bool keepdims, bp_tensor **r, bp_tensor **d_out)
+{
+    bp_tensor *diff = NULL, *d = NULL;
+    BPT_OK(bp_sub(a, b, &diff));
+    BPT_OK(bp_mul(diff, diff, &d));
+    BPT_OK(red(d, n_axes, axes, keepdims, r));
+    bp_tensor_release(diff);
+    if (d_out)
+        *d_out = d;
+    else
+        bp_tensor_release(d);
+}
+
+Test(graph_fuse, a_reduction_of_trailing_axes_ends_the_group_with_eagers_bits)
+{
+    static const struct {
+        int32_t rank;
+        int64_t shape[3];
+        int32_t n_axes, axes[3];
+        bool keepdims, keep_d;
+        int64_t fused; /* nodes in the group on blas_cpu */
+    } cases[] = {
+        {2, {37, 100}, 1, {1}, false, false, 3},
+        {3, {3, 5, 64}, 2, {1, 2}, true, false, 3},
+        {1, {5000}, 0, {0}, false, false, 3},     /* every axis: one row */
+        {2, {37, 100}, 1, {-1}, true, true, 3},   /* the squares are a result too */
+        {2, {4, 9000}, 1, {1}, false, false, 2},  /* rows longer than a block */
+        {2, {64, 30}, 1, {0}, false, false, 2},   /* a leading axis */
+    };
+    static const reduce_fn reds[] = {bp_sum, bp_mean, bp_max, bp_argmax};
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (size_t f = 0; f < sizeof reds / sizeof reds[0]; f++) {
+                bp_graph *g = NULL;
+                bp_tensor *sa = NULL, *sb = NULL, *sr = NULL, *sd = NULL;
+                int32_t rank = cases[c].rank;
+                const int64_t *shape = cases[c].shape;
+                BPT_OK(bp_graph_create(be, &g));
+                BPT_OK(bp_graph_input(g, BP_F32, rank, shape, &sa));
+                BPT_OK(bp_graph_input(g, BP_F32, rank, shape, &sb));
+                squared_error(sa, sb, reds[f], cases[c].n_axes, cases[c].axes, cases[c].keepdims,
+                              &sr, cases[c].keep_d ? &sd : NULL);
+                BPT_OK(bp_graph_output(g, sr));
+                if (sd)
+                    BPT_OK(bp_graph_output(g, sd));
+                bp_graph_stats st;
+                bp_graph_exec *exe = bpt_graph_compile(g, true, &st);
+                char what[128];
+                snprintf(what, sizeof what, "on %s, case %zu, reduction %zu",
+                         bp_backend_name(be), c, f);
+                if (fuses(be))
+                    cr_expect(st.fused_groups == 1 && st.nodes_fused == cases[c].fused &&
+                                  (cases[c].fused == 2 || st.buffers == 0),
+                              "%s: %lld groups of %lld nodes, %lld buffers", what,
+                              (long long)st.fused_groups, (long long)st.nodes_fused,
+                              (long long)st.buffers);
+                bp_tensor *a = bpt_random_f32(be, rank, shape, 70 + c);
+                bp_tensor *b = bpt_random_f32(be, rank, shape, 80 + c);
+                bp_tensor *want = NULL, *want_d = NULL, *got[2] = {NULL, NULL};
+                squared_error(a, b, reds[f], cases[c].n_axes, cases[c].axes, cases[c].keepdims,
+                              &want, cases[c].keep_d ? &want_d : NULL);
+                BPT_OK(bp_graph_run(exe, 2, (bp_tensor *[]){a, b}, sd ? 2 : 1, got));
+                cr_expect(bpt_same_bytes(got[0], want), "%s", what);
+                if (sd)
+                    cr_expect(bpt_same_bytes(got[1], want_d), "%s: the squares", what);
+                bp_tensor *all[] = {sa, sb, sr, sd, a, b, want, want_d, got[0], got[1]};
+                for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+                    bp_tensor_release(all[k]);
+                bp_graph_exec_release(exe);
+                bp_graph_release(g);
+            }
+    }
+    bp_context_destroy(ctx);
+}
+
 Test(graph_fuse, the_template_plugins_fused_groups_give_what_its_ops_give_one_by_one)
 {
     bp_context *ctx = bpt_context();
@@ -315,8 +396,9 @@ Test(graph_fuse, a_plans_listing_shows_each_node_its_fused_group_and_where_value
                       strstr(text, "output 0: v"),
                   "on %s:\n%s", bp_backend_name(be), text);
         if (fuses(be))
-            cr_expect(strstr(text, "fused group 0: 9 nodes") &&
-                          strstr(text, "[kept in the group]") && strstr(text, "9 of them in 1"),
+            cr_expect(strstr(text, "fused group 0: 10 nodes") && /* the sum ends it */
+                          strstr(text, "[kept in the group]") && strstr(text, "10 of them in 1") &&
+                          strstr(text, "0 buffer(s)"),
                       "on %s:\n%s", bp_backend_name(be), text);
         else
             cr_expect(!strstr(text, "fused group 0") && strstr(text, "[buffer 0]"),

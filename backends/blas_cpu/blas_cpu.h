@@ -142,6 +142,11 @@ bp_status bpc_softmax(void *dev, bp_op op, const bp_view *x, const bp_view *out)
  * slab: so a fused group's results have eager's bits (fused.c). */
 bp_status bpc_elementwise_block(bpc_dev *d, bp_op op, const bp_op_params *p,
                                 const bp_view *const *in, const bp_view *out);
+/* A reduction (the REDUCE kind) on the calling thread, by the kernels a
+ * slab of its eager call runs: each output row has eager's bits (fused.c's
+ * groups that end in one). */
+bp_status bpc_reduce_block(bpc_dev *d, bp_op op, const bp_op_params *p, const bp_view *x,
+                           const bp_view *out);
 /* Its cost per element in BPC_GRAIN units, as the eager call counts it. */
 int64_t bpc_elementwise_weight(bp_op op, bp_dtype dt);
 /* fused.c: plugin ABI 1.9's fused groups, in cache-sized blocks */

@@ -5,7 +5,14 @@
  * level's vector kernels, the reference loops) on a block of elements, so
  * the results have eager's bits; what fusion saves is the memory traffic
  * of every intermediate (and its buffer). Blocks are grouped into chunks
- * that the pool hands out, as bpc_split's slabs. */
+ * that the pool hands out, as bpc_split's slabs.
+ *
+ * A group that ends in a reduction (plugin ABI 1.12) over rows of at most
+ * BPC_FUSE_BLOCK elements (the trailing axes' extents) takes blocks of
+ * whole rows: the elementwise steps fill the block, and the reduction's
+ * kernel (a slab of its eager call's) reduces its rows into the out view,
+ * with eager's bits. Longer rows are declined: the core then fuses the
+ * elementwise steps alone. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +35,9 @@ typedef struct fuse_plan {
     int32_t form[BP_FUSED_MAX_STEPS * BP_FUSED_MAX_ARGS]; /* per in view */
     int32_t scratch_of[BP_FUSED_MAX_STEPS * BP_FUSED_MAX_ARGS]; /* gathered: its block */
     int32_t n_scratch;                  /* blocks a chunk needs */
+    int32_t red;                        /* the reduction's step, or -1 */
+    int64_t row;                        /* its rows' length (reduced elements) */
+    int64_t block;                      /* elements a block takes: whole rows */
 } fuse_plan;
 
 static int32_t form_of(const bp_view *v)
@@ -47,6 +57,43 @@ static bool shares(const bp_fused_group *g, const bp_view *const *in, const bp_v
         if (in[k]->buffer == out->buffer)
             return true;
     return !out;
+}
+
+/* The group's elementwise shape: its in views' (the core's) or out views'. */
+static int64_t group_numel(const bp_view *const *in, const bp_view *const *out,
+                           const fuse_plan *p)
+{
+    return p->red >= 0 ? bpk_numel(in[0]) : bpk_numel(out[0]);
+}
+
+/* A reduction ends the group (ABI 1.12): its step, its rows, the block of
+ * whole rows; false if it is one this plugin does not run. */
+static bool plan_reduction(const bp_fused_group *g, const bp_view *const *in, fuse_plan *p)
+{
+    p->red = -1;
+    p->row = 0;
+    p->block = BPC_FUSE_BLOCK;
+    for (int32_t s = 0; s < g->n_steps; s++) {
+        const bp_fused_step *st = &g->steps[s];
+        if (bp_op_kind_of(st->op) != BP_KIND_REDUCE)
+            continue;
+        if (s != g->n_steps - 1 || st->n_args != 1 || st->arg[0] < 0 || g->n_in < 1)
+            return false;
+        bp_op_params tmp;
+        const bp_op_params *q = bp_op_params_get(st->params, &tmp);
+        const bp_view *v = in[0];
+        if (q->i[0] < 1 || q->i[0] > v->rank)
+            return false;
+        int64_t row = 1;
+        for (int32_t k = v->rank - (int32_t)q->i[0]; k < v->rank; k++)
+            row *= v->shape[k];
+        if (row < 1 || row > BPC_FUSE_BLOCK)
+            return false;
+        p->red = s;
+        p->row = row;
+        p->block = BPC_FUSE_BLOCK / row * row;
+    }
+    return true;
 }
 
 /* Scratch blocks by liveness inside the group: a value keeps its block
@@ -71,13 +118,17 @@ static bool plan(const bp_fused_group *g, const bp_view *const *in, const bp_vie
     }
     for (int32_t s = 0; s < g->n_steps; s++)
         p->defer[s] = false;
+    if (!plan_reduction(g, in, p))
+        return false;
     for (int32_t k = 0; k < g->n_out; k++) {
         int32_t s = g->out_step[k];
         p->out_of[s] = k;
-        p->defer[s] = shares(g, in, out ? out[k] : NULL);
+        p->defer[s] = s != p->red && shares(g, in, out ? out[k] : NULL);
         if (p->defer[s])
             last_read[s] = g->n_steps;
     }
+    if (p->red >= 0 && p->out_of[p->red] < 0)
+        return false; /* a reduction nobody reads */
     for (int32_t s = 0; s < g->n_steps; s++) {
         p->reg[s] = -1;
         for (int32_t r = 0; r < n_regs; r++)
@@ -109,7 +160,10 @@ bool bpc_fused_takes(void *dev, const bp_fused_group *g, const bp_view *const *i
     for (int32_t k = 0; k < g->n_out; k++)
         if (!bpk_view_dense(out[k]))
             return false;
-    return plan(g, in, NULL, &p);
+    if (!plan(g, in, NULL, &p))
+        return false;
+    /* the reduction's out view holds one element per row */
+    return p.red < 0 || bpk_numel(out[p.out_of[p.red]]) * p.row == group_numel(in, out, &p);
 }
 
 static bp_view flat(void *buffer, int64_t offset, bp_dtype dt, int64_t n, int64_t stride)
@@ -186,6 +240,24 @@ static bp_status run_block(const fuse_job *j, char *scratch, size_t blk, int64_t
         const bp_view *args[BP_FUSED_MAX_ARGS];
         for (int32_t a = 0; a < st->n_args; a++)
             args[a] = st->arg[a] >= 0 ? &rv[st->arg[a]] : &iv[-1 - st->arg[a]];
+        bp_op_params tmp;
+        const bp_op_params *q = bp_op_params_get(st->params, &tmp);
+        if (s == p->red) { /* the block's rows, each to its element of out */
+            const bp_view *o = j->out[p->out_of[s]];
+            int64_t rows = len / p->row;
+            bp_view x = *args[0];
+            x.rank = 2;
+            x.shape[0] = rows, x.shape[1] = p->row;
+            x.strides[0] = p->row, x.strides[1] = 1;
+            rv[s] = flat(o->buffer, o->offset + at / p->row * (int64_t)bp_dtype_size(o->dtype),
+                         o->dtype, rows, 1);
+            bp_op_params one = *q;
+            one.i[0] = 1;
+            bp_status e = bpc_reduce_block(j->d, st->op, &one, &x, &rv[s]);
+            if (e != BP_OK)
+                return e;
+            continue;
+        }
         if (p->out_of[s] >= 0 && !p->defer[s]) {
             const bp_view *o = j->out[p->out_of[s]];
             rv[s] = flat(o->buffer, o->offset + at * (int64_t)bp_dtype_size(o->dtype), o->dtype,
@@ -193,9 +265,7 @@ static bp_status run_block(const fuse_job *j, char *scratch, size_t blk, int64_t
         } else {
             rv[s] = flat(scratch + (size_t)p->reg[s] * blk, 0, st->dtype, len, 1);
         }
-        bp_op_params tmp;
-        bp_status e = bpc_elementwise_block(j->d, st->op, bp_op_params_get(st->params, &tmp),
-                                            args, &rv[s]);
+        bp_status e = bpc_elementwise_block(j->d, st->op, q, args, &rv[s]);
         if (e != BP_OK)
             return e;
     }
@@ -212,9 +282,10 @@ static void fuse_item(void *ctx, int64_t t)
 {
     const fuse_job *j = ctx;
     int64_t lo = t * j->chunk, hi = lo + j->chunk < j->n ? lo + j->chunk : j->n;
+    int64_t block = j->p->block;
     /* blocks as long as this chunk needs: a small group's scratch is on the
      * stack (a malloc of a whole block would be most of its time) */
-    size_t blk = (size_t)(hi - lo < BPC_FUSE_BLOCK ? hi - lo : BPC_FUSE_BLOCK) * 8;
+    size_t blk = (size_t)(hi - lo < block ? hi - lo : block) * 8;
     size_t bytes = (size_t)j->p->n_scratch * blk;
     _Alignas(64) char small[4096];
     char *scratch = bytes <= sizeof small ? small : malloc(bytes);
@@ -223,8 +294,8 @@ static void fuse_item(void *ctx, int64_t t)
         return;
     }
     bp_status st = BP_OK;
-    for (int64_t at = lo; st == BP_OK && at < hi; at += BPC_FUSE_BLOCK)
-        st = run_block(j, scratch, blk, at, hi - at < BPC_FUSE_BLOCK ? hi - at : BPC_FUSE_BLOCK);
+    for (int64_t at = lo; st == BP_OK && at < hi; at += block)
+        st = run_block(j, scratch, blk, at, hi - at < block ? hi - at : block);
     if (scratch != small)
         free(scratch);
     j->st[t] = st;
@@ -239,15 +310,15 @@ bp_status bpc_fused_run(void *dev, const bp_fused_group *g, const bp_view *const
         return bpk_fail(d, BP_ERR_UNSUPPORTED_OP,
                         "blas_cpu: a fused group of %d steps it did not accept",
                         (int)g->n_steps);
-    int64_t n = bpk_numel(out[0]), work = 0;
+    int64_t n = group_numel(in, out, &p), work = 0;
     for (int32_t s = 0; s < g->n_steps; s++)
         work += n * bpc_elementwise_weight(g->steps[s].op, g->steps[s].dtype);
-    int64_t blocks = (n + BPC_FUSE_BLOCK - 1) / BPC_FUSE_BLOCK;
+    int64_t blocks = (n + p.block - 1) / p.block;
     int team = bpc_team(d, work);
     int ns = team > 1 ? bpc_slabs(team, blocks, work) : 1;
     bp_status st[BPC_MAX_SLABS];
     fuse_job j = {.d = d, .g = g, .in = in, .out = out, .p = &p, .n = n,
-                  .chunk = (blocks + ns - 1) / ns * BPC_FUSE_BLOCK, .st = st};
+                  .chunk = (blocks + ns - 1) / ns * p.block, .st = st};
     ns = (int)((n + j.chunk - 1) / j.chunk);
     if (ns <= 1)
         fuse_item(&j, 0);

@@ -551,6 +551,14 @@ static bp_status reduce_slab(bpc_dev *d, const void *args, const bp_view *v, int
     return bpk_reduce(d, a->op, a->p, &v[1], &v[0]);
 }
 
+bp_status bpc_reduce_block(bpc_dev *d, bp_op op, const bp_op_params *p, const bp_view *x,
+                           const bp_view *out)
+{
+    op_args a = {.op = op, .p = p, .n_reduce = (int32_t)p->i[0]};
+    const bp_view v[2] = {*out, *x};
+    return reduce_slab(d, &a, v, 0, bpk_numel(out));
+}
+
 /* A SUM/MEAN of one dense f32/f64 run to a single value: the run is cut in
  * chunks, each summed by the vmath sum (8 lanes), then the partials are added in
  * chunk order. Deterministic for a given thread count (the chunks do not

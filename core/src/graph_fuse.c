@@ -1,11 +1,14 @@
 /* Fusing a plan's chains of elementwise nodes into groups that the backend
  * runs in one call (plugin.h's bp_fused_group): consecutive nodes of the
  * UNARY, BINARY and WHERE kinds and casts, all over one shape, each writing
- * one whole dense value. A value that a later node of the group reads, and
- * nothing after the group, is the group's own: it gets no buffer, and the
- * plugin keeps it in cache (blas_cpu) or in registers (a GPU kernel). A
- * group forms only where the plugin's fused_takes accepts it; otherwise its
- * nodes run one by one, as they would without fusion. */
+ * one whole dense value, and (plugin ABI 1.12) a reduction of the last
+ * one's value over its trailing axes after them. A value that a later node
+ * of the group reads, and nothing after the group, is the group's own: it
+ * gets no buffer, and the plugin keeps it in cache (blas_cpu) or in
+ * registers (a GPU kernel). A group forms only where the plugin's
+ * fused_takes accepts it (one ending in a reduction that it declines is
+ * offered again without the reduction); otherwise its nodes run one by
+ * one, as they would without fusion. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +46,24 @@ static bool fusible(const bp_graph_exec *e, const bp__gplan *p, int32_t i)
         if (n->ref[k] == BP__GREF_NONE || !same_shape(&n->view[k], o))
             return false;
     return true;
+}
+
+/* Node i may end g as its reduction (plugin ABI 1.12): an op of the REDUCE
+ * kind of the value g's last step wrote, writing one whole slot densely,
+ * once, with no index check. join() then requires that it reads the value
+ * through the view that wrote it: the reduced axes are its trailing ones. */
+static bool reduction_ends(const bp_graph_exec *e, const bp__gplan *p, const bp__ggroup *g,
+                           int32_t i)
+{
+    const bp__gnode *n = &e->nodes[i], *w = &e->nodes[g->last];
+    if (bp_op_kind_of(n->op) != BP_KIND_REDUCE || n->n_in != 1 || n->n_out != 1 || n->check ||
+        n->ref[0] < 0 || n->ref[0] != w->ref[w->n_in])
+        return false;
+    int32_t s = n->ref[1];
+    const bp_view *o = &n->view[1];
+    return s >= 0 && o->offset == 0 && bp__view_is_dense(o) && bp__view_numel(o) > 0 &&
+           p->bytes[s] == (size_t)bp__view_numel(o) * bp_dtype_size(o->dtype) &&
+           p->first_def[s] == i && p->last_write[s] == i;
 }
 
 /* The step of g that wrote slot s, or -1. */
@@ -158,6 +179,7 @@ bool bp__graph_fuse(bp_graph_exec *e, bp__gplan *p)
     if (vt->abi_minor < 9 || !BP__HAS(vt, fused_takes) || !BP__HAS(vt, fused_run) ||
         e->n_nodes < 2)
         return true;
+    bool reductions = vt->abi_minor >= 12; /* a group may end in one */
     e->group_of_node = malloc((size_t)e->n_nodes * sizeof *e->group_of_node);
     bp__ggroup *g = malloc(sizeof *g);
     int32_t cap = 0;
@@ -181,10 +203,24 @@ bool bp__graph_fuse(bp_graph_exec *e, bp__gplan *p)
                join(e, g, j))
             j++;
         i = j;
-        if (!ok || g->n_steps < 2)
+        if (!ok)
+            continue;
+        bool reduced = reductions && j < e->n_nodes && reduction_ends(e, p, g, j) && join(e, g, j);
+        if (g->n_steps < 2)
             continue;
         group_outputs(e, p, g);
-        if (!plugin_takes(e, g))
+        bool taken = plugin_takes(e, g);
+        if (reduced) {
+            if (taken) {
+                i = j + 1;
+            } else if (g->n_steps > 2) { /* the chain alone (the reduction added no operand) */
+                g->n_steps--;
+                g->last = j - 1;
+                group_outputs(e, p, g);
+                taken = plugin_takes(e, g);
+            }
+        }
+        if (!taken)
             continue;
         if (!bp__graph_grow((void **)&e->groups, &cap, e->n_groups + 1, sizeof *e->groups)) {
             free(g);

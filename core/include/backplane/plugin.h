@@ -80,9 +80,12 @@ extern "C" {
  *   1.10 the dtypes i16, u16 and u32 (dtype.h). No member was added: the
  *        core makes no tensor of them on a plugin built before 1.10, and a
  *        plugin of 1.10 that lacks them for an op says so in supports().
- *   1.11 the dtype u64 (dtype.h), on the same terms as 1.10's. */
+ *   1.11 the dtype u64 (dtype.h), on the same terms as 1.10's.
+ *   1.12 a fused group's last step may be a reduction (bp_fused_group). No
+ *        member was added: the core sends such groups only to plugins
+ *        built for 1.12 or later, whose fused_takes may decline them. */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 11
+#define BP_ABI_MINOR 12
 
 /* Memory kinds, numbered as DLPack numbers device types (DLDeviceType), so
  * that exchange needs no translation. */
@@ -185,7 +188,15 @@ typedef struct bp_op_params_1_4 {
  * the call. Each op's row and the core's guarantees for it hold per step
  * (dtypes the op accepts, shapes); the out views are dense (row-major) and
  * never overlap an in view. A plugin's result must be one the ops run one by
- * one could give: blas_cpu's is bit for bit the same. */
+ * one could give: blas_cpu's is bit for bit the same.
+ *
+ * From ABI 1.12 the last step may be an op of the REDUCE kind (sum, mean,
+ * max, argmax, var, ...) of an earlier step's result: its one arg names
+ * that step, its params.i[0] counts the reduced axes, which are the
+ * trailing axes of the group's shape (the in views' shape), and its out
+ * view is the reduced value. The group's other steps keep the group's
+ * shape. A plugin that does not run reductions in a group declines the
+ * group in fused_takes; the core then offers the group without it. */
 #define BP_FUSED_MAX_STEPS 32
 #define BP_FUSED_MAX_ARGS 3
 typedef struct bp_fused_step {
