@@ -69,6 +69,16 @@ def sq_error_rows_np(a, b):
     return (d * d).sum(axis=-1)
 
 
+def mse(a, b):
+    d = a - b
+    return bp.mean(d * d)
+
+
+def mse_np(a, b):
+    d = a - b
+    return (d * d).mean(dtype=np.float64).astype(np.float32)  # NumPy's f32 mean is pairwise
+
+
 def cases(n_small, n_big, rng):
     for n in (n_small, n_big):
         x = rng.uniform(-3, 3, n).astype(np.float32)
@@ -84,13 +94,17 @@ def cases(n_small, n_big, rng):
            (lambda x=x: softmax_ne(x)), (x,))
     yield ("softmax rows (4096, 1024), bp.softmax", lambda t: bp.softmax(t, -1), softmax_np,
            (lambda x=x: softmax_ne(x)), (x,))
-    # a row sum ends the fused group when a row fits a block (8192 elements
-    # on blas_cpu); 8193 is one past it: the sum then runs after the group
+    # a row sum ends the fused group: rows that fit a block (8192 elements on
+    # blas_cpu) in whole-row blocks, longer ones folded block by block
     for shape in ((4096, 1024), (1024, 8192), (1024, 8193)):
         args = tuple(rng.uniform(-3, 3, shape).astype(np.float32) for _ in range(2))
         loc = dict(zip("ab", args))
         yield (f"sum((a-b)^2, -1) {shape}", sq_error_rows, sq_error_rows_np,
                (lambda loc=loc: ne.evaluate("sum((a - b) ** 2, axis=1)", local_dict=loc)), args)
+    args = tuple(rng.uniform(-3, 3, n_big).astype(np.float32) for _ in range(2))
+    loc = dict(zip("ab", args))
+    yield (f"mean((a-b)^2), 2^{n_big.bit_length() - 1}", mse, mse_np,
+           (lambda loc=loc: ne.evaluate("sum((a - b) ** 2)", local_dict=loc) / n_big), args)
 
 
 def main():

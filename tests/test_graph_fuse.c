@@ -3,6 +3,7 @@
  * fused entries (blas_cpu) runs as one call, in blocks. On every backend
  * the results equal eager's bit for bit; on a fusing one the values a group
  * keeps to itself get no buffer. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -283,7 +284,6 @@ Test(graph_fuse, a_reduction_of_trailing_axes_ends_the_group_with_eagers_bits)
         {3, {3, 5, 64}, 2, {1, 2}, true, false, 3},
         {1, {5000}, 0, {0}, false, false, 3},     /* every axis: one row */
         {2, {37, 100}, 1, {-1}, true, true, 3},   /* the squares are a result too */
-        {2, {4, 9000}, 1, {1}, false, false, 2},  /* rows longer than a block */
         {2, {64, 30}, 1, {0}, false, false, 2},   /* a leading axis */
     };
     static const reduce_fn reds[] = {bp_sum, bp_mean, bp_max, bp_argmax};
@@ -331,6 +331,88 @@ Test(graph_fuse, a_reduction_of_trailing_axes_ends_the_group_with_eagers_bits)
                 bp_graph_release(g);
             }
     }
+    bp_context_destroy(ctx);
+}
+
+/* Rows longer than blas_cpu's block (8192): the sum, mean, max and min of
+ * f32 and f64 fold each block's part of a row in double and combine the
+ * chunks' partials in order; argmax is declined (the chain fuses alone).
+ * max, min and argmax have eager's bits. A sum (mean) is eager's up to the
+ * association of its double accumulator: both add the same values in
+ * double, each within n 2^-53 sum|x| of the exact sum (n <= 2^19 here: far
+ * below half an f32 ulp of these sums of squares, all positive), so the f32
+ * results are equal or adjacent; for f64 the bound itself is checked. */
+Test(graph_fuse, a_reduction_of_rows_longer_than_a_block_folds_partials_in_double)
+{
+    static const struct {
+        int32_t rank;
+        int64_t shape[2];
+        int32_t n_axes, axes[2];
+    } cases[] = {
+        {2, {4, 9000}, 1, {1}},
+        {1, {300001}, 0, {0}}, /* every axis: one row, cut among the threads */
+        {2, {3, 70000}, 1, {-1}},
+    };
+    static const reduce_fn reds[] = {bp_sum, bp_mean, bp_max, bp_min, bp_argmax};
+    static const bp_dtype dts[] = {BP_F32, BP_F64};
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (size_t f = 0; f < sizeof reds / sizeof reds[0]; f++)
+                for (size_t d = 0; d < 2; d++) {
+                    int32_t rank = cases[c].rank;
+                    const int64_t *shape = cases[c].shape;
+                    bp_graph *g = NULL;
+                    bp_tensor *sa = NULL, *sb = NULL, *sr = NULL;
+                    BPT_OK(bp_graph_create(be, &g));
+                    BPT_OK(bp_graph_input(g, dts[d], rank, shape, &sa));
+                    BPT_OK(bp_graph_input(g, dts[d], rank, shape, &sb));
+                    squared_error(sa, sb, reds[f], cases[c].n_axes, cases[c].axes, false, &sr,
+                                  NULL);
+                    BPT_OK(bp_graph_output(g, sr));
+                    bp_graph_stats st;
+                    bp_graph_exec *exe = bpt_graph_compile(g, true, &st);
+                    char what[128];
+                    snprintf(what, sizeof what, "on %s, case %zu, reduction %zu, %s",
+                             bp_backend_name(be), c, f, bp_dtype_name(dts[d]));
+                    bool arg = reds[f] == bp_argmax;
+                    if (fuses(be))
+                        cr_expect(st.fused_groups == 1 && st.nodes_fused == (arg ? 2 : 3),
+                                  "%s: %lld groups of %lld nodes", what,
+                                  (long long)st.fused_groups, (long long)st.nodes_fused);
+                    bp_tensor *a32 = bpt_random_f32(be, rank, shape, 90 + c);
+                    bp_tensor *b32 = bpt_random_f32(be, rank, shape, 95 + c);
+                    bp_tensor *a = NULL, *b = NULL, *want = NULL, *got = NULL;
+                    BPT_OK(bp_cast(a32, dts[d], &a));
+                    BPT_OK(bp_cast(b32, dts[d], &b));
+                    squared_error(a, b, reds[f], cases[c].n_axes, cases[c].axes, false, &want,
+                                  NULL);
+                    BPT_OK(bp_graph_run(exe, 2, (bp_tensor *[]){a, b}, 1, &got));
+                    bool sums = reds[f] == bp_sum || reds[f] == bp_mean;
+                    if (!sums) {
+                        cr_expect(bpt_same_bytes(got, want), "%s", what);
+                    } else {
+                        int64_t rows = bp_tensor_numel(want), n = bp_tensor_numel(a) / rows;
+                        double *x = bpt_read(got), *y = bpt_read(want);
+                        for (int64_t r = 0; r < rows; r++) {
+                            /* y >= 0: |x| and |y| bound the sum of |terms| (mean: / n) */
+                            double bound = dts[d] == BP_F32
+                                               ? (double)(nextafterf((float)y[r], INFINITY) -
+                                                          (float)y[r])
+                                               : 2.0 * (double)n * 0x1p-53 * y[r];
+                            cr_expect(fabs(x[r] - y[r]) <= bound, "%s, row %lld: %.17g, eager %.17g",
+                                      what, (long long)r, x[r], y[r]);
+                        }
+                        free(x);
+                        free(y);
+                    }
+                    bp_tensor *all[] = {sa, sb, sr, a32, b32, a, b, want, got};
+                    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+                        bp_tensor_release(all[k]);
+                    bp_graph_exec_release(exe);
+                    bp_graph_release(g);
+                }
     bp_context_destroy(ctx);
 }
 

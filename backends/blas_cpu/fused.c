@@ -11,12 +11,20 @@
  * BPC_FUSE_BLOCK elements (the trailing axes' extents) takes blocks of
  * whole rows: the elementwise steps fill the block, and the reduction's
  * kernel (a slab of its eager call's) reduces its rows into the out view,
- * with eager's bits. Longer rows are declined: the core then fuses the
- * elementwise steps alone. */
+ * with eager's bits. Longer rows (a whole vector's mean, say) are taken for
+ * the sum, mean, max and min of f32 and f64: each block folds its part of a
+ * row into a double per chunk, and the chunks' partials are combined in
+ * chunk order, then rounded once, as the eager sum of a long vector does
+ * (blocks of its threads, in double): the sums agree with eager's to the
+ * rounding of a double's association (~1e-16 relative), so the rounded
+ * results are equal or one ulp apart. Other long-row reductions are
+ * declined: the core then fuses the elementwise steps alone. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blas_cpu.h"
+#include "vmath.h"
 
 /* Elements per block: the scratch blocks of a group (8 bytes an element:
  * 64 KiB each) stay in L2 while every step passes over them. Measured on a
@@ -38,6 +46,7 @@ typedef struct fuse_plan {
     int32_t red;                        /* the reduction's step, or -1 */
     int64_t row;                        /* its rows' length (reduced elements) */
     int64_t block;                      /* elements a block takes: whole rows */
+    bool long_rows;                     /* rows past a block: partials per chunk */
 } fuse_plan;
 
 static int32_t form_of(const bp_view *v)
@@ -73,6 +82,7 @@ static bool plan_reduction(const bp_fused_group *g, const bp_view *const *in, fu
     p->red = -1;
     p->row = 0;
     p->block = BPC_FUSE_BLOCK;
+    p->long_rows = false;
     for (int32_t s = 0; s < g->n_steps; s++) {
         const bp_fused_step *st = &g->steps[s];
         if (bp_op_kind_of(st->op) != BP_KIND_REDUCE)
@@ -87,11 +97,19 @@ static bool plan_reduction(const bp_fused_group *g, const bp_view *const *in, fu
         int64_t row = 1;
         for (int32_t k = v->rank - (int32_t)q->i[0]; k < v->rank; k++)
             row *= v->shape[k];
-        if (row < 1 || row > BPC_FUSE_BLOCK)
+        if (row < 1)
             return false;
         p->red = s;
         p->row = row;
-        p->block = BPC_FUSE_BLOCK / row * row;
+        if (row <= BPC_FUSE_BLOCK) {
+            p->block = BPC_FUSE_BLOCK / row * row;
+            continue;
+        }
+        bool folds = st->op == BP_OP_SUM || st->op == BP_OP_MEAN || st->op == BP_OP_MAX ||
+                     st->op == BP_OP_MIN;
+        if (!folds || (st->dtype != BP_F32 && st->dtype != BP_F64))
+            return false;
+        p->long_rows = true;
     }
     return true;
 }
@@ -213,11 +231,58 @@ typedef struct fuse_job {
     const fuse_plan *p;
     int64_t n, chunk;
     bp_status *st;
+    double *part;  /* long rows: per chunk, `parts` partials from its first row on */
+    int64_t parts;
 } fuse_job;
+
+/* The identity of a long-row fold. */
+static double fold_start(bp_op op)
+{
+    return op == BP_OP_MAX ? -INFINITY : op == BP_OP_MIN ? INFINITY : 0.0;
+}
+
+/* acc folded with v: a sum, or an extreme that a NaN takes over */
+static inline double fold(bp_op op, double acc, double v)
+{
+    if (op == BP_OP_SUM || op == BP_OP_MEAN)
+        return acc + v;
+    if (acc != acc || v != v)
+        return NAN;
+    return op == BP_OP_MAX ? (v > acc ? v : acc) : (v < acc ? v : acc);
+}
+
+/* x's n >= 1 elements (f32 or f64) folded by the level's vector kernels:
+ * sums in double, extremes exact (NaN if any is NaN) */
+static double fold_run(const bpc_vmath *vm, bp_op op, bp_dtype dt, const char *x, int64_t n)
+{
+    if (op == BP_OP_SUM || op == BP_OP_MEAN)
+        return dt == BP_F32 ? vm->sum_f32((const float *)x, n) : vm->sum_f64((const double *)x, n);
+    bool mx = op == BP_OP_MAX;
+    return dt == BP_F32 ? (double)vm->extreme_f32((const float *)x, n, mx)
+                        : vm->extreme_f64((const double *)x, n, mx);
+}
+
+/* The block's parts of its rows into the chunk's partials (chunk t). */
+static void fold_block(const fuse_job *j, const bp_view *x, int64_t t, int64_t at, int64_t len)
+{
+    const fuse_plan *p = j->p;
+    bp_op op = j->g->steps[p->red].op;
+    size_t esz = bp_dtype_size(x->dtype);
+    double *part = j->part + t * j->parts;
+    int64_t first_row = t * j->chunk / p->row;
+    for (int64_t pos = at; pos < at + len;) {
+        int64_t r = pos / p->row, end = (r + 1) * p->row < at + len ? (r + 1) * p->row : at + len;
+        double v = fold_run(j->d->vm, op, x->dtype, bpk_base(x) + (pos - at) * (int64_t)esz,
+                            end - pos);
+        part[r - first_row] = fold(op, part[r - first_row], v);
+        pos = end;
+    }
+}
 
 /* Elements [at, at + len) through every step; scratch holds the plan's
  * blocks, blk bytes each. */
-static bp_status run_block(const fuse_job *j, char *scratch, size_t blk, int64_t at, int64_t len)
+static bp_status run_block(const fuse_job *j, char *scratch, size_t blk, int64_t t, int64_t at,
+                           int64_t len)
 {
     const bp_fused_group *g = j->g;
     const fuse_plan *p = j->p;
@@ -242,6 +307,10 @@ static bp_status run_block(const fuse_job *j, char *scratch, size_t blk, int64_t
             args[a] = st->arg[a] >= 0 ? &rv[st->arg[a]] : &iv[-1 - st->arg[a]];
         bp_op_params tmp;
         const bp_op_params *q = bp_op_params_get(st->params, &tmp);
+        if (s == p->red && p->long_rows) {
+            fold_block(j, args[0], t, at, len);
+            continue;
+        }
         if (s == p->red) { /* the block's rows, each to its element of out */
             const bp_view *o = j->out[p->out_of[s]];
             int64_t rows = len / p->row;
@@ -295,10 +364,38 @@ static void fuse_item(void *ctx, int64_t t)
     }
     bp_status st = BP_OK;
     for (int64_t at = lo; st == BP_OK && at < hi; at += block)
-        st = run_block(j, scratch, blk, at, hi - at < block ? hi - at : block);
+        st = run_block(j, scratch, blk, t, at, hi - at < block ? hi - at : block);
     if (scratch != small)
         free(scratch);
     j->st[t] = st;
+}
+
+/* Long rows: each row's partials combined in chunk order, rounded once. */
+static bp_status finish_long_rows(const fuse_job *j, int ns)
+{
+    const fuse_plan *p = j->p;
+    bp_op op = j->g->steps[p->red].op;
+    const bp_view *o = j->out[p->out_of[p->red]];
+    int64_t rows = j->n / p->row;
+    double *acc = malloc((size_t)rows * sizeof *acc);
+    if (!acc)
+        return BP_ERR_OUT_OF_MEMORY;
+    for (int64_t r = 0; r < rows; r++)
+        acc[r] = fold_start(op);
+    for (int64_t t = 0; t < ns; t++) {
+        int64_t lo = t * j->chunk, hi = lo + j->chunk < j->n ? lo + j->chunk : j->n;
+        for (int64_t r = lo / p->row; r <= (hi - 1) / p->row; r++)
+            acc[r] = fold(op, acc[r], j->part[t * j->parts + r - lo / p->row]);
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        double v = op == BP_OP_MEAN ? acc[r] / (double)p->row : acc[r];
+        if (o->dtype == BP_F32)
+            ((float *)bpk_base(o))[r] = (float)v;
+        else
+            ((double *)bpk_base(o))[r] = v;
+    }
+    free(acc);
+    return BP_OK;
 }
 
 bp_status bpc_fused_run(void *dev, const bp_fused_group *g, const bp_view *const *in,
@@ -320,13 +417,28 @@ bp_status bpc_fused_run(void *dev, const bp_fused_group *g, const bp_view *const
     fuse_job j = {.d = d, .g = g, .in = in, .out = out, .p = &p, .n = n,
                   .chunk = (blocks + ns - 1) / ns * p.block, .st = st};
     ns = (int)((n + j.chunk - 1) / j.chunk);
+    if (p.long_rows) {
+        j.parts = j.chunk / p.row + 2; /* the rows a chunk touches */
+        j.part = malloc((size_t)ns * (size_t)j.parts * sizeof *j.part);
+        if (!j.part)
+            return bpk_fail(d, BP_ERR_OUT_OF_MEMORY,
+                            "blas_cpu: out of memory for a fused reduction's partials");
+        for (int64_t k = 0; k < ns * j.parts; k++)
+            j.part[k] = fold_start(g->steps[p.red].op);
+    }
     if (ns <= 1)
         fuse_item(&j, 0);
     else
         bpc_pool_run(d->pool, team, ns, fuse_item, &j);
+    bp_status failed = BP_OK;
     for (int t = 0; t < ns; t++)
-        if (st[t] != BP_OK)
-            return bpk_fail(d, st[t], "blas_cpu: a fused group of %d steps failed%s",
-                            (int)g->n_steps, st[t] == BP_ERR_OUT_OF_MEMORY ? ": out of memory" : "");
+        if (st[t] != BP_OK && failed == BP_OK)
+            failed = st[t];
+    if (failed == BP_OK && p.long_rows)
+        failed = finish_long_rows(&j, ns);
+    free(j.part);
+    if (failed != BP_OK)
+        return bpk_fail(d, failed, "blas_cpu: a fused group of %d steps failed%s",
+                        (int)g->n_steps, failed == BP_ERR_OUT_OF_MEMORY ? ": out of memory" : "");
     return BP_OK;
 }
