@@ -154,6 +154,8 @@ class Model:
     def __init__(self, proto, backend, jit=True, optimize=True):
         onnx = _onnx()
         self.proto = proto
+        if backend is not None and not isinstance(backend, str):
+            backend = backend.name  # a backplane.backend() object
         self.backend = _backplane.backend(backend).name if backend else _backplane.backend().name
         g = proto.graph
         self.opset = self._check_opsets(proto)
@@ -518,7 +520,7 @@ def _np_dtype(name):
 
 def load(model, backend=None, jit=True, optimize=True):
     """An ONNX model (a path, bytes, or an onnx.ModelProto) loaded onto
-    backend (a name; None: the default backend). jit=False runs it op by op
+    backend (a name or a backplane.backend(); None: the default backend). jit=False runs it op by op
     instead of recording a graph; optimize=False records the nodes as
     written (no BatchNormalization folded into the Conv before it)."""
     onnx = _onnx()

@@ -822,3 +822,59 @@ def test_resize_crop_and_resize_fills_positions_outside_the_input_with_the_extra
     got = ort.InferenceSession(m.SerializeToString(),
                                providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     np.testing.assert_allclose(y, got, rtol=1e-5, atol=1e-6)
+
+
+def sequence_model():
+    """x (5, 6) split into a sequence along its last axis by sizes (2, 3, 1),
+    the middle piece erased, x's first two columns inserted at `pos`, then
+    the pieces concatenated again and stacked on a new axis, and the length
+    and one piece read back."""
+    i64 = TensorProto.INT64
+    nodes = [
+        helper.make_node("SplitToSequence", ["x", "sizes"], ["s"], axis=-1),
+        helper.make_node("SequenceErase", ["s", "middle"], ["s1"]),
+        helper.make_node("Slice", ["x", "zero", "two", "one"], ["head"]),
+        helper.make_node("SequenceInsert", ["s1", "head", "pos"], ["s2"]),
+        helper.make_node("ConcatFromSequence", ["s2"], ["cat"], axis=1),
+        helper.make_node("SplitToSequence", ["x"], ["rows"], axis=0, keepdims=0),
+        helper.make_node("ConcatFromSequence", ["rows"], ["stacked"], axis=-1, new_axis=1),
+        helper.make_node("SequenceLength", ["s2"], ["n"]),
+        helper.make_node("SequenceAt", ["s2", "at"], ["piece"]),
+    ]
+    consts = [numpy_helper.from_array(np.array(v, np.int64), name)
+              for name, v in (("sizes", [2, 3, 1]), ("one", [1]), ("zero", [0]), ("two", [2]))]
+    consts.append(numpy_helper.from_array(np.array(1, np.int64), "middle"))
+    return model_of(nodes, [vi("x", [5, 6]), vi("pos", [], i64), vi("at", [], i64)],
+                    [vi("cat", None), vi("stacked", None), vi("n", [], i64),
+                     vi("piece", None)], consts)
+
+
+@pytest.mark.parametrize("pos,at", [(0, 0), (2, -1), (-1, 1), (-2, 2)])
+def test_sequences_inside_a_model_match_onnxruntime_and_onnxs_reference(backend, pos, at):
+    """A sequence inside a model is a list of tensors while recording; its
+    positions (model inputs here) become constants of the signature.
+    Inserting at position 2 of a sequence of 2 appends (ONNX allows
+    [-n, n]), as onnxruntime does; ONNX's ReferenceEvaluator (1.23) takes
+    the position modulo n there and inserts at the front, so that case is
+    checked against onnxruntime alone."""
+    from onnx.reference import ReferenceEvaluator
+    ort = pytest.importorskip("onnxruntime")
+    m = sequence_model()
+    x = np.arange(30, dtype=np.float32).reshape(5, 6)
+    feeds = {"x": x, "pos": np.array(pos, np.int64), "at": np.array(at, np.int64)}
+    got = bo.load(m, backend=backend).run(feeds)
+    wants = [ort.InferenceSession(m.SerializeToString(),
+                                  providers=["CPUExecutionProvider"]).run(None, feeds)]
+    if pos != 2:
+        wants.append(ReferenceEvaluator(m).run(None, feeds))
+    for want in wants:
+        for name, w in zip(("cat", "stacked", "n", "piece"), want):
+            np.testing.assert_array_equal(got[name].numpy(), w, err_msg=name)
+
+
+def test_a_sequence_position_outside_the_sequence_is_an_error_naming_the_range():
+    m = sequence_model()
+    feeds = {"x": np.zeros((5, 6), np.float32), "pos": np.array(7, np.int64),
+             "at": np.array(0, np.int64)}
+    with pytest.raises(IndexError, match=r"position 7 is outside a sequence of 2.*\[-2, 2\]"):
+        bo.load(m, backend="binary").run(feeds)
