@@ -31,6 +31,7 @@ from . import _backplane
 from . import _jit
 from . import _onnx_fold as _fold
 from . import _onnx_ops as _ops
+from . import _onnx_sequence as _sequence
 
 # The default domain's opsets this importer reads (each op's form chosen by
 # the model's opset).
@@ -51,15 +52,18 @@ class UnsupportedModelError(NotImplementedError):
 
 class ValueInfo:
     """A graph input or output: its name, dtype (backplane's name) and shape
-    (an int per known extent; a str for a symbolic one; None unknown)."""
+    (an int per known extent; a str for a symbolic one; None unknown).
+    kind: 'tensor', or 'sequence' (a list of tensors; dtype and shape are
+    its elements')."""
 
-    __slots__ = ("name", "dtype", "shape")
+    __slots__ = ("name", "dtype", "shape", "kind")
 
-    def __init__(self, name, dtype, shape):
-        self.name, self.dtype, self.shape = name, dtype, shape
+    def __init__(self, name, dtype, shape, kind="tensor"):
+        self.name, self.dtype, self.shape, self.kind = name, dtype, shape, kind
 
     def __repr__(self):
-        return f"ValueInfo({self.name!r}, {self.dtype!r}, {self.shape!r})"
+        more = f", kind={self.kind!r}" if self.kind != "tensor" else ""
+        return f"ValueInfo({self.name!r}, {self.dtype!r}, {self.shape!r}{more})"
 
 
 def _onnx():
@@ -73,18 +77,23 @@ def _onnx():
 
 def _value_info(v):
     """A graph ValueInfoProto as a ValueInfo (dtype and shape None when the
-    model declares no type); None for a sequence, map or optional value."""
-    kind = v.type.WhichOneof("value")
+    model declares no type); None for a map or optional value, or a
+    sequence of anything but tensors."""
+    t, seq = v.type, False
+    if t.WhichOneof("value") == "sequence_type":
+        t, seq = t.sequence_type.elem_type, True
+    kind = t.WhichOneof("value")
     if kind is None:
-        return ValueInfo(v.name, None, None)
+        return ValueInfo(v.name, None, None, "sequence" if seq else "tensor")
     if kind != "tensor_type":
         return None
-    tt = v.type.tensor_type
+    tt = t.tensor_type
     shape = None
     if tt.HasField("shape"):
         shape = tuple(d.dim_value if d.HasField("dim_value") else
                       (d.dim_param or None) for d in tt.shape.dim)
-    return ValueInfo(v.name, _ops.ONNX_DTYPES.get(tt.elem_type), shape)
+    return ValueInfo(v.name, _ops.ONNX_DTYPES.get(tt.elem_type), shape,
+                     "sequence" if seq else "tensor")
 
 
 def _node_label(k, node):
@@ -94,7 +103,7 @@ def _node_label(k, node):
 
 
 # The ops with subgraphs this importer runs (Model._run_<op>).
-SUBGRAPH_OPS = ("If", "Scan", "Loop")
+SUBGRAPH_OPS = ("If", "Scan", "Loop", "SequenceMap")
 # The most iterations a Loop is unrolled to while recording.
 LOOP_UNROLL_LIMIT = 4096
 
@@ -167,6 +176,7 @@ class Model:
         self._folds = _fold.conv_bn_pairs(g, self.opset, self._attr) if optimize else {}
         self._initializers = self._load_initializers(g, onnx)
         self._host_inputs = set()   # inputs whose values decide a shape: constants per run
+        self._out_lengths = {}      # signature -> the sequence outputs' lengths
         self._jit = jit
         self._traced = _jit.jit(self._evaluate, static_argnums=(0,)) if jit else None
         self._trace_declared()
@@ -195,9 +205,10 @@ class Model:
                 f"backplane.onnx: graph {what} '{v.name}' is a "
                 f"{v.type.WhichOneof('value')} value; backplane has tensors only",
                 missing=v.type.WhichOneof("value"), reason="value")
-        if info.dtype is None and v.type.WhichOneof("value") is not None:
+        t = v.type.sequence_type.elem_type if info.kind == "sequence" else v.type
+        if info.dtype is None and t.WhichOneof("value") is not None:
             onnx = _onnx()
-            name = onnx.TensorProto.DataType.Name(v.type.tensor_type.elem_type)
+            name = onnx.TensorProto.DataType.Name(t.tensor_type.elem_type)
             raise UnsupportedModelError(
                 f"backplane.onnx: graph {what} '{v.name}' is of type {name}, which backplane "
                 f"has no dtype for", missing=name, reason="dtype")
@@ -243,7 +254,8 @@ class Model:
         """Records and compiles the declared signature at load where every
         input's shape is fixed, so that an attribute the library lacks is an
         error now, not at the first run."""
-        if not self._jit or not all(i.shape is not None and i.dtype is not None and
+        if not self._jit or not all(i.kind == "tensor" and i.shape is not None and
+                                    i.dtype is not None and
                                     all(isinstance(d, int) for d in i.shape)
                                     for i in self.inputs):
             return
@@ -251,7 +263,7 @@ class Model:
         args = [_backplane.zeros(i.shape, dtype=i.dtype, backend=self.backend)
                 for i in self.inputs]
         try:
-            self._traced.lower((), *args)
+            self._traced.lower(((), ()), *args)
         except _ops.NeedsHost:
             pass  # an input decides a shape: recorded at the first run, with its values
         except _backplane.Error:
@@ -259,13 +271,23 @@ class Model:
 
     # ---- running ------------------------------------------------------------------
     def _evaluate(self, static, *tensors):
-        """The graph's outputs from its inputs: every node, in order."""
+        """The graph's outputs from its inputs: every node, in order. static:
+        (the host inputs' values, the sequence inputs' lengths); tensors: the
+        other inputs in order, a sequence's elements one after another. The
+        outputs likewise (each sequence output's length kept for run())."""
+        host, lengths = static
         g = self.proto.graph
         values = dict(self._initializers)
         dynamic = [i for i in self.inputs if i.name not in self._host_inputs]
-        for info, t in zip(dynamic, tensors):
-            values[info.name] = t
-        for name, dtype, shape, raw in static:
+        rest, counts = list(tensors), iter(lengths)
+        for info in dynamic:
+            if info.kind == "sequence":
+                k = next(counts)
+                values[info.name] = _sequence.Sequence(rest[:k], dtype=info.dtype)
+                del rest[:k]
+            else:
+                values[info.name] = rest.pop(0)
+        for name, dtype, shape, raw in host:
             host = np.frombuffer(raw, dtype=_np_dtype(dtype)).reshape(shape)
             values[name] = _backplane.asarray(host, backend=self.backend, dtype=dtype)
         folded = set()
@@ -280,7 +302,22 @@ class Model:
                     node = pair
                     folded.add(j)
             self._run_node(k, node, values)
-        return tuple(values[o.name] for o in self.outputs)
+        flat, out_lengths = [], []
+        for o in self.outputs:
+            v = values[o.name]
+            if o.kind == "sequence":
+                if not isinstance(v, _sequence.Sequence):
+                    raise TypeError(f"backplane.onnx: output '{o.name}' is declared a sequence; "
+                                    f"the graph computes a tensor")
+                flat.extend(v)
+                out_lengths.append(len(v))
+            elif isinstance(v, _sequence.Sequence):
+                raise TypeError(f"backplane.onnx: output '{o.name}' is declared a tensor; the "
+                                f"graph computes a sequence")
+            else:
+                flat.append(v)
+        self._out_lengths[_signature(static, tensors)] = tuple(out_lengths)
+        return tuple(flat)
 
     def _attr(self, node, name, default=None):
         """A node's attribute with ONNX's default for the model's opset."""
@@ -365,6 +402,25 @@ class Model:
                                    "known only from an iteration)")
         return carried + [_ops._fn("stack")(c, axis=0) for c in collected]
 
+    def _run_sequencemap(self, n):
+        """SequenceMap, unrolled while recording: the body once per element
+        of the input sequences (the additional inputs that are tensors
+        passed whole to every one), its outputs collected into sequences."""
+        body = n.attr("body")
+        inputs = [n.tensor(i) for i in range(n.n_inputs)]
+        lengths = {len(v) for v in inputs if isinstance(v, _sequence.Sequence)}
+        if not isinstance(inputs[0], _sequence.Sequence) or len(lengths) != 1:
+            raise _ops.unsupported(f"SequenceMap over sequences of lengths {sorted(lengths)} "
+                                   f"(ONNX: the first input a sequence, all of one length)")
+        (length,) = lengths
+        outs = [[] for _ in body.output]
+        for i in range(length):
+            args = [v[i] if isinstance(v, _sequence.Sequence) else v for v in inputs]
+            for k, r in enumerate(self._run_body(body, n.scope(), args)):
+                outs[k].append(r)
+        dtypes = [_value_info(o).dtype if _value_info(o) else None for o in body.output]
+        return [_sequence.Sequence(o, dtype=d) for o, d in zip(outs, dtypes)]
+
     def _scan(self, n, body, states, scans, directions=None):
         count = len(body.output) - len(states)
         in_axes = list(n.attr("scan_input_axes") or [0] * len(scans))
@@ -425,33 +481,48 @@ class Model:
                 raise KeyError(f"backplane.onnx: input '{info.name}' ({info.dtype}, shape "
                                f"{info.shape}) is missing")
             v = inputs[info.name]
-            t = v if isinstance(v, _backplane.Tensor) else _backplane.asarray(
-                np.asarray(v), backend=self.backend)
-            if info.dtype is not None and str(t.dtype) != info.dtype:
-                raise TypeError(f"backplane.onnx: input '{info.name}' is {t.dtype}; the model "
-                                f"declares {info.dtype} (cast it first: nothing is converted "
-                                f"silently)")
-            if t.backend != self.backend:
-                raise ValueError(f"backplane.onnx: input '{info.name}' is on backend "
-                                 f"{t.backend}; the model is on {self.backend} (Tensor.to() "
-                                 f"copies it)")
-            tensors[info.name] = t
+            if info.kind == "sequence":
+                if not isinstance(v, (list, tuple)):
+                    raise TypeError(f"backplane.onnx: input '{info.name}' is a sequence: give "
+                                    f"a list of tensors or arrays, not a {type(v).__name__}")
+                tensors[info.name] = [self._feed(info, e, f"element {k} of input")
+                                      for k, e in enumerate(v)]
+            else:
+                tensors[info.name] = self._feed(info, v, "input")
         return tensors
+
+    def _feed(self, info, v, what):
+        t = v if isinstance(v, _backplane.Tensor) else _backplane.asarray(
+            np.asarray(v), backend=self.backend)
+        if info.dtype is not None and str(t.dtype) != info.dtype:
+            raise TypeError(f"backplane.onnx: {what} '{info.name}' is {t.dtype}; the model "
+                            f"declares {info.dtype} (cast it first: nothing is converted "
+                            f"silently)")
+        if t.backend != self.backend:
+            raise ValueError(f"backplane.onnx: {what} '{info.name}' is on backend "
+                             f"{t.backend}; the model is on {self.backend} (Tensor.to() "
+                             f"copies it)")
+        return t
 
     def _call(self, inputs, fn):
         """fn(static, *dynamic) for these inputs; an input found to decide a
         shape becomes part of the static key and fn is called again."""
         feeds = self._feeds(inputs)
+        sequences = {i.name for i in self.inputs if i.kind == "sequence"}
         while True:
-            static = tuple(sorted(
+            host = tuple(sorted(
                 (name, str(feeds[name].dtype), tuple(feeds[name].shape),
                  np.ascontiguousarray(feeds[name].numpy()).tobytes())
                 for name in self._host_inputs))
-            dynamic = [feeds[i.name] for i in self.inputs if i.name not in self._host_inputs]
+            kept = [i for i in self.inputs if i.name not in self._host_inputs]
+            static = (host, tuple(len(feeds[i.name]) for i in kept if i.kind == "sequence"))
+            dynamic = []
+            for i in kept:
+                dynamic.extend(feeds[i.name] if i.kind == "sequence" else [feeds[i.name]])
             try:
-                return fn(static, *dynamic)
+                return fn(static, *dynamic), _signature(static, dynamic)
             except _ops.NeedsHost as e:
-                sources = self._inputs_behind(e.name) - self._host_inputs
+                sources = self._inputs_behind(e.name) - self._host_inputs - sequences
                 if not sources:
                     raise UnsupportedModelError(
                         f"backplane.onnx: value '{e.name}' decides a shape but is computed "
@@ -466,14 +537,20 @@ class Model:
         buffers)."""
         if self._traced is None:
             raise ValueError("backplane.onnx: a model loaded with jit=False has no plan")
-        return self._call(inputs, self._traced.lower)
+        return self._call(inputs, self._traced.lower)[0]
 
     def run(self, inputs, output_names=None):
-        """inputs: name -> Tensor or array-like (the declared dtype); returns
-        name -> Tensor for every output (or those in output_names)."""
-        outs = self._call(inputs, self._traced if self._traced is not None else self._evaluate)
-        outs = outs if isinstance(outs, tuple) else (outs,)
-        result = {o.name: t for o, t in zip(self.outputs, outs)}
+        """inputs: name -> Tensor or array-like (the declared dtype; a list of
+        them for a sequence input); returns name -> Tensor for every output
+        (a list of Tensors for a sequence output), or those in output_names."""
+        outs, sig = self._call(inputs,
+                               self._traced if self._traced is not None else self._evaluate)
+        outs = list(outs) if isinstance(outs, tuple) else [outs]
+        lengths = iter(self._out_lengths[sig])
+        result = {}
+        for o in self.outputs:  # a sequence output as a list of its tensors
+            k = next(lengths) if o.kind == "sequence" else None
+            result[o.name] = outs.pop(0) if k is None else [outs.pop(0) for _ in range(k)]
         if output_names is not None:
             result = {name: result[name] for name in output_names}
         return result
@@ -509,6 +586,12 @@ class Model:
         return (f"<backplane.onnx.Model on {self.backend}, opset {self.opset}, "
                 f"{len(self.proto.graph.node)} nodes: ({sig(self.inputs)}) -> "
                 f"({sig(self.outputs)})>")
+
+
+def _signature(static, tensors):
+    """What decides a run's plan: the static key and the tensors' shapes and
+    dtypes (a plan's sequence outputs have one length per signature)."""
+    return static, tuple((tuple(t.shape), str(t.dtype)) for t in tensors)
 
 
 def _np_dtype(name):
@@ -558,6 +641,10 @@ def _cli_feeds(model, pairs):
             raise SystemExit(f"--input {pair}: expected NAME=FILE.npy")
         feeds[name] = np.load(path)
     for i in model.inputs:
+        if i.kind == "sequence":
+            raise SystemExit(f"input '{i.name}' is a sequence of tensors, which the command "
+                             f"line does not take: run the model from Python "
+                             f"(backplane.onnx.load(...).run({{'{i.name}': [...]}}))")
         if i.name not in feeds:
             if i.shape is None or not all(isinstance(d, int) for d in i.shape):
                 raise SystemExit(f"input '{i.name}' has shape {i.shape}: give it with --input "
@@ -571,18 +658,24 @@ def main(argv=None):
     model = load(args.model, backend=args.backend)
     feeds = _cli_feeds(model, args.input)
     t0 = time.perf_counter()
-    outs = {k: v.numpy() for k, v in model.run(feeds).items()}
+    outs = {k: [e.numpy() for e in v] if isinstance(v, list) else v.numpy()
+            for k, v in model.run(feeds).items()}
     first = time.perf_counter() - t0
     print(f"{os.path.basename(args.model)} on {model.backend}: first run {first * 1e3:.2f} ms "
           f"(records and compiles)")
     for name, v in outs.items():
-        print(f"  {name}: {v.dtype} {list(v.shape)}")
+        if isinstance(v, list):
+            print(f"  {name}: a sequence of {len(v)}: " +
+                  ", ".join(f"{e.dtype} {list(e.shape)}" for e in v))
+        else:
+            print(f"  {name}: {v.dtype} {list(v.shape)}")
     if args.bench > 0:
         times = []
         for _ in range(args.bench):
             t0 = time.perf_counter()
             for v in model.run(feeds).values():
-                v.numpy()
+                for e in (v if isinstance(v, list) else [v]):
+                    e.numpy()
             times.append(time.perf_counter() - t0)
         print(f"  median of {args.bench} runs: {np.median(times) * 1e3:.3f} ms")
     if args.compare == "onnxruntime":
@@ -591,8 +684,13 @@ def main(argv=None):
                                             providers=["CPUExecutionProvider"])
         ref = sess.run(None, {k: np.asarray(v) for k, v in feeds.items()})
         for o, r in zip(model.outputs, ref):
-            diff = np.max(np.abs(outs[o.name].astype(np.float64) - r.astype(np.float64)),
-                          initial=0.0)
+            mine = outs[o.name] if isinstance(outs[o.name], list) else [outs[o.name]]
+            theirs = list(r) if isinstance(r, list) else [r]
+            if len(mine) != len(theirs):
+                print(f"  {o.name}: a sequence of {len(mine)} here, {len(theirs)} there")
+                continue
+            diff = max((np.max(np.abs(a.astype(np.float64) - np.asarray(b).astype(np.float64)),
+                               initial=0.0) for a, b in zip(mine, theirs)), default=0.0)
             print(f"  {o.name}: largest |backplane - onnxruntime| {diff:.3g}")
     return 0
 

@@ -14,7 +14,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Optional
 
-from compare import compare
+from compare import Verdict, compare
 from dtypes import NUMPY_NAME, SHORT_NAME, bp_dtype, decode, onnx_name
 from hostvalues import bf16_bits_to_f32, f32_to_bf16_bits
 from scope import (FAIL, KNOWN_DIFFERENCE, KNOWN_DIFFERENCES, OUT_OF_SCOPE, PASS, OutOfScope,
@@ -103,6 +103,23 @@ def run_case(case, backend):
     return Result(case.name, op, PASS, error=worst)
 
 
+def _compare_sequence(bp, produced, protos, elem_type):
+    """compare() over a sequence's tensors, which must be as many; the first
+    element that differs decides."""
+    if len(produced) != len(protos):
+        return Verdict(False, detail=f"a sequence of {len(produced)} tensors, expected "
+                                     f"{len(protos)}")
+    worst = 0.0
+    for k, (t, proto) in enumerate(zip(produced, protos)):
+        actual_dtype, actual = _to_host(bp, t)
+        exp_dtype, expected = decode(proto, elem_type)
+        verdict = compare(exp_dtype, expected, actual_dtype, actual)
+        if not verdict.ok:
+            return Verdict(False, detail=f"element {k}: {verdict.detail}", error=verdict.error)
+        worst = max(worst, verdict.error or 0.0)
+    return Verdict(True, error=worst)
+
+
 def _detail(e):
     """An UnsupportedModelError's message without the importer's prefix."""
     return str(e).replace("backplane.onnx: ", "", 1)
@@ -112,14 +129,21 @@ def _run_set(bp, bo, case, op, model, backend, inputs, outputs):
     """(largest error, known-difference explanation or None), or a Result that
     ends the test."""
     try:
-        values = {v.name: decode(p, v.elem_type) for v, p in zip(case.inputs, inputs)}
+        values = {v.name: decode(p, v.elem_type) for v, p in zip(case.inputs, inputs)
+                  if not getattr(v, "sequence", False)}
         feeds = {name: _to_tensor(bp, backend, dt, host) for name, (dt, host) in values.items()}
+        for v, p in zip(case.inputs, inputs):  # a sequence: a list of its tensors
+            if getattr(v, "sequence", False):
+                feeds[v.name] = [_to_tensor(bp, backend, *decode(e, v.elem_type)) for e in p]
         produced = model.run(feeds)
         worst, known = 0.0, None
         for k, (v, proto) in enumerate(zip(case.outputs, outputs)):
-            actual_dtype, actual = _to_host(bp, produced[v.name])
-            exp_dtype, expected = decode(proto, v.elem_type)
-            verdict = compare(exp_dtype, expected, actual_dtype, actual)
+            if getattr(v, "sequence", False):
+                verdict = _compare_sequence(bp, produced[v.name], proto, v.elem_type)
+            else:
+                actual_dtype, actual = _to_host(bp, produced[v.name])
+                exp_dtype, expected = decode(proto, v.elem_type)
+                verdict = compare(exp_dtype, expected, actual_dtype, actual)
             if verdict.ok:
                 worst = max(worst, verdict.error or 0.0)
                 continue

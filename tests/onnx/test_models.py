@@ -101,12 +101,14 @@ class Models(unittest.TestCase):
         self.assertIn("node 1 (com.example.Nothing)", r.detail)
         self.assertEqual(r.missing, "StringNormalizer, com.example.Nothing")
 
-    def test_a_sequence_input_is_out_of_scope_as_a_value(self):
-        seq = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [2])
-        nodes = [helper.make_node("SequenceLength", ["s"], ["y"])]
-        r = self.run_model("sequence", nodes, [seq], [value("y", TensorProto.INT64, [])], [], [])
+    def test_an_optional_input_is_out_of_scope_as_a_value(self):
+        opt = helper.make_value_info("s", helper.make_optional_type_proto(
+            helper.make_tensor_type_proto(TensorProto.FLOAT, [2])))
+        nodes = [helper.make_node("OptionalHasElement", ["s"], ["y"])]
+        r = self.run_model("optional", nodes, [opt], [value("y", TensorProto.BOOL, [])], [], [],
+                           opset=18)
         self.assertEqual((r.outcome, r.reason), ("OUT OF SCOPE", "value"))
-        self.assertIn("s (sequence_type)", r.detail)
+        self.assertIn("s (optional_type)", r.detail)
 
     def test_a_refusal_in_the_middle_names_the_node(self):
         x = np.ones((2, 3), np.float32)

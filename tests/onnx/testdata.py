@@ -43,7 +43,8 @@ def list_tests(root):
 @dataclass
 class Value:
     name: str
-    elem_type: int          # ONNX element type the graph declares
+    elem_type: int          # ONNX element type the graph declares (a sequence's elements')
+    sequence: bool = False  # a sequence of tensors (its data files hold a SequenceProto)
 
 
 @dataclass
@@ -61,23 +62,23 @@ class Case:
         return self.model.graph.node[0]
 
     def data_sets(self):
-        return _data_sets(self.path, len(self.inputs), len(self.outputs))
+        return _data_sets(self.path, self.inputs, self.outputs)
 
 
-def _data_sets(path, n_in, n_out):
-    """[(inputs, outputs)] of a test directory, each a list of TensorProto in
-    graph order."""
-    return [(_read(d, "input", n_in), _read(d, "output", n_out))
+def _data_sets(path, inputs, outputs):
+    """[(inputs, outputs)] of a test directory, each a list in graph order of
+    a TensorProto, or a list of them for a sequence value."""
+    return [(_read(d, "input", inputs), _read(d, "output", outputs))
             for d in sorted(glob.glob(os.path.join(path, "test_data_set_*")))]
 
 
-def _read(d, kind, count):
+def _read(d, kind, values):
     protos = []
-    for i in range(count):
-        t = onnx.TensorProto()
+    for i, v in enumerate(values):
+        t = onnx.SequenceProto() if v.sequence else onnx.TensorProto()
         with open(os.path.join(d, f"{kind}_{i}.pb"), "rb") as f:
             t.ParseFromString(f.read())
-        protos.append(t)
+        protos.append(list(t.tensor_values) if v.sequence else t)
     return protos
 
 
@@ -105,7 +106,8 @@ MODEL_DIRS = ("node", "simple", "pytorch-converted", "pytorch-operator")
 
 def list_models(node_root):
     """'dir/test' for every test of MODEL_DIRS beside node_root whose graph has
-    more than one node (a one-node graph is a node test)."""
+    more than one node, or whose values are not all tensors (the node tests
+    the node runner leaves out: a sequence or an optional value)."""
     data = os.path.dirname(node_root)
     names = []
     for d in MODEL_DIRS:
@@ -113,7 +115,10 @@ def list_models(node_root):
         if not os.path.isdir(base):
             continue
         for t in list_tests(base):
-            if d != "node" or len(onnx.load(os.path.join(base, t, "model.onnx")).graph.node) > 1:
+            g = onnx.load(os.path.join(base, t, "model.onnx")).graph if d == "node" else None
+            if g is None or len(g.node) > 1 or any(
+                    v.type.WhichOneof("value") != "tensor_type"
+                    for v in list(g.input) + list(g.output)):
                 names.append(f"{d}/{t}")
     return names
 
@@ -125,10 +130,10 @@ class ModelCase:
     model: onnx.ModelProto
     inputs: List[Value] = field(default_factory=list)    # graph inputs not initialized
     outputs: List[Value] = field(default_factory=list)
-    other_values: List[str] = field(default_factory=list)  # sequence, optional, map values
+    other_values: List[str] = field(default_factory=list)  # optional, map values, ...
 
     def data_sets(self):
-        return _data_sets(self.path, len(self.inputs), len(self.outputs))
+        return _data_sets(self.path, self.inputs, self.outputs)
 
 
 def load_model(node_root, name):
@@ -141,10 +146,21 @@ def load_model(node_root, name):
     held = {t.name for t in g.initializer}
     values = [v for v in g.input if v.name not in held] + list(g.output)
     other = sorted({f"{v.name} ({v.type.WhichOneof('value')})" for v in values
-                    if v.type.WhichOneof("value") != "tensor_type"})
+                    if _value(v) is None})
     case = ModelCase(name, path, model, other_values=other)
     if not other:
-        case.inputs = [Value(v.name, v.type.tensor_type.elem_type) for v in g.input
-                       if v.name not in held]
-        case.outputs = [Value(v.name, v.type.tensor_type.elem_type) for v in g.output]
+        case.inputs = [_value(v) for v in g.input if v.name not in held]
+        case.outputs = [_value(v) for v in g.output]
     return case
+
+
+def _value(v):
+    """A graph value as a Value: a tensor, or a sequence of tensors; None
+    for anything else (a map, an optional, a sequence of sequences)."""
+    kind = v.type.WhichOneof("value")
+    if kind == "tensor_type":
+        return Value(v.name, v.type.tensor_type.elem_type)
+    elem = v.type.sequence_type.elem_type
+    if kind == "sequence_type" and elem.WhichOneof("value") == "tensor_type":
+        return Value(v.name, elem.tensor_type.elem_type, sequence=True)
+    return None

@@ -878,3 +878,38 @@ def test_a_sequence_position_outside_the_sequence_is_an_error_naming_the_range()
              "at": np.array(0, np.int64)}
     with pytest.raises(IndexError, match=r"position 7 is outside a sequence of 2.*\[-2, 2\]"):
         bo.load(m, backend="binary").run(feeds)
+
+
+def sequence_io_model():
+    """s (a sequence of f32 tensors) and t in; s with t appended, and each
+    element doubled by a SequenceMap, out as sequences; their count too."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["e", "e"], ["d"])], "twice",
+        [vi("e", None)], [vi("d", None)])
+    nodes = [helper.make_node("SequenceInsert", ["s", "t"], ["appended"]),
+             helper.make_node("SequenceMap", ["appended"], ["doubled"], body=body),
+             helper.make_node("SequenceLength", ["appended"], ["n"])]
+    seq = helper.make_tensor_sequence_value_info
+    return model_of(nodes, [seq("s", F32, None), vi("t", [2])],
+                    [seq("appended", F32, None), seq("doubled", F32, None),
+                     vi("n", [], TensorProto.INT64)])
+
+
+@pytest.mark.parametrize("jit", [True, False])
+def test_a_sequence_input_and_output_are_lists_of_tensors(backend, jit):
+    model = bo.load(sequence_io_model(), backend=backend, jit=jit)
+    assert [i.kind for i in model.inputs] == ["sequence", "tensor"]
+    assert [o.kind for o in model.outputs] == ["sequence", "sequence", "tensor"]
+    a, b, c = (np.full(2, v, np.float32) for v in (1.0, 2.0, 3.0))
+    for items in ([a, b], [a], []):  # the length is part of the signature
+        got = model.run({"s": items, "t": c})
+        want = items + [c]
+        assert isinstance(got["appended"], list) and len(got["appended"]) == len(want)
+        for g, w, d in zip(got["appended"], want, got["doubled"]):
+            np.testing.assert_array_equal(g.numpy(), w)
+            np.testing.assert_array_equal(d.numpy(), 2 * w)
+        assert got["n"].item() == len(want)
+    with pytest.raises(TypeError, match="'s' is a sequence: give a list"):
+        model.run({"s": a, "t": c})
+    with pytest.raises(TypeError, match="element 1 of input 's' is float64"):
+        model.run({"s": [a, a.astype(np.float64)], "t": c})
