@@ -1246,7 +1246,7 @@ def det(n):
 # Handlers kept in modules of their own, by concept; importing them registers
 # them (they import this module's helpers, defined above).
 from . import _onnx_quantized, _onnx_recurrent, _onnx_sampling, _onnx_signal  # noqa: E402
-from . import _onnx_sequence, _onnx_training  # noqa: E402
+from . import _onnx_optional, _onnx_sequence, _onnx_training  # noqa: E402
 
-REGISTERED_ELSEWHERE = (_onnx_quantized, _onnx_recurrent, _onnx_sampling, _onnx_signal,
-                        _onnx_sequence, _onnx_training)
+REGISTERED_ELSEWHERE = (_onnx_optional, _onnx_quantized, _onnx_recurrent, _onnx_sampling,
+                        _onnx_signal, _onnx_sequence, _onnx_training)

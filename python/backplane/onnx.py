@@ -31,6 +31,7 @@ from . import _backplane
 from . import _jit
 from . import _onnx_fold as _fold
 from . import _onnx_ops as _ops
+from . import _onnx_optional as _optional
 from . import _onnx_sequence as _sequence
 
 # The default domain's opsets this importer reads (each op's form chosen by
@@ -53,8 +54,8 @@ class UnsupportedModelError(NotImplementedError):
 class ValueInfo:
     """A graph input or output: its name, dtype (backplane's name) and shape
     (an int per known extent; a str for a symbolic one; None unknown).
-    kind: 'tensor', or 'sequence' (a list of tensors; dtype and shape are
-    its elements')."""
+    kind: 'tensor'; 'sequence' (a list of tensors; dtype and shape are its
+    elements'); 'optional tensor' or 'optional sequence' (that, or None)."""
 
     __slots__ = ("name", "dtype", "shape", "kind")
 
@@ -75,25 +76,70 @@ def _onnx():
     return onnx
 
 
+def _element_type(t):
+    """(kind, the TypeProto of its tensors) of a TypeProto: a tensor, a
+    sequence of tensors, an optional of either; (None, None) otherwise."""
+    kind = ""
+    if t.WhichOneof("value") == "optional_type":
+        t, kind = t.optional_type.elem_type, "optional "
+    if t.WhichOneof("value") == "sequence_type":
+        t, kind = t.sequence_type.elem_type, kind + "sequence"
+    else:
+        kind += "tensor"
+    return (kind, t) if t.WhichOneof("value") in ("tensor_type", None) else (None, None)
+
+
 def _value_info(v):
     """A graph ValueInfoProto as a ValueInfo (dtype and shape None when the
-    model declares no type); None for a map or optional value, or a
-    sequence of anything but tensors."""
-    t, seq = v.type, False
-    if t.WhichOneof("value") == "sequence_type":
-        t, seq = t.sequence_type.elem_type, True
-    kind = t.WhichOneof("value")
+    model declares no type); None for a map, or a sequence or optional of
+    anything but tensors."""
+    kind, t = _element_type(v.type)
     if kind is None:
-        return ValueInfo(v.name, None, None, "sequence" if seq else "tensor")
-    if kind != "tensor_type":
         return None
+    if t.WhichOneof("value") is None:
+        return ValueInfo(v.name, None, None, kind)
     tt = t.tensor_type
     shape = None
     if tt.HasField("shape"):
         shape = tuple(d.dim_value if d.HasField("dim_value") else
                       (d.dim_param or None) for d in tt.shape.dim)
-    return ValueInfo(v.name, _ops.ONNX_DTYPES.get(tt.elem_type), shape,
-                     "sequence" if seq else "tensor")
+    return ValueInfo(v.name, _ops.ONNX_DTYPES.get(tt.elem_type), shape, kind)
+
+
+def _flatten(v):
+    """(structure, tensors) of a value inside a model: structure None for a
+    tensor, a sequence's length, or for an optional -1 when empty, else
+    its element's (1 for a tensor)."""
+    if isinstance(v, _optional.Optional):
+        if v.value is None:
+            return -1, []
+        _, tensors = _flatten(v.value)
+        return (len(tensors) if isinstance(v.value, _sequence.Sequence) else 1), tensors
+    if isinstance(v, _sequence.Sequence):
+        return len(v), list(v)
+    return None, [v]
+
+
+def _unflatten(info, structure, tensors):
+    """The value of info's kind that _flatten gave (structure, the tensors
+    taken from the iterator `tensors`)."""
+    if info.kind == "tensor":
+        return next(tensors)
+    if info.kind.startswith("optional") and structure == -1:
+        return _optional.Optional(None)
+    if info.kind.endswith("sequence"):
+        inner = _sequence.Sequence([next(tensors) for _ in range(structure)], dtype=info.dtype)
+    else:
+        inner = next(tensors)
+    return _optional.Optional(inner) if info.kind.startswith("optional") else inner
+
+
+def _to_user(v):
+    """A value inside a model as run() gives it: a Tensor, a list of them
+    (a sequence), None (an empty optional)."""
+    if isinstance(v, _optional.Optional):
+        return None if v.value is None else _to_user(v.value)
+    return list(v) if isinstance(v, _sequence.Sequence) else v
 
 
 def _node_label(k, node):
@@ -176,7 +222,7 @@ class Model:
         self._folds = _fold.conv_bn_pairs(g, self.opset, self._attr) if optimize else {}
         self._initializers = self._load_initializers(g, onnx)
         self._host_inputs = set()   # inputs whose values decide a shape: constants per run
-        self._out_lengths = {}      # signature -> the sequence outputs' lengths
+        self._out_structures = {}   # signature -> each output's _flatten structure
         self._jit = jit
         self._traced = _jit.jit(self._evaluate, static_argnums=(0,)) if jit else None
         self._trace_declared()
@@ -205,7 +251,7 @@ class Model:
                 f"backplane.onnx: graph {what} '{v.name}' is a "
                 f"{v.type.WhichOneof('value')} value; backplane has tensors only",
                 missing=v.type.WhichOneof("value"), reason="value")
-        t = v.type.sequence_type.elem_type if info.kind == "sequence" else v.type
+        _, t = _element_type(v.type)
         if info.dtype is None and t.WhichOneof("value") is not None:
             onnx = _onnx()
             name = onnx.TensorProto.DataType.Name(t.tensor_type.elem_type)
@@ -275,18 +321,14 @@ class Model:
         (the host inputs' values, the sequence inputs' lengths); tensors: the
         other inputs in order, a sequence's elements one after another. The
         outputs likewise (each sequence output's length kept for run())."""
-        host, lengths = static
+        host, structures = static
         g = self.proto.graph
         values = dict(self._initializers)
         dynamic = [i for i in self.inputs if i.name not in self._host_inputs]
-        rest, counts = list(tensors), iter(lengths)
+        rest, shapes = iter(tensors), iter(structures)
         for info in dynamic:
-            if info.kind == "sequence":
-                k = next(counts)
-                values[info.name] = _sequence.Sequence(rest[:k], dtype=info.dtype)
-                del rest[:k]
-            else:
-                values[info.name] = rest.pop(0)
+            values[info.name] = _unflatten(info, next(shapes) if info.kind != "tensor" else None,
+                                           rest)
         for name, dtype, shape, raw in host:
             host = np.frombuffer(raw, dtype=_np_dtype(dtype)).reshape(shape)
             values[name] = _backplane.asarray(host, backend=self.backend, dtype=dtype)
@@ -302,21 +344,18 @@ class Model:
                     node = pair
                     folded.add(j)
             self._run_node(k, node, values)
-        flat, out_lengths = [], []
+        flat, out_structures = [], []
         for o in self.outputs:
             v = values[o.name]
-            if o.kind == "sequence":
-                if not isinstance(v, _sequence.Sequence):
-                    raise TypeError(f"backplane.onnx: output '{o.name}' is declared a sequence; "
-                                    f"the graph computes a tensor")
-                flat.extend(v)
-                out_lengths.append(len(v))
-            elif isinstance(v, _sequence.Sequence):
-                raise TypeError(f"backplane.onnx: output '{o.name}' is declared a tensor; the "
-                                f"graph computes a sequence")
-            else:
-                flat.append(v)
-        self._out_lengths[_signature(static, tensors)] = tuple(out_lengths)
+            if not _is_kind(v, o.kind):
+                raise TypeError(f"backplane.onnx: output '{o.name}' is declared a {o.kind}; "
+                                f"the graph computes a {_kind_of(v)}")
+            if o.kind.startswith("optional") and not isinstance(v, _optional.Optional):
+                v = _optional.Optional(v)
+            structure, tensors_of = _flatten(v)
+            flat.extend(tensors_of)
+            out_structures.append(structure)
+        self._out_structures[_signature(static, tensors)] = tuple(out_structures)
         return tuple(flat)
 
     def _attr(self, node, name, default=None):
@@ -481,14 +520,19 @@ class Model:
                 raise KeyError(f"backplane.onnx: input '{info.name}' ({info.dtype}, shape "
                                f"{info.shape}) is missing")
             v = inputs[info.name]
-            if info.kind == "sequence":
+            if info.kind.startswith("optional") and v is None:
+                tensors[info.name] = _optional.Optional(None)
+                continue
+            if info.kind.endswith("sequence"):
                 if not isinstance(v, (list, tuple)):
                     raise TypeError(f"backplane.onnx: input '{info.name}' is a sequence: give "
                                     f"a list of tensors or arrays, not a {type(v).__name__}")
-                tensors[info.name] = [self._feed(info, e, f"element {k} of input")
-                                      for k, e in enumerate(v)]
+                inner = _sequence.Sequence([self._feed(info, e, f"element {k} of input")
+                                            for k, e in enumerate(v)], dtype=info.dtype)
             else:
-                tensors[info.name] = self._feed(info, v, "input")
+                inner = self._feed(info, v, "input")
+            tensors[info.name] = (_optional.Optional(inner) if info.kind.startswith("optional")
+                                  else inner)
         return tensors
 
     def _feed(self, info, v, what):
@@ -508,21 +552,24 @@ class Model:
         """fn(static, *dynamic) for these inputs; an input found to decide a
         shape becomes part of the static key and fn is called again."""
         feeds = self._feeds(inputs)
-        sequences = {i.name for i in self.inputs if i.kind == "sequence"}
+        structured = {i.name for i in self.inputs if i.kind != "tensor"}
         while True:
             host = tuple(sorted(
                 (name, str(feeds[name].dtype), tuple(feeds[name].shape),
                  np.ascontiguousarray(feeds[name].numpy()).tobytes())
                 for name in self._host_inputs))
             kept = [i for i in self.inputs if i.name not in self._host_inputs]
-            static = (host, tuple(len(feeds[i.name]) for i in kept if i.kind == "sequence"))
-            dynamic = []
+            structures, dynamic = [], []
             for i in kept:
-                dynamic.extend(feeds[i.name] if i.kind == "sequence" else [feeds[i.name]])
+                structure, tensors = _flatten(feeds[i.name])
+                dynamic.extend(tensors)
+                if i.kind != "tensor":
+                    structures.append(structure)
+            static = (host, tuple(structures))
             try:
                 return fn(static, *dynamic), _signature(static, dynamic)
             except _ops.NeedsHost as e:
-                sources = self._inputs_behind(e.name) - self._host_inputs - sequences
+                sources = self._inputs_behind(e.name) - self._host_inputs - structured
                 if not sources:
                     raise UnsupportedModelError(
                         f"backplane.onnx: value '{e.name}' decides a shape but is computed "
@@ -545,12 +592,9 @@ class Model:
         (a list of Tensors for a sequence output), or those in output_names."""
         outs, sig = self._call(inputs,
                                self._traced if self._traced is not None else self._evaluate)
-        outs = list(outs) if isinstance(outs, tuple) else [outs]
-        lengths = iter(self._out_lengths[sig])
-        result = {}
-        for o in self.outputs:  # a sequence output as a list of its tensors
-            k = next(lengths) if o.kind == "sequence" else None
-            result[o.name] = outs.pop(0) if k is None else [outs.pop(0) for _ in range(k)]
+        rest = iter(outs if isinstance(outs, tuple) else (outs,))
+        result = {o.name: _to_user(_unflatten(o, s, rest))
+                  for o, s in zip(self.outputs, self._out_structures[sig])}
         if output_names is not None:
             result = {name: result[name] for name in output_names}
         return result
@@ -586,6 +630,22 @@ class Model:
         return (f"<backplane.onnx.Model on {self.backend}, opset {self.opset}, "
                 f"{len(self.proto.graph.node)} nodes: ({sig(self.inputs)}) -> "
                 f"({sig(self.outputs)})>")
+
+
+def _kind_of(v):
+    """A value's kind as ValueInfo.kind names it ('optional' when empty)."""
+    if isinstance(v, _optional.Optional):
+        return "optional" if v.value is None else "optional " + _kind_of(v.value)
+    return "sequence" if isinstance(v, _sequence.Sequence) else "tensor"
+
+
+def _is_kind(v, kind):
+    """Whether v may be a value of kind: its own, or what an optional of
+    that kind holds (an empty optional is any optional)."""
+    if isinstance(v, _optional.Optional):
+        return kind.startswith("optional") and (v.value is None or
+                                                _kind_of(v) == kind)
+    return _kind_of(v) == kind or kind == "optional " + _kind_of(v)
 
 
 def _signature(static, tensors):
@@ -641,10 +701,10 @@ def _cli_feeds(model, pairs):
             raise SystemExit(f"--input {pair}: expected NAME=FILE.npy")
         feeds[name] = np.load(path)
     for i in model.inputs:
-        if i.kind == "sequence":
-            raise SystemExit(f"input '{i.name}' is a sequence of tensors, which the command "
-                             f"line does not take: run the model from Python "
-                             f"(backplane.onnx.load(...).run({{'{i.name}': [...]}}))")
+        if i.kind != "tensor":
+            raise SystemExit(f"input '{i.name}' is a {i.kind}, which the command line does "
+                             f"not take: run the model from Python "
+                             f"(backplane.onnx.load(...).run({{'{i.name}': ...}}))")
         if i.name not in feeds:
             if i.shape is None or not all(isinstance(d, int) for d in i.shape):
                 raise SystemExit(f"input '{i.name}' has shape {i.shape}: give it with --input "

@@ -129,16 +129,25 @@ def _run_set(bp, bo, case, op, model, backend, inputs, outputs):
     """(largest error, known-difference explanation or None), or a Result that
     ends the test."""
     try:
-        values = {v.name: decode(p, v.elem_type) for v, p in zip(case.inputs, inputs)
-                  if not getattr(v, "sequence", False)}
+        plain = [(v, p) for v, p in zip(case.inputs, inputs)
+                 if not getattr(v, "sequence", False) and not getattr(v, "optional", False)]
+        values = {v.name: decode(p, v.elem_type) for v, p in plain}
         feeds = {name: _to_tensor(bp, backend, dt, host) for name, (dt, host) in values.items()}
-        for v, p in zip(case.inputs, inputs):  # a sequence: a list of its tensors
-            if getattr(v, "sequence", False):
-                feeds[v.name] = [_to_tensor(bp, backend, *decode(e, v.elem_type)) for e in p]
+        for v, p in zip(case.inputs, inputs):  # a sequence: a list; an empty optional: None
+            if getattr(v, "sequence", False) or getattr(v, "optional", False):
+                feeds[v.name] = (None if p is None else
+                                 [_to_tensor(bp, backend, *decode(e, v.elem_type)) for e in p]
+                                 if v.sequence else
+                                 _to_tensor(bp, backend, *decode(p, v.elem_type)))
         produced = model.run(feeds)
         worst, known = 0.0, None
         for k, (v, proto) in enumerate(zip(case.outputs, outputs)):
-            if getattr(v, "sequence", False):
+            if (proto is None) != (produced[v.name] is None):
+                verdict = Verdict(False, detail=f"{'empty' if produced[v.name] is None else 'a value'}"
+                                                f", expected {'empty' if proto is None else 'a value'}")
+            elif proto is None:
+                verdict = Verdict(True, error=0.0)
+            elif getattr(v, "sequence", False):
                 verdict = _compare_sequence(bp, produced[v.name], proto, v.elem_type)
             else:
                 actual_dtype, actual = _to_host(bp, produced[v.name])

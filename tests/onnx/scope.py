@@ -22,7 +22,7 @@ REASONS = {
     "op": "the op does not exist in the library",
     "dtype": "a dtype the library lacks (string, complex)",
     "mode": "a mode or attribute of the op the library does not support (named in the detail)",
-    "value": "a model's optional or map value (the library has tensors and sequences of them)",
+    "value": "a model's map value (the library has tensors, and sequences and optionals of them)",
 }
 
 

@@ -43,8 +43,9 @@ def list_tests(root):
 @dataclass
 class Value:
     name: str
-    elem_type: int          # ONNX element type the graph declares (a sequence's elements')
+    elem_type: int          # ONNX element type the graph declares (its tensors')
     sequence: bool = False  # a sequence of tensors (its data files hold a SequenceProto)
+    optional: bool = False  # an optional tensor or sequence (an OptionalProto)
 
 
 @dataclass
@@ -73,12 +74,18 @@ def _data_sets(path, inputs, outputs):
 
 
 def _read(d, kind, values):
+    """Each value's data: a TensorProto, a list of them (a sequence), and for
+    an optional one of those or None (empty)."""
     protos = []
     for i, v in enumerate(values):
-        t = onnx.SequenceProto() if v.sequence else onnx.TensorProto()
+        t = (onnx.OptionalProto() if v.optional else
+             onnx.SequenceProto() if v.sequence else onnx.TensorProto())
         with open(os.path.join(d, f"{kind}_{i}.pb"), "rb") as f:
             t.ParseFromString(f.read())
-        protos.append(list(t.tensor_values) if v.sequence else t)
+        if v.optional:
+            t = (t.sequence_value if t.HasField("sequence_value") else
+                 t.tensor_value if t.HasField("tensor_value") else None)
+        protos.append(list(t.tensor_values) if v.sequence and t is not None else t)
     return protos
 
 
@@ -155,12 +162,14 @@ def load_model(node_root, name):
 
 
 def _value(v):
-    """A graph value as a Value: a tensor, or a sequence of tensors; None
-    for anything else (a map, an optional, a sequence of sequences)."""
-    kind = v.type.WhichOneof("value")
-    if kind == "tensor_type":
-        return Value(v.name, v.type.tensor_type.elem_type)
-    elem = v.type.sequence_type.elem_type
-    if kind == "sequence_type" and elem.WhichOneof("value") == "tensor_type":
-        return Value(v.name, elem.tensor_type.elem_type, sequence=True)
-    return None
+    """A graph value as a Value: a tensor, a sequence of tensors, or an
+    optional of either; None for anything else (a map, a sequence of
+    sequences)."""
+    t, optional, sequence = v.type, False, False
+    if t.WhichOneof("value") == "optional_type":
+        t, optional = t.optional_type.elem_type, True
+    if t.WhichOneof("value") == "sequence_type":
+        t, sequence = t.sequence_type.elem_type, True
+    if t.WhichOneof("value") != "tensor_type":
+        return None
+    return Value(v.name, t.tensor_type.elem_type, sequence=sequence, optional=optional)

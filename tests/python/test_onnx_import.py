@@ -913,3 +913,35 @@ def test_a_sequence_input_and_output_are_lists_of_tensors(backend, jit):
         model.run({"s": a, "t": c})
     with pytest.raises(TypeError, match="element 1 of input 's' is float64"):
         model.run({"s": [a, a.astype(np.float64)], "t": c})
+
+
+def optional_io_model():
+    """o (an optional f32 tensor) in; whether it holds one, and o itself
+    (an optional) out; an If on the first picks o's element or zeros."""
+    opt = helper.make_value_info("o", helper.make_optional_type_proto(
+        helper.make_tensor_type_proto(F32, [2])))
+    out = helper.make_value_info("o_out", helper.make_optional_type_proto(
+        helper.make_tensor_type_proto(F32, [2])))
+    then = helper.make_graph([helper.make_node("OptionalGetElement", ["o"], ["v"])], "then",
+                             [], [vi("v", [2])])
+    other = helper.make_graph([helper.make_node("Constant", [], ["z"], value=helper.make_tensor(
+        "z", F32, [2], [0.0, 0.0]))], "else", [], [vi("z", [2])])
+    nodes = [helper.make_node("OptionalHasElement", ["o"], ["has"]),
+             helper.make_node("If", ["has"], ["picked"], then_branch=then, else_branch=other),
+             helper.make_node("Identity", ["o"], ["o_out"])]
+    return model_of(nodes, [opt], [vi("has", [], TensorProto.BOOL), vi("picked", [2]), out],
+                    opset=18)
+
+
+@pytest.mark.parametrize("jit", [True, False])
+def test_an_optional_input_and_output_are_a_tensor_or_none(backend, jit):
+    model = bo.load(optional_io_model(), backend=backend, jit=jit)
+    assert [i.kind for i in model.inputs] == ["optional tensor"]
+    a = np.array([1.5, -2.0], np.float32)
+    got = model.run({"o": a})
+    assert got["has"].item() is True
+    np.testing.assert_array_equal(got["picked"].numpy(), a)
+    np.testing.assert_array_equal(got["o_out"].numpy(), a)
+    got = model.run({"o": None})  # empty: another signature
+    assert got["has"].item() is False and got["o_out"] is None
+    np.testing.assert_array_equal(got["picked"].numpy(), [0.0, 0.0])
