@@ -74,6 +74,10 @@ static bool orders(bp_op op)
 /* n integers as int64 (key: u64's order key, above) */
 static void load_i(bp_dtype dt, const char *p, int64_t stride, int64_t n, int64_t *out, bool key)
 {
+#define LOAD_AS_I64(T)                                                                  \
+    for (int64_t i = 0; i < n; i++)                                                     \
+        out[i] = ((const T *)p)[i * stride];                                            \
+    break
     switch (dt) {
     case BP_U64: {
         uint64_t flip = key ? U64_ORDER_KEY : 0;
@@ -81,35 +85,15 @@ static void load_i(bp_dtype dt, const char *p, int64_t stride, int64_t n, int64_
             out[i] = (int64_t)(((const uint64_t *)p)[i * stride] ^ flip);
         break;
     }
-    case BP_U8:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = ((const uint8_t *)p)[i * stride];
-        break;
-    case BP_I8:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = ((const int8_t *)p)[i * stride];
-        break;
-    case BP_I32:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = ((const int32_t *)p)[i * stride];
-        break;
-    case BP_I16:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = ((const int16_t *)p)[i * stride];
-        break;
-    case BP_U16:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = ((const uint16_t *)p)[i * stride];
-        break;
-    case BP_U32:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = ((const uint32_t *)p)[i * stride];
-        break;
-    default:
-        for (int64_t i = 0; i < n; i++)
-            out[i] = ((const int64_t *)p)[i * stride];
-        break;
+    case BP_U8: LOAD_AS_I64(uint8_t);
+    case BP_I8: LOAD_AS_I64(int8_t);
+    case BP_I16: LOAD_AS_I64(int16_t);
+    case BP_U16: LOAD_AS_I64(uint16_t);
+    case BP_I32: LOAD_AS_I64(int32_t);
+    case BP_U32: LOAD_AS_I64(uint32_t);
+    default: LOAD_AS_I64(int64_t);
     }
+#undef LOAD_AS_I64
 }
 
 static void feed_f(bp_op op, run_acc *a, const double *x, int64_t n)

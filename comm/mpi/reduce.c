@@ -184,50 +184,28 @@ static void reduce_float(bp_dtype dt, bp_reduce_op op, const void *const *parts,
 
 static inline void load_i(bp_dtype dt, const void *p, size_t m, int64_t *acc)
 {
+#define LOAD_AS_I64(T)                                                            \
+    do {                                                                          \
+        const T *s = p;                                                           \
+        for (size_t j = 0; j < m; j++)                                            \
+            acc[j] = s[j];                                                        \
+    } while (0);                                                                  \
+    return
     switch (dt) {
-    case BP_U8: {
-        const uint8_t *s = p;
-        for (size_t j = 0; j < m; j++)
-            acc[j] = s[j];
-        return;
-    }
-    case BP_I8: {
-        const int8_t *s = p;
-        for (size_t j = 0; j < m; j++)
-            acc[j] = s[j];
-        return;
-    }
-    case BP_I32: {
-        const int32_t *s = p;
-        for (size_t j = 0; j < m; j++)
-            acc[j] = s[j];
-        return;
-    }
+    case BP_U8: LOAD_AS_I64(uint8_t);
+    case BP_I8: LOAD_AS_I64(int8_t);
+    case BP_I16: LOAD_AS_I64(int16_t);
+    case BP_U16: LOAD_AS_I64(uint16_t);
+    case BP_I32: LOAD_AS_I64(int32_t);
+    case BP_U32: LOAD_AS_I64(uint32_t);
     case BP_I64:
     case BP_U64: /* its bits */
         memcpy(acc, p, m * sizeof *acc);
         return;
-    case BP_I16: {
-        const int16_t *s = p;
-        for (size_t j = 0; j < m; j++)
-            acc[j] = s[j];
-        return;
-    }
-    case BP_U16: {
-        const uint16_t *s = p;
-        for (size_t j = 0; j < m; j++)
-            acc[j] = s[j];
-        return;
-    }
-    case BP_U32: {
-        const uint32_t *s = p;
-        for (size_t j = 0; j < m; j++)
-            acc[j] = s[j];
-        return;
-    }
     default:
         return;
     }
+#undef LOAD_AS_I64
 }
 
 static inline void fold_i(bp_dtype dt, bp_reduce_op op, const void *p, size_t m, int64_t *acc)
