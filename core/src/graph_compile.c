@@ -317,24 +317,30 @@ static bool alloc_plan(const bp_graph *g, int32_t tab, plan_tmp *t, bp_graph_exe
 
 /* The plan positions of each slot's first write, last write and last use,
  * again (after a rewrite replaced nodes). */
+/* Node n, the at-th of the plan, in its slots' lifetimes: each slot it
+ * reads or writes is used there, each it writes written there (and first
+ * defined, if nothing wrote it before). */
+static void note_lifetimes(const bp__gnode *n, int32_t at, plan_tmp *t)
+{
+    for (int32_t k = 0; k < n->n_in + n->n_out; k++) {
+        int32_t s = n->ref[k];
+        if (s < 0)
+            continue;
+        t->last_use[s] = at;
+        if (k >= n->n_in) {
+            t->last_write[s] = at;
+            if (t->first_def[s] < 0)
+                t->first_def[s] = at;
+        }
+    }
+}
+
 static void lifetimes(const bp_graph_exec *e, plan_tmp *t)
 {
     for (int32_t s = 0; s < e->n_slots; s++)
         t->first_def[s] = t->last_use[s] = t->last_write[s] = -1;
-    for (int32_t i = 0; i < e->n_nodes; i++) {
-        const bp__gnode *n = &e->nodes[i];
-        for (int32_t k = 0; k < n->n_in + n->n_out; k++) {
-            int32_t s = n->ref[k];
-            if (s < 0)
-                continue;
-            t->last_use[s] = i;
-            if (k >= n->n_in) {
-                t->last_write[s] = i;
-                if (t->first_def[s] < 0)
-                    t->first_def[s] = i;
-            }
-        }
-    }
+    for (int32_t i = 0; i < e->n_nodes; i++)
+        note_lifetimes(&e->nodes[i], i, t);
 }
 
 static bp_status compile_locked(bp_graph *g, bool merge, bool o_fuse, bp_graph_exec *e)
@@ -387,18 +393,7 @@ static bp_status compile_locked(bp_graph *g, bool merge, bool o_fuse, bp_graph_e
                 n->ref[k] = t.remap[n->ref[k]];
         if (merge && try_merge(e->nodes, e->n_nodes, &t, tab - 1))
             continue;
-        int32_t at = e->n_nodes++;
-        for (int32_t k = 0; k < n->n_in + n->n_out; k++) {
-            int32_t s = n->ref[k];
-            if (s < 0)
-                continue;
-            t.last_use[s] = at;
-            if (k >= n->n_in) {
-                t.last_write[s] = at;
-                if (t.first_def[s] < 0)
-                    t.first_def[s] = at;
-            }
-        }
+        note_lifetimes(n, e->n_nodes++, &t);
     }
     for (int32_t o = 0; o < e->n_outputs; o++) {
         e->outputs[o].slot = t.remap[e->outputs[o].slot];
