@@ -964,16 +964,9 @@ def dropout(n):
         ratio, training = float(_scalar(n, 1, 0.5)), bool(_scalar(n, 2, False))
     else:  # an attribute; no training mode (Dropout-7 on is inference only)
         ratio, training = float(n.attr("ratio", 0.5)), False
-    if training and ratio != 0:
-        # With ratio 0 every element is kept whatever is drawn, so that case
-        # runs (and checks the scaling by 1 / (1 - 0) and the all-true mask).
-        raise unsupported(f"Dropout training_mode=1 with ratio {ratio:g}: ONNX's expected "
-                          f"mask comes from NumPy's generator (np.random, seed "
-                          f"{n.attr('seed', 0)}); bp_dropout draws it from its Philox stream "
-                          f"(bp_random_uniform), so the elements kept differ by design")
-    seed = int(n.attr("seed", 0)) % 2**64  # with ratio 0 (or inference) nothing depends on it
-    out = _fn("dropout")(n.tensor(0), ratio=ratio, training=training, seed=seed,
-                         return_mask=n.wants(1))
+    # training: the mask is bp_dropout's keyed draw (_onnx_random.node_seed)
+    out = _fn("dropout")(n.tensor(0), ratio=ratio, training=training,
+                         seed=_onnx_random.node_seed(n), return_mask=n.wants(1))
     if not n.wants(1):
         return [out]
     y, mask = out
@@ -1246,7 +1239,7 @@ def det(n):
 # Handlers kept in modules of their own, by concept; importing them registers
 # them (they import this module's helpers, defined above).
 from . import _onnx_quantized, _onnx_recurrent, _onnx_sampling, _onnx_signal  # noqa: E402
-from . import _onnx_optional, _onnx_sequence, _onnx_training  # noqa: E402
+from . import _onnx_optional, _onnx_random, _onnx_sequence, _onnx_training  # noqa: E402
 
-REGISTERED_ELSEWHERE = (_onnx_optional, _onnx_quantized, _onnx_recurrent, _onnx_sampling,
-                        _onnx_signal, _onnx_sequence, _onnx_training)
+REGISTERED_ELSEWHERE = (_onnx_optional, _onnx_quantized, _onnx_random, _onnx_recurrent,
+                        _onnx_sampling, _onnx_signal, _onnx_sequence, _onnx_training)

@@ -74,7 +74,8 @@ def section(runs):
         if test["outcome"] == "OUT OF SCOPE" and test["reason"] == "op":
             missing[test["op"]] = missing.get(test["op"], 0) + 1
     if missing:
-        lines += ["", f"The {len(missing)} ops of the test suite the library does not have (tests): " +
+        ops = "op" if len(missing) == 1 else "ops"
+        lines += ["", f"The {len(missing)} {ops} of the test suite the library does not have (tests): " +
                   ", ".join(f"{op} {n}" for op, n in sorted(missing.items())) + "."]
     others = [t for t in first["tests"]
               if t["outcome"] == "OUT OF SCOPE" and t["reason"] != "op"]

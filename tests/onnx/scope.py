@@ -95,6 +95,41 @@ KNOWN_DIFFERENCE_ADAM = ("ONNX's expected outputs were computed with epsilon 1e-
                          "model leaves out (the schema's default is 1e-6); ONNX's "
                          "ReferenceEvaluator gives the library's value for the model")
 
+def _bernoulli_drawn_by_numpy(inputs, expected, actual):
+    """ONNX's Bernoulli tests made their expected values with NumPy's
+    generator; the library draws from its keyed Philox stream. True when
+    both are 0/1 of p's shape and the library's is 0 where p is 0 and 1
+    where p is 1 (what any draw must give)."""
+    p = np.asarray(inputs[0], dtype=np.float64)
+    a, e = np.asarray(actual, np.float64), np.asarray(expected, np.float64)
+    return (a.shape == e.shape == p.shape and np.isin(a, (0, 1)).all()
+            and np.isin(e, (0, 1)).all() and (a[p <= 0] == 0).all() and (a[p >= 1] == 1).all())
+
+
+KNOWN_DIFFERENCE_BERNOULLI = ("ONNX drew the expected values with NumPy's generator; the library "
+                              "draws from its keyed Philox stream (checked: 0/1 of p's shape, 0 "
+                              "where p = 0, 1 where p = 1)")
+
+
+def _dropout_mask_drawn_by_numpy(inputs, expected, actual):
+    """Training-mode Dropout: ONNX's expected mask came from NumPy's
+    generator. True when every output element is what some mask gives: y
+    is 0 or x / (1 - ratio) element by element (the mask output: bool)."""
+    x = np.asarray(inputs[0], dtype=np.float64)
+    ratio = float(np.asarray(inputs[1]).ravel()[0]) if len(inputs) > 1 else 0.5
+    a = np.asarray(actual)
+    if a.shape != np.shape(expected) or a.shape != x.shape:
+        return False
+    if a.dtype == np.bool_:
+        return np.asarray(expected).dtype == np.bool_
+    kept = np.isclose(a, x / (1 - ratio), rtol=1e-6, atol=0)
+    return bool(((a == 0) | kept).all())
+
+
+KNOWN_DIFFERENCE_DROPOUT = ("ONNX drew the expected mask with NumPy's generator; the library "
+                            "draws it from bp_dropout's keyed Philox stream (checked: every "
+                            "element is 0 or x / (1 - ratio); the mask is bool)")
+
 # test name -> (why, check(input host arrays, expected host array, actual host
 # array) -> whether the difference is exactly the explained one).
 KNOWN_DIFFERENCES = {
@@ -103,3 +138,10 @@ KNOWN_DIFFERENCES = {
     "test_castlike_FLOAT_to_BFLOAT16_expanded": (KNOWN_DIFFERENCE_BF16, _bf16_truncated_by_onnx),
     "test_adam_multiple": (KNOWN_DIFFERENCE_ADAM, _adam_epsilon_left_out_by_onnx),
 }
+for _name in ("test_bernoulli", "test_bernoulli_double", "test_bernoulli_seed"):
+    KNOWN_DIFFERENCES[_name] = (KNOWN_DIFFERENCE_BERNOULLI, _bernoulli_drawn_by_numpy)
+    KNOWN_DIFFERENCES[f"node/{_name}_expanded"] = (KNOWN_DIFFERENCE_BERNOULLI,
+                                                   _bernoulli_drawn_by_numpy)
+for _name in ("test_training_dropout", "test_training_dropout_default",
+              "test_training_dropout_default_mask", "test_training_dropout_mask"):
+    KNOWN_DIFFERENCES[_name] = (KNOWN_DIFFERENCE_DROPOUT, _dropout_mask_drawn_by_numpy)

@@ -945,3 +945,41 @@ def test_an_optional_input_and_output_are_a_tensor_or_none(backend, jit):
     got = model.run({"o": None})  # empty: another signature
     assert got["has"].item() is False and got["o_out"] is None
     np.testing.assert_array_equal(got["picked"].numpy(), [0.0, 0.0])
+
+
+def random_model(seeded):
+    """Two RandomUniformLike draws and a Bernoulli of x's probabilities, with
+    or without seed attributes; a training-mode Dropout of x."""
+    kw = {"seed": 5.0} if seeded else {}
+    nodes = [helper.make_node("RandomUniformLike", ["x"], ["u1"], low=-2.0, high=3.0, **kw),
+             helper.make_node("RandomUniformLike", ["x"], ["u2"], low=-2.0, high=3.0, **kw),
+             helper.make_node("Bernoulli", ["x"], ["b"], **kw),
+             helper.make_node("Dropout", ["x", "ratio", "training"], ["y", "mask"],
+                              **({"seed": 5} if seeded else {}))]
+    consts = [numpy_helper.from_array(np.array(0.25, np.float32), "ratio"),
+              numpy_helper.from_array(np.array(True), "training")]
+    return model_of(nodes, [vi("x", [4, 50])],
+                    [vi("u1", [4, 50]), vi("u2", [4, 50]), vi("b", [4, 50]), vi("y", [4, 50]),
+                     vi("mask", [4, 50], TensorProto.BOOL)], consts)
+
+
+@pytest.mark.parametrize("seeded", [True, False])
+def test_random_ops_draw_keyed_values_the_same_on_every_backend_and_run(seeded):
+    """Keyed draws: a node's seed attribute, else a seed of its own (so two
+    seedless nodes differ and two with one seed agree); p = 0 and 1 give 0
+    and 1; the dropout keeps x / (1 - ratio) where its mask says."""
+    x = np.random.default_rng(3).uniform(0, 1, (4, 50)).astype(np.float32)
+    x[0, :5], x[1, :5] = 0.0, 1.0
+    runs = [bo.load(random_model(seeded), backend=b).run({"x": x})
+            for b in ("binary", "blas_cpu") if b in bp.backends()]
+    runs.append(bo.load(random_model(seeded), backend="binary", jit=False).run({"x": x}))
+    first = {k: v.numpy() for k, v in runs[0].items()}
+    for r in runs[1:]:
+        for k, v in r.items():
+            np.testing.assert_array_equal(v.numpy(), first[k], err_msg=k)
+    u1, u2, b, y, mask = (first[k] for k in ("u1", "u2", "b", "y", "mask"))
+    assert ((u1 >= -2) & (u1 < 3)).all() and u1.std() > 0.5
+    assert np.array_equal(u1, u2) == seeded
+    assert set(np.unique(b)) <= {0.0, 1.0} and (b[0, :5] == 0).all() and (b[1, :5] == 1).all()
+    np.testing.assert_allclose(y, np.where(mask, x / 0.75, 0), rtol=1e-6)
+    assert 0.5 < mask.mean() < 0.95
