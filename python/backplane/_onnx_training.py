@@ -98,3 +98,33 @@ def momentum(n):
         new_x.append(x - _as(x, r) * step)
         new_v.append(v2)
     return new_x + new_v
+
+
+# ---- ONNX's Gradient ----------------------------------------------------------------------
+
+@_training("Gradient")
+def gradient(n):
+    """The derivatives of the value named y (of the sum of its elements,
+    when it has several, as ONNX seeds it with ones) with respect to the
+    values named xs, by the library's reverse mode (bp_graph_grad) on the
+    graph being recorded: the gradient's nodes join the model's plan. The
+    xs must be model inputs (symbolic while recording); the node's own
+    inputs (xs, then zs) are those values."""
+    from . import _backplane
+    scope = n.scope()
+    y_name, xs = n.attr("y"), list(n.attr("xs") or [])
+    missing = [v for v in [y_name] + xs if v not in scope]
+    if missing:
+        raise unsupported(f"Gradient of values not computed before it: {', '.join(missing)}")
+    y, wrt = scope[y_name], [scope[x] for x in xs]
+    if not _backplane._is_symbolic(y):
+        raise unsupported("Gradient outside a recorded graph (the model loaded with jit=False, "
+                          "or y a constant): load it with jit=True, the default")
+    for name, t in zip(xs, wrt):
+        if not _backplane._is_symbolic(t):
+            raise unsupported(f"Gradient with respect to '{name}', a constant of the plan (an "
+                              f"initializer): make it a model input to differentiate by it")
+    loss = y if y.size == 1 else _fn("sum")(y)
+    if loss.shape != ():
+        loss = _fn("reshape")(loss, ())
+    return list(_backplane._grad(loss, tuple(wrt)))

@@ -983,3 +983,32 @@ def test_random_ops_draw_keyed_values_the_same_on_every_backend_and_run(seeded):
     assert set(np.unique(b)) <= {0.0, 1.0} and (b[0, :5] == 0).all() and (b[1, :5] == 1).all()
     np.testing.assert_allclose(y, np.where(mask, x / 0.75, 0), rtol=1e-6)
     assert 0.5 < mask.mean() < 0.95
+
+
+def gradient_model(w_is_initializer=False):
+    """loss = ReduceSum(tanh(w * x)) and its Gradient with respect to w and x."""
+    train = "ai.onnx.preview.training"
+    nodes = [helper.make_node("Mul", ["w", "x"], ["wx"]),
+             helper.make_node("Tanh", ["wx"], ["t"]),
+             helper.make_node("ReduceSum", ["t"], ["loss"], keepdims=0),
+             helper.make_node("Gradient", ["w", "x"], ["dw", "dx"], domain=train,
+                              xs=["w", "x"], y="loss")]
+    inits = [numpy_helper.from_array(np.full(3, 0.5, np.float32), "w")] if w_is_initializer else []
+    inputs = ([] if w_is_initializer else [vi("w", [3])]) + [vi("x", [3])]
+    graph = helper.make_graph(nodes, "g", inputs,
+                              [vi("loss", []), vi("dw", [3]), vi("dx", [3])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12),
+                                                   helper.make_opsetid(train, 1)])
+
+
+def test_onnxs_gradient_op_is_the_librarys_reverse_mode_on_the_recorded_graph(backend):
+    w = np.array([0.5, -1.0, 2.0], np.float32)
+    x = np.array([1.0, 0.25, -0.5], np.float32)
+    got = bo.load(gradient_model(), backend=backend).run({"w": w, "x": x})
+    sech2 = 1 - np.tanh(w.astype(np.float64) * x) ** 2
+    np.testing.assert_allclose(got["dw"].numpy(), sech2 * x, rtol=1e-6)
+    np.testing.assert_allclose(got["dx"].numpy(), sech2 * w, rtol=1e-6)
+    with pytest.raises(bo.UnsupportedModelError, match="jit=True"):
+        bo.load(gradient_model(), backend=backend, jit=False).run({"w": w, "x": x})
+    with pytest.raises(bo.UnsupportedModelError, match="'w', a constant of the plan"):
+        bo.load(gradient_model(w_is_initializer=True), backend=backend).run({"x": x})
