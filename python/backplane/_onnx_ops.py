@@ -300,7 +300,9 @@ def tensor_proto_array(t, numpy_helper):
             bits = np.asarray(t.int32_data, dtype=np.uint32).astype(np.uint16)
         wide = (bits.astype(np.uint32) << 16).view(np.float32)
         return wide.reshape(tuple(t.dims)), dtype
-    return np.array(numpy_helper.to_array(t), dtype=dtype).reshape(tuple(t.dims)), dtype
+    # a view of the proto's bytes where it can be (the caller's asarray copies
+    # it onto the backend: one copy, not two)
+    return np.asarray(numpy_helper.to_array(t), dtype=dtype).reshape(tuple(t.dims)), dtype
 
 
 @maps("Constant")

@@ -206,9 +206,10 @@ class Model:
     """An ONNX model loaded onto one backend. inputs, outputs: ValueInfo
     lists, in the graph's order; opset: the default domain's version."""
 
-    def __init__(self, proto, backend, jit=True, optimize=True):
+    def __init__(self, proto, backend, jit=True, optimize=True, external_dir=None):
         onnx = _onnx()
         self.proto = proto
+        self._external_dir = external_dir  # where external initializers' files are
         if backend is not None and not isinstance(backend, str):
             backend = backend.name  # a backplane.backend() object
         self.backend = _backplane.backend(backend).name if backend else _backplane.backend().name
@@ -287,6 +288,12 @@ class Model:
         from onnx import numpy_helper
         out = {}
         for t in g.initializer:
+            mapped = None
+            if t.data_location == onnx.TensorProto.EXTERNAL:
+                mapped = self._map_external(t, onnx)
+            if mapped is not None:  # the file's bytes in place where the backend can
+                out[t.name] = _backplane.asarray(mapped, backend=self.backend, copy=None)
+                continue
             try:
                 host, dtype = _ops.tensor_proto_array(t, numpy_helper)
             except _ops.Unsupported as e:
@@ -295,6 +302,33 @@ class Model:
                     f"backplane has no dtype for", missing=e.detail, reason="dtype") from None
             out[t.name] = _backplane.asarray(host, backend=self.backend, dtype=dtype)
         return out
+
+    def _map_external(self, t, onnx):
+        """An initializer stored in a file beside the model (ONNX's external
+        data) as a copy-on-write memory map of the file: a host backend uses
+        it in place (nothing is read until an op touches it, and nothing
+        writes to it). None, after reading the data into t, for a dtype
+        NumPy has no type for (bf16) or a tensor of no elements."""
+        info = {e.key: e.value for e in t.external_data}
+        location = info.get("location", "")
+        if self._external_dir is None:
+            raise ValueError(f"backplane.onnx: initializer '{t.name}' is stored in the file "
+                             f"'{location}' beside the model: load the model by its path "
+                             f"(backplane.onnx.load(path)) so that the file can be found")
+        if os.path.isabs(location) or ".." in location.replace("\\", "/").split("/"):
+            raise ValueError(f"backplane.onnx: initializer '{t.name}' names the file "
+                             f"'{location}', outside the model's directory")
+        dtype = _ops.ONNX_DTYPES.get(t.data_type)
+        count = int(np.prod(t.dims, dtype=np.int64))
+        if dtype in (None, "bfloat16") or count == 0:
+            from onnx.external_data_helper import load_external_data_for_tensor
+            load_external_data_for_tensor(t, self._external_dir)
+            t.data_location = onnx.TensorProto.DEFAULT
+            return None
+        path = os.path.join(self._external_dir, location)
+        mapped = np.memmap(path, dtype=np.dtype(dtype).newbyteorder("<"), mode="c",
+                           offset=int(info.get("offset", 0)), shape=(count,))
+        return mapped.reshape(tuple(t.dims))
 
     def _trace_declared(self):
         """Records and compiles the declared signature at load where every
@@ -663,17 +697,23 @@ def _np_dtype(name):
 
 def load(model, backend=None, jit=True, optimize=True):
     """An ONNX model (a path, bytes, or an onnx.ModelProto) loaded onto
-    backend (a name or a backplane.backend(); None: the default backend). jit=False runs it op by op
-    instead of recording a graph; optimize=False records the nodes as
-    written (no BatchNormalization folded into the Conv before it)."""
+    backend (a name or a backplane.backend(); None: the default backend).
+    jit=False runs it op by op instead of recording a graph; optimize=False
+    records the nodes as written (no BatchNormalization folded into the Conv
+    before it). Loaded by its path, a model's initializers stored in files
+    beside it (ONNX's external data) are memory-mapped, and a host backend
+    uses them in place."""
     onnx = _onnx()
+    external_dir = None
     if isinstance(model, (str, os.PathLike)):
-        proto = onnx.load(os.fspath(model))
+        path = os.fspath(model)
+        proto = onnx.load(path, load_external_data=False)
+        external_dir = os.path.dirname(os.path.abspath(path))
     elif isinstance(model, (bytes, bytearray)):
         proto = onnx.load_from_string(bytes(model))
     else:
         proto = model
-    return Model(proto, backend, jit, optimize)
+    return Model(proto, backend, jit, optimize, external_dir)
 
 
 # ---- the command line ------------------------------------------------------------------

@@ -1012,3 +1012,40 @@ def test_onnxs_gradient_op_is_the_librarys_reverse_mode_on_the_recorded_graph(ba
         bo.load(gradient_model(), backend=backend, jit=False).run({"w": w, "x": x})
     with pytest.raises(bo.UnsupportedModelError, match="'w', a constant of the plan"):
         bo.load(gradient_model(w_is_initializer=True), backend=backend).run({"x": x})
+
+
+def _mapped_file_of(address):
+    """The file mapped at a process address (/proc/self/maps), or None."""
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split()
+            lo, hi = (int(v, 16) for v in parts[0].split("-"))
+            if lo <= address < hi:
+                return parts[5] if len(parts) > 5 else None
+    return None
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="needs /proc/self/maps")
+def test_external_initializers_are_mapped_from_their_file_and_used_in_place(tmp_path):
+    """A model saved with its weights in a file beside it (ONNX's external
+    data), loaded by its path: a host backend's tensor is the file's mapped
+    bytes (no copy), and the results are the weights'."""
+    w = np.random.default_rng(4).standard_normal((64, 32)).astype(np.float32)
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "m",
+                              [vi("x", [2, 64])], [vi("y", [2, 32])],
+                              [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = str(tmp_path / "model.onnx")
+    onnx.save_model(m, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="weights.bin", size_threshold=0)
+    model = bo.load(path, backend="binary")
+    x = np.random.default_rng(5).standard_normal((2, 64)).astype(np.float32)
+    np.testing.assert_allclose(model.run({"x": x})["y"].numpy(), x @ w, rtol=1e-5, atol=1e-5)
+    held = np.from_dlpack(model._initializers["w"])
+    assert _mapped_file_of(held.ctypes.data) == str(tmp_path / "weights.bin")
+    np.testing.assert_array_equal(held, w)
+    # given as bytes, the file cannot be found: said so
+    with open(path, "rb") as f:
+        raw = f.read()
+    with pytest.raises(ValueError, match="'weights.bin' beside the model: load the model by"):
+        bo.load(raw, backend="binary")
