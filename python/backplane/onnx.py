@@ -352,9 +352,10 @@ class Model:
     # ---- running ------------------------------------------------------------------
     def _evaluate(self, static, *tensors):
         """The graph's outputs from its inputs: every node, in order. static:
-        (the host inputs' values, the sequence inputs' lengths); tensors: the
-        other inputs in order, a sequence's elements one after another. The
-        outputs likewise (each sequence output's length kept for run())."""
+        (the host inputs' values, the structure of each sequence or optional
+        input (_flatten)); tensors: the other inputs in order, a sequence's
+        elements one after another. The outputs likewise (their structures
+        kept for run())."""
         host, structures = static
         g = self.proto.graph
         values = dict(self._initializers)
@@ -364,8 +365,8 @@ class Model:
             values[info.name] = _unflatten(info, next(shapes) if info.kind != "tensor" else None,
                                            rest)
         for name, dtype, shape, raw in host:
-            host = np.frombuffer(raw, dtype=_np_dtype(dtype)).reshape(shape)
-            values[name] = _backplane.asarray(host, backend=self.backend, dtype=dtype)
+            array = np.frombuffer(raw, dtype=_np_dtype(dtype)).reshape(shape)
+            values[name] = _backplane.asarray(array, backend=self.backend, dtype=dtype)
         folded = set()
         for k, node in enumerate(g.node):
             if k in folded:
