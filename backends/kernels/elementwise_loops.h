@@ -133,11 +133,26 @@
 
 /* ---- integer helpers: wrap, never trap ---------------------------------- */
 
-#define BPK_INT_OPS(S, T, UT)                                                     \
+/* What signed and unsigned share: add, sub, mul and neg wrapping through
+ * UT, and a to a power e >= 0 by squaring (powu_). */
+#define BPK_WRAP_OPS(S, T, UT)                                                    \
     static inline T add_##S(T a, T b) { return (T)((UT)a + (UT)b); }                   \
     static inline T sub_##S(T a, T b) { return (T)((UT)a - (UT)b); }                   \
     static inline T mul_##S(T a, T b) { return (T)((UT)a * (UT)b); }                   \
     static inline T neg_##S(T a) { return (T)((UT)0 - (UT)a); }                         \
+    static inline T powu_##S(T a, T e)                                                  \
+    {                                                                                   \
+        UT r = 1, x = (UT)a;                                                            \
+        for (; e > 0; e >>= 1) {                                                        \
+            if (e & 1)                                                                  \
+                r = (UT)(r * x);                                                        \
+            x = (UT)(x * x);                                                            \
+        }                                                                               \
+        return (T)r;                                                                    \
+    }
+
+#define BPK_INT_OPS(S, T, UT)                                                     \
+    BPK_WRAP_OPS(S, T, UT)                                                              \
     static inline T div_##S(T a, T b)                                                   \
     {                                                                                   \
         if (b == 0)                                                                     \
@@ -157,13 +172,7 @@
     {                                                                                   \
         if (e < 0)                                                                      \
             return a == 1 ? 1 : a == -1 ? ((e & 1) ? (T)-1 : 1) : 0;                    \
-        UT r = 1, x = (UT)a;                                                            \
-        for (; e > 0; e >>= 1) {                                                        \
-            if (e & 1)                                                                  \
-                r = (UT)(r * x);                                                        \
-            x = (UT)(x * x);                                                            \
-        }                                                                               \
-        return (T)r;                                                                    \
+        return powu_##S(a, e);                                                          \
     }
 
 /* UT is at least 32 bits wide so that uint8_t operands are not promoted to
@@ -176,22 +185,10 @@ BPK_INT_OPS(i64, int64_t, uint64_t)
 /* Unsigned: wrap modulo 2^bits; x / 0 and x % 0 are 0. UT is at least 32
  * bits wide (uint16_t operands would be promoted to signed int). */
 #define BPK_UINT_OPS(S, T, UT)                                                    \
-    static inline T add_##S(T a, T b) { return (T)((UT)a + (UT)b); }                   \
-    static inline T sub_##S(T a, T b) { return (T)((UT)a - (UT)b); }                   \
-    static inline T mul_##S(T a, T b) { return (T)((UT)a * (UT)b); }                   \
-    static inline T neg_##S(T a) { return (T)((UT)0 - (UT)a); }                         \
+    BPK_WRAP_OPS(S, T, UT)                                                              \
     static inline T div_##S(T a, T b) { return b ? (T)(a / b) : 0; }                    \
     static inline T mod_##S(T a, T b) { return b ? (T)(a % b) : 0; }                    \
-    static inline T pow_##S(T a, T e)                                                   \
-    {                                                                                   \
-        UT r = 1, x = (UT)a;                                                            \
-        for (; e > 0; e >>= 1) {                                                        \
-            if (e & 1)                                                                  \
-                r = (UT)(r * x);                                                        \
-            x = (UT)(x * x);                                                            \
-        }                                                                               \
-        return (T)r;                                                                    \
-    }
+    static inline T pow_##S(T a, T e) { return powu_##S(a, e); }
 
 BPK_UINT_OPS(u8, uint8_t, uint32_t)
 BPK_UINT_OPS(u16, uint16_t, uint32_t)

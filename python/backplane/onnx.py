@@ -492,7 +492,8 @@ class Model:
             args = [v[i] if isinstance(v, _sequence.Sequence) else v for v in inputs]
             for k, r in enumerate(self._run_body(body, n.scope(), args)):
                 outs[k].append(r)
-        dtypes = [_value_info(o).dtype if _value_info(o) else None for o in body.output]
+        infos = [_value_info(o) for o in body.output]
+        dtypes = [info.dtype if info else None for info in infos]
         return [_sequence.Sequence(o, dtype=d) for o, d in zip(outs, dtypes)]
 
     def _scan(self, n, body, states, scans, directions=None):
