@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpt.h"
 #include "expect_nn.h"
@@ -32,15 +33,19 @@ static bp_status run(bool transpose, const bp_tensor *x, const bp_tensor *w, con
     return transpose ? bp_conv_transpose(x, w, b, win, out) : bp_conv(x, w, b, win, out);
 }
 
-/* Every backend, every float dtype it supports: the op against the oracle. */
-static void check(const char *what, bool transpose, const geometry *g)
+/* Every backend of ctx (or only the plugin named), every one of the ndt
+ * dtypes it supports: the op against the oracle. Returns the checks run. */
+static int check_in(bp_context *ctx, const char *only, const bp_dtype *dts, int ndt,
+                    const char *what, bool transpose, const geometry *g)
 {
     bp_op op = transpose ? BP_OP_CONV_TRANSPOSE : BP_OP_CONV;
-    bp_context *ctx = bpt_context();
+    int checked = 0;
     bp_backend *be;
     BPT_FOR_EACH_BACKEND(ctx, be) {
-        for (int d = 0; d < CF_COUNT(FLOATS); d++) {
-            bp_dtype dt = FLOATS[d];
+        if (only && strcmp(bp_backend_plugin_name(be), only) != 0)
+            continue;
+        for (int d = 0; d < ndt; d++) {
+            bp_dtype dt = dts[d];
             if (!bpt_supports(be, op, dt))
                 continue;
             int64_t m = out_channels(g, transpose);
@@ -68,8 +73,16 @@ static void check(const char *what, bool transpose, const geometry *g)
             cf_array_free(&ba);
             cf_array_free(&want);
             free(terms);
+            checked++;
         }
     }
+    return checked;
+}
+
+static void check(const char *what, bool transpose, const geometry *g)
+{
+    bp_context *ctx = bpt_context();
+    (void)check_in(ctx, NULL, FLOATS, CF_COUNT(FLOATS), what, transpose, g);
     bp_context_destroy(ctx);
 }
 
@@ -208,6 +221,46 @@ Test(nn_conv, conv_along_one_axis_over_many_channels_matches_the_oracle)
           &(geometry){3, {1, 128, 70}, {8, 64, 3}, false, WIN(.groups = 2)});
     check("conv 1x7 along the last axis", false,
           &(geometry){4, {1, 64, 1, 90}, {4, 64, 1, 7}, true, WIN(.pads = {0, 3, 0, 3})});
+}
+
+/* Convolutions big enough that blas_cpu cuts them into tiles for its
+ * threads (three of them, so that tiles do not divide evenly): blocks of
+ * positions with a short last one, blocks of output channels where the
+ * positions are few, the one-axis kernel's taps within blocks of positions,
+ * 1x1 groups. Every tile must add up to the whole. */
+Test(nn_conv, conv_split_into_tiles_across_threads_matches_the_oracle)
+{
+    char path[] = "/tmp/bpt_conv_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0, "mkstemp failed");
+    static const char ini[] = "[backend.blas_cpu]\nthreads = 3\n";
+    cr_assert_eq(write(fd, ini, sizeof ini - 1), (ssize_t)(sizeof ini - 1));
+    close(fd);
+    bp_context *ctx = NULL;
+    BPT_OK(bp_context_create(path, &ctx));
+    unlink(path);
+    bp_backend *blas = NULL;
+    if (bp_backend_get(ctx, "blas_cpu", &blas) != BP_OK) {
+        bp_context_destroy(ctx);
+        cr_skip_test("the blas_cpu plugin is not available");
+    }
+    static const bp_dtype dts[] = {BP_F32, BP_F64}; /* the gemm path's */
+    static const struct {
+        const char *what;
+        geometry g;
+    } cases[] = {
+        {"conv 3x3 in blocks of positions",
+         {4, {1, 32, 37, 41}, {48, 32, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})}},
+        {"conv 3x3 over 7x7 in blocks of channels",
+         {4, {1, 96, 7, 7}, {136, 96, 3, 3}, false, WIN(.pads = {1, 1, 1, 1})}},
+        {"conv 1-D taps in blocks of positions",
+         {3, {2, 64, 700}, {40, 64, 5}, true, WIN(.pads = {2, 3})}},
+        {"conv 1x1 in 3 groups", {4, {1, 96, 30, 30}, {48, 32, 1, 1}, true, WIN(.groups = 3)}},
+    };
+    for (size_t i = 0; i < CF_COUNT(cases); i++)
+        cr_expect_eq(check_in(ctx, "blas_cpu", dts, 2, cases[i].what, false, &cases[i].g), 2,
+                     "%s: not run in f32 and f64", cases[i].what);
+    bp_context_destroy(ctx);
 }
 
 Test(nn_conv, conv_with_an_empty_batch_gives_an_empty_result)

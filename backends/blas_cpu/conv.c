@@ -1,12 +1,12 @@
-/* f32/f64 convolution as im2col + gemm. For each image and group, the input
- * patches of a block of output positions are unfolded into a (C/g K) x
- * width matrix (row c K + k holds channel c seen through kernel tap k, 0
- * where the tap falls in the padding), built by the pool's threads, and
- *     y[n, group's channels, block] = W_group (M/g x C/g K) . col (+ bias)
- * is one cblas_sgemm / dgemm on OpenBLAS's threads, written in place into y.
+/* f32/f64 convolution as im2col + gemm, in tiles on the pool (one image,
+ * group, block of output channels and block of output positions each).
+ * A tile unfolds its input patches into a (C/g K) x width slab (row c K + k
+ * holds channel c seen through kernel tap k, 0 where the tap falls in the
+ * padding), and
+ *     y[n, tile's channels, tile's positions] = W_tile . slab (+ bias)
+ * is one single-threaded cblas_sgemm / dgemm, written in place into y.
  * A 1x1 kernel with stride 1 and no padding needs no unfolding: x is the
- * matrix. The block is the whole image unless the unfolded matrix would
- * pass BPC_CONV_COL elements. A kernel along one axis (stride 1 there,
+ * matrix. A kernel along one axis (stride 1 there,
  * the other axes untouched) over many channels unfolds nothing: one gemm
  * per tap over a shifted view of x, accumulated into y. Depthwise f32
  * convolutions (one input channel per group) take each output plane's taps
@@ -20,9 +20,6 @@
 #include "openblas.h"
 #include "blas_cpu_nn.h"
 #include "vmath.h"
-
-/* The largest unfolded matrix, in elements (32 MiB of f32). */
-#define BPC_CONV_COL ((int64_t)8 << 20)
 
 bool bpc_conv_gemm_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,
                          const bp_view *y)
@@ -102,6 +99,7 @@ static void unfold_row(const unfold *u, int64_t r)
 
 static bp_status unfold_range(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
 {
+    (void)d;
     for (int64_t r = lo; r < hi; r++)
         unfold_row(args, r);
     return BP_OK;
@@ -165,102 +163,219 @@ static int line_axis(const bpk_window *g, int64_t cg, int64_t nout)
     return a;
 }
 
-/* y = sum over taps k of W_k . x shifted by tap k (+ bias): W repacked tap
- * by tap into wk[k][m][c] (a gemm wants each tap's matrix dense), y filled
- * with the bias (or zeros) first, then one beta = 1 gemm per tap over the
- * output positions whose tap lies inside x (the padding adds nothing). */
-static bp_status conv_taps(bpc_dev *dev, const bp_op_params *p, const bpk_window *g, int a,
-                           const bp_view *x, const bp_view *w, const bp_view *bias,
-                           const bp_view *y)
+/* ---- tiles on the pool --------------------------------------------------- */
+
+/* One convolution's work as tiles: image n, group grp, a block of tm of the
+ * group's output channels and a block of tn output positions. Each tile is
+ * one thread's from start to end: it unfolds its own positions (a slab of
+ * at most BPC_CONV_TILE elements, while it is in that core's cache) and runs
+ * its single-threaded gemm on them. One team of threads does everything:
+ * with OpenBLAS's own threads for the gemms and the pool's for the
+ * unfolding, the two took turns, and each spun (sched_yield) while the other
+ * worked, some 20% of ShuffleNet's samples on two cores. */
+typedef struct conv_job {
+    bpk_window g;
+    bp_dtype dt;
+    size_t es;
+    const bp_view *x, *w, *bias, *y;
+    int64_t G, cg, mg, nk, ck, nin, nout;
+    bool direct;                /* x is the matrix (1x1, stride 1, no padding) */
+    int line;                   /* the kernel's one axis (taps), or -1 */
+    const char *wk;             /* taps: the kernel repacked tap by tap */
+    int64_t inner;              /* taps: elements per step along the line */
+    int64_t tm, tn, ntm, ntn;   /* tile extents and tiles per (image, group) */
+    const char *slab;           /* unfolded once for blocks of channels: unit's block ni */
+    int64_t unit, ni;
+} conv_job;
+
+/* The largest unfolded slab a tile writes, in elements (512 KiB of f32). */
+#define BPC_CONV_TILE ((int64_t)128 << 10)
+
+static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+/* Tile extents. A tile's gemm packs its block of W and its block of the
+ * slab itself: blocks of positions each pack W again, blocks of channels
+ * each pack (and unfold) the slab again. So: positions in slabs of at most
+ * BPC_CONV_TILE elements (but 128 positions at least: narrower, packing W
+ * costs more than the cache saves), then, while there are fewer tiles than
+ * two per thread, cut the longer side, W's rows or the positions (not under
+ * 64 of them: OpenBLAS's kernels want width), then the other. Measured on
+ * ResNet-50's layers: cutting 196 or 49 positions instead of 256 or 512
+ * channels was 10-40% slower. */
+static void choose_tiles(conv_job *j, int team)
 {
-    const size_t es = bp_dtype_size(x->dtype);
-    const int64_t G = p->i[15], cg = x->shape[1] / G, M = y->shape[1], mg = M / G;
-    const int64_t nk = g->k[a], nin = bpk_window_numel(g->in), nout = bpk_window_numel(g->out);
-    int64_t inner = 1;
-    for (int j = a + 1; j < 3; j++)
-        inner *= g->in[j];
-    char *wk = malloc((size_t)(nk * M * cg) * es);
-    if (!wk)
-        return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "conv: out of memory repacking the kernel");
-    const char *w0 = bpk_base(w);
-    for (int64_t k = 0; k < nk; k++)
-        for (int64_t m = 0; m < M; m++)
-            for (int64_t c = 0; c < cg; c++)
-                memcpy(wk + (size_t)((k * M + m) * cg + c) * es,
-                       w0 + (size_t)((m * cg + c) * nk + k) * es, es);
-    for (int64_t n = 0; n < x->shape[0]; n++)
-        for (int64_t grp = 0; grp < G; grp++) {
-            const char *xg = bpk_base(x) + (size_t)((n * x->shape[1] + grp * cg) * nin) * es;
-            char *yg = bpk_base(y) + (size_t)((n * M + grp * mg) * nout) * es;
-            if (bias)
-                fill_bias(bias, grp * mg, mg, yg, nout, nout, es);
-            else
-                memset(yg, 0, (size_t)(mg * nout) * es);
-            for (int64_t k = 0; k < nk; k++) {
-                const int64_t off = k * g->dl[a] - g->pb[a];
-                const int64_t lo = off < 0 ? -off : 0;
-                const int64_t hi = g->in[a] - off < g->out[a] ? g->in[a] - off : g->out[a];
-                if (hi <= lo)
-                    continue;
-                gemm(x->dtype, mg, (hi - lo) * inner, cg,
-                     wk + (size_t)((k * M + grp * mg) * cg) * es,
-                     xg + (size_t)((lo + off) * inner) * es, nin, true,
-                     yg + (size_t)(lo * inner) * es, nout);
-            }
+    const int64_t units = j->x->shape[0] * j->G, want = team > 1 ? 2 * (int64_t)team : 1;
+    int64_t ntn = 1, ntm = 1;
+    if (!j->direct && j->line < 0) {
+        int64_t cap = BPC_CONV_TILE / j->ck;
+        cap = cap < 128 ? 128 : cap;
+        ntn = (j->nout + cap - 1) / cap;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        const int64_t have = units * ntn * ntm;
+        if (have >= want)
+            break;
+        const int64_t times = (want + have - 1) / have;
+        if ((j->nout >= j->mg) == (pass == 0)) { /* more blocks of positions */
+            int64_t most = j->nout / 64;
+            ntn = ntn * times < most ? ntn * times : (most > ntn ? most : ntn);
+        } else { /* blocks of channels, 16 at least */
+            int64_t most = (j->mg + 15) / 16;
+            ntm = times < most ? times : most;
         }
-    free(wk);
+    }
+    j->tn = (j->nout + ntn - 1) / ntn;
+    if (j->tn < j->nout)
+        j->tn = round_up(j->tn, 16) < j->nout ? round_up(j->tn, 16) : j->nout;
+    j->ntn = (j->nout + j->tn - 1) / j->tn;
+    j->tm = ntm > 1 ? round_up((j->mg + ntm - 1) / ntm, 8) : j->mg;
+    j->tm = j->tm < j->mg ? j->tm : j->mg;
+    j->ntm = (j->mg + j->tm - 1) / j->tm;
+}
+
+/* y rows [m0, m0 + m) of one image's group, positions [o0, o0 + n):
+ * sum over taps k of W_k . x shifted by tap k (+ bias), one beta = 1 gemm
+ * per tap over the positions whose tap lies inside x (the padding adds
+ * nothing). */
+static void taps_tile(const conv_job *j, const char *xg, char *yg, int64_t grp, int64_t m0,
+                      int64_t m, int64_t o0, int64_t n)
+{
+    const bpk_window *g = &j->g;
+    const int a = j->line;
+    const size_t es = j->es;
+    const int64_t M = j->y->shape[1], grp_m = grp * j->mg; /* the group's first channel */
+    if (j->bias)
+        fill_bias(j->bias, grp_m + m0, m, yg + (size_t)(m0 * j->nout + o0) * es, n, j->nout, es);
+    else
+        for (int64_t r = 0; r < m; r++)
+            memset(yg + (size_t)((m0 + r) * j->nout + o0) * es, 0, (size_t)n * es);
+    for (int64_t k = 0; k < j->nk; k++) {
+        const int64_t off = k * g->dl[a] - g->pb[a];
+        int64_t lo = (off < 0 ? -off : 0) * j->inner;
+        int64_t hi = (g->in[a] - off < g->out[a] ? g->in[a] - off : g->out[a]) * j->inner;
+        lo = lo > o0 ? lo : o0;
+        hi = hi < o0 + n ? hi : o0 + n;
+        if (hi <= lo)
+            continue;
+        gemm(j->dt, m, hi - lo, j->cg, j->wk + (size_t)((k * M + grp_m + m0) * j->cg) * es,
+             xg + (size_t)(lo + off * j->inner) * es, j->nin, true,
+             yg + (size_t)(m0 * j->nout + lo) * es, j->nout);
+    }
+}
+
+static bp_status conv_tiles(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
+{
+    const conv_job *j = args;
+    const size_t es = j->es;
+    const bool unfolds = !j->direct && j->line < 0 && !j->slab;
+    char *col = unfolds ? malloc((size_t)(j->ck * j->tn) * es) : NULL;
+    if (unfolds && !col)
+        return bpk_fail(d, BP_ERR_OUT_OF_MEMORY, "conv: out of memory for a %lld x %lld "
+                        "im2col slab", (long long)j->ck, (long long)j->tn);
+    for (int64_t t = lo; t < hi; t++) {
+        /* t: a tile of all of them, or of the shared slab's blocks of channels */
+        const int64_t ni = j->slab ? j->ni : t % j->ntn;
+        const int64_t mi = j->slab ? t : t / j->ntn % j->ntm;
+        const int64_t unit = j->slab ? j->unit : t / (j->ntn * j->ntm);
+        const int64_t n = unit / j->G, grp = unit % j->G;
+        const int64_t o0 = ni * j->tn, wd = j->nout - o0 < j->tn ? j->nout - o0 : j->tn;
+        const int64_t m0 = mi * j->tm, m = j->mg - m0 < j->tm ? j->mg - m0 : j->tm;
+        const char *xg =
+            bpk_base(j->x) + (size_t)((n * j->x->shape[1] + grp * j->cg) * j->nin) * es;
+        char *yg = bpk_base(j->y) + (size_t)((n * j->y->shape[1] + grp * j->mg) * j->nout) * es;
+        if (j->line >= 0) {
+            taps_tile(j, xg, yg, grp, m0, m, o0, wd);
+            continue;
+        }
+        const char *b = xg + (size_t)o0 * es;
+        int64_t ldb = j->nin;
+        if (unfolds) {
+            unfold u = {.g = &j->g, .xg = xg, .col = col, .es = es, .nk = j->nk, .o_lo = o0,
+                        .width = wd};
+            for (int64_t r = 0; r < j->ck; r++)
+                unfold_row(&u, r);
+        }
+        if (unfolds || j->slab) {
+            b = j->slab ? j->slab : col;
+            ldb = wd;
+        }
+        char *yt = yg + (size_t)(m0 * j->nout + o0) * es;
+        if (j->bias)
+            fill_bias(j->bias, grp * j->mg + m0, m, yt, wd, j->nout, es);
+        gemm(j->dt, m, wd, j->ck, bpk_base(j->w) + (size_t)((grp * j->mg + m0) * j->ck) * es, b,
+             ldb, j->bias != NULL, yt, j->nout);
+    }
+    free(col);
     return BP_OK;
 }
 
 bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *w,
                         const bp_view *bias, const bp_view *y)
 {
-    bpk_window g;
-    bpk_window_of(p, x, y, NULL, &g);
-    const size_t es = bp_dtype_size(x->dtype);
-    const int64_t G = p->i[15], cg = x->shape[1] / G, mg = y->shape[1] / G;
-    const int64_t nk = bpk_window_numel(g.k), ck = cg * nk;
-    const int64_t nin = bpk_window_numel(g.in), nout = bpk_window_numel(g.out);
+    conv_job j = {.dt = x->dtype, .es = bp_dtype_size(x->dtype), .x = x, .w = w, .bias = bias,
+                  .y = y, .G = p->i[15], .line = -1};
+    bpk_window_of(p, x, y, NULL, &j.g);
+    j.cg = x->shape[1] / j.G;
+    j.mg = y->shape[1] / j.G;
+    j.nk = bpk_window_numel(j.g.k);
+    j.ck = j.cg * j.nk;
+    j.nin = bpk_window_numel(j.g.in);
+    j.nout = bpk_window_numel(j.g.out);
     if (bpk_numel(y) == 0)
         return BP_OK;
-    bpc_blas_threads(dev->threads);
-    const int a = nk > 1 ? line_axis(&g, cg, nout) : -1;
-    if (a >= 0)
-        return conv_taps(dev, p, &g, a, x, w, bias, y);
-    bool direct = nk == 1 && nin == nout;
-    for (int j = 0; j < 3; j++)
-        direct = direct && g.st[j] == 1 && g.pb[j] == 0 && g.pe[j] == 0;
-    int64_t width = BPC_CONV_COL / ck;
-    width = width < 1 ? 1 : width > nout ? nout : width;
-    char *col = direct ? NULL : malloc((size_t)(ck * width) * es);
-    if (!direct && !col)
+    j.direct = j.nk == 1 && j.nin == j.nout;
+    for (int a = 0; a < 3; a++)
+        j.direct = j.direct && j.g.st[a] == 1 && j.g.pb[a] == 0 && j.g.pe[a] == 0;
+    j.line = j.nk > 1 ? line_axis(&j.g, j.cg, j.nout) : -1;
+    char *wk = NULL;
+    if (j.line >= 0) { /* W repacked tap by tap into wk[k][m][c]: each tap's matrix dense */
+        const int64_t M = y->shape[1];
+        j.inner = 1;
+        for (int a = j.line + 1; a < 3; a++)
+            j.inner *= j.g.in[a];
+        wk = malloc((size_t)(j.nk * M * j.cg) * j.es);
+        if (!wk)
+            return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "conv: out of memory repacking the kernel");
+        const char *w0 = bpk_base(w);
+        for (int64_t k = 0; k < j.nk; k++)
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t c = 0; c < j.cg; c++)
+                    memcpy(wk + (size_t)((k * M + m) * j.cg + c) * j.es,
+                           w0 + (size_t)((m * j.cg + c) * j.nk + k) * j.es, j.es);
+        j.wk = wk;
+    }
+    /* work in the pool's units: a multiply-add costs about a quarter of
+     * what an elementwise op's element does (a team of two from some 50 us) */
+    const int64_t work = x->shape[0] * j.G * j.mg * j.nout * j.ck / 4;
+    choose_tiles(&j, bpc_team(dev, work));
+    bpc_blas_threads(1); /* the pool's threads run one gemm each */
+    const int64_t units = x->shape[0] * j.G;
+    if (j.direct || j.line >= 0 || j.ntm == 1) {
+        bp_status st = bpc_ranges(dev, "conv", units * j.ntm * j.ntn, work, conv_tiles, &j);
+        free(wk);
+        return st;
+    }
+    /* Blocks of channels over one block of positions would each unfold the
+     * same slab (at 7 x 7, unfolding costs as much as its gemm: short
+     * lines): it is unfolded once, on the pool, then shared. */
+    char *slab = malloc((size_t)(j.ck * j.tn) * j.es);
+    if (!slab)
         return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "conv: out of memory for a %lld x %lld "
-                        "im2col matrix", (long long)ck, (long long)width);
-    unfold u = {.g = &g, .col = col, .es = es, .nk = nk, .width = width};
-    for (int64_t n = 0; n < x->shape[0]; n++)
-        for (int64_t grp = 0; grp < G; grp++) {
-            const char *xg = bpk_base(x) + (size_t)((n * x->shape[1] + grp * cg) * nin) * es;
-            const char *wg = bpk_base(w) + (size_t)(grp * mg * ck) * es;
-            char *yg = bpk_base(y) + (size_t)((n * y->shape[1] + grp * mg) * nout) * es;
-            for (int64_t o = 0; o < nout; o += width) {
-                const int64_t wd = nout - o < width ? nout - o : width;
-                const char *b = xg + (size_t)o * es;
-                int64_t ldb = nin;
-                if (!direct) {
-                    u.xg = xg;
-                    u.o_lo = o;
-                    u.width = wd;
-                    (void)bpc_ranges(dev, "conv", ck, ck * wd, unfold_range, &u); /* never fails */
-                    b = col;
-                    ldb = wd;
-                }
-                if (bias)
-                    fill_bias(bias, grp * mg, mg, yg + (size_t)o * es, wd, nout, es);
-                gemm(x->dtype, mg, wd, ck, wg, b, ldb, bias != NULL, yg + (size_t)o * es, nout);
-            }
+                        "im2col slab", (long long)j.ck, (long long)j.tn);
+    bp_status st = BP_OK;
+    for (j.unit = 0; j.unit < units && st == BP_OK; j.unit++)
+        for (j.ni = 0; j.ni < j.ntn && st == BP_OK; j.ni++) {
+            const int64_t n = j.unit / j.G, grp = j.unit % j.G, o0 = j.ni * j.tn;
+            unfold u = {.g = &j.g, .col = slab, .es = j.es, .nk = j.nk, .o_lo = o0,
+                        .width = j.nout - o0 < j.tn ? j.nout - o0 : j.tn,
+                        .xg = bpk_base(x) + (size_t)((n * x->shape[1] + grp * j.cg) * j.nin) * j.es};
+            (void)bpc_ranges(dev, "conv", j.ck, j.ck * u.width, unfold_range, &u); /* never fails */
+            j.slab = slab;
+            st = bpc_ranges(dev, "conv", j.ntm, work / (units * j.ntn), conv_tiles, &j);
+            j.slab = NULL;
         }
-    free(col);
-    return BP_OK;
+    free(slab);
+    return st;
 }
 
 /* ---- depthwise f32 convolution (one input channel per group) --------------------- */
