@@ -159,6 +159,12 @@ Test(nn_conv, blas_cpu_depthwise_conv_gives_the_reference_bits)
         {5, {1, 3, 4, 5, 6}, {3, 1, 2, 3, 2}, true, WIN(.groups = 3, .pads = {1, 0, 1, 0, 1, 1})},
         {4, {1, 5, 7, 6}, {5, 1, 3, 3}, true,
          WIN(.groups = 5, .strides = {2, 2}, .auto_pad = BP_AUTO_PAD_SAME_UPPER)},
+        /* 3x3 planes (whole outputs at a time): every output at an edge,
+         * dilated with uneven pads and strides, no padding at all */
+        {4, {1, 3, 2, 2}, {3, 1, 3, 3}, true, WIN(.groups = 3, .pads = {1, 1, 1, 1})},
+        {4, {1, 4, 10, 12}, {4, 1, 3, 3}, true,
+         WIN(.groups = 4, .dilations = {2, 3}, .strides = {1, 2}, .pads = {2, 3, 1, 0})},
+        {4, {2, 2, 6, 5}, {2, 1, 3, 3}, false, WIN(.groups = 2)},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const geometry *g = &cases[c];
