@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "bpt.h"
 #include "expect.h"
@@ -183,6 +184,40 @@ Test(gemm, large_products_match_the_oracle)
         check(be, BP_F64, 64, 65, 257, true, false, 2, (const int64_t[]){64, 65}, 0.5, 0.5);
         check(be, BP_BF16, 33, 17, 70, false, true, 1, (const int64_t[]){17}, 1, 1);
         check(be, BP_I32, 20, 30, 40, true, true, 0, NULL, 2, 3);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* blas_cpu cuts a gemm into blocks of C's rows or columns (the longer
+ * side), one single-threaded OpenBLAS call each on its pool: with three
+ * threads (six blocks, the last one short), every transpose, alpha and
+ * beta with c broadcast, each block must read its own rows of op(a) or
+ * columns of op(b). */
+Test(gemm, products_cut_into_blocks_for_three_threads_match_the_oracle)
+{
+    char path[] = "/tmp/bpt_gemm_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0, "mkstemp failed");
+    static const char ini[] = "[backend.blas_cpu]\nthreads = 3\n";
+    cr_assert_eq(write(fd, ini, sizeof ini - 1), (ssize_t)(sizeof ini - 1));
+    close(fd);
+    bp_context *ctx = NULL;
+    BPT_OK(bp_context_create(path, &ctx));
+    unlink(path);
+    bp_backend *be = NULL;
+    if (bp_backend_get(ctx, "blas_cpu", &be) != BP_OK) {
+        bp_context_destroy(ctx);
+        cr_skip_test("the blas_cpu plugin is not available");
+    }
+    for (int d = 0; d < 2; d++) {
+        bp_dtype dt = d ? BP_F64 : BP_F32;
+        for (int t = 0; t < 4; t++) {
+            bool ta = t & 1, tb = t & 2;
+            /* blocks of rows, then of columns */
+            check(be, dt, 300, 40, 150, ta, tb, 1, (const int64_t[]){40}, 0.5, 2);
+            check(be, dt, 24, 700, 120, ta, tb, 2, (const int64_t[]){24, 1}, 1.5, -1);
+            check(be, dt, 200, 30, 310, ta, tb, -1, NULL, 1, 0);
+        }
     }
     bp_context_destroy(ctx);
 }

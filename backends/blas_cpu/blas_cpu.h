@@ -34,9 +34,10 @@ typedef struct bpc_cache {
     uint64_t limit;             /* the most bytes the lists may hold */
 } bpc_cache;
 
-/* Set OpenBLAS's (process-wide) thread count to n unless it already is:
- * before every BLAS call (plugin.c). */
-void bpc_blas_threads(int n);
+/* OpenBLAS on one thread (its thread count is process-wide), set before
+ * the first BLAS call: blas_cpu cuts its gemms into blocks for its own pool
+ * (plugin.c). */
+void bpc_blas_one_thread(void);
 
 /* ---- the thread pool: pool.c ------------------------------------------- */
 typedef struct bpc_pool bpc_pool;

@@ -348,7 +348,7 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
      * what an elementwise op's element does (a team of two from some 50 us) */
     const int64_t work = x->shape[0] * j.G * j.mg * j.nout * j.ck / 4;
     choose_tiles(&j, bpc_team(dev, work));
-    bpc_blas_threads(1); /* the pool's threads run one gemm each */
+    bpc_blas_one_thread(); /* the pool's threads run one gemm each */
     const int64_t units = x->shape[0] * j.G;
     if (j.direct || j.line >= 0 || j.ntm == 1) {
         bp_status st = bpc_ranges(dev, "conv", units * j.ntm * j.ntn, work, conv_tiles, &j);

@@ -52,9 +52,11 @@ static void pack(const mat2 *m, size_t esz, char *dst)
                    m->p + (i * m->rs + j * m->cs) * (int64_t)esz, esz);
 }
 
-/* C = A B for f32/f64 slices. scratch holds at least M*K + K*N + M*N elements
- * when any operand needs packing (NULL otherwise: then none does). */
-static void gemm_float(bp_dtype dt, const mat2 *A, const mat2 *B, const mat2 *C, char *scratch)
+/* C = A B for f32/f64 slices, on d's pool (d NULL: on this thread).
+ * scratch holds at least M*K + K*N + M*N elements when any operand needs
+ * packing (NULL otherwise: then none does). */
+static void gemm_float(bpc_dev *d, bp_dtype dt, const mat2 *A, const mat2 *B, const mat2 *C,
+                       char *scratch)
 {
     size_t esz = bp_dtype_size(dt);
     int64_t M = C->rows, N = C->cols, K = A->cols;
@@ -77,12 +79,7 @@ static void gemm_float(bp_dtype dt, const mat2 *A, const mat2 *B, const mat2 *C,
     char *cp = c_direct ? C->p : pc;
     if (!c_direct)
         ldc = N > 1 ? N : 1;
-    if (dt == BP_F32)
-        cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0f, (const float *)a.p,
-                    (int)lda, (const float *)b.p, (int)ldb, 0.0f, (float *)cp, (int)ldc);
-    else
-        cblas_dgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0, (const double *)a.p,
-                    (int)lda, (const double *)b.p, (int)ldb, 0.0, (double *)cp, (int)ldc);
+    bpc_gemm_on_pool(d, dt, ta, tb, M, N, K, 1.0, a.p, lda, b.p, ldb, 0.0, cp, ldc);
     if (!c_direct) /* scatter the dense result */
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++)
@@ -117,11 +114,8 @@ static bp_status matmul_ref(bpc_dev *d, const bp_view *a, const bp_view *b, cons
  * multithreaded call after another (OpenBLAS splits every call of 128^3
  * and more across its threads and joins them again: per call, a few
  * microseconds of hand-over on a 100-microsecond gemm; measured: f64
- * 64 x 128^3 ~1.2x faster, f32 unchanged, docs/performance.md). OpenBLAS's
- * thread count is process-wide: it is 1 for the duration of the batch, then
- * set back to this device's count (bpc_open's; with contexts of different
- * `threads` the last call sets it, as the last open did before). A gemm that
- * another thread runs meanwhile runs on one thread: slower, not wrong. */
+ * 64 x 128^3 ~1.2x faster, f32 unchanged, docs/performance.md). A single
+ * gemm is cut into blocks on the pool instead (bpc_gemm_on_pool). */
 typedef struct batch_job {
     bp_dtype dt;
     const mat2 *A, *B, *C;
@@ -136,7 +130,7 @@ static void batch_item(void *ctx, int64_t t)
     Cb.p += j->off[3 * t] * (int64_t)esz;
     Ab.p += j->off[3 * t + 1] * (int64_t)esz;
     Bb.p += j->off[3 * t + 2] * (int64_t)esz;
-    gemm_float(j->dt, &Ab, &Bb, &Cb, NULL);
+    gemm_float(NULL, j->dt, &Ab, &Bb, &Cb, NULL);
 }
 
 static bool batch_parallel(bpc_dev *d, bp_dtype dt, const mat2 *A, const mat2 *B, const mat2 *C,
@@ -154,9 +148,8 @@ static bool batch_parallel(bpc_dev *d, bp_dtype dt, const mat2 *A, const mat2 *B
             for (int v = 0; v < 3; v++)
                 off[3 * t + v] = pos[v] + i * it->inner_stride[v];
     batch_job j = {dt, A, B, C, off};
-    bpc_blas_threads(1); /* the pool's threads run one gemm each */
+    bpc_blas_one_thread(); /* the pool's threads run one gemm each */
     bpc_pool_run(d->pool, team, batch, batch_item, &j);
-    bpc_blas_threads(d->threads);
     free(off);
     return true;
 }
@@ -190,7 +183,6 @@ bp_status bpc_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_vie
                         "matmul: a dimension over %d (M=%lld N=%lld K=%lld) is beyond cblas's "
                         "int sizes",
                         INT_MAX, (long long)M, (long long)N, (long long)K);
-    bpc_blas_threads(((bpc_dev *)dev)->threads);
 
     /* batch dims: one iterator over the three views' leading axes */
     bp_view bv[3] = {*out, *a, *b};
@@ -239,7 +231,7 @@ bp_status bpc_matmul(void *dev, const bp_view *a, const bp_view *b, const bp_vie
             Cb.p += (pos[0] + t * it.inner_stride[0]) * (int64_t)esz;
             Ab.p += (pos[1] + t * it.inner_stride[1]) * (int64_t)esz;
             Bb.p += (pos[2] + t * it.inner_stride[2]) * (int64_t)esz;
-            gemm_float(dt, &Ab, &Bb, &Cb, scratch);
+            gemm_float(dev, dt, &Ab, &Bb, &Cb, scratch);
         }
     free(scratch);
     return BP_OK;

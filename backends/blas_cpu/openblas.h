@@ -12,6 +12,9 @@
 #define BPC_OPENBLAS_H
 
 #include <cblas.h>
+#include <stdint.h>
+
+#include "backplane/dtype.h"
 
 #ifdef BLAS_SYMBOL_PREFIX
 #define BPC_BLAS_CAT_(a, b) a##b
@@ -23,6 +26,15 @@
 #define openblas_get_config BPC_BLAS(openblas_get_config)
 #define openblas_get_corename BPC_BLAS(openblas_get_corename)
 #endif
+
+/* C = alpha op(A) op(B) + beta C, cblas's row-major arguments, f32 or f64
+ * (alpha and beta go to sgemm as floats), on the device's pool: blocks of
+ * C's longer side, one single-threaded OpenBLAS call each (gemm.c); with
+ * d NULL (a caller already on the pool), one call on this thread. */
+struct bpc_dev;
+void bpc_gemm_on_pool(struct bpc_dev *d, bp_dtype dt, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
+                      int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda,
+                      const void *b, int64_t ldb, double beta, void *c, int64_t ldc);
 
 /* Which OpenBLAS this build links, for `backplane info` (set by CMake). */
 #ifndef BPC_OPENBLAS_FROM

@@ -35,8 +35,8 @@ typedef struct bpc_state {
 
 static const bp_config_key bpc_keys[] = {
     {"threads",
-     "threads for OpenBLAS and the kernel pool (1..1024); a pool thread watches 50 us for the "
-     "next job before it sleeps",
+     "threads of the kernel pool (1..1024), which also run the matrix products in blocks "
+     "(OpenBLAS on one thread); a pool thread watches 50 us for the next job before it sleeps",
      "all cores"},
     {"cache_mb", "MiB of freed buffers kept for reuse (0 turns the cache off)", "1024"},
     {"simd", "instruction level of the vector math kernels: auto, avx512, avx2 or baseline",
@@ -74,21 +74,24 @@ static void pin_library(void *symbol)
 
 __attribute__((constructor)) static void pin_runtimes(void) { pin_library((void *)openblas_get_config); }
 
-/* OpenBLAS's thread count is process-wide, and setting it starts its
- * threads: it is set at the first BLAS call that wants another count, not
- * at open (opening the backend, in a loop or never to multiply a matrix,
- * starts no thread). Two devices with different counts each set theirs. */
+/* OpenBLAS runs on one thread: every gemm is cut into blocks for the
+ * pool's threads (gemm.c, conv.c), so one team does all the work. With
+ * OpenBLAS's threads for the gemms as well, the two teams took turns, and
+ * each spun while the other worked (OpenBLAS's for some 0.1 s after every
+ * threaded call). Its thread count is process-wide; it is set at the first
+ * BLAS call, not at open (opening the backend, in a loop or never to
+ * multiply a matrix, calls nothing). */
 static pthread_mutex_t blas_threads_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int blas_threads_now; /* 0: not set by this plugin yet */
+static atomic_bool blas_one_thread; /* set by this plugin already */
 
-void bpc_blas_threads(int n)
+void bpc_blas_one_thread(void)
 {
-    if (atomic_load_explicit(&blas_threads_now, memory_order_relaxed) == n)
+    if (atomic_load_explicit(&blas_one_thread, memory_order_relaxed))
         return;
     pthread_mutex_lock(&blas_threads_lock);
-    if (atomic_load(&blas_threads_now) != n) {
-        openblas_set_num_threads(n);
-        atomic_store(&blas_threads_now, n);
+    if (!atomic_load(&blas_one_thread)) {
+        openblas_set_num_threads(1);
+        atomic_store(&blas_one_thread, true);
     }
     pthread_mutex_unlock(&blas_threads_lock);
 }
