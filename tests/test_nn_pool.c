@@ -313,6 +313,61 @@ Test(nn_pool, blas_cpu_average_pool_gives_the_reference_bits)
     bp_context_destroy(ctx);
 }
 
+/* blas_cpu's line-at-a-time f32 max_pool (window_pool.c) keeps the
+ * reference's steps: NaN wins and stays, ties keep the first (-0 before
+ * +0), the padding never wins, a window of only padding is -inf. Every 2-D form: 3x3 stride 2 with padding and with ceil_mode (as in
+ * SqueezeNet), dilated, uneven kernels and pads, a kernel wider than x, and
+ * a 1-D and a 3-D window beside them. */
+Test(nn_pool, blas_cpu_max_pool_gives_the_reference_bits)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *ref = NULL, *fast = NULL;
+    if (bp_backend_get(ctx, "blas_cpu", &fast) != BP_OK)
+        cr_skip_test("blas_cpu is not built here");
+    BPT_OK(bp_backend_get(ctx, "binary", &ref));
+    const struct {
+        int32_t rank;
+        int64_t shape[5];
+        bp_window win;
+    } cases[] = {
+        {4, {1, 24, 56, 56}, WIN(.kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1})},
+        {4, {1, 16, 27, 27}, WIN(.kernel = {3, 3}, .strides = {2, 2}, .ceil_mode = true)},
+        {4, {2, 3, 13, 12}, WIN(.kernel = {3, 3}, .dilations = {2, 3}, .pads = {2, 1, 0, 2})},
+        {4, {1, 2, 9, 8}, WIN(.kernel = {2, 4}, .strides = {1, 3}, .pads = {1, 0, 1, 2})},
+        {4, {1, 3, 4, 3}, WIN(.kernel = {5, 5}, .pads = {2, 2, 2, 2})},
+        {4, {1, 2, 6, 7}, WIN(.kernel = {3, 3}, .strides = {2, 2}, .pads = {2, 2, 2, 2},
+                              .ceil_mode = true)},
+        {3, {2, 3, 9}, WIN(.kernel = {3}, .strides = {2}, .pads = {1, 1})},
+        {5, {1, 2, 4, 5, 3}, WIN(.kernel = {2, 3, 2}, .pads = {1, 1, 0, 0, 1, 1})},
+    };
+    static const double specials[] = {NAN, -0.0, 0.0, -INFINITY, INFINITY, 7.0, 7.0};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        cf_array xa = bpt_random_array(BP_F32, cases[c].rank, cases[c].shape, 71 + (int)c, -10, 10);
+        for (int64_t i = 0; i < xa.n; i += 5) /* ties, zeros of both signs, NaN, infinities */
+            xa.f[i] = specials[(i / 5 + (int64_t)c) % 7];
+        bp_tensor *xr = bpt_tensor_of(ref, &xa), *xf = bpt_tensor_of(fast, &xa);
+        bp_tensor *yr = NULL, *yf = NULL;
+        BPT_OK(bp_max_pool(xr, &cases[c].win, &yr, NULL));
+        BPT_OK(bp_max_pool(xf, &cases[c].win, &yf, NULL));
+        size_t n = bp_tensor_nbytes(yr);
+        cr_assert_eq(n, bp_tensor_nbytes(yf), "case %zu: shapes differ", c);
+        float *a = malloc(n ? n : 1), *b = malloc(n ? n : 1);
+        cr_assert(a && b);
+        BPT_OK(bp_tensor_to_host(yr, a, n));
+        BPT_OK(bp_tensor_to_host(yf, b, n));
+        cr_assert(memcmp(a, b, n) == 0, "case %zu: blas_cpu's max_pool is not the reference's "
+                  "bits", c);
+        free(a);
+        free(b);
+        bp_tensor_release(xr);
+        bp_tensor_release(xf);
+        bp_tensor_release(yr);
+        bp_tensor_release(yf);
+        cf_array_free(&xa);
+    }
+    bp_context_destroy(ctx);
+}
+
 /* ---- global pools (composed in the core from bp_max / bp_mean) ------------------- */
 
 static void check_global(bool max)
