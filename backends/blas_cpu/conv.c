@@ -271,10 +271,15 @@ static bp_status conv_tiles(bpc_dev *d, const void *args, int64_t lo, int64_t hi
     const conv_job *j = args;
     const size_t es = j->es;
     const bool unfolds = !j->direct && j->line < 0 && !j->slab;
-    char *col = unfolds ? malloc((size_t)(j->ck * j->tn) * es) : NULL;
-    if (unfolds && !col)
-        return bpk_fail(d, BP_ERR_OUT_OF_MEMORY, "conv: out of memory for a %lld x %lld "
-                        "im2col slab", (long long)j->ck, (long long)j->tn);
+    /* slabs from the device's buffer cache: a fresh mapping per call (they
+     * are megabytes) paid a page fault every 4 KiB */
+    void *colv = NULL;
+    if (unfolds) {
+        bp_status st = bpc_alloc(d, (size_t)(j->ck * j->tn) * es, &colv);
+        if (st != BP_OK)
+            return st;
+    }
+    char *col = colv;
     for (int64_t t = lo; t < hi; t++) {
         /* t: a tile of all of them, or of the shared slab's blocks of channels */
         const int64_t ni = j->slab ? j->ni : t % j->ntn;
@@ -308,7 +313,7 @@ static bp_status conv_tiles(bpc_dev *d, const void *args, int64_t lo, int64_t hi
         gemm(j->dt, m, wd, j->ck, bpk_base(j->w) + (size_t)((grp * j->mg + m0) * j->ck) * es, b,
              ldb, j->bias != NULL, yt, j->nout);
     }
-    free(col);
+    bpc_free(d, col);
     return BP_OK;
 }
 
@@ -361,11 +366,13 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
     /* Blocks of channels over one block of positions would each unfold the
      * same slab (at 7 x 7, unfolding costs as much as its gemm: short
      * lines): it is unfolded once, on the pool, then shared. */
-    char *slab = malloc((size_t)(j.ck * j.tn) * j.es);
-    if (!slab)
-        return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "conv: out of memory for a %lld x %lld "
-                        "im2col slab", (long long)j.ck, (long long)j.tn);
-    bp_status st = BP_OK;
+    void *slabv = NULL;
+    bp_status st = bpc_alloc(dev, (size_t)(j.ck * j.tn) * j.es, &slabv);
+    if (st != BP_OK) {
+        free(wk);
+        return st;
+    }
+    char *slab = slabv;
     for (j.unit = 0; j.unit < units && st == BP_OK; j.unit++)
         for (j.ni = 0; j.ni < j.ntn && st == BP_OK; j.ni++) {
             const int64_t n = j.unit / j.G, grp = j.unit % j.G, o0 = j.ni * j.tn;
@@ -377,7 +384,7 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
             st = bpc_ranges(dev, "conv", j.ntm, work / (units * j.ntn), conv_tiles, &j);
             j.slab = NULL;
         }
-    free(slab);
+    bpc_free(dev, slab);
     return st;
 }
 
