@@ -368,6 +368,67 @@ Test(nn_pool, blas_cpu_max_pool_gives_the_reference_bits)
     bp_context_destroy(ctx);
 }
 
+/* Distance in f32 ulps (order of the bit patterns; NaN apart from all). */
+static int64_t ulps_apart(float a, float b)
+{
+    int32_t ia, ib;
+    memcpy(&ia, &a, 4);
+    memcpy(&ib, &b, 4);
+    int64_t oa = ia < 0 ? (int64_t)INT32_MIN - ia : ia, ob = ib < 0 ? (int64_t)INT32_MIN - ib : ib;
+    return oa > ob ? oa - ob : ob - oa;
+}
+
+/* blas_cpu's f32 LRN over blocks of positions (norm.c: the window's squares
+ * summed across positions at once, the divisor by vmath's exp and log, or
+ * libm's pow where those do not apply) against the reference: the same
+ * float, or one ulp apart where the exact quotient lies at a rounding
+ * boundary; NaN where the reference gives NaN. Windows odd, even and wider
+ * than the channels; a short last block; NaN, infinities and zeros in x;
+ * a negative bias (bases below zero: pow's NaN) and large betas. */
+Test(nn_pool, blas_cpu_lrn_over_blocks_of_positions_is_within_an_ulp_of_the_reference)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *ref = NULL, *fast = NULL;
+    if (bp_backend_get(ctx, "blas_cpu", &fast) != BP_OK)
+        cr_skip_test("blas_cpu is not built here");
+    BPT_OK(bp_backend_get(ctx, "binary", &ref));
+    static const int64_t shapes[2][4] = {{2, 13, 20, 17}, {1, 64, 9, 9}};
+    static const struct {
+        int64_t size;
+        double alpha, beta, bias;
+    } ps[] = {{5, 1e-4, 0.75, 1}, {4, 0.5, 0.6, 1.5}, {1, 2, 1.3, 0.5}, {11, 0.7, 3.5, 0.25},
+              {3, 1, 0.75, -1}, {80, 1e-3, 0.75, 2}};
+    static const double specials[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e30};
+    for (int sh = 0; sh < 2; sh++)
+        for (size_t c = 0; c < sizeof ps / sizeof ps[0]; c++) {
+            cf_array xa = bpt_random_array(BP_F32, 4, shapes[sh], 81 + (int)c, -4, 4);
+            for (int64_t i = 0; i < xa.n; i += 97)
+                xa.f[i] = specials[(i / 97) % 6];
+            bp_tensor *xr = bpt_tensor_of(ref, &xa), *xf = bpt_tensor_of(fast, &xa);
+            bp_tensor *yr = NULL, *yf = NULL;
+            BPT_OK(bp_lrn(xr, ps[c].size, ps[c].alpha, ps[c].beta, ps[c].bias, &yr));
+            BPT_OK(bp_lrn(xf, ps[c].size, ps[c].alpha, ps[c].beta, ps[c].bias, &yf));
+            float *a = bpt_read_bytes(yr), *b = bpt_read_bytes(yf);
+            int64_t worst = 0, at = 0;
+            for (int64_t i = 0; i < xa.n; i++) {
+                const int64_t d = isnan(a[i]) ? (isnan(b[i]) ? 0 : INT64_MAX)
+                                               : isnan(b[i]) ? INT64_MAX : ulps_apart(a[i], b[i]);
+                if (d > worst)
+                    worst = d, at = i;
+            }
+            cr_expect_leq(worst, 1, "shape %d, case %zu: element %lld is %.9g, the reference "
+                          "%.9g", sh, c, (long long)at, (double)b[at], (double)a[at]);
+            free(a);
+            free(b);
+            bp_tensor_release(xr);
+            bp_tensor_release(xf);
+            bp_tensor_release(yr);
+            bp_tensor_release(yf);
+            cf_array_free(&xa);
+        }
+    bp_context_destroy(ctx);
+}
+
 /* ---- global pools (composed in the core from bp_max / bp_mean) ------------------- */
 
 static void check_global(bool max)

@@ -169,6 +169,10 @@ bp_status bpc_nn_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
         if (bpc_average_pool_takes(x, out[0]))
             return bpc_average_pool(d, p, x, out[0]);
         break;
+    case BP_OP_LRN:
+        if (bpc_lrn_takes(x, out[0]))
+            return bpc_lrn(d, p, x, out[0]);
+        break;
     case BP_OP_BATCH_NORM: case BP_OP_INSTANCE_NORM:
         if (bpc_planes_fused_takes(x, out[0]))
             return bpc_planes_fused(d, op == BP_OP_INSTANCE_NORM, p, in, out[0]);
