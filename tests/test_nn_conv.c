@@ -159,8 +159,9 @@ Test(nn_conv, blas_cpu_depthwise_conv_gives_the_reference_bits)
         {5, {1, 3, 4, 5, 6}, {3, 1, 2, 3, 2}, true, WIN(.groups = 3, .pads = {1, 0, 1, 0, 1, 1})},
         {4, {1, 5, 7, 6}, {5, 1, 3, 3}, true,
          WIN(.groups = 5, .strides = {2, 2}, .auto_pad = BP_AUTO_PAD_SAME_UPPER)},
-        /* 3x3 planes (whole outputs at a time): every output at an edge,
-         * dilated with uneven pads and strides, no padding at all */
+        /* 3x3 planes (whole outputs at a time): every output at an edge (a
+         * NaN weight), dilated with uneven pads and strides (an infinite
+         * one), no padding at all */
         {4, {1, 3, 2, 2}, {3, 1, 3, 3}, true, WIN(.groups = 3, .pads = {1, 1, 1, 1})},
         {4, {1, 4, 10, 12}, {4, 1, 3, 3}, true,
          WIN(.groups = 4, .dilations = {2, 3}, .strides = {1, 2}, .pads = {2, 3, 1, 0})},
@@ -171,6 +172,10 @@ Test(nn_conv, blas_cpu_depthwise_conv_gives_the_reference_bits)
         cf_array xa = bpt_random_array(BP_F32, g->rank, g->x, 71 + (int)c, -3, 3);
         cf_array wa = bpt_random_array(BP_F32, g->rank, g->w, 81 + (int)c, -1, 1);
         cf_array ba = bpt_random_array(BP_F32, 1, &g->w[0], 91 + (int)c, -1, 1);
+        if (c == 7) /* a corner tap: padding must not make NaN of 0 inf */
+            wa.f[0] = INFINITY;
+        if (c == 6) /* NaN only where the corner tap is inside x */
+            wa.f[9 + 8] = NAN;
         bp_tensor *y[2] = {NULL, NULL};
         bp_backend *bes[2] = {ref, fast};
         for (int k = 0; k < 2; k++) {
