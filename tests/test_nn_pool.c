@@ -315,9 +315,10 @@ Test(nn_pool, blas_cpu_average_pool_gives_the_reference_bits)
 
 /* blas_cpu's line-at-a-time f32 max_pool (window_pool.c) keeps the
  * reference's steps: NaN wins and stays, ties keep the first (-0 before
- * +0), the padding never wins, a window of only padding is -inf. Every 2-D form: 3x3 stride 2 with padding and with ceil_mode (as in
- * SqueezeNet), dilated, uneven kernels and pads, a kernel wider than x, and
- * a 1-D and a 3-D window beside them. */
+ * +0), the padding never wins, a window of only padding is -inf. Every 2-D
+ * form: 3x3 stride 2 with padding and with ceil_mode (as in SqueezeNet),
+ * dilated, uneven kernels and pads, a kernel wider than x, and a 1-D and a
+ * 3-D window beside them. */
 Test(nn_pool, blas_cpu_max_pool_gives_the_reference_bits)
 {
     bp_context *ctx = bpt_context();

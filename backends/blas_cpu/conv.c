@@ -170,10 +170,10 @@ static int line_axis(const bpk_window *g, int64_t cg, int64_t nout)
  * group's output channels and a block of tn output positions. Each tile is
  * one thread's from start to end: it unfolds its own positions (a slab of
  * at most BPC_CONV_TILE elements) and runs its single-threaded gemm on
- * them. One team of threads does everything:
- * with OpenBLAS's own threads for the gemms and the pool's for the
- * unfolding, the two took turns, and each spun (sched_yield) while the other
- * worked, some 20% of ShuffleNet's samples on two cores. */
+ * them. One team of threads does everything: with OpenBLAS's own threads
+ * for the gemms and the pool's for the unfolding, the two took turns, and
+ * each spun (sched_yield) while the other worked, some 20% of ShuffleNet's
+ * samples on two cores. */
 typedef struct conv_job {
     bpk_window g;
     bp_dtype dt;
@@ -200,12 +200,13 @@ static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; 
 
 /* Tile extents. A tile's gemm packs its block of W and its block of the
  * slab itself: blocks of positions each pack W again, blocks of channels
- * each pack (and unfold) the slab again. So: positions in slabs of at most
- * BPC_CONV_TILE elements (but 128 positions at least), then, while there are fewer tiles than
- * two per thread, cut the longer side, W's rows or the positions (not under
- * 64 of them: OpenBLAS's kernels want width), then the other. Measured on
- * ResNet-50's layers: cutting 196 or 49 positions instead of 256 or 512
- * channels was 10-40% slower. */
+ * each pack the slab again (and would unfold it again: bpc_conv_gemm
+ * unfolds it once for them). So: positions in slabs of at most
+ * BPC_CONV_TILE elements (but 128 positions at least), then, while there
+ * are fewer tiles than two per thread, cut the longer side, W's rows or
+ * the positions (not under 64 of them: OpenBLAS's kernels want width),
+ * then the other. Measured on ResNet-50's layers: cutting 196 or 49
+ * positions instead of 256 or 512 channels was 10-40% slower. */
 static void choose_tiles(conv_job *j, int team)
 {
     const int64_t units = j->x->shape[0] * j->G, want = team > 1 ? 2 * (int64_t)team : 1;
@@ -377,9 +378,9 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
     for (j.unit = 0; j.unit < units && st == BP_OK; j.unit++)
         for (j.ni = 0; j.ni < j.ntn && st == BP_OK; j.ni++) {
             const int64_t n = j.unit / j.G, grp = j.unit % j.G, o0 = j.ni * j.tn;
-            unfold u = {.g = &j.g, .col = slab, .es = j.es, .nk = j.nk, .o_lo = o0,
-                        .width = j.nout - o0 < j.tn ? j.nout - o0 : j.tn,
-                        .xg = bpk_base(x) + (size_t)((n * x->shape[1] + grp * j.cg) * j.nin) * j.es};
+            const char *xg = bpk_base(x) + (size_t)((n * x->shape[1] + grp * j.cg) * j.nin) * j.es;
+            unfold u = {.g = &j.g, .xg = xg, .col = slab, .es = j.es, .nk = j.nk, .o_lo = o0,
+                        .width = j.nout - o0 < j.tn ? j.nout - o0 : j.tn};
             (void)bpc_ranges(dev, "conv", j.ck, j.ck * u.width, unfold_range, &u); /* never fails */
             j.slab = slab;
             st = bpc_ranges(dev, "conv", j.ntm, work / (units * j.ntn), conv_tiles, &j);
@@ -568,7 +569,8 @@ BPC_CLONES static void depthwise_3x3(const bpk_window *g, const float *restrict 
         return;
     }
     /* the columns whose three taps all lie inside x */
-    int64_t c_lo = bpk_div_ceil(g->pb[2], sw), c_hi = bpk_div_floor(W - 1 + g->pb[2] - 2 * dw, sw) + 1;
+    int64_t c_lo = bpk_div_ceil(g->pb[2], sw);
+    int64_t c_hi = bpk_div_floor(W - 1 + g->pb[2] - 2 * dw, sw) + 1;
     c_lo = c_lo < 0 ? 0 : c_lo > OW ? OW : c_lo;
     c_hi = c_hi > OW ? OW : c_hi < c_lo ? c_lo : c_hi;
     for (int64_t o1 = 0; o1 < OH; o1++) {
@@ -605,7 +607,8 @@ static bp_status depthwise_planes(bpc_dev *d, const void *args, int64_t lo, int6
         padded_extent(&j->g, &ph, &pw);
     const bool padded = k3x3 && nout <= DEPTHWISE_PADDED && j->g.st[1] == 1 && j->g.st[2] == 1;
     /* 3x3: the padded plane; else the output plane's sums */
-    void *scratch = malloc(k3x3 ? (size_t)(ph * pw) * sizeof(float) : (size_t)nout * sizeof(double));
+    void *scratch = malloc(k3x3 ? (size_t)(ph * pw) * sizeof(float)
+                                : (size_t)nout * sizeof(double));
     if (!scratch)
         return bpk_fail(d, BP_ERR_OUT_OF_MEMORY, "conv: out of memory for one plane");
     double *acc = scratch;

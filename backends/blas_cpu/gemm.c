@@ -136,7 +136,7 @@ void bpc_gemm_on_pool(bpc_dev *d, bp_dtype dt, CBLAS_TRANSPOSE ta, CBLAS_TRANSPO
         return;
     }
     g.block = (ext + blocks - 1) / blocks;
-    g.block = (g.block + 7) / 8 * 8; /* whole vectors of C's rows */
+    g.block = (g.block + 7) / 8 * 8; /* blocks of columns start on whole vectors */
     blocks = (ext + g.block - 1) / g.block;
     bpc_pool_run(d->pool, team, blocks, pool_gemm_block, &g);
 }
