@@ -90,7 +90,29 @@ static void st_big(bp_backend *blas, int id)
         ST_OK(bp_reduce(BP_OP_MAX, he, 0, NULL, false, &hm));
     if (hm)
         st_expect_item("max(exp(half 1))", hm, 2.71875, id); /* e rounded to f16 and bf16 */
-    bp_tensor *all[] = {a, b, e, s, h, he, hm};
+    /* a matrix product and a convolution big enough that blas_cpu cuts
+     * them into blocks for its pool, from several threads at once (each
+     * block a single-threaded OpenBLAS call) */
+    bp_tensor *ma = NULL, *mb = NULL, *mp = NULL, *ms = NULL, *cx = NULL, *cw = NULL,
+              *cy = NULL, *cs = NULL;
+    ST_OK(bp_full(blas, BP_F32, 2, (int64_t[]){256, 96}, 0.5, &ma));
+    ST_OK(bp_ones(blas, BP_F32, 2, (int64_t[]){96, 120}, &mb));
+    if (ma && mb)
+        ST_OK(bp_matmul(ma, mb, &mp)); /* 256 x 120, every element 48 */
+    if (mp)
+        ST_OK(bp_sum(mp, 0, NULL, false, &ms));
+    if (ms)
+        st_expect_item("sum(matmul in blocks)", ms, 256.0 * 120 * 48, id);
+    ST_OK(bp_ones(blas, BP_F32, 4, (int64_t[]){1, 16, 20, 20}, &cx));
+    ST_OK(bp_full(blas, BP_F32, 4, (int64_t[]){24, 16, 3, 3}, 0.25, &cw));
+    const bp_window win = {.struct_size = sizeof(bp_window)};
+    if (cx && cw)
+        ST_OK(bp_conv(cx, cw, NULL, &win, &cy)); /* (1, 24, 18, 18), every element 36 */
+    if (cy)
+        ST_OK(bp_sum(cy, 0, NULL, false, &cs));
+    if (cs)
+        st_expect_item("sum(conv in tiles)", cs, 24.0 * 18 * 18 * 36, id);
+    bp_tensor *all[] = {a, b, e, s, h, he, hm, ma, mb, mp, ms, cx, cw, cy, cs};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         bp_tensor_release(all[i]);
 }
