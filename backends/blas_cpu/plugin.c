@@ -219,8 +219,8 @@ static bp_status bpc_device_info(void *state, int32_t index, bp_device_info *inf
              st->threads == 1 ? "" : "s");
     const char *cfg = openblas_get_config();
     snprintf(info->detail, sizeof info->detail,
-             "%s (%s); %s; %d threads (OpenBLAS and the kernel pool); buffer cache up to "
-             "%llu MiB; vector math: %s (%s, %s)",
+             "%s (%s); %s; %d threads (the kernel pool; OpenBLAS on one thread); buffer cache "
+             "up to %llu MiB; vector math: %s (%s, %s)",
              cfg ? cfg : "OpenBLAS (unknown build)", BPC_OPENBLAS_FROM, st->kernels, st->threads,
              (unsigned long long)(st->cache_limit >> 20), st->vm->level, st->vm->isa,
              st->vm_set ? "set by the simd key" : "the widest this CPU runs");
