@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bpt.h"
 #include "expect_nn.h"
@@ -241,20 +240,8 @@ Test(nn_conv, conv_along_one_axis_over_many_channels_matches_the_oracle)
  * 1x1 groups. Every tile must add up to the whole. */
 Test(nn_conv, conv_split_into_tiles_across_threads_matches_the_oracle)
 {
-    char path[] = "/tmp/bpt_conv_XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0, "mkstemp failed");
-    static const char ini[] = "[backend.blas_cpu]\nthreads = 3\n";
-    cr_assert_eq(write(fd, ini, sizeof ini - 1), (ssize_t)(sizeof ini - 1));
-    close(fd);
-    bp_context *ctx = NULL;
-    BPT_OK(bp_context_create(path, &ctx));
-    unlink(path);
     bp_backend *blas = NULL;
-    if (bp_backend_get(ctx, "blas_cpu", &blas) != BP_OK) {
-        bp_context_destroy(ctx);
-        cr_skip_test("the blas_cpu plugin is not available");
-    }
+    bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\nthreads = 3\n", "blas_cpu", &blas);
     static const bp_dtype dts[] = {BP_F32, BP_F64}; /* the gemm path's */
     static const struct {
         const char *what;

@@ -261,6 +261,31 @@ Test(nn_pool, average_pool_ceil_mode_counts_the_padding_only_up_to_its_end)
                   .count_include_pad = true));
 }
 
+/* The pool (max: without indices) of xa on the reference and on blas_cpu
+ * give the same bytes. */
+static void expect_pool_bits(bool max, size_t c, bp_backend *ref, bp_backend *fast,
+                             const cf_array *xa, const bp_window *win)
+{
+    bp_tensor *xr = bpt_tensor_of(ref, xa), *xf = bpt_tensor_of(fast, xa);
+    bp_tensor *yr = NULL, *yf = NULL;
+    BPT_OK(max ? bp_max_pool(xr, win, &yr, NULL) : bp_average_pool(xr, win, &yr));
+    BPT_OK(max ? bp_max_pool(xf, win, &yf, NULL) : bp_average_pool(xf, win, &yf));
+    size_t n = bp_tensor_nbytes(yr);
+    cr_assert_eq(n, bp_tensor_nbytes(yf), "case %zu: shapes differ", c);
+    float *a = malloc(n ? n : 1), *b = malloc(n ? n : 1);
+    cr_assert(a && b);
+    BPT_OK(bp_tensor_to_host(yr, a, n));
+    BPT_OK(bp_tensor_to_host(yf, b, n));
+    cr_assert(memcmp(a, b, n) == 0, "case %zu: blas_cpu's %s is not the reference's bits", c,
+              max ? "max_pool" : "average_pool");
+    free(a);
+    free(b);
+    bp_tensor_release(xr);
+    bp_tensor_release(xf);
+    bp_tensor_release(yr);
+    bp_tensor_release(yf);
+}
+
 /* blas_cpu's line-at-a-time f32 average_pool (window_pool.c) adds the taps
  * in the reference's order and divides by its count: the reference's bits,
  * for every window form. */
@@ -290,24 +315,7 @@ Test(nn_pool, blas_cpu_average_pool_gives_the_reference_bits)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         cf_array xa = bpt_random_array(BP_F32, cases[c].rank, cases[c].shape, 61 + (int)c, -10, 10);
-        bp_tensor *xr = bpt_tensor_of(ref, &xa), *xf = bpt_tensor_of(fast, &xa);
-        bp_tensor *yr = NULL, *yf = NULL;
-        BPT_OK(bp_average_pool(xr, &cases[c].win, &yr));
-        BPT_OK(bp_average_pool(xf, &cases[c].win, &yf));
-        size_t n = bp_tensor_nbytes(yr);
-        cr_assert_eq(n, bp_tensor_nbytes(yf), "case %zu: shapes differ", c);
-        float *a = malloc(n ? n : 1), *b = malloc(n ? n : 1);
-        cr_assert(a && b);
-        BPT_OK(bp_tensor_to_host(yr, a, n));
-        BPT_OK(bp_tensor_to_host(yf, b, n));
-        cr_assert(memcmp(a, b, n) == 0, "case %zu: blas_cpu's average_pool is not the "
-                  "reference's bits", c);
-        free(a);
-        free(b);
-        bp_tensor_release(xr);
-        bp_tensor_release(xf);
-        bp_tensor_release(yr);
-        bp_tensor_release(yf);
+        expect_pool_bits(false, c, ref, fast, &xa, &cases[c].win);
         cf_array_free(&xa);
     }
     bp_context_destroy(ctx);
@@ -346,24 +354,7 @@ Test(nn_pool, blas_cpu_max_pool_gives_the_reference_bits)
         cf_array xa = bpt_random_array(BP_F32, cases[c].rank, cases[c].shape, 71 + (int)c, -10, 10);
         for (int64_t i = 0; i < xa.n; i += 5) /* ties, zeros of both signs, NaN, infinities */
             xa.f[i] = specials[(i / 5 + (int64_t)c) % 7];
-        bp_tensor *xr = bpt_tensor_of(ref, &xa), *xf = bpt_tensor_of(fast, &xa);
-        bp_tensor *yr = NULL, *yf = NULL;
-        BPT_OK(bp_max_pool(xr, &cases[c].win, &yr, NULL));
-        BPT_OK(bp_max_pool(xf, &cases[c].win, &yf, NULL));
-        size_t n = bp_tensor_nbytes(yr);
-        cr_assert_eq(n, bp_tensor_nbytes(yf), "case %zu: shapes differ", c);
-        float *a = malloc(n ? n : 1), *b = malloc(n ? n : 1);
-        cr_assert(a && b);
-        BPT_OK(bp_tensor_to_host(yr, a, n));
-        BPT_OK(bp_tensor_to_host(yf, b, n));
-        cr_assert(memcmp(a, b, n) == 0, "case %zu: blas_cpu's max_pool is not the reference's "
-                  "bits", c);
-        free(a);
-        free(b);
-        bp_tensor_release(xr);
-        bp_tensor_release(xf);
-        bp_tensor_release(yr);
-        bp_tensor_release(yf);
+        expect_pool_bits(true, c, ref, fast, &xa, &cases[c].win);
         cf_array_free(&xa);
     }
     bp_context_destroy(ctx);

@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "bpt.h"
 #include "expect.h"
@@ -195,20 +194,8 @@ Test(gemm, large_products_match_the_oracle)
  * columns of op(b). */
 Test(gemm, products_cut_into_blocks_for_three_threads_match_the_oracle)
 {
-    char path[] = "/tmp/bpt_gemm_XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0, "mkstemp failed");
-    static const char ini[] = "[backend.blas_cpu]\nthreads = 3\n";
-    cr_assert_eq(write(fd, ini, sizeof ini - 1), (ssize_t)(sizeof ini - 1));
-    close(fd);
-    bp_context *ctx = NULL;
-    BPT_OK(bp_context_create(path, &ctx));
-    unlink(path);
     bp_backend *be = NULL;
-    if (bp_backend_get(ctx, "blas_cpu", &be) != BP_OK) {
-        bp_context_destroy(ctx);
-        cr_skip_test("the blas_cpu plugin is not available");
-    }
+    bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\nthreads = 3\n", "blas_cpu", &be);
     for (int d = 0; d < 2; d++) {
         bp_dtype dt = d ? BP_F64 : BP_F32;
         for (int t = 0; t < 4; t++) {

@@ -1,4 +1,7 @@
 #include "bpt.h"
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 bp_context *bpt_context(void)
 {
@@ -6,6 +9,25 @@ bp_context *bpt_context(void)
     bp_status st = bp_context_create(NULL, &ctx);
     cr_assert_eq(st, BP_OK, "bp_context_create: %s: %s", bp_status_string(st), bp_last_error());
     cr_assert_not_null(ctx);
+    return ctx;
+}
+
+bp_context *bpt_context_ini(const char *ini, const char *name, bp_backend **be)
+{
+    char path[] = "/tmp/bpt_ini_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0, "mkstemp failed");
+    const size_t n = strlen(ini);
+    cr_assert_eq(write(fd, ini, n), (ssize_t)n, "writing %s failed", path);
+    close(fd);
+    bp_context *ctx = NULL;
+    bp_status st = bp_context_create(path, &ctx);
+    unlink(path);
+    cr_assert_eq(st, BP_OK, "bp_context_create: %s: %s", bp_status_string(st), bp_last_error());
+    if (bp_backend_get(ctx, name, be) != BP_OK) {
+        bp_context_destroy(ctx);
+        cr_skip_test("the %s backend is not available here", name);
+    }
     return ctx;
 }
 

@@ -12,6 +12,11 @@
  * if creation fails. */
 bp_context *bpt_context(void);
 
+/* A context made from an ini file holding `ini` (written to a temporary
+ * file, removed once read), and its backend named `name`; the test is
+ * skipped if that backend is not available here. */
+bp_context *bpt_context_ini(const char *ini, const char *name, bp_backend **be);
+
 /* Every backend of ctx whose plugin opens (device 0 of each), in plugin
  * order, then the device-like test backend devsim (tests/devsim); at most
  * max. The binary backend is always among them. */
