@@ -56,8 +56,8 @@ bp_status bpc_norm_fused(bpc_dev *dev, bool rms, const bp_op_params *p, const bp
 /* norm.c: fused f32 batch_norm / instance_norm over dense (n, c) planes. */
 bool bpc_planes_fused_takes(const bp_view *x, const bp_view *y);
 /* norm.c: f32 LRN over dense (n, c, positions), blocks of positions at a
- * time (within an ulp of the reference). */
-bool bpc_lrn_takes(const bp_view *x, const bp_view *y);
+ * time (within an ulp of the reference); for what bpc_norm_fused_takes
+ * takes with rows of the positions. */
 bp_status bpc_lrn(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *y);
 bp_status bpc_planes_fused(bpc_dev *dev, bool instance, const bp_op_params *p,
                            const bp_view *const *in, const bp_view *y);

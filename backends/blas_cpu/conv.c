@@ -492,7 +492,8 @@ static inline double taps_3x3_edge(const bpk_window *g, const float *xp, const d
 }
 
 /* One output line's outputs [lo, hi) whose taps all lie in rows x0, x1, x2
- * (x0[c] is the first tap of output c / sw). */
+ * (x0[c] is the first tap of output c / sw). The stride-1 loop is its own
+ * copy so that its loads are contiguous and it vectorises. */
 static inline void line_3x3(const float *restrict x0, const float *restrict x1,
                             const float *restrict x2, const double *w, double b,
                             float *restrict yr, int64_t lo, int64_t hi, int64_t sw, int64_t dw)

@@ -170,7 +170,7 @@ bp_status bpc_nn_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
             return bpc_average_pool(d, p, x, out[0]);
         break;
     case BP_OP_LRN:
-        if (bpc_lrn_takes(x, out[0]))
+        if (bpc_norm_fused_takes(x, out[0], numel_from(x, 2)))
             return bpc_lrn(d, p, x, out[0]);
         break;
     case BP_OP_BATCH_NORM: case BP_OP_INSTANCE_NORM:

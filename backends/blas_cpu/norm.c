@@ -249,16 +249,6 @@ typedef struct lrn_job {
     double alpha_size, beta, bias;
 } lrn_job;
 
-bool bpc_lrn_takes(const bp_view *x, const bp_view *y)
-{
-    if (x->rank < 2)
-        return false;
-    int64_t S = 1;
-    for (int32_t k = 2; k < x->rank; k++)
-        S *= x->shape[k];
-    return bpc_norm_fused_takes(x, y, S);
-}
-
 BPC_CLONES static bp_status lrn_blocks(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
 {
     (void)d;
