@@ -11,7 +11,10 @@
  * lives on its inputs' backend. Inputs are at most FA_OP_ELEMS elements and
  * the arguments that scale an output (k, depth, scales, sizes, strides)
  * come from small sets plus the values that must be refused, so that no
- * accepted call outgrows the caps. */
+ * accepted call outgrows the caps. Pad's counts are the exception (they come
+ * from the extents' edges, 2^31 among them, as fuzz_graph wants them): its
+ * result's size is computed here and a call the caps cannot afford is not
+ * made, as the pad action does. */
 #include <string.h>
 
 #include "fa_state.h"
@@ -20,6 +23,28 @@
 #include "op_args.h"
 
 #define FA_OP_ELEMS 4096
+
+/* Whether bp_pad's result fits the caps, or the call is one the library must
+ * refuse before allocating (a negative count, an extent or a byte size that
+ * overflows), which is always made. */
+static bool fa_pad_affordable(const bp_tensor *x, const bpt_op_args *a)
+{
+    if (!x || !a->before || !a->after)
+        return true;
+    int32_t rank = bp_tensor_rank(x);
+    int64_t shape[BP_MAX_RANK];
+    for (int32_t k = 0; k < rank; k++) {
+        if (a->before[k] < 0 || a->after[k] < 0 ||
+            __builtin_add_overflow(a->before[k], bp_tensor_shape(x)[k], &shape[k]) ||
+            __builtin_add_overflow(shape[k], a->after[k], &shape[k]))
+            return true;
+    }
+    size_t elem = bp_dtype_size(bp_tensor_dtype(x));
+    int64_t numel;
+    if (!fz_numel(rank, shape, elem, &numel))
+        return true;
+    return numel <= FA_CAP_ELEMS && numel * (int64_t)elem <= FA_CAP_BYTES;
+}
 
 void fa_act_op(fa_state *s)
 {
@@ -68,6 +93,8 @@ void fa_act_op(fa_state *s)
         e.be_id = s->be_id[be];
         e.ctx_id = s->ctx_id[be / 2];
     }
+    if (op == BP_OP_PAD && !fa_pad_affordable(in[0], &a))
+        return;
     int dst = fa_slot_pick(s);
     bp_tensor *o1 = FA_GARBAGE, *o2 = FA_GARBAGE;
     bp_status st = BP_OK;
