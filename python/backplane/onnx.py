@@ -23,6 +23,7 @@ result.
                              [--bench N] [--compare onnxruntime]
 """
 import os
+import threading
 import time
 
 import numpy as np
@@ -223,9 +224,15 @@ class Model:
         self._folds = _fold.conv_bn_pairs(g, self.opset, self._attr) if optimize else {}
         self._initializers = self._load_initializers(g, onnx)
         self._host_inputs = set()   # inputs whose values decide a shape: constants per run
-        self._out_structures = {}   # signature -> each output's _flatten structure
+        self._names = frozenset(i.name for i in self.inputs)
+        self._structured = frozenset(i.name for i in self.inputs if i.kind != "tensor")
+        # Each output's _flatten structure, as the last _evaluate in this thread
+        # made it; a plan keeps its trace's as its meta (one per signature).
+        self._tls = threading.local()
         self._jit = jit
-        self._traced = _jit.jit(self._evaluate, static_argnums=(0,)) if jit else None
+        self._traced = (_jit.Jitted(self._evaluate, static_argnums=(0,),
+                                    on_trace=lambda: self._tls.out_structures)
+                        if jit else None)
         self._trace_declared()
 
     # ---- load-time checks ---------------------------------------------------------
@@ -390,7 +397,7 @@ class Model:
             structure, tensors_of = _flatten(v)
             flat.extend(tensors_of)
             out_structures.append(structure)
-        self._out_structures[_signature(static, tensors)] = tuple(out_structures)
+        self._tls.out_structures = tuple(out_structures)
         return tuple(flat)
 
     def _attr(self, node, name, default=None):
@@ -545,8 +552,9 @@ class Model:
                                    f"'{name}' (a defect of the importer's mapping)")
 
     def _feeds(self, inputs):
-        names = {i.name for i in self.inputs}
-        unknown = sorted(set(inputs) - names)
+        if not self._structured and inputs.keys() == self._names:  # every call of most models
+            return {i.name: self._feed(i, inputs[i.name], "input") for i in self.inputs}
+        unknown = sorted(set(inputs) - self._names)
         if unknown:
             raise KeyError(f"backplane.onnx: the model has no input {', '.join(unknown)}; its "
                            f"inputs are {', '.join(i.name for i in self.inputs)}")
@@ -588,7 +596,6 @@ class Model:
         """fn(static, *dynamic) for these inputs; an input found to decide a
         shape becomes part of the static key and fn is called again."""
         feeds = self._feeds(inputs)
-        structured = {i.name for i in self.inputs if i.kind != "tensor"}
         while True:
             host = tuple(sorted(
                 (name, str(feeds[name].dtype), tuple(feeds[name].shape),
@@ -603,9 +610,9 @@ class Model:
                     structures.append(structure)
             static = (host, tuple(structures))
             try:
-                return fn(static, *dynamic), _signature(static, dynamic)
+                return fn(static, *dynamic)
             except _ops.NeedsHost as e:
-                sources = self._inputs_behind(e.name) - self._host_inputs - structured
+                sources = self._inputs_behind(e.name) - self._host_inputs - self._structured
                 if not sources:
                     raise UnsupportedModelError(
                         f"backplane.onnx: value '{e.name}' decides a shape but is computed "
@@ -620,17 +627,21 @@ class Model:
         buffers)."""
         if self._traced is None:
             raise ValueError("backplane.onnx: a model loaded with jit=False has no plan")
-        return self._call(inputs, self._traced.lower)[0]
+        return self._call(inputs, self._traced.lower)
 
     def run(self, inputs, output_names=None):
         """inputs: name -> Tensor or array-like (the declared dtype; a list of
         them for a sequence input); returns name -> Tensor for every output
         (a list of Tensors for a sequence output), or those in output_names."""
-        outs, sig = self._call(inputs,
-                               self._traced if self._traced is not None else self._evaluate)
+        if self._traced is not None:
+            outs, structures = self._call(
+                inputs, lambda static, *dynamic: self._traced._call_meta((static,) + dynamic, {}))
+        else:
+            outs = self._call(inputs, self._evaluate)
+            structures = self._tls.out_structures
         rest = iter(outs if isinstance(outs, tuple) else (outs,))
         result = {o.name: _to_user(_unflatten(o, s, rest))
-                  for o, s in zip(self.outputs, self._out_structures[sig])}
+                  for o, s in zip(self.outputs, structures)}
         if output_names is not None:
             result = {name: result[name] for name in output_names}
         return result
@@ -682,12 +693,6 @@ def _is_kind(v, kind):
         return kind.startswith("optional") and (v.value is None or
                                                 _kind_of(v) == kind)
     return _kind_of(v) == kind or kind == "optional " + _kind_of(v)
-
-
-def _signature(static, tensors):
-    """What decides a run's plan: the static key and the tensors' shapes and
-    dtypes (a plan's sequence outputs have one length per signature)."""
-    return static, tuple((tuple(t.shape), str(t.dtype)) for t in tensors)
 
 
 def _np_dtype(name):
