@@ -309,6 +309,47 @@ Test(blas_cpu_vmath, gather_rows_with_prefetch_negative_repeated_and_short_index
     bp_context_destroy(ctx);
 }
 
+/* Squares by pow(a, 2) with one exponent for every base (a scalar, or a (1, 1)
+ * broadcast over rows): the reference's bits for every base, negative,
+ * subnormal, huge (inf), -0, inf and NaN among them. (A tensor of exponents
+ * that happen to be 2 takes the general kernel: within an ulp.) */
+Test(blas_cpu_vmath, pow_f32_by_two_gives_the_reference_bits)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = two_backends(&bin, &blas);
+    enum { N = 4099 };
+    double *a = malloc(N * sizeof *a), *two = malloc(N * sizeof *two);
+    cr_assert(a && two);
+    static const double sa[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, 1e-45, -1e-45,
+                                0x1p-75, 0x1p-74, 0x1.fffffep127, -1.8446743e19, 1.0000001};
+    for (int64_t i = 0; i < N; i++) {
+        double u = (double)((i * 7919) % 10007) / 10007.0 - 0.5;
+        a[i] = i < (int64_t)(sizeof sa / sizeof sa[0]) ? sa[i] : ldexp(u, (int)(i % 300) - 150);
+        two[i] = 2.0;
+    }
+    bp_tensor *a0 = bpt_tensor(bin, BP_F32, 1, (int64_t[]){N}, a), *a1 = NULL;
+    bp_tensor *e0 = bpt_tensor(bin, BP_F32, 0, NULL, two), *e1 = NULL;
+    bp_tensor *m0 = bpt_tensor(bin, BP_F32, 2, (int64_t[]){N / 4, 4}, a), *m1 = NULL;
+    bp_tensor *t0 = bpt_tensor(bin, BP_F32, 2, (int64_t[]){1, 1}, two), *t1 = NULL;
+    BPT_OK(bp_backend_copy(a0, blas, &a1));
+    BPT_OK(bp_backend_copy(e0, blas, &e1));
+    BPT_OK(bp_backend_copy(t0, blas, &t1));
+    BPT_OK(bp_backend_copy(m0, blas, &m1));
+    bp_tensor *r0 = NULL, *r1 = NULL;
+    BPT_OK(bp_pow(a0, e0, &r0));
+    BPT_OK(bp_pow(a1, e1, &r1));
+    cr_expect(bpt_same_bytes(r0, r1), "pow(a, 2): not the reference's bits");
+    bp_tensor_release(r0), bp_tensor_release(r1);
+    BPT_OK(bp_pow(m0, t0, &r0));
+    BPT_OK(bp_pow(m1, t1, &r1));
+    cr_expect(bpt_same_bytes(r0, r1), "pow(rows, a (1, 1) two): not the reference's bits");
+    bp_tensor_release(r0), bp_tensor_release(r1);
+    bp_tensor_release(a0), bp_tensor_release(a1), bp_tensor_release(e0), bp_tensor_release(e1);
+    bp_tensor_release(t0), bp_tensor_release(t1), bp_tensor_release(m0), bp_tensor_release(m1);
+    free(a), free(two);
+    bp_context_destroy(ctx);
+}
+
 /* op on x0 (binary) and x1 (blas_cpu): the same bytes */
 static void expect_same_unary(bp_op op, const bp_tensor *x0, const bp_tensor *x1,
                               const char *what)

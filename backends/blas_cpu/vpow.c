@@ -323,9 +323,22 @@ static void pow_scalar_exp(const float *restrict a, const float *restrict b,
 
 #endif
 
+/* a^2, the most common exponent (a magnitude's square: silero-vad's STFT):
+ * the reference's pow((double)a, 2.0) is exact in double (a float's square
+ * has at most 48 significant bits and lies well within double's range), so
+ * rounded to float it is the one rounding of a * a: the same bits for every
+ * a, negative, -0, inf and NaN included. */
+static void square(const float *restrict a, float *restrict o, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        o[i] = a[i] * a[i];
+}
+
 void BPC_LEVEL_FN(bpc_vpow_f32)(const float *a, const float *b, int64_t b_stride, float *o, int64_t n)
 {
-    if (b_stride == 0)
+    if (b_stride == 0 && b[0] == 2.0f)
+        square(a, o, n);
+    else if (b_stride == 0)
         pow_scalar_exp(a, b, o, n);
     else
         pow_dense(a, b, o, n);
