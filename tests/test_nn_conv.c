@@ -251,6 +251,9 @@ Test(nn_conv, conv_split_into_tiles_across_threads_matches_the_oracle)
          {4, {1, 32, 37, 41}, {48, 32, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})}},
         {"conv 3x3 over 7x7 in blocks of channels",
          {4, {1, 96, 7, 7}, {136, 96, 3, 3}, false, WIN(.pads = {1, 1, 1, 1})}},
+        /* 2979 rows, split between two threads at row 1489: channel 165's tap 4 */
+        {"conv 3x3 over 7x7, its shared slab unfolded from the middle of a channel",
+         {4, {1, 331, 7, 7}, {136, 331, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})}},
         {"conv 1-D taps in blocks of positions",
          {3, {2, 64, 700}, {40, 64, 5}, true, WIN(.pads = {2, 3})}},
         {"conv 1x1 in 3 groups", {4, {1, 96, 30, 30}, {48, 32, 1, 1}, true, WIN(.groups = 3)}},

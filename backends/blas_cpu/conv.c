@@ -49,68 +49,85 @@ typedef struct unfold {
     int64_t nk, o_lo, width;
 } unfold;
 
-/* col[r, 0 .. width): channel r / nk through tap r % nk. */
-static void unfold_row(const unfold *u, int64_t r)
+/* col[r, 0 .. width) for rows r in [lo, hi): channel r / nk through tap
+ * r % nk. What is the same for every row (the block's first output
+ * coordinates) is found once, and the taps are counted along: rows only a
+ * few positions wide (silero-vad's convolutions: 4 positions) spent most of
+ * their time on the divisions that found them. */
+static void unfold_rows(const unfold *u, int64_t lo, int64_t hi)
 {
     const bpk_window *g = u->g;
-    const int64_t nin = bpk_window_numel(g->in), c = r / u->nk, k = r % u->nk;
-    const int64_t kk[3] = {k / (g->k[1] * g->k[2]), k / g->k[2] % g->k[1], k % g->k[2]};
-    const char *src = u->xg + (size_t)(c * nin) * u->es;
-    char *dst = u->col + (size_t)(r * u->width) * u->es;
-    int64_t off[3], lo2, hi2;
-    for (int j = 0; j < 3; j++)
-        off[j] = kk[j] * g->dl[j] - g->pb[j];
-    { /* the o2 range whose tap lies inside x (the same for every line) */
-        int64_t a = bpk_div_ceil(-off[2], g->st[2]), b = bpk_div_floor(g->in[2] - 1 - off[2], g->st[2]) + 1;
-        lo2 = a > 0 ? a : 0;
-        hi2 = b < g->out[2] ? b : g->out[2];
-        if (hi2 < lo2)
-            hi2 = lo2;
-    }
-    const int64_t o_hi = u->o_lo + u->width, line = g->out[2];
-    /* the output line's coordinates, counted along (three divisions per
-     * line were most of the unfold at 14 x 14 and 7 x 7: lines of 14 or 7) */
-    int64_t o0 = u->o_lo / (g->out[1] * line), o1 = u->o_lo / line % g->out[1];
-    int64_t o2 = u->o_lo % line;
-    for (int64_t o = u->o_lo; o < o_hi;) {
-        const int64_t end = o - o2 + line < o_hi ? o - o2 + line : o_hi; /* this line's part */
-        const int64_t i0 = o0 * g->st[0] + off[0], i1 = o1 * g->st[1] + off[1];
-        char *d = dst + (size_t)(o - u->o_lo) * u->es;
-        const int64_t n = end - o;
-        if (i0 < 0 || i0 >= g->in[0] || i1 < 0 || i1 >= g->in[1]) {
-            memset(d, 0, (size_t)n * u->es);
-        } else { /* zeros, the taps inside x, zeros */
-            const char *s = src + (size_t)((i0 * g->in[1] + i1) * g->in[2]) * u->es;
-            const int64_t a = lo2 > o2 ? (lo2 < o2 + n ? lo2 : o2 + n) : o2;
-            const int64_t b = hi2 < o2 + n ? (hi2 > a ? hi2 : a) : o2 + n;
-            memset(d, 0, (size_t)(a - o2) * u->es);
-            const int64_t st2 = g->st[2];
-            if (b > a && st2 == 1) {
-                memcpy(d + (size_t)(a - o2) * u->es, s + (size_t)(a + off[2]) * u->es,
-                       (size_t)(b - a) * u->es);
-            } else if (u->es == sizeof(float)) { /* indices: s + off[2] may precede x */
-                for (int64_t t = a; t < b; t++)
-                    ((float *)d)[t - o2] = ((const float *)s)[t * st2 + off[2]];
-            } else {
-                for (int64_t t = a; t < b; t++)
-                    ((double *)d)[t - o2] = ((const double *)s)[t * st2 + off[2]];
-            }
-            memset(d + (size_t)(b - o2) * u->es, 0, (size_t)(o2 + n - b) * u->es);
+    const int64_t nin = bpk_window_numel(g->in), line = g->out[2], o_hi = u->o_lo + u->width;
+    const int64_t s0 = u->o_lo / (g->out[1] * line), s1 = u->o_lo / line % g->out[1];
+    const int64_t s2 = u->o_lo % line, st2 = g->st[2];
+    int64_t c = lo / u->nk, k = lo % u->nk;
+    int64_t kk[3] = {k / (g->k[1] * g->k[2]), k / g->k[2] % g->k[1], k % g->k[2]};
+    for (int64_t r = lo; r < hi; r++) {
+        const char *src = u->xg + (size_t)(c * nin) * u->es;
+        char *dst = u->col + (size_t)(r * u->width) * u->es;
+        int64_t off[3], lo2, hi2;
+        for (int j = 0; j < 3; j++)
+            off[j] = kk[j] * g->dl[j] - g->pb[j];
+        { /* the o2 range whose tap lies inside x (the same for every line) */
+            int64_t a = st2 == 1 ? -off[2] : bpk_div_ceil(-off[2], st2);
+            int64_t b = st2 == 1 ? g->in[2] - off[2] : bpk_div_floor(g->in[2] - 1 - off[2], st2) + 1;
+            lo2 = a > 0 ? a : 0;
+            hi2 = b < g->out[2] ? b : g->out[2];
+            if (hi2 < lo2)
+                hi2 = lo2;
         }
-        o = end; /* the next line starts at its beginning */
-        o2 = 0;
-        if (++o1 == g->out[1]) {
-            o1 = 0;
-            o0++;
+        /* the output line's coordinates, counted along (three divisions per
+         * line were most of the unfold at 14 x 14 and 7 x 7: lines of 14 or 7) */
+        int64_t o0 = s0, o1 = s1, o2 = s2;
+        for (int64_t o = u->o_lo; o < o_hi;) {
+            const int64_t end = o - o2 + line < o_hi ? o - o2 + line : o_hi; /* this line's part */
+            const int64_t i0 = o0 * g->st[0] + off[0], i1 = o1 * g->st[1] + off[1];
+            char *d = dst + (size_t)(o - u->o_lo) * u->es;
+            const int64_t n = end - o;
+            if (i0 < 0 || i0 >= g->in[0] || i1 < 0 || i1 >= g->in[1]) {
+                memset(d, 0, (size_t)n * u->es);
+            } else { /* zeros, the taps inside x, zeros */
+                const char *sl = src + (size_t)((i0 * g->in[1] + i1) * g->in[2]) * u->es;
+                const int64_t a = lo2 > o2 ? (lo2 < o2 + n ? lo2 : o2 + n) : o2;
+                const int64_t b = hi2 < o2 + n ? (hi2 > a ? hi2 : a) : o2 + n;
+                memset(d, 0, (size_t)(a - o2) * u->es);
+                if (b > a && st2 == 1) {
+                    memcpy(d + (size_t)(a - o2) * u->es, sl + (size_t)(a + off[2]) * u->es,
+                           (size_t)(b - a) * u->es);
+                } else if (u->es == sizeof(float)) { /* indices: sl + off[2] may precede x */
+                    for (int64_t t = a; t < b; t++)
+                        ((float *)d)[t - o2] = ((const float *)sl)[t * st2 + off[2]];
+                } else {
+                    for (int64_t t = a; t < b; t++)
+                        ((double *)d)[t - o2] = ((const double *)sl)[t * st2 + off[2]];
+                }
+                memset(d + (size_t)(b - o2) * u->es, 0, (size_t)(o2 + n - b) * u->es);
+            }
+            o = end; /* the next line starts at its beginning */
+            o2 = 0;
+            if (++o1 == g->out[1]) {
+                o1 = 0;
+                o0++;
+            }
+        }
+        if (++kk[2] == g->k[2]) { /* the next tap, or the next channel's first */
+            kk[2] = 0;
+            if (++kk[1] == g->k[1]) {
+                kk[1] = 0;
+                if (++kk[0] == g->k[0]) {
+                    kk[0] = 0;
+                    c++;
+                }
+            }
         }
     }
 }
 
+/* col rows [lo, hi) on the pool */
 static bp_status unfold_range(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
 {
     (void)d;
-    for (int64_t r = lo; r < hi; r++)
-        unfold_row(args, r);
+    unfold_rows(args, lo, hi);
     return BP_OK;
 }
 
@@ -310,8 +327,7 @@ static bp_status conv_tiles(bpc_dev *d, const void *args, int64_t lo, int64_t hi
         if (unfolds) {
             unfold u = {.g = &j->g, .xg = xg, .col = col, .es = es, .nk = j->nk, .o_lo = o0,
                         .width = wd};
-            for (int64_t r = 0; r < j->ck; r++)
-                unfold_row(&u, r);
+            unfold_rows(&u, 0, j->ck);
         }
         if (unfolds || j->slab) {
             b = j->slab ? j->slab : col;
