@@ -95,6 +95,23 @@ Test(nn_conv, conv_1d_2d_and_3d_match_the_oracle)
           &(geometry){5, {1, 2, 4, 5, 3}, {3, 2, 2, 3, 2}, true, WIN(.groups = 0)});
 }
 
+/* One to four output positions (blas_cpu: a gemv per position, no sgemm),
+ * as silero-vad's convolutions have them, with and without a bias; two
+ * images (positions of one image are not the next's). */
+Test(nn_conv, conv_over_one_to_four_positions_matches_the_oracle)
+{
+    check("conv 1-D over 4 positions", false,
+          &(geometry){3, {2, 33, 4}, {16, 33, 3}, true, WIN(.pads = {1, 1})});
+    check("conv 1-D strided over 2 positions", false,
+          &(geometry){3, {2, 32, 4}, {8, 32, 3}, false, WIN(.strides = {2}, .pads = {1, 1})});
+    check("conv 1-D over 1 position", false,
+          &(geometry){3, {2, 16, 1}, {12, 16, 3}, true, WIN(.pads = {1, 1})});
+    check("conv 1-D, one channel, long kernel, over 3 positions", false,
+          &(geometry){3, {1, 1, 300}, {20, 1, 64}, true, WIN(.strides = {64}, .pads = {0, 0})});
+    check("conv 2-D over 2 x 2 positions", false,
+          &(geometry){4, {2, 8, 2, 2}, {6, 8, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})});
+}
+
 Test(nn_conv, conv_strides_pads_and_dilations_match_the_oracle)
 {
     check("conv strided, padded, dilated", false,

@@ -209,6 +209,45 @@ Test(gemm, products_cut_into_blocks_for_three_threads_match_the_oracle)
     bp_context_destroy(ctx);
 }
 
+/* One row or one column of C (blas_cpu: a gemv, not a gemm), every
+ * transpose, with and without C, and a NaN C that beta 0 must not read. */
+Test(gemm, products_with_one_row_or_one_column_match_the_oracle)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (int d = 0; d < 2; d++) {
+            bp_dtype dt = d ? BP_F64 : BP_F32;
+            for (int t = 0; t < 4; t++) {
+                bool ta = t & 1, tb = t & 2;
+                check(be, dt, 1, 37, 29, ta, tb, -1, NULL, 1, 0);
+                check(be, dt, 1, 37, 29, ta, tb, 1, (const int64_t[]){37}, 0.5, 2);
+                check(be, dt, 41, 1, 23, ta, tb, -1, NULL, -1.5, 0);
+                check(be, dt, 41, 1, 23, ta, tb, 2, (const int64_t[]){41, 1}, 1, -1);
+                check(be, dt, 1, 1, 50, ta, tb, 0, NULL, 2, 1);
+            }
+            bp_tensor *a = bpt_tensor(be, dt, 2, (const int64_t[]){1, 2}, (const double[]){1, 2});
+            bp_tensor *b = bpt_tensor(be, dt, 2, (const int64_t[]){2, 2},
+                                      (const double[]){1, 2, 3, 4});
+            bp_tensor *n = bpt_tensor(be, dt, 2, (const int64_t[]){1, 2},
+                                      (const double[]){NAN, INFINITY});
+            bp_tensor *o = NULL;
+            BPT_OK(bp_gemm(a, b, n, 1, 0, false, false, &o));
+            bpt_expect("one row, beta 0 with a NaN c", o, dt, 2, (const int64_t[]){1, 2},
+                       (const double[]){7, 10}, bpt_exact());
+            bp_tensor_release(o);
+            bp_tensor *nt = bpt_tensor(be, dt, 2, (const int64_t[]){2, 1},
+                                       (const double[]){NAN, -INFINITY});
+            BPT_OK(bp_gemm(b, a, nt, 1, 0, false, true, &o)); /* (2, 2) . (2, 1): one column */
+            bpt_expect("one column, beta 0 with a NaN c", o, dt, 2, (const int64_t[]){2, 1},
+                       (const double[]){5, 11}, bpt_exact());
+            bp_tensor_release(o), bp_tensor_release(a), bp_tensor_release(b), bp_tensor_release(n);
+            bp_tensor_release(nt);
+        }
+    }
+    bp_context_destroy(ctx);
+}
+
 Test(gemm, integer_alpha_beta_that_are_not_whole_go_through_double)
 {
     bp_context *ctx = bpt_context();

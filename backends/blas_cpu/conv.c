@@ -148,9 +148,25 @@ static void fill_bias(const bp_view *bias, int64_t m0, int64_t mg, char *yb, int
     }
 }
 
+/* Up to this many output positions, W times each position's column is a
+ * gemv: sgemm packs all of W on every call, which cost more than the
+ * multiplications (silero-vad's convolutions: 258 x 256 over 4 positions,
+ * 128 x 387 over 4, 64 x 192 over 1). Measured on those six, one gemv per
+ * position took 0.86 of the time of one sgemm per tile (three runs side by
+ * side). An own kernel without packing (8 rows of W against 8 lanes of
+ * positions) lost to both. */
+#define BPC_CONV_GEMV_MAX 4
+
 static void gemm(bp_dtype dt, int64_t m, int64_t n, int64_t k, const char *a, const char *b,
                  int64_t ldb, bool beta1, char *c, int64_t ldc)
 {
+    if (n <= BPC_CONV_GEMV_MAX) { /* one gemv per output position */
+        const size_t es = bp_dtype_size(dt);
+        for (int64_t j = 0; j < n; j++)
+            bpc_gemm_as_gemv(dt, CblasNoTrans, CblasNoTrans, m, 1, k, 1.0, a, k, b + j * es, ldb,
+                             beta1 ? 1.0 : 0.0, c + j * es, ldc);
+        return;
+    }
     if (dt == BP_F32)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f,
                     (const float *)a, (int)k, (const float *)b, (int)ldb, beta1 ? 1.0f : 0.0f,

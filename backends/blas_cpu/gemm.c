@@ -92,10 +92,52 @@ typedef struct pool_gemm {
     char *c;
 } pool_gemm;
 
+/* y (len, incy apart) := alpha op(M) x + beta y, op(M) rows x cols, by
+ * cblas_?gemv. beta = 0 zeroes y first: OpenBLAS scales y by beta, and y
+ * may be uninitialised memory (0 x NaN is NaN). */
+static void one_gemv(bp_dtype dt, CBLAS_TRANSPOSE t, int64_t rows, int64_t cols, double alpha,
+                     const void *mat, int64_t ld, const void *x, int64_t incx, double beta,
+                     void *y, int64_t incy)
+{
+    const int64_t len = t == CblasNoTrans ? rows : cols;
+    if (beta == 0.0) {
+        for (int64_t i = 0; i < len; i++)
+            if (dt == BP_F32)
+                ((float *)y)[i * incy] = 0.0f;
+            else
+                ((double *)y)[i * incy] = 0.0;
+        beta = 1.0;
+    }
+    if (dt == BP_F32)
+        cblas_sgemv(CblasRowMajor, t, (int)rows, (int)cols, (float)alpha, mat, (int)ld, x,
+                    (int)incx, (float)beta, y, (int)incy);
+    else
+        cblas_dgemv(CblasRowMajor, t, (int)rows, (int)cols, alpha, mat, (int)ld, x, (int)incx,
+                    beta, y, (int)incy);
+}
+
+bool bpc_gemm_as_gemv(bp_dtype dt, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+                      int64_t k, double alpha, const void *a, int64_t lda, const void *b,
+                      int64_t ldb, double beta, void *c, int64_t ldc)
+{
+    if (k < 1 || (m != 1 && n != 1))
+        return false;
+    if (m == 1) /* c's row = a's row (stride 1, or lda down a stored column) . op(B) */
+        one_gemv(dt, tb == CblasNoTrans ? CblasTrans : CblasNoTrans,
+                 tb == CblasNoTrans ? k : n, tb == CblasNoTrans ? n : k, alpha, b, ldb, a,
+                 ta == CblasNoTrans ? 1 : lda, beta, c, 1);
+    else /* c's column (ldc apart) = op(A) . b's column (ldb apart, or stride 1) */
+        one_gemv(dt, ta, ta == CblasNoTrans ? m : k, ta == CblasNoTrans ? k : m, alpha, a, lda, b,
+                 tb == CblasNoTrans ? ldb : 1, beta, c, ldc);
+    return true;
+}
+
 static void one_gemm(bp_dtype dt, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
                      int64_t k, double alpha, const void *a, int64_t lda, const void *b,
                      int64_t ldb, double beta, void *c, int64_t ldc)
 {
+    if (bpc_gemm_as_gemv(dt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+        return;
     if (dt == BP_F32)
         cblas_sgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, (float)alpha, a, (int)lda, b,
                     (int)ldb, (float)beta, c, (int)ldc);

@@ -12,6 +12,7 @@
 #define BPC_OPENBLAS_H
 
 #include <cblas.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "backplane/dtype.h"
@@ -35,6 +36,14 @@ struct bpc_dev;
 void bpc_gemm_on_pool(struct bpc_dev *d, bp_dtype dt, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
                       int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda,
                       const void *b, int64_t ldb, double beta, void *c, int64_t ldc);
+
+/* A product with one row or one column of C (m or n is 1) as one
+ * single-threaded cblas_?gemv, which packs nothing (sgemm packed all of the
+ * other matrix on every call: an LSTM step's 1 x 128 by 128 x 512, a
+ * convolution with one output position); false, doing nothing, otherwise. */
+bool bpc_gemm_as_gemv(bp_dtype dt, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+                      int64_t k, double alpha, const void *a, int64_t lda, const void *b,
+                      int64_t ldb, double beta, void *c, int64_t ldc);
 
 /* Which OpenBLAS this build links, for `backplane info` (set by CMake). */
 #ifndef BPC_OPENBLAS_FROM
