@@ -247,3 +247,18 @@ Test(cast_paths, integer_inputs_at_every_power_of_two_cast_as_the_rules_say)
         free(in.bytes);
     }
 }
+
+Test(cast_paths, every_bool_u8_and_i8_byte_casts_as_the_rules_say)
+{
+    setenv("BP_LOG_LEVEL", "error", 1);
+    static const bp_dtype bytes[] = {BP_BOOL, BP_U8, BP_I8};
+    for (size_t d = 0; d < sizeof bytes / sizeof bytes[0]; d++) {
+        inputs in = {.size = 1};
+        for (int b = 0; b < 256; b++) { /* a bool's bytes above 1 are true too */
+            uint8_t v = (uint8_t)b;
+            push(&in, &v);
+        }
+        every_target(bytes[d], &in);
+        free(in.bytes);
+    }
+}

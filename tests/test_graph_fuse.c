@@ -113,6 +113,63 @@ Test(graph_fuse, broadcast_transposed_and_scalar_operands_and_a_value_read_later
     bp_context_destroy(ctx);
 }
 
+/* y = f32(u == v) for a column u and a row v (a one-hot, as magika's Equal
+ * -> Cast): the column's element repeated along each row of the group, in
+ * every element size, with eager's bits. */
+static bp_tensor *one_hot_model(const bp_tensor *u, const bp_tensor *v)
+{
+    bp_tensor *e = NULL, *y = NULL;
+    BPT_OK(bp_eq(u, v, &e));
+    BPT_OK(bp_cast(e, BP_F32, &y));
+    bp_tensor_release(e);
+    return y;
+}
+
+Test(graph_fuse, a_column_broadcast_along_rows_keeps_eagers_bits_in_every_element_size)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be;
+    static const bp_dtype dts[] = {BP_U8, BP_F16, BP_I32, BP_F64};
+    const int64_t n = 300, m = 257; /* several blocks, rows crossing them */
+    double *cu = malloc((size_t)n * sizeof *cu), *rv = malloc((size_t)m * sizeof *rv);
+    cr_assert(cu && rv);
+    for (int64_t i = 0; i < n; i++)
+        cu[i] = (double)((i * 37) % 251);
+    for (int64_t j = 0; j < m; j++)
+        rv[j] = (double)(j % 251);
+    BPT_FOR_EACH_BACKEND(ctx, be) {
+        for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+            if (!bpt_supports(be, BP_OP_EQ, dts[d]))
+                continue;
+            bp_graph *g = NULL;
+            bp_tensor *su = NULL, *sv = NULL;
+            BPT_OK(bp_graph_create(be, &g));
+            BPT_OK(bp_graph_input(g, dts[d], 2, (const int64_t[]){n, 1}, &su));
+            BPT_OK(bp_graph_input(g, dts[d], 2, (const int64_t[]){1, m}, &sv));
+            bp_tensor *sy = one_hot_model(su, sv);
+            BPT_OK(bp_graph_output(g, sy));
+            bp_graph_stats st;
+            bp_graph_exec *exe = bpt_graph_compile(g, true, &st);
+            if (fuses(be))
+                cr_expect(st.fused_groups == 1 && st.nodes_fused == 2, "%s on %s: %lld groups",
+                          bp_dtype_name(dts[d]), bp_backend_name(be), (long long)st.fused_groups);
+            bp_tensor *u = bpt_tensor(be, dts[d], 2, (const int64_t[]){n, 1}, cu);
+            bp_tensor *v = bpt_tensor(be, dts[d], 2, (const int64_t[]){1, m}, rv);
+            bp_tensor *want = one_hot_model(u, v), *got = NULL;
+            BPT_OK(bp_graph_run(exe, 2, (bp_tensor *[]){u, v}, 1, &got));
+            cr_expect(bpt_same_bytes(got, want), "%s on %s", bp_dtype_name(dts[d]),
+                      bp_backend_name(be));
+            bp_tensor *all[] = {su, sv, sy, u, v, want, got};
+            for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+                bp_tensor_release(all[k]);
+            bp_graph_exec_release(exe);
+            bp_graph_release(g);
+        }
+    }
+    free(cu), free(rv);
+    bp_context_destroy(ctx);
+}
+
 Test(graph_fuse, no_fuse_runs_every_node_alone_with_the_same_bits)
 {
     bp_context *ctx = bpt_context();

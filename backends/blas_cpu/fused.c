@@ -193,6 +193,37 @@ static bp_view flat(void *buffer, int64_t offset, bp_dtype dt, int64_t n, int64_
     return v;
 }
 
+/* dst = run elements from src, s_in elements apart: a copy at stride 1, a
+ * fill at stride 0 (a broadcast operand: magika's one-hot compares each byte
+ * with 257 classes), typed loads otherwise (an element-sized memcpy with a
+ * size known only at run time was a call per element: 19% of magika). */
+#define GATHER_RUN(T)                                                                  \
+    do {                                                                               \
+        T *d = (T *)(void *)dst, e;                                                    \
+        if (s_in == 0) {                                                               \
+            memcpy(&e, src, sizeof e);                                                 \
+            for (int64_t i = 0; i < run; i++)                                          \
+                d[i] = e;                                                              \
+        } else {                                                                       \
+            for (int64_t i = 0; i < run; i++)                                          \
+                memcpy(&d[i], src + i * s_in * (int64_t)sizeof e, sizeof e);          \
+        }                                                                              \
+    } while (0)
+
+static void gather_run(char *dst, const char *src, int64_t run, int64_t s_in, size_t esz)
+{
+    if (s_in == 1) {
+        memcpy(dst, src, (size_t)run * esz);
+        return;
+    }
+    switch (esz) {
+    case 1: GATHER_RUN(uint8_t); break;
+    case 2: GATHER_RUN(uint16_t); break;
+    case 4: GATHER_RUN(uint32_t); break;
+    default: GATHER_RUN(uint64_t); break;
+    }
+}
+
 /* dst = the n elements of v from flat (row-major) position at on. */
 static void gather(const bp_view *v, int64_t at, int64_t n, char *dst)
 {
@@ -211,9 +242,7 @@ static void gather(const bp_view *v, int64_t at, int64_t n, char *dst)
             off += idx[k] * v->strides[k];
         int64_t run = v->shape[r - 1] - idx[r - 1];
         run = run < n ? run : n;
-        const char *src = base + off * (int64_t)esz;
-        for (int64_t i = 0; i < run; i++)
-            memcpy(dst + i * (int64_t)esz, src + i * s_in * (int64_t)esz, esz);
+        gather_run(dst, base + off * (int64_t)esz, run, s_in, esz);
         dst += run * (int64_t)esz;
         n -= run;
         idx[r - 1] += run;

@@ -35,6 +35,8 @@
 #define ID(v) (v)
 #define TO_F32(v) ((float)(v))
 #define TO_F64(v) ((double)(v))
+#define NZ_F32(v) ((float)((v) != 0)) /* a bool: any nonzero byte is true */
+#define NZ_F64(v) ((double)((v) != 0))
 
 /* integers -> f16: every |v| >= 65520 is infinity, so clamping to 2^24 (exact
  * in f32) first changes nothing and leaves one rounding */
@@ -132,6 +134,12 @@ BPK_CLONES static bool cast_fast(const bp_view *src, const bp_view *out)
     case PAIR(BP_I64, BP_F64): COPY_LOOP(int64_t, double, TO_F64); break;
     case PAIR(BP_I64, BP_F16): COPY_LOOP(int64_t, uint16_t, i64_f16); break;
     case PAIR(BP_I64, BP_I32): COPY_LOOP(int64_t, int32_t, i64_i32); break;
+    /* a one-hot's Equal -> Cast (magika: 64 x 2048 x 257 bools a batch) and
+     * bytes to floats: element by element through cast.h, 10% of magika */
+    case PAIR(BP_BOOL, BP_F32): COPY_LOOP(uint8_t, float, NZ_F32); break;
+    case PAIR(BP_BOOL, BP_F64): COPY_LOOP(uint8_t, double, NZ_F64); break;
+    case PAIR(BP_U8, BP_F32): COPY_LOOP(uint8_t, float, TO_F32); break;
+    case PAIR(BP_I8, BP_F32): COPY_LOOP(int8_t, float, TO_F32); break;
     default: return false;
     }
     return true;
