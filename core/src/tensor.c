@@ -197,8 +197,10 @@ void bp__storage_release(bp__storage *s)
 static bp_status bp__tensor_shell(const char *fn, bp_dtype dtype, int32_t rank,
                                   const int64_t *shape, bp_tensor **t, bp__storage **s)
 {
-    int64_t numel;
-    size_t nbytes;
+    /* Set by bp__shape_check on success; initialised because GCC 12 at -O3
+     * cannot see that (-Werror=maybe-uninitialized in a Release build). */
+    int64_t numel = 0;
+    size_t nbytes = 0;
     *t = NULL;
     *s = NULL;
     BP__TRY(bp__shape_check(fn, dtype, rank, shape, &numel, &nbytes));
