@@ -28,6 +28,15 @@
 
 #include <backplane/dtype.h> /* BP_HOST_DEVICE */
 
+/* IEEE 754's negate and abs touch the sign bit alone, NaN payloads kept (C's
+ * -v and fabs do on the CPUs). PTX's neg and abs give "an unspecified NaN"
+ * for a NaN operand (seen on an H200: neg(neg(NaN)) lost the payload), so
+ * device code sets the sign bit by hand. */
+#ifdef __CUDA_ARCH__
+#define BPF__SIGN_BY_HAND 1
+#else
+#define BPF__SIGN_BY_HAND 0
+#endif
 #define BPF__D(fn) fn
 #define BPF__F(fn) fn##f
 #define BPF__IS_F(T) (sizeof(T) == sizeof(float))
@@ -36,8 +45,28 @@
  * U: an unsigned integer of T's width (prelu's select). */
 #define BPF__FORMULAS(T, S, M, U)                                                          \
     /* ---- exact in T: NaN kept, signed zeros as IEEE negation and fabs ---- */        \
-    BP_HOST_DEVICE static inline T bpf_neg##S(T v) { return -v; }                          \
-    BP_HOST_DEVICE static inline T bpf_abs##S(T v) { return M(fabs)(v); }                  \
+    BP_HOST_DEVICE static inline T bpf_neg##S(T v)                                         \
+    {                                                                                      \
+        if (BPF__SIGN_BY_HAND) {                                                           \
+            U b;                                                                           \
+            memcpy(&b, &v, sizeof b);                                                      \
+            b ^= (U)1 << (sizeof(U) * 8 - 1);                                              \
+            memcpy(&v, &b, sizeof v);                                                      \
+            return v;                                                                      \
+        }                                                                                  \
+        return -v;                                                                         \
+    }                                                                                      \
+    BP_HOST_DEVICE static inline T bpf_abs##S(T v)                                         \
+    {                                                                                      \
+        if (BPF__SIGN_BY_HAND) {                                                           \
+            U b;                                                                           \
+            memcpy(&b, &v, sizeof b);                                                      \
+            b &= ~((U)1 << (sizeof(U) * 8 - 1));                                           \
+            memcpy(&v, &b, sizeof v);                                                      \
+            return v;                                                                      \
+        }                                                                                  \
+        return M(fabs)(v);                                                                 \
+    }                                                                                      \
     /* 1, -1, or v itself (+-0 and NaN) */                                                 \
     BP_HOST_DEVICE static inline T bpf_sign##S(T v)                                        \
     {                                                                                      \
