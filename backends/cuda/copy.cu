@@ -176,7 +176,12 @@ cvt1(typename bpcu_store_t<SD>::T s)
             v = bpcu_h2f(s);
         else
             v = bp_bf16_to_f32(s);
-        if constexpr (DD == BP_F32)
+        if constexpr (DD == BP_F32 && SD != BP_F32) {
+            /* A NaN lands quiet, its payload kept, as the rule says (cast.h: a
+             * float source goes through double, whose conversion quiets it);
+             * dtype.h's widening keeps a signalling NaN signalling. */
+            d = v != v ? bp__bits_f32(bp__f32_bits(v) | 0x00400000u) : v;
+        } else if constexpr (DD == BP_F32)
             d = v;
         else if constexpr (DD == BP_F16)
             d = bpcu_f2h(v);
