@@ -152,13 +152,16 @@ static bp_status gemm_blas(bpcu_device *d, const bpcu_opcall *c)
     }
     if (use_c)
         st = bpcu_copy_view(d, cc, po); /* c broadcast into C */
-    if (st == BP_OK && K == 0)
+    /* alpha 0 never reads a and b (BLAS's rule; cuBLAS's f16 path multiplied
+     * them: NaN there gave NaN, seen on an H200): the empty product's code. */
+    const bool product = K > 0 && alpha != 0.0;
+    if (st == BP_OK && !product)
         st = gemm_empty_k(d, po, use_c, beta);
-    if (st == BP_OK && K > 0)
+    if (st == BP_OK && product)
         st = operand(d, a, &sa, &da, &pa, &opa, &lda);
-    if (st == BP_OK && K > 0)
+    if (st == BP_OK && product)
         st = operand(d, b, &sb, &db, &pb, &opb, &ldb);
-    if (st == BP_OK && K > 0) {
+    if (st == BP_OK && product) {
         cudaDataType t;
         cublasComputeType_t ct;
         float af = (float)alpha, bf = use_c ? (float)beta : 0.0f;
