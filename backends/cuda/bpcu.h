@@ -114,6 +114,7 @@ typedef struct bpcu_checks {
     unsigned long long *bad;       /* device memory: per slot, the smallest bad position */
     cudaEvent_t done[BPCU_CHECK_SLOTS]; /* recorded behind each slot's commit */
     bp_op op[BPCU_CHECK_SLOTS];    /* which op used the slot */
+    signed char labels[BPCU_CHECK_SLOTS]; /* 0 indices; 1 class labels; 2 the same, ignore_index given */
     uint64_t head, tail;
     bp_status status;              /* the deferred error (BP_OK: none) ... */
     char msg[512];                 /* ... and its message */

@@ -106,11 +106,19 @@ void bpcu_checks_destroy(bpcu_device *d)
 static void describe(bpcu_checks *c, uint64_t s, const volatile bpcu_ixerr *r)
 {
     long long ext = r->extent;
+    c->status = BP_ERR_INDEX;
+    if (c->labels[s]) {
+        snprintf(c->msg, sizeof c->msg,
+                 "bp_%s: label %lld (flat position %llu) is not a class: labels must lie in "
+                 "[0, %lld)%s",
+                 bp_op_name(c->op[s]), r->value, r->pos, ext,
+                 c->labels[s] == 2 ? " or equal ignore_index" : "");
+        return;
+    }
     snprintf(c->msg, sizeof c->msg,
              "bp_%s: indices[%llu] (flat position) is %lld, out of range for axis %d of extent "
              "%lld; indices must lie in [%lld, %lld)",
              bp_op_name(c->op[s]), r->pos, r->value, r->axis, ext, -ext, ext);
-    c->status = BP_ERR_INDEX;
 }
 
 /* Take the results of the finished slots, oldest first, keeping the first
@@ -137,7 +145,7 @@ static void harvest(bpcu_device *d, bool wait_oldest)
 }
 
 bpcu_index_check::bpcu_index_check(bpcu_device *d, bp_op op)
-    : status(BP_OK), d_(d), op_(op), slot_(0), lock_(d->checks.mu)
+    : status(BP_OK), d_(d), op_(op), slot_(0), labels_(0), lock_(d->checks.mu)
 {
     bpcu_checks *c = &d->checks;
     if (c->tail - c->head >= BPCU_CHECK_SLOTS / 2)
@@ -154,6 +162,8 @@ bpcu_index_check::bpcu_index_check(bpcu_device *d, bp_op op)
 }
 
 unsigned long long *bpcu_index_check::bad() const { return d_->checks.bad + slot_; }
+
+void bpcu_index_check::labels(bool has_ignore) { labels_ = has_ignore ? 2 : 1; }
 
 /* The commit kernel's arguments for this slot. */
 static bpcu_commit_args commit_args(bpcu_device *d, uint64_t slot, const bp_view *indices,
@@ -203,6 +213,7 @@ bp_status bpcu_index_check::commit(const bp_view *indices, int32_t m, const int6
     if (e != cudaSuccess)
         return bpcu_cuda_fail(d_, e, "queueing the index check of %s", bp_op_name(op_));
     c->op[slot_] = op_;
+    c->labels[slot_] = labels_;
     c->tail++;
     return BP_OK;
 }

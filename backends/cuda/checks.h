@@ -61,11 +61,15 @@ class bpcu_index_check {
     /* Check every index and commit, for an op with nothing else to do
      * (an empty output), so that a bad index is still reported. */
     bp_status check_all(const bp_view *indices, int32_t m, const int64_t *dims, int32_t axis0);
+    /* The indices are class labels (the losses): a bad one is described as a
+     * label that is not a class (extent: the classes), not as an index. */
+    void labels(bool has_ignore);
 
   private:
     bpcu_device *d_;
     bp_op op_;
     uint64_t slot_;
+    signed char labels_;
     std::unique_lock<std::mutex> lock_;
 };
 

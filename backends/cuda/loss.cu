@@ -4,13 +4,16 @@
  *   nll_loss:                    loss = -weights[t] x[t]
  *   softmax_cross_entropy_loss:  log_prob = x - (max + log(sum exp(x - max))),
  *                                loss = -weights[t] log_prob[t]
- * t the sample's label (the core has checked every label: a class, or
- * ignore_index); a sample whose label is ignore_index has loss 0 and weight
- * 0. A block per sample stores its loss and weight in double scratch, and
+ * t the sample's label: a class, or ignore_index; a sample whose label is
+ * ignore_index has loss 0 and weight 0. The core does not read a deferring
+ * device's labels, so the kernel checks them (checks.h): a label that is
+ * neither is noted, gives that sample NaN, and surfaces as BP_ERR_INDEX at
+ * the next wait. A block per sample stores its loss and weight in double scratch, and
  * the loss itself when p.i[0] is NONE; SUM and MEAN (the sum over the
  * weights' sum: NaN when every sample is ignored, as the reference) are then
  * one block's sums over the samples. p.i[1] ignore_index given, p.i[2] its
  * value. */
+#include "checks.h"
 #include "nn_common.h"
 
 #define LOSS_THREADS 256
@@ -48,7 +51,7 @@ static __device__ double block_max(double v, int nan)
     return flag ? (double)NAN : m;
 }
 
-__global__ void bpcu_k_loss_rows(loss_args a, double *per, double *wsum)
+__global__ void bpcu_k_loss_rows(loss_args a, double *per, double *wsum, unsigned long long *bad)
 {
     for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) { /* uniform across the block */
         const int64_t first = r * a.C;
@@ -78,7 +81,8 @@ __global__ void bpcu_k_loss_rows(loss_args a, double *per, double *wsum)
         }
         if (threadIdx.x == 0) {
             double w = 0, l = 0;
-            if (!ignored && (t < 0 || t >= a.C)) { /* the core refuses these: never here */
+            if (!ignored && (t < 0 || t >= a.C)) { /* not a class: noted, reported later */
+                atomicMin(bad, (unsigned long long)r);
                 w = NAN, l = NAN;
             } else if (!ignored) {
                 w = a.weights.p ? bpcu_nv_ld(a.weights, t * a.weights.strides[0]) : 1.0;
@@ -137,11 +141,20 @@ bp_status bpcu_nn_loss(bpcu_device *d, const bpcu_opcall *c)
                                 (void **)&per);
     if (st != BP_OK)
         return st;
+    bpcu_index_check chk(d, c->op);
+    if (chk.status != BP_OK) {
+        bpcu_scratch_free(d, per);
+        return chk.status;
+    }
+    chk.labels(a.has_ignore);
     cudaError_t e = cudaSuccess;
     if (a.rows > 0)
         e = bpcu_launch(d->stream, bpcu_unit_blocks(a.rows), LOSS_THREADS, 0, bpcu_k_loss_rows,
-                        a, per, per + a.rows);
+                        a, per, per + a.rows, chk.bad());
     st = bpcu_launched(d, e, "loss kernel");
+    bp_status cst = chk.commit(labels, 1, &a.C, 1); /* even if the kernel failed */
+    if (st == BP_OK)
+        st = cst;
     if (st == BP_OK && !a.none) {
         e = bpcu_launch(d->stream, 1, LOSS_THREADS, 0, bpcu_k_loss_reduce, a.loss,
                         (const double *)per, (const double *)(per + a.rows), a.rows,
