@@ -32,6 +32,9 @@
  * a second caller (entries may run on several threads) runs its items
  * itself. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_setname_np */
+#endif
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -111,6 +114,9 @@ static void *worker(void *arg)
 {
     bpc_pool *p = arg;
     uint64_t seen = 0;
+    /* named, for top -H, a debugger and the tests (OpenBLAS starts threads of
+     * its own when it loads) */
+    pthread_setname_np(pthread_self(), "bp_blas_cpu");
     pthread_mutex_lock(&p->lock);
     for (;;) {
         if (!p->stop && (p->generation == seen || p->seats == 0)) {
