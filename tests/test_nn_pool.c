@@ -338,6 +338,11 @@ Test(nn_pool, blas_cpu_max_pool_gives_the_reference_bits)
         {4, {1, 3, 4, 3}, WIN(.kernel = {5, 5}, .pads = {2, 2, 2, 2})},
         {4, {1, 2, 6, 7}, WIN(.kernel = {3, 3}, .strides = {2, 2}, .pads = {2, 2, 2, 2},
                               .ceil_mode = true)},
+        /* blas_cpu's strided 3x3 path: dilated, uneven strides and pads, ceil mode */
+        {4, {1, 3, 15, 14}, WIN(.kernel = {3, 3}, .strides = {2, 3}, .dilations = {2, 2},
+                                .pads = {2, 1, 1, 2})},
+        {4, {2, 2, 11, 17}, WIN(.kernel = {3, 3}, .strides = {1, 2}, .pads = {1, 1, 1, 1},
+                                .ceil_mode = true)},
         {3, {2, 3, 9}, WIN(.kernel = {3}, .strides = {2}, .pads = {1, 1})},
         {5, {1, 2, 4, 5, 3}, WIN(.kernel = {2, 3, 2}, .pads = {1, 1, 0, 0, 1, 1})},
     };
@@ -346,6 +351,15 @@ Test(nn_pool, blas_cpu_max_pool_gives_the_reference_bits)
         cf_array xa = bpt_random_array(BP_F32, cases[c].rank, cases[c].shape, 71 + (int)c, -10, 10);
         for (int64_t i = 0; i < xa.n; i += 5) /* ties, zeros of both signs, NaN, infinities */
             xa.f[i] = specials[(i / 5 + (int64_t)c) % 7];
+        expect_pool_bits(true, c, ref, fast, &xa, &cases[c].win);
+        /* Windows whose maximum is a tie of -0 and +0, or two NaNs of other
+         * payloads: which comes first in the kernel's order decides the bits. */
+        for (int64_t i = 0; i < xa.n; i++) {
+            const uint32_t nan_bits = 0x7fc00000u | (uint32_t)(i % 7 + 1);
+            float q;
+            memcpy(&q, &nan_bits, sizeof q);
+            xa.f[i] = i % 13 == 0 ? (double)q : i % 3 == 0 ? -0.0 : i % 3 == 1 ? 0.0 : -1.0;
+        }
         expect_pool_bits(true, c, ref, fast, &xa, &cases[c].win);
         cf_array_free(&xa);
     }

@@ -95,11 +95,114 @@ BPC_CLONES static void walk_taps(const bpk_window *g, const float *xp, void *yp,
         }
 }
 
+/* ---- 3x3 max windows of a 2-D plane (nearly every CNN's pools) ------------------ */
+
+/* The reference's step: a larger value, or a first NaN, replaces the best. */
+static inline float max_step(float b, float v) { return (v > b || (v != v && b == b)) ? v : b; }
+
+/* Strided windows only: at stride 1 (Inception's 3x3 pad 1 on 28 x 28)
+ * walk_taps's passes are contiguous, and the outputs at the edges, one
+ * tap at a time here, made this path no faster (0.36-0.42 ms against
+ * 0.34-0.38 for (1, 192, 28, 28), three alternating runs). */
+static bool max_is_3x3(const bpk_window *g)
+{
+    return g->k[0] == 1 && g->in[0] == 1 && g->out[0] == 1 && g->k[1] == 3 && g->k[2] == 3 &&
+           g->st[2] >= 2;
+}
+
+/* One output whose window may leave x: its taps inside, in the kernel's order. */
+static inline float max9_edge(const bpk_window *g, const float *xp, int64_t o1, int64_t o2)
+{
+    float b = -INFINITY;
+    for (int kh = 0; kh < 3; kh++) {
+        const int64_t r = o1 * g->st[1] + kh * g->dl[1] - g->pb[1];
+        if (r < 0 || r >= g->in[1])
+            continue;
+        for (int kw = 0; kw < 3; kw++) {
+            const int64_t c = o2 * g->st[2] + kw * g->dl[2] - g->pb[2];
+            if (c >= 0 && c < g->in[2])
+                b = max_step(b, xp[r * g->in[2] + c]);
+        }
+    }
+    return b;
+}
+
+/* Outputs [lo, hi) of a line whose windows lie in rows x0, x1, x2, column
+ * c = o2 SW - pb first, dw apart: the nine taps in the kernel's order, one
+ * store. Constants (stride 2, dilation 1) let the loads vectorise. */
+#define MAX9_LINE(SW, dw)                                                                 \
+    for (int64_t o2 = lo; o2 < hi; o2++) {                                                \
+        const int64_t c = o2 * (SW) - pb;                                                 \
+        float b = -INFINITY;                                                              \
+        b = max_step(b, x0[c]);                                                           \
+        b = max_step(b, x0[c + dw]);                                                      \
+        b = max_step(b, x0[c + 2 * dw]);                                                  \
+        b = max_step(b, x1[c]);                                                           \
+        b = max_step(b, x1[c + dw]);                                                      \
+        b = max_step(b, x1[c + 2 * dw]);                                                  \
+        b = max_step(b, x2[c]);                                                           \
+        b = max_step(b, x2[c + dw]);                                                      \
+        b = max_step(b, x2[c + 2 * dw]);                                                  \
+        yr[o2] = b;                                                                       \
+    }
+
+/* Each output's nine taps at once, in the kernel's order and by the
+ * reference's step, so the bits are walk_taps's (and the reference's);
+ * walk_taps makes nine passes over each output line, and lines of 13 to 55
+ * outputs spent more in the passes than in the comparisons. */
+BPC_CLONES static void max_3x3(const bpk_window *g, const float *restrict xp,
+                               float *restrict yp)
+{
+    const int64_t W = g->in[2], H = g->in[1], OH = g->out[1], OW = g->out[2];
+    const int64_t sw = g->st[2], dw = g->dl[2], dh = g->dl[1], pb = g->pb[2];
+    int64_t lo, hi, lo2, hi2; /* the columns whose three taps lie inside */
+    bpk_tap_range(W, OW, sw, -pb, &lo, &hi);
+    bpk_tap_range(W, OW, sw, 2 * dw - pb, &lo2, &hi2);
+    lo = lo > lo2 ? lo : lo2;
+    hi = hi < hi2 ? hi : hi2;
+    if (hi < lo)
+        hi = lo;
+    for (int64_t o1 = 0; o1 < OH; o1++) {
+        float *yr = yp + o1 * OW;
+        const int64_t r0 = o1 * g->st[1] - g->pb[1];
+        if (r0 < 0 || r0 + 2 * dh >= H) { /* a row of the window leaves x: tap by tap */
+            for (int64_t o2 = 0; o2 < OW; o2++)
+                yr[o2] = -INFINITY;
+            for (int64_t kh = 0; kh < 3; kh++) {
+                const int64_t r = r0 + kh * dh;
+                if (r < 0 || r >= H)
+                    continue;
+                for (int64_t kw = 0; kw < 3; kw++) {
+                    int64_t a, b;
+                    bpk_tap_range(W, OW, sw, kw * dw - pb, &a, &b);
+                    tap_line(yr, xp + r * W, a, b, sw, kw * dw - pb);
+                }
+            }
+            continue;
+        }
+        const float *x0 = xp + r0 * W, *x1 = x0 + dh * W, *x2 = x1 + dh * W;
+        for (int64_t o2 = 0; o2 < lo; o2++)
+            yr[o2] = max9_edge(g, xp, o1, o2);
+        if (sw == 2 && dw == 1)
+            MAX9_LINE(2, 1)
+        else
+            MAX9_LINE(sw, dw)
+        for (int64_t o2 = hi; o2 < OW; o2++)
+            yr[o2] = max9_edge(g, xp, o1, o2);
+    }
+}
+#undef MAX9_LINE
+
 static bp_status max_planes(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
 {
     (void)d;
     const pool_job *j = args;
     const int64_t nin = bpk_window_numel(j->g.in), nout = bpk_window_numel(j->g.out);
+    if (max_is_3x3(&j->g)) {
+        for (int64_t u = lo; u < hi; u++)
+            max_3x3(&j->g, j->x + u * nin, j->y + u * nout);
+        return BP_OK;
+    }
     for (int64_t u = lo; u < hi; u++) {
         float *yp = j->y + u * nout;
         for (int64_t i = 0; i < nout; i++)
