@@ -42,6 +42,17 @@ bp_status bpc_conv_depthwise(bpc_dev *dev, const bp_op_params *p, const bp_view 
 /* window_pool.c: f32 max_pool (no indices output) and average_pool over
  * dense planes, with the reference's bits. */
 bool bpc_max_pool_takes(const bp_view *x, const bp_view *y, const bp_view *indices);
+
+/* A 2-D window's tap (kh, kw) of output (o1, o2): true, with its offset in
+ * the plane, when it lies inside x (the 3x3 paths' outputs at the edges). */
+static inline bool bpc_tap_inside(const bpk_window *g, int64_t o1, int64_t o2, int kh, int kw,
+                                  int64_t *at)
+{
+    const int64_t r = o1 * g->st[1] + kh * g->dl[1] - g->pb[1];
+    const int64_t c = o2 * g->st[2] + kw * g->dl[2] - g->pb[2];
+    *at = r * g->in[2] + c;
+    return r >= 0 && r < g->in[1] && c >= 0 && c < g->in[2];
+}
 bp_status bpc_max_pool(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *y);
 bool bpc_average_pool_takes(const bp_view *x, const bp_view *y);
 bp_status bpc_average_pool(bpc_dev *dev, const bp_op_params *p, const bp_view *x,

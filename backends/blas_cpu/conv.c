@@ -510,16 +510,11 @@ static inline double taps_3x3_edge(const bpk_window *g, const float *xp, const d
                                    int64_t o1, int64_t o2)
 {
     double acc = 0;
-    for (int kh = 0; kh < 3; kh++) {
-        const int64_t r = o1 * g->st[1] + kh * g->dl[1] - g->pb[1];
-        if (r < 0 || r >= g->in[1])
-            continue;
-        for (int kw = 0; kw < 3; kw++) {
-            const int64_t c = o2 * g->st[2] + kw * g->dl[2] - g->pb[2];
-            if (c >= 0 && c < g->in[2])
-                acc += w[kh * 3 + kw] * (double)xp[r * g->in[2] + c];
-        }
-    }
+    int64_t at;
+    for (int kh = 0; kh < 3; kh++)
+        for (int kw = 0; kw < 3; kw++)
+            if (bpc_tap_inside(g, o1, o2, kh, kw, &at))
+                acc += w[kh * 3 + kw] * (double)xp[at];
     return acc;
 }
 

@@ -114,16 +114,11 @@ static bool max_is_3x3(const bpk_window *g)
 static inline float max9_edge(const bpk_window *g, const float *xp, int64_t o1, int64_t o2)
 {
     float b = -INFINITY;
-    for (int kh = 0; kh < 3; kh++) {
-        const int64_t r = o1 * g->st[1] + kh * g->dl[1] - g->pb[1];
-        if (r < 0 || r >= g->in[1])
-            continue;
-        for (int kw = 0; kw < 3; kw++) {
-            const int64_t c = o2 * g->st[2] + kw * g->dl[2] - g->pb[2];
-            if (c >= 0 && c < g->in[2])
-                b = max_step(b, xp[r * g->in[2] + c]);
-        }
-    }
+    int64_t at;
+    for (int kh = 0; kh < 3; kh++)
+        for (int kw = 0; kw < 3; kw++)
+            if (bpc_tap_inside(g, o1, o2, kh, kw, &at))
+                b = max_step(b, xp[at]);
     return b;
 }
 
