@@ -43,6 +43,12 @@ bp_status bpc_conv_depthwise(bpc_dev *dev, const bp_op_params *p, const bp_view 
  * dense planes, with the reference's bits. */
 bool bpc_max_pool_takes(const bp_view *x, const bp_view *y, const bp_view *indices);
 
+/* A 3x3 window over a plane (a 2-D window: the leading axis of extent 1). */
+static inline bool bpc_window_is_3x3(const bpk_window *g)
+{
+    return g->k[0] == 1 && g->in[0] == 1 && g->out[0] == 1 && g->k[1] == 3 && g->k[2] == 3;
+}
+
 /* A 2-D window's tap (kh, kw) of output (o1, o2): true, with its offset in
  * the plane, when it lies inside x (the 3x3 paths' outputs at the edges). */
 static inline bool bpc_tap_inside(const bpk_window *g, int64_t o1, int64_t o2, int kh, int kw,

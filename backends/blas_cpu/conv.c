@@ -500,10 +500,6 @@ BPC_CLONES static void depthwise_plane(const depthwise_job *j, const float *xp,
  * skipped: the same additions to each output as depthwise_plane's, so the
  * same bits; a plane of 7 x 7 or 14 x 14 spent more in depthwise_plane's
  * nine passes over short lines than in arithmetic. */
-static bool depthwise_is_3x3(const bpk_window *g)
-{
-    return g->k[0] == 1 && g->in[0] == 1 && g->out[0] == 1 && g->k[1] == 3 && g->k[2] == 3;
-}
 
 /* One output whose taps may reach the padding. */
 static inline double taps_3x3_edge(const bpk_window *g, const float *xp, const double *w,
@@ -637,7 +633,7 @@ static bp_status depthwise_planes(bpc_dev *d, const void *args, int64_t lo, int6
     const depthwise_job *j = args;
     const int64_t nin = bpk_window_numel(j->g.in), nout = bpk_window_numel(j->g.out);
     const int64_t nk = bpk_window_numel(j->g.k);
-    const bool k3x3 = depthwise_is_3x3(&j->g);
+    const bool k3x3 = bpc_window_is_3x3(&j->g);
     int64_t ph = 0, pw = 0;
     if (k3x3)
         padded_extent(&j->g, &ph, &pw);
