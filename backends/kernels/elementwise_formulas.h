@@ -45,27 +45,23 @@
  * U: an unsigned integer of T's width (prelu's select). */
 #define BPF__FORMULAS(T, S, M, U)                                                          \
     /* ---- exact in T: NaN kept, signed zeros as IEEE negation and fabs ---- */        \
+    /* v with its sign bit flipped (clear false) or cleared, nothing else */            \
+    BP_HOST_DEVICE static inline T bpf__sign_bit##S(T v, int clear)                        \
+    {                                                                                      \
+        const U m = (U)1 << (sizeof(U) * 8 - 1);                                           \
+        U b;                                                                               \
+        memcpy(&b, &v, sizeof b);                                                          \
+        b = clear ? (U)(b & ~m) : (U)(b ^ m);                                              \
+        memcpy(&v, &b, sizeof v);                                                          \
+        return v;                                                                          \
+    }                                                                                      \
     BP_HOST_DEVICE static inline T bpf_neg##S(T v)                                         \
     {                                                                                      \
-        if (BPF__SIGN_BY_HAND) {                                                           \
-            U b;                                                                           \
-            memcpy(&b, &v, sizeof b);                                                      \
-            b ^= (U)1 << (sizeof(U) * 8 - 1);                                              \
-            memcpy(&v, &b, sizeof v);                                                      \
-            return v;                                                                      \
-        }                                                                                  \
-        return -v;                                                                         \
+        return BPF__SIGN_BY_HAND ? bpf__sign_bit##S(v, 0) : -v;                            \
     }                                                                                      \
     BP_HOST_DEVICE static inline T bpf_abs##S(T v)                                         \
     {                                                                                      \
-        if (BPF__SIGN_BY_HAND) {                                                           \
-            U b;                                                                           \
-            memcpy(&b, &v, sizeof b);                                                      \
-            b &= ~((U)1 << (sizeof(U) * 8 - 1));                                           \
-            memcpy(&v, &b, sizeof v);                                                      \
-            return v;                                                                      \
-        }                                                                                  \
-        return M(fabs)(v);                                                                 \
+        return BPF__SIGN_BY_HAND ? bpf__sign_bit##S(v, 1) : M(fabs)(v);                    \
     }                                                                                      \
     /* 1, -1, or v itself (+-0 and NaN) */                                                 \
     BP_HOST_DEVICE static inline T bpf_sign##S(T v)                                        \
