@@ -65,7 +65,8 @@ say() { echo "$*" | tee -a "$S"; }
 root=$(pwd -P)
 if [ "$root" != /work/main ]; then
     if [ -e /work/main ] && [ ! -L /work/main ]; then
-        say "full-check.sh: /work/main exists here and is not ours: the build's paths will not resolve"
+        say "full-check.sh: /work/main exists here and is another checkout: the build's paths would run it, not this one"
+        exit 1
     else
         mkdir -p /work && ln -sfn "$root" /work/main
     fi
