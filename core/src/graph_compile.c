@@ -227,6 +227,15 @@ static bool plan_buffers(bp_graph_exec *e, plan_tmp *t)
     return true;
 }
 
+void bp__graph_drop_nodes(bp_graph_exec *e, const bool *dead)
+{
+    int32_t kept = 0;
+    for (int32_t i = 0; i < e->n_nodes; i++)
+        if (!dead[i])
+            e->nodes[kept++] = e->nodes[i];
+    e->n_nodes = kept;
+}
+
 static int64_t numel_of(int32_t rank, const int64_t *shape)
 {
     int64_t n = 1;
@@ -409,6 +418,14 @@ static bp_status compile_locked(bp_graph *g, bool merge, bool o_fuse, bp_graph_e
         lifetimes(e, &t);
     bp__gplan gp = {.first_def = t.first_def, .last_use = t.last_use, .last_write = t.last_write,
                     .is_output = t.is_output, .internal = t.internal, .bytes = t.bytes};
+    int32_t in_place = o_fuse ? bp__graph_concat_in_place(g, e, &gp) : 0;
+    if (in_place < 0) {
+        tmp_free(&t);
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory joining %d nodes' values", fn,
+                         e->n_nodes);
+    }
+    if (in_place > 0)
+        lifetimes(e, &t);
     if (o_fuse && !bp__graph_fuse(e, &gp)) {
         tmp_free(&t);
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory fusing %d nodes", fn,

@@ -163,6 +163,15 @@ bool bp__graph_fused_overwrite(const bp_graph_exec *e, const bp__gplan *p, int32
  * that op; the nodes they replace are dropped from e->nodes. is_output: per
  * slot. Returns how many were rewritten, or -1: out of memory. */
 int32_t bp__graph_rewrite(const bp_graph *g, bp_graph_exec *e, const bool *is_output);
+/* Drop the plan's nodes marked dead (before any fused group is formed:
+ * the nodes after them move up). */
+void bp__graph_drop_nodes(bp_graph_exec *e, const bool *dead);
+/* Concatenation in place (graph_concat.c): where a concat part is a value
+ * that one node writes whole and only the part's copy reads, that node
+ * writes into the joined value's slice and the copy is dropped from
+ * e->nodes. p: the plan's lifetimes (stale afterwards). Returns how many
+ * copies were dropped, or -1: out of memory. */
+int32_t bp__graph_concat_in_place(const bp_graph *g, bp_graph_exec *e, const bp__gplan *p);
 
 /* Whether two views read the same elements in the same places (the stride
  * of an axis of extent 1 is never used: a broadcast view gives it 0, a

@@ -285,13 +285,8 @@ int32_t bp__graph_rewrite(const bp_graph *g, bp_graph_exec *e, const bool *is_ou
         }
         done++;
     }
-    if (done > 0) {
-        int32_t kept = 0;
-        for (int32_t i = 0; i < nn; i++)
-            if (!dead[i])
-                e->nodes[kept++] = e->nodes[i];
-        e->n_nodes = kept;
-    }
+    if (done > 0)
+        bp__graph_drop_nodes(e, dead);
     free(rs.writer), free(rs.reads), free(dead);
     return done;
 }

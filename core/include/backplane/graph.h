@@ -96,7 +96,8 @@ typedef struct bp_graph_options {
     uint32_t struct_size;  /* sizeof(bp_graph_options): BP_GRAPH_OPTIONS_INIT */
     int32_t no_merge;      /* non-zero: keep identical nodes apart */
     int32_t no_fuse;       /* non-zero: run every node as recorded (no fused group,
-                              no pattern rewritten into one op) */
+                              no pattern rewritten into one op, no concat part
+                              written in place) */
 } bp_graph_options;
 #define BP_GRAPH_OPTIONS_INIT {sizeof(bp_graph_options), 0, 0}
 
