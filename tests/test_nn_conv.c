@@ -281,6 +281,39 @@ Test(nn_conv, conv_split_into_tiles_across_threads_matches_the_oracle)
     bp_context_destroy(ctx);
 }
 
+/* Stride 1 with output lines as long as the input's: blas_cpu copies each
+ * tap's whole shifted plane at once and zeros what falls in the padding
+ * (conv.c, unfold_shifted). Its edges: dilation, pads on one side only, a
+ * kernel that misses whole rows (5 taps over 2 rows) or is wider than the
+ * image, a 1-D kernel, and (three threads) tiles that start in the middle
+ * of a line; f32 and f64. */
+Test(nn_conv, conv_unfolding_shifted_planes_matches_the_oracle)
+{
+    bp_backend *blas = NULL;
+    bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\nthreads = 3\n", "blas_cpu", &blas);
+    static const bp_dtype dts[] = {BP_F32, BP_F64};
+    static const struct {
+        const char *what;
+        geometry g;
+    } cases[] = {
+        {"3x3 pads 1", {4, {2, 5, 9, 11}, {6, 5, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})}},
+        {"3x3 dilated 2, pads 2",
+         {4, {1, 4, 8, 10}, {5, 4, 3, 3}, false, WIN(.pads = {2, 2, 2, 2}, .dilations = {2, 2})}},
+        {"3x3 pads on the far side only",
+         {4, {1, 4, 7, 6}, {5, 4, 3, 3}, true, WIN(.pads = {0, 0, 2, 2})}},
+        {"5x5 over 2 rows and 3 columns",
+         {4, {1, 3, 2, 3}, {4, 3, 5, 5}, true, WIN(.pads = {2, 2, 2, 2})}},
+        {"5x5 over one column", {4, {1, 3, 6, 1}, {4, 3, 5, 5}, false, WIN(.pads = {2, 2, 2, 2})}},
+        {"1-D 3 taps pads 1", {3, {2, 6, 30}, {5, 6, 3}, true, WIN(.pads = {1, 1})}},
+        {"3x3 pads 1 in tiles across lines",
+         {4, {1, 8, 53, 47}, {16, 8, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})}},
+    };
+    for (size_t i = 0; i < CF_COUNT(cases); i++)
+        cr_expect_eq(check_in(ctx, "blas_cpu", dts, 2, cases[i].what, false, &cases[i].g), 2,
+                     "%s: not run in f32 and f64", cases[i].what);
+    bp_context_destroy(ctx);
+}
+
 Test(nn_conv, conv_with_an_empty_batch_gives_an_empty_result)
 {
     check("conv N=0", false, &(geometry){4, {0, 3, 4, 4}, {2, 3, 3, 3}, true, WIN(.groups = 0)});

@@ -49,6 +49,54 @@ typedef struct unfold {
     int64_t nk, o_lo, width;
 } unfold;
 
+/* Whether every tap of g sees x as a whole shifted plane: one or two
+ * spatial axes, stride 1 along both, an output line as long as an input
+ * line (a 3x3 with pads 1, any dilation with matching pads). Then output
+ * position o reads input position o + off1 * W + off2, a single run for
+ * the whole block, and only the positions whose tap falls in the padding
+ * are zeros. */
+static bool plane_shift(const bpk_window *g)
+{
+    return g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->st[1] == 1 &&
+           g->st[2] == 1 && g->out[2] == g->in[2];
+}
+
+/* One tap's row of the slab over output positions [o_lo, o_hi) when
+ * plane_shift(g): rows of x the tap misses and the columns it finds in
+ * the padding are zeros, the rest is one copy (the reference's values: a
+ * line at a time took a memcpy call per output line, most of the unfold
+ * at 54 x 54 and below). */
+static void unfold_shifted(const bpk_window *g, int64_t off1, int64_t off2, const char *src,
+                           char *dst, int64_t o_lo, int64_t o_hi, size_t es)
+{
+    const int64_t W = g->in[2], H = g->in[1], shift = off1 * W + off2;
+    int64_t r0 = -off1 > 0 ? -off1 : 0, r1 = H - off1 < g->out[1] ? H - off1 : g->out[1];
+    r1 = r1 > r0 ? r1 : r0;
+    int64_t v_lo = r0 * W > o_lo ? r0 * W : o_lo, v_hi = r1 * W < o_hi ? r1 * W : o_hi;
+    v_hi = v_hi > v_lo ? v_hi : v_lo;
+    if (v_hi == v_lo)
+        v_lo = v_hi = o_lo;
+    /* the copy: within the valid rows and inside x (what it takes of a
+     * neighbouring line at the edges is zeroed below) */
+    int64_t a = -shift > v_lo ? -shift : v_lo, b = H * W - shift < v_hi ? H * W - shift : v_hi;
+    a = a < v_hi ? a : v_hi;
+    b = b > a ? b : a;
+    memset(dst, 0, (size_t)(a - o_lo) * es);
+    memcpy(dst + (size_t)(a - o_lo) * es, src + (size_t)(a + shift) * es, (size_t)(b - a) * es);
+    memset(dst + (size_t)(b - o_lo) * es, 0, (size_t)(o_hi - b) * es);
+    if (off2 == 0 || v_hi == v_lo)
+        return;
+    /* the columns in the padding: [0, -off2) or [W - off2, W) of each line */
+    const int64_t c_lo = off2 < 0 ? 0 : W - off2, c_hi = off2 < 0 ? -off2 : W;
+    for (int64_t line = v_lo / W * W; line < v_hi; line += W) {
+        int64_t z0 = line + (c_lo > 0 ? c_lo : 0), z1 = line + (c_hi < W ? c_hi : W);
+        z0 = z0 > v_lo ? z0 : v_lo;
+        z1 = z1 < v_hi ? z1 : v_hi;
+        if (z1 > z0)
+            memset(dst + (size_t)(z0 - o_lo) * es, 0, (size_t)(z1 - z0) * es);
+    }
+}
+
 /* col[r, 0 .. width) for rows r in [lo, hi): channel r / nk through tap
  * r % nk. What is the same for every row (the block's first output
  * coordinates) is found once, and the taps are counted along: rows only a
@@ -62,12 +110,17 @@ static void unfold_rows(const unfold *u, int64_t lo, int64_t hi)
     const int64_t s2 = u->o_lo % line, st2 = g->st[2];
     int64_t c = lo / u->nk, k = lo % u->nk;
     int64_t kk[3] = {k / (g->k[1] * g->k[2]), k / g->k[2] % g->k[1], k % g->k[2]};
+    const bool plane = plane_shift(g);
     for (int64_t r = lo; r < hi; r++) {
         const char *src = u->xg + (size_t)(c * nin) * u->es;
         char *dst = u->col + (size_t)(r * u->width) * u->es;
         int64_t off[3], lo2, hi2;
         for (int j = 0; j < 3; j++)
             off[j] = kk[j] * g->dl[j] - g->pb[j];
+        if (plane) {
+            unfold_shifted(g, off[1], off[2], src, dst, u->o_lo, o_hi, u->es);
+            goto next_tap;
+        }
         { /* the o2 range whose tap lies inside x (the same for every line) */
             int64_t a = st2 == 1 ? -off[2] : bpk_div_ceil(-off[2], st2);
             int64_t b = st2 == 1 ? g->in[2] - off[2] : bpk_div_floor(g->in[2] - 1 - off[2], st2) + 1;
@@ -110,6 +163,7 @@ static void unfold_rows(const unfold *u, int64_t lo, int64_t hi)
                 o0++;
             }
         }
+    next_tap:
         if (++kk[2] == g->k[2]) { /* the next tap, or the next channel's first */
             kk[2] = 0;
             if (++kk[1] == g->k[1]) {
