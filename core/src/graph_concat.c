@@ -22,13 +22,6 @@
 /* How far back the part's writer may be (a bound on the compile's scan). */
 #define BP__CONCAT_REACH 64
 
-static bool elementwise(bp_op op)
-{
-    bp_op_kind kind = bp_op_kind_of(op);
-    return kind == BP_KIND_UNARY || kind == BP_KIND_BINARY || kind == BP_KIND_WHERE ||
-           op == BP_OP_CAST;
-}
-
 static bool reads(const bp__gnode *n, int32_t s)
 {
     for (int32_t k = 0; k < n->n_in; k++)
@@ -84,11 +77,11 @@ static int32_t whole_output(const bp__gnode *w, int32_t s, size_t bytes)
  * reading an elementwise node's result). */
 static bool ends_a_chain(const bp_graph_exec *e, const bp__gplan *p, const bp__gnode *w)
 {
-    if (!elementwise(w->op))
+    if (!bp__graph_elementwise_op(w->op))
         return false;
     for (int32_t k = 0; k < w->n_in; k++) {
         int32_t r = w->ref[k];
-        if (r >= 0 && p->first_def[r] >= 0 && elementwise(e->nodes[p->first_def[r]].op))
+        if (r >= 0 && p->first_def[r] >= 0 && bp__graph_elementwise_op(e->nodes[p->first_def[r]].op))
             return true;
     }
     return false;

@@ -24,14 +24,19 @@ static bool same_shape(const bp_view *a, const bp_view *b)
     return true;
 }
 
+bool bp__graph_elementwise_op(bp_op op)
+{
+    bp_op_kind kind = bp_op_kind_of(op);
+    return kind == BP_KIND_UNARY || kind == BP_KIND_BINARY || kind == BP_KIND_WHERE ||
+           op == BP_OP_CAST;
+}
+
 /* Node i may be a step: an elementwise op writing one whole slot, densely,
  * once (no other node writes any of it), with no index check before it. */
 static bool fusible(const bp_graph_exec *e, const bp__gplan *p, int32_t i)
 {
     const bp__gnode *n = &e->nodes[i];
-    bp_op_kind kind = bp_op_kind_of(n->op);
-    if (kind != BP_KIND_UNARY && kind != BP_KIND_BINARY && kind != BP_KIND_WHERE &&
-        n->op != BP_OP_CAST)
+    if (!bp__graph_elementwise_op(n->op))
         return false;
     if (n->n_out != 1 || n->n_in < 1 || n->n_in > BP_FUSED_MAX_ARGS || n->check)
         return false;

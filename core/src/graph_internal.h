@@ -145,6 +145,9 @@ typedef struct bp__gplan {
     size_t *bytes;
 } bp__gplan;
 
+/* Whether op is of the kinds a fused group's steps are (UNARY, BINARY,
+ * WHERE, and CAST). */
+bool bp__graph_elementwise_op(bp_op op);
 /* Group the plan's chains of elementwise nodes where its backend takes
  * them (plugin ABI 1.9's fused_takes): fills e->groups and
  * e->group_of_node, marks the values each group keeps to itself, and
