@@ -352,6 +352,19 @@ static void lifetimes(const bp_graph_exec *e, plan_tmp *t)
         note_lifetimes(&e->nodes[i], i, t);
 }
 
+/* After a pass that dropped nodes from the plan (dropped of them; -1: it
+ * ran out of memory): the lifetimes again, or the error. */
+static bp_status after_pass(const char *fn, const char *doing, int32_t dropped,
+                            const bp_graph_exec *e, plan_tmp *t)
+{
+    if (dropped < 0)
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory %s %d nodes", fn, doing,
+                         e->n_nodes);
+    if (dropped > 0)
+        lifetimes(e, t);
+    return BP_OK;
+}
+
 static bp_status compile_locked(bp_graph *g, bool merge, bool o_fuse, bp_graph_exec *e)
 {
     static const char fn[] = "bp_graph_compile";
@@ -408,24 +421,19 @@ static bp_status compile_locked(bp_graph *g, bool merge, bool o_fuse, bp_graph_e
         e->outputs[o].slot = t.remap[e->outputs[o].slot];
         t.is_output[e->outputs[o].slot] = true;
     }
-    int32_t rewritten = o_fuse ? bp__graph_rewrite(g, e, t.is_output) : 0;
-    if (rewritten < 0) {
-        tmp_free(&t);
-        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory rewriting %d nodes", fn,
-                         e->n_nodes);
-    }
-    if (rewritten > 0)
-        lifetimes(e, &t);
+    /* the plan's lifetimes, refreshed in place after each pass that drops nodes */
     bp__gplan gp = {.first_def = t.first_def, .last_use = t.last_use, .last_write = t.last_write,
                     .is_output = t.is_output, .internal = t.internal, .bytes = t.bytes};
-    int32_t in_place = o_fuse ? bp__graph_concat_in_place(g, e, &gp) : 0;
-    if (in_place < 0) {
+    bp_status st = BP_OK;
+    if (o_fuse)
+        st = after_pass(fn, "rewriting", bp__graph_rewrite(g, e, t.is_output), e, &t);
+    if (o_fuse && st == BP_OK)
+        st = after_pass(fn, "joining the values of", bp__graph_concat_in_place(g, e, &gp), e,
+                        &t);
+    if (st != BP_OK) {
         tmp_free(&t);
-        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory joining %d nodes' values", fn,
-                         e->n_nodes);
+        return st;
     }
-    if (in_place > 0)
-        lifetimes(e, &t);
     if (o_fuse && !bp__graph_fuse(e, &gp)) {
         tmp_free(&t);
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory fusing %d nodes", fn,
