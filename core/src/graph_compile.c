@@ -4,6 +4,7 @@
  * last reader). The plan copies the nodes and shares the graph's arena
  * (what a node points at is never written again), so the graph may grow
  * or go afterwards. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,7 @@ void bp_graph_exec_release(bp_graph_exec *exe)
     free(exe->donor_of_output);
     free(exe->groups);
     free(exe->group_of_node);
+    free(exe->draw_stride);
     bp_context *ctx = exe->ctx;
     free(exe);
     if (ctx)
@@ -487,8 +489,10 @@ bp_status bp_graph_compile(bp_graph *g, const bp_graph_options *opt, bp_graph_ex
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: g is NULL", fn);
     bp_graph_options o = BP_GRAPH_OPTIONS_INIT;
     if (opt)
+        /* the first layout (struct_size and no_merge) is the least a caller
+         * passes; what a caller built against an older header lacks reads 0 */
         BP__TRY(bp__struct_in(fn, "bp_graph_options", "BP_GRAPH_OPTIONS_INIT", opt,
-                              sizeof(bp_graph_options), &o, sizeof o));
+                              offsetof(bp_graph_options, no_fuse), &o, sizeof o));
     bp_graph_exec *e = calloc(1, sizeof *e);
     if (!e)
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
@@ -506,6 +510,9 @@ bp_status bp_graph_compile(bp_graph *g, const bp_graph_options *opt, bp_graph_ex
                                    fn)
                        : compile_locked(g, o.no_merge == 0, o.no_fuse == 0, e);
     pthread_mutex_unlock(&g->lock);
+    e->fresh_draws = o.fresh_draws != 0;
+    if (st == BP_OK && e->fresh_draws && !bp__graph_draw_strides(e))
+        st = bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     if (st != BP_OK) {
         bp_graph_exec_release(e);
         return st;

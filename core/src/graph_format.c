@@ -83,6 +83,9 @@ static void node_line(text *t, const bp_graph_exec *e, int32_t i, const char *in
     put(t, ") : %s %s", bp_dtype_name(o->dtype), BP__SHAPE_STR(shape, o->rank, o->shape));
     if (n->ref[n->n_in] >= 0)
         home(t, e, n->ref[n->n_in]);
+    if (e->draw_stride && e->draw_stride[i])
+        put(t, "  [seed %llu, offset %llu + %llu per run]", (unsigned long long)n->params->i[0],
+            (unsigned long long)n->params->i[1], (unsigned long long)e->draw_stride[i]);
     put(t, "\n");
 }
 

@@ -133,6 +133,11 @@ struct bp_graph_exec {
     bp__ggroup *groups;      /* fused groups, in run order */
     int32_t n_groups;
     int32_t *group_of_node;  /* per node: its group, or -1; NULL: no group */
+    bool fresh_draws;        /* compiled with fresh_draws: runs take a number */
+    uint64_t *draw_stride;   /* per node: what its offset advances per run (a
+                                random node of a fresh_draws plan), else 0;
+                                NULL: no such node */
+    _Atomic uint64_t draw_run; /* the number the next run takes */
     bp_graph_stats stats;
 };
 
@@ -160,6 +165,15 @@ bool bp__graph_fuse(bp_graph_exec *e, bp__gplan *p);
  * it is written). */
 bool bp__graph_fused_overwrite(const bp_graph_exec *e, const bp__gplan *p, int32_t in_slot,
                                int32_t out_slot);
+
+/* For a plan compiled with fresh_draws: e->draw_stride, what each random
+ * node's offset advances per run (graph_draws.c); left NULL when the plan
+ * draws nothing. false: out of memory. */
+bool bp__graph_draw_strides(bp_graph_exec *e);
+/* Node i's parameters for run number run: its own, or (a random node of a
+ * fresh_draws plan) a copy in scratch with the offset advanced. */
+const bp_op_params *bp__graph_draw_params(const bp_graph_exec *e, int32_t i, uint64_t run,
+                                          bp_op_params *scratch);
 
 /* Replace the plan's patterns that one op of the backend computes
  * (graph_rewrite.c: softmax and log_softmax written with primitives) by

@@ -88,6 +88,7 @@ typedef struct run_state {
     bp_tensor **pool;        /* per pool buffer */
     void **slot_buf;         /* per slot: buffer and base byte offset */
     int64_t *slot_off;
+    uint64_t draw_run;       /* this run's number (fresh_draws), else 0 */
 } run_state;
 
 /* Whether t's memory is its alone: no other handle, view, cached copy, or
@@ -224,7 +225,9 @@ static bp_status run_nodes(const bp_graph_exec *e, const run_state *r)
         }
         if (n->check)
             BP__TRY(check_indices(e, n, pv[n->check->input]));
-        BP__TRY(bp__op_run(e->real, n->op, n->params, pv, pv + n->n_in));
+        bp_op_params drawn;
+        BP__TRY(bp__op_run(e->real, n->op, bp__graph_draw_params(e, i, r->draw_run, &drawn), pv,
+                           pv + n->n_in));
     }
     return BP_OK;
 }
@@ -269,6 +272,8 @@ static bp_status run(const char *fn, bp_graph_exec *exe, int32_t n_in, bp_tensor
             r.slot_off[s] = inputs[in]->offset;
         }
     }
+    if (st == BP_OK && exe->fresh_draws)
+        r.draw_run = atomic_fetch_add(&exe->draw_run, 1);
     if (st == BP_OK)
         st = make_outputs(fn, exe, inputs, donate, &r, outputs);
     if (st == BP_OK)

@@ -189,7 +189,8 @@ int main(int argc, char **argv)
     if (!table_walk(bin) || !table_walk(blas))
         goto cleanup;
     /* a graph: recorded (captured tensors in it, gathers by captured and by
-     * symbolic indices), differentiated, compiled, run twice, then once with
+     * symbolic indices, a random draw), differentiated, compiled (drawing
+     * afresh each run), run twice, then once with
      * an index out of range, which the run refuses (BP_ERR_INDEX) leaving no
      * output (the gradient alone is the output, so the forward gathers are
      * dropped and the gradient's scatters meet the index first) */
@@ -204,7 +205,11 @@ int main(int argc, char **argv)
     }
     T(bp_graph_input(graph, BP_F32, 2, (int64_t[]){2, 3}, OUT), x);
     T(bp_graph_input(graph, BP_I64, 1, (int64_t[]){2}, OUT), gi);
-    T(bp_mul(x, a, OUT), y);
+    /* x scaled by a random draw, which each run draws afresh */
+    T(bp_random_uniform(bp_tensor_backend(x), BP_F32, 2, (int64_t[]){2, 3}, 5, 0, 0.5, 1.5, OUT),
+      r);
+    T(bp_mul(x, r, OUT), y);
+    T(bp_mul(y, a, OUT), y);
     T(bp_tanh(y, OUT), z);
     T(bp_tanh(y, OUT), r); /* merged with z */
     T(bp_add(z, r, OUT), y);
@@ -219,7 +224,9 @@ int main(int argc, char **argv)
     C(bp_graph_output(graph, z));
     {
         bp_graph_exec *e_ = (bp_graph_exec *)(uintptr_t)0x10;
-        bp_status st_ = bp_graph_compile(graph, NULL, &e_);
+        bp_graph_options opt_ = BP_GRAPH_OPTIONS_INIT;
+        opt_.fresh_draws = 1;
+        bp_status st_ = bp_graph_compile(graph, &opt_, &e_);
         if (st_ != BP_OK) {
             failed("bp_graph_compile", st_, e_);
             goto cleanup;

@@ -1,6 +1,7 @@
 /* fuzz_graph: outputs, compiling and running. A plan's outputs must be the
  * eager twins' bytes, run after run, on new inputs too; a run refused for
  * its inputs sets no output. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,8 +81,9 @@ void fg_act_output(fg_state *s)
 }
 
 /* bp_graph_compile, with options read from the input: NULL, merging or
- * not, a struct_size that must be refused, one larger than the struct. */
-static bp_status fg_compile(fg_state *s, bp_graph_exec **exe, bool *no_merge)
+ * not, drawing afresh each run or not, a struct_size that must be refused,
+ * one larger than the struct. */
+static bp_status fg_compile(fg_state *s, bp_graph_exec **exe, bool *no_merge, bool *fresh)
 {
     union {
         bp_graph_options o;
@@ -89,19 +91,27 @@ static bp_status fg_compile(fg_state *s, bp_graph_exec **exe, bool *no_merge)
     } opt;
     memset(&opt, 0, sizeof opt);
     uint8_t b = fz_u8(&s->in);
-    opt.o.struct_size = b < 240 ? sizeof(bp_graph_options) : b < 248 ? 4 : sizeof opt;
+    /* the full struct, the first layout (no_merge only), too small, larger */
+    const size_t first = offsetof(bp_graph_options, no_fuse);
+    opt.o.struct_size = b < 224   ? sizeof(bp_graph_options)
+                        : b < 240 ? (uint32_t)first
+                        : b < 248 ? 4
+                                  : sizeof opt;
     opt.o.no_merge = b % 3 == 1;
+    opt.o.fresh_draws = b / 3 % 2;
     bool null_opt = b % 3 == 2;
     *no_merge = !null_opt && opt.o.no_merge;
+    *fresh = !null_opt && opt.o.struct_size >= sizeof(bp_graph_options) && opt.o.fresh_draws;
     *exe = (bp_graph_exec *)FG_GARBAGE;
     fz_mark();
     bp_status st = bp_graph_compile(s->g, null_opt ? NULL : &opt.o, exe);
-    fz_trace("  bp_graph_compile(%d outputs%s) -> %s", s->n_outputs,
-             null_opt ? "" : opt.o.no_merge ? ", no_merge" : ", merging", bp_status_string(st));
+    fz_trace("  bp_graph_compile(%d outputs%s%s) -> %s", s->n_outputs,
+             null_opt ? "" : opt.o.no_merge ? ", no_merge" : ", merging",
+             *fresh ? ", fresh_draws" : "", bp_status_string(st));
     fz_status("bp_graph_compile", st);
     if (st != BP_OK && *exe)
         fz_fail("bp_graph_compile failed but left *exe set");
-    bool bad = s->n_outputs == 0 || (!null_opt && opt.o.struct_size < sizeof(bp_graph_options));
+    bool bad = s->n_outputs == 0 || (!null_opt && opt.o.struct_size < first);
     if (bad && st != BP_ERR_INVALID_ARGUMENT)
         fz_fail("bp_graph_compile must refuse (%s) but returned %s",
                 s->n_outputs ? "options too small" : "no output", bp_status_string(st));
@@ -131,7 +141,7 @@ void fg_act_compile_early(fg_state *s)
     if (s->early.exe || !s->g || s->n_outputs == 0)
         return;
     bool no_merge;
-    if (fg_compile(s, &s->early.exe, &no_merge) == BP_OK)
+    if (fg_compile(s, &s->early.exe, &no_merge, &s->early.fresh) == BP_OK)
         s->early.n_out = s->n_outputs;
     else
         s->early.exe = NULL;
@@ -197,7 +207,7 @@ static void fg_run_bad(fg_state *s, bp_graph_exec *exe, int32_t n_in, bp_tensor 
  * twins of the values marked, or, when one of them is poisoned (an op that
  * makes it reads index values out of range), the run must fail with
  * BP_ERR_INDEX, saying the plan was running, and return no output. */
-static void fg_run_ok(fg_state *s, bp_graph_exec *exe, int n_out, const char *what)
+static void fg_run_ok(fg_state *s, bp_graph_exec *exe, bool fresh, int n_out, const char *what)
 {
     bp_graph_stats gs = {.struct_size = sizeof gs};
     bool fused = bp_graph_exec_stats(exe, &gs) == BP_OK && gs.fused_groups > 0;
@@ -217,6 +227,13 @@ static void fg_run_ok(fg_state *s, bp_graph_exec *exe, int n_out, const char *wh
     }
     for (int o = 0; o < FG_OUTPUTS; o++)
         out[o] = FG_GARBAGE;
+    /* a plan drawing afresh each run draws eager's values on its run 0 */
+    fz_mark();
+    bp_status sought = bp_graph_exec_seek_draws(exe, 0);
+    fz_status("bp_graph_exec_seek_draws", sought);
+    if (sought != (fresh ? BP_OK : BP_ERR_INVALID_ARGUMENT))
+        fz_fail("bp_graph_exec_seek_draws on a plan compiled %s fresh_draws returned %s",
+                fresh ? "with" : "without", bp_status_string(sought));
     /* the second run donates fresh copies of every input: the outputs may
      * take their memory, and must still be eager's bits */
     bool donating = strcmp(what, "second run") == 0;
@@ -414,9 +431,10 @@ void fg_finish(fg_state *s)
     if (order % 4 == 0) /* the graph must compile from what it holds */
         fg_release_syms(s);
     bp_graph_exec *exe = NULL;
-    bool no_merge = false;
-    bp_status st = fg_compile(s, &exe, &no_merge);
+    bool no_merge = false, fresh = false;
+    bp_status st = fg_compile(s, &exe, &no_merge, &fresh);
     if (st != BP_OK && s->n_outputs > 0) { /* refused for its options: the defaults */
+        fresh = false;
         fz_mark();
         st = bp_graph_compile(s->g, NULL, &exe);
         fz_status("bp_graph_compile", st);
@@ -434,15 +452,16 @@ void fg_finish(fg_state *s)
     int wrong = (int)fz_pick(&s->in, 3);
     for (int w = 0; w < wrong; w++)
         fg_wrong_inputs(s, exe, s->n_outputs);
-    fg_run_ok(s, exe, s->n_outputs, "first run");
-    fg_run_ok(s, exe, s->n_outputs, "second run");
+    fg_run_ok(s, exe, fresh, s->n_outputs, "first run");
+    fg_run_ok(s, exe, fresh, s->n_outputs, "second run");
     if (s->early.exe)
-        fg_run_ok(s, s->early.exe, s->early.n_out, "the plan compiled half way");
+        fg_run_ok(s, s->early.exe, s->early.fresh, s->early.n_out, "the plan compiled half way");
     if (fz_bool(&s->in)) {
         fg_new_inputs(s);
-        fg_run_ok(s, exe, s->n_outputs, "a run on new inputs");
+        fg_run_ok(s, exe, fresh, s->n_outputs, "a run on new inputs");
         if (s->early.exe)
-            fg_run_ok(s, s->early.exe, s->early.n_out, "the plan compiled half way, new inputs");
+            fg_run_ok(s, s->early.exe, s->early.fresh, s->early.n_out,
+                      "the plan compiled half way, new inputs");
     }
     bp_graph_exec_release(exe); /* before the graph, unless the graph went first above */
 }

@@ -74,6 +74,7 @@ typedef struct fg_const {
 typedef struct fg_plan {
     bp_graph_exec *exe;
     int n_out;             /* the outputs marked when it was compiled */
+    bool fresh;            /* compiled with fresh_draws */
 } fg_plan;
 
 typedef struct fg_state {

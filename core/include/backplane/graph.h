@@ -98,8 +98,20 @@ typedef struct bp_graph_options {
     int32_t no_fuse;       /* non-zero: run every node as recorded (no fused group,
                               no pattern rewritten into one op, no concat part
                               written in place) */
+    int32_t fresh_draws;   /* non-zero: each run draws new random values (below) */
 } bp_graph_options;
-#define BP_GRAPH_OPTIONS_INIT {sizeof(bp_graph_options), 0, 0}
+#define BP_GRAPH_OPTIONS_INIT {sizeof(bp_graph_options), 0, 0, 0}
+
+/* Random draws in a plan (bp_random_uniform, bp_random_normal, and what is
+ * made of them: bp_dropout's mask...). By default a plan replays them: every
+ * run draws the values the recorded seed and offset give, as the eager call
+ * would. With fresh_draws, run r of the plan (r counts its runs from 0)
+ * draws each node with offset + r * S, S being how many stream positions the
+ * plan's draws of that seed span (from the lowest offset to the end of the
+ * highest): run 0 is the eager values, and each run continues the stream
+ * where the previous one stopped, so no two runs draw the same positions.
+ * That is what a training step with dropout wants: a new mask every step,
+ * with no recompiling. Runs from several threads each take their own r. */
 
 /* Compile what g recorded so far into a plan: nodes that reach no output
  * dropped, identical nodes (same op, parameters, inputs and views) merged,
@@ -173,6 +185,12 @@ BP_API bp_status bp_graph_run_donating(bp_graph_exec *exe, int32_t n_in, bp_tens
  * other threads run the plan. */
 BP_API bp_status bp_graph_exec_bind(bp_graph_exec *exe, const bp_tensor *captured,
                                     bp_tensor *replacement);
+/* The run number the next run of a plan compiled with fresh_draws takes
+ * (runs after it count on from there): set it to a saved step to draw what
+ * that step drew, when a run is repeated or training resumes from a
+ * checkpoint. BP_ERR_INVALID_ARGUMENT if exe was compiled without
+ * fresh_draws (its runs all draw alike). */
+BP_API bp_status bp_graph_exec_seek_draws(bp_graph_exec *exe, uint64_t run);
 /* Release a plan and its references to captured tensors. NULL: no-op. */
 BP_API void bp_graph_exec_release(bp_graph_exec *exe);
 
