@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 __version__: str
 
 DTypeLike = Union[str, type, Any]
-BackendLike = Union[str, "Backend"]
+BackendLike = Union[str, "Backend", "Tensor"]
 TensorLike = Union["Tensor", builtins.float, builtins.int, builtins.bool, Sequence[Any], Any]
 ShapeLike = Union[builtins.int, Sequence[builtins.int]]
 Axes = Union[builtins.int, Sequence[builtins.int]]
@@ -167,7 +167,9 @@ class Jitted:
     def clear_cache(self) -> None: ...
     def lower(self, *args: Any, **kwargs: Any) -> Lowered: ...
 def jit(fun: Any = None, static_argnums: Union[int, Sequence[int]] = (),
-        static_argnames: Union[str, Sequence[str]] = ()) -> Any: ...
+        static_argnames: Union[str, Sequence[str]] = (),
+        donate_argnums: Union[int, Sequence[int]] = (),
+        fresh_draws: builtins.bool = False) -> Any: ...
 def grad(fun: Callable[..., Any], argnums: Union[int, Sequence[int]] = 0,
          has_aux: builtins.bool = False) -> Callable[..., Any]: ...
 def value_and_grad(fun: Callable[..., Any], argnums: Union[int, Sequence[int]] = 0,

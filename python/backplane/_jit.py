@@ -130,7 +130,7 @@ class Jitted:
     """A function traced and compiled once per signature (backplane.jit)."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), on_trace=None,
-                 donate_argnums=()):
+                 donate_argnums=(), fresh_draws=False):
         if not callable(fun):
             raise TypeError(f"jit: {fun!r} is not callable")
         if isinstance(static_argnums, int):
@@ -138,6 +138,8 @@ class Jitted:
         if isinstance(donate_argnums, int):
             donate_argnums = (donate_argnums,)
         self._donate = frozenset(int(i) for i in donate_argnums)
+        self._fresh_draws = bool(fresh_draws)
+        self._draws_from = 0  # where a plan compiled later starts its run count
         self._fun = fun
         self._on_trace = on_trace  # called after each trace: the entry's meta
         self._static = tuple(int(i) for i in static_argnums)
@@ -285,7 +287,10 @@ class Jitted:
                 else:  # computed from no argument: a constant of the plan
                     outs.append(o)
             del out, seq
-            plan = _backplane._graph_compile(g, len(inputs), n_graph) if n_graph else None
+            plan = (_backplane._graph_compile(g, len(inputs), n_graph, False, self._fresh_draws)
+                    if n_graph else None)
+            if plan is not None and self._fresh_draws and self._draws_from:
+                _backplane._graph_seek_draws(plan, self._draws_from)
         finally:
             del g  # the graph goes now; the plan holds what it needs
         backend = inputs[0].backend if inputs else _backplane.backend().name
@@ -343,6 +348,24 @@ class Jitted:
             return tree_unflatten(entry.kind[1], iter(outs))
         return entry.kind(outs)
 
+    def seek_draws(self, run):
+        """For a function jitted with fresh_draws: its next call draws what
+        call number `run` (counted from 0) draws, and later calls count on
+        from there; each signature counts its own calls. Pass a saved step
+        to repeat it, or to resume training from a checkpoint with the
+        draws it would have had."""
+        if not self._fresh_draws:
+            raise ValueError(f"jit({self._name}): seek_draws needs a function jitted with "
+                             f"fresh_draws=True; without it every call draws the same values")
+        if isinstance(run, bool) or not isinstance(run, int) or not 0 <= run < 2**64:
+            raise ValueError(f"jit({self._name}): seek_draws takes a call number, an int in "
+                             f"[0, 2**64); got {run!r}")
+        with self._lock:
+            self._draws_from = run
+            plans = [e.plan for e in self._cache.values() if e.plan is not None]
+        for plan in plans:
+            _backplane._graph_seek_draws(plan, run)
+
     def cache_size(self):
         """The number of signatures compiled so far."""
         return len(self._cache)
@@ -386,7 +409,7 @@ class Jitted:
         return "\n".join(lines) + ">"
 
 
-def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=()):
+def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), fresh_draws=False):
     """jit(f, static_argnums=(), static_argnames=()) -> f traced and compiled
     once per signature.
 
@@ -405,11 +428,18 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=()):
     donate_argnums: the positional arguments whose Tensors (every one in a
     pytree) the caller gives up: a run may write the results into their
     memory (JAX's donation), and each is invalid after the call; pass the
-    old parameters and optimizer state of a training step."""
+    old parameters and optimizer state of a training step.
+    fresh_draws: the random draws inside f (random_uniform, random_normal,
+    dropout in training) take new values on each call, as the eager call
+    would with its offset advanced past the previous call's draws (call 0
+    draws the eager values): what a training step with dropout wants.
+    Without it every call of a signature repeats the traced draws.
+    f.seek_draws(n) makes the next call draw as call n did."""
     if fun is None:
         return lambda f: Jitted(f, static_argnums, static_argnames,
-                                donate_argnums=donate_argnums)
-    return Jitted(fun, static_argnums, static_argnames, donate_argnums=donate_argnums)
+                                donate_argnums=donate_argnums, fresh_draws=fresh_draws)
+    return Jitted(fun, static_argnums, static_argnames, donate_argnums=donate_argnums,
+                  fresh_draws=fresh_draws)
 
 
 def compiles(backend_name, reset=False):

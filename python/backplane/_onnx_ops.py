@@ -83,6 +83,9 @@ class Node:
         """values: name -> Tensor (symbolic while recording, or concrete);
         schema_of(op_type, opset): ONNX's OpSchema or None (its defaults)."""
         self.proto, self.opset, self.backend = proto, opset, backend
+        # where random draws are made: the backend, or a traced tensor while
+        # a graph records (its backend is the graph's: the plan draws them)
+        self.draws_on = backend
         self.op_type = proto.op_type
         self._values = values
         self._attrs = {a.name: a for a in proto.attribute}

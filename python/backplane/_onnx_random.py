@@ -6,9 +6,10 @@ The library's draws are keyed (bp_random_uniform: a counter-based Philox
 stream, the same values on every backend for a seed). A node's key is its
 `seed` attribute; a node without one gets a seed of its own, from its first
 output's name, so that two such nodes of a model draw different values.
-The values are the same on every run of a model (a compiled plan replays
-its draws), as JAX's keyed draws are: ONNX leaves a seedless node's values
-to the runtime.
+A model's plan draws afresh on each run (compiled with fresh_draws: run r
+draws what the eager call would with its offset r spans further on), as
+onnxruntime's random ops give new values per run; a model loaded with
+jit=False draws the same values every run.
 """
 
 import zlib
@@ -45,7 +46,7 @@ def random_uniform(n):
     shape, dtype = _shape(n)
     return [_fn("random_uniform")(shape, seed=node_seed(n), low=float(n.attr("low", 0.0)),
                                   high=float(n.attr("high", 1.0)), dtype=dtype,
-                                  backend=n.backend)]
+                                  backend=n.draws_on)]
 
 
 @maps("RandomNormal", "RandomNormalLike")
@@ -53,7 +54,7 @@ def random_normal(n):
     shape, dtype = _shape(n)
     return [_fn("random_normal")(shape, seed=node_seed(n), mean=float(n.attr("mean", 0.0)),
                                  stddev=float(n.attr("scale", 1.0)), dtype=dtype,
-                                 backend=n.backend)]
+                                 backend=n.draws_on)]
 
 
 @maps("Bernoulli")
@@ -62,7 +63,7 @@ def bernoulli(n):
     gives 0 and p = 1 gives 1), in the dtype attribute's type (p's if none)."""
     p = n.tensor(0)
     u = _fn("random_uniform")(list(p.shape), seed=node_seed(n), dtype=str(p.dtype),
-                              backend=n.backend)
+                              backend=n.draws_on)
     code = n.attr("dtype")
     out = ONNX_DTYPES.get(code) if code is not None else str(p.dtype)
     if out is None:

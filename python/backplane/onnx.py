@@ -230,8 +230,10 @@ class Model:
         # made it; a plan keeps its trace's as its meta (one per signature).
         self._tls = threading.local()
         self._jit = jit
+        # fresh_draws: each run draws new values, as onnxruntime's random ops do
         self._traced = (_jit.Jitted(self._evaluate, static_argnums=(0,),
-                                    on_trace=lambda: self._tls.out_structures)
+                                    on_trace=lambda: self._tls.out_structures,
+                                    fresh_draws=True)
                         if jit else None)
         self._trace_declared()
 
@@ -364,6 +366,9 @@ class Model:
         elements one after another. The outputs likewise (their structures
         kept for run())."""
         host, structures = static
+        # random nodes draw on the graph being recorded (so that each run of
+        # the plan draws afresh): through any traced input
+        self._tls.draws_on = next((t for t in tensors if _backplane._is_symbolic(t)), None)
         g = self.proto.graph
         values = dict(self._initializers)
         dynamic = [i for i in self.inputs if i.name not in self._host_inputs]
@@ -531,6 +536,9 @@ class Model:
 
     def _run_node(self, k, node, values):
         n = _ops.Node(node, self.opset, values, self.backend, self._schemas)
+        draws_on = getattr(self._tls, "draws_on", None)
+        if draws_on is not None:
+            n.draws_on = draws_on
         try:
             produced = (getattr(self, "_run_" + node.op_type.lower())(n) if _runs_subgraphs(node)
                         else _ops.handler(node.domain, node.op_type)(n))
@@ -628,6 +636,15 @@ class Model:
         if self._traced is None:
             raise ValueError("backplane.onnx: a model loaded with jit=False has no plan")
         return self._call(inputs, self._traced.lower)
+
+    def seek_draws(self, run):
+        """The next run's random nodes (RandomUniform, RandomNormal, their Like
+        forms, Bernoulli, training-mode Dropout) draw what run number `run`
+        (counted from 0 per input signature) drew; later runs count on."""
+        if self._traced is None:
+            raise ValueError("backplane.onnx: a model loaded with jit=False draws the same "
+                             "values on every run; there is nothing to seek")
+        self._traced.seek_draws(run)
 
     def run(self, inputs, output_names=None):
         """inputs: name -> Tensor or array-like (the declared dtype; a list of

@@ -157,12 +157,13 @@ static PyObject *mod_is_symbolic(PyObject *m, PyObject *o)
 static PyObject *mod_graph_compile(PyObject *m, PyObject *args)
 {
     PyObject *go;
-    int n_in, n_out, no_merge = 0;
-    if (!PyArg_ParseTuple(args, "O!ii|p:_graph_compile", graph_type, &go, &n_in, &n_out,
-                          &no_merge))
+    int n_in, n_out, no_merge = 0, fresh_draws = 0;
+    if (!PyArg_ParseTuple(args, "O!ii|pp:_graph_compile", graph_type, &go, &n_in, &n_out,
+                          &no_merge, &fresh_draws))
         return NULL;
     bp_graph_options opt = BP_GRAPH_OPTIONS_INIT;
     opt.no_merge = no_merge;
+    opt.fresh_draws = fresh_draws;
     bp_graph_exec *exe = NULL;
     bp_status st;
     Py_BEGIN_ALLOW_THREADS st = bp_graph_compile(((bpy_graph *)go)->g, &opt, &exe);
@@ -260,6 +261,19 @@ static PyObject *mod_graph_stats(PyObject *m, PyObject *args)
                          (long long)s.fused_groups, "nodes_fused", (long long)s.nodes_fused);
 }
 
+/* _graph_seek_draws(plan, run): bp_graph_exec_seek_draws. */
+static PyObject *mod_graph_seek_draws(PyObject *m, PyObject *args)
+{
+    PyObject *po;
+    unsigned long long run;
+    if (!PyArg_ParseTuple(args, "O!K:_graph_seek_draws", plan_type, &po, &run))
+        return NULL;
+    bp_status st = bp_graph_exec_seek_draws(((bpy_plan *)po)->exe, (uint64_t)run);
+    if (st != BP_OK)
+        return bpy_raise(st);
+    Py_RETURN_NONE;
+}
+
 /* _graph_format(plan) -> str: bp_graph_exec_format's listing. */
 static PyObject *mod_graph_format(PyObject *m, PyObject *args)
 {
@@ -331,7 +345,10 @@ static PyMethodDef graph_methods[] = {
     {"_is_symbolic", mod_is_symbolic, METH_O,
      "_is_symbolic(t) -> bool: t is a symbolic tensor of a graph being recorded here."},
     {"_graph_compile", mod_graph_compile, METH_VARARGS,
-     "_graph_compile(g, n_inputs, n_outputs, no_merge=False) -> _Plan."},
+     "_graph_compile(g, n_inputs, n_outputs, no_merge=False, fresh_draws=False) -> _Plan."},
+    {"_graph_seek_draws", mod_graph_seek_draws, METH_VARARGS,
+     "_graph_seek_draws(plan, run): the number the plan's next run draws with "
+     "(bp_graph_exec_seek_draws)."},
     {"_graph_run", mod_graph_run, METH_VARARGS,
      "_graph_run(plan, inputs: tuple of Tensor, donate=None: tuple of bool) -> tuple of new "
      "Tensors; the donated inputs are given up (bp_graph_run_donating)."},

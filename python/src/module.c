@@ -422,9 +422,13 @@ int bpy_backend_arg(PyObject *o, bp_backend **out)
         bpy_context *c = bpy_default_context();
         return c ? context_get(c, o, out) : -1;
     }
+    if (BPY_IS_TENSOR(o)) { /* the backend it lives on (a graph's, while tracing) */
+        *out = bp_tensor_backend(BPY_T(o));
+        return 0;
+    }
     PyErr_SetString(PyExc_TypeError,
                     "backend must be a backplane.Backend, a backend name such as 'blas_cpu', "
-                    "or None");
+                    "a Tensor (the backend it lives on), or None");
     return -1;
 }
 

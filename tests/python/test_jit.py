@@ -446,3 +446,44 @@ def test_threads_trace_and_run_one_jitted_function_at_once():
         t.join()
     assert errors == []
     assert g.cache_size() == 4
+
+
+def test_fresh_draws_give_each_call_the_eager_draws_further_on(backend):
+    """Call r of a function jitted with fresh_draws draws what the eager
+    call draws with its offset r spans on (dropout's mask; a draw made on
+    a traced tensor's backend); without it each call repeats call 0."""
+    x = rand((4, 8), 5, backend=backend)
+
+    def step(x):
+        y = bp.dropout(x, 0.5, training=True, seed=3, offset=0)
+        return y + bp.random_uniform((4, 8), seed=1, offset=100, dtype="float32", backend=x)
+
+    def eager(r):
+        return (bp.dropout(x, 0.5, training=True, seed=3, offset=32 * r) +
+                bp.random_uniform((4, 8), seed=1, offset=100 + 32 * r, dtype="float32",
+                                  backend=x.backend))
+
+    fresh, replay = bp.jit(step, fresh_draws=True), bp.jit(step)
+    for r in range(3):
+        assert same_bits(fresh(x), eager(r)), r
+        assert same_bits(replay(x), eager(0)), r
+    assert not same_bits(eager(1), eager(0))
+    assert "offset 100 + 32 per run" in str(fresh.lower(x))
+
+
+def test_seek_draws_repeats_a_call_and_needs_fresh_draws():
+    x = rand((16,), 6)
+    f = bp.jit(lambda x: bp.dropout(x, 0.25, training=True, seed=9), fresh_draws=True)
+    calls = [f(x) for _ in range(4)]
+    f.seek_draws(2)
+    assert same_bits(f(x), calls[2])
+    assert same_bits(f(x), calls[3])
+    with pytest.raises(ValueError, match="an int in"):
+        f.seek_draws(-1)
+    g = bp.jit(lambda x: bp.dropout(x, 0.25, training=True, seed=9))
+    with pytest.raises(ValueError, match="fresh_draws=True"):
+        g.seek_draws(1)
+    # a signature compiled after the seek starts from the sought call
+    f.seek_draws(5)
+    y = rand((8,), 7)
+    assert same_bits(f(y), bp.dropout(y, 0.25, training=True, seed=9, offset=5 * 8))

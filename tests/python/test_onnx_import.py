@@ -1051,3 +1051,36 @@ def test_external_initializers_are_mapped_from_their_file_and_used_in_place(tmp_
         raw = f.read()
     with pytest.raises(ValueError, match="'weights.bin' beside the model: load the model by"):
         bo.load(raw, backend="binary")
+
+
+def test_random_nodes_draw_afresh_on_each_run_and_seek_repeats_one(backend):
+    """A model's RandomNormal, Bernoulli and training-mode Dropout draw new
+    values on each run (as onnxruntime's do): run 0 the library's keyed
+    draws, run r the same keys r spans further on; seek_draws repeats a
+    run."""
+    nodes = [helper.make_node("Dropout", ["x", "ratio", "t"], ["y"], seed=5),
+             helper.make_node("RandomNormal", [], ["r"], shape=[2, 3], seed=2.0),
+             helper.make_node("Bernoulli", ["x"], ["b"], seed=4.0)]
+    m = model_of(nodes, [vi("x", [4, 8])], [vi("y", [4, 8]), vi("r", [2, 3]), vi("b", [4, 8])],
+                 [numpy_helper.from_array(np.array(0.5, np.float32), "ratio"),
+                  numpy_helper.from_array(np.array(True), "t")], opset=15)
+    model = bo.load(m, backend=backend.name)
+    xs = np.full((4, 8), 0.5, np.float32)
+    x = bp.asarray(xs, backend=backend.name)
+    runs = [{k: v.numpy() for k, v in model.run({"x": xs}).items()} for _ in range(3)]
+    for r in range(3):
+        np.testing.assert_array_equal(
+            runs[r]["y"], bp.dropout(x, 0.5, training=True, seed=5, offset=32 * r).numpy())
+        np.testing.assert_array_equal(
+            runs[r]["r"], bp.random_normal((2, 3), seed=2, offset=6 * r, dtype="float32",
+                                           backend=backend.name).numpy())
+        u = bp.random_uniform((4, 8), seed=4, offset=32 * r, dtype="float32", backend=x)
+        np.testing.assert_array_equal(runs[r]["b"], (u.numpy() < xs).astype(np.float32))
+    assert not np.array_equal(runs[0]["r"], runs[1]["r"])
+    model.seek_draws(1)
+    again = model.run({"x": xs})
+    for k in "yrb":
+        np.testing.assert_array_equal(again[k].numpy(), runs[1][k])
+    eager = bo.load(m, backend=backend.name, jit=False)
+    with pytest.raises(ValueError, match="jit=False"):
+        eager.seek_draws(1)
