@@ -487,3 +487,23 @@ def test_seek_draws_repeats_a_call_and_needs_fresh_draws():
     f.seek_draws(5)
     y = rand((8,), 7)
     assert same_bits(f(y), bp.dropout(y, 0.25, training=True, seed=9, offset=5 * 8))
+
+
+def test_a_jitted_gradient_step_with_fresh_draws_uses_each_steps_own_mask():
+    """Training with dropout: each call of the jitted gradient draws a new
+    mask, and the gradient flows through that call's mask (the draw is one
+    node that the forward and backward passes share)."""
+    x = bp.asarray(np.arange(1, 17, dtype=np.float32))
+    w = bp.asarray(np.full(16, 2.0, np.float32))
+
+    def loss(w, x):
+        return bp.sum(bp.dropout(x * w, 0.5, training=True, seed=1))
+
+    step = bp.jit(bp.grad(loss), fresh_draws=True)
+    masks = []
+    for r in range(3):
+        g = step(w, x).numpy()
+        _, m = bp.dropout(x, 0.5, training=True, seed=1, offset=16 * r, return_mask=True)
+        np.testing.assert_array_equal(g, x.numpy() * m.numpy() / np.float32(0.5))
+        masks.append(m.numpy())
+    assert not np.array_equal(masks[0], masks[1])
