@@ -37,26 +37,28 @@ bool bp__graph_draw_strides(bp_graph_exec *e)
     if (n_draws == 0)
         return true;
     e->draw_stride = calloc((size_t)e->n_nodes, sizeof *e->draw_stride);
-    if (!e->draw_stride)
+    int32_t *at = malloc((size_t)n_draws * sizeof *at); /* the draws' node indices */
+    if (!e->draw_stride || !at) {
+        free(at);
         return false;
-    for (int32_t i = 0; i < e->n_nodes; i++) {
-        const bp__gnode *n = &e->nodes[i];
-        if (!is_draw(n))
-            continue;
-        int64_t seed = n->params->i[0];
-        uint64_t lo = draw_start(n);
-        for (int32_t j = 0; j < e->n_nodes; j++)
-            if (is_draw(&e->nodes[j]) && e->nodes[j].params->i[0] == seed &&
-                draw_start(&e->nodes[j]) < lo)
-                lo = draw_start(&e->nodes[j]);
-        uint64_t span = 0;
-        for (int32_t j = 0; j < e->n_nodes; j++) {
-            const bp__gnode *m = &e->nodes[j];
-            if (is_draw(m) && m->params->i[0] == seed && draw_start(m) - lo + draw_count(m) > span)
+    }
+    for (int32_t i = 0, k = 0; i < e->n_nodes; i++)
+        if (is_draw(&e->nodes[i]))
+            at[k++] = i;
+    for (int32_t a = 0; a < n_draws; a++) {
+        const int64_t seed = e->nodes[at[a]].params->i[0];
+        uint64_t lo = draw_start(&e->nodes[at[a]]), span = 0;
+        for (int32_t b = 0; b < n_draws; b++)
+            if (e->nodes[at[b]].params->i[0] == seed && draw_start(&e->nodes[at[b]]) < lo)
+                lo = draw_start(&e->nodes[at[b]]);
+        for (int32_t b = 0; b < n_draws; b++) {
+            const bp__gnode *m = &e->nodes[at[b]];
+            if (m->params->i[0] == seed && draw_start(m) - lo + draw_count(m) > span)
                 span = draw_start(m) - lo + draw_count(m);
         }
-        e->draw_stride[i] = span;
+        e->draw_stride[at[a]] = span;
     }
+    free(at);
     return true;
 }
 

@@ -380,17 +380,20 @@ class Model:
             array = np.frombuffer(raw, dtype=_np_dtype(dtype)).reshape(shape)
             values[name] = _backplane.asarray(array, backend=self.backend, dtype=dtype)
         folded = set()
-        for k, node in enumerate(g.node):
-            if k in folded:
-                continue
-            j = self._folds.get(k)
-            if j is not None:
-                bn = g.node[j]
-                pair = _fold.fold(node, bn, values, float(self._attr(bn, "epsilon", 1e-5)))
-                if pair is not None:
-                    node = pair
-                    folded.add(j)
-            self._run_node(k, node, values)
+        try:
+            for k, node in enumerate(g.node):
+                if k in folded:
+                    continue
+                j = self._folds.get(k)
+                if j is not None:
+                    bn = g.node[j]
+                    pair = _fold.fold(node, bn, values, float(self._attr(bn, "epsilon", 1e-5)))
+                    if pair is not None:
+                        node = pair
+                        folded.add(j)
+                self._run_node(k, node, values)
+        finally:
+            self._tls.draws_on = None  # not to keep the recorded graph alive
         flat, out_structures = [], []
         for o in self.outputs:
             v = values[o.name]
