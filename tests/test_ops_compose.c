@@ -310,3 +310,37 @@ Test(compose, einsum_refuses_ellipses_and_three_operands)
     einsum_refuses("ij,jk->iz", 2, "names no axis");
     einsum_refuses("ij,jk->ik", 1, "names 2 operands but 1 were given");
 }
+
+/* A variadic op of n >= 2 tensors is n - 1 binary ops, and no copy of the
+ * first tensor before them (a plan of sum_n(a, b) is one add); of one
+ * tensor, a copy. */
+Test(compose, variadic_ops_record_n_minus_one_binary_ops_and_no_copy)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *be = NULL;
+    BPT_OK(bp_backend_get(ctx, "binary", &be));
+    const int64_t shape[2] = {2, 3};
+    for (int32_t n = 1; n <= 3; n++) {
+        bp_graph *g = NULL;
+        bp_tensor *xs[3] = {NULL, NULL, NULL}, *y = NULL;
+        BPT_OK(bp_graph_create(be, &g));
+        for (int32_t k = 0; k < n; k++)
+            BPT_OK(bp_graph_input(g, BP_F32, 2, shape, &xs[k]));
+        BPT_OK(bp_sum_n(n, (const bp_tensor *const *)xs, &y));
+        BPT_OK(bp_graph_output(g, y));
+        bp_graph_stats st;
+        bp_graph_exec *e = bpt_graph_compile(g, false, &st);
+        cr_expect_eq(st.nodes_planned, n == 1 ? 1 : n - 1, "sum_n of %d: %lld nodes", (int)n,
+                     (long long)st.nodes_planned);
+        char text[1024];
+        BPT_OK(bp_graph_exec_format(e, text, sizeof text, NULL));
+        cr_expect_eq(strstr(text, "broadcast_to") != NULL, n == 1, "sum_n of %d:\n%s", (int)n,
+                     text);
+        bp_graph_exec_release(e);
+        for (int32_t k = 0; k < n; k++)
+            bp_tensor_release(xs[k]);
+        bp_tensor_release(y);
+        bp_graph_release(g);
+    }
+    bp_context_destroy(ctx);
+}

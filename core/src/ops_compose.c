@@ -235,9 +235,11 @@ static bp_status fold(const char *fn, const char *op_name, int32_t n, const bp_t
         BP__TRY(bp__broadcast_shapes(fn, rank, prev, xs[k]->rank, xs[k]->shape, &rank, shape));
     }
     bp_tensor *acc = NULL;
-    /* n == 1 still copies (to the broadcast shape, which is x's). */
-    bp_status st = bp_broadcast_to(xs[0], rank, shape, &acc);
-    for (int32_t k = 1; st == BP_OK && k < n; k++) {
+    /* n == 1 still copies (to the broadcast shape, which is x's); from two
+     * on, the first op makes the new tensor (and broadcasts): a copy of
+     * xs[0] first was one more pass over the result (ResNet-50's Sum nodes) */
+    bp_status st = n == 1 ? bp_broadcast_to(xs[0], rank, shape, &acc) : f(xs[0], xs[1], &acc);
+    for (int32_t k = 2; st == BP_OK && k < n; k++) {
         bp_tensor *next = NULL;
         st = f(acc, xs[k], &next);
         bp_tensor_release(acc);
