@@ -969,12 +969,17 @@ def dropout(n):
         ratio, training = float(_scalar(n, 1, 0.5)), bool(_scalar(n, 2, False))
     else:  # an attribute; no training mode (Dropout-7 on is inference only)
         ratio, training = float(n.attr("ratio", 0.5)), False
+    x = n.tensor(0)
+    if not training and not n.wants(1):
+        return [x]  # inference: y is x (as Identity), no copy in the plan
     # training: the mask is bp_dropout's keyed draw (_onnx_random.node_seed)
-    out = _fn("dropout")(n.tensor(0), ratio=ratio, training=training,
+    out = _fn("dropout")(x, ratio=ratio, training=training,
                          seed=_onnx_random.node_seed(n), return_mask=n.wants(1))
     if not n.wants(1):
         return [out]
     y, mask = out
+    if not training:
+        y = x  # bp_dropout's copy of x goes unused: a plan drops it
     if n.opset < 10:  # Dropout-7 to 9: the mask has x's dtype (1 where kept)
         mask = _fn("cast")(mask, n.dtype(0))
     return [y, mask]
