@@ -570,7 +570,20 @@ def slice_(n):
     for ax, st, en, sp in zip(axes, starts, ends, steps):
         ax %= rank
         b[ax], e[ax], s[ax] = st, en, sp
+    if _whole_slice(x.shape, b, e, s):
+        return [x]  # the value itself: no copy in the plan
     return [_fn("slice")(x, b, e, s)]
+
+
+def _whole_slice(shape, begins, ends, steps):
+    """Whether slicing with these begins, ends and steps (ONNX's: negative
+    counts from the end, out of range clamps) keeps every element in order."""
+    for d, b, e, s in zip(shape, begins, ends, steps):
+        b = min(max(b + d if b < 0 else b, 0), d)
+        e = min(max(e + d if e < 0 else e, 0), d)
+        if s != 1 or b != 0 or e != d:
+            return False
+    return True
 
 
 @maps("Concat")
@@ -584,6 +597,8 @@ def expand(n):
     # the input and `shape`.
     x = n.tensor(0)
     shape = np.broadcast_shapes(tuple(x.shape), tuple(n.ints(1)))
+    if tuple(shape) == tuple(x.shape):
+        return [x]  # nothing to broadcast: the value itself, no copy
     return [_fn("broadcast_to")(x, list(shape))]
 
 

@@ -1084,3 +1084,32 @@ def test_random_nodes_draw_afresh_on_each_run_and_seek_repeats_one(backend):
     eager = bo.load(m, backend=backend.name, jit=False)
     with pytest.raises(ValueError, match="jit=False"):
         eager.seek_draws(1)
+
+
+@pytest.mark.parametrize("starts, ends, steps, whole", [
+    ([0, 0], [2**63 - 1, 2**63 - 1], [1, 1], True),
+    ([-100, -3], [100, 3], [1, 1], True),      # clamped, counted from the end
+    ([0, 1], [2, 3], [1, 1], False),
+    ([0, 0], [2, -1], [1, 1], False),
+    ([0, -1], [2, -2**63], [1, -1], False),    # reversed: every element, not in order
+])
+def test_a_whole_slice_or_an_expand_to_its_own_shape_is_the_value_itself(starts, ends, steps,
+                                                                        whole):
+    """A Slice that keeps every element in order, an Expand that broadcasts
+    nothing, and an inference Dropout give the value itself: the plan holds
+    no copy for them (magika's two whole Slices copied 6 M floats a run)."""
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
+    nodes = [helper.make_node("Slice", ["x", "s", "e", "a", "p"], ["y"]),
+             helper.make_node("Expand", ["y", "shape"], ["z"]),
+             helper.make_node("Dropout", ["z"], ["w"]),
+             helper.make_node("Relu", ["w"], ["r"])]
+    m = model_of(nodes, [vi("x", [2, 3])], [vi("r", None)],
+                 [i64("s", starts), i64("e", ends), i64("a", [0, 1]), i64("p", steps),
+                  i64("shape", [1, 1])])
+    model = bo.load(m)
+    x = np.arange(-3, 3, dtype=np.float32).reshape(2, 3)
+    slices = tuple(slice(b, e, s) for b, e, s in zip(starts, ends, steps))
+    np.testing.assert_array_equal(model.run({"x": x})["r"].numpy(), np.maximum(x[slices], 0))
+    plan = model.lower({"x": x})
+    assert plan["nodes_planned"] == (1 if whole else 2), str(plan)
+    assert "broadcast_to" not in str(plan) and ("slice" in str(plan)) != whole, str(plan)
