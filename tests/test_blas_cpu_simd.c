@@ -281,6 +281,66 @@ static void column_folds_bit_for_bit(bp_backend *bin, bp_backend *blas, const ch
         }
 }
 
+/* A convolution over few positions (conv_narrow.c: each filter's row
+ * dotted with the gathered windows in this level's dots kernel) against the
+ * reference, which sums in double: within the bound of its summation, each
+ * of the 8 (f32; f64: 4) lanes adding ck / lanes products with one rounding
+ * each, then one rounding of the total: (ck / lanes + 1) eps sum|terms|.
+ * 1 to 7 positions, 11 filters (no multiple of 2, 4 or 8), 37 x 3 taps (no
+ * multiple of 8), a bias, two images. */
+static void narrow_conv_close(bp_backend *bin, bp_backend *blas, const char *level)
+{
+    enum { N = 2, C = 37, M = 11, K = 3 };
+    for (int d = 0; d < 2; d++)
+        for (int64_t L = 1; L <= 7; L += 3) {
+            bp_dtype dt = d ? BP_F64 : BP_F32;
+            const int64_t xs[3] = {N, C, L}, ws[3] = {M, C, K}, bs[1] = {M};
+            double x[N * C * 7], w[M * C * K], b[M];
+            for (int64_t i = 0; i < N * C * L; i++)
+                x[i] = (double)((i * 7919) % 2001 - 1000) / 999.0;
+            for (int64_t i = 0; i < M * C * K; i++)
+                w[i] = (double)((i * 104729) % 1999 - 999) / 997.0;
+            for (int64_t i = 0; i < M; i++)
+                b[i] = (double)i / 7.0 - 0.5;
+            bp_tensor *x0 = bpt_tensor(bin, dt, 3, xs, x), *w0 = bpt_tensor(bin, dt, 3, ws, w);
+            bp_tensor *b0 = bpt_tensor(bin, dt, 1, bs, b), *x1 = NULL, *w1 = NULL, *b1 = NULL;
+            BPT_OK(bp_backend_copy(x0, blas, &x1));
+            BPT_OK(bp_backend_copy(w0, blas, &w1));
+            BPT_OK(bp_backend_copy(b0, blas, &b1));
+            const bp_window win = {.struct_size = sizeof win, .pads = {1, 1}};
+            bp_tensor *r0 = NULL, *r1 = NULL;
+            BPT_OK(bp_conv(x0, w0, b0, &win, &r0));
+            BPT_OK(bp_conv(x1, w1, b1, &win, &r1));
+            void *p0 = bpt_read_bytes(r0), *p1 = bpt_read_bytes(r1);
+            const double eps = d ? 0x1p-53 : 0x1p-24, lanes = d ? 4 : 8;
+            int64_t off = 0;
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t m = 0; m < M; m++)
+                    for (int64_t o = 0; o < L; o++) {
+                        double terms = fabs(b[m]);
+                        for (int64_t c = 0; c < C; c++)
+                            for (int64_t k = 0; k < K; k++)
+                                if (o + k - 1 >= 0 && o + k - 1 < L)
+                                    terms += fabs(w[(m * C + c) * K + k]) *
+                                             fabs(x[(n * C + c) * L + o + k - 1]);
+                        const int64_t i = (n * M + m) * L + o;
+                        const double want = d ? ((double *)p0)[i] : ((float *)p0)[i];
+                        const double got = d ? ((double *)p1)[i] : ((float *)p1)[i];
+                        const double bound = (C * K / lanes + 1) * eps * terms;
+                        if (!(fabs(got - want) <= bound) && off++ < 3)
+                            cr_log_error("%s %s conv over %lld positions: y[%lld] = %a, "
+                                         "reference %a (bound %g)", level, bp_dtype_name(dt),
+                                         (long long)L, (long long)i, got, want, bound);
+                    }
+            cr_expect_eq(off, 0, "%s %s conv over %lld positions: %lld elements outside the "
+                         "bound", level, bp_dtype_name(dt), (long long)L, (long long)off);
+            free(p0), free(p1);
+            bp_tensor_release(r0), bp_tensor_release(r1);
+            bp_tensor_release(x0), bp_tensor_release(w0), bp_tensor_release(b0);
+            bp_tensor_release(x1), bp_tensor_release(w1), bp_tensor_release(b1);
+        }
+}
+
 /* f64 softmax and log_softmax of rows: within 1e-14 relative (softmax) or
  * absolute per unit of |x - max| (log_softmax) of the reference; rows with
  * a NaN, +inf, all -inf, or terms that underflow in exp */
@@ -404,6 +464,7 @@ static void level_matches_the_reference(const char *level)
     f16_heavy_ops_bit_for_bit(bin, blas, level);
     column_folds_bit_for_bit(bin, blas, level);
     softmax_f64_rows_close(bin, blas, level);
+    narrow_conv_close(bin, blas, level);
     bp_context_destroy(ctx);
 }
 
@@ -430,6 +491,19 @@ Test(blas_cpu_simd, avx2_and_avx512_kernels_give_the_same_bits)
         bp_tensor_release(r512), bp_tensor_release(r256);
     }
     bp_tensor_release(x512), bp_tensor_release(x256);
+    /* a convolution over few positions: the dots kernel's 256-bit code at both */
+    const int64_t xs[3] = {2, 37, 4}, ws[3] = {11, 37, 3};
+    bp_tensor *cx[2], *cw[2], *cy[2] = {NULL, NULL};
+    bp_backend *bes[2] = {b512, b256};
+    const bp_window win = {.struct_size = sizeof win, .pads = {1, 1}};
+    for (int i = 0; i < 2; i++) {
+        cx[i] = raw(bes[i], BP_F32, 3, xs, x);
+        cw[i] = raw(bes[i], BP_F32, 3, ws, x + 1000);
+        BPT_OK(bp_conv(cx[i], cw[i], NULL, &win, &cy[i]));
+    }
+    cr_expect(bpt_same_bytes(cy[0], cy[1]), "f32 conv over 4 positions: avx512 and avx2 differ");
+    for (int i = 0; i < 2; i++)
+        bp_tensor_release(cx[i]), bp_tensor_release(cw[i]), bp_tensor_release(cy[i]);
     free(x);
     bp_context_destroy(c512);
     bp_context_destroy(c256);

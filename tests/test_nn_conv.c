@@ -95,10 +95,14 @@ Test(nn_conv, conv_1d_2d_and_3d_match_the_oracle)
           &(geometry){5, {1, 2, 4, 5, 3}, {3, 2, 2, 3, 2}, true, WIN(.groups = 0)});
 }
 
-/* One to four output positions (blas_cpu: a gemv per position, no sgemm),
- * as silero-vad's convolutions have them, with and without a bias; two
- * images (positions of one image are not the next's). */
-Test(nn_conv, conv_over_one_to_four_positions_matches_the_oracle)
+/* One to eight output positions per image (blas_cpu: each filter's row
+ * dotted with the gathered windows, conv_narrow.c), as silero-vad's
+ * convolutions have them: with and without a bias, two or three images
+ * (positions of one image are not the next's), filters and taps that are
+ * no multiple of the kernel's blocks (2, 4 or 8 filters, 8 lanes), a
+ * single filter, groups, dilation, 2-D and 3-D windows, and channels
+ * gathered tap by tap (more channels than the kernel is long). */
+Test(nn_conv, conv_over_one_to_eight_positions_matches_the_oracle)
 {
     check("conv 1-D over 4 positions", false,
           &(geometry){3, {2, 33, 4}, {16, 33, 3}, true, WIN(.pads = {1, 1})});
@@ -110,6 +114,42 @@ Test(nn_conv, conv_over_one_to_four_positions_matches_the_oracle)
           &(geometry){3, {1, 1, 300}, {20, 1, 64}, true, WIN(.strides = {64}, .pads = {0, 0})});
     check("conv 2-D over 2 x 2 positions", false,
           &(geometry){4, {2, 8, 2, 2}, {6, 8, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})});
+    check("conv 1-D over 7 positions, 13 filters of 99 taps", false,
+          &(geometry){3, {3, 33, 7}, {13, 33, 3}, true, WIN(.pads = {1, 1})});
+    check("conv 1-D over 5 positions, one filter", false,
+          &(geometry){3, {2, 20, 5}, {1, 20, 3}, true, WIN(.pads = {1, 1})});
+    check("conv 1-D over 6 positions, three filters, dilated", false,
+          &(geometry){3, {1, 9, 8}, {3, 9, 2}, false, WIN(.dilations = {2}, .pads = {0, 0})});
+    check("conv 2-D over 4 x 2 positions in 2 groups", false,
+          &(geometry){4, {2, 12, 4, 2}, {10, 6, 3, 3}, true,
+                      WIN(.groups = 2, .pads = {1, 1, 1, 1})});
+    check("conv 1x1 over 2 x 3 positions, 70 filters of 300 channels", false,
+          &(geometry){4, {1, 300, 2, 3}, {70, 300, 1, 1}, true, WIN(.groups = 0)});
+    check("conv 3-D over 2 x 2 x 2 positions", false,
+          &(geometry){5, {1, 5, 3, 3, 2}, {9, 5, 2, 2, 2}, true, WIN(.pads = {0, 0, 1, 0, 0, 1})});
+}
+
+/* Few positions (conv_narrow.c) and enough filters and taps that three
+ * threads share the filters: blocks of 32 filters, a short last one, two
+ * images gathered before the products. */
+Test(nn_conv, conv_over_few_positions_split_across_threads_matches_the_oracle)
+{
+    bp_backend *blas = NULL;
+    bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\nthreads = 3\n", "blas_cpu", &blas);
+    static const bp_dtype dts[] = {BP_F32, BP_F64};
+    static const struct {
+        const char *what;
+        geometry g;
+    } cases[] = {
+        {"conv 3x3 over 2 x 2 positions, 200 filters",
+         {4, {2, 160, 2, 2}, {200, 160, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})}},
+        {"conv 1x1 over 8 positions, 150 filters",
+         {4, {1, 1000, 8, 1}, {150, 1000, 1, 1}, false, WIN(.groups = 0)}},
+    };
+    for (size_t i = 0; i < CF_COUNT(cases); i++)
+        cr_expect_eq(check_in(ctx, "blas_cpu", dts, 2, cases[i].what, false, &cases[i].g), 2,
+                     "%s: not run in f32 and f64", cases[i].what);
+    bp_context_destroy(ctx);
 }
 
 Test(nn_conv, conv_strides_pads_and_dilations_match_the_oracle)

@@ -32,6 +32,14 @@ bool bpc_conv_gemm_takes(const bp_op_params *p, const bp_view *x, const bp_view 
                          const bp_view *y);
 bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *w,
                         const bp_view *bias, const bp_view *y);
+/* conv_narrow.c: f32/f64 convolution with at most BPC_CONV_NARROW output
+ * positions per image, as dot products of w's rows with the gathered
+ * windows. */
+#define BPC_CONV_NARROW 8
+bool bpc_conv_narrow_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,
+                           const bp_view *y);
+bp_status bpc_conv_narrow(bpc_dev *dev, const bp_op_params *p, const bp_view *x,
+                          const bp_view *w, const bp_view *bias, const bp_view *y);
 /* conv.c: depthwise f32 convolution (one input channel per group), over
  * dense planes, with the reference's bits. */
 bool bpc_conv_depthwise_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,

@@ -202,13 +202,12 @@ static void fill_bias(const bp_view *bias, int64_t m0, int64_t mg, char *yb, int
     }
 }
 
-/* Up to this many output positions, W times each position's column is a
- * gemv: sgemm packs all of W on every call, which cost more than the
- * multiplications (silero-vad's convolutions: 258 x 256 over 4 positions,
- * 128 x 387 over 4, 64 x 192 over 1). Measured on those six, one gemv per
- * position took 0.86 of the time of one sgemm per tile (three runs side by
- * side). An own kernel without packing (8 rows of W against 8 lanes of
- * positions) lost to both. */
+/* Up to this many positions (a tile's last few, a tap's few in range:
+ * convolutions with at most BPC_CONV_NARROW positions in all go to
+ * conv_narrow.c), W times each position's column is a gemv: sgemm packs all
+ * of W on every call, which cost more than the multiplications. Measured
+ * on silero-vad's layers before conv_narrow.c took them: one gemv per
+ * position took 0.86 of the time of one sgemm per tile. */
 #define BPC_CONV_GEMV_MAX 4
 
 static void gemm(bp_dtype dt, int64_t m, int64_t n, int64_t k, const char *a, const char *b,
@@ -487,10 +486,11 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
 /* ---- depthwise f32 convolution (one input channel per group) --------------------- */
 
 /* Grouped convolutions with one input channel per group (groups > 1). One
- * input channel and one group is an ordinary convolution, and goes to the
- * GEMM: its kernel may be long against its output (silero-vad's first
- * convolution: 258 filters of 256 taps over 3 outputs took 1.5 ms here,
- * a tap at a time, against some 30 us as one matrix product). */
+ * input channel and one group is an ordinary convolution, and goes to
+ * conv_narrow.c or the GEMM: its kernel may be long against its output
+ * (silero-vad's first convolution: 258 filters of 256 taps over 3 outputs
+ * took 1.5 ms here, a tap at a time, against some 30 us as one matrix
+ * product). */
 bool bpc_conv_depthwise_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,
                               const bp_view *bias, const bp_view *y)
 {

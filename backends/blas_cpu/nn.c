@@ -151,6 +151,8 @@ bp_status bpc_nn_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
     case BP_OP_CONV:
         if (bpc_conv_depthwise_takes(p, x, in[1], in[2], out[0]))
             return bpc_conv_depthwise(d, p, x, in[1], in[2], out[0]);
+        if (bpc_conv_narrow_takes(p, x, in[1], out[0]))
+            return bpc_conv_narrow(d, p, x, in[1], in[2], out[0]);
         if (bpc_conv_gemm_takes(p, x, in[1], out[0]))
             return bpc_conv_gemm(d, p, x, in[1], in[2], out[0]);
         break;

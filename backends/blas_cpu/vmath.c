@@ -885,4 +885,6 @@ const bpc_vmath BPC_LEVEL_FN(bpc_vmath) = {
     .cols_fold_f32 = cols_fold_f32,
     .cols_fold_f64 = cols_fold_f64,
     .f16_unary = f16_unary,
+    .dots_f32 = BPC_LEVEL_FN(bpc_vdots_f32),
+    .dots_f64 = BPC_LEVEL_FN(bpc_vdots_f64),
 };

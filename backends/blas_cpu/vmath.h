@@ -120,7 +120,19 @@ typedef struct bpc_vmath {
      * (nothing written) when op has no f32 kernel here. */
     int64_t (*f16_unary)(bp_op op, const uint16_t *x, uint16_t *o, int64_t n,
                          unsigned char *unsure);
+    /* y[r * ldy + o] = bias[r] + sum over j < k of w[r k + j] c[o k + j], for
+     * rows r < m of w and vectors o < n of c (both dense rows of k; bias
+     * NULL: none): BPC_DOTS_F32 (f64: BPC_DOTS_F64) interleaved partial sums
+     * per product, fma where the level has it, then added in double in lane
+     * order with the rest of k and the bias, rounded once (vdots.c). */
+    void (*dots_f32)(const float *w, int64_t m, const float *c, int64_t n, int64_t k,
+                     const double *bias, float *y, int64_t ldy);
+    void (*dots_f64)(const double *w, int64_t m, const double *c, int64_t n, int64_t k,
+                     const double *bias, double *y, int64_t ldy);
 } bpc_vmath;
+
+#define BPC_DOTS_F32 8
+#define BPC_DOTS_F64 4
 
 #define BPC_F16_CHUNK 256
 #define BPC_F16_MARGIN 4
@@ -152,6 +164,11 @@ void BPC_LEVEL_FN(bpc_vpow_f32)(const float *a, const float *b, int64_t b_stride
 /* vmath_fma.c's kernels: as bpc_vmath's unary; false when (op, dt) has none
  * there (vmath.c's then runs). */
 bool BPC_LEVEL_FN(bpc_vunary_fma)(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n);
+/* vdots.c's: bpc_vmath's dots_f32 and dots_f64 */
+void BPC_LEVEL_FN(bpc_vdots_f32)(const float *w, int64_t m, const float *c, int64_t n,
+                                 int64_t k, const double *bias, float *y, int64_t ldy);
+void BPC_LEVEL_FN(bpc_vdots_f64)(const double *w, int64_t m, const double *c, int64_t n,
+                                 int64_t k, const double *bias, double *y, int64_t ldy);
 #endif
 
 /* The fast range: 2^n stays a normal float and the result is normal. */

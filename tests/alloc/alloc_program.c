@@ -185,6 +185,9 @@ int main(int argc, char **argv)
     /* a heavy op on 2^16 half floats: blas_cpu makes the op's table */
     T(bp_full(blas, BP_F16, 1, (int64_t[]){65536}, 0.5, OUT), y);
     T(bp_exp(y, OUT), x);
+    /* a convolution over one position (blas_cpu gathers the window first) */
+    T(bp_tensor_from_host(blas, BP_F32, 3, (int64_t[]){1, 2, 3}, av, OUT), y);
+    T(bp_conv(y, y, NULL, NULL, OUT), x);
     /* every op of the op table, on both backends */
     if (!table_walk(bin) || !table_walk(blas))
         goto cleanup;
