@@ -283,9 +283,11 @@ static void column_folds_bit_for_bit(bp_backend *bin, bp_backend *blas, const ch
 
 /* A convolution over few positions (conv_narrow.c: each filter's row
  * dotted with the gathered windows in this level's dots kernel) against the
- * reference, which sums in double: within the bound of its summation, each
- * of the 8 (f32; f64: 4) lanes adding ck / lanes products with one rounding
- * each, then one rounding of the total: (ck / lanes + 1) eps sum|terms|.
+ * reference, which sums in double: within the bound of its summation. Each
+ * of the 8 (f32; f64: 4) lanes is a dot product of n = ck / lanes terms in
+ * the dtype (fma or not: the classic bound n eps sum|terms| holds for
+ * both), the lanes are added in double, and the total is rounded once:
+ * (ck / lanes + 1) eps sum|terms|.
  * 1 to 7 positions, 11 filters (no multiple of 2, 4 or 8), 37 x 3 taps (no
  * multiple of 8), a bias, two images. */
 static void narrow_conv_close(bp_backend *bin, bp_backend *blas, const char *level)
