@@ -26,6 +26,16 @@ typedef bp_status (*bpc_range_fn)(bpc_dev *dev, const void *args, int64_t lo, in
 bp_status bpc_ranges(bpc_dev *dev, const char *op, int64_t n, int64_t work, bpc_range_fn fn,
                      const void *args);
 
+/* A convolution's extents (conv.c, conv_narrow.c): its window, G groups of
+ * cg input and mg output channels, nk kernel taps and ck = cg nk of them
+ * per output, nin input and nout output positions per channel. */
+typedef struct bpc_conv_dims {
+    bpk_window g;
+    int64_t G, cg, mg, nk, ck, nin, nout;
+} bpc_conv_dims;
+void bpc_conv_dims_of(const bp_op_params *p, const bp_view *x, const bp_view *y,
+                      bpc_conv_dims *d);
+
 /* conv.c: f32/f64 convolution as im2col + gemm; false (nothing done) when
  * the case is not one it takes. */
 bool bpc_conv_gemm_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,

@@ -258,6 +258,19 @@ static int line_axis(const bpk_window *g, int64_t cg, int64_t nout)
     return a;
 }
 
+void bpc_conv_dims_of(const bp_op_params *p, const bp_view *x, const bp_view *y,
+                      bpc_conv_dims *d)
+{
+    bpk_window_of(p, x, y, NULL, &d->g);
+    d->G = p->i[15];
+    d->cg = x->shape[1] / d->G;
+    d->mg = y->shape[1] / d->G;
+    d->nk = bpk_window_numel(d->g.k);
+    d->ck = d->cg * d->nk;
+    d->nin = bpk_window_numel(d->g.in);
+    d->nout = bpk_window_numel(d->g.out);
+}
+
 /* ---- tiles on the pool --------------------------------------------------- */
 
 /* One convolution's work as tiles: image n, group grp, a block of tm of the
@@ -269,11 +282,10 @@ static int line_axis(const bpk_window *g, int64_t cg, int64_t nout)
  * each spun (sched_yield) while the other worked, some 20% of ShuffleNet's
  * samples on two cores. */
 typedef struct conv_job {
-    bpk_window g;
+    bpc_conv_dims dims;
     bp_dtype dt;
     size_t es;
     const bp_view *x, *w, *bias, *y;
-    int64_t G, cg, mg, nk, ck, nin, nout;
     bool direct;                /* x is the matrix (1x1, stride 1, no padding) */
     int line;                   /* the kernel's one axis (taps), or -1 */
     const char *wk;             /* taps: the kernel repacked tap by tap */
@@ -303,33 +315,33 @@ static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; 
  * positions instead of 256 or 512 channels was 10-40% slower. */
 static void choose_tiles(conv_job *j, int team)
 {
-    const int64_t units = j->x->shape[0] * j->G, want = team > 1 ? 2 * (int64_t)team : 1;
+    const int64_t units = j->x->shape[0] * j->dims.G, want = team > 1 ? 2 * (int64_t)team : 1;
     int64_t ntn = 1, ntm = 1;
     if (!j->direct && j->line < 0) {
-        int64_t cap = BPC_CONV_TILE / j->ck;
+        int64_t cap = BPC_CONV_TILE / j->dims.ck;
         cap = cap < 128 ? 128 : cap;
-        ntn = (j->nout + cap - 1) / cap;
+        ntn = (j->dims.nout + cap - 1) / cap;
     }
     for (int pass = 0; pass < 2; pass++) {
         const int64_t have = units * ntn * ntm;
         if (have >= want)
             break;
         const int64_t times = (want + have - 1) / have;
-        if ((j->nout >= j->mg) == (pass == 0)) { /* more blocks of positions */
-            int64_t most = j->nout / 64;
+        if ((j->dims.nout >= j->dims.mg) == (pass == 0)) { /* more blocks of positions */
+            int64_t most = j->dims.nout / 64;
             ntn = ntn * times < most ? ntn * times : (most > ntn ? most : ntn);
         } else { /* blocks of channels, 16 at least */
-            int64_t most = (j->mg + 15) / 16;
+            int64_t most = (j->dims.mg + 15) / 16;
             ntm = times < most ? times : most;
         }
     }
-    j->tn = (j->nout + ntn - 1) / ntn;
-    if (j->tn < j->nout)
-        j->tn = round_up(j->tn, 16) < j->nout ? round_up(j->tn, 16) : j->nout;
-    j->ntn = (j->nout + j->tn - 1) / j->tn;
-    j->tm = ntm > 1 ? round_up((j->mg + ntm - 1) / ntm, 8) : j->mg;
-    j->tm = j->tm < j->mg ? j->tm : j->mg;
-    j->ntm = (j->mg + j->tm - 1) / j->tm;
+    j->tn = (j->dims.nout + ntn - 1) / ntn;
+    if (j->tn < j->dims.nout)
+        j->tn = round_up(j->tn, 16) < j->dims.nout ? round_up(j->tn, 16) : j->dims.nout;
+    j->ntn = (j->dims.nout + j->tn - 1) / j->tn;
+    j->tm = ntm > 1 ? round_up((j->dims.mg + ntm - 1) / ntm, 8) : j->dims.mg;
+    j->tm = j->tm < j->dims.mg ? j->tm : j->dims.mg;
+    j->ntm = (j->dims.mg + j->tm - 1) / j->tm;
 }
 
 /* y rows [m0, m0 + m) of one image's group, positions [o0, o0 + n):
@@ -339,16 +351,17 @@ static void choose_tiles(conv_job *j, int team)
 static void taps_tile(const conv_job *j, const char *xg, char *yg, int64_t grp, int64_t m0,
                       int64_t m, int64_t o0, int64_t n)
 {
-    const bpk_window *g = &j->g;
+    const bpk_window *g = &j->dims.g;
     const int a = j->line;
     const size_t es = j->es;
-    const int64_t M = j->y->shape[1], grp_m = grp * j->mg; /* the group's first channel */
+    const int64_t M = j->y->shape[1], grp_m = grp * j->dims.mg; /* the group's first channel */
     if (j->bias)
-        fill_bias(j->bias, grp_m + m0, m, yg + (size_t)(m0 * j->nout + o0) * es, n, j->nout, es);
+        fill_bias(j->bias, grp_m + m0, m, yg + (size_t)(m0 * j->dims.nout + o0) * es, n,
+                  j->dims.nout, es);
     else
         for (int64_t r = 0; r < m; r++)
-            memset(yg + (size_t)((m0 + r) * j->nout + o0) * es, 0, (size_t)n * es);
-    for (int64_t k = 0; k < j->nk; k++) {
+            memset(yg + (size_t)((m0 + r) * j->dims.nout + o0) * es, 0, (size_t)n * es);
+    for (int64_t k = 0; k < j->dims.nk; k++) {
         const int64_t off = k * g->dl[a] - g->pb[a];
         int64_t lo = (off < 0 ? -off : 0) * j->inner;
         int64_t hi = (g->in[a] - off < g->out[a] ? g->in[a] - off : g->out[a]) * j->inner;
@@ -356,9 +369,10 @@ static void taps_tile(const conv_job *j, const char *xg, char *yg, int64_t grp, 
         hi = hi < o0 + n ? hi : o0 + n;
         if (hi <= lo)
             continue;
-        gemm(j->dt, m, hi - lo, j->cg, j->wk + (size_t)((k * M + grp_m + m0) * j->cg) * es,
-             xg + (size_t)(lo + off * j->inner) * es, j->nin, true,
-             yg + (size_t)(m0 * j->nout + lo) * es, j->nout);
+        gemm(j->dt, m, hi - lo, j->dims.cg,
+             j->wk + (size_t)((k * M + grp_m + m0) * j->dims.cg) * es,
+             xg + (size_t)(lo + off * j->inner) * es, j->dims.nin, true,
+             yg + (size_t)(m0 * j->dims.nout + lo) * es, j->dims.nout);
     }
 }
 
@@ -371,7 +385,7 @@ static bp_status conv_tiles(bpc_dev *d, const void *args, int64_t lo, int64_t hi
      * are megabytes) paid a page fault every 4 KiB */
     void *colv = NULL;
     if (unfolds) {
-        bp_status st = bpc_alloc(d, (size_t)(j->ck * j->tn) * es, &colv);
+        bp_status st = bpc_alloc(d, (size_t)(j->dims.ck * j->tn) * es, &colv);
         if (st != BP_OK)
             return st;
     }
@@ -381,32 +395,34 @@ static bp_status conv_tiles(bpc_dev *d, const void *args, int64_t lo, int64_t hi
         const int64_t ni = j->slab ? j->ni : t % j->ntn;
         const int64_t mi = j->slab ? t : t / j->ntn % j->ntm;
         const int64_t unit = j->slab ? j->unit : t / (j->ntn * j->ntm);
-        const int64_t n = unit / j->G, grp = unit % j->G;
-        const int64_t o0 = ni * j->tn, wd = j->nout - o0 < j->tn ? j->nout - o0 : j->tn;
-        const int64_t m0 = mi * j->tm, m = j->mg - m0 < j->tm ? j->mg - m0 : j->tm;
+        const int64_t n = unit / j->dims.G, grp = unit % j->dims.G;
+        const int64_t o0 = ni * j->tn, wd = j->dims.nout - o0 < j->tn ? j->dims.nout - o0 : j->tn;
+        const int64_t m0 = mi * j->tm, m = j->dims.mg - m0 < j->tm ? j->dims.mg - m0 : j->tm;
         const char *xg =
-            bpk_base(j->x) + (size_t)((n * j->x->shape[1] + grp * j->cg) * j->nin) * es;
-        char *yg = bpk_base(j->y) + (size_t)((n * j->y->shape[1] + grp * j->mg) * j->nout) * es;
+            bpk_base(j->x) + (size_t)((n * j->x->shape[1] + grp * j->dims.cg) * j->dims.nin) * es;
+        char *yg =
+            bpk_base(j->y) + (size_t)((n * j->y->shape[1] + grp * j->dims.mg) * j->dims.nout) * es;
         if (j->line >= 0) {
             taps_tile(j, xg, yg, grp, m0, m, o0, wd);
             continue;
         }
         const char *b = xg + (size_t)o0 * es;
-        int64_t ldb = j->nin;
+        int64_t ldb = j->dims.nin;
         if (unfolds) {
-            unfold u = {.g = &j->g, .xg = xg, .col = col, .es = es, .nk = j->nk, .o_lo = o0,
-                        .width = wd};
-            unfold_rows(&u, 0, j->ck);
+            unfold u = {.g = &j->dims.g, .xg = xg, .col = col, .es = es, .nk = j->dims.nk,
+                        .o_lo = o0, .width = wd};
+            unfold_rows(&u, 0, j->dims.ck);
         }
         if (unfolds || j->slab) {
             b = j->slab ? j->slab : col;
             ldb = wd;
         }
-        char *yt = yg + (size_t)(m0 * j->nout + o0) * es;
+        char *yt = yg + (size_t)(m0 * j->dims.nout + o0) * es;
         if (j->bias)
-            fill_bias(j->bias, grp * j->mg + m0, m, yt, wd, j->nout, es);
-        gemm(j->dt, m, wd, j->ck, bpk_base(j->w) + (size_t)((grp * j->mg + m0) * j->ck) * es, b,
-             ldb, j->bias != NULL, yt, j->nout);
+            fill_bias(j->bias, grp * j->dims.mg + m0, m, yt, wd, j->dims.nout, es);
+        gemm(j->dt, m, wd, j->dims.ck,
+             bpk_base(j->w) + (size_t)((grp * j->dims.mg + m0) * j->dims.ck) * es, b, ldb,
+             j->bias != NULL, yt, j->dims.nout);
     }
     bpc_free(d, col);
     return BP_OK;
@@ -416,43 +432,37 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
                         const bp_view *bias, const bp_view *y)
 {
     conv_job j = {.dt = x->dtype, .es = bp_dtype_size(x->dtype), .x = x, .w = w, .bias = bias,
-                  .y = y, .G = p->i[15], .line = -1};
-    bpk_window_of(p, x, y, NULL, &j.g);
-    j.cg = x->shape[1] / j.G;
-    j.mg = y->shape[1] / j.G;
-    j.nk = bpk_window_numel(j.g.k);
-    j.ck = j.cg * j.nk;
-    j.nin = bpk_window_numel(j.g.in);
-    j.nout = bpk_window_numel(j.g.out);
+                  .y = y, .line = -1};
+    bpc_conv_dims_of(p, x, y, &j.dims);
     if (bpk_numel(y) == 0)
         return BP_OK;
-    j.direct = j.nk == 1 && j.nin == j.nout;
+    j.direct = j.dims.nk == 1 && j.dims.nin == j.dims.nout;
     for (int a = 0; a < 3; a++)
-        j.direct = j.direct && j.g.st[a] == 1 && j.g.pb[a] == 0 && j.g.pe[a] == 0;
-    j.line = j.nk > 1 ? line_axis(&j.g, j.cg, j.nout) : -1;
+        j.direct = j.direct && j.dims.g.st[a] == 1 && j.dims.g.pb[a] == 0 && j.dims.g.pe[a] == 0;
+    j.line = j.dims.nk > 1 ? line_axis(&j.dims.g, j.dims.cg, j.dims.nout) : -1;
     char *wk = NULL;
     if (j.line >= 0) { /* W repacked tap by tap into wk[k][m][c]: each tap's matrix dense */
         const int64_t M = y->shape[1];
         j.inner = 1;
         for (int a = j.line + 1; a < 3; a++)
-            j.inner *= j.g.in[a];
-        wk = malloc((size_t)(j.nk * M * j.cg) * j.es);
+            j.inner *= j.dims.g.in[a];
+        wk = malloc((size_t)(j.dims.nk * M * j.dims.cg) * j.es);
         if (!wk)
             return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "conv: out of memory repacking the kernel");
         const char *w0 = bpk_base(w);
-        for (int64_t k = 0; k < j.nk; k++)
+        for (int64_t k = 0; k < j.dims.nk; k++)
             for (int64_t m = 0; m < M; m++)
-                for (int64_t c = 0; c < j.cg; c++)
-                    memcpy(wk + (size_t)((k * M + m) * j.cg + c) * j.es,
-                           w0 + (size_t)((m * j.cg + c) * j.nk + k) * j.es, j.es);
+                for (int64_t c = 0; c < j.dims.cg; c++)
+                    memcpy(wk + (size_t)((k * M + m) * j.dims.cg + c) * j.es,
+                           w0 + (size_t)((m * j.dims.cg + c) * j.dims.nk + k) * j.es, j.es);
         j.wk = wk;
     }
     /* work in the pool's units: a multiply-add costs about a quarter of
      * what an elementwise op's element does (a team of two from some 50 us) */
-    const int64_t work = x->shape[0] * j.G * j.mg * j.nout * j.ck / 4;
+    const int64_t work = x->shape[0] * j.dims.G * j.dims.mg * j.dims.nout * j.dims.ck / 4;
     choose_tiles(&j, bpc_team(dev, work));
     bpc_blas_one_thread(); /* the pool's threads run one gemm each */
-    const int64_t units = x->shape[0] * j.G;
+    const int64_t units = x->shape[0] * j.dims.G;
     if (j.direct || j.line >= 0 || j.ntm == 1) {
         bp_status st = bpc_ranges(dev, "conv", units * j.ntm * j.ntn, work, conv_tiles, &j);
         free(wk);
@@ -462,7 +472,7 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
      * same slab (at 7 x 7, unfolding costs as much as its gemm: short
      * lines): it is unfolded once, on the pool, then shared. */
     void *slabv = NULL;
-    bp_status st = bpc_alloc(dev, (size_t)(j.ck * j.tn) * j.es, &slabv);
+    bp_status st = bpc_alloc(dev, (size_t)(j.dims.ck * j.tn) * j.es, &slabv);
     if (st != BP_OK) {
         free(wk);
         return st;
@@ -470,11 +480,13 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
     char *slab = slabv;
     for (j.unit = 0; j.unit < units && st == BP_OK; j.unit++)
         for (j.ni = 0; j.ni < j.ntn && st == BP_OK; j.ni++) {
-            const int64_t n = j.unit / j.G, grp = j.unit % j.G, o0 = j.ni * j.tn;
-            const char *xg = bpk_base(x) + (size_t)((n * x->shape[1] + grp * j.cg) * j.nin) * j.es;
-            unfold u = {.g = &j.g, .xg = xg, .col = slab, .es = j.es, .nk = j.nk, .o_lo = o0,
-                        .width = j.nout - o0 < j.tn ? j.nout - o0 : j.tn};
-            (void)bpc_ranges(dev, "conv", j.ck, j.ck * u.width, unfold_range, &u); /* never fails */
+            const int64_t n = j.unit / j.dims.G, grp = j.unit % j.dims.G, o0 = j.ni * j.tn;
+            const char *xg =
+                bpk_base(x) + (size_t)((n * x->shape[1] + grp * j.dims.cg) * j.dims.nin) * j.es;
+            unfold u = {.g = &j.dims.g, .xg = xg, .col = slab, .es = j.es, .nk = j.dims.nk,
+                        .o_lo = o0, .width = j.dims.nout - o0 < j.tn ? j.dims.nout - o0 : j.tn};
+            /* never fails */
+            (void)bpc_ranges(dev, "conv", j.dims.ck, j.dims.ck * u.width, unfold_range, &u);
             j.slab = slab;
             st = bpc_ranges(dev, "conv", j.ntm, work / (units * j.ntn), conv_tiles, &j);
             j.slab = NULL;

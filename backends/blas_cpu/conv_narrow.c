@@ -35,11 +35,11 @@ bool bpc_conv_narrow_takes(const bp_op_params *p, const bp_view *x, const bp_vie
 }
 
 typedef struct narrow_job {
-    bpk_window g;
+    bpc_conv_dims dims;
     size_t es;
     const bp_view *x, *w, *bias, *y;
     const bpc_vmath *vm;
-    int64_t G, cg, mg, nk, ck, nin, nout, blocks; /* blocks: of ROW_BLOCK rows per group */
+    int64_t blocks;             /* of ROW_BLOCK rows per group */
     char *cols;                 /* every unit's gathered windows, unit after unit */
 } narrow_job;
 
@@ -52,13 +52,14 @@ typedef struct narrow_job {
 #define GATHER(NAME, T)                                                                    \
     static void NAME(const narrow_job *j, const T *xg, T *cols)                            \
     {                                                                                      \
-        const bpk_window *g = &j->g;                                                       \
-        const bool along_taps = g->k[2] >= j->cg;                                          \
-        for (int64_t o = 0; o < j->nout; o++) {                                            \
+        const bpk_window *g = &j->dims.g;                                                  \
+        const int64_t cg = j->dims.cg, nk = j->dims.nk, nin = j->dims.nin;                 \
+        const bool along_taps = g->k[2] >= cg;                                             \
+        for (int64_t o = 0; o < j->dims.nout; o++) {                                       \
             const int64_t oc[3] = {o / (g->out[1] * g->out[2]), o / g->out[2] % g->out[1], \
                                    o % g->out[2]};                                         \
-            T *dst = cols + o * j->ck;                                                     \
-            for (int64_t c = 0; c < (along_taps ? j->cg : 1); c++) {                       \
+            T *dst = cols + o * j->dims.ck;                                                \
+            for (int64_t c = 0; c < (along_taps ? cg : 1); c++) {                          \
                 int64_t t = 0;                                                             \
                 for (int64_t k0 = 0; k0 < g->k[0]; k0++) {                                 \
                     const int64_t i0 = oc[0] * g->st[0] + k0 * g->dl[0] - g->pb[0];        \
@@ -70,13 +71,13 @@ typedef struct narrow_job {
                             const int64_t i2 = oc[2] * g->st[2] + k2 * g->dl[2] - g->pb[2]; \
                             const bool in = row && i2 >= 0 && i2 < g->in[2];               \
                             if (along_taps)                                                \
-                                dst[c * j->nk + t] = in ? xg[c * j->nin + at + i2] : 0;    \
+                                dst[c * nk + t] = in ? xg[c * nin + at + i2] : 0;          \
                             else if (in)                                                   \
-                                for (int64_t ch = 0; ch < j->cg; ch++)                     \
-                                    dst[ch * j->nk + t] = xg[ch * j->nin + at + i2];       \
+                                for (int64_t ch = 0; ch < cg; ch++)                        \
+                                    dst[ch * nk + t] = xg[ch * nin + at + i2];             \
                             else                                                           \
-                                for (int64_t ch = 0; ch < j->cg; ch++)                     \
-                                    dst[ch * j->nk + t] = 0;                               \
+                                for (int64_t ch = 0; ch < cg; ch++)                        \
+                                    dst[ch * nk + t] = 0;                                  \
                         }                                                                  \
                     }                                                                      \
                 }                                                                          \
@@ -94,10 +95,10 @@ static bp_status gather_units(bpc_dev *d, const void *args, int64_t lo, int64_t 
     (void)d;
     const narrow_job *j = args;
     for (int64_t u = lo; u < hi; u++) {
-        const int64_t n = u / j->G, grp = u % j->G;
-        const char *xg =
-            bpk_base(j->x) + (size_t)((n * j->x->shape[1] + grp * j->cg) * j->nin) * j->es;
-        char *cols = j->cols + (size_t)(u * j->nout * j->ck) * j->es;
+        const int64_t n = u / j->dims.G, grp = u % j->dims.G;
+        const char *xg = bpk_base(j->x) +
+                         (size_t)((n * j->x->shape[1] + grp * j->dims.cg) * j->dims.nin) * j->es;
+        char *cols = j->cols + (size_t)(u * j->dims.nout * j->dims.ck) * j->es;
         if (j->es == sizeof(float))
             gather_f32(j, (const float *)xg, (float *)cols);
         else
@@ -114,21 +115,21 @@ static bp_status dot_tasks(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
     const size_t es = j->es;
     double bias[ROW_BLOCK];
     for (int64_t t = lo; t < hi; t++) {
-        const int64_t unit = t / j->blocks, n = unit / j->G, grp = unit % j->G;
+        const int64_t unit = t / j->blocks, n = unit / j->dims.G, grp = unit % j->dims.G;
         const int64_t m0 = t % j->blocks * ROW_BLOCK;
-        const int64_t m = j->mg - m0 < ROW_BLOCK ? j->mg - m0 : ROW_BLOCK;
-        const int64_t row = grp * j->mg + m0; /* the first output channel */
+        const int64_t m = j->dims.mg - m0 < ROW_BLOCK ? j->dims.mg - m0 : ROW_BLOCK;
+        const int64_t row = grp * j->dims.mg + m0; /* the first output channel */
         if (j->bias)
             bpk_block_load(j->bias, row, m, bias);
-        const char *w = bpk_base(j->w) + (size_t)(row * j->ck) * es;
-        const char *cols = j->cols + (size_t)(unit * j->nout * j->ck) * es;
-        char *y = bpk_base(j->y) + (size_t)((n * j->y->shape[1] + row) * j->nout) * es;
+        const char *w = bpk_base(j->w) + (size_t)(row * j->dims.ck) * es;
+        const char *cols = j->cols + (size_t)(unit * j->dims.nout * j->dims.ck) * es;
+        char *y = bpk_base(j->y) + (size_t)((n * j->y->shape[1] + row) * j->dims.nout) * es;
         if (es == sizeof(float))
-            j->vm->dots_f32((const float *)w, m, (const float *)cols, j->nout, j->ck,
-                            j->bias ? bias : NULL, (float *)y, j->nout);
+            j->vm->dots_f32((const float *)w, m, (const float *)cols, j->dims.nout, j->dims.ck,
+                            j->bias ? bias : NULL, (float *)y, j->dims.nout);
         else
-            j->vm->dots_f64((const double *)w, m, (const double *)cols, j->nout, j->ck,
-                            j->bias ? bias : NULL, (double *)y, j->nout);
+            j->vm->dots_f64((const double *)w, m, (const double *)cols, j->dims.nout, j->dims.ck,
+                            j->bias ? bias : NULL, (double *)y, j->dims.nout);
     }
     return BP_OK;
 }
@@ -137,25 +138,21 @@ bp_status bpc_conv_narrow(bpc_dev *dev, const bp_op_params *p, const bp_view *x,
                           const bp_view *w, const bp_view *bias, const bp_view *y)
 {
     narrow_job j = {.es = bp_dtype_size(x->dtype), .x = x, .w = w, .bias = bias, .y = y,
-                    .vm = dev->vm, .G = p->i[15]};
-    bpk_window_of(p, x, y, NULL, &j.g);
-    j.cg = x->shape[1] / j.G;
-    j.mg = y->shape[1] / j.G;
-    j.nk = bpk_window_numel(j.g.k);
-    j.ck = j.cg * j.nk;
-    j.nin = bpk_window_numel(j.g.in);
-    j.nout = bpk_window_numel(j.g.out);
+                    .vm = dev->vm};
+    bpc_conv_dims_of(p, x, y, &j.dims);
     if (bpk_numel(y) == 0)
         return BP_OK;
-    j.blocks = (j.mg + ROW_BLOCK - 1) / ROW_BLOCK;
+    j.blocks = (j.dims.mg + ROW_BLOCK - 1) / ROW_BLOCK;
     /* in the pool's units: a multiply-add is about a quarter of an element */
-    const int64_t units = x->shape[0] * j.G, work = units * j.mg * j.nout * j.ck / 4;
+    const int64_t units = x->shape[0] * j.dims.G,
+                  work = units * j.dims.mg * j.dims.nout * j.dims.ck / 4;
     void *cols;
-    bp_status st = bpc_alloc(dev, (size_t)(units * j.nout * j.ck) * j.es, &cols);
+    bp_status st = bpc_alloc(dev, (size_t)(units * j.dims.nout * j.dims.ck) * j.es, &cols);
     if (st != BP_OK)
         return st;
     j.cols = cols;
-    (void)bpc_ranges(dev, "conv", units, units * j.nout * j.ck, gather_units, &j); /* never fails */
+    /* never fails */
+    (void)bpc_ranges(dev, "conv", units, units * j.dims.nout * j.dims.ck, gather_units, &j);
     st = bpc_ranges(dev, "conv", units * j.blocks, work, dot_tasks, &j);
     bpc_free(dev, cols);
     return st;
