@@ -129,27 +129,37 @@ Test(nn_conv, conv_over_one_to_eight_positions_matches_the_oracle)
           &(geometry){5, {1, 5, 3, 3, 2}, {9, 5, 2, 2, 2}, true, WIN(.pads = {0, 0, 1, 0, 0, 1})});
 }
 
+/* A case of the tables below: what it checks, and its shapes. */
+typedef struct named_geometry {
+    const char *what;
+    geometry g;
+} named_geometry;
+
+/* Each case on blas_cpu with three threads (so that its blocks do not
+ * divide evenly), in f32 and f64, against the oracle. */
+static void check_on_three_threads(const named_geometry *cases, size_t n)
+{
+    bp_backend *blas = NULL;
+    bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\nthreads = 3\n", "blas_cpu", &blas);
+    static const bp_dtype dts[] = {BP_F32, BP_F64};
+    for (size_t i = 0; i < n; i++)
+        cr_expect_eq(check_in(ctx, "blas_cpu", dts, 2, cases[i].what, false, &cases[i].g), 2,
+                     "%s: not run in f32 and f64", cases[i].what);
+    bp_context_destroy(ctx);
+}
+
 /* Few positions (conv_narrow.c) and enough filters and taps that three
  * threads share the filters: blocks of 32 filters, a short last one, two
  * images gathered before the products. */
 Test(nn_conv, conv_over_few_positions_split_across_threads_matches_the_oracle)
 {
-    bp_backend *blas = NULL;
-    bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\nthreads = 3\n", "blas_cpu", &blas);
-    static const bp_dtype dts[] = {BP_F32, BP_F64};
-    static const struct {
-        const char *what;
-        geometry g;
-    } cases[] = {
+    static const named_geometry cases[] = {
         {"conv 3x3 over 2 x 2 positions, 200 filters",
          {4, {2, 160, 2, 2}, {200, 160, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})}},
         {"conv 1x1 over 8 positions, 150 filters",
          {4, {1, 1000, 8, 1}, {150, 1000, 1, 1}, false, WIN(.groups = 0)}},
     };
-    for (size_t i = 0; i < CF_COUNT(cases); i++)
-        cr_expect_eq(check_in(ctx, "blas_cpu", dts, 2, cases[i].what, false, &cases[i].g), 2,
-                     "%s: not run in f32 and f64", cases[i].what);
-    bp_context_destroy(ctx);
+    check_on_three_threads(cases, CF_COUNT(cases));
 }
 
 Test(nn_conv, conv_strides_pads_and_dilations_match_the_oracle)
@@ -297,13 +307,7 @@ Test(nn_conv, conv_along_one_axis_over_many_channels_matches_the_oracle)
  * 1x1 groups. Every tile must add up to the whole. */
 Test(nn_conv, conv_split_into_tiles_across_threads_matches_the_oracle)
 {
-    bp_backend *blas = NULL;
-    bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\nthreads = 3\n", "blas_cpu", &blas);
-    static const bp_dtype dts[] = {BP_F32, BP_F64}; /* the gemm path's */
-    static const struct {
-        const char *what;
-        geometry g;
-    } cases[] = {
+    static const named_geometry cases[] = {
         {"conv 3x3 in blocks of positions",
          {4, {1, 32, 37, 41}, {48, 32, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})}},
         {"conv 3x3 over 7x7 in blocks of channels",
@@ -315,10 +319,7 @@ Test(nn_conv, conv_split_into_tiles_across_threads_matches_the_oracle)
          {3, {2, 64, 700}, {40, 64, 5}, true, WIN(.pads = {2, 3})}},
         {"conv 1x1 in 3 groups", {4, {1, 96, 30, 30}, {48, 32, 1, 1}, true, WIN(.groups = 3)}},
     };
-    for (size_t i = 0; i < CF_COUNT(cases); i++)
-        cr_expect_eq(check_in(ctx, "blas_cpu", dts, 2, cases[i].what, false, &cases[i].g), 2,
-                     "%s: not run in f32 and f64", cases[i].what);
-    bp_context_destroy(ctx);
+    check_on_three_threads(cases, CF_COUNT(cases));
 }
 
 /* Stride 1 with output lines as long as the input's: blas_cpu copies each
@@ -329,13 +330,7 @@ Test(nn_conv, conv_split_into_tiles_across_threads_matches_the_oracle)
  * of a line; f32 and f64. */
 Test(nn_conv, conv_unfolding_shifted_planes_matches_the_oracle)
 {
-    bp_backend *blas = NULL;
-    bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\nthreads = 3\n", "blas_cpu", &blas);
-    static const bp_dtype dts[] = {BP_F32, BP_F64};
-    static const struct {
-        const char *what;
-        geometry g;
-    } cases[] = {
+    static const named_geometry cases[] = {
         {"3x3 pads 1", {4, {2, 5, 9, 11}, {6, 5, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})}},
         {"3x3 dilated 2, pads 2",
          {4, {1, 4, 8, 10}, {5, 4, 3, 3}, false, WIN(.pads = {2, 2, 2, 2}, .dilations = {2, 2})}},
@@ -348,10 +343,7 @@ Test(nn_conv, conv_unfolding_shifted_planes_matches_the_oracle)
         {"3x3 pads 1 in tiles across lines",
          {4, {1, 8, 53, 47}, {16, 8, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})}},
     };
-    for (size_t i = 0; i < CF_COUNT(cases); i++)
-        cr_expect_eq(check_in(ctx, "blas_cpu", dts, 2, cases[i].what, false, &cases[i].g), 2,
-                     "%s: not run in f32 and f64", cases[i].what);
-    bp_context_destroy(ctx);
+    check_on_three_threads(cases, CF_COUNT(cases));
 }
 
 Test(nn_conv, conv_with_an_empty_batch_gives_an_empty_result)
