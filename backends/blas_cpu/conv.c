@@ -28,15 +28,10 @@ bool bpc_conv_gemm_takes(const bp_op_params *p, const bp_view *x, const bp_view 
     if ((x->dtype != BP_F32 && x->dtype != BP_F64) || !bpk_view_dense(x) || !bpk_view_dense(w) ||
         !bpk_view_dense(y))
         return false;
-    int64_t ck = w->shape[1], nin = 1, nout = 1;
-    for (int32_t k = 2; k < x->rank; k++) {
-        ck *= w->shape[k];
-        nin *= x->shape[k];
-        nout *= y->shape[k];
-    }
-    const int64_t mg = y->shape[1] / p->i[15];
-    return mg >= 4 && ck >= 4 && mg <= INT_MAX && ck <= INT_MAX && nin <= INT_MAX &&
-           nout <= INT_MAX;
+    bpc_conv_dims d;
+    bpc_conv_dims_of(p, x, y, &d);
+    return d.mg >= 4 && d.ck >= 4 && d.mg <= INT_MAX && d.ck <= INT_MAX && d.nin <= INT_MAX &&
+           d.nout <= INT_MAX;
 }
 
 /* One im2col job: rows [lo, hi) of the block [o_lo, o_lo + width) of the

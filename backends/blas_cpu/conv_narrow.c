@@ -21,17 +21,14 @@
 bool bpc_conv_narrow_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,
                            const bp_view *y)
 {
-    (void)p;
     if ((x->dtype != BP_F32 && x->dtype != BP_F64) || x->rank < 3 || !bpk_view_dense(x) ||
         !bpk_view_dense(w) || !bpk_view_dense(y))
         return false;
-    int64_t nout = 1, ck = w->shape[1];
-    for (int32_t k = 2; k < x->rank; k++) {
-        nout *= y->shape[k];
-        ck *= w->shape[k];
-    }
+    bpc_conv_dims d;
+    bpc_conv_dims_of(p, x, y, &d);
     /* the gathered windows: at most BPC_CONV_NARROW_COLS elements */
-    return nout >= 1 && nout <= BPC_CONV_NARROW && x->shape[0] * nout * ck <= BPC_CONV_NARROW_COLS;
+    return d.nout >= 1 && d.nout <= BPC_CONV_NARROW &&
+           x->shape[0] * d.nout * d.ck <= BPC_CONV_NARROW_COLS;
 }
 
 typedef struct narrow_job {
