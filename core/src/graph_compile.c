@@ -93,6 +93,7 @@ void bp_graph_exec_release(bp_graph_exec *exe)
 {
     if (!exe)
         return;
+    bp__graph_prepared_release(exe);
     for (int32_t c = 0; c < exe->n_caps; c++)
         bp_tensor_release(exe->caps[c]);
     free(exe->caps);
@@ -513,6 +514,8 @@ bp_status bp_graph_compile(bp_graph *g, const bp_graph_options *opt, bp_graph_ex
     e->fresh_draws = o.fresh_draws != 0;
     if (st == BP_OK && e->fresh_draws && !bp__graph_draw_strides(e))
         st = bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    if (st == BP_OK)
+        st = bp__graph_prepare(e);
     if (st != BP_OK) {
         bp_graph_exec_release(e);
         return st;

@@ -86,6 +86,8 @@ static void node_line(text *t, const bp_graph_exec *e, int32_t i, const char *in
     if (e->draw_stride && e->draw_stride[i])
         put(t, "  [seed %llu, offset %llu + %llu per run]", (unsigned long long)n->params->i[0],
             (unsigned long long)n->params->i[1], (unsigned long long)e->draw_stride[i]);
+    if (e->prepared && e->prepared[i])
+        put(t, "  [prepared]");
     put(t, "\n");
 }
 

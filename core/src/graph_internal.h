@@ -138,6 +138,10 @@ struct bp_graph_exec {
                                 random node of a fresh_draws plan), else 0;
                                 NULL: no such node */
     _Atomic uint64_t draw_run; /* the number the next run takes */
+    void **prepared;         /* per node: what the backend's prepare made, or
+                                NULL; NULL: no node is prepared (graph_prepare.c) */
+    bp_tensor **prepared_caps; /* per capture: the tensor the nodes were
+                                  prepared with (retained), NULL when none */
     bp_graph_stats stats;
 };
 
@@ -174,6 +178,20 @@ bool bp__graph_draw_strides(bp_graph_exec *e);
  * fresh_draws plan) a copy in scratch with the offset advanced. */
 const bp_op_params *bp__graph_draw_params(const bp_graph_exec *e, int32_t i, uint64_t run,
                                           bp_op_params *scratch);
+
+/* The backend's prepare (plugin ABI 1.13) for each node the plan runs
+ * alone that reads a captured tensor (graph_prepare.c): fills e->prepared
+ * and e->prepared_caps and counts them in e->stats. Call last, on a plan
+ * otherwise complete. A failure is the plugin's (out of memory): the
+ * caller releases e. */
+bp_status bp__graph_prepare(bp_graph_exec *e);
+/* Whether node i runs through the backend's prepared_op in a run reading
+ * the captured tensors caps: it was prepared, and reads the tensors it was
+ * prepared with (no bind replaced one). */
+bool bp__graph_prepared_current(const bp_graph_exec *e, int32_t i, bp_tensor *const *caps);
+/* Hand each prepared node's state back to the backend (prepared_free) and
+ * release the tensors they were made with. */
+void bp__graph_prepared_release(bp_graph_exec *e);
 
 /* Replace the plan's patterns that one op of the backend computes
  * (graph_rewrite.c: softmax and log_softmax written with primitives) by

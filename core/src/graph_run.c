@@ -225,6 +225,11 @@ static bp_status run_nodes(const bp_graph_exec *e, const run_state *r)
         }
         if (n->check)
             BP__TRY(check_indices(e, n, pv[n->check->input]));
+        if (bp__graph_prepared_current(e, i, r->caps)) {
+            BP__TRY(bp__op_run_prepared(e->real, e->prepared[i], n->op, n->params, pv,
+                                        pv + n->n_in));
+            continue;
+        }
         bp_op_params drawn;
         BP__TRY(bp__op_run(e->real, n->op, bp__graph_draw_params(e, i, r->draw_run, &drawn), pv,
                            pv + n->n_in));

@@ -593,6 +593,10 @@ bp_status bp__op_run(bp_backend *be, bp_op op, const bp_op_params *p, const bp_v
 bp_status bp__op_run_checked(bp_backend *be, bp_op op, const bp_op_params *p,
                              const bp_view *const *in, const bp_view *const *out,
                              const bp__index_rule *rule);
+/* A compiled graph's prepared node (graph_prepare.c) through the plugin's
+ * prepared_op with what its prepare made: counted and reported as an op. */
+bp_status bp__op_run_prepared(bp_backend *be, void *prepared, bp_op op, const bp_op_params *p,
+                              const bp_view *const *in, const bp_view *const *out);
 /* The typed entries of a plugin built before ABI 1.6, for the ops of 1.0
  * (plugin_compat.c). */
 bool bp__compat_has_entry(const bp_backend *b, bp_op op);

@@ -142,3 +142,11 @@ bp_status bp__op_run_checked(bp_backend *be, bp_op op, const bp_op_params *p,
 {
     return op_run(be, op, p, in, out, be->graph && rule && rule->input >= 0 ? rule : NULL);
 }
+
+bp_status bp__op_run_prepared(bp_backend *be, void *prepared, bp_op op, const bp_op_params *p,
+                              const bp_view *const *in, const bp_view *const *out)
+{
+    const bp__op_sig *sig = bp__op_sig_of(op);
+    return BP__OP_CALL(be, bp_op_name(op), prepared_op, prepared, op, p, sig->n_in, in,
+                       sig->n_out, out);
+}

@@ -136,6 +136,9 @@ typedef struct bp_graph_stats {
     int64_t fused_groups;    /* chains of elementwise nodes the backend runs
                                 as one call each */
     int64_t nodes_fused;     /* the nodes in them */
+    int64_t nodes_prepared;  /* nodes whose work on the plan's constants (a
+                                convolution's weights reordered) the backend
+                                did once, at compile */
 } bp_graph_stats;
 BP_API bp_status bp_graph_exec_stats(const bp_graph_exec *exe, bp_graph_stats *stats);
 
@@ -143,8 +146,8 @@ BP_API bp_status bp_graph_exec_stats(const bp_graph_exec *exe, bp_graph_stats *s
  * NUL-terminated when size > 0): its counts, the inputs, each node as
  * "v7 = add(v5, c0) : f32 (256, 512)  [buffer 1]" (v<n> a value, c<n> a
  * captured tensor; where the value lives: a pool buffer, an output, or
- * kept inside a fused group), the fused groups with their nodes, the
- * outputs. *needed (when needed is not NULL) receives the bytes the text
+ * kept inside a fused group; "[prepared]" after a node whose backend
+ * prepared it), the fused groups with their nodes, the outputs. *needed (when needed is not NULL) receives the bytes the text
  * takes, its NUL included; BP_ERR_INVALID_ARGUMENT when it does not fit
  * (buf then holds its beginning). buf may be NULL with size 0 to ask. */
 BP_API bp_status bp_graph_exec_format(const bp_graph_exec *exe, char *buf, size_t size,

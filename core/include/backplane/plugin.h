@@ -399,6 +399,35 @@ typedef struct bp_plugin {
     bp_status (*fused_run)(void *dev, const bp_fused_group *g, const bp_view *const *in,
                            const bp_view *const *out);
     /* Members above are valid for ABI 1.9. */
+
+    /* (optional, with prepared_op and prepared_free) The work of a compiled
+     * graph's node that depends only on its constants (tensors the graph
+     * captured: a model's weights), done once when the plan compiles
+     * instead of at every run: a convolution's weights reordered for the
+     * kernel, an algorithm chosen. Asked once for each node that the plan
+     * runs alone (not in a fused group), whose views are not empty and
+     * that reads at least one constant, with the views and parameters its
+     * op entry would get: a constant's view has its buffer (readable
+     * during the call; the constant never changes while the plan holds
+     * it), every other view a NULL buffer. BP_OK with *prepared NULL:
+     * nothing to prepare, the node runs through `op`. Otherwise the node
+     * runs through prepared_op with *prepared, for as long as the plan
+     * reads the constants it was prepared with (a node whose constant was
+     * replaced by bp_graph_exec_bind runs through `op` again). Its result
+     * is one the op's row allows (the conformance tolerances), not
+     * necessarily op's bits. A failure (out of memory) fails the compile. */
+    bp_status (*prepare)(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                         const bp_view *const *in, int32_t n_out, const bp_view *const *out,
+                         void **prepared);
+    /* Run a prepared node: as `op`, with what prepare made. Runs of the plan
+     * may call it from several threads at once with the same *prepared. */
+    bp_status (*prepared_op)(void *dev, void *prepared, bp_op op, const bp_op_params *params,
+                             int32_t n_in, const bp_view *const *in, int32_t n_out,
+                             const bp_view *const *out);
+    /* Free what prepare made: once, when the plan is released (every run of
+     * it has ended). */
+    void (*prepared_free)(void *dev, void *prepared);
+    /* Members above are valid for ABI 1.13. */
 } bp_plugin;
 
 /* The one symbol a plugin exports. */
