@@ -36,12 +36,27 @@ typedef struct bpc_conv_dims {
 void bpc_conv_dims_of(const bp_op_params *p, const bp_view *x, const bp_view *y,
                       bpc_conv_dims *d);
 
+/* conv.c: the axis along which a convolution's kernel is one gemm per tap
+ * over shifted views of x, unfolding nothing (a kernel along one axis,
+ * stride 1 there, many channels and positions), or -1. */
+int bpc_conv_line_axis(const bpk_window *g, int64_t cg, int64_t nout);
 /* conv.c: f32/f64 convolution as im2col + gemm; false (nothing done) when
  * the case is not one it takes. */
 bool bpc_conv_gemm_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,
                          const bp_view *y);
 bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *w,
                         const bp_view *bias, const bp_view *y);
+/* conv_direct.c: f32 convolution of one group and more than one tap,
+ * direct, with the weights reordered once by the plugin's prepare (a
+ * compiled graph's constant). takes: whether the case is one it runs;
+ * prepare: *prepared, the reordered weights (to bpc_conv_direct_free). */
+bool bpc_conv_direct_takes(const bpc_dev *d, const bp_op_params *p, const bp_view *x,
+                           const bp_view *w, const bp_view *y);
+bp_status bpc_conv_direct_prepare(bpc_dev *dev, const bp_op_params *p, const bp_view *x,
+                                  const bp_view *w, const bp_view *y, void **prepared);
+bp_status bpc_conv_direct(bpc_dev *dev, const void *prepared, const bp_op_params *p,
+                          const bp_view *x, const bp_view *bias, const bp_view *y);
+void bpc_conv_direct_free(void *prepared);
 /* conv_narrow.c: f32/f64 convolution with at most BPC_CONV_NARROW output
  * positions per image, as dot products of w's rows with the gathered
  * windows. */

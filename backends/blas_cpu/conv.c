@@ -236,7 +236,7 @@ static void gemm(bp_dtype dt, int64_t m, int64_t n, int64_t k, const char *a, co
  * channels and the output long enough (magika's 5-tap convolution over 256
  * channels and 512 positions: im2col wrote 166 MB per batch of 64). -1:
  * none. */
-static int line_axis(const bpk_window *g, int64_t cg, int64_t nout)
+int bpc_conv_line_axis(const bpk_window *g, int64_t cg, int64_t nout)
 {
     int a = 0;
     while (a < 3 && g->k[a] == 1)
@@ -434,7 +434,7 @@ bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, c
     j.direct = j.dims.nk == 1 && j.dims.nin == j.dims.nout;
     for (int a = 0; a < 3; a++)
         j.direct = j.direct && j.dims.g.st[a] == 1 && j.dims.g.pb[a] == 0 && j.dims.g.pe[a] == 0;
-    j.line = j.dims.nk > 1 ? line_axis(&j.dims.g, j.dims.cg, j.dims.nout) : -1;
+    j.line = j.dims.nk > 1 ? bpc_conv_line_axis(&j.dims.g, j.dims.cg, j.dims.nout) : -1;
     char *wk = NULL;
     if (j.line >= 0) { /* W repacked tap by tap into wk[k][m][c]: each tap's matrix dense */
         const int64_t M = y->shape[1];

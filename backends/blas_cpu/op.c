@@ -113,3 +113,36 @@ bp_status bpc_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
     bpc_op_call c = {.op = op, .p = p, .n_in = n_in, .n_out = n_out, .in = in, .out = out};
     return dispatch(dev, &c);
 }
+
+/* ---- prepared nodes (plugin.h's prepare, ABI 1.13) ------------------------ */
+
+bp_status bpc_prepare(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                      const bp_view *const *in, int32_t n_out, const bp_view *const *out,
+                      void **prepared)
+{
+    bp_op_params scratch;
+    const bp_op_params *p = bp_op_params_get(params, &scratch);
+    *prepared = NULL;
+    /* a convolution whose weights are a constant: reordered for the direct
+     * kernel, where that is the path (conv_direct.c) */
+    if (op != BP_OP_CONV || n_in < 2 || n_out < 1 || !in[1]->buffer ||
+        !bpc_conv_direct_takes(dev, p, in[0], in[1], out[0]))
+        return BP_OK;
+    return bpc_conv_direct_prepare(dev, p, in[0], in[1], out[0], prepared);
+}
+
+bp_status bpc_prepared_op(void *dev, void *prepared, bp_op op, const bp_op_params *params,
+                          int32_t n_in, const bp_view *const *in, int32_t n_out,
+                          const bp_view *const *out)
+{
+    bp_op_params scratch;
+    const bp_op_params *p = bp_op_params_get(params, &scratch);
+    (void)op, (void)n_out; /* a convolution: the only op prepare takes */
+    return bpc_conv_direct(dev, prepared, p, in[0], n_in > 2 ? in[2] : NULL, out[0]);
+}
+
+void bpc_prepared_free(void *dev, void *prepared)
+{
+    (void)dev;
+    bpc_conv_direct_free(prepared);
+}

@@ -22,6 +22,16 @@ typedef struct bpc_op_call {
 bp_status bpc_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                  const bp_view *const *in, int32_t n_out, const bp_view *const *out);
 
+/* The prepared nodes' entries (plugin.h's prepare, prepared_op and
+ * prepared_free): f32 convolutions' weights reordered for conv_direct.c. */
+bp_status bpc_prepare(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                      const bp_view *const *in, int32_t n_out, const bp_view *const *out,
+                      void **prepared);
+bp_status bpc_prepared_op(void *dev, void *prepared, bp_op op, const bp_op_params *params,
+                          int32_t n_in, const bp_view *const *in, int32_t n_out,
+                          const bp_view *const *out);
+void bpc_prepared_free(void *dev, void *prepared);
+
 bp_status bpc_gemm(bpc_dev *d, const bpc_op_call *call);
 bp_status bpc_scan(bpc_dev *d, const bpc_op_call *call);
 bp_status bpc_topk(bpc_dev *d, const bpc_op_call *call);

@@ -315,6 +315,9 @@ static const bp_plugin bpc_plugin = {
     .op = bpc_op, /* every op, by kind (op.c); the typed entries are left NULL */
     .fused_takes = bpc_fused_takes, /* a graph's elementwise chains in blocks (fused.c) */
     .fused_run = bpc_fused_run,
+    .prepare = bpc_prepare, /* a graph's convolutions with constant weights (conv_direct.c) */
+    .prepared_op = bpc_prepared_op,
+    .prepared_free = bpc_prepared_free,
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);

@@ -887,4 +887,8 @@ const bpc_vmath BPC_LEVEL_FN(bpc_vmath) = {
     .f16_unary = f16_unary,
     .dots_f32 = BPC_LEVEL_FN(bpc_vdots_f32),
     .dots_f64 = BPC_LEVEL_FN(bpc_vdots_f64),
+#if defined(__AVX2__) && defined(__FMA__)
+    .conv_block_f32 = BPC_LEVEL_FN(bpc_vconv_block_f32),
+    .conv_store_f32 = BPC_LEVEL_FN(bpc_vconv_store_f32),
+#endif
 };

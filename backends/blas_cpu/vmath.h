@@ -129,7 +129,26 @@ typedef struct bpc_vmath {
                      const double *bias, float *y, int64_t ldy);
     void (*dots_f64)(const double *w, int64_t m, const double *c, int64_t n, int64_t k,
                      const double *bias, double *y, int64_t ldy);
+    /* One block of a direct f32 convolution (conv_direct.c): BPC_CONV_FILTERS
+     * filters (on the vector lanes) at nj <= BPC_CONV_RUN output positions,
+     * over channels [c0, c1) and every one of the taps:
+     *     t[j][f] (+)= sum over c, k of wp[(c taps + k) BPC_CONV_FILTERS + f]
+     *                                  * xb[j][c plane + toff[k]]
+     * with one fma per product, channel by channel and tap by tap; t
+     * starts at 0 when first, else from what it holds. NULL where the level
+     * has no fma (the convolution then takes the GEMM). */
+    void (*conv_block_f32)(const float *const *xb, int nj, const float *wp, int64_t c0,
+                           int64_t c1, int64_t taps, const int64_t *toff, int64_t plane,
+                           float *t, bool first);
+    /* A block's tile to y: y[f ldy + o] = t[o BPC_CONV_FILTERS + f] + bias[f]
+     * for filters f < nf and positions o < n (the tile transposed). NULL
+     * with conv_block_f32. */
+    void (*conv_store_f32)(const float *t, int64_t n, int nf, const float *bias, float *y,
+                           int64_t ldy);
 } bpc_vmath;
+
+#define BPC_CONV_FILTERS 16
+#define BPC_CONV_RUN 6
 
 #define BPC_DOTS_F32 8
 #define BPC_DOTS_F64 4
@@ -165,6 +184,11 @@ void BPC_LEVEL_FN(bpc_vpow_f32)(const float *a, const float *b, int64_t b_stride
  * there (vmath.c's then runs). */
 bool BPC_LEVEL_FN(bpc_vunary_fma)(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n);
 /* vdots.c's: bpc_vmath's dots_f32 and dots_f64 */
+void BPC_LEVEL_FN(bpc_vconv_block_f32)(const float *const *xb, int nj, const float *wp,
+                                       int64_t c0, int64_t c1, int64_t taps,
+                                       const int64_t *toff, int64_t plane, float *t, bool first);
+void BPC_LEVEL_FN(bpc_vconv_store_f32)(const float *t, int64_t n, int nf, const float *bias,
+                                       float *y, int64_t ldy);
 void BPC_LEVEL_FN(bpc_vdots_f32)(const float *w, int64_t m, const float *c, int64_t n,
                                  int64_t k, const double *bias, float *y, int64_t ldy);
 void BPC_LEVEL_FN(bpc_vdots_f64)(const double *w, int64_t m, const double *c, int64_t n,

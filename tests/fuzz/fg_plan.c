@@ -21,7 +21,8 @@ static bool both_nan(bp_dtype dt, const unsigned char *a, const unsigned char *b
     return x != x && y != y;
 }
 
-void fg_same(const char *what, const bp_tensor *plan, const bp_tensor *eager, bool fused)
+void fg_same(const char *what, const bp_tensor *plan, const bp_tensor *eager, bool fused,
+             bool prepared)
 {
     fz_tensor_sane(what, plan);
     if (bp_tensor_dtype(plan) != bp_tensor_dtype(eager) ||
@@ -46,6 +47,13 @@ void fg_same(const char *what, const bp_tensor *plan, const bp_tensor *eager, bo
      * same bits. */
     bp_dtype dt = bp_tensor_dtype(eager);
     size_t es = bp_dtype_size(dt);
+    /* A node the backend prepared (plugin.h's prepare: blas_cpu's direct
+     * convolutions of captured weights) gives a result within the op's
+     * tolerance of eager's, not its bits; conform --graph and
+     * tests/test_graph_prepare.c check those against the oracle. Such a
+     * plan's float outputs are checked here for dtype, shape and guards. */
+    if (prepared && bp_dtype_is_float(dt))
+        n = 0;
     for (size_t i = 0; memcmp(a, b, n) != 0 && i < n / (es ? es : 1); i++) {
         if (memcmp(a + i * es, b + i * es, es) == 0 || (fused && both_nan(dt, a + i * es, b + i * es)))
             continue;
@@ -210,7 +218,8 @@ static void fg_run_bad(fg_state *s, bp_graph_exec *exe, int32_t n_in, bp_tensor 
 static void fg_run_ok(fg_state *s, bp_graph_exec *exe, bool fresh, int n_out, const char *what)
 {
     bp_graph_stats gs = {.struct_size = sizeof gs};
-    bool fused = bp_graph_exec_stats(exe, &gs) == BP_OK && gs.fused_groups > 0;
+    bool stats = bp_graph_exec_stats(exe, &gs) == BP_OK;
+    bool fused = stats && gs.fused_groups > 0, prepared = stats && gs.nodes_prepared > 0;
     bp_tensor *in[FG_INPUTS], *out[FG_OUTPUTS];
     fg_run_inputs(s, in);
     bool poisoned = false;
@@ -262,7 +271,7 @@ static void fg_run_ok(fg_state *s, bp_graph_exec *exe, bool fresh, int n_out, co
                  v->origin == FG_INPUT ? "an input"
                  : s->step[v->step].kind == FG_OP ? bp_op_name(s->step[v->step].op)
                                                   : "a view");
-        fg_same(name, out[o], v->eager, fused);
+        fg_same(name, out[o], v->eager, fused, prepared);
     }
     for (int o = n_out; o < FG_OUTPUTS; o++)
         if (out[o] != FG_GARBAGE)

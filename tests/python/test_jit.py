@@ -290,6 +290,37 @@ def test_decorator_form_and_wrapping():
     assert same_bits(scale(x, 2.5), x * 2.5)
 
 
+def _cpu_has_fma():
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+    except OSError:
+        return False
+    return " avx2" in flags and " fma" in flags
+
+
+def test_conv_with_captured_weights_is_prepared_on_blas_cpu_and_matches_eager():
+    if "blas_cpu" not in bp.backends():
+        pytest.skip("blas_cpu is not built here")
+    x = rand((2, 8, 20, 20), backend="blas_cpu")
+    w = rand((24, 8, 3, 3), seed=1, backend="blas_cpu") * 0.1
+    b = rand((24,), seed=2, backend="blas_cpu")
+
+    def layer(x):
+        return bp.relu(bp.conv(x, w, b, pads=1))
+
+    g = bp.jit(layer)
+    s = g.lower(x)
+    assert s["nodes_prepared"] == (1 if _cpu_has_fma() else 0)
+    assert (" = conv(" in s.as_text()) and (("[prepared]" in s.as_text()) == _cpu_has_fma())
+    got, want = g(x).numpy(), layer(x).numpy()
+    # another order of summation: within the sum's rounding bound (each of
+    # the k = 72 terms and the bias, twice f32's epsilon), not eager's bits
+    terms = bp.conv(bp.abs(x), bp.abs(w), bp.abs(b), pads=1).numpy()
+    bound = 2 * 73 * np.finfo(np.float32).eps * terms
+    assert np.all(np.abs(got - want) <= bound)
+
+
 def test_lower_and_repr_show_the_plan():
     def chain(x):
         for _ in range(10):

@@ -356,8 +356,10 @@ def test_light_models_match_onnx_expected_outputs(path, backend):
     difference, checked: SqueezeNet on blas_cpu. Its activations reach 1e10
     (the inputs are ONNX's arange, not images), where a float32 ulp is 1024;
     OpenBLAS sums the identical output channels of conv10 in two orders (by
-    block), so they differ by an ulp or two, and the final softmax of logits
-    2048 apart gives 0 where the reference gives 1/1000."""
+    block), so they may differ by an ulp or two, and the final softmax of
+    logits 2048 apart gives 0 where the reference gives 1/1000. Whether they
+    do depends on the layers before (blas_cpu's direct 3x3 convolutions
+    gave conv10 inputs whose sums come out equal): both are checked."""
     if backend.name.startswith("binary") and any(k in path for k in BINARY_SLOW) and \
             not os.environ.get("BPT_ONNX_ALL_LIGHT"):
         pytest.skip("5-25 s on the reference backend (BPT_ONNX_ALL_LIGHT=1 runs it; "
@@ -378,7 +380,10 @@ def test_light_models_match_onnx_expected_outputs(path, backend):
     want_logits = sess.run(["r65"], feeds)[0]
     logits = got["r65"].numpy()
     np.testing.assert_allclose(logits, want_logits, rtol=1e-6)   # the logits agree ...
-    assert np.max(logits) - np.min(logits) >= 1024               # ... an ulp apart at 1e10
+    if np.max(logits) == np.min(logits):  # ... all equal: the reference's softmax
+        np.testing.assert_allclose(got[out].numpy(), expected, rtol=1e-3, atol=1e-7)
+        return
+    assert np.max(logits) - np.min(logits) >= 1024               # ... or an ulp apart at 1e10
     z = logits.reshape(-1).astype(np.float64)
     soft = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
     np.testing.assert_allclose(got[out].numpy().reshape(-1), soft, rtol=1e-6, atol=1e-7)

@@ -1,0 +1,280 @@
+/* Prepared nodes (plugin.h's prepare, prepared_op and prepared_free; graph.h's
+ * bp_graph_stats.nodes_prepared): a compiled graph's node that reads
+ * captured tensors lets its backend do the work that depends on them alone
+ * once, at compile. blas_cpu reorders a convolution's constant weights for
+ * its direct kernel (conv_direct.c) where its vector level has fma: those
+ * plans must match the oracle as the eager op does, at every geometry the
+ * kernel's blocks cut unevenly; a bind that replaces the weights must run
+ * the new ones; and what the kernel does not take is not prepared. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <dlpack/dlpack.h>
+
+#include "bpt.h"
+#include "expect_nn.h"
+
+#define WIN(...) ((bp_window){.struct_size = sizeof(bp_window), __VA_ARGS__})
+
+typedef struct conv_case {
+    const char *what;
+    int32_t rank;
+    int64_t x[5], w[5];
+    bool bias;
+    bp_window win;
+} conv_case;
+
+/* Whether blas_cpu's widest level here has the direct kernel (fma). */
+static bool cpu_has_fma(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+
+/* c's convolution recorded on be with x an input and the weights (and
+ * bias) captured, compiled; *st its stats. */
+static bp_graph_exec *compile_conv(bp_backend *be, const conv_case *c, bp_tensor *w,
+                                   bp_tensor *b, bp_graph_stats *st)
+{
+    bp_graph *g = NULL;
+    bp_tensor *sx = NULL, *sy = NULL;
+    BPT_OK(bp_graph_create(be, &g));
+    BPT_OK(bp_graph_input(g, BP_F32, c->rank, c->x, &sx));
+    BPT_OK(bp_conv(sx, w, b, &c->win, &sy));
+    BPT_OK(bp_graph_output(g, sy));
+    bp_graph_exec *exe = bpt_graph_compile(g, true, st);
+    bp_tensor_release(sx);
+    bp_tensor_release(sy);
+    bp_graph_release(g);
+    return exe;
+}
+
+/* Each case through a plan on blas_cpu (of ini's configuration) against
+ * the oracle; every one prepared exactly when `prepared`. */
+static void check_cases(const char *ini, const conv_case *cases, size_t n, bool prepared)
+{
+    bp_backend *be = NULL;
+    bp_context *ctx = bpt_context_ini(ini, "blas_cpu", &be);
+    for (size_t i = 0; i < n; i++) {
+        const conv_case *c = &cases[i];
+        const int64_t m = c->w[0];
+        cf_array xa = bpt_random_array(BP_F32, c->rank, c->x, 21, -1, 1);
+        cf_array wa = bpt_random_array(BP_F32, c->rank, c->w, 22, -1, 1);
+        cf_array ba = bpt_random_array(BP_F32, 1, &m, 23, -1, 1);
+        cf_array want;
+        double *terms = NULL;
+        int64_t k = 0;
+        cr_assert(cf_oracle_conv(&xa, &wa, c->bias ? &ba : NULL, &c->win, &want, &terms, &k),
+                  "oracle out of memory");
+        bp_tensor *x = bpt_tensor_of(be, &xa), *w = bpt_tensor_of(be, &wa);
+        bp_tensor *b = c->bias ? bpt_tensor_of(be, &ba) : NULL, *y = NULL;
+        bp_graph_stats st;
+        bp_graph_exec *exe = compile_conv(be, c, w, b, &st);
+        cr_expect_eq(st.nodes_prepared, prepared ? 1 : 0, "%s: %lld nodes prepared", c->what,
+                     (long long)st.nodes_prepared);
+        for (int run = 0; run < 2; run++) { /* the prepared weights serve every run */
+            BPT_OK(bp_graph_run(exe, 1, &x, 1, &y));
+            bpt_expect_norm(c->what, y, &want, terms, k, 2);
+            bp_tensor_release(y);
+        }
+        bp_graph_exec_release(exe);
+        bp_tensor_release(x);
+        bp_tensor_release(w);
+        bp_tensor_release(b);
+        cf_array_free(&xa);
+        cf_array_free(&wa);
+        cf_array_free(&ba);
+        cf_array_free(&want);
+        free(terms);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* Filters not a multiple of 16 (a short last block), positions not a
+ * multiple of the 6 of a run, chunks of 240 positions and a short one,
+ * channels across the blocks of 128, strides, dilations, asymmetric and no
+ * padding, 1-D, 2-D and 3-D windows, two images, wide kernels over few
+ * channels (a first layer). */
+static const conv_case cases[] = {
+    {"3x3 pads 1, 17 filters, 2 images", 4, {2, 5, 9, 11}, {17, 5, 3, 3}, true,
+     WIN(.pads = {1, 1, 1, 1})},
+    {"strided, dilated, asymmetric pads", 4, {1, 3, 30, 29}, {20, 3, 3, 2}, true,
+     WIN(.strides = {2, 3}, .pads = {1, 0, 2, 1}, .dilations = {2, 1})},
+    {"1-D over 300 positions", 3, {2, 4, 300}, {8, 4, 5}, false, WIN(.pads = {2, 2})},
+    {"3-D", 5, {1, 3, 6, 7, 5}, {5, 3, 2, 3, 2}, true, WIN(.pads = {1, 0, 1, 0, 1, 0})},
+    {"130 channels (two blocks)", 4, {1, 130, 9, 9}, {16, 130, 3, 3}, true,
+     WIN(.pads = {1, 1, 1, 1})},
+    {"7x7 stride 2 over 3 channels", 4, {1, 3, 40, 40}, {32, 3, 7, 7}, true,
+     WIN(.strides = {2, 2}, .pads = {3, 3, 3, 3})},
+    {"no padding, no bias", 4, {1, 8, 12, 12}, {16, 8, 3, 3}, false, WIN(.groups = 0)},
+    {"one filter over 4900 positions", 4, {1, 2, 70, 70}, {1, 2, 3, 3}, true,
+     WIN(.pads = {1, 1, 1, 1})},
+};
+
+Test(graph_prepare, conv_with_captured_weights_is_prepared_and_matches_the_oracle)
+{
+    check_cases("[backend.blas_cpu]\n", cases, sizeof cases / sizeof cases[0], cpu_has_fma());
+}
+
+Test(graph_prepare, conv_prepared_on_three_threads_matches_the_oracle)
+{
+    check_cases("[backend.blas_cpu]\nthreads = 3\n", cases, sizeof cases / sizeof cases[0],
+                cpu_has_fma());
+}
+
+Test(graph_prepare, baseline_vector_level_prepares_nothing_and_still_matches_the_oracle)
+{
+    check_cases("[backend.blas_cpu]\nsimd = baseline\n", cases, 2, false);
+}
+
+/* What the direct kernel does not take runs as before, unprepared: a 1x1
+ * kernel (OpenBLAS reads x in place), a kernel along one axis over many
+ * channels (a gemm per tap, nothing unfolded), f64, groups, weights that
+ * are an input of the graph rather than captured, and the binary backend,
+ * which has no prepare. */
+Test(graph_prepare, conv_the_direct_kernel_does_not_take_is_not_prepared)
+{
+    bp_backend *be = NULL;
+    bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\n", "blas_cpu", &be);
+    bp_backend *bin = NULL;
+    BPT_OK(bp_backend_get(ctx, "binary", &bin));
+    const conv_case one = {"1x1", 4, {1, 8, 10, 10}, {16, 8, 1, 1}, false, WIN(.groups = 0)};
+    const conv_case grouped = {"groups", 4, {1, 8, 10, 10}, {16, 4, 3, 3}, false,
+                               WIN(.groups = 2)};
+    const conv_case line = {"5 taps along one axis over 64 channels", 3, {1, 64, 100},
+                            {8, 64, 5}, false, WIN(.pads = {2, 2})};
+    const conv_case plain = {"3x3", 4, {1, 8, 10, 10}, {16, 8, 3, 3}, false, WIN(.groups = 0)};
+    const conv_case *c[] = {&one, &grouped, &line, &plain};
+    bp_backend *on[] = {be, be, be, bin};
+    for (int i = 0; i < 4; i++) {
+        cf_array wa = bpt_random_array(BP_F32, c[i]->rank, c[i]->w, 5, -1, 1);
+        bp_tensor *w = bpt_tensor_of(on[i], &wa);
+        bp_graph_stats st;
+        bp_graph_exec *exe = compile_conv(on[i], c[i], w, NULL, &st);
+        cr_expect_eq(st.nodes_prepared, 0, "%s on %s", c[i]->what, bp_backend_name(on[i]));
+        bp_graph_exec_release(exe);
+        bp_tensor_release(w);
+        cf_array_free(&wa);
+    }
+    /* f64 */
+    {
+        cf_array wa = bpt_random_array(BP_F64, 4, plain.w, 5, -1, 1);
+        bp_tensor *w = bpt_tensor_of(be, &wa), *sx = NULL, *sy = NULL;
+        bp_graph *g = NULL;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F64, 4, plain.x, &sx));
+        BPT_OK(bp_conv(sx, w, NULL, &plain.win, &sy));
+        BPT_OK(bp_graph_output(g, sy));
+        bp_graph_stats st;
+        bp_graph_exec *exe = bpt_graph_compile(g, true, &st);
+        cr_expect_eq(st.nodes_prepared, 0, "f64");
+        bp_graph_exec_release(exe);
+        bp_tensor *all[] = {w, sx, sy};
+        for (int k = 0; k < 3; k++)
+            bp_tensor_release(all[k]);
+        bp_graph_release(g);
+        cf_array_free(&wa);
+    }
+    /* weights as an input of the graph: nothing constant to prepare */
+    {
+        bp_graph *g = NULL;
+        bp_tensor *sx = NULL, *sw = NULL, *sy = NULL;
+        BPT_OK(bp_graph_create(be, &g));
+        BPT_OK(bp_graph_input(g, BP_F32, 4, plain.x, &sx));
+        BPT_OK(bp_graph_input(g, BP_F32, 4, plain.w, &sw));
+        BPT_OK(bp_conv(sx, sw, NULL, &plain.win, &sy));
+        BPT_OK(bp_graph_output(g, sy));
+        bp_graph_stats st;
+        bp_graph_exec *exe = bpt_graph_compile(g, true, &st);
+        cr_expect_eq(st.nodes_prepared, 0, "weights as an input");
+        bp_graph_exec_release(exe);
+        bp_tensor *all[] = {sx, sw, sy};
+        for (int k = 0; k < 3; k++)
+            bp_tensor_release(all[k]);
+        bp_graph_release(g);
+    }
+    bp_context_destroy(ctx);
+}
+
+/* bp_graph_exec_bind replacing the weights of a prepared node: the runs
+ * after it compute with the new weights (through the op entry: the eager
+ * op's bits), and binding the first weights back runs the prepared ones
+ * again (their result as before, bit for bit). */
+Test(graph_prepare, bind_replacing_prepared_weights_runs_the_new_weights)
+{
+    bp_backend *be = NULL;
+    bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\n", "blas_cpu", &be);
+    const conv_case c = {"3x3", 4, {1, 6, 12, 12}, {20, 6, 3, 3}, true,
+                         WIN(.pads = {1, 1, 1, 1})};
+    const int64_t m = c.w[0];
+    cf_array xa = bpt_random_array(BP_F32, 4, c.x, 31, -1, 1);
+    cf_array w1a = bpt_random_array(BP_F32, 4, c.w, 32, -1, 1);
+    cf_array w2a = bpt_random_array(BP_F32, 4, c.w, 33, -1, 1);
+    cf_array ba = bpt_random_array(BP_F32, 1, &m, 34, -1, 1);
+    bp_tensor *x = bpt_tensor_of(be, &xa), *w1 = bpt_tensor_of(be, &w1a);
+    bp_tensor *w2 = bpt_tensor_of(be, &w2a), *b = bpt_tensor_of(be, &ba);
+    bp_graph_stats st;
+    bp_graph_exec *exe = compile_conv(be, &c, w1, b, &st);
+    bp_tensor *first = NULL, *second = NULL, *again = NULL, *eager2 = NULL;
+    BPT_OK(bp_graph_run(exe, 1, &x, 1, &first));
+    BPT_OK(bp_graph_exec_bind(exe, w1, w2));
+    BPT_OK(bp_graph_run(exe, 1, &x, 1, &second));
+    BPT_OK(bp_conv(x, w2, b, &c.win, &eager2));
+    cr_expect(bpt_same_bytes(second, eager2), "after the bind: the new weights, as eager");
+    cr_expect(!bpt_same_bytes(second, first), "after the bind: not the old weights' result");
+    BPT_OK(bp_graph_exec_bind(exe, w2, w1));
+    BPT_OK(bp_graph_run(exe, 1, &x, 1, &again));
+    cr_expect(bpt_same_bytes(again, first), "the first weights bound back: the first result");
+    bp_tensor *all[] = {x, w1, w2, b, first, second, again, eager2};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        bp_tensor_release(all[k]);
+    bp_graph_exec_release(exe);
+    cf_array *arrays[] = {&xa, &w1a, &w2a, &ba};
+    for (size_t k = 0; k < 4; k++)
+        cf_array_free(arrays[k]);
+    bp_context_destroy(ctx);
+}
+
+/* Weights over memory another library may write are no constant: lent out
+ * (DLPack) after the plan compiled, the prepared node goes back to the op
+ * entry and reads what the other library wrote; taken from another library
+ * before compiling, the node is not prepared at all. */
+Test(graph_prepare, weights_lent_to_another_library_are_read_at_every_run)
+{
+    bp_backend *be = NULL;
+    bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\n", "blas_cpu", &be);
+    const conv_case c = {"3x3", 4, {1, 4, 10, 10}, {16, 4, 3, 3}, false,
+                         WIN(.pads = {1, 1, 1, 1})};
+    cf_array xa = bpt_random_array(BP_F32, 4, c.x, 41, -1, 1);
+    cf_array wa = bpt_random_array(BP_F32, 4, c.w, 42, -1, 1);
+    bp_tensor *x = bpt_tensor_of(be, &xa), *w = bpt_tensor_of(be, &wa);
+    bp_graph_stats st;
+    bp_graph_exec *exe = compile_conv(be, &c, w, NULL, &st);
+    cr_expect_eq(st.nodes_prepared, cpu_has_fma() ? 1 : 0);
+    struct DLManagedTensor *lent = NULL;
+    BPT_OK(bp_tensor_to_dlpack(w, &lent));
+    float *mem = (float *)((char *)lent->dl_tensor.data + lent->dl_tensor.byte_offset);
+    for (int64_t i = 0; i < 16 * 4 * 9; i++) /* the other library writes the weights */
+        mem[i] = 0.5f * mem[i] + 0.25f;
+    bp_tensor *got = NULL, *want = NULL;
+    BPT_OK(bp_graph_run(exe, 1, &x, 1, &got));
+    BPT_OK(bp_conv(x, w, NULL, &c.win, &want));
+    cr_expect(bpt_same_bytes(got, want), "the plan read the weights as written, as eager does");
+    bp_tensor_release(got);
+    bp_graph_exec_release(exe);
+    /* compiled with the weights already lent: nothing prepared */
+    exe = compile_conv(be, &c, w, NULL, &st);
+    cr_expect_eq(st.nodes_prepared, 0, "weights lent out before compiling");
+    bp_graph_exec_release(exe);
+    lent->deleter(lent);
+    bp_tensor_release(want);
+    bp_tensor_release(x);
+    bp_tensor_release(w);
+    cf_array_free(&xa);
+    cf_array_free(&wa);
+    bp_context_destroy(ctx);
+}
