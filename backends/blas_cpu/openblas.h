@@ -23,6 +23,8 @@
 #define BPC_BLAS(name) BPC_BLAS_CAT(BLAS_SYMBOL_PREFIX, name)
 #define cblas_sgemm BPC_BLAS(cblas_sgemm)
 #define cblas_dgemm BPC_BLAS(cblas_dgemm)
+#define cblas_sgemv BPC_BLAS(cblas_sgemv)
+#define cblas_dgemv BPC_BLAS(cblas_dgemv)
 #define openblas_set_num_threads BPC_BLAS(openblas_set_num_threads)
 #define openblas_get_config BPC_BLAS(openblas_get_config)
 #define openblas_get_corename BPC_BLAS(openblas_get_corename)
