@@ -637,7 +637,21 @@ Test(loader, builtin_default_skips_cuda_quietly_without_driver, .init = cr_redir
     char log[512] = "";
     size_t n = fread(log, 1, sizeof log - 1, cr_get_redirected_stderr());
     log[n] = '\0';
-    cr_assert_eq(n, 0, "stderr: %s", log);
+    /* Lines but blas_cpu's warning that this machine's OpenBLAS runs kernels
+     * older than its CPU, a real condition it must report
+     * (test_blas_cpu_openblas.c). */
+    char other[512] = "";
+    size_t len = 0;
+    for (const char *line = log; *line;) {
+        const size_t l = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
+        if (!memmem(line, l, "blas_cpu: OpenBLAS runs its", 27)) {
+            memcpy(other + len, line, l);
+            len += l;
+        }
+        line += l;
+    }
+    other[len] = '\0';
+    cr_assert_str_empty(other, "stderr: %s", log);
 }
 
 static const char *write_config(const char *text)

@@ -26,6 +26,10 @@ bad() { echo "not ok - $1"; fail=$((fail + 1)); }
 stdout_has() { grep -q -- "$1" "$tmp/out"; }
 stderr_has() { grep -q -- "$1" "$tmp/err"; }
 stderr_empty() { [ ! -s "$tmp/err" ]; }
+# Nothing on stderr but blas_cpu's warning that this machine's OpenBLAS runs
+# kernels older than its CPU (a real condition of the machine, which the
+# plugin must report: test_blas_cpu_openblas.c).
+stderr_quiet() { ! grep -v -- "blas_cpu: OpenBLAS runs its" "$tmp/err" | grep -q .; }
 stdout_empty() { [ ! -s "$tmp/out" ]; }
 
 check help_lists_every_command 0 "$bp" --help &&
@@ -90,7 +94,7 @@ check info_says_why_a_key_is_unused 0 "$bp" info --config "$tmp/no_plugin.ini" &
 learned() {
   local acc
   acc=$(sed -n 's/^final: .*accuracy \([0-9.]*\)%.*/\1/p' "$tmp/out")
-  if [ -n "$acc" ] && awk "BEGIN{exit !($acc > 90)}" && stderr_empty; then ok "$1 ($acc%)";
+  if [ -n "$acc" ] && awk "BEGIN{exit !($acc > 90)}" && stderr_quiet; then ok "$1 ($acc%)";
   else bad "$1: accuracy '$acc', stderr: $(head -c 300 "$tmp/err")"; fi
 }
 check demo_learns_well_above_chance 0 "$bp" demo --steps 150 && learned demo_learns_well_above_chance
