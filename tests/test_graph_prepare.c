@@ -11,6 +11,7 @@
 
 #include <dlpack/dlpack.h>
 
+#include "openblas_check.h"
 #include "bpt.h"
 #include "expect_nn.h"
 
@@ -30,6 +31,19 @@ static bool cpu_has_fma(void)
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+
+/* Whether this CPU runs blas_cpu's AVX-512 level (x86-64-v4). */
+static bool cpu_has_avx512(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    return cpu_has_fma() && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd");
 #else
     return false;
 #endif
@@ -94,8 +108,10 @@ static void check_cases(const char *ini, const conv_case *cases, size_t n, bool 
     bp_context_destroy(ctx);
 }
 
-/* Filters not a multiple of 16 (a short last block), positions not a
- * multiple of the 6 of a run, chunks of 240 positions and a short one,
+/* Filters not a multiple of 16 (a short last block), of 32 (a lone block
+ * after pairs: AVX-512 takes two blocks at once), positions not a multiple
+ * of the 12 of a run (nor of AVX2's 6), chunks of 240 positions and a
+ * short one,
  * channels across the blocks of 128, strides, dilations, asymmetric and no
  * padding, 1-D, 2-D and 3-D windows, two images, wide kernels over few
  * channels (a first layer). */
@@ -113,6 +129,8 @@ static const conv_case cases[] = {
     {"no padding, no bias", 4, {1, 8, 12, 12}, {16, 8, 3, 3}, false, WIN(.groups = 0)},
     {"one filter over 4900 positions", 4, {1, 2, 70, 70}, {1, 2, 3, 3}, true,
      WIN(.pads = {1, 1, 1, 1})},
+    {"40 filters (a pair of blocks and a short one)", 4, {1, 6, 7, 9}, {40, 6, 3, 3}, true,
+     WIN(.pads = {1, 1, 1, 1})},
 };
 
 Test(graph_prepare, conv_with_captured_weights_is_prepared_and_matches_the_oracle)
@@ -126,13 +144,108 @@ Test(graph_prepare, conv_prepared_on_three_threads_matches_the_oracle)
                 cpu_has_fma());
 }
 
+Test(graph_prepare, conv_prepared_on_the_avx2_level_matches_the_oracle)
+{
+    if (!cpu_has_fma())
+        cr_skip_test("this CPU has no AVX2 and fma");
+    check_cases("[backend.blas_cpu]\nsimd = avx2\n", cases, sizeof cases / sizeof cases[0], true);
+}
+
+/* The levels' kernels hold the filters and positions in registers of
+ * different widths but add each output's products in the same order: the
+ * same bits. */
+Test(graph_prepare, conv_prepared_gives_the_same_bits_on_avx512_and_avx2)
+{
+    if (!cpu_has_avx512())
+        cr_skip_test("this CPU does not run the AVX-512 level");
+    bp_backend *wide = NULL, *narrow = NULL;
+    bp_context *cw = bpt_context_ini("[backend.blas_cpu]\nsimd = avx512\n", "blas_cpu", &wide);
+    bp_context *cn = bpt_context_ini("[backend.blas_cpu]\nsimd = avx2\n", "blas_cpu", &narrow);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const conv_case *c = &cases[i];
+        const int64_t m = c->w[0];
+        cf_array xa = bpt_random_array(BP_F32, c->rank, c->x, 51, -1, 1);
+        cf_array wa = bpt_random_array(BP_F32, c->rank, c->w, 52, -1, 1);
+        cf_array ba = bpt_random_array(BP_F32, 1, &m, 53, -1, 1);
+        bp_tensor *y[2] = {NULL, NULL};
+        bp_backend *on[2] = {wide, narrow};
+        for (int l = 0; l < 2; l++) {
+            bp_tensor *x = bpt_tensor_of(on[l], &xa), *w = bpt_tensor_of(on[l], &wa);
+            bp_tensor *b = c->bias ? bpt_tensor_of(on[l], &ba) : NULL;
+            bp_graph_stats st;
+            bp_graph_exec *exe = compile_conv(on[l], c, w, b, &st);
+            cr_expect_eq(st.nodes_prepared, 1, "%s: level %d prepared", c->what, l);
+            BPT_OK(bp_graph_run(exe, 1, &x, 1, &y[l]));
+            bp_graph_exec_release(exe);
+            bp_tensor_release(x);
+            bp_tensor_release(w);
+            bp_tensor_release(b);
+        }
+        cr_expect(bpt_same_bytes(y[0], y[1]), "%s: AVX-512 and AVX2 differ", c->what);
+        bp_tensor_release(y[0]);
+        bp_tensor_release(y[1]);
+        cf_array_free(&xa);
+        cf_array_free(&wa);
+        cf_array_free(&ba);
+    }
+    bp_context_destroy(cw);
+    bp_context_destroy(cn);
+}
+
+/* 1x1 kernels: direct where the level holds 16 filters in a register
+ * (AVX-512) and OpenBLAS's kernels are 256-bit or narrower, on the GEMM
+ * with AVX2 (OpenBLAS reads x in place faster than AVX2's block does) and
+ * against OpenBLAS's AVX-512 kernels. Which kernels OpenBLAS runs is this
+ * machine's (the test never sets OPENBLAS_CORETYPE): the device's detail
+ * states them and the decision, and the two must agree. */
+static const conv_case pointwise[] = {
+    {"1x1, 40 filters", 4, {2, 24, 9, 11}, {40, 24, 1, 1}, true, WIN(.groups = 0)},
+    {"1x1 stride 2", 4, {1, 20, 14, 13}, {33, 20, 1, 1}, false, WIN(.strides = {2, 2})},
+};
+
+/* The device's detail for INI: OpenBLAS's core name ("OpenBLAS kernels
+ * NAME", into core) and whether it runs 1x1 convolutions direct. */
+static bool detail_1x1_direct(const char *ini, char *core, size_t cap)
+{
+    bp_backend *be = NULL;
+    bp_context *ctx = bpt_context_ini(ini, "blas_cpu", &be);
+    bp_device_info info = {.struct_size = sizeof info};
+    BPT_OK(bp_backend_device_info(be, &info));
+    const char *k = strstr(info.detail, "OpenBLAS kernels ");
+    cr_assert(k, "no kernels in the detail: %s", info.detail);
+    k += strlen("OpenBLAS kernels ");
+    snprintf(core, cap, "%.*s", (int)strcspn(k, " ,;("), k);
+    const bool direct = strstr(info.detail, "1x1 convolutions: direct") != NULL;
+    cr_assert(direct || strstr(info.detail, "1x1 convolutions: OpenBLAS"),
+              "the detail does not say where 1x1 convolutions run: %s", info.detail);
+    bp_context_destroy(ctx);
+    return direct;
+}
+
+Test(graph_prepare, conv_1x1_is_prepared_on_avx512_against_narrower_gemm_kernels_only)
+{
+    if (!cpu_has_fma())
+        cr_skip_test("this CPU has no AVX2 and fma");
+    char core[64];
+    if (cpu_has_avx512()) {
+        const char *ini = "[backend.blas_cpu]\nsimd = avx512\n";
+        const bool direct = detail_1x1_direct(ini, core, sizeof core);
+        cr_expect_eq(direct, bpc_kernels_narrower_than_avx512(bpc_isa_of_core(core)),
+                     "OpenBLAS kernels %s: 1x1 %s", core, direct ? "direct" : "on the GEMM");
+        check_cases(ini, pointwise, 2, direct);
+    }
+    const char *ini = "[backend.blas_cpu]\nsimd = avx2\n";
+    cr_expect_not(detail_1x1_direct(ini, core, sizeof core), "AVX2 level, kernels %s", core);
+    check_cases(ini, pointwise, 2, false);
+}
+
 Test(graph_prepare, baseline_vector_level_prepares_nothing_and_still_matches_the_oracle)
 {
     check_cases("[backend.blas_cpu]\nsimd = baseline\n", cases, 2, false);
 }
 
-/* What the direct kernel does not take runs as before, unprepared: a 1x1
- * kernel (OpenBLAS reads x in place), a kernel along one axis over many
+/* What the direct kernel does not take runs as before, unprepared: a kernel
+ * along one axis over many
  * channels (a gemm per tap, nothing unfolded), f64, groups, weights that
  * are an input of the graph rather than captured, and the binary backend,
  * which has no prepare. */
@@ -142,15 +255,14 @@ Test(graph_prepare, conv_the_direct_kernel_does_not_take_is_not_prepared)
     bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\n", "blas_cpu", &be);
     bp_backend *bin = NULL;
     BPT_OK(bp_backend_get(ctx, "binary", &bin));
-    const conv_case one = {"1x1", 4, {1, 8, 10, 10}, {16, 8, 1, 1}, false, WIN(.groups = 0)};
     const conv_case grouped = {"groups", 4, {1, 8, 10, 10}, {16, 4, 3, 3}, false,
                                WIN(.groups = 2)};
     const conv_case line = {"5 taps along one axis over 64 channels", 3, {1, 64, 100},
                             {8, 64, 5}, false, WIN(.pads = {2, 2})};
     const conv_case plain = {"3x3", 4, {1, 8, 10, 10}, {16, 8, 3, 3}, false, WIN(.groups = 0)};
-    const conv_case *c[] = {&one, &grouped, &line, &plain};
-    bp_backend *on[] = {be, be, be, bin};
-    for (int i = 0; i < 4; i++) {
+    const conv_case *c[] = {&grouped, &line, &plain};
+    bp_backend *on[] = {be, be, bin};
+    for (int i = 0; i < 3; i++) {
         cf_array wa = bpt_random_array(BP_F32, c[i]->rank, c[i]->w, 5, -1, 1);
         bp_tensor *w = bpt_tensor_of(on[i], &wa);
         bp_graph_stats st;

@@ -57,6 +57,7 @@ typedef struct bpc_dev {
     bpk_dev base;
     int threads;                /* team size (and OpenBLAS's threads) */
     const bpc_vmath *vm;        /* the vector kernels of the chosen level (vmath.h) */
+    bool conv_direct_1x1;       /* 1x1 convolutions run direct (plugin.c) */
     bpc_pool *pool;
     bpc_cache cache;
     _Atomic uint64_t used;      /* bytes of live buffers (requested sizes) */

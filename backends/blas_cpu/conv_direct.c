@@ -5,29 +5,32 @@
  * prepare reorders w (M, C, K...) into blocks of BPC_CONV_FILTERS filters,
  * wp[block][c][tap][filter] (filters past M zero), and works out each
  * tap's offset in the padded input. A run copies x into a padded buffer
- * (when the window has padding), then each task, one image's block of
- * filters over a chunk of output positions, runs the level's
- * conv_block_f32 on runs of BPC_CONV_RUN positions, channels in blocks of
- * CHANNEL_BLOCK (their weights stay in the cache while the chunk's runs
- * go by), the partial sums in a tile on the stack; the tile goes to y,
- * bias added, at the end.
+ * (when the window has padding), then each task, one image's
+ * group of filter blocks (BPC_CONV_BLOCKS of them) over a chunk of output
+ * positions, runs the level's conv_block_f32 on runs of BPC_CONV_RUN
+ * positions, channels in blocks of CHANNEL_BLOCK (their weights stay in the
+ * cache while the chunk's runs go by), the partial sums in tiles on the
+ * stack; the tiles go to y, bias added, at the end.
  *
  * Measured against the GEMM path (conv.c) on ResNet-50's and SqueezeNet's
  * layers (docs/performance.md): 1.2-1.4x on the first layers' wide kernels
  * and the 3x3 layers over 14 x 14 and 7 x 7, level on the wide 3x3 layers,
- * and 0.6-0.8x on 1x1 kernels, where OpenBLAS reads x in place and
- * nothing is unfolded: those stay on the GEMM. */
+ * and 0.6-0.8x on 1x1 kernels with AVX2 (a Zen 3), where OpenBLAS reads x
+ * in place and nothing is unfolded: those stay on the GEMM there. With
+ * AVX-512 (a Zen 5: two blocks of filters at 12 positions, 24 accumulators)
+ * the 1x1 kernels run direct too where OpenBLAS's kernels are AVX2 or
+ * older (vmath.h's conv_direct_1x1; plugin.c decides). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "blas_cpu_nn.h"
 #include "vmath.h"
 
-/* Channels per pass over a chunk's runs: 128 x 9 taps x 16 filters of
- * weights is 72 KiB, in L2 beside the chunk's inputs. */
+/* Channels per pass over a chunk's runs: 128 x 9 taps x 32 filters of
+ * weights is 144 KiB, in L2 beside the chunk's inputs. */
 #define CHANNEL_BLOCK 128
 /* Output positions per task at most (a multiple of BPC_CONV_RUN): the
- * tile, 240 x 16 floats, is 15 KiB of stack. */
+ * tiles, 2 x 240 x 16 floats, are 30 KiB of stack. */
 #define CHUNK 240
 /* The largest padded input a call makes, in elements (256 MiB of f32). */
 #define PADDED_MAX ((int64_t)64 << 20)
@@ -55,11 +58,11 @@ bool bpc_conv_direct_takes(const bpc_dev *d, const bp_op_params *p, const bp_vie
     bpc_conv_dims_of(p, x, y, &dm);
     int64_t pe[3];
     padded_extents(&dm.g, pe);
-    /* 1x1 kernels stay on the GEMM (above), and so do the kernels along one
-     * axis that conv.c runs as a gemm per tap, unfolding nothing (magika's
-     * 5 taps over 256 channels: 0.93x direct); the few-position ones go to
-     * conv_narrow.c first */
-    return dm.nk > 1 && dm.nout > BPC_CONV_NARROW &&
+    /* 1x1 kernels stay on the GEMM (above) unless the device says otherwise,
+     * and so do the kernels along one axis that conv.c runs as a gemm per
+     * tap, unfolding nothing (magika's 5 taps over 256 channels: 0.93x
+     * direct); the few-position ones go to conv_narrow.c first */
+    return (dm.nk > 1 || d->conv_direct_1x1) && dm.nout > BPC_CONV_NARROW &&
            bpc_conv_line_axis(&dm.g, dm.cg, dm.nout) < 0 &&
            x->shape[0] * dm.cg * pe[0] * pe[1] * pe[2] <= PADDED_MAX;
 }
@@ -119,7 +122,7 @@ typedef struct direct_job {
     const float *xp;            /* the (padded) input, image after image */
     const bp_view *bias;
     float *y;
-    int64_t plane, nout, blocks, chunk, chunks;
+    int64_t plane, nout, blocks, groups, chunk, chunks;
     /* padding: x's planes into xp */
     const float *x;
     float *xpad;
@@ -145,8 +148,8 @@ static bp_status pad_planes(bpc_dev *d, const void *args, int64_t lo, int64_t hi
     return BP_OK;
 }
 
-/* Tasks [lo, hi): task t is image t / (blocks chunks), its block of
- * filters and chunk of positions. */
+/* Tasks [lo, hi): task t is image t / (groups chunks), its group of
+ * BPC_CONV_BLOCKS blocks of filters and chunk of positions. */
 static bp_status conv_tasks(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
 {
     (void)d;
@@ -154,14 +157,18 @@ static bp_status conv_tasks(bpc_dev *d, const void *args, int64_t lo, int64_t hi
     const bpc_conv_prepared *q = j->q;
     const bpk_window *g = j->g;
     const int64_t *P = q->padded;
-    float tile[CHUNK * BPC_CONV_FILTERS];
+    float tile[BPC_CONV_BLOCKS][CHUNK * BPC_CONV_FILTERS];
     int64_t corner[CHUNK]; /* per position of the chunk: its window's corner in a padded plane */
     for (int64_t t = lo; t < hi; t++) {
-        const int64_t n = t / (j->blocks * j->chunks), blk = t / j->chunks % j->blocks;
+        const int64_t n = t / (j->groups * j->chunks),
+                      blk = t / j->chunks % j->groups * BPC_CONV_BLOCKS;
+        const int nb = (int)(j->blocks - blk < BPC_CONV_BLOCKS ? j->blocks - blk
+                                                               : BPC_CONV_BLOCKS);
+        const int64_t wstride = q->C * q->taps * BPC_CONV_FILTERS;
         const int64_t p0 = t % j->chunks * j->chunk;
         const int64_t p1 = p0 + j->chunk < j->nout ? p0 + j->chunk : j->nout;
         const float *xn = j->xp + n * q->C * j->plane;
-        const float *wb = q->wp + blk * q->C * q->taps * BPC_CONV_FILTERS;
+        const float *wb = q->wp + blk * wstride;
         /* output (o0, o1, o2), counted along (a division per position cost
          * more than the products of a few-channel layer) */
         int64_t o2 = p0 % g->out[2], o1 = p0 / g->out[2] % g->out[1],
@@ -181,20 +188,23 @@ static bp_status conv_tasks(bpc_dev *d, const void *args, int64_t lo, int64_t hi
                 const float *xb[BPC_CONV_RUN];
                 for (int i = 0; i < nj; i++)
                     xb[i] = xn + corner[r - p0 + i];
-                j->vm->conv_block_f32(xb, nj, wb, c0, c1, q->taps, q->toff, j->plane,
-                                      tile + (r - p0) * BPC_CONV_FILTERS, c0 == 0);
+                j->vm->conv_block_f32(xb, nj, wb, wstride, nb, c0, c1, q->taps, q->toff,
+                                      j->plane, tile[0] + (r - p0) * BPC_CONV_FILTERS,
+                                      CHUNK * BPC_CONV_FILTERS, c0 == 0);
             }
         }
-        const int64_t m0 = blk * BPC_CONV_FILTERS;
-        const int nf = (int)(q->M - m0 < BPC_CONV_FILTERS ? q->M - m0 : BPC_CONV_FILTERS);
-        float bias[BPC_CONV_FILTERS] = {0};
-        for (int f = 0; j->bias && f < nf; f++) {
-            double b;
-            bpk_block_load(j->bias, m0 + f, 1, &b);
-            bias[f] = (float)b;
+        for (int b = 0; b < nb; b++) {
+            const int64_t m0 = (blk + b) * BPC_CONV_FILTERS;
+            const int nf = (int)(q->M - m0 < BPC_CONV_FILTERS ? q->M - m0 : BPC_CONV_FILTERS);
+            float bias[BPC_CONV_FILTERS] = {0};
+            for (int f = 0; j->bias && f < nf; f++) {
+                double v;
+                bpk_block_load(j->bias, m0 + f, 1, &v);
+                bias[f] = (float)v;
+            }
+            j->vm->conv_store_f32(tile[b], p1 - p0, nf, bias,
+                                  j->y + (n * q->M + m0) * j->nout + p0, j->nout);
         }
-        j->vm->conv_store_f32(tile, p1 - p0, nf, bias, j->y + (n * q->M + m0) * j->nout + p0,
-                              j->nout);
     }
     return BP_OK;
 }
@@ -227,12 +237,13 @@ bp_status bpc_conv_direct(bpc_dev *dev, const void *prepared, const bp_op_params
     const int team = bpc_team(dev, work);
     /* chunks of positions: at most CHUNK, and at least two tasks a thread */
     int64_t chunk = dm.nout < CHUNK ? dm.nout : CHUNK;
-    while (N * j.blocks * ((dm.nout + chunk - 1) / chunk) < 2 * (int64_t)team &&
+    j.groups = (j.blocks + BPC_CONV_BLOCKS - 1) / BPC_CONV_BLOCKS;
+    while (N * j.groups * ((dm.nout + chunk - 1) / chunk) < 2 * (int64_t)team &&
            chunk > 2 * BPC_CONV_RUN)
         chunk = (chunk / 2 + BPC_CONV_RUN - 1) / BPC_CONV_RUN * BPC_CONV_RUN;
     j.chunk = chunk;
     j.chunks = (dm.nout + chunk - 1) / chunk;
-    bp_status st = bpc_ranges(dev, "conv", N * j.blocks * j.chunks, work, conv_tasks, &j);
+    bp_status st = bpc_ranges(dev, "conv", N * j.groups * j.chunks, work, conv_tasks, &j);
     bpc_free(dev, padv);
     return st;
 }

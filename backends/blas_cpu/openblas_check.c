@@ -50,6 +50,11 @@ bpc_isa bpc_isa_of_cpu(const bpc_cpu_features *cpu)
     return BPC_ISA_SSE;
 }
 
+bool bpc_kernels_narrower_than_avx512(bpc_isa kernels)
+{
+    return kernels == BPC_ISA_SSE || kernels == BPC_ISA_AVX || kernels == BPC_ISA_AVX2;
+}
+
 const char *bpc_isa_name(bpc_isa isa)
 {
     switch (isa) {

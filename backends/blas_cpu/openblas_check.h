@@ -60,6 +60,13 @@ bpc_isa bpc_isa_of_core(const char *corename);
 /* The widest instruction set of the OpenBLAS kernels this CPU runs. */
 bpc_isa bpc_isa_of_cpu(const bpc_cpu_features *cpu);
 
+/* Whether OpenBLAS's kernels are known to be of 256-bit vectors or
+ * narrower (SSE, AVX, AVX2): a GEMM that a 512-bit direct kernel beats on
+ * 1x1 convolutions (conv_direct.c). False for AVX-512 kernels and for a
+ * core name the table does not know (a newer OpenBLAS's: likely as wide as
+ * the CPU), where the GEMM stays. */
+bool bpc_kernels_narrower_than_avx512(bpc_isa kernels);
+
 /* "SSE", "AVX", "AVX2", "AVX-512" or "unknown". */
 const char *bpc_isa_name(bpc_isa isa);
 

@@ -31,6 +31,7 @@ typedef struct bpc_state {
     const bpc_vmath *vm;        /* the vector kernels' instruction level */
     bool vm_set;                /* chosen by the simd key, not by the CPU */
     char kernels[224];          /* OpenBLAS's kernels against this CPU (openblas_check.h) */
+    bpc_isa gemm_isa;           /* the instruction set of those kernels */
 } bpc_state;
 
 static const bp_config_key bpc_keys[] = {
@@ -152,8 +153,9 @@ static void cpu_name(char *buf, size_t cap)
 
 /* Compares the kernels OpenBLAS chose with this CPU: one warning through
  * the host's log when they are older (never when the user chose them with
- * OPENBLAS_CORETYPE), and the summary for the device's detail. */
-static void check_kernels(const bp_host_api *host, char *summary, size_t cap)
+ * OPENBLAS_CORETYPE), and the summary for the device's detail. Returns
+ * the kernels' instruction set. */
+static bpc_isa check_kernels(const bp_host_api *host, char *summary, size_t cap)
 {
     bpc_cpu_features f;
     cpu_features(&f);
@@ -162,11 +164,12 @@ static void check_kernels(const bp_host_api *host, char *summary, size_t cap)
     bpc_kernels_decision d = bpc_kernels_decide(core, &f, user);
     bpc_kernels_summary(summary, cap, &d, core, user);
     if (d.verdict != BPC_KERNELS_OLDER)
-        return;
+        return d.kernels;
     char name[64], line[768];
     cpu_name(name, sizeof name);
     bpc_kernels_warning(line, sizeof line, &d, core, name);
     host->log(host->host, BP_LOG_WARN, "%s", line);
+    return d.kernels;
 }
 
 /* ---- lifecycle ---------------------------------------------------------- */
@@ -197,7 +200,7 @@ static bp_status bpc_open(const bp_host_api *host, void **state)
     st->cache_limit = (uint64_t)cache_mb << 20;
     st->vm = vm;
     st->vm_set = v && strcmp(v, "auto") != 0;
-    check_kernels(host, st->kernels, sizeof st->kernels);
+    st->gemm_isa = check_kernels(host, st->kernels, sizeof st->kernels);
     host->log(host->host, BP_LOG_DEBUG, "blas_cpu: vector math kernels for %s (%s), %s", vm->level,
               vm->isa, st->vm_set ? "set by the simd key" : "the widest this CPU runs");
     *state = st;
@@ -205,6 +208,14 @@ static bp_status bpc_open(const bp_host_api *host, void **state)
 }
 
 static void bpc_close(void *state) { free(state); }
+
+/* 1x1 convolutions run direct where the vector level's block beats
+ * OpenBLAS's kernels on them: a 512-bit block against 256-bit or narrower
+ * kernels (vmath.h's conv_direct_1x1). */
+static bool conv_1x1_direct(const bpc_state *st)
+{
+    return st->vm->conv_direct_1x1 && bpc_kernels_narrower_than_avx512(st->gemm_isa);
+}
 
 static int32_t bpc_device_count(void *state) { return 1; }
 
@@ -220,10 +231,11 @@ static bp_status bpc_device_info(void *state, int32_t index, bp_device_info *inf
     const char *cfg = openblas_get_config();
     snprintf(info->detail, sizeof info->detail,
              "%s (%s); %s; %d threads (the kernel pool; OpenBLAS on one thread); buffer cache "
-             "up to %llu MiB; vector math: %s (%s, %s)",
+             "up to %llu MiB; vector math: %s (%s, %s); 1x1 convolutions: %s",
              cfg ? cfg : "OpenBLAS (unknown build)", BPC_OPENBLAS_FROM, st->kernels, st->threads,
              (unsigned long long)(st->cache_limit >> 20), st->vm->level, st->vm->isa,
-             st->vm_set ? "set by the simd key" : "the widest this CPU runs");
+             st->vm_set ? "set by the simd key" : "the widest this CPU runs",
+             conv_1x1_direct(st) ? "direct" : "OpenBLAS");
     info->host_addressable = true;
     return BP_OK;
 }
@@ -243,6 +255,7 @@ static bp_status bpc_device_open(void *state, int32_t index, void **dev)
     d->base.host = st->host;
     d->threads = st->threads;
     d->vm = st->vm;
+    d->conv_direct_1x1 = conv_1x1_direct(st);
     d->used = 0;
     if (bpc_pool_create(d->threads - 1, &d->pool) != BP_OK) {
         free(d);

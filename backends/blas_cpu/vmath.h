@@ -129,26 +129,39 @@ typedef struct bpc_vmath {
                      const double *bias, float *y, int64_t ldy);
     void (*dots_f64)(const double *w, int64_t m, const double *c, int64_t n, int64_t k,
                      const double *bias, double *y, int64_t ldy);
-    /* One block of a direct f32 convolution (conv_direct.c): BPC_CONV_FILTERS
-     * filters (on the vector lanes) at nj <= BPC_CONV_RUN output positions,
-     * over channels [c0, c1) and every one of the taps:
+    /* nb <= BPC_CONV_BLOCKS blocks of a direct f32 convolution
+     * (conv_direct.c), BPC_CONV_FILTERS filters each (on the vector lanes),
+     * at nj <= BPC_CONV_RUN output positions, over channels [c0, c1) and
+     * every one of the taps: for block b, whose weights start at
+     * wp + b wstride and whose tile at t + b tstride,
      *     t[j][f] (+)= sum over c, k of wp[(c taps + k) BPC_CONV_FILTERS + f]
      *                                  * xb[j][c plane + toff[k]]
      * with one fma per product, channel by channel and tap by tap; t
      * starts at 0 when first, else from what it holds. NULL where the level
      * has no fma (the convolution then takes the GEMM). */
-    void (*conv_block_f32)(const float *const *xb, int nj, const float *wp, int64_t c0,
-                           int64_t c1, int64_t taps, const int64_t *toff, int64_t plane,
-                           float *t, bool first);
+    void (*conv_block_f32)(const float *const *xb, int nj, const float *wp, int64_t wstride,
+                           int nb, int64_t c0, int64_t c1, int64_t taps, const int64_t *toff,
+                           int64_t plane, float *t, int64_t tstride, bool first);
     /* A block's tile to y: y[f ldy + o] = t[o BPC_CONV_FILTERS + f] + bias[f]
      * for filters f < nf and positions o < n (the tile transposed). NULL
      * with conv_block_f32. */
     void (*conv_store_f32)(const float *t, int64_t n, int nf, const float *bias, float *y,
                            int64_t ldy);
+    /* Whether conv_block_f32 beats a GEMM of 256-bit kernels (OpenBLAS's
+     * AVX2 ones) on 1x1 kernels: where it holds two blocks of 16 filters
+     * in 512-bit registers (ResNet-50 1.21x, SqueezeNet 1.13x on a Zen 5
+     * whose OpenBLAS runs Haswell kernels), not with AVX2's 256-bit ones
+     * (0.63-0.81x on a Zen 3, where OpenBLAS's packed panels read x faster
+     * than the block's broadcasts from NCHW planes). Against OpenBLAS's
+     * AVX-512 kernels it loses (0.85-0.92x on a Sapphire Rapids class
+     * Xeon): the device takes 1x1 direct only where both hold
+     * (plugin.c). */
+    bool conv_direct_1x1;
 } bpc_vmath;
 
 #define BPC_CONV_FILTERS 16
-#define BPC_CONV_RUN 6
+#define BPC_CONV_RUN 12
+#define BPC_CONV_BLOCKS 2
 
 #define BPC_DOTS_F32 8
 #define BPC_DOTS_F64 4
@@ -185,8 +198,9 @@ void BPC_LEVEL_FN(bpc_vpow_f32)(const float *a, const float *b, int64_t b_stride
 bool BPC_LEVEL_FN(bpc_vunary_fma)(bp_op op, bp_dtype dt, const void *x, void *o, int64_t n);
 /* vdots.c's: bpc_vmath's dots_f32 and dots_f64 */
 void BPC_LEVEL_FN(bpc_vconv_block_f32)(const float *const *xb, int nj, const float *wp,
-                                       int64_t c0, int64_t c1, int64_t taps,
-                                       const int64_t *toff, int64_t plane, float *t, bool first);
+                                       int64_t wstride, int nb, int64_t c0, int64_t c1,
+                                       int64_t taps, const int64_t *toff, int64_t plane,
+                                       float *t, int64_t tstride, bool first);
 void BPC_LEVEL_FN(bpc_vconv_store_f32)(const float *t, int64_t n, int nf, const float *bias,
                                        float *y, int64_t ldy);
 void BPC_LEVEL_FN(bpc_vdots_f32)(const float *w, int64_t m, const float *c, int64_t n,
