@@ -28,6 +28,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -146,14 +147,15 @@ def check(name, backend, threads):
     return len(m.graph.node)
 
 
-def measure(name, args):
+def measure(name, args, config):
     res = {"backplane": [], "onnxruntime": []}
     for _ in range(args.repeats):
         for s in res:
             out = subprocess.run([sys.executable, __file__, "--side", s, "--model", name,
                                   "--backend", args.backend, "--threads", str(args.threads),
                                   "--rounds", str(args.rounds)],
-                                 capture_output=True, text=True, check=True)
+                                 capture_output=True, text=True, check=True,
+                                 env=dict(os.environ, BP_CONFIG=config))
             res[s].append(json.loads(out.stdout.strip().splitlines()[-1]))
     return {s: (statistics.median(r["first"] for r in v), statistics.median(r["median"] for r in v))
             for s, v in res.items()}
@@ -165,7 +167,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=3, help="processes per side, alternating")
     ap.add_argument("--backend", default="blas_cpu")
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
-                    help="onnxruntime's intra-op threads (default: the CPUs, as blas_cpu's pool)")
+                    help="onnxruntime's intra-op threads and blas_cpu's pool (its threads key, "
+                         "through a BP_CONFIG file; default: the CPUs)")
     ap.add_argument("--side", choices=["backplane", "onnxruntime"], help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("models", nargs="*", default=list(MODELS))
@@ -182,15 +185,25 @@ def main():
     print(f"{'model':<14} {'nodes':>5} {'bp load+1':>9} {'ort new+1':>9} {'bp ms/run':>10} "
           f"{'ort ms/run':>10} {'ratio':>8}")
     ratios = []
-    for name in args.models:
-        nodes = check(name, args.backend, args.threads)
-        r = measure(name, args)
-        (bf, bm), (of, om) = r["backplane"], r["onnxruntime"]
-        ratios.append(om / bm)
-        print(f"{name:<14} {nodes:>5} {bf * 1e3:>9.1f} {of * 1e3:>9.1f} {bm * 1e3:>10.2f} "
-              f"{om * 1e3:>10.2f} {om / bm:>7.2f}x", flush=True)
+    # blas_cpu's pool takes the same threads as onnxruntime: a config file
+    # for the backplane side's processes
+    with tempfile.NamedTemporaryFile("w", suffix=".ini", prefix="bp-bench-") as config:
+        config.write(f"[backend.blas_cpu]\nthreads = {args.threads}\n")
+        config.flush()
+        for name in args.models:
+            ratios.append(run_one(name, args, config.name))
     geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
     print(f"geometric mean of the ratios (onnxruntime time / backplane time): {geo:.2f}x")
+
+
+def run_one(name, args, config):
+    """Checks and measures one model, prints its line, returns its ratio."""
+    nodes = check(name, args.backend, args.threads)
+    r = measure(name, args, config)
+    (bf, bm), (of, om) = r["backplane"], r["onnxruntime"]
+    print(f"{name:<14} {nodes:>5} {bf * 1e3:>9.1f} {of * 1e3:>9.1f} {bm * 1e3:>10.2f} "
+          f"{om * 1e3:>10.2f} {om / bm:>7.2f}x", flush=True)
+    return om / bm
 
 
 if __name__ == "__main__":
