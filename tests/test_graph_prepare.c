@@ -114,7 +114,9 @@ static void check_cases(const char *ini, const conv_case *cases, size_t n, bool 
  * short one,
  * channels across the blocks of 128, strides, dilations, asymmetric and no
  * padding, 1-D, 2-D and 3-D windows, two images, wide kernels over few
- * channels (a first layer). */
+ * channels (a first layer), and runs of positions along one output row or
+ * crossing into the next, at strides 1 and 2 (AVX-512's two-pointer block)
+ * as well as across three rows (its pointer per position). */
 static const conv_case cases[] = {
     {"3x3 pads 1, 17 filters, 2 images", 4, {2, 5, 9, 11}, {17, 5, 3, 3}, true,
      WIN(.pads = {1, 1, 1, 1})},
@@ -131,6 +133,8 @@ static const conv_case cases[] = {
      WIN(.pads = {1, 1, 1, 1})},
     {"40 filters (a pair of blocks and a short one)", 4, {1, 6, 7, 9}, {40, 6, 3, 3}, true,
      WIN(.pads = {1, 1, 1, 1})},
+    {"rows of 30: runs along one row or across into the next", 4, {1, 7, 11, 30},
+     {48, 7, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})},
 };
 
 Test(graph_prepare, conv_with_captured_weights_is_prepared_and_matches_the_oracle)

@@ -197,10 +197,11 @@ static bp_status conv_tasks(bpc_dev *d, const void *args, int64_t lo, int64_t hi
             const int64_t m0 = (blk + b) * BPC_CONV_FILTERS;
             const int nf = (int)(q->M - m0 < BPC_CONV_FILTERS ? q->M - m0 : BPC_CONV_FILTERS);
             float bias[BPC_CONV_FILTERS] = {0};
-            for (int f = 0; j->bias && f < nf; f++) {
-                double v;
-                bpk_block_load(j->bias, m0 + f, 1, &v);
-                bias[f] = (float)v;
+            if (j->bias) { /* the block's biases in one walk of the view */
+                double v[BPC_CONV_FILTERS];
+                bpk_block_load(j->bias, m0, nf, v);
+                for (int f = 0; f < nf; f++)
+                    bias[f] = (float)v[f];
             }
             j->vm->conv_store_f32(tile[b], p1 - p0, nf, bias,
                                   j->y + (n * q->M + m0) * j->nout + p0, j->nout);
