@@ -2,10 +2,13 @@
  * bp_graph_stats.nodes_prepared): a compiled graph's node that reads
  * captured tensors lets its backend do the work that depends on them alone
  * once, at compile. blas_cpu reorders a convolution's constant weights for
- * its direct kernel (conv_direct.c) where its vector level has fma: those
+ * its direct kernel (conv_direct.c), and keeps a depthwise 3x3 one's for
+ * its f32 kernel (conv_depthwise.c), where its vector level has fma: those
  * plans must match the oracle as the eager op does, at every geometry the
- * kernel's blocks cut unevenly; a bind that replaces the weights must run
- * the new ones; and what the kernel does not take is not prepared. */
+ * kernels' blocks and lines cut unevenly; a bind that replaces the weights
+ * must run the new ones; and what the kernels do not take is not
+ * prepared. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,7 +138,23 @@ static const conv_case cases[] = {
      WIN(.pads = {1, 1, 1, 1})},
     {"rows of 30: runs along one row or across into the next", 4, {1, 7, 11, 30},
      {48, 7, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})},
+    /* depthwise 3x3 (one input channel per group): the plane as one line
+     * at stride 1, rows at other strides */
+    {"depthwise over 7 x 7 planes, 2 images", 4, {2, 24, 7, 7}, {24, 1, 3, 3}, true,
+     WIN(.groups = 24, .pads = {1, 1, 1, 1})},
+    {"depthwise stride 2 over 28 x 28", 4, {1, 12, 28, 28}, {12, 1, 3, 3}, true,
+     WIN(.groups = 12, .strides = {2, 2}, .pads = {1, 1, 1, 1})},
+    {"depthwise over 56 x 56, no bias", 4, {1, 3, 56, 56}, {3, 1, 3, 3}, false,
+     WIN(.groups = 3, .pads = {1, 1, 1, 1})},
+    {"depthwise dilated, asymmetric pads, strides (1, 3)", 4, {1, 5, 17, 23}, {5, 1, 3, 3},
+     true, WIN(.groups = 5, .strides = {1, 3}, .pads = {2, 0, 1, 2}, .dilations = {2, 1})},
+    {"depthwise, 2 filters a channel, stride (2, 1), no padding", 4, {1, 4, 13, 10},
+     {8, 1, 3, 3}, true, WIN(.groups = 4, .strides = {2, 1})},
+    {"depthwise, no padding", 4, {2, 6, 9, 12}, {6, 1, 3, 3}, false, WIN(.groups = 6)},
 };
+
+/* The first depthwise case of cases. */
+#define DEPTHWISE_FIRST 10
 
 Test(graph_prepare, conv_with_captured_weights_is_prepared_and_matches_the_oracle)
 {
@@ -246,6 +265,41 @@ Test(graph_prepare, conv_1x1_is_prepared_on_avx512_against_narrower_gemm_kernels
 Test(graph_prepare, baseline_vector_level_prepares_nothing_and_still_matches_the_oracle)
 {
     check_cases("[backend.blas_cpu]\nsimd = baseline\n", cases, 2, false);
+    check_cases("[backend.blas_cpu]\nsimd = baseline\n", cases + DEPTHWISE_FIRST, 2, false);
+}
+
+/* A depthwise 3x3 convolution whose weights hold an infinity or a NaN is
+ * not prepared: the f32 kernel computes the padding's taps (0 w, NaN for an
+ * infinite w) where the eager op skips them. The plan then gives the eager
+ * op's bits. */
+Test(graph_prepare, depthwise_with_a_non_finite_weight_is_not_prepared)
+{
+    bp_backend *be = NULL;
+    bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\n", "blas_cpu", &be);
+    const conv_case *c = &cases[DEPTHWISE_FIRST];
+    cr_assert(c->win.groups == c->x[1] && c->w[1] == 1, "cases[DEPTHWISE_FIRST] is depthwise");
+    const double bad[] = {INFINITY, -INFINITY, NAN};
+    for (int i = 0; i < 3; i++) {
+        cf_array xa = bpt_random_array(BP_F32, c->rank, c->x, 31, -1, 1);
+        cf_array wa = bpt_random_array(BP_F32, c->rank, c->w, 32, -1, 1);
+        wa.f[9 * 5] = bad[i]; /* filter 5's first tap: in the padding at the top row */
+        bp_tensor *x = bpt_tensor_of(be, &xa), *w = bpt_tensor_of(be, &wa);
+        bp_tensor *eager = NULL, *y = NULL;
+        BPT_OK(bp_conv(x, w, NULL, &c->win, &eager));
+        bp_graph_stats st;
+        bp_graph_exec *exe = compile_conv(be, c, w, NULL, &st);
+        cr_expect_eq(st.nodes_prepared, 0, "weight %g: prepared", bad[i]);
+        BPT_OK(bp_graph_run(exe, 1, &x, 1, &y));
+        cr_expect(bpt_same_bytes(y, eager), "weight %g: the plan is not the eager op's bits",
+                  bad[i]);
+        bp_graph_exec_release(exe);
+        bp_tensor *all[] = {x, w, eager, y};
+        for (int k = 0; k < 4; k++)
+            bp_tensor_release(all[k]);
+        cf_array_free(&xa);
+        cf_array_free(&wa);
+    }
+    bp_context_destroy(ctx);
 }
 
 /* What the direct kernel does not take runs as before, unprepared: a kernel

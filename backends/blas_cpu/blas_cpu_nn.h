@@ -1,7 +1,7 @@
 /* blas_cpu's neural-network ops (nn.h, ABI 1.4): private declarations.
  *
  * nn.c routes each op: f32/f64 convolutions to im2col + OpenBLAS gemm,
- * depthwise f32 ones to whole lines of taps (conv.c), dense f32 layer_norm / rms_norm to one fused pass per row and
+ * depthwise f32 ones to whole lines of taps (conv_depthwise.c), dense f32 layer_norm / rms_norm to one fused pass per row and
  * batch_norm / instance_norm to one per (n, c) plane (norm.c), f32
  * max_pool without indices and average_pool to whole lines of taps
  * (window_pool.c), f32 losses
@@ -46,6 +46,12 @@ bool bpc_conv_gemm_takes(const bp_op_params *p, const bp_view *x, const bp_view 
                          const bp_view *y);
 bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *w,
                         const bp_view *bias, const bp_view *y);
+/* What a prepared node holds (plugin.h's prepare): each kind's struct has
+ * it as its first member, for op.c's entries to tell them apart. */
+typedef enum bpc_prepared_kind {
+    BPC_PREPARED_DIRECT = 1, /* conv_direct.c's reordered weights */
+    BPC_PREPARED_DEPTHWISE,  /* conv_depthwise.c's 3x3 weights */
+} bpc_prepared_kind;
 /* conv_direct.c: f32 convolution of one group and more than one tap,
  * direct, with the weights reordered once by the plugin's prepare (a
  * compiled graph's constant). takes: whether the case is one it runs;
@@ -65,12 +71,22 @@ bool bpc_conv_narrow_takes(const bp_op_params *p, const bp_view *x, const bp_vie
                            const bp_view *y);
 bp_status bpc_conv_narrow(bpc_dev *dev, const bp_op_params *p, const bp_view *x,
                           const bp_view *w, const bp_view *bias, const bp_view *y);
-/* conv.c: depthwise f32 convolution (one input channel per group), over
- * dense planes, with the reference's bits. */
+/* conv_depthwise.c: depthwise f32 convolution (one input channel per
+ * group), over dense planes, with the reference's bits. */
 bool bpc_conv_depthwise_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,
                               const bp_view *bias, const bp_view *y);
 bp_status bpc_conv_depthwise(bpc_dev *dev, const bp_op_params *p, const bp_view *x,
                              const bp_view *w, const bp_view *bias, const bp_view *y);
+/* conv_depthwise.c, prepared: a 2-D 3x3 depthwise convolution whose
+ * weights (a compiled graph's constant) are all finite, where the level
+ * has the f32 kernel (prepares); the weights copied (prepare); the run
+ * (prepared), within the op's tolerance of the eager call. */
+bool bpc_conv_depthwise_prepares(const bpc_dev *d, const bp_op_params *p, const bp_view *x,
+                                 const bp_view *w, const bp_view *y);
+bp_status bpc_conv_depthwise_prepare(bpc_dev *dev, const bp_view *w, void **prepared);
+bp_status bpc_conv_depthwise_prepared(bpc_dev *dev, const void *prepared, const bp_op_params *p,
+                                      const bp_view *x, const bp_view *bias, const bp_view *y);
+void bpc_conv_depthwise_free(void *prepared);
 
 /* window_pool.c: f32 max_pool (no indices output) and average_pool over
  * dense planes, with the reference's bits. */

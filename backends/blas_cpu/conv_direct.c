@@ -36,6 +36,7 @@
 #define PADDED_MAX ((int64_t)64 << 20)
 
 typedef struct bpc_conv_prepared {
+    bpc_prepared_kind kind;     /* BPC_PREPARED_DIRECT: first, for op.c */
     int64_t M, C, taps;
     int64_t padded[3];          /* the padded input's spatial extents */
     int64_t *toff;              /* per tap: its offset in the padded input */
@@ -87,7 +88,7 @@ bp_status bpc_conv_direct_prepare(bpc_dev *dev, const bp_op_params *p, const bp_
                         "conv: out of memory reordering the weights of (%lld, %lld) filters",
                         (long long)M, (long long)(C * T));
     }
-    q->M = M, q->C = C, q->taps = T;
+    q->kind = BPC_PREPARED_DIRECT, q->M = M, q->C = C, q->taps = T;
     padded_extents(&dm.g, q->padded);
     const bpk_window *g = &dm.g;
     for (int64_t k = 0; k < T; k++) { /* tap k = (k0, k1, k2) in row-major order */

@@ -124,11 +124,15 @@ bp_status bpc_prepare(void *dev, bp_op op, const bp_op_params *params, int32_t n
     const bp_op_params *p = bp_op_params_get(params, &scratch);
     *prepared = NULL;
     /* a convolution whose weights are a constant: reordered for the direct
-     * kernel, where that is the path (conv_direct.c) */
-    if (op != BP_OP_CONV || n_in < 2 || n_out < 1 || !in[1]->buffer ||
-        !bpc_conv_direct_takes(dev, p, in[0], in[1], out[0]))
+     * kernel, where that is the path (conv_direct.c), or a depthwise 3x3
+     * one's kept for the f32 kernel (conv_depthwise.c) */
+    if (op != BP_OP_CONV || n_in < 2 || n_out < 1 || !in[1]->buffer)
         return BP_OK;
-    return bpc_conv_direct_prepare(dev, p, in[0], in[1], out[0], prepared);
+    if (bpc_conv_direct_takes(dev, p, in[0], in[1], out[0]))
+        return bpc_conv_direct_prepare(dev, p, in[0], in[1], out[0], prepared);
+    if (bpc_conv_depthwise_prepares(dev, p, in[0], in[1], out[0]))
+        return bpc_conv_depthwise_prepare(dev, in[1], prepared);
+    return BP_OK;
 }
 
 bp_status bpc_prepared_op(void *dev, void *prepared, bp_op op, const bp_op_params *params,
@@ -138,11 +142,17 @@ bp_status bpc_prepared_op(void *dev, void *prepared, bp_op op, const bp_op_param
     bp_op_params scratch;
     const bp_op_params *p = bp_op_params_get(params, &scratch);
     (void)op, (void)n_out; /* a convolution: the only op prepare takes */
-    return bpc_conv_direct(dev, prepared, p, in[0], n_in > 2 ? in[2] : NULL, out[0]);
+    const bp_view *bias = n_in > 2 ? in[2] : NULL;
+    if (*(const bpc_prepared_kind *)prepared == BPC_PREPARED_DEPTHWISE)
+        return bpc_conv_depthwise_prepared(dev, prepared, p, in[0], bias, out[0]);
+    return bpc_conv_direct(dev, prepared, p, in[0], bias, out[0]);
 }
 
 void bpc_prepared_free(void *dev, void *prepared)
 {
     (void)dev;
-    bpc_conv_direct_free(prepared);
+    if (prepared && *(const bpc_prepared_kind *)prepared == BPC_PREPARED_DEPTHWISE)
+        bpc_conv_depthwise_free(prepared);
+    else
+        bpc_conv_direct_free(prepared);
 }

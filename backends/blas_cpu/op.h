@@ -23,7 +23,8 @@ bp_status bpc_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                  const bp_view *const *in, int32_t n_out, const bp_view *const *out);
 
 /* The prepared nodes' entries (plugin.h's prepare, prepared_op and
- * prepared_free): f32 convolutions' weights reordered for conv_direct.c. */
+ * prepared_free): f32 convolutions' weights reordered for conv_direct.c, and
+ * depthwise 3x3 ones' kept for conv_depthwise.c's f32 kernel. */
 bp_status bpc_prepare(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                       const bp_view *const *in, int32_t n_out, const bp_view *const *out,
                       void **prepared);

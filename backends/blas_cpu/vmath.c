@@ -890,6 +890,7 @@ const bpc_vmath BPC_LEVEL_FN(bpc_vmath) = {
 #if defined(__AVX2__) && defined(__FMA__)
     .conv_block_f32 = BPC_LEVEL_FN(bpc_vconv_block_f32),
     .conv_store_f32 = BPC_LEVEL_FN(bpc_vconv_store_f32),
+    .depthwise_3x3_f32 = BPC_LEVEL_FN(bpc_vdepthwise_3x3_f32),
 #endif
 #if defined(__AVX512F__)
     .conv_direct_1x1 = true,

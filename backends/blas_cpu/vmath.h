@@ -40,6 +40,13 @@
 #define BPC_CLONES
 #endif
 
+/* A depthwise 3x3 plane's geometry (bpc_vmath's depthwise_3x3_f32). */
+typedef struct bpc_dw3x3 {
+    int64_t ih, iw;         /* x's plane */
+    int64_t ph, pw, pt, pl; /* the padded plane, x's place in it; ph 0: none */
+    int64_t oh, ow, sh, sw, dh, dw;
+} bpc_dw3x3;
+
 /* One level's kernels. Every member is present. Contracts: */
 typedef struct bpc_vmath {
     const char *level;      /* "avx512", "avx2" or "baseline" */
@@ -147,6 +154,18 @@ typedef struct bpc_vmath {
      * with conv_block_f32. */
     void (*conv_store_f32)(const float *t, int64_t n, int nf, const float *bias, float *y,
                            int64_t ldy);
+    /* One output plane (oh x ow) of a depthwise convolution with a 3x3
+     * window (g: its geometry) from x's plane:
+     *     y[r ow + c] = b + sum over k of w[k] p[(r sh + kh dh) pw + c sw + kw dw]
+     * (k = 3 kh + kw), the products in that order, the first rounded, each
+     * next one fused (fma), the bias added last; p is x itself (g->ph 0,
+     * pw then g->iw) or pad, ph x pw floats whose zeros around x's place
+     * (row pt, column pl) the caller set, into which x's plane is copied.
+     * line: NULL, or at least (oh - 1) pw + ow floats of scratch, with
+     * which stride 1 runs the plane as one line (vdepthwise.c). NULL where
+     * the level has no fma (the convolution then runs as eager calls do). */
+    void (*depthwise_3x3_f32)(const bpc_dw3x3 *g, const float *x, const float *w,
+                              float b, float *y, float *pad, float *line);
     /* Whether conv_block_f32 beats a GEMM of 256-bit kernels (OpenBLAS's
      * AVX2 ones) on 1x1 kernels: where it holds two blocks of 16 filters
      * in 512-bit registers (ResNet-50 1.21x, SqueezeNet 1.13x on a Zen 5
@@ -203,6 +222,8 @@ void BPC_LEVEL_FN(bpc_vconv_block_f32)(const float *const *xb, int nj, const flo
                                        float *t, int64_t tstride, bool first);
 void BPC_LEVEL_FN(bpc_vconv_store_f32)(const float *t, int64_t n, int nf, const float *bias,
                                        float *y, int64_t ldy);
+void BPC_LEVEL_FN(bpc_vdepthwise_3x3_f32)(const bpc_dw3x3 *g, const float *x, const float *w,
+                                          float b, float *y, float *pad, float *line);
 void BPC_LEVEL_FN(bpc_vdots_f32)(const float *w, int64_t m, const float *c, int64_t n,
                                  int64_t k, const double *bias, float *y, int64_t ldy);
 void BPC_LEVEL_FN(bpc_vdots_f64)(const double *w, int64_t m, const double *c, int64_t n,
