@@ -151,6 +151,11 @@ static const conv_case cases[] = {
     {"depthwise, 2 filters a channel, stride (2, 1), no padding", 4, {1, 4, 13, 10},
      {8, 1, 3, 3}, true, WIN(.groups = 4, .strides = {2, 1})},
     {"depthwise, no padding", 4, {2, 6, 9, 12}, {6, 1, 3, 3}, false, WIN(.groups = 6)},
+    /* groups of several channels: each block of filters within one group */
+    {"3 groups of 40 filters (a pair of blocks and a short one), 2 images", 4, {2, 15, 9, 8},
+     {120, 5, 3, 3}, true, WIN(.groups = 3, .pads = {1, 1, 1, 1})},
+    {"2 groups of 9 filters, strided", 4, {1, 8, 13, 11}, {18, 4, 3, 3}, false,
+     WIN(.groups = 2, .strides = {2, 2}, .pads = {0, 1, 1, 0})},
 };
 
 /* The first depthwise case of cases. */
@@ -224,6 +229,8 @@ Test(graph_prepare, conv_prepared_gives_the_same_bits_on_avx512_and_avx2)
 static const conv_case pointwise[] = {
     {"1x1, 40 filters", 4, {2, 24, 9, 11}, {40, 24, 1, 1}, true, WIN(.groups = 0)},
     {"1x1 stride 2", 4, {1, 20, 14, 13}, {33, 20, 1, 1}, false, WIN(.strides = {2, 2})},
+    {"1x1, 4 groups of 28 filters over 16 channels", 4, {1, 64, 14, 14}, {112, 16, 1, 1}, true,
+     WIN(.groups = 4)},
 };
 
 /* The device's detail for INI: OpenBLAS's core name ("OpenBLAS kernels
@@ -255,11 +262,11 @@ Test(graph_prepare, conv_1x1_is_prepared_on_avx512_against_narrower_gemm_kernels
         const bool direct = detail_1x1_direct(ini, core, sizeof core);
         cr_expect_eq(direct, bpc_kernels_narrower_than_avx512(bpc_isa_of_core(core)),
                      "OpenBLAS kernels %s: 1x1 %s", core, direct ? "direct" : "on the GEMM");
-        check_cases(ini, pointwise, 2, direct);
+        check_cases(ini, pointwise, 3, direct);
     }
     const char *ini = "[backend.blas_cpu]\nsimd = avx2\n";
     cr_expect_not(detail_1x1_direct(ini, core, sizeof core), "AVX2 level, kernels %s", core);
-    check_cases(ini, pointwise, 2, false);
+    check_cases(ini, pointwise, 3, false);
 }
 
 Test(graph_prepare, baseline_vector_level_prepares_nothing_and_still_matches_the_oracle)
@@ -303,8 +310,9 @@ Test(graph_prepare, depthwise_with_a_non_finite_weight_is_not_prepared)
 }
 
 /* What the direct kernel does not take runs as before, unprepared: a kernel
- * along one axis over many
- * channels (a gemm per tap, nothing unfolded), f64, groups, weights that
+ * along one axis over many channels (a gemm per tap, nothing unfolded),
+ * groups of a quarter of a block of filters, fewer than 16 products per
+ * output, f64, weights that
  * are an input of the graph rather than captured, and the binary backend,
  * which has no prepare. */
 Test(graph_prepare, conv_the_direct_kernel_does_not_take_is_not_prepared)
@@ -313,14 +321,16 @@ Test(graph_prepare, conv_the_direct_kernel_does_not_take_is_not_prepared)
     bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\n", "blas_cpu", &be);
     bp_backend *bin = NULL;
     BPT_OK(bp_backend_get(ctx, "binary", &bin));
-    const conv_case grouped = {"groups", 4, {1, 8, 10, 10}, {16, 4, 3, 3}, false,
-                               WIN(.groups = 2)};
+    const conv_case grouped = {"groups of 4 filters (a quarter of a block)", 4, {1, 8, 10, 10},
+                               {8, 4, 3, 3}, false, WIN(.groups = 2)};
     const conv_case line = {"5 taps along one axis over 64 channels", 3, {1, 64, 100},
                             {8, 64, 5}, false, WIN(.pads = {2, 2})};
     const conv_case plain = {"3x3", 4, {1, 8, 10, 10}, {16, 8, 3, 3}, false, WIN(.groups = 0)};
-    const conv_case *c[] = {&grouped, &line, &plain};
-    bp_backend *on[] = {be, be, bin};
-    for (int i = 0; i < 3; i++) {
+    const conv_case few = {"1x1 over groups of 6 channels (6 products an output)", 4,
+                           {1, 24, 14, 14}, {112, 6, 1, 1}, false, WIN(.groups = 4)};
+    const conv_case *c[] = {&grouped, &line, &few, &plain};
+    bp_backend *on[] = {be, be, be, bin};
+    for (int i = 0; i < 4; i++) {
         cf_array wa = bpt_random_array(BP_F32, c[i]->rank, c[i]->w, 5, -1, 1);
         bp_tensor *w = bpt_tensor_of(on[i], &wa);
         bp_graph_stats st;

@@ -1,13 +1,14 @@
-/* f32 convolutions of one group computed directly, with the weights a
- * compiled graph holds as constants reordered once (plugin.h's prepare,
- * ABI 1.13): no unfolded slab, and no packing of the weights per call.
+/* f32 convolutions computed directly, with the weights a compiled graph
+ * holds as constants reordered once (plugin.h's prepare, ABI 1.13): no
+ * unfolded slab, and no packing of the weights per call.
  *
  * prepare reorders w (M, C, K...) into blocks of BPC_CONV_FILTERS filters,
- * wp[block][c][tap][filter] (filters past M zero), and works out each
- * tap's offset in the padded input. A run copies x into a padded buffer
- * (when the window has padding), then each task, one image's
- * group of filter blocks (BPC_CONV_BLOCKS of them) over a chunk of output
- * positions, runs the level's conv_block_f32 on runs of BPC_CONV_RUN
+ * each block within one group (G groups of mg filters over C channels
+ * each), wp[group][block][c][tap][filter] (filters past the group's zero),
+ * and works out each tap's offset in the padded input. A run copies x into
+ * a padded buffer (when the window has padding), then each task, one
+ * image's and group's run of filter blocks (BPC_CONV_BLOCKS of them) over
+ * a chunk of output positions, runs the level's conv_block_f32 on runs of BPC_CONV_RUN
  * positions, channels in blocks of CHANNEL_BLOCK (their weights stay in the
  * cache while the chunk's runs go by), the partial sums in tiles on the
  * stack; the tiles go to y, bias added, at the end.
@@ -37,10 +38,11 @@
 
 typedef struct bpc_conv_prepared {
     bpc_prepared_kind kind;     /* BPC_PREPARED_DIRECT: first, for op.c */
-    int64_t M, C, taps;
+    int64_t M, C, taps;         /* C: input channels per group */
+    int64_t G, mg, blocks;      /* groups, filters per group, blocks per group */
     int64_t padded[3];          /* the padded input's spatial extents */
     int64_t *toff;              /* per tap: its offset in the padded input */
-    float *wp;                  /* [M / 16 blocks][C][taps][16] */
+    float *wp;                  /* [G][blocks][C][taps][16] */
 } bpc_conv_prepared;
 
 static void padded_extents(const bpk_window *g, int64_t *pe)
@@ -52,7 +54,7 @@ static void padded_extents(const bpk_window *g, int64_t *pe)
 bool bpc_conv_direct_takes(const bpc_dev *d, const bp_op_params *p, const bp_view *x,
                            const bp_view *w, const bp_view *y)
 {
-    if (!d->vm->conv_block_f32 || x->dtype != BP_F32 || x->rank < 3 || p->i[15] != 1 ||
+    if (!d->vm->conv_block_f32 || x->dtype != BP_F32 || x->rank < 3 ||
         !bpk_view_dense(x) || !bpk_view_dense(w) || !bpk_view_dense(y))
         return false;
     bpc_conv_dims dm;
@@ -62,10 +64,16 @@ bool bpc_conv_direct_takes(const bpc_dev *d, const bp_op_params *p, const bp_vie
     /* 1x1 kernels stay on the GEMM (above) unless the device says otherwise,
      * and so do the kernels along one axis that conv.c runs as a gemm per
      * tap, unfolding nothing (magika's 5 taps over 256 channels: 0.93x
-     * direct); the few-position ones go to conv_narrow.c first */
+     * direct); the few-position ones go to conv_narrow.c first; groups of
+     * fewer than half a block of filters would leave most lanes idle, and
+     * groups of fewer than 16 products per output ran slower than their
+     * GEMMs (ShuffleNet's 1x1 over 4 groups of 6 channels: 0.68x direct,
+     * where its groups of 28 to 136 channels ran 1.08-1.55x; one group of
+     * few products is still faster direct: 1x1 over 3 channels 6x) */
     return (dm.nk > 1 || d->conv_direct_1x1) && dm.nout > BPC_CONV_NARROW &&
+           (dm.G == 1 || (dm.mg >= BPC_CONV_FILTERS / 2 && dm.ck >= 16)) &&
            bpc_conv_line_axis(&dm.g, dm.cg, dm.nout) < 0 &&
-           x->shape[0] * dm.cg * pe[0] * pe[1] * pe[2] <= PADDED_MAX;
+           x->shape[0] * x->shape[1] * pe[0] * pe[1] * pe[2] <= PADDED_MAX;
 }
 
 bp_status bpc_conv_direct_prepare(bpc_dev *dev, const bp_op_params *p, const bp_view *x,
@@ -73,12 +81,12 @@ bp_status bpc_conv_direct_prepare(bpc_dev *dev, const bp_op_params *p, const bp_
 {
     bpc_conv_dims dm;
     bpc_conv_dims_of(p, x, y, &dm);
-    const int64_t M = y->shape[1], C = dm.cg, T = dm.nk, blocks = (M + BPC_CONV_FILTERS - 1) /
-                                                                    BPC_CONV_FILTERS;
+    const int64_t M = y->shape[1], C = dm.cg, T = dm.nk, G = dm.G;
+    const int64_t blocks = (dm.mg + BPC_CONV_FILTERS - 1) / BPC_CONV_FILTERS; /* a group's */
     bpc_conv_prepared *q = calloc(1, sizeof *q);
     if (q) {
         q->toff = malloc((size_t)T * sizeof *q->toff);
-        q->wp = calloc((size_t)(blocks * C * T * BPC_CONV_FILTERS), sizeof *q->wp);
+        q->wp = calloc((size_t)(G * blocks * C * T * BPC_CONV_FILTERS), sizeof *q->wp);
     }
     if (!q || !q->toff || !q->wp) {
         if (q)
@@ -89,6 +97,7 @@ bp_status bpc_conv_direct_prepare(bpc_dev *dev, const bp_op_params *p, const bp_
                         (long long)M, (long long)(C * T));
     }
     q->kind = BPC_PREPARED_DIRECT, q->M = M, q->C = C, q->taps = T;
+    q->G = G, q->mg = dm.mg, q->blocks = blocks;
     padded_extents(&dm.g, q->padded);
     const bpk_window *g = &dm.g;
     for (int64_t k = 0; k < T; k++) { /* tap k = (k0, k1, k2) in row-major order */
@@ -97,11 +106,14 @@ bp_status bpc_conv_direct_prepare(bpc_dev *dev, const bp_op_params *p, const bp_
                      k2 * g->dl[2];
     }
     const float *w0 = (const float *)bpk_base(w);
-    for (int64_t m = 0; m < M; m++)
+    for (int64_t m = 0; m < M; m++) {
+        /* filter m is filter mi of group m / mg: its block and lane */
+        const int64_t mi = m % dm.mg, b = m / dm.mg * blocks + mi / BPC_CONV_FILTERS;
         for (int64_t c = 0; c < C; c++)
             for (int64_t k = 0; k < T; k++)
-                q->wp[((m / BPC_CONV_FILTERS * C + c) * T + k) * BPC_CONV_FILTERS +
-                      m % BPC_CONV_FILTERS] = w0[(m * C + c) * T + k];
+                q->wp[((b * C + c) * T + k) * BPC_CONV_FILTERS + mi % BPC_CONV_FILTERS] =
+                    w0[(m * C + c) * T + k];
+    }
     *prepared = q;
     return BP_OK;
 }
@@ -123,7 +135,7 @@ typedef struct direct_job {
     const float *xp;            /* the (padded) input, image after image */
     const bp_view *bias;
     float *y;
-    int64_t plane, nout, blocks, groups, chunk, chunks;
+    int64_t plane, nout, pairs, chunk, chunks; /* pairs: tasks of blocks per group */
     /* padding: x's planes into xp */
     const float *x;
     float *xpad;
@@ -149,8 +161,9 @@ static bp_status pad_planes(bpc_dev *d, const void *args, int64_t lo, int64_t hi
     return BP_OK;
 }
 
-/* Tasks [lo, hi): task t is image t / (groups chunks), its group of
- * BPC_CONV_BLOCKS blocks of filters and chunk of positions. */
+/* Tasks [lo, hi): task t is image n, group grp, its pair-th run of
+ * BPC_CONV_BLOCKS blocks of the group's filters and chunk of positions
+ * (t = ((n G + grp) pairs + pair) chunks + chunk). */
 static bp_status conv_tasks(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
 {
     (void)d;
@@ -161,15 +174,15 @@ static bp_status conv_tasks(bpc_dev *d, const void *args, int64_t lo, int64_t hi
     float tile[BPC_CONV_BLOCKS][CHUNK * BPC_CONV_FILTERS];
     int64_t corner[CHUNK]; /* per position of the chunk: its window's corner in a padded plane */
     for (int64_t t = lo; t < hi; t++) {
-        const int64_t n = t / (j->groups * j->chunks),
-                      blk = t / j->chunks % j->groups * BPC_CONV_BLOCKS;
-        const int nb = (int)(j->blocks - blk < BPC_CONV_BLOCKS ? j->blocks - blk
+        const int64_t ng = t / (j->pairs * j->chunks), n = ng / q->G, grp = ng % q->G;
+        const int64_t blk = t / j->chunks % j->pairs * BPC_CONV_BLOCKS; /* in the group */
+        const int nb = (int)(q->blocks - blk < BPC_CONV_BLOCKS ? q->blocks - blk
                                                                : BPC_CONV_BLOCKS);
         const int64_t wstride = q->C * q->taps * BPC_CONV_FILTERS;
         const int64_t p0 = t % j->chunks * j->chunk;
         const int64_t p1 = p0 + j->chunk < j->nout ? p0 + j->chunk : j->nout;
-        const float *xn = j->xp + n * q->C * j->plane;
-        const float *wb = q->wp + blk * wstride;
+        const float *xn = j->xp + ng * q->C * j->plane; /* the group's channels */
+        const float *wb = q->wp + (grp * q->blocks + blk) * wstride;
         /* output (o0, o1, o2), counted along (a division per position cost
          * more than the products of a few-channel layer) */
         int64_t o2 = p0 % g->out[2], o1 = p0 / g->out[2] % g->out[1],
@@ -195,8 +208,8 @@ static bp_status conv_tasks(bpc_dev *d, const void *args, int64_t lo, int64_t hi
             }
         }
         for (int b = 0; b < nb; b++) {
-            const int64_t m0 = (blk + b) * BPC_CONV_FILTERS;
-            const int nf = (int)(q->M - m0 < BPC_CONV_FILTERS ? q->M - m0 : BPC_CONV_FILTERS);
+            const int64_t f0 = (blk + b) * BPC_CONV_FILTERS, m0 = grp * q->mg + f0;
+            const int nf = (int)(q->mg - f0 < BPC_CONV_FILTERS ? q->mg - f0 : BPC_CONV_FILTERS);
             float bias[BPC_CONV_FILTERS] = {0};
             if (j->bias) { /* the block's biases in one walk of the view */
                 double v[BPC_CONV_FILTERS];
@@ -221,7 +234,6 @@ bp_status bpc_conv_direct(bpc_dev *dev, const void *prepared, const bp_op_params
     const int64_t N = x->shape[0];
     direct_job j = {.q = q, .g = g, .vm = dev->vm, .bias = bias, .y = (float *)bpk_base(y),
                     .plane = q->padded[0] * q->padded[1] * q->padded[2], .nout = dm.nout,
-                    .blocks = (q->M + BPC_CONV_FILTERS - 1) / BPC_CONV_FILTERS,
                     .x = (const float *)bpk_base(x)};
     bool pads = false;
     for (int a = 0; a < 3; a++)
@@ -229,23 +241,24 @@ bp_status bpc_conv_direct(bpc_dev *dev, const void *prepared, const bp_op_params
     void *padv = NULL;
     j.xp = j.x;
     if (pads) {
-        BPK_TRY(bpc_alloc(dev, (size_t)(N * q->C * j.plane) * sizeof(float), &padv));
+        BPK_TRY(bpc_alloc(dev, (size_t)(N * q->G * q->C * j.plane) * sizeof(float), &padv));
         j.xpad = padv;
         j.xp = j.xpad;
-        (void)bpc_ranges(dev, "conv", N * q->C, N * q->C * j.plane, pad_planes, &j); /* never fails */
+        const int64_t planes = N * q->G * q->C;
+        (void)bpc_ranges(dev, "conv", planes, planes * j.plane, pad_planes, &j); /* never fails */
     }
     /* work in the pool's units, as conv.c counts it */
     const int64_t work = N * q->M * dm.nout * q->C * q->taps / 4;
     const int team = bpc_team(dev, work);
     /* chunks of positions: at most CHUNK, and at least two tasks a thread */
     int64_t chunk = dm.nout < CHUNK ? dm.nout : CHUNK;
-    j.groups = (j.blocks + BPC_CONV_BLOCKS - 1) / BPC_CONV_BLOCKS;
-    while (N * j.groups * ((dm.nout + chunk - 1) / chunk) < 2 * (int64_t)team &&
+    j.pairs = (q->blocks + BPC_CONV_BLOCKS - 1) / BPC_CONV_BLOCKS;
+    while (N * q->G * j.pairs * ((dm.nout + chunk - 1) / chunk) < 2 * (int64_t)team &&
            chunk > 2 * BPC_CONV_RUN)
         chunk = (chunk / 2 + BPC_CONV_RUN - 1) / BPC_CONV_RUN * BPC_CONV_RUN;
     j.chunk = chunk;
     j.chunks = (dm.nout + chunk - 1) / chunk;
-    bp_status st = bpc_ranges(dev, "conv", N * j.groups * j.chunks, work, conv_tasks, &j);
+    bp_status st = bpc_ranges(dev, "conv", N * q->G * j.pairs * j.chunks, work, conv_tasks, &j);
     bpc_free(dev, padv);
     return st;
 }
