@@ -222,6 +222,7 @@ class Model:
         self.outputs = [self._tensor_info(v, "output") for v in g.output]
         self._check_nodes(g)
         self._folds = _fold.conv_bn_pairs(g, self.opset, self._attr) if optimize else {}
+        self._made_by = _fold.producers(g) if optimize else None
         self._initializers = self._load_initializers(g, onnx)
         self._host_inputs = set()   # inputs whose values decide a shape: constants per run
         self._names = frozenset(i.name for i in self.inputs)
@@ -391,6 +392,11 @@ class Model:
                     if pair is not None:
                         node = pair
                         folded.add(j)
+                if self._made_by is not None and node.op_type == "MatMul":
+                    y = _fold.one_hot_matmul(node, self._made_by, values)
+                    if y is not None:
+                        values[node.output[0]] = y
+                        continue
                 self._run_node(k, node, values)
         finally:
             self._tls.draws_on = None  # not to keep the recorded graph alive

@@ -439,6 +439,57 @@ def test_a_batch_norm_whose_parameters_are_inputs_is_not_folded():
     np.testing.assert_allclose(model.run(feeds)["y"].numpy(), want, rtol=1e-5, atol=1e-5)
 
 
+def one_hot_matmul_model(w, via_expand=True, dtype=TensorProto.INT32):
+    """jax's one_hot before a dense layer, as jax2tf writes it (magika's
+    first layer): Equal(Expand(x), iota) -> Cast -> MatMul(., w)."""
+    K, N = w.shape
+    iota = np.arange(K, dtype=np.int32 if dtype == TensorProto.INT32 else np.int64)
+    nodes = []
+    if via_expand:
+        nodes.append(helper.make_node("Expand", ["x", "shape"], ["xe"]))
+    nodes += [helper.make_node("Equal", ["xe" if via_expand else "x", "iota"], ["eq"]),
+              helper.make_node("Cast", ["eq"], ["oh"], to=TensorProto.FLOAT),
+              helper.make_node("MatMul", ["oh", "w"], ["y"])]
+    inits = [numpy_helper.from_array(w, "w"),
+             numpy_helper.from_array(iota.reshape(1, 1, K), "iota")]
+    if via_expand:
+        inits.append(numpy_helper.from_array(np.array([2, 5, K], np.int64), "shape"))
+    return model_of(nodes, [vi("x", [2, 5, 1], dtype)], [vi("y", [2, 5, N])], inits)
+
+
+def test_a_one_hot_times_a_matrix_is_a_lookup_of_its_rows(backend):
+    """The product's rows are w's rows picked by x, zeros where x is outside
+    0 .. K-1: the same values, bit for bit, as the one-hot product recorded
+    as written."""
+    rng = np.random.default_rng(11)
+    w = rng.standard_normal((7, 3)).astype(np.float32)
+    x = np.array([0, 6, 3, -1, 7, 2, 2, 1000, 5, 4], np.int32).reshape(2, 5, 1)
+    want = np.stack([[w[v] if 0 <= v < 7 else np.zeros(3, np.float32) for v in row[:, 0]]
+                     for row in x])
+    for via_expand in (True, False):
+        m = one_hot_matmul_model(w, via_expand)
+        model = bo.load(m, backend=backend.name)
+        plan = str(model.lower({"x": x}))
+        assert "gather(" in plan and "matmul(" not in plan, plan
+        got = model.run({"x": x})["y"].numpy()
+        np.testing.assert_array_equal(got, want)
+        as_written = bo.load(m, backend=backend.name, optimize=False)
+        assert "matmul(" in str(as_written.lower({"x": x}))
+        np.testing.assert_array_equal(as_written.run({"x": x})["y"].numpy(), got)
+
+
+def test_a_one_hot_times_a_matrix_with_an_infinity_stays_a_product():
+    """0 * inf is NaN: a matrix that is not all finite keeps the product,
+    whose NaNs a lookup would not give."""
+    w = np.ones((4, 2), np.float32)
+    w[2, 1] = np.inf
+    x = np.array([0, 1, 3, 2, 9, 0, 1, 1, 1, 1], np.int32).reshape(2, 5, 1)
+    model = bo.load(one_hot_matmul_model(w), backend="binary")
+    assert "matmul(" in str(model.lower({"x": x}))
+    got = model.run({"x": x})["y"].numpy()
+    assert np.isnan(got[0, 0, 1]) and got[0, 3, 1] == np.inf
+
+
 def test_isinf_detecting_neither_sign_is_false_everywhere(backend):
     m = model_of([helper.make_node("IsInf", ["x"], ["y"], detect_positive=0, detect_negative=0)],
                  [vi("x", [4])], [vi("y", [4], TensorProto.BOOL)])
