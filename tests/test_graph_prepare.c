@@ -220,10 +220,11 @@ Test(graph_prepare, conv_prepared_gives_the_same_bits_on_avx512_and_avx2)
     bp_context_destroy(cn);
 }
 
-/* 1x1 kernels: direct where the level holds 16 filters in a register
- * (AVX-512) and OpenBLAS's kernels are 256-bit or narrower, on the GEMM
- * with AVX2 (OpenBLAS reads x in place faster than AVX2's block does) and
- * against OpenBLAS's AVX-512 kernels. Which kernels OpenBLAS runs is this
+/* The convolutions whose GEMM reads x in place (1x1 kernels, kernels along
+ * one axis over many channels): direct where the level holds 16 filters in
+ * a register (AVX-512) and OpenBLAS's kernels are 256-bit or narrower, on
+ * the GEMM with AVX2 (OpenBLAS reads x in place faster than AVX2's block
+ * does) and against OpenBLAS's AVX-512 kernels. Which kernels OpenBLAS runs is this
  * machine's (the test never sets OPENBLAS_CORETYPE): the device's detail
  * states them and the decision, and the two must agree. */
 static const conv_case pointwise[] = {
@@ -231,11 +232,15 @@ static const conv_case pointwise[] = {
     {"1x1 stride 2", 4, {1, 20, 14, 13}, {33, 20, 1, 1}, false, WIN(.strides = {2, 2})},
     {"1x1, 4 groups of 28 filters over 16 channels", 4, {1, 64, 14, 14}, {112, 16, 1, 1}, true,
      WIN(.groups = 4)},
+    {"5 taps along one axis over 64 channels", 3, {1, 64, 100}, {8, 64, 5}, false,
+     WIN(.pads = {2, 2})},
+    {"5 x 1 taps over 80 channels and 70 positions, 2 images (magika's form)", 4,
+     {2, 80, 70, 1}, {20, 80, 5, 1}, true, WIN(.pads = {2, 0, 2, 0})},
 };
 
 /* The device's detail for INI: OpenBLAS's core name ("OpenBLAS kernels
- * NAME", into core) and whether it runs 1x1 convolutions direct. */
-static bool detail_1x1_direct(const char *ini, char *core, size_t cap)
+ * NAME", into core) and whether it runs the convolutions above direct. */
+static bool detail_in_place_direct(const char *ini, char *core, size_t cap)
 {
     bp_backend *be = NULL;
     bp_context *ctx = bpt_context_ini(ini, "blas_cpu", &be);
@@ -245,28 +250,29 @@ static bool detail_1x1_direct(const char *ini, char *core, size_t cap)
     cr_assert(k, "no kernels in the detail: %s", info.detail);
     k += strlen("OpenBLAS kernels ");
     snprintf(core, cap, "%.*s", (int)strcspn(k, " ,;("), k);
-    const bool direct = strstr(info.detail, "1x1 convolutions: direct") != NULL;
-    cr_assert(direct || strstr(info.detail, "1x1 convolutions: OpenBLAS"),
-              "the detail does not say where 1x1 convolutions run: %s", info.detail);
+    const bool direct = strstr(info.detail, "1x1 and one-axis convolutions: direct") != NULL;
+    cr_assert(direct || strstr(info.detail, "1x1 and one-axis convolutions: OpenBLAS"),
+              "the detail does not say where 1x1 and one-axis convolutions run: %s",
+              info.detail);
     bp_context_destroy(ctx);
     return direct;
 }
 
-Test(graph_prepare, conv_1x1_is_prepared_on_avx512_against_narrower_gemm_kernels_only)
+Test(graph_prepare, conv_in_place_is_prepared_on_avx512_against_narrower_gemm_kernels_only)
 {
     if (!cpu_has_fma())
         cr_skip_test("this CPU has no AVX2 and fma");
     char core[64];
     if (cpu_has_avx512()) {
         const char *ini = "[backend.blas_cpu]\nsimd = avx512\n";
-        const bool direct = detail_1x1_direct(ini, core, sizeof core);
+        const bool direct = detail_in_place_direct(ini, core, sizeof core);
         cr_expect_eq(direct, bpc_kernels_narrower_than_avx512(bpc_isa_of_core(core)),
                      "OpenBLAS kernels %s: 1x1 %s", core, direct ? "direct" : "on the GEMM");
-        check_cases(ini, pointwise, 3, direct);
+        check_cases(ini, pointwise, sizeof pointwise / sizeof pointwise[0], direct);
     }
     const char *ini = "[backend.blas_cpu]\nsimd = avx2\n";
-    cr_expect_not(detail_1x1_direct(ini, core, sizeof core), "AVX2 level, kernels %s", core);
-    check_cases(ini, pointwise, 3, false);
+    cr_expect_not(detail_in_place_direct(ini, core, sizeof core), "AVX2 level, kernels %s", core);
+    check_cases(ini, pointwise, sizeof pointwise / sizeof pointwise[0], false);
 }
 
 Test(graph_prepare, baseline_vector_level_prepares_nothing_and_still_matches_the_oracle)
@@ -309,12 +315,10 @@ Test(graph_prepare, depthwise_with_a_non_finite_weight_is_not_prepared)
     bp_context_destroy(ctx);
 }
 
-/* What the direct kernel does not take runs as before, unprepared: a kernel
- * along one axis over many channels (a gemm per tap, nothing unfolded),
- * groups of a quarter of a block of filters, fewer than 16 products per
- * output, f64, weights that
- * are an input of the graph rather than captured, and the binary backend,
- * which has no prepare. */
+/* What the direct kernel does not take runs as before, unprepared: groups
+ * of a quarter of a block of filters, groups of fewer than 16 products per
+ * output, f64, weights that are an input of the graph rather than
+ * captured, and the binary backend, which has no prepare. */
 Test(graph_prepare, conv_the_direct_kernel_does_not_take_is_not_prepared)
 {
     bp_backend *be = NULL;
@@ -323,14 +327,12 @@ Test(graph_prepare, conv_the_direct_kernel_does_not_take_is_not_prepared)
     BPT_OK(bp_backend_get(ctx, "binary", &bin));
     const conv_case grouped = {"groups of 4 filters (a quarter of a block)", 4, {1, 8, 10, 10},
                                {8, 4, 3, 3}, false, WIN(.groups = 2)};
-    const conv_case line = {"5 taps along one axis over 64 channels", 3, {1, 64, 100},
-                            {8, 64, 5}, false, WIN(.pads = {2, 2})};
     const conv_case plain = {"3x3", 4, {1, 8, 10, 10}, {16, 8, 3, 3}, false, WIN(.groups = 0)};
     const conv_case few = {"1x1 over groups of 6 channels (6 products an output)", 4,
                            {1, 24, 14, 14}, {112, 6, 1, 1}, false, WIN(.groups = 4)};
-    const conv_case *c[] = {&grouped, &line, &few, &plain};
-    bp_backend *on[] = {be, be, be, bin};
-    for (int i = 0; i < 4; i++) {
+    const conv_case *c[] = {&grouped, &few, &plain};
+    bp_backend *on[] = {be, be, bin};
+    for (int i = 0; i < 3; i++) {
         cf_array wa = bpt_random_array(BP_F32, c[i]->rank, c[i]->w, 5, -1, 1);
         bp_tensor *w = bpt_tensor_of(on[i], &wa);
         bp_graph_stats st;

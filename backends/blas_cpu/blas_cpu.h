@@ -57,7 +57,8 @@ typedef struct bpc_dev {
     bpk_dev base;
     int threads;                /* team size (and OpenBLAS's threads) */
     const bpc_vmath *vm;        /* the vector kernels of the chosen level (vmath.h) */
-    bool conv_direct_1x1;       /* 1x1 convolutions run direct (plugin.c) */
+    bool conv_direct_in_place;  /* convolutions whose GEMM reads x in place (1x1 kernels,
+                                 * kernels along one axis) run direct too (plugin.c) */
     bpc_pool *pool;
     bpc_cache cache;
     _Atomic uint64_t used;      /* bytes of live buffers (requested sizes) */

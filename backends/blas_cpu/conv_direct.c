@@ -19,8 +19,9 @@
  * and 0.6-0.8x on 1x1 kernels with AVX2 (a Zen 3), where OpenBLAS reads x
  * in place and nothing is unfolded: those stay on the GEMM there. With
  * AVX-512 (a Zen 5: two blocks of filters at 12 positions, 24 accumulators)
- * the 1x1 kernels run direct too where OpenBLAS's kernels are AVX2 or
- * older (vmath.h's conv_direct_1x1; plugin.c decides). */
+ * the 1x1 kernels and those along one axis run direct too where OpenBLAS's
+ * kernels are AVX2 or older (vmath.h's conv_direct_1x1; plugin.c
+ * decides). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,18 +62,20 @@ bool bpc_conv_direct_takes(const bpc_dev *d, const bp_op_params *p, const bp_vie
     bpc_conv_dims_of(p, x, y, &dm);
     int64_t pe[3];
     padded_extents(&dm.g, pe);
-    /* 1x1 kernels stay on the GEMM (above) unless the device says otherwise,
-     * and so do the kernels along one axis that conv.c runs as a gemm per
-     * tap, unfolding nothing (magika's 5 taps over 256 channels: 0.93x
-     * direct); the few-position ones go to conv_narrow.c first; groups of
-     * fewer than half a block of filters would leave most lanes idle, and
-     * groups of fewer than 16 products per output ran slower than their
-     * GEMMs (ShuffleNet's 1x1 over 4 groups of 6 channels: 0.68x direct,
-     * where its groups of 28 to 136 channels ran 1.08-1.55x; one group of
-     * few products is still faster direct: 1x1 over 3 channels 6x) */
-    return (dm.nk > 1 || d->conv_direct_1x1) && dm.nout > BPC_CONV_NARROW &&
+    /* the convolutions whose GEMM reads x in place (1x1 kernels, and the
+     * kernels along one axis that conv.c runs as a gemm per tap) stay on
+     * the GEMM unless the device says otherwise (above; magika's 5 taps
+     * over 256 channels: 0.93x direct against AVX-512 kernels, 1.7x
+     * against Haswell ones); the few-position ones go to conv_narrow.c
+     * first; groups of fewer than half a block of filters would leave most
+     * lanes idle, and groups of fewer than 16 products per output ran
+     * slower than their GEMMs (ShuffleNet's 1x1 over 4 groups of 6
+     * channels: 0.68x direct, where its groups of 28 to 136 channels ran
+     * 1.08-1.55x); one group of few products stays direct (1x1 over 3
+     * channels took 6x as long off it, on the reference kernel) */
+    return (dm.nk > 1 || d->conv_direct_in_place) && dm.nout > BPC_CONV_NARROW &&
            (dm.G == 1 || (dm.mg >= BPC_CONV_FILTERS / 2 && dm.ck >= 16)) &&
-           bpc_conv_line_axis(&dm.g, dm.cg, dm.nout) < 0 &&
+           (d->conv_direct_in_place || bpc_conv_line_axis(&dm.g, dm.cg, dm.nout) < 0) &&
            x->shape[0] * x->shape[1] * pe[0] * pe[1] * pe[2] <= PADDED_MAX;
 }
 
