@@ -129,7 +129,7 @@ void fg_finish(fg_state *s);
 /* Values of plan outputs against eager tensors, byte for byte. */
 /* plan's bytes are eager's; fused (the plan has fused groups): a NaN made
  * from two NaNs may have another sign or payload; prepared (the backend
- * prepared nodes of the plan): float outputs are not compared (fg_plan.c). */
+ * prepared nodes of the plan): no values are compared (fg_plan.c). */
 void fg_same(const char *what, const bp_tensor *plan, const bp_tensor *eager, bool fused,
              bool prepared);
 
