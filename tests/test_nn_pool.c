@@ -278,9 +278,10 @@ static void expect_pool_bits(bool max, size_t c, bp_backend *ref, bp_backend *fa
     bp_tensor_release(yf);
 }
 
-/* blas_cpu's line-at-a-time f32 average_pool (window_pool.c) adds the taps
- * in the reference's order and divides by its count: the reference's bits,
- * for every window form. */
+/* blas_cpu's line-at-a-time f32 average_pool (window_pool.c), and its
+ * strided 3x3 path, add the taps in the reference's order and divide by
+ * its count: the reference's bits, for every window form, with NaN,
+ * infinities and -0 among the values too. */
 Test(nn_pool, blas_cpu_average_pool_gives_the_reference_bits)
 {
     bp_context *ctx = bpt_context();
@@ -304,10 +305,29 @@ Test(nn_pool, blas_cpu_average_pool_gives_the_reference_bits)
         {4, {1, 4, 7, 7}, WIN(.kernel = {7, 7})},
         {4, {1, 2, 5, 5}, WIN(.kernel = {3, 3}, .strides = {2, 2},
                               .auto_pad = BP_AUTO_PAD_SAME_UPPER)},
+        /* blas_cpu's strided 3x3 path: uneven strides and pads, ceil mode,
+         * the padding counted or not */
+        {4, {1, 3, 15, 14}, WIN(.kernel = {3, 3}, .strides = {2, 3}, .pads = {2, 1, 1, 2})},
+        {4, {2, 2, 11, 17}, WIN(.kernel = {3, 3}, .strides = {1, 2}, .pads = {1, 1, 1, 1},
+                                .ceil_mode = true, .count_include_pad = true)},
+        {4, {1, 16, 27, 27}, WIN(.kernel = {3, 3}, .strides = {2, 2}, .ceil_mode = true)},
     };
+    /* NaN, -0 and a value far from the rest; then infinities of both signs
+     * (whose sum is NaN). Not the two together: a NaN from x meeting the
+     * NaN of inf + -inf may come out as either (IEEE 754 leaves which open,
+     * and the compiler may order an addition's operands either way). */
+    static const double specials[2][3] = {{NAN, -0.0, 1e30}, {INFINITY, -INFINITY, -0.0}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         cf_array xa = bpt_random_array(BP_F32, cases[c].rank, cases[c].shape, 61 + (int)c, -10, 10);
         expect_pool_bits(false, c, ref, fast, &xa, &cases[c].win);
+        for (int sp = 0; sp < 2; sp++) {
+            cf_array xs = bpt_random_array(BP_F32, cases[c].rank, cases[c].shape, 81 + (int)c,
+                                           -10, 10);
+            for (int64_t i = 0; i < xs.n; i += 7)
+                xs.f[i] = specials[sp][(i / 7 + (int64_t)c) % 3];
+            expect_pool_bits(false, c, ref, fast, &xs, &cases[c].win);
+            cf_array_free(&xs);
+        }
         cf_array_free(&xa);
     }
     bp_context_destroy(ctx);

@@ -204,10 +204,85 @@ static bp_status max_planes(bpc_dev *d, const void *args, int64_t lo, int64_t hi
     return BP_OK;
 }
 
+/* ---- 3x3 average windows of a 2-D plane, strided (ShuffleNet's shortcuts) ------- */
+
+/* One output's sum over the taps inside x, in the kernel's order. */
+static inline double sum9_edge(const bpk_window *g, const float *xp, int64_t o1, int64_t o2)
+{
+    double s = 0;
+    int64_t at;
+    for (int kh = 0; kh < 3; kh++)
+        for (int kw = 0; kw < 3; kw++)
+            if (bpc_tap_inside(g, o1, o2, kh, kw, &at))
+                s += (double)xp[at];
+    return s;
+}
+
+/* Outputs [lo, hi) of a line whose windows lie in rows x0, x1, x2: the nine
+ * taps added in the kernel's order from 0, in double, divided by the
+ * output's count, rounded once: walk_taps's additions, so its bits. */
+#define SUM9_LINE(SW, dw)                                                                 \
+    for (int64_t o2 = lo; o2 < hi; o2++) {                                                \
+        const int64_t c = o2 * (SW) - pb;                                                 \
+        double s = 0;                                                                     \
+        s += (double)x0[c];                                                               \
+        s += (double)x0[c + dw];                                                          \
+        s += (double)x0[c + 2 * dw];                                                      \
+        s += (double)x1[c];                                                               \
+        s += (double)x1[c + dw];                                                          \
+        s += (double)x1[c + 2 * dw];                                                      \
+        s += (double)x2[c];                                                               \
+        s += (double)x2[c + dw];                                                          \
+        s += (double)x2[c + 2 * dw];                                                      \
+        yr[o2] = (float)(s / cr[o2]);                                                     \
+    }
+
+/* walk_taps made nine passes over each output line of doubles, and a pass
+ * over the plane's sums to divide them: 5-6% of ShuffleNet's samples for
+ * its four (1, C, 56 or 28 or 14, ...) 3x3 stride-2 pools. */
+BPC_CLONES static void average_3x3(const bpk_window *g, const float *restrict xp,
+                                   float *restrict yp, const double *count)
+{
+    const int64_t W = g->in[2], H = g->in[1], OH = g->out[1], OW = g->out[2];
+    const int64_t sw = g->st[2], dw = g->dl[2], dh = g->dl[1], pb = g->pb[2];
+    int64_t lo, hi, lo2, hi2; /* the columns whose three taps lie inside */
+    bpk_tap_range(W, OW, sw, -pb, &lo, &hi);
+    bpk_tap_range(W, OW, sw, 2 * dw - pb, &lo2, &hi2);
+    lo = lo > lo2 ? lo : lo2;
+    hi = hi < hi2 ? hi : hi2;
+    if (hi < lo)
+        hi = lo;
+    for (int64_t o1 = 0; o1 < OH; o1++) {
+        float *yr = yp + o1 * OW;
+        const double *cr = count + o1 * OW;
+        const int64_t r0 = o1 * g->st[1] - g->pb[1];
+        if (r0 < 0 || r0 + 2 * dh >= H) { /* a row of the window leaves x */
+            for (int64_t o2 = 0; o2 < OW; o2++)
+                yr[o2] = (float)(sum9_edge(g, xp, o1, o2) / cr[o2]);
+            continue;
+        }
+        const float *x0 = xp + r0 * W, *x1 = x0 + dh * W, *x2 = x1 + dh * W;
+        for (int64_t o2 = 0; o2 < lo; o2++)
+            yr[o2] = (float)(sum9_edge(g, xp, o1, o2) / cr[o2]);
+        if (sw == 2 && dw == 1)
+            SUM9_LINE(2, 1)
+        else
+            SUM9_LINE(sw, dw)
+        for (int64_t o2 = hi; o2 < OW; o2++)
+            yr[o2] = (float)(sum9_edge(g, xp, o1, o2) / cr[o2]);
+    }
+}
+#undef SUM9_LINE
+
 static bp_status average_planes(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
 {
     const pool_job *j = args;
     const int64_t nin = bpk_window_numel(j->g.in), nout = bpk_window_numel(j->g.out);
+    if (max_is_3x3(&j->g)) { /* 3x3, strided: the same test as max pooling's */
+        for (int64_t u = lo; u < hi; u++)
+            average_3x3(&j->g, j->x + u * nin, j->y + u * nout, j->count);
+        return BP_OK;
+    }
     double *sum = malloc((size_t)nout * sizeof *sum);
     if (!sum)
         return bpk_fail(d, BP_ERR_OUT_OF_MEMORY, "average_pool: out of memory for one plane");
