@@ -83,9 +83,14 @@ extern "C" {
  *   1.11 the dtype u64 (dtype.h), on the same terms as 1.10's.
  *   1.12 a fused group's last step may be a reduction (bp_fused_group). No
  *        member was added: the core sends such groups only to plugins
- *        built for 1.12 or later, whose fused_takes may decline them. */
+ *        built for 1.12 or later, whose fused_takes may decline them.
+ *   1.13 prepare, prepared_op and prepared_free: a compiled plan's nodes
+ *        that read constants, prepared once at compile. The core calls
+ *        them only where the plugin's struct_size holds all three. (The
+ *        members arrived with the minor left at 12; plugins built then
+ *        report 1.12 and are still prepared, by their struct_size.) */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 12
+#define BP_ABI_MINOR 13
 
 /* Memory kinds, numbered as DLPack numbers device types (DLDeviceType), so
  * that exchange needs no translation. */
