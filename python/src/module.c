@@ -681,6 +681,14 @@ static PyObject *context_info(PyObject *o, PyObject *unused)
         set_item(d, "log_level", PyUnicode_FromString(level_name(bp_context_log_level(ctx)))) < 0 ||
         set_item(d, "environment", env) < 0)
         goto fail;
+    /* every plugin loaded and opened first, as `backplane info` does: a
+     * [backend.NAME] key counts as used once its plugin has declared it */
+    for (size_t i = 0; i < bp_context_plugin_count(ctx); i++) {
+        bp_plugin_record rec = {.struct_size = sizeof rec};
+        bp_backend *be = NULL;
+        if (bp_context_plugin(ctx, i, &rec) == BP_OK && !rec.loaded)
+            (void)bp_backend_get(ctx, rec.name, &be); /* a refusal is in the plugin's record */
+    }
     PyObject *settings = PyList_New(0);
     size_t ns = bp_context_setting_count(ctx);
     for (size_t i = 0; settings && i < ns; i++) {

@@ -78,6 +78,17 @@ def test_unsupported_device():
         pytest.skip("a GPU this build runs on is here")
 
 
+def test_info_marks_a_backend_key_used_once_its_plugin_declares_it(tmp_path):
+    ini = tmp_path / "threads.ini"
+    ini.write_text("[backend.blas_cpu]\nthreads = 1\n[backend.nobody]\nthreads = 1\n")
+    info = bp.Context(ini).info()  # the first call: nothing loaded before it
+    if "blas_cpu" not in [p["name"] for p in info["plugins"]]:
+        pytest.skip("blas_cpu is not built here")
+    used = {(s["section"], s["key"]): s["used"] for s in info["settings"]}
+    assert used[("backend.blas_cpu", "threads")] is True
+    assert used[("backend.nobody", "threads")] is False
+
+
 def test_plugin(tmp_path):
     junk = tmp_path / "bp_junk.so"
     junk.write_bytes(b"not a shared object")
