@@ -138,6 +138,20 @@ static inline float max9_edge(const bpk_window *g, const float *xp, int64_t o1, 
         yr[o2] = b;                                                                       \
     }
 
+/* The output columns [*lo, *hi) of a 3x3 window whose three taps all lie
+ * inside x's width (the strided 3x3 paths' interior). */
+static void inside_columns(const bpk_window *g, int64_t *lo, int64_t *hi)
+{
+    const int64_t W = g->in[2], OW = g->out[2], sw = g->st[2], dw = g->dl[2], pb = g->pb[2];
+    int64_t lo2, hi2;
+    bpk_tap_range(W, OW, sw, -pb, lo, hi);
+    bpk_tap_range(W, OW, sw, 2 * dw - pb, &lo2, &hi2);
+    *lo = *lo > lo2 ? *lo : lo2;
+    *hi = *hi < hi2 ? *hi : hi2;
+    if (*hi < *lo)
+        *hi = *lo;
+}
+
 /* Each output's nine taps at once, in the kernel's order and by the
  * reference's step, so the bits are walk_taps's (and the reference's);
  * walk_taps makes nine passes over each output line, and lines of 13 to 55
@@ -147,13 +161,8 @@ BPC_CLONES static void max_3x3(const bpk_window *g, const float *restrict xp,
 {
     const int64_t W = g->in[2], H = g->in[1], OH = g->out[1], OW = g->out[2];
     const int64_t sw = g->st[2], dw = g->dl[2], dh = g->dl[1], pb = g->pb[2];
-    int64_t lo, hi, lo2, hi2; /* the columns whose three taps lie inside */
-    bpk_tap_range(W, OW, sw, -pb, &lo, &hi);
-    bpk_tap_range(W, OW, sw, 2 * dw - pb, &lo2, &hi2);
-    lo = lo > lo2 ? lo : lo2;
-    hi = hi < hi2 ? hi : hi2;
-    if (hi < lo)
-        hi = lo;
+    int64_t lo, hi; /* the columns whose three taps lie inside */
+    inside_columns(g, &lo, &hi);
     for (int64_t o1 = 0; o1 < OH; o1++) {
         float *yr = yp + o1 * OW;
         const int64_t r0 = o1 * g->st[1] - g->pb[1];
@@ -245,13 +254,8 @@ BPC_CLONES static void average_3x3(const bpk_window *g, const float *restrict xp
 {
     const int64_t W = g->in[2], H = g->in[1], OH = g->out[1], OW = g->out[2];
     const int64_t sw = g->st[2], dw = g->dl[2], dh = g->dl[1], pb = g->pb[2];
-    int64_t lo, hi, lo2, hi2; /* the columns whose three taps lie inside */
-    bpk_tap_range(W, OW, sw, -pb, &lo, &hi);
-    bpk_tap_range(W, OW, sw, 2 * dw - pb, &lo2, &hi2);
-    lo = lo > lo2 ? lo : lo2;
-    hi = hi < hi2 ? hi : hi2;
-    if (hi < lo)
-        hi = lo;
+    int64_t lo, hi; /* the columns whose three taps lie inside */
+    inside_columns(g, &lo, &hi);
     for (int64_t o1 = 0; o1 < OH; o1++) {
         float *yr = yp + o1 * OW;
         const double *cr = count + o1 * OW;
