@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elementwise_formulas.h"
 #include "openblas.h"
 #include "blas_cpu_nn.h"
 #include "vmath.h"
@@ -286,7 +287,25 @@ typedef struct conv_job {
     int64_t tm, tn, ntm, ntn;   /* tile extents and tiles per (image, group) */
     const char *slab;           /* unfolded once for blocks of channels: unit's block ni */
     int64_t unit, ni;
+    bool relu;                  /* each tile through relu once done (a plan's Relu after it) */
 } conv_job;
+
+/* A done tile (m rows of n at ld apart) through bpf_relu, still in the
+ * cache: what a separate Relu over y would write, without its two passes. */
+static void relu_tile(bp_dtype dt, char *y, int64_t m, int64_t n, int64_t ld)
+{
+    for (int64_t r = 0; r < m; r++) {
+        if (dt == BP_F32) {
+            float *v = (float *)y + r * ld;
+            for (int64_t i = 0; i < n; i++)
+                v[i] = bpf_relu_f(v[i]);
+        } else {
+            double *v = (double *)y + r * ld;
+            for (int64_t i = 0; i < n; i++)
+                v[i] = bpf_relu(v[i]);
+        }
+    }
+}
 
 /* The largest unfolded slab a tile writes, in elements (8 MiB of f32): a
  * bound on each thread's scratch, not a cache size. Slabs that fit the
@@ -367,6 +386,8 @@ static void taps_tile(const conv_job *j, const char *xg, char *yg, int64_t grp, 
              xg + (size_t)(lo + off * j->inner) * es, j->dims.nin, true,
              yg + (size_t)(m0 * j->dims.nout + lo) * es, j->dims.nout);
     }
+    if (j->relu)
+        relu_tile(j->dt, yg + (size_t)(m0 * j->dims.nout + o0) * es, m, n, j->dims.nout);
 }
 
 static bp_status conv_tiles(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
@@ -416,16 +437,18 @@ static bp_status conv_tiles(bpc_dev *d, const void *args, int64_t lo, int64_t hi
         gemm(j->dt, m, wd, j->dims.ck,
              bpk_base(j->w) + (size_t)((grp * j->dims.mg + m0) * j->dims.ck) * es, b, ldb,
              j->bias != NULL, yt, j->dims.nout);
+        if (j->relu)
+            relu_tile(j->dt, yt, m, wd, j->dims.nout);
     }
     bpc_free(d, col);
     return BP_OK;
 }
 
 bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *w,
-                        const bp_view *bias, const bp_view *y)
+                        const bp_view *bias, const bp_view *y, bool relu)
 {
     conv_job j = {.dt = x->dtype, .es = bp_dtype_size(x->dtype), .x = x, .w = w, .bias = bias,
-                  .y = y, .line = -1};
+                  .y = y, .line = -1, .relu = relu};
     bpc_conv_dims_of(p, x, y, &j.dims);
     if (bpk_numel(y) == 0)
         return BP_OK;

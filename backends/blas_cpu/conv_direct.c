@@ -11,7 +11,8 @@
  * a chunk of output positions, runs the level's conv_block_f32 on runs of BPC_CONV_RUN
  * positions, channels in blocks of CHANNEL_BLOCK (their weights stay in the
  * cache while the chunk's runs go by), the partial sums in tiles on the
- * stack; the tiles go to y, bias added, at the end.
+ * stack; the tiles go to y, bias added (and a plan's Relu after the
+ * convolution, prepared with it: plugin.h's prepare_epilogue), at the end.
  *
  * Measured against the GEMM path (conv.c) on ResNet-50's and SqueezeNet's
  * layers (docs/performance.md): 1.2-1.4x on the first layers' wide kernels
@@ -44,6 +45,7 @@ typedef struct bpc_conv_prepared {
     int64_t padded[3];          /* the padded input's spatial extents */
     int64_t *toff;              /* per tap: its offset in the padded input */
     float *wp;                  /* [G][blocks][C][taps][16] */
+    bool relu;                  /* stores relu(y): the plan's Relu after it */
 } bpc_conv_prepared;
 
 static void padded_extents(const bpk_window *g, int64_t *pe)
@@ -80,7 +82,8 @@ bool bpc_conv_direct_takes(const bpc_dev *d, const bp_op_params *p, const bp_vie
 }
 
 bp_status bpc_conv_direct_prepare(bpc_dev *dev, const bp_op_params *p, const bp_view *x,
-                                  const bp_view *w, const bp_view *y, void **prepared)
+                                  const bp_view *w, const bp_view *y, bool relu,
+                                  void **prepared)
 {
     bpc_conv_dims dm;
     bpc_conv_dims_of(p, x, y, &dm);
@@ -100,7 +103,7 @@ bp_status bpc_conv_direct_prepare(bpc_dev *dev, const bp_op_params *p, const bp_
                         (long long)M, (long long)(C * T));
     }
     q->kind = BPC_PREPARED_DIRECT, q->M = M, q->C = C, q->taps = T;
-    q->G = G, q->mg = dm.mg, q->blocks = blocks;
+    q->G = G, q->mg = dm.mg, q->blocks = blocks, q->relu = relu;
     padded_extents(&dm.g, q->padded);
     const bpk_window *g = &dm.g;
     for (int64_t k = 0; k < T; k++) { /* tap k = (k0, k1, k2) in row-major order */
@@ -220,7 +223,7 @@ static bp_status conv_tasks(bpc_dev *d, const void *args, int64_t lo, int64_t hi
                 for (int f = 0; f < nf; f++)
                     bias[f] = (float)v[f];
             }
-            j->vm->conv_store_f32(tile[b], p1 - p0, nf, bias,
+            j->vm->conv_store_f32(tile[b], p1 - p0, nf, bias, q->relu,
                                   j->y + (n * q->M + m0) * j->nout + p0, j->nout);
         }
     }

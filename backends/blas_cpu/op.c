@@ -6,6 +6,7 @@
  * kernels, cut into slabs across threads where each output element
  * (elementwise ops) or row (hardmax, sort) depends only on its own inputs. Cutting changes which thread computes a
  * value, never how, so those results are the binary backend's bits. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "blas_cpu_nn.h"
@@ -129,9 +130,37 @@ bp_status bpc_prepare(void *dev, bp_op op, const bp_op_params *params, int32_t n
     if (op != BP_OP_CONV || n_in < 2 || n_out < 1 || !in[1]->buffer)
         return BP_OK;
     if (bpc_conv_direct_takes(dev, p, in[0], in[1], out[0]))
-        return bpc_conv_direct_prepare(dev, p, in[0], in[1], out[0], prepared);
+        return bpc_conv_direct_prepare(dev, p, in[0], in[1], out[0], false, prepared);
     if (bpc_conv_depthwise_prepares(dev, p, in[0], in[1], out[0]))
         return bpc_conv_depthwise_prepare(dev, in[1], prepared);
+    return BP_OK;
+}
+
+bp_status bpc_prepare_epilogue(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                               const bp_view *const *in, int32_t n_out,
+                               const bp_view *const *out, bp_op epilogue,
+                               const bp_op_params *epilogue_params, void **prepared)
+{
+    (void)epilogue_params; /* relu has none */
+    bp_op_params scratch;
+    const bp_op_params *p = bp_op_params_get(params, &scratch);
+    *prepared = NULL;
+    /* a Relu after a convolution whose weights are a constant: stored with
+     * the direct kernel's tiles (conv_direct.c), or applied to each GEMM
+     * tile as it is done (conv.c), where the eager call takes the GEMM */
+    if (op != BP_OP_CONV || epilogue != BP_OP_RELU || n_in < 2 || n_out < 1 || !in[1]->buffer)
+        return BP_OK;
+    const bp_view *x = in[0], *w = in[1], *bias = n_in > 2 ? in[2] : NULL, *y = out[0];
+    if (bpc_conv_direct_takes(dev, p, x, w, y))
+        return bpc_conv_direct_prepare(dev, p, x, w, y, true, prepared);
+    if (bpc_conv_depthwise_takes(p, x, w, bias, y) || bpc_conv_narrow_takes(p, x, w, y) ||
+        !bpc_conv_gemm_takes(p, x, w, y))
+        return BP_OK;
+    bpc_conv_gemm_relu *q = malloc(sizeof *q);
+    if (!q)
+        return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "conv: out of memory preparing it");
+    q->kind = BPC_PREPARED_GEMM;
+    *prepared = q;
     return BP_OK;
 }
 
@@ -143,16 +172,29 @@ bp_status bpc_prepared_op(void *dev, void *prepared, bp_op op, const bp_op_param
     const bp_op_params *p = bp_op_params_get(params, &scratch);
     (void)op, (void)n_out; /* a convolution: the only op prepare takes */
     const bp_view *bias = n_in > 2 ? in[2] : NULL;
-    if (*(const bpc_prepared_kind *)prepared == BPC_PREPARED_DEPTHWISE)
+    switch (*(const bpc_prepared_kind *)prepared) {
+    case BPC_PREPARED_DEPTHWISE:
         return bpc_conv_depthwise_prepared(dev, prepared, p, in[0], bias, out[0]);
-    return bpc_conv_direct(dev, prepared, p, in[0], bias, out[0]);
+    case BPC_PREPARED_GEMM:
+        return bpc_conv_gemm(dev, p, in[0], in[1], bias, out[0], true);
+    default:
+        return bpc_conv_direct(dev, prepared, p, in[0], bias, out[0]);
+    }
 }
 
 void bpc_prepared_free(void *dev, void *prepared)
 {
     (void)dev;
-    if (prepared && *(const bpc_prepared_kind *)prepared == BPC_PREPARED_DEPTHWISE)
+    if (!prepared)
+        return;
+    switch (*(const bpc_prepared_kind *)prepared) {
+    case BPC_PREPARED_DEPTHWISE:
         bpc_conv_depthwise_free(prepared);
-    else
+        return;
+    case BPC_PREPARED_GEMM:
+        free(prepared);
+        return;
+    default:
         bpc_conv_direct_free(prepared);
+    }
 }

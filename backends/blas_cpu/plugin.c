@@ -334,6 +334,7 @@ static const bp_plugin bpc_plugin = {
     .prepare = bpc_prepare, /* a graph's convolutions with constant weights (conv_direct.c) */
     .prepared_op = bpc_prepared_op,
     .prepared_free = bpc_prepared_free,
+    .prepare_epilogue = bpc_prepare_epilogue, /* a Relu after such a convolution */
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);

@@ -18,6 +18,7 @@
  * order, so their results are the same bits. This is the arrangement of
  * onnxruntime's MLAS direct convolutions and of oneDNN's "filters on the
  * lanes" kernels. */
+#include "elementwise_formulas.h"
 #include "vmath.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -284,9 +285,17 @@ void BPC_LEVEL_FN(bpc_vconv_block_f32)(const float *const *xb, int nj, const flo
 }
 #endif
 
+/* v, or (relu) v where v > 0 or v is NaN and +0 elsewhere: bpf_relu_f's
+ * values, -0 included. */
+static inline __m256 store_relu(__m256 v, bool relu)
+{
+    return relu ? _mm256_and_ps(v, _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_NLE_UQ)) : v;
+}
+
 /* One 8 x 8 block: positions o..o+7 (rows of t) x filters f..f+7 into
- * y's rows f..f+7, bias added: the rows transposed in registers. */
-static inline void store_8x8(const float *t, const float *bias, float *y, int64_t ldy)
+ * y's rows f..f+7, bias added (then relu, where asked): the rows
+ * transposed in registers. */
+static inline void store_8x8(const float *t, const float *bias, float *y, int64_t ldy, bool relu)
 {
     __m256 r[8], u[8], v[8];
     for (int i = 0; i < 8; i++)
@@ -304,22 +313,25 @@ static inline void store_8x8(const float *t, const float *bias, float *y, int64_
     for (int i = 0; i < 4; i++) {
         const __m256 a = _mm256_permute2f128_ps(v[i], v[i + 4], 0x20);
         const __m256 b = _mm256_permute2f128_ps(v[i], v[i + 4], 0x31);
-        _mm256_storeu_ps(y + i * ldy, _mm256_add_ps(a, _mm256_set1_ps(bias[i])));
-        _mm256_storeu_ps(y + (i + 4) * ldy, _mm256_add_ps(b, _mm256_set1_ps(bias[i + 4])));
+        _mm256_storeu_ps(y + i * ldy, store_relu(_mm256_add_ps(a, _mm256_set1_ps(bias[i])), relu));
+        _mm256_storeu_ps(y + (i + 4) * ldy,
+                         store_relu(_mm256_add_ps(b, _mm256_set1_ps(bias[i + 4])), relu));
     }
 }
 
 void BPC_LEVEL_FN(bpc_vconv_store_f32)(const float *t, int64_t n, int nf, const float *bias,
-                                       float *y, int64_t ldy)
+                                       bool relu, float *y, int64_t ldy)
 {
     int64_t o = 0;
     if (nf == BPC_CONV_FILTERS)
         for (; o + 8 <= n; o += 8)
             for (int f = 0; f < BPC_CONV_FILTERS; f += 8)
-                store_8x8(t + o * BPC_CONV_FILTERS + f, bias + f, y + f * ldy + o, ldy);
+                store_8x8(t + o * BPC_CONV_FILTERS + f, bias + f, y + f * ldy + o, ldy, relu);
     for (int f = 0; f < nf; f++)
-        for (int64_t i = o; i < n; i++)
-            y[f * ldy + i] = t[i * BPC_CONV_FILTERS + f] + bias[f];
+        for (int64_t i = o; i < n; i++) {
+            const float v = t[i * BPC_CONV_FILTERS + f] + bias[f];
+            y[f * ldy + i] = relu ? bpf_relu_f(v) : v;
+        }
 }
 
 _Static_assert(BPC_CONV_FILTERS == 16 && BPC_CONV_RUN == 12 && BPC_CONV_BLOCKS == 2,

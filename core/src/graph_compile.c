@@ -442,6 +442,10 @@ static bp_status compile_locked(bp_graph *g, bool merge, bool o_fuse, bp_graph_e
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory fusing %d nodes", fn,
                          e->n_nodes);
     }
+    if (o_fuse && !bp__graph_epilogue_candidates(e, &gp)) {
+        tmp_free(&t);
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
     /* -2: a pool buffer is to be planned; -1: none (an input, an output, or
      * a value a fused group keeps to itself) */
     int64_t sum = 0;

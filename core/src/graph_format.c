@@ -87,7 +87,11 @@ static void node_line(text *t, const bp_graph_exec *e, int32_t i, const char *in
         put(t, "  [seed %llu, offset %llu + %llu per run]", (unsigned long long)n->params->i[0],
             (unsigned long long)n->params->i[1], (unsigned long long)e->draw_stride[i]);
     if (e->prepared && e->prepared[i])
-        put(t, "  [prepared]");
+        put(t, "  [prepared%s%s%s]", e->epilogue && e->epilogue[i] ? ", with the " : "",
+            e->epilogue && e->epilogue[i] ? bp_op_name(e->nodes[i + 1].op) : "",
+            e->epilogue && e->epilogue[i] ? " after it" : "");
+    if (i > 0 && e->epilogue && e->epilogue[i - 1])
+        put(t, "  [in the prepared node before]");
     put(t, "\n");
 }
 

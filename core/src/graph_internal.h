@@ -142,6 +142,10 @@ struct bp_graph_exec {
                                 NULL; NULL: no node is prepared (graph_prepare.c) */
     bp_tensor **prepared_caps; /* per capture: the tensor the nodes were
                                   prepared with (retained), NULL when none */
+    bool *epilogue;          /* per node: the node after it (a Relu) is computed
+                                by its prepared call (plugin ABI 1.14's
+                                prepare_epilogue) and does not run while it
+                                runs prepared; NULL: none */
     bp_graph_stats stats;
 };
 
@@ -185,6 +189,14 @@ const bp_op_params *bp__graph_draw_params(const bp_graph_exec *e, int32_t i, uin
  * otherwise complete. A failure is the plugin's (out of memory): the
  * caller releases e. */
 bp_status bp__graph_prepare(bp_graph_exec *e);
+/* Before buffers are planned: mark each node that may compute the node
+ * after it as its prepared call writes (bp_graph_exec.epilogue: an
+ * elementwise unary node, alone the reader of the node's one output), where
+ * the backend has prepare_epilogue, and move the first write of that
+ * node's output to the node before (it may be written there). The
+ * backend's answer comes with bp__graph_prepare, which clears the marks it
+ * declines. false: out of memory. */
+bool bp__graph_epilogue_candidates(bp_graph_exec *e, bp__gplan *p);
 /* Whether node i runs through the backend's prepared_op in a run reading
  * the captured tensors caps: it was prepared, and reads the tensors it was
  * prepared with (no bind replaced one). */

@@ -226,8 +226,13 @@ static bp_status run_nodes(const bp_graph_exec *e, const run_state *r)
         if (n->check)
             BP__TRY(check_indices(e, n, pv[n->check->input]));
         if (bp__graph_prepared_current(e, i, r->caps)) {
-            BP__TRY(bp__op_run_prepared(e->real, e->prepared[i], n->op, n->params, pv,
-                                        pv + n->n_in));
+            void *prepared = e->prepared[i];
+            if (e->epilogue && e->epilogue[i]) { /* into node i + 1's output; it is skipped */
+                const bp__gnode *b = &e->nodes[++i];
+                v[n->n_in] = b->view[1];
+                place(e, r, b->ref[1], &v[n->n_in]);
+            }
+            BP__TRY(bp__op_run_prepared(e->real, prepared, n->op, n->params, pv, pv + n->n_in));
             continue;
         }
         bp_op_params drawn;

@@ -379,8 +379,8 @@ class Jitted:
     def lower(self, *args, **kwargs):
         """The plan for these arguments' signature (compiled if it is new) as a
         dict: nodes_recorded, nodes_live, nodes_planned, buffers, peak_bytes,
-        sum_bytes, donatable_outputs, fused_groups, nodes_fused, nodes_prepared
-        (bp_graph_exec_stats), inputs, outputs, backend. Its as_text() (and
+        sum_bytes, donatable_outputs, fused_groups, nodes_fused, nodes_prepared,
+        epilogues_fused (bp_graph_exec_stats), inputs, outputs, backend. Its as_text() (and
         str()) lists the plan: each node in run order, the fused groups, and
         where each value lives (bp_graph_exec_format)."""
         key, inputs, _ = self._signature(args, kwargs)
@@ -388,7 +388,7 @@ class Jitted:
         stats = (_backplane._graph_stats(entry.plan) if entry.plan is not None else
                  dict(nodes_recorded=0, nodes_live=0, nodes_planned=0, buffers=0,
                       peak_bytes=0, sum_bytes=0, donatable_outputs=0, fused_groups=0,
-                      nodes_fused=0, nodes_prepared=0))
+                      nodes_fused=0, nodes_prepared=0, epilogues_fused=0))
         stats.update(inputs=len(inputs), outputs=len(entry.outs), backend=entry.backend)
         text = (_backplane._graph_format(entry.plan) if entry.plan is not None else
                 f"no plan on {entry.backend}: the function returns constants only\n")

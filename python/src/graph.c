@@ -252,14 +252,15 @@ static PyObject *mod_graph_stats(PyObject *m, PyObject *args)
     bp_status st = bp_graph_exec_stats(((bpy_plan *)po)->exe, &s);
     if (st != BP_OK)
         return bpy_raise(st);
-    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "nodes_recorded",
+    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "nodes_recorded",
                          (long long)s.nodes_recorded, "nodes_live", (long long)s.nodes_live,
                          "nodes_planned", (long long)s.nodes_planned, "buffers",
                          (long long)s.buffers, "peak_bytes", (long long)s.peak_bytes,
                          "sum_bytes", (long long)s.sum_bytes, "donatable_outputs",
                          (long long)s.donatable_outputs, "fused_groups",
                          (long long)s.fused_groups, "nodes_fused", (long long)s.nodes_fused,
-                         "nodes_prepared", (long long)s.nodes_prepared);
+                         "nodes_prepared", (long long)s.nodes_prepared, "epilogues_fused",
+                         (long long)s.epilogues_fused);
 }
 
 /* _graph_seek_draws(plan, run): bp_graph_exec_seek_draws. */

@@ -139,6 +139,9 @@ typedef struct bp_graph_stats {
     int64_t nodes_prepared;  /* nodes whose work on the plan's constants (a
                                 convolution's weights reordered) the backend
                                 did once, at compile */
+    int64_t epilogues_fused; /* elementwise nodes (a Relu after a convolution)
+                                that a prepared node before them computes as
+                                it writes, so that they do not run */
 } bp_graph_stats;
 BP_API bp_status bp_graph_exec_stats(const bp_graph_exec *exe, bp_graph_stats *stats);
 

@@ -88,9 +88,13 @@ extern "C" {
  *        that read constants, prepared once at compile. The core calls
  *        them only where the plugin's struct_size holds all three. (The
  *        members arrived with the minor left at 12; plugins built then
- *        report 1.12 and are still prepared, by their struct_size.) */
+ *        report 1.12 and are still prepared, by their struct_size.)
+ *   1.14 prepare_epilogue: a prepared node that also applies the
+ *        elementwise op after it (a convolution's Relu) as it writes its
+ *        output. The core asks only where the plugin's struct_size holds
+ *        it. */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 13
+#define BP_ABI_MINOR 14
 
 /* Memory kinds, numbered as DLPack numbers device types (DLDeviceType), so
  * that exchange needs no translation. */
@@ -433,6 +437,21 @@ typedef struct bp_plugin {
      * it has ended). */
     void (*prepared_free)(void *dev, void *prepared);
     /* Members above are valid for ABI 1.13. */
+
+    /* (optional, with prepare) prepare for a node whose one output only
+     * the node right after it reads: an elementwise op of the UNARY kind
+     * (`epilogue`, with its parameters) over the whole value, writing a
+     * dense one of the same shape and dtype. BP_OK with *prepared set: the
+     * node runs through prepared_op with it, and writes epilogue(op(...))
+     * where that call's output view points (the epilogue node's output,
+     * which then does not run); once a bind replaces a constant, both run
+     * through `op` again. BP_OK with *prepared NULL: not taken, and the
+     * core asks prepare. A failure (out of memory) fails the compile. */
+    bp_status (*prepare_epilogue)(void *dev, bp_op op, const bp_op_params *params,
+                                  int32_t n_in, const bp_view *const *in, int32_t n_out,
+                                  const bp_view *const *out, bp_op epilogue,
+                                  const bp_op_params *epilogue_params, void **prepared);
+    /* Members above are valid for ABI 1.14. */
 } bp_plugin;
 
 /* The one symbol a plugin exports. */
