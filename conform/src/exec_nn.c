@@ -258,9 +258,13 @@ static bp_status call_symbolic(const cf_case *c, const void *ctx, bp_tensor *con
  * convolutions), and a prepared node's results need not be eager's bytes,
  * only within the case's tolerance of the oracle, as eager's are. A plan
  * that prepared nothing ran the eager path, which the symbolic replay has
- * checked byte for byte. */
+ * checked byte for byte. relu (a convolution's case): a Relu recorded
+ * after it, which the backend may compute as the prepared convolution
+ * stores (prepare_epilogue), checked where it did against the oracle's
+ * values through relu, within the convolution's tolerance (relu moves no
+ * two values further apart). */
 static void captured_replay(const cf_worker_env *env, const cf_case *c, const cf_nn_spec *s,
-                            const cf_nn_inputs *in, const outputs *o, cf_result *r)
+                            const cf_nn_inputs *in, const outputs *o, bool relu, cf_result *r)
 {
     bool captures = false;
     for (int k = 1; k < in->n; k++)
@@ -283,7 +287,12 @@ static void captured_replay(const cf_worker_env *env, const cf_case *c, const cf
                             bp_tensor_shape(in->t[0]), &si.t[0]);
     if (st == BP_OK)
         st = call(c, s, &si, &rec);
-    for (int i = 0; st == BP_OK && i < rec.n; i++)
+    bp_tensor *after = NULL; /* relu: the Relu's output, the plan's one */
+    if (st == BP_OK && relu)
+        st = rec.t[0] ? bp_relu(rec.t[0], &after) : BP_ERR_INVALID_ARGUMENT;
+    if (st == BP_OK && relu && (st = bp_graph_output(g, after)) == BP_OK)
+        n_marked++;
+    for (int i = 0; st == BP_OK && !relu && i < rec.n; i++)
         if (rec.t[i] && (st = bp_graph_output(g, rec.t[i])) == BP_OK)
             n_marked++;
     if (st == BP_OK) {
@@ -294,17 +303,30 @@ static void captured_replay(const cf_worker_env *env, const cf_case *c, const cf
     if (st == BP_OK)
         st = bp_graph_exec_stats(exe, &gs);
     bp_tensor *outs[CF_NN_MAX_OUT] = {0};
-    if (st == BP_OK && gs.nodes_prepared > 0) {
+    const bool check = relu ? gs.epilogues_fused > 0 : gs.nodes_prepared > 0;
+    cf_array through; /* relu: the oracle's values through relu */
+    memset(&through, 0, sizeof through);
+    if (st == BP_OK && check && relu) {
+        if (!cf_array_init(&through, o->want[0].dt, o->want[0].rank, o->want[0].shape))
+            st = BP_ERR_OUT_OF_MEMORY;
+        for (int64_t e = 0; st == BP_OK && e < through.n; e++) {
+            const double v = o->want[0].f[e];
+            through.f[e] = v > 0 || v != v ? v : 0.0;
+        }
+        got.want[0] = through;
+    }
+    if (st == BP_OK && check) {
         step = "running the plan";
         st = bp_graph_run(exe, 1, &in->t[0], n_marked, outs);
     }
     if (st != BP_OK) {
         r->status = CF_FAIL;
-        CF_MSG(r, "%s [%s] %s: graph: %s failed with %s: %s", c->name, dt, c->label, step,
-               bp_status_string(st), bp_last_error());
-    } else if (gs.nodes_prepared > 0) {
+        CF_MSG(r, "%s [%s] %s: graph: %s%s failed with %s: %s", c->name, dt, c->label,
+               relu ? "(with a Relu after it) " : "", step, bp_status_string(st),
+               bp_last_error());
+    } else if (check) {
         int m = 0;
-        for (int i = 0; i < o->n; i++)
+        for (int i = 0; i < (relu ? 1 : o->n); i++)
             if (rec.t[i])
                 got.t[i] = outs[m++];
         for (int i = 0; i < o->n && r->status == CF_PASS; i++)
@@ -312,10 +334,13 @@ static void captured_replay(const cf_worker_env *env, const cf_case *c, const cf
                 char why[sizeof r->message];
                 memcpy(why, r->message, sizeof why);
                 r->status = CF_FAIL;
-                CF_MSG(r, "graph, the node prepared (the operands after the first captured): %.500s",
-                       why);
+                CF_MSG(r, "graph, the node prepared (the operands after the first captured)%s: "
+                       "%.500s",
+                       relu ? ", with the Relu after it in it" : "", why);
             }
     }
+    cf_array_free(&through);
+    bp_tensor_release(after);
     for (int i = 0; i < CF_NN_MAX_OUT; i++) {
         bp_tensor_release(rec.t[i]);
         bp_tensor_release(outs[i]);
@@ -351,7 +376,10 @@ void cf_exec_nn_case(const cf_worker_env *env, const cf_case *c, cf_result *r)
         nn_call nc = {s, &in};
         cf_graph_replay(env, c, in.n, in.t, o.n, o.t, call_symbolic, &nc, r);
         if (r->status == CF_PASS)
-            captured_replay(env, c, s, &in, &o, r);
+            captured_replay(env, c, s, &in, &o, false, r);
+        if (r->status == CF_PASS && s->op == BP_OP_CONV && bp_dtype_is_float(c->dtype) &&
+            bp_backend_supports(env->be, BP_OP_RELU, c->dtype))
+            captured_replay(env, c, s, &in, &o, true, r);
     }
     outputs_free(&o);
     cf_nn_inputs_free(&in);
