@@ -363,6 +363,11 @@ Test(nn_pool, blas_cpu_max_pool_gives_the_reference_bits)
                                 .pads = {2, 1, 1, 2})},
         {4, {2, 2, 11, 17}, WIN(.kernel = {3, 3}, .strides = {1, 2}, .pads = {1, 1, 1, 1},
                                 .ceil_mode = true)},
+        /* rows dilated by 3 (each window's rows in line buffers of their
+         * own); lines wider than the path's strip of 256 outputs */
+        {4, {1, 2, 19, 41}, WIN(.kernel = {3, 3}, .strides = {2, 2}, .dilations = {3, 1},
+                                .pads = {1, 1, 1, 1})},
+        {4, {1, 2, 7, 1101}, WIN(.kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1})},
         {3, {2, 3, 9}, WIN(.kernel = {3}, .strides = {2}, .pads = {1, 1})},
         {5, {1, 2, 4, 5, 3}, WIN(.kernel = {2, 3, 2}, .pads = {1, 1, 0, 0, 1, 1})},
     };
@@ -380,6 +385,12 @@ Test(nn_pool, blas_cpu_max_pool_gives_the_reference_bits)
             memcpy(&q, &nan_bits, sizeof q);
             xa.f[i] = i % 13 == 0 ? (double)q : i % 3 == 0 ? -0.0 : i % 3 == 1 ? 0.0 : -1.0;
         }
+        expect_pool_bits(true, c, ref, fast, &xa, &cases[c].win);
+        /* The same without NaN (blas_cpu's strided 3x3 windows take a path
+         * of their own over planes without NaN): ties of -0 and +0 and of
+         * equal numbers, the first in the kernel's order kept. */
+        for (int64_t i = 0; i < xa.n; i++)
+            xa.f[i] = i % 11 == 0 ? 3.0 : i % 3 == 0 ? -0.0 : i % 3 == 1 ? 0.0 : -1.0;
         expect_pool_bits(true, c, ref, fast, &xa, &cases[c].win);
         cf_array_free(&xa);
     }

@@ -152,10 +152,94 @@ static void inside_columns(const bpk_window *g, int64_t *lo, int64_t *hi)
         *hi = *lo;
 }
 
+/* The step of a plane without NaN: the reference's step there (a larger
+ * value replaces the best, ties keep the first), one vmaxps. */
+static inline float max_step_finite(float b, float v) { return v > b ? v : b; }
+
+/* Whether the plane's n values hold a NaN (a pass the compiler vectorises). */
+static bool plane_has_nan(const float *restrict x, int64_t n)
+{
+    int any = 0;
+    for (int64_t i = 0; i < n; i++)
+        any |= x[i] != x[i];
+    return any != 0;
+}
+
+/* Outputs per strip of max_3x3_rows's line buffers. */
+#define MAX3_STRIP 256
+
+/* Each row's three taps folded once: h[o2 - lo] for outputs [lo, hi) of
+ * row x (column c = o2 SW - pb first, dw apart), in the kernel's order. */
+#define MAX3_FOLD(SW, dw)                                                                 \
+    for (int64_t o2 = lo; o2 < hi; o2++) {                                                \
+        const int64_t c = o2 * (SW) - pb;                                                 \
+        float b = xr[c];                                                                  \
+        b = max_step_finite(b, xr[c + dw]);                                               \
+        b = max_step_finite(b, xr[c + 2 * dw]);                                           \
+        h[o2 - lo] = b;                                                                   \
+    }
+
+/* Row x's fold over the strip's outputs [lo, hi) into h. */
+static inline void max3_fold_row(float *restrict h, const float *restrict xr, int64_t lo,
+                                 int64_t hi, int64_t sw, int64_t dw, int64_t pb)
+{
+    if (sw == 2 && dw == 1)
+        MAX3_FOLD(2, 1)
+    else
+        MAX3_FOLD(sw, dw)
+}
+#undef MAX3_FOLD
+
+/* The interior of a plane without NaN: output rows [a, b) whose three rows
+ * lie inside x, columns [lo, hi) whose three taps do. Each row of x is
+ * folded across its three taps once into a line buffer (a row serves two
+ * output rows at stride 2), and each output is the fold of its three rows'
+ * folds. The maximum as the reference picks it is the first of the
+ * largest values in the kernel's (row-major) order, and folding each row
+ * first keeps that order, so the bits are the reference's; without NaN the
+ * reference's step is one vmaxps, against the six instructions that
+ * carry a first NaN. (1, 64, 111, 111) 3x3 stride 2: see performance.md. */
+BPC_CLONES static void max3_interior(const bpk_window *g, const float *restrict xp, float *restrict yp,
+                          int64_t a, int64_t b, int64_t lo, int64_t hi)
+{
+    const int64_t W = g->in[2], OW = g->out[2], sw = g->st[2], dw = g->dl[2], pb = g->pb[2];
+    const int64_t sh = g->st[1], dh = g->dl[1], ph = g->pb[1];
+    float buf[3][MAX3_STRIP];
+    for (int64_t s0 = lo; s0 < hi; s0 += MAX3_STRIP) {
+        const int64_t s1 = hi - s0 < MAX3_STRIP ? hi : s0 + MAX3_STRIP;
+        int64_t held[3] = {-1, -1, -1}; /* the row of x each buffer holds */
+        for (int64_t o1 = a; o1 < b; o1++) {
+            const float *rows[3];
+            unsigned used = 0; /* the slots this window's rows hold */
+            for (int k = 0; k < 3; k++) {
+                const int64_t r = o1 * sh - ph + k * dh;
+                int slot = -1;
+                for (int q = 0; q < 3; q++)
+                    if (held[q] == r)
+                        slot = q;
+                if (slot < 0) { /* into the free slot that holds the oldest row */
+                    for (int q = 0; q < 3; q++)
+                        if (!(used >> q & 1u) && (slot < 0 || held[q] < held[slot]))
+                            slot = q;
+                    max3_fold_row(buf[slot], xp + r * W, s0, s1, sw, dw, pb);
+                    held[slot] = r;
+                }
+                used |= 1u << slot;
+                rows[k] = buf[slot];
+            }
+            const float *restrict h0 = rows[0], *restrict h1 = rows[1], *restrict h2 = rows[2];
+            float *restrict yr = yp + o1 * OW + s0;
+            for (int64_t i = 0; i < s1 - s0; i++)
+                yr[i] = max_step_finite(max_step_finite(h0[i], h1[i]), h2[i]);
+        }
+    }
+}
+
 /* Each output's nine taps at once, in the kernel's order and by the
  * reference's step, so the bits are walk_taps's (and the reference's);
  * walk_taps makes nine passes over each output line, and lines of 13 to 55
- * outputs spent more in the passes than in the comparisons. */
+ * outputs spent more in the passes than in the comparisons. A plane
+ * without NaN runs its interior through max3_interior. */
 BPC_CLONES static void max_3x3(const bpk_window *g, const float *restrict xp,
                                float *restrict yp)
 {
@@ -163,6 +247,16 @@ BPC_CLONES static void max_3x3(const bpk_window *g, const float *restrict xp,
     const int64_t sw = g->st[2], dw = g->dl[2], dh = g->dl[1], pb = g->pb[2];
     int64_t lo, hi; /* the columns whose three taps lie inside */
     inside_columns(g, &lo, &hi);
+    /* the output rows whose three rows lie inside: [ra, rb) */
+    int64_t ra = 0, rb = OH;
+    while (ra < OH && ra * g->st[1] - g->pb[1] < 0)
+        ra++;
+    while (rb > ra && (rb - 1) * g->st[1] - g->pb[1] + 2 * dh >= H)
+        rb--;
+    /* lines of fewer than 16 inside outputs (SqueezeNet's 27 x 27 to 13 x
+     * 13) measured no faster in max3_interior: their vector loops are
+     * mostly tails */
+    const bool fast = hi - lo >= 16 && ra < rb && !plane_has_nan(xp, H * W);
     for (int64_t o1 = 0; o1 < OH; o1++) {
         float *yr = yp + o1 * OW;
         const int64_t r0 = o1 * g->st[1] - g->pb[1];
@@ -181,16 +275,20 @@ BPC_CLONES static void max_3x3(const bpk_window *g, const float *restrict xp,
             }
             continue;
         }
-        const float *x0 = xp + r0 * W, *x1 = x0 + dh * W, *x2 = x1 + dh * W;
         for (int64_t o2 = 0; o2 < lo; o2++)
             yr[o2] = max9_edge(g, xp, o1, o2);
-        if (sw == 2 && dw == 1)
-            MAX9_LINE(2, 1)
-        else
-            MAX9_LINE(sw, dw)
+        if (!fast) {
+            const float *x0 = xp + r0 * W, *x1 = x0 + dh * W, *x2 = x1 + dh * W;
+            if (sw == 2 && dw == 1)
+                MAX9_LINE(2, 1)
+            else
+                MAX9_LINE(sw, dw)
+        }
         for (int64_t o2 = hi; o2 < OW; o2++)
             yr[o2] = max9_edge(g, xp, o1, o2);
     }
+    if (fast)
+        max3_interior(g, xp, yp, ra, rb, lo, hi);
 }
 #undef MAX9_LINE
 
