@@ -165,7 +165,7 @@ static bool plane_has_nan(const float *restrict x, int64_t n)
     return any != 0;
 }
 
-/* Outputs per strip of max_3x3_rows's line buffers. */
+/* Outputs per strip of max3_interior's line buffers. */
 #define MAX3_STRIP 256
 
 /* Each row's three taps folded once: h[o2 - lo] for outputs [lo, hi) of
@@ -199,8 +199,9 @@ static inline void max3_fold_row(float *restrict h, const float *restrict xr, in
  * first keeps that order, so the bits are the reference's; without NaN the
  * reference's step is one vmaxps, against the six instructions that
  * carry a first NaN. (1, 64, 111, 111) 3x3 stride 2: see performance.md. */
-BPC_CLONES static void max3_interior(const bpk_window *g, const float *restrict xp, float *restrict yp,
-                          int64_t a, int64_t b, int64_t lo, int64_t hi)
+BPC_CLONES static void max3_interior(const bpk_window *g, const float *restrict xp,
+                                     float *restrict yp, int64_t a, int64_t b, int64_t lo,
+                                     int64_t hi)
 {
     const int64_t W = g->in[2], OW = g->out[2], sw = g->st[2], dw = g->dl[2], pb = g->pb[2];
     const int64_t sh = g->st[1], dh = g->dl[1], ph = g->pb[1];
