@@ -138,14 +138,16 @@ static inline float max9_edge(const bpk_window *g, const float *xp, int64_t o1, 
         yr[o2] = b;                                                                       \
     }
 
-/* The output columns [*lo, *hi) of a 3x3 window whose three taps all lie
- * inside x's width (the strided 3x3 paths' interior). */
-static void inside_columns(const bpk_window *g, int64_t *lo, int64_t *hi)
+/* The outputs [*lo, *hi) along axis (1: rows, 2: columns) of a 3x3 window
+ * whose three taps all lie inside x's extent there (the strided 3x3
+ * paths' interior). */
+static void inside_outputs(const bpk_window *g, int axis, int64_t *lo, int64_t *hi)
 {
-    const int64_t W = g->in[2], OW = g->out[2], sw = g->st[2], dw = g->dl[2], pb = g->pb[2];
+    const int64_t n = g->in[axis], on = g->out[axis], st = g->st[axis], dl = g->dl[axis];
+    const int64_t pb = g->pb[axis];
     int64_t lo2, hi2;
-    bpk_tap_range(W, OW, sw, -pb, lo, hi);
-    bpk_tap_range(W, OW, sw, 2 * dw - pb, &lo2, &hi2);
+    bpk_tap_range(n, on, st, -pb, lo, hi);
+    bpk_tap_range(n, on, st, 2 * dl - pb, &lo2, &hi2);
     *lo = *lo > lo2 ? *lo : lo2;
     *hi = *hi < hi2 ? *hi : hi2;
     if (*hi < *lo)
@@ -246,14 +248,9 @@ BPC_CLONES static void max_3x3(const bpk_window *g, const float *restrict xp,
 {
     const int64_t W = g->in[2], H = g->in[1], OH = g->out[1], OW = g->out[2];
     const int64_t sw = g->st[2], dw = g->dl[2], dh = g->dl[1], pb = g->pb[2];
-    int64_t lo, hi; /* the columns whose three taps lie inside */
-    inside_columns(g, &lo, &hi);
-    /* the output rows whose three rows lie inside: [ra, rb) */
-    int64_t ra = 0, rb = OH;
-    while (ra < OH && ra * g->st[1] - g->pb[1] < 0)
-        ra++;
-    while (rb > ra && (rb - 1) * g->st[1] - g->pb[1] + 2 * dh >= H)
-        rb--;
+    int64_t lo, hi, ra, rb; /* the columns whose three taps lie inside, and the rows */
+    inside_outputs(g, 2, &lo, &hi);
+    inside_outputs(g, 1, &ra, &rb);
     /* lines of fewer than 16 inside outputs (SqueezeNet's 27 x 27 to 13 x
      * 13) measured no faster in max3_interior: their vector loops are
      * mostly tails */
@@ -261,7 +258,7 @@ BPC_CLONES static void max_3x3(const bpk_window *g, const float *restrict xp,
     for (int64_t o1 = 0; o1 < OH; o1++) {
         float *yr = yp + o1 * OW;
         const int64_t r0 = o1 * g->st[1] - g->pb[1];
-        if (r0 < 0 || r0 + 2 * dh >= H) { /* a row of the window leaves x: tap by tap */
+        if (o1 < ra || o1 >= rb) { /* a row of the window leaves x: tap by tap */
             for (int64_t o2 = 0; o2 < OW; o2++)
                 yr[o2] = -INFINITY;
             for (int64_t kh = 0; kh < 3; kh++) {
@@ -354,7 +351,7 @@ BPC_CLONES static void average_3x3(const bpk_window *g, const float *restrict xp
     const int64_t W = g->in[2], H = g->in[1], OH = g->out[1], OW = g->out[2];
     const int64_t sw = g->st[2], dw = g->dl[2], dh = g->dl[1], pb = g->pb[2];
     int64_t lo, hi; /* the columns whose three taps lie inside */
-    inside_columns(g, &lo, &hi);
+    inside_outputs(g, 2, &lo, &hi);
     for (int64_t o1 = 0; o1 < OH; o1++) {
         float *yr = yp + o1 * OW;
         const double *cr = count + o1 * OW;
