@@ -94,6 +94,7 @@ void bp_graph_exec_release(bp_graph_exec *exe)
     if (!exe)
         return;
     bp__graph_prepared_release(exe);
+    bp__graph_profile_release(exe);
     for (int32_t c = 0; c < exe->n_caps; c++)
         bp_tensor_release(exe->caps[c]);
     free(exe->caps);

@@ -8,6 +8,8 @@
 typedef struct text {
     char *buf;
     size_t size, len; /* len counts what did not fit too */
+    const bp__gprofile *prof; /* the plan's times, if it has any */
+    double total;             /* their per-run means' sum, ms */
 } text;
 
 BP__PRINTF(2, 3) static void put(text *t, const char *fmt, ...)
@@ -61,6 +63,33 @@ static void part_of(const bp_graph_exec *e, int32_t i, int32_t ref, int32_t *par
     }
 }
 
+/* The profile's times, when it has any: the per-run mean of each step,
+ * and their sum (the run's time in its steps), in *total. */
+static const bp__gprofile *timed(const bp_graph_exec *e, double *total)
+{
+    const bp__gprofile *p = atomic_load(&e->profile);
+    *total = 0;
+    for (int32_t i = 0; p && i < e->n_nodes; i++) {
+        int64_t runs = atomic_load(&p->runs[i]);
+        if (runs > 0)
+            *total += (double)atomic_load(&p->ns[i]) * 1e-6 / (double)runs;
+    }
+    return *total > 0 ? p : NULL;
+}
+
+/* The time of the step that begins at node i, if the profile has one. */
+static void step_time(text *t, int32_t i)
+{
+    int64_t runs = t->prof ? atomic_load(&t->prof->runs[i]) : 0;
+    if (runs == 0)
+        return;
+    double ms = (double)atomic_load(&t->prof->ns[i]) * 1e-6 / (double)runs;
+    if (ms >= 1)
+        put(t, "  [%.3f ms, %.1f%%]", ms, 100 * ms / t->total);
+    else
+        put(t, "  [%.1f us, %.1f%%]", ms * 1e3, 100 * ms / t->total);
+}
+
 static void node_line(text *t, const bp_graph_exec *e, int32_t i, const char *indent)
 {
     const bp__gnode *n = &e->nodes[i];
@@ -92,6 +121,8 @@ static void node_line(text *t, const bp_graph_exec *e, int32_t i, const char *in
             e->epilogue && e->epilogue[i] ? " after it" : "");
     if (i > 0 && e->epilogue && e->epilogue[i - 1])
         put(t, "  [in the prepared node before]");
+    if (!e->group_of_node || e->group_of_node[i] < 0)
+        step_time(t, i);
     put(t, "\n");
 }
 
@@ -108,6 +139,14 @@ bp_status bp_graph_exec_format(const bp_graph_exec *exe, char *buf, size_t size,
         exe->real->name, (long long)s->nodes_planned, (long long)s->nodes_fused,
         (long long)s->fused_groups, (long long)s->buffers, (long long)s->peak_bytes,
         (long long)s->sum_bytes);
+    t.prof = timed(exe, &t.total);
+    int64_t runs = 0;
+    for (int32_t i = 0; t.prof && i < exe->n_nodes; i++)
+        runs = atomic_load(&t.prof->runs[i]) > runs ? atomic_load(&t.prof->runs[i]) : runs;
+    if (t.prof)
+        put(&t, "  profile: %lld run(s), %.3f %s per run in its steps (each step's mean and "
+            "share after it)\n", (long long)runs, t.total >= 1 ? t.total : t.total * 1e3,
+            t.total >= 1 ? "ms" : "us");
     for (int32_t k = 0; k < exe->n_inputs; k++)
         put(&t, "  input %d: v%d : %s %s\n", (int)k, (int)exe->inputs[k].slot,
             bp_dtype_name(exe->inputs[k].dtype),
@@ -119,7 +158,9 @@ bp_status bp_graph_exec_format(const bp_graph_exec *exe, char *buf, size_t size,
             continue;
         }
         const bp__ggroup *g = &exe->groups[grp];
-        put(&t, "  fused group %d: %d nodes, one call\n", (int)grp, (int)g->n_steps);
+        put(&t, "  fused group %d: %d nodes, one call", (int)grp, (int)g->n_steps);
+        step_time(&t, g->first);
+        put(&t, "\n");
         for (int32_t j = g->first; j <= g->last; j++)
             node_line(&t, exe, j, "    ");
         i = g->last;

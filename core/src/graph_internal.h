@@ -147,7 +147,27 @@ struct bp_graph_exec {
                                 prepare_epilogue) and does not run while it
                                 runs prepared; NULL: none */
     bp_graph_stats stats;
+    struct bp__gprofile *_Atomic profile; /* per-step times (graph_profile.c):
+                                             NULL until a profile first starts */
 };
+
+/* A plan's per-step times (graph_profile.c): per node, the time and count
+ * of the steps that began at it, and how many nodes the last of them ran. */
+typedef struct bp__gprofile {
+    _Atomic bool on;
+    _Atomic int64_t *ns, *runs;
+    _Atomic int32_t *nodes;
+} bp__gprofile;
+
+/* The profile a run that starts now times into, or NULL. */
+bp__gprofile *bp__graph_profile_of(const bp_graph_exec *e);
+/* Now, in nanoseconds of the monotonic clock. */
+int64_t bp__graph_profile_now(void);
+/* The step that began at node i and ran `nodes` nodes from t0 on: waits for
+ * the backend, then adds its time. */
+bp_status bp__graph_profile_step(const bp_graph_exec *e, bp__gprofile *p, int32_t i,
+                                 int32_t nodes, int64_t t0);
+void bp__graph_profile_release(bp_graph_exec *e);
 
 /* The planning scratch of graph_compile.c, per slot: the plan positions
  * (node indices) of its first write and last use, whether it is a plan

@@ -201,43 +201,53 @@ static bp_status run_group(const bp_graph_exec *e, const run_state *r, const bp_
     return bp__call_end(e->real, what, "fused_run", st);
 }
 
+/* Node i, the first of a step, and the nodes the step takes with it: *i
+ * is left on the step's last node. */
+static bp_status run_step(const bp_graph_exec *e, const run_state *r, int32_t *i)
+{
+    int32_t grp = e->group_of_node ? e->group_of_node[*i] : -1;
+    if (grp >= 0) {
+        *i = e->groups[grp].last;
+        return run_group(e, r, &e->groups[grp]);
+    }
+    const bp__gnode *n = &e->nodes[*i];
+    bp_view v[2 * BP__GRAPH_MAX_IO];
+    const bp_view *pv[2 * BP__GRAPH_MAX_IO];
+    for (int32_t k = 0; k < n->n_in + n->n_out; k++) {
+        int32_t ref = n->ref[k];
+        if (ref == BP__GREF_NONE) {
+            pv[k] = NULL;
+            continue;
+        }
+        v[k] = n->view[k];
+        place(e, r, ref, &v[k]);
+        pv[k] = &v[k];
+    }
+    if (n->check)
+        BP__TRY(check_indices(e, n, pv[n->check->input]));
+    if (bp__graph_prepared_current(e, *i, r->caps)) {
+        void *prepared = e->prepared[*i];
+        if (e->epilogue && e->epilogue[*i]) { /* into node i + 1's output; it is skipped */
+            const bp__gnode *b = &e->nodes[++*i];
+            v[n->n_in] = b->view[1];
+            place(e, r, b->ref[1], &v[n->n_in]);
+        }
+        return bp__op_run_prepared(e->real, prepared, n->op, n->params, pv, pv + n->n_in);
+    }
+    bp_op_params drawn;
+    return bp__op_run(e->real, n->op, bp__graph_draw_params(e, *i, r->draw_run, &drawn), pv,
+                      pv + n->n_in);
+}
+
 static bp_status run_nodes(const bp_graph_exec *e, const run_state *r)
 {
+    bp__gprofile *prof = bp__graph_profile_of(e);
     for (int32_t i = 0; i < e->n_nodes; i++) {
-        int32_t grp = e->group_of_node ? e->group_of_node[i] : -1;
-        if (grp >= 0) {
-            BP__TRY(run_group(e, r, &e->groups[grp]));
-            i = e->groups[grp].last;
-            continue;
-        }
-        const bp__gnode *n = &e->nodes[i];
-        bp_view v[2 * BP__GRAPH_MAX_IO];
-        const bp_view *pv[2 * BP__GRAPH_MAX_IO];
-        for (int32_t k = 0; k < n->n_in + n->n_out; k++) {
-            int32_t ref = n->ref[k];
-            if (ref == BP__GREF_NONE) {
-                pv[k] = NULL;
-                continue;
-            }
-            v[k] = n->view[k];
-            place(e, r, ref, &v[k]);
-            pv[k] = &v[k];
-        }
-        if (n->check)
-            BP__TRY(check_indices(e, n, pv[n->check->input]));
-        if (bp__graph_prepared_current(e, i, r->caps)) {
-            void *prepared = e->prepared[i];
-            if (e->epilogue && e->epilogue[i]) { /* into node i + 1's output; it is skipped */
-                const bp__gnode *b = &e->nodes[++i];
-                v[n->n_in] = b->view[1];
-                place(e, r, b->ref[1], &v[n->n_in]);
-            }
-            BP__TRY(bp__op_run_prepared(e->real, prepared, n->op, n->params, pv, pv + n->n_in));
-            continue;
-        }
-        bp_op_params drawn;
-        BP__TRY(bp__op_run(e->real, n->op, bp__graph_draw_params(e, i, r->draw_run, &drawn), pv,
-                           pv + n->n_in));
+        const int32_t first = i;
+        const int64_t t0 = prof ? bp__graph_profile_now() : 0;
+        BP__TRY(run_step(e, r, &i));
+        if (prof)
+            BP__TRY(bp__graph_profile_step(e, prof, first, i - first + 1, t0));
     }
     return BP_OK;
 }

@@ -62,7 +62,7 @@ _backplane._set_repr(_tensor_repr)
 # ---- NumPy's habits: dtypes, indexing, protocols, conveniences -----------------------
 
 from . import _dtypes, _functions, _indexing, _jit, _messages, _numpy_protocols  # noqa: E402
-from ._jit import Jitted, Lowered, RecompilationWarning, jit  # noqa: E402,F401
+from ._jit import Jitted, Lowered, Profile, RecompilationWarning, jit  # noqa: E402,F401
 from ._grad import grad, value_and_grad  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from ._dtypes import dtype  # noqa: E402,F401
@@ -153,6 +153,7 @@ full.__wrapped__ = _full
 __all__ = [n for n in dir(_backplane) if not n.startswith("_")] + [
     "__version__", "dtype", "all", "any", "astype", "copy", "flatten", "full_like", "linspace",
     "ones_like", "ravel", "stack", "std", "var", "zeros_like", "jit", "Jitted", "Lowered",
+    "Profile",
     "grad", "value_and_grad", "optim", "RecompilationWarning"]
 __all__ = sorted(set(__all__))
 _ = _builtins  # the builtins stay reachable although sum, max, ... are ours here

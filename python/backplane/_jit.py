@@ -45,9 +45,11 @@ class _Entry:
 class Lowered(dict):
     """jit(f).lower(...): the plan's counts (a dict) and its listing."""
 
-    def __init__(self, stats, text):
+    def __init__(self, stats, text, entry=None, inputs=()):
         super().__init__(stats)
         self._text = text
+        self._entry = entry
+        self._inputs = tuple(inputs)
 
     def as_text(self):
         """The plan, one line per node (bp_graph_exec_format)."""
@@ -55,6 +57,102 @@ class Lowered(dict):
 
     def __str__(self):
         return self._text
+
+    def profile(self, runs=10, warmup=1):
+        """Run the plan on the arguments it was lowered with, `warmup` times
+        untimed and then `runs` times timing each step (a node, a prepared
+        node with its epilogue, a fused group: bp_graph_exec_profile), and
+        return the times as a Profile. Each step waits for the backend
+        before the next starts, so a profiled run is a little slower than a
+        plain one; the shares are what to read."""
+        for name, v in (("runs", runs), ("warmup", warmup)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < (name == "runs"):
+                raise ValueError(f"Lowered.profile: {name} must be an int >= "
+                                 f"{int(name == 'runs')}; got {v!r}")
+        entry = self._entry
+        if entry is None or entry.plan is None:
+            return Profile([], self._text, 0)
+        for _ in range(warmup):
+            Jitted._run(entry, self._inputs)
+        _backplane._graph_profile(entry.plan, True)
+        try:
+            for _ in range(runs):
+                Jitted._run(entry, self._inputs)
+        finally:
+            _backplane._graph_profile(entry.plan, False)
+        return Profile(_backplane._graph_profile_steps(entry.plan),
+                       _backplane._graph_format(entry.plan), runs)
+
+
+class Profile:
+    """Where a plan's runs spend their time, step by step (Lowered.profile).
+
+    steps: one dict per step in run order: op (its first node's), nodes (how
+    many it ran), node (its first node's place in run order), value (its
+    first output, v<value> in the listing), fused_group (or -1), ms (mean
+    per run), share (of the run's time in its steps), line (its listing
+    line). total_ms: the sum of the steps' means. by_op(): the times per op.
+    str(): the table per op, then the slowest steps."""
+
+    def __init__(self, steps, text, runs):
+        self.runs = runs
+        self._text = text
+        lines = [ln.strip() for ln in text.splitlines()
+                 if " = " in ln and not ln.startswith("plan on")]
+
+        def line(s):
+            k, n = s["node"], s["nodes"]
+            if s["fused_group"] < 0 or k + n > len(lines):
+                return lines[k] if k < len(lines) else ""
+            ops = [ln.split(" = ", 1)[1].split("(", 1)[0] for ln in lines[k:k + n]]
+            return (f"fused group {s['fused_group']}: {', '.join(ops)} -> "
+                    f"{lines[k + n - 1].split(' = ', 1)[0]}")
+
+        self.total_ms = sum(s["seconds"] / s["runs"] for s in steps) * 1e3
+        self.steps = []
+        for s in steps:
+            ms = s["seconds"] / s["runs"] * 1e3
+            self.steps.append(dict(
+                op="fused group" if s["fused_group"] >= 0 else s["op"], nodes=s["nodes"],
+                node=s["node"], value=s["value"], fused_group=s["fused_group"], ms=ms,
+                share=ms / self.total_ms if self.total_ms else 0.0,
+                line=line(s)))
+
+    def by_op(self):
+        """[(op, ms per run, share, steps)], the largest first; a fused
+        group counts as "fused group"."""
+        acc = {}
+        for s in self.steps:
+            ms, n = acc.get(s["op"], (0.0, 0))
+            acc[s["op"]] = (ms + s["ms"], n + 1)
+        rows = [(op, ms, ms / self.total_ms if self.total_ms else 0.0, n)
+                for op, (ms, n) in acc.items()]
+        return sorted(rows, key=lambda r: -r[1])
+
+    def as_text(self):
+        """The plan's listing with each step's mean time and share."""
+        return self._text
+
+    def __str__(self):
+        def ms(v):
+            return f"{v:.3f} ms" if v >= 1 else f"{v * 1e3:.1f} us"
+
+        out = [f"profile: {self.runs} run(s), {ms(self.total_ms)} per run in "
+               f"{len(self.steps)} steps",
+               f"  {'op':<20} {'per run':>10} {'share':>7} {'steps':>6}"]
+        for op, t, share, n in self.by_op():
+            out.append(f"  {op:<20} {ms(t):>10} {share:7.1%} {n:6d}")
+        slow = sorted(self.steps, key=lambda s: -s["ms"])[:10]
+        if slow:
+            out.append("  slowest steps:")
+            for s in slow:
+                line = s["line"].split("  [")[0]  # the listing's notes left out
+                out.append(f"    {ms(s['ms']):>10} {s['share']:6.1%}  {line}")
+        return "\n".join(out)
+
+    def __repr__(self):
+        return (f"<backplane.Profile: {len(self.steps)} steps, {self.total_ms:.3f} ms per "
+                f"run over {self.runs} run(s)>")
 
 
 def _describe(sig):
@@ -392,7 +490,7 @@ class Jitted:
         stats.update(inputs=len(inputs), outputs=len(entry.outs), backend=entry.backend)
         text = (_backplane._graph_format(entry.plan) if entry.plan is not None else
                 f"no plan on {entry.backend}: the function returns constants only\n")
-        return Lowered(stats, text)
+        return Lowered(stats, text, entry, inputs)
 
     def __repr__(self):
         lines = [f"<backplane.jit of {self._name}: {len(self._cache)} signature(s)"]

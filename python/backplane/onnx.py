@@ -763,6 +763,10 @@ def _parse(argv):
                    help="run N more times and print the median time per run")
     p.add_argument("--compare", choices=["onnxruntime"],
                    help="also run onnxruntime and print the largest differences")
+    p.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="run N more times timing each step of the plan and print the time "
+                        "per op and the slowest steps (with --compare onnxruntime, "
+                        "onnxruntime's time per op type too)")
     return p.parse_args(argv)
 
 
@@ -784,6 +788,40 @@ def _cli_feeds(model, pairs):
                                  f"{i.name}=FILE.npy")
             feeds[i.name] = np.zeros(i.shape, dtype=_np_dtype(i.dtype))
     return feeds
+
+
+def _print_ort_profile(sess, feeds, runs):
+    """onnxruntime's own profile (its enable_profiling: a JSON trace per
+    session) of `runs` runs after the first, summed per op type, printed as
+    ours is."""
+    import json
+    for _ in range(runs):
+        sess.run(None, feeds)
+    path = sess.end_profiling()
+    try:
+        with open(path) as f:
+            events = json.load(f)
+    finally:
+        os.remove(path)
+    starts = sorted(ev["ts"] for ev in events if ev.get("name") == "model_run")
+    skip = starts[-runs] if len(starts) >= runs else 0  # the first run (the comparison's)
+    acc = {}
+    for ev in events:
+        if (ev.get("cat") == "Node" and ev.get("name", "").endswith("_kernel_time") and
+                ev.get("ts", 0) >= skip):
+            op = ev.get("args", {}).get("op_name", "?")
+            us, n = acc.get(op, (0.0, 0))
+            acc[op] = (us + ev.get("dur", 0), n + 1)
+    total = sum(us for us, _ in acc.values()) / runs / 1e3
+    print(f"onnxruntime profile: {runs} run(s), {_ms(total)} per run in its nodes")
+    print(f"  {'op type':<20} {'per run':>10} {'share':>7} {'nodes':>6}")
+    for op, (us, n) in sorted(acc.items(), key=lambda kv: -kv[1][0]):
+        ms = us / runs / 1e3
+        print(f"  {op:<20} {_ms(ms):>10} {ms / total if total else 0:7.1%} {n // runs:6d}")
+
+
+def _ms(ms):
+    return f"{ms:.3f} ms" if ms >= 1 else f"{ms * 1e3:.1f} us"
 
 
 def main(argv=None):
@@ -811,11 +849,18 @@ def main(argv=None):
                     e.numpy()
             times.append(time.perf_counter() - t0)
         print(f"  median of {args.bench} runs: {np.median(times) * 1e3:.3f} ms")
+    if args.profile > 0:
+        print(model.lower(feeds).profile(runs=args.profile))
     if args.compare == "onnxruntime":
         import onnxruntime
-        sess = onnxruntime.InferenceSession(model.proto.SerializeToString(),
+        opts = onnxruntime.SessionOptions()
+        opts.enable_profiling = args.profile > 0
+        sess = onnxruntime.InferenceSession(model.proto.SerializeToString(), opts,
                                             providers=["CPUExecutionProvider"])
         ref = sess.run(None, {k: np.asarray(v) for k, v in feeds.items()})
+        if args.profile > 0:
+            _print_ort_profile(sess, {k: np.asarray(v) for k, v in feeds.items()},
+                               args.profile)
         for o, r in zip(model.outputs, ref):
             mine = outs[o.name] if isinstance(outs[o.name], list) else [outs[o.name]]
             theirs = list(r) if isinstance(r, list) else [r]

@@ -296,6 +296,46 @@ static PyObject *mod_graph_format(PyObject *m, PyObject *args)
     return r;
 }
 
+/* _graph_profile(plan, on): bp_graph_exec_profile. */
+static PyObject *mod_graph_profile(PyObject *m, PyObject *args)
+{
+    PyObject *po;
+    int on;
+    if (!PyArg_ParseTuple(args, "O!p:_graph_profile", plan_type, &po, &on))
+        return NULL;
+    bp_status st = bp_graph_exec_profile(((bpy_plan *)po)->exe, on);
+    if (st != BP_OK)
+        return bpy_raise(st);
+    Py_RETURN_NONE;
+}
+
+/* _graph_profile_steps(plan) -> list of dict: the profile's timed steps
+ * (bp_graph_exec_profile_step), in run order. */
+static PyObject *mod_graph_profile_steps(PyObject *m, PyObject *args)
+{
+    PyObject *po;
+    if (!PyArg_ParseTuple(args, "O!:_graph_profile_steps", plan_type, &po))
+        return NULL;
+    const bp_graph_exec *exe = ((bpy_plan *)po)->exe;
+    int32_t n = bp_graph_exec_profile_count(exe);
+    PyObject *list = PyList_New(n);
+    for (int32_t i = 0; list && i < n; i++) {
+        bp_graph_step_time s = {.struct_size = sizeof s};
+        bp_status st = bp_graph_exec_profile_step(exe, i, &s);
+        PyObject *d = st == BP_OK ? Py_BuildValue(
+                                        "{s:i,s:i,s:s,s:i,s:i,s:L,s:d}", "node", (int)s.node,
+                                        "nodes", (int)s.nodes, "op", bp_op_name(s.op), "value",
+                                        (int)s.value, "fused_group", (int)s.fused_group,
+                                        "runs", (long long)s.runs, "seconds", s.seconds)
+                                  : bpy_raise(st);
+        if (!d)
+            Py_CLEAR(list);
+        else
+            PyList_SetItem(list, i, d); /* steals d */
+    }
+    return list;
+}
+
 /* _grad(loss, wrt: tuple of Tensor) -> tuple of Tensor: bp_graph_grad on
  * loss's graph (loss and wrt symbolic tensors of one graph). */
 static PyObject *mod_grad(PyObject *m, PyObject *args)
@@ -358,6 +398,12 @@ static PyMethodDef graph_methods[] = {
      "_graph_format(plan) -> str: the plan's nodes, fused groups and buffers."},
     {"_graph_stats", mod_graph_stats, METH_VARARGS,
      "_graph_stats(plan) -> dict: node counts and planned bytes (bp_graph_exec_stats)."},
+    {"_graph_profile", mod_graph_profile, METH_VARARGS,
+     "_graph_profile(plan, on): start (clearing the times) or stop timing each step of the "
+     "plan's runs (bp_graph_exec_profile)."},
+    {"_graph_profile_steps", mod_graph_profile_steps, METH_VARARGS,
+     "_graph_profile_steps(plan) -> list of dict (node, nodes, op, value, fused_group, runs, "
+     "seconds): the timed steps in run order."},
     {"_grad", mod_grad, METH_VARARGS,
      "_grad(loss, wrt: tuple of Tensor) -> tuple of Tensors: the gradient of loss (a symbolic "
      "scalar) with respect to each, appended to loss's graph (bp_graph_grad)."},

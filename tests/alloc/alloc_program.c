@@ -240,6 +240,10 @@ int main(int argc, char **argv)
     graph = NULL;
     for (int rep = 0; rep < 2; rep++)
         T(bp_graph_run(plan, 2, (bp_tensor *const[]){a, idx}, 1, OUT), x);
+    /* a profiled run: the profile's arrays made at its start */
+    C(bp_graph_exec_profile(plan, 1));
+    T(bp_graph_run(plan, 2, (bp_tensor *const[]){a, idx}, 1, OUT), x);
+    C(bp_graph_exec_profile(plan, 0));
     /* donating a copy of a: the output may take its memory; the copy is
      * given up either way and released with the rest */
     T(bp_neg(a, OUT), y);

@@ -213,6 +213,37 @@ static void fg_run_bad(fg_state *s, bp_graph_exec *exe, int32_t n_in, bp_tensor 
                 fg_used(s), used);
 }
 
+/* After one profiled run of exe (nodes: its planned nodes, -1 unknown):
+ * every step taken once, in run order, none overlapping the next, within
+ * the plan, and the listing saying so. */
+static void fg_check_profile(const bp_graph_exec *exe, int64_t nodes)
+{
+    int32_t n = bp_graph_exec_profile_count(exe), end = 0;
+    if (nodes > 0 && n == 0)
+        fz_fail("a profiled run of a plan of %lld nodes timed no step", (long long)nodes);
+    for (int32_t i = 0; i < n; i++) {
+        bp_graph_step_time t = {.struct_size = sizeof t};
+        if (bp_graph_exec_profile_step(exe, i, &t) != BP_OK)
+            fz_fail("bp_graph_exec_profile_step(%d of %d) failed: %s", (int)i, (int)n,
+                    bp_last_error());
+        if (t.runs != 1 || t.node < end || t.nodes < 1 || t.seconds < 0 ||
+            (nodes >= 0 && t.node + t.nodes > nodes))
+            fz_fail("profile step %d: node %d, %d nodes, %lld runs, %g s (after node %d, of "
+                    "%lld)",
+                    (int)i, (int)t.node, (int)t.nodes, (long long)t.runs, t.seconds,
+                    (int)end, (long long)nodes);
+        end = t.node + t.nodes;
+    }
+    char buf[64];
+    size_t need = 0;
+    bp_graph_exec_format(exe, buf, sizeof buf, &need);
+    char *text = need ? malloc(need) : NULL;
+    if (text && bp_graph_exec_format(exe, text, need, NULL) == BP_OK && n > 0 &&
+        !strstr(text, "profile: 1 run(s)"))
+        fz_fail("the listing of a plan profiled once does not say so:\n%s", text);
+    free(text);
+}
+
 /* Run plan on the current eager inputs; its outputs must equal the eager
  * twins of the values marked, or, when one of them is poisoned (an op that
  * makes it reads index values out of range), the run must fail with
@@ -253,9 +284,22 @@ static void fg_run_ok(fg_state *s, bp_graph_exec *exe, bool fresh, int n_out, co
         in[k] = fg_fresh_copy(s, in[k]);
         donate[k] = true;
     }
+    /* the first run is profiled: same bits, and its steps cover the plan */
+    bool profiled = strcmp(what, "first run") == 0;
+    if (profiled) {
+        fz_mark();
+        bp_status pst = bp_graph_exec_profile(exe, 1);
+        fz_status("bp_graph_exec_profile", pst);
+        if (pst != BP_OK)
+            fz_fail("bp_graph_exec_profile(exe, 1) failed: %s", bp_last_error());
+    }
     fz_mark();
     bp_status st = donating ? bp_graph_run_donating(exe, s->n_inputs, in, donate, n_out, out)
                             : bp_graph_run(exe, s->n_inputs, in, n_out, out);
+    if (profiled) {
+        fg_check_profile(exe, stats ? gs.nodes_planned : -1);
+        bp_graph_exec_profile(exe, 0);
+    }
     fz_trace("  bp_graph_run%s (%s) -> %s", donating ? "_donating" : "", what,
              bp_status_string(st));
     fz_status("bp_graph_run", st);

@@ -1,6 +1,7 @@
 """backplane.jit: one trace and one compiled plan per signature, the plan's
 results equal to eager calls bit for bit, and the errors a traced function
 meets named in Python's terms."""
+import re
 import warnings
 
 import numpy as np
@@ -334,6 +335,31 @@ def test_lower_and_repr_show_the_plan():
     assert str(s) == text and text.startswith("plan on ") and text.count(" = tanh(") == 10
     assert "input 0: v0 : f32 (64,)" in text and "[output 0]" in text
     assert g.cache_size() == 1
+
+
+def test_lowered_profile_times_each_step():
+    def f(x, w):
+        return bp.tanh(bp.matmul(x, w)) * 0.5
+
+    g = bp.jit(f)
+    x, w = rand((32, 16)), rand((16, 8), seed=1)
+    low = g.lower(x, w)
+    prof = low.profile(runs=3)
+    assert prof.runs == 3 and len(prof.steps) >= 2, prof
+    assert prof.steps[0]["op"] == "matmul" and prof.steps[0]["node"] == 0
+    assert all(s["ms"] > 0 and s["line"] for s in prof.steps), prof.steps
+    assert abs(sum(s["share"] for s in prof.steps) - 1) < 1e-9
+    assert abs(sum(ms for _, ms, _, _ in prof.by_op()) - prof.total_ms) < 1e-9
+    assert " = matmul(" in prof.steps[0]["line"]
+    assert "profile: 3 run(s)" in str(prof) and "matmul" in str(prof)
+    assert "profile: 3 run(s)" in prof.as_text()
+    assert re.search(r"\[[0-9.]+ (ms|us), [0-9.]+%\]", prof.as_text()), prof.as_text()
+    assert g.cache_size() == 1  # the lowered plan, not a new one
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(ValueError, match="runs must be an int"):
+            low.profile(runs=bad)
+    again = low.profile(runs=1, warmup=0)  # a new profile: the times restart
+    assert again.runs == 1 and len(again.steps) == len(prof.steps)
 
 
 def test_symbolic_tensors_do_not_leak():

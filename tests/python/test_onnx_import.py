@@ -334,6 +334,23 @@ def test_the_command_line_prints_outputs_and_compares(tmp_path):
         assert float(line.split()[-1]) < 1e-5, line
 
 
+def test_the_command_line_profiles_each_step(tmp_path):
+    m, _ = mlp(batch=2)
+    path = tmp_path / "mlp.onnx"
+    onnx.save(m, str(path))
+    args = [sys.executable, "-m", "backplane.onnx", str(path), "--profile", "3"]
+    try:
+        import onnxruntime  # noqa: F401
+        args += ["--compare", "onnxruntime"]
+    except ImportError:
+        pass
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    assert "profile: 3 run(s)" in out and "slowest steps:" in out, out
+    assert any(ln.startswith(("  matmul ", "  gemm ")) for ln in out.splitlines()), out
+    if "--compare" in args:
+        assert "onnxruntime profile: 3 run(s)" in out and "Gemm" in out, out
+
+
 def test_recompiling_for_every_input_shape_warns_once():
     model = bo.load(mlp()[0], backend="binary")
     with warnings.catch_warnings(record=True) as seen:

@@ -9,6 +9,9 @@
  * Phase 1b: each thread makes a context of its own, computes on its blas_cpu
  * backend and destroys it, all at once (plugins loaded and unloaded, and
  * OpenBLAS's process-wide thread count set, from several threads).
+ * Phase 1c: one plan (tests/stress/st_plan.c) run by every thread at once,
+ * each result the first run's bits, while thread 0 starts and stops its
+ * profile and reads the times.
  * Phase 2: a second context whose default_backend list has nothing that
  * opens; ST_DEFAULT_THREADS threads race bp_backend_default and
  * bp_context_default_reason on it.
@@ -24,6 +27,7 @@
 #include <string.h>
 
 #include "st_check.h"
+#include "st_plan.h"
 #include "st_work.h"
 
 #define ST_THREADS 8
@@ -38,6 +42,7 @@ typedef struct st_arg {
     bp_context *ctx;
     bp_context *empty;   /* the context where no backend opens */
     bp_tensor *kept;     /* phase 3 */
+    st_plan *plan;       /* phase 1c */
 } st_arg;
 
 static void *st_phase1(void *p)
@@ -64,6 +69,14 @@ static void *st_phase1b(void *p)
         st_iteration(own, a->id, i);
         bp_context_destroy(own);
     }
+    return NULL;
+}
+
+static void *st_phase1c(void *p)
+{
+    st_arg *a = p;
+    pthread_barrier_wait(&st_barrier);
+    st_plan_work(a->plan, a->id, a->iterations / 4 + 1);
     return NULL;
 }
 
@@ -124,6 +137,13 @@ int main(int argc, char **argv)
 
     st_run(st_phase1, args, ST_THREADS, false, NULL);
     st_run(st_phase1b, args, ST_THREADS, false, NULL);
+    st_plan *plan = st_plan_make(ctx);
+    if (plan) {
+        for (int i = 0; i < ST_THREADS; i++)
+            args[i].plan = plan;
+        st_run(st_phase1c, args, ST_THREADS, false, NULL);
+        st_plan_free(plan);
+    }
     st_run(st_phase2, args, ST_DEFAULT_THREADS, false, NULL);
     bp_context_destroy(empty);
     st_run(st_phase3, args, ST_THREADS, true, ctx);

@@ -197,6 +197,38 @@ BP_API bp_status bp_graph_exec_bind(bp_graph_exec *exe, const bp_tensor *capture
  * checkpoint. BP_ERR_INVALID_ARGUMENT if exe was compiled without
  * fresh_draws (its runs all draw alike). */
 BP_API bp_status bp_graph_exec_seek_draws(bp_graph_exec *exe, uint64_t run);
+/* Per-step times (a profile). bp_graph_exec_profile(exe, 1) clears the
+ * plan's times and has every run from then on time each step it takes: a
+ * node, a prepared node with the node it computes as it writes (its
+ * epilogue), or a fused group. After each step the run waits for the
+ * backend (bp_synchronize), so that a step's time is its own work on a
+ * backend that queues too; a profiled run is slower by those waits.
+ * bp_graph_exec_profile(exe, 0) stops timing; the times stay readable until
+ * the next start. Runs from several threads add to the same times. A run
+ * already going on when the profile starts or stops keeps what it began
+ * with. bp_graph_exec_format adds each step's time to its listing. */
+BP_API bp_status bp_graph_exec_profile(bp_graph_exec *exe, int32_t on);
+
+/* One timed step, in run order. */
+typedef struct bp_graph_step_time {
+    uint32_t struct_size;  /* set by the caller: sizeof(bp_graph_step_time) */
+    int32_t node;          /* the step's first node, counting the plan's nodes
+                              from 0 in run order (bp_graph_exec_format's node
+                              lines, fused groups' included) */
+    int32_t nodes;         /* how many nodes the step ran: 1, 2 for a prepared
+                              node with its epilogue, a fused group's count */
+    bp_op op;              /* the first node's op */
+    int32_t value;         /* the first node's first output: v<value> in the
+                              listing (-1: it has none) */
+    int32_t fused_group;   /* the step's fused group, or -1 */
+    int64_t runs;          /* profiled runs that took this step */
+    double seconds;        /* their total time in it */
+} bp_graph_step_time;
+/* How many steps the profile has timed (0 before a profiled run), and step
+ * i of them (BP_ERR_INVALID_ARGUMENT for i out of [0, count)). */
+BP_API int32_t bp_graph_exec_profile_count(const bp_graph_exec *exe);
+BP_API bp_status bp_graph_exec_profile_step(const bp_graph_exec *exe, int32_t i,
+                                            bp_graph_step_time *out);
 /* Release a plan and its references to captured tensors. NULL: no-op. */
 BP_API void bp_graph_exec_release(bp_graph_exec *exe);
 
