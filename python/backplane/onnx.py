@@ -820,6 +820,20 @@ def _print_ort_profile(sess, feeds, runs):
         print(f"  {op:<20} {_ms(ms):>10} {ms / total if total else 0:7.1%} {n // runs:6d}")
 
 
+def _backend_threads(backend):
+    """The `threads` the config gives this backend (None if it sets none):
+    the thread count onnxruntime is given, so that times compare like with
+    like."""
+    section = "backend." + backend.split(":")[0]
+    for s in _backplane.info()["settings"]:
+        if s["section"] == section and s["key"] == "threads":
+            try:
+                return int(s["value"])
+            except ValueError:
+                return None
+    return None
+
+
 def _ms(ms):
     return f"{ms:.3f} ms" if ms >= 1 else f"{ms * 1e3:.1f} us"
 
@@ -855,6 +869,12 @@ def main(argv=None):
         import onnxruntime
         opts = onnxruntime.SessionOptions()
         opts.enable_profiling = args.profile > 0
+        threads = _backend_threads(model.backend)
+        if threads:
+            opts.intra_op_num_threads = threads
+        print(f"onnxruntime (CPUExecutionProvider): "
+              + (f"{threads} thread(s), as [backend.{model.backend.split(':')[0]}] threads"
+                 if threads else "its default threads (the backend's config sets none)"))
         sess = onnxruntime.InferenceSession(model.proto.SerializeToString(), opts,
                                             providers=["CPUExecutionProvider"])
         ref = sess.run(None, {k: np.asarray(v) for k, v in feeds.items()})

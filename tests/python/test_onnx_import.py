@@ -330,7 +330,7 @@ def test_the_command_line_prints_outputs_and_compares(tmp_path):
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     assert "y: float32 [2, 3]" in out and "median of 3 runs" in out, out
     if "--compare" in args:
-        line = next(ln for ln in out.splitlines() if "onnxruntime" in ln)
+        line = next(ln for ln in out.splitlines() if "largest |backplane - onnxruntime|" in ln)
         assert float(line.split()[-1]) < 1e-5, line
 
 
@@ -349,6 +349,26 @@ def test_the_command_line_profiles_each_step(tmp_path):
     assert any(ln.startswith(("  matmul ", "  gemm ")) for ln in out.splitlines()), out
     if "--compare" in args:
         assert "onnxruntime profile: 3 run(s)" in out and "Gemm" in out, out
+
+
+def test_the_command_line_gives_onnxruntime_the_backends_threads(tmp_path):
+    pytest.importorskip("onnxruntime")
+    if "blas_cpu" not in bp.backends():
+        pytest.skip("needs the blas_cpu backend")
+    m, _ = mlp(batch=2)
+    path = tmp_path / "mlp.onnx"
+    onnx.save(m, str(path))
+    args = [sys.executable, "-m", "backplane.onnx", str(path), "--backend", "blas_cpu",
+            "--compare", "onnxruntime"]
+    ini = tmp_path / "one.ini"
+    ini.write_text("[backend.blas_cpu]\nthreads = 1\n")
+    out = subprocess.run(args, capture_output=True, text=True, check=True,
+                         env={**os.environ, "BP_CONFIG": str(ini)}).stdout
+    assert "onnxruntime (CPUExecutionProvider): 1 thread(s)" in out, out
+    ini.write_text("[backend.blas_cpu]\n")
+    out = subprocess.run(args, capture_output=True, text=True, check=True,
+                         env={**os.environ, "BP_CONFIG": str(ini)}).stdout
+    assert "its default threads" in out, out
 
 
 def test_recompiling_for_every_input_shape_warns_once():
