@@ -311,6 +311,10 @@ Test(nn_pool, blas_cpu_average_pool_gives_the_reference_bits)
         {4, {2, 2, 11, 17}, WIN(.kernel = {3, 3}, .strides = {1, 2}, .pads = {1, 1, 1, 1},
                                 .ceil_mode = true, .count_include_pad = true)},
         {4, {1, 16, 27, 27}, WIN(.kernel = {3, 3}, .strides = {2, 2}, .ceil_mode = true)},
+        /* blas_cpu's whole-plane windows: planes eight at a time and the rest */
+        {4, {2, 13, 7, 7}, WIN(.kernel = {7, 7})},
+        {3, {1, 9, 11}, WIN(.kernel = {11}, .strides = {3})},
+        {5, {1, 3, 2, 3, 4}, WIN(.kernel = {2, 3, 4})},
     };
     /* NaN, -0 and a value far from the rest; then infinities of both signs
      * (whose sum is NaN). Not the two together: a NaN from x meeting the

@@ -374,6 +374,45 @@ BPC_CLONES static void average_3x3(const bpk_window *g, const float *restrict xp
 }
 #undef SUM9_LINE
 
+/* ---- a window that is the whole plane (the last pool of ResNet, Inception) ---------- */
+
+/* No padding and one output: the window is x's plane. */
+static bool whole_plane(const bpk_window *g)
+{
+    for (int a = 0; a < 3; a++)
+        if (g->k[a] != g->in[a] || g->out[a] != 1 || g->pb[a] || g->pe[a] ||
+            (g->k[a] > 1 && g->dl[a] != 1))
+            return false;
+    return true;
+}
+
+/* Planes' means, each plane's values added in the kernel's (row-major)
+ * order from 0 in double and divided by count, as walk_taps does: its
+ * bits. One plane's additions wait on each other, so eight planes' run
+ * side by side; walk_taps made a call per tap for lines of one output
+ * (ResNet-50's (1, 2048, 7, 7): 720 us, against 26 for onnxruntime). */
+#define WHOLE_PLANES 8
+BPC_CLONES static void average_whole(const float *restrict x, float *restrict y, int64_t nin,
+                                     int64_t planes, double count)
+{
+    int64_t u = 0;
+    for (; u + WHOLE_PLANES <= planes; u += WHOLE_PLANES) {
+        double s[WHOLE_PLANES] = {0};
+        for (int64_t i = 0; i < nin; i++)
+            for (int p = 0; p < WHOLE_PLANES; p++)
+                s[p] += (double)x[(u + p) * nin + i];
+        for (int p = 0; p < WHOLE_PLANES; p++)
+            y[u + p] = (float)(s[p] / count);
+    }
+    for (; u < planes; u++) {
+        double s = 0;
+        for (int64_t i = 0; i < nin; i++)
+            s += (double)x[u * nin + i];
+        y[u] = (float)(s / count);
+    }
+}
+#undef WHOLE_PLANES
+
 static bp_status average_planes(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
 {
     const pool_job *j = args;
@@ -381,6 +420,10 @@ static bp_status average_planes(bpc_dev *d, const void *args, int64_t lo, int64_
     if (max_is_3x3(&j->g)) { /* 3x3, strided: the same test as max pooling's */
         for (int64_t u = lo; u < hi; u++)
             average_3x3(&j->g, j->x + u * nin, j->y + u * nout, j->count);
+        return BP_OK;
+    }
+    if (whole_plane(&j->g)) {
+        average_whole(j->x + lo * nin, j->y + lo, nin, hi - lo, j->count[0]);
         return BP_OK;
     }
     double *sum = malloc((size_t)nout * sizeof *sum);
