@@ -401,6 +401,40 @@ Test(nn_pool, blas_cpu_max_pool_gives_the_reference_bits)
     bp_context_destroy(ctx);
 }
 
+/* blas_cpu's strided 3x3 max pool folds a plane's rows as if they held no
+ * NaN and learns from the values it read whether they did: plane p holds
+ * one NaN, in column p of its middle row, so that every column a row's
+ * fold reads (eight outputs at a time, the last eight again, a strip's
+ * last few one by one, the last tap of all; the fold in C for dilated
+ * columns) is the one with the NaN in some plane; each plane's pool is the
+ * reference's bits. */
+Test(nn_pool, blas_cpu_max_pool_finds_a_nan_in_any_column)
+{
+    bp_context *ctx = bpt_context();
+    bp_backend *ref = NULL, *fast = NULL;
+    if (bp_backend_get(ctx, "blas_cpu", &fast) != BP_OK)
+        cr_skip_test("blas_cpu is not built here");
+    BPT_OK(bp_backend_get(ctx, "binary", &ref));
+    /* 41 columns: 20 outputs a row; 523: a strip of 256 outputs, then 5;
+     * columns dilated by 2: the fold in C */
+    const struct {
+        int64_t W;
+        bp_window win;
+    } cases[] = {{41, WIN(.kernel = {3, 3}, .strides = {2, 2})},
+                 {523, WIN(.kernel = {3, 3}, .strides = {2, 2})},
+                 {41, WIN(.kernel = {3, 3}, .strides = {2, 2}, .dilations = {1, 2})}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t W = cases[c].W, H = 5, planes = W < 64 ? W : 24;
+        cf_array xa = bpt_random_array(BP_F32, 4, (int64_t[]){1, planes, H, W}, 91 + (int)c,
+                                       -10, 10);
+        for (int64_t p = 0; p < planes; p++) /* the wide rows: the last columns */
+            xa.f[(p * H + 2) * W + (W < 64 ? p : W - planes + p)] = NAN;
+        expect_pool_bits(true, c, ref, fast, &xa, &cases[c].win);
+        cf_array_free(&xa);
+    }
+    bp_context_destroy(ctx);
+}
+
 /* Distance in f32 ulps (order of the bit patterns; NaN apart from all). */
 static int64_t ulps_apart(float a, float b)
 {

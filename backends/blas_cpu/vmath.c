@@ -895,4 +895,7 @@ const bpc_vmath BPC_LEVEL_FN(bpc_vmath) = {
 #if defined(__AVX512F__)
     .conv_direct_1x1 = true,
 #endif
+#if defined(__AVX2__)
+    .max3_fold_s2_f32 = BPC_LEVEL_FN(bpc_vmax3_fold_s2_f32),
+#endif
 };

@@ -177,6 +177,12 @@ typedef struct bpc_vmath {
      * Xeon): the device takes 1x1 direct only where both hold
      * (plugin.c). */
     bool conv_direct_1x1;
+    /* The row fold of a 3x3 max pool at stride 2 over a plane without NaN:
+     *     h[i] = the first largest of x[2i], x[2i + 1], x[2i + 2]
+     * for i < n (ties keep the first; reads x[0 .. 2n]); returns whether
+     * x[0 .. 2n] holds a NaN (h then is to be thrown away). NULL where the
+     * level has no AVX2 (window_pool.c folds in C). */
+    bool (*max3_fold_s2_f32)(float *h, const float *x, int64_t n);
 } bpc_vmath;
 
 #define BPC_CONV_FILTERS 16
@@ -225,6 +231,7 @@ void BPC_LEVEL_FN(bpc_vconv_store_f32)(const float *t, int64_t n, int nf, const 
                                        bool relu, float *y, int64_t ldy);
 void BPC_LEVEL_FN(bpc_vdepthwise_3x3_f32)(const bpc_dw3x3 *g, const float *x, const float *w,
                                           float b, float *y, float *pad, float *line);
+bool BPC_LEVEL_FN(bpc_vmax3_fold_s2_f32)(float *h, const float *x, int64_t n);
 void BPC_LEVEL_FN(bpc_vdots_f32)(const float *w, int64_t m, const float *c, int64_t n,
                                  int64_t k, const double *bias, float *y, int64_t ldy);
 void BPC_LEVEL_FN(bpc_vdots_f64)(const double *w, int64_t m, const double *c, int64_t n,

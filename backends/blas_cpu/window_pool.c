@@ -158,15 +158,6 @@ static void inside_outputs(const bpk_window *g, int axis, int64_t *lo, int64_t *
  * value replaces the best, ties keep the first), one vmaxps. */
 static inline float max_step_finite(float b, float v) { return v > b ? v : b; }
 
-/* Whether the plane's n values hold a NaN (a pass the compiler vectorises). */
-static bool plane_has_nan(const float *restrict x, int64_t n)
-{
-    int any = 0;
-    for (int64_t i = 0; i < n; i++)
-        any |= x[i] != x[i];
-    return any != 0;
-}
-
 /* Outputs per strip of max3_interior's line buffers. */
 #define MAX3_STRIP 256
 
@@ -181,33 +172,46 @@ static bool plane_has_nan(const float *restrict x, int64_t n)
         h[o2 - lo] = b;                                                                   \
     }
 
-/* Row x's fold over the strip's outputs [lo, hi) into h. */
-static inline void max3_fold_row(float *restrict h, const float *restrict xr, int64_t lo,
-                                 int64_t hi, int64_t sw, int64_t dw, int64_t pb)
+/* Row x's fold over the strip's outputs [lo, hi) into h; whether the
+ * values it read, x[lo sw - pb .. (hi - 1) sw - pb + 2 dw], hold a NaN
+ * (a pass over them while they are in L1; the level's AVX2 fold tells
+ * as it loads them). */
+static inline bool max3_fold_row(const bpc_vmath *vm, float *restrict h,
+                                 const float *restrict xr, int64_t lo, int64_t hi, int64_t sw,
+                                 int64_t dw, int64_t pb)
 {
+    if (sw == 2 && dw == 1 && vm->max3_fold_s2_f32)
+        return vm->max3_fold_s2_f32(h, xr + 2 * lo - pb, hi - lo);
     if (sw == 2 && dw == 1)
         MAX3_FOLD(2, 1)
     else
         MAX3_FOLD(sw, dw)
+    int any = 0;
+    for (int64_t c = lo * sw - pb; c <= (hi - 1) * sw - pb + 2 * dw; c++)
+        any |= xr[c] != xr[c];
+    return any != 0;
 }
 #undef MAX3_FOLD
 
-/* The interior of a plane without NaN: output rows [a, b) whose three rows
- * lie inside x, columns [lo, hi) whose three taps do. Each row of x is
- * folded across its three taps once into a line buffer (a row serves two
- * output rows at stride 2), and each output is the fold of its three rows'
- * folds. The maximum as the reference picks it is the first of the
- * largest values in the kernel's (row-major) order, and folding each row
- * first keeps that order, so the bits are the reference's; without NaN the
- * reference's step is one vmaxps, against the six instructions that
- * carry a first NaN. (1, 64, 111, 111) 3x3 stride 2: see performance.md. */
-BPC_CLONES static void max3_interior(const bpk_window *g, const float *restrict xp,
-                                     float *restrict yp, int64_t a, int64_t b, int64_t lo,
-                                     int64_t hi)
+/* The interior of a plane: output rows [a, b) whose three rows lie inside
+ * x, columns [lo, hi) whose three taps do, computed as if the values held
+ * no NaN; returns whether they do (then the caller computes it again by
+ * the reference's step). Each row of x is folded across its three taps
+ * once into a line buffer (a row serves two output rows at stride 2), and
+ * each output is the fold of its three rows' folds. The maximum as the
+ * reference picks it is the first of the largest values in the kernel's
+ * (row-major) order, and folding each row first keeps that order, so the
+ * bits are the reference's; without NaN the reference's step is one
+ * vmaxps, against the six instructions that carry a first NaN.
+ * (1, 64, 111, 111) 3x3 stride 2: see performance.md. */
+BPC_CLONES static bool max3_interior(const bpc_vmath *vm, const bpk_window *g,
+                                     const float *restrict xp, float *restrict yp, int64_t a,
+                                     int64_t b, int64_t lo, int64_t hi)
 {
     const int64_t W = g->in[2], OW = g->out[2], sw = g->st[2], dw = g->dl[2], pb = g->pb[2];
     const int64_t sh = g->st[1], dh = g->dl[1], ph = g->pb[1];
     float buf[3][MAX3_STRIP];
+    bool nan = false;
     for (int64_t s0 = lo; s0 < hi; s0 += MAX3_STRIP) {
         const int64_t s1 = hi - s0 < MAX3_STRIP ? hi : s0 + MAX3_STRIP;
         int64_t held[3] = {-1, -1, -1}; /* the row of x each buffer holds */
@@ -224,7 +228,8 @@ BPC_CLONES static void max3_interior(const bpk_window *g, const float *restrict 
                     for (int q = 0; q < 3; q++)
                         if (!(used >> q & 1u) && (slot < 0 || held[q] < held[slot]))
                             slot = q;
-                    max3_fold_row(buf[slot], xp + r * W, s0, s1, sw, dw, pb);
+                    if (max3_fold_row(vm, buf[slot], xp + r * W, s0, s1, sw, dw, pb))
+                        nan = true;
                     held[slot] = r;
                 }
                 used |= 1u << slot;
@@ -235,16 +240,20 @@ BPC_CLONES static void max3_interior(const bpk_window *g, const float *restrict 
             for (int64_t i = 0; i < s1 - s0; i++)
                 yr[i] = max_step_finite(max_step_finite(h0[i], h1[i]), h2[i]);
         }
+        if (nan)
+            return true;
     }
+    return false;
 }
 
 /* Each output's nine taps at once, in the kernel's order and by the
  * reference's step, so the bits are walk_taps's (and the reference's);
  * walk_taps makes nine passes over each output line, and lines of 13 to 55
- * outputs spent more in the passes than in the comparisons. A plane
- * without NaN runs its interior through max3_interior. */
-BPC_CLONES static void max_3x3(const bpk_window *g, const float *restrict xp,
-                               float *restrict yp)
+ * outputs spent more in the passes than in the comparisons. The interior
+ * of a plane runs through max3_interior first, and again by these steps
+ * where the values it read hold a NaN. */
+BPC_CLONES static void max_3x3(const bpc_vmath *vm, const bpk_window *g,
+                               const float *restrict xp, float *restrict yp)
 {
     const int64_t W = g->in[2], H = g->in[1], OH = g->out[1], OW = g->out[2];
     const int64_t sw = g->st[2], dw = g->dl[2], dh = g->dl[1], pb = g->pb[2];
@@ -254,7 +263,7 @@ BPC_CLONES static void max_3x3(const bpk_window *g, const float *restrict xp,
     /* lines of fewer than 16 inside outputs (SqueezeNet's 27 x 27 to 13 x
      * 13) measured no faster in max3_interior: their vector loops are
      * mostly tails */
-    const bool fast = hi - lo >= 16 && ra < rb && !plane_has_nan(xp, H * W);
+    const bool fast = hi - lo >= 16 && ra < rb && !max3_interior(vm, g, xp, yp, ra, rb, lo, hi);
     for (int64_t o1 = 0; o1 < OH; o1++) {
         float *yr = yp + o1 * OW;
         const int64_t r0 = o1 * g->st[1] - g->pb[1];
@@ -285,19 +294,16 @@ BPC_CLONES static void max_3x3(const bpk_window *g, const float *restrict xp,
         for (int64_t o2 = hi; o2 < OW; o2++)
             yr[o2] = max9_edge(g, xp, o1, o2);
     }
-    if (fast)
-        max3_interior(g, xp, yp, ra, rb, lo, hi);
 }
 #undef MAX9_LINE
 
 static bp_status max_planes(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
 {
-    (void)d;
     const pool_job *j = args;
     const int64_t nin = bpk_window_numel(j->g.in), nout = bpk_window_numel(j->g.out);
     if (max_is_3x3(&j->g)) {
         for (int64_t u = lo; u < hi; u++)
-            max_3x3(&j->g, j->x + u * nin, j->y + u * nout);
+            max_3x3(d->vm, &j->g, j->x + u * nin, j->y + u * nout);
         return BP_OK;
     }
     for (int64_t u = lo; u < hi; u++) {
