@@ -45,7 +45,7 @@ int bpc_conv_line_axis(const bpk_window *g, int64_t cg, int64_t nout);
 bool bpc_conv_gemm_takes(const bp_op_params *p, const bp_view *x, const bp_view *w,
                          const bp_view *y);
 bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *w,
-                        const bp_view *bias, const bp_view *y, bool relu);
+                        const bp_view *bias, const bp_view *res, const bp_view *y, bool relu);
 /* What a prepared node holds (plugin.h's prepare): each kind's struct has
  * it as its first member, for op.c's entries to tell them apart. */
 typedef enum bpc_prepared_kind {
@@ -54,23 +54,27 @@ typedef enum bpc_prepared_kind {
     BPC_PREPARED_GEMM,       /* conv.c's, with the Relu after it (bpc_conv_gemm_relu) */
 } bpc_prepared_kind;
 /* What a convolution on the GEMM path keeps for a plan's Relu after it
- * (prepare_epilogue): bpc_conv_gemm runs with relu, which applies it to
- * each tile of y as the tile is done, still in the cache. */
+ * (prepare_epilogue), or its add and Relu (prepare_epilogues):
+ * bpc_conv_gemm runs with the residual and relu, which it applies to each
+ * tile of y as the tile is done, still in the cache. */
 typedef struct bpc_conv_gemm_relu {
     bpc_prepared_kind kind; /* BPC_PREPARED_GEMM */
+    bool residual, relu;
 } bpc_conv_gemm_relu;
 /* conv_direct.c: f32 convolution of one group and more than one tap,
  * direct, with the weights reordered once by the plugin's prepare (a
  * compiled graph's constant). takes: whether the case is one it runs;
- * prepare: *prepared, the reordered weights (to bpc_conv_direct_free), and
- * relu: it stores relu(y), a plan's Relu after it. */
+ * prepare: *prepared, the reordered weights (to bpc_conv_direct_free);
+ * residual: it adds the run's res to y (a plan's add after it), relu: it
+ * stores relu(y) (a plan's Relu after it, or after that add). */
 bool bpc_conv_direct_takes(const bpc_dev *d, const bp_op_params *p, const bp_view *x,
                            const bp_view *w, const bp_view *y);
 bp_status bpc_conv_direct_prepare(bpc_dev *dev, const bp_op_params *p, const bp_view *x,
-                                  const bp_view *w, const bp_view *y, bool relu,
+                                  const bp_view *w, const bp_view *y, bool residual, bool relu,
                                   void **prepared);
 bp_status bpc_conv_direct(bpc_dev *dev, const void *prepared, const bp_op_params *p,
-                          const bp_view *x, const bp_view *bias, const bp_view *y);
+                          const bp_view *x, const bp_view *bias, const bp_view *res,
+                          const bp_view *y);
 void bpc_conv_direct_free(void *prepared);
 /* conv_narrow.c: f32/f64 convolution with at most BPC_CONV_NARROW output
  * positions per image, as dot products of w's rows with the gathered

@@ -288,23 +288,37 @@ typedef struct conv_job {
     const char *slab;           /* unfolded once for blocks of channels: unit's block ni */
     int64_t unit, ni;
     bool relu;                  /* each tile through relu once done (a plan's Relu after it) */
+    const bp_view *res;         /* added to each tile once done, before the relu (a plan's
+                                   residual add after it: dense, y's shape), or NULL */
 } conv_job;
 
 /* A done tile (m rows of n at ld apart) through bpf_relu, still in the
- * cache: what a separate Relu over y would write, without its two passes.
- * Cloned for AVX2 and AVX-512 (eight and sixteen lanes to the baseline's
- * four). */
-BPC_CLONES static void relu_tile(bp_dtype dt, char *y, int64_t m, int64_t n, int64_t ld)
+ * cache: what a separate Relu over y would write, without its two passes;
+ * and before it a plan's residual add (res: the same tile of a value of
+ * y's shape), each sum rounded as the add would round it. Cloned for AVX2
+ * and AVX-512 (eight and sixteen lanes to the baseline's four). */
+BPC_CLONES static void epilogue_tile(bp_dtype dt, char *y, const char *res, bool relu,
+                                     int64_t m, int64_t n, int64_t ld)
 {
     for (int64_t r = 0; r < m; r++) {
         if (dt == BP_F32) {
-            float *v = (float *)y + r * ld;
-            for (int64_t i = 0; i < n; i++)
-                v[i] = bpf_relu_f(v[i]);
+            float *restrict v = (float *)y + r * ld;
+            const float *restrict a = res ? (const float *)res + r * ld : NULL;
+            if (a)
+                for (int64_t i = 0; i < n; i++)
+                    v[i] = v[i] + a[i];
+            if (relu)
+                for (int64_t i = 0; i < n; i++)
+                    v[i] = bpf_relu_f(v[i]);
         } else {
-            double *v = (double *)y + r * ld;
-            for (int64_t i = 0; i < n; i++)
-                v[i] = bpf_relu(v[i]);
+            double *restrict v = (double *)y + r * ld;
+            const double *restrict a = res ? (const double *)res + r * ld : NULL;
+            if (a)
+                for (int64_t i = 0; i < n; i++)
+                    v[i] = v[i] + a[i];
+            if (relu)
+                for (int64_t i = 0; i < n; i++)
+                    v[i] = bpf_relu(v[i]);
         }
     }
 }
@@ -326,7 +340,12 @@ static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; 
  * are fewer tiles than two per thread, cut the longer side, W's rows or
  * the positions (not under 64 of them: OpenBLAS's kernels want width),
  * then the other. Measured on ResNet-50's layers: cutting 196 or 49
- * positions instead of 256 or 512 channels was 10-40% slower. */
+ * positions instead of 256 or 512 channels was 10-40% slower. Tiles
+ * that an epilogue (a plan's Relu, or its residual add) could read back
+ * from L2 (192 KiB of y: 192 positions of 256 channels) made ResNet-50's
+ * 1x1 layer over 56 x 56 with its add and Relu 1.5x slower than one tile
+ * of all of y on one thread: OpenBLAS's panels want width more than the
+ * epilogue wants the cache. */
 static void choose_tiles(conv_job *j, int team)
 {
     const int64_t units = j->x->shape[0] * j->dims.G, want = team > 1 ? 2 * (int64_t)team : 1;
@@ -362,7 +381,8 @@ static void choose_tiles(conv_job *j, int team)
  * sum over taps k of W_k . x shifted by tap k (+ bias), one beta = 1 gemm
  * per tap over the positions whose tap lies inside x (the padding adds
  * nothing). */
-static void taps_tile(const conv_job *j, const char *xg, char *yg, int64_t grp, int64_t m0,
+static void taps_tile(const conv_job *j, const char *xg, char *yg, const char *resg,
+                      int64_t grp, int64_t m0,
                       int64_t m, int64_t o0, int64_t n)
 {
     const bpk_window *g = &j->dims.g;
@@ -388,8 +408,10 @@ static void taps_tile(const conv_job *j, const char *xg, char *yg, int64_t grp, 
              xg + (size_t)(lo + off * j->inner) * es, j->dims.nin, true,
              yg + (size_t)(m0 * j->dims.nout + lo) * es, j->dims.nout);
     }
-    if (j->relu)
-        relu_tile(j->dt, yg + (size_t)(m0 * j->dims.nout + o0) * es, m, n, j->dims.nout);
+    if (j->relu || j->res) {
+        const size_t at = (size_t)(m0 * j->dims.nout + o0) * es;
+        epilogue_tile(j->dt, yg + at, j->res ? resg + at : NULL, j->relu, m, n, j->dims.nout);
+    }
 }
 
 static bp_status conv_tiles(bpc_dev *d, const void *args, int64_t lo, int64_t hi)
@@ -416,10 +438,11 @@ static bp_status conv_tiles(bpc_dev *d, const void *args, int64_t lo, int64_t hi
         const int64_t m0 = mi * j->tm, m = j->dims.mg - m0 < j->tm ? j->dims.mg - m0 : j->tm;
         const char *xg =
             bpk_base(j->x) + (size_t)((n * j->x->shape[1] + grp * j->dims.cg) * j->dims.nin) * es;
-        char *yg =
-            bpk_base(j->y) + (size_t)((n * j->y->shape[1] + grp * j->dims.mg) * j->dims.nout) * es;
+        const size_t yat = (size_t)((n * j->y->shape[1] + grp * j->dims.mg) * j->dims.nout) * es;
+        char *yg = bpk_base(j->y) + yat;
+        const char *resg = j->res ? bpk_base(j->res) + yat : NULL;
         if (j->line >= 0) {
-            taps_tile(j, xg, yg, grp, m0, m, o0, wd);
+            taps_tile(j, xg, yg, resg, grp, m0, m, o0, wd);
             continue;
         }
         const char *b = xg + (size_t)o0 * es;
@@ -439,18 +462,19 @@ static bp_status conv_tiles(bpc_dev *d, const void *args, int64_t lo, int64_t hi
         gemm(j->dt, m, wd, j->dims.ck,
              bpk_base(j->w) + (size_t)((grp * j->dims.mg + m0) * j->dims.ck) * es, b, ldb,
              j->bias != NULL, yt, j->dims.nout);
-        if (j->relu)
-            relu_tile(j->dt, yt, m, wd, j->dims.nout);
+        if (j->relu || j->res)
+            epilogue_tile(j->dt, yt, j->res ? resg + (yt - yg) : NULL, j->relu, m, wd,
+                          j->dims.nout);
     }
     bpc_free(d, col);
     return BP_OK;
 }
 
 bp_status bpc_conv_gemm(bpc_dev *dev, const bp_op_params *p, const bp_view *x, const bp_view *w,
-                        const bp_view *bias, const bp_view *y, bool relu)
+                        const bp_view *bias, const bp_view *res, const bp_view *y, bool relu)
 {
     conv_job j = {.dt = x->dtype, .es = bp_dtype_size(x->dtype), .x = x, .w = w, .bias = bias,
-                  .y = y, .line = -1, .relu = relu};
+                  .y = y, .line = -1, .relu = relu, .res = res};
     bpc_conv_dims_of(p, x, y, &j.dims);
     if (bpk_numel(y) == 0)
         return BP_OK;

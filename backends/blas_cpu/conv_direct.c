@@ -46,6 +46,8 @@ typedef struct bpc_conv_prepared {
     int64_t *toff;              /* per tap: its offset in the padded input */
     float *wp;                  /* [G][blocks][C][taps][16] */
     bool relu;                  /* stores relu(y): the plan's Relu after it */
+    bool residual;              /* adds a residual (an input after the bias) to y
+                                   before the Relu: the plan's add after it */
 } bpc_conv_prepared;
 
 static void padded_extents(const bpk_window *g, int64_t *pe)
@@ -82,7 +84,7 @@ bool bpc_conv_direct_takes(const bpc_dev *d, const bp_op_params *p, const bp_vie
 }
 
 bp_status bpc_conv_direct_prepare(bpc_dev *dev, const bp_op_params *p, const bp_view *x,
-                                  const bp_view *w, const bp_view *y, bool relu,
+                                  const bp_view *w, const bp_view *y, bool residual, bool relu,
                                   void **prepared)
 {
     bpc_conv_dims dm;
@@ -103,7 +105,7 @@ bp_status bpc_conv_direct_prepare(bpc_dev *dev, const bp_op_params *p, const bp_
                         (long long)M, (long long)(C * T));
     }
     q->kind = BPC_PREPARED_DIRECT, q->M = M, q->C = C, q->taps = T;
-    q->G = G, q->mg = dm.mg, q->blocks = blocks, q->relu = relu;
+    q->G = G, q->mg = dm.mg, q->blocks = blocks, q->relu = relu, q->residual = residual;
     padded_extents(&dm.g, q->padded);
     const bpk_window *g = &dm.g;
     for (int64_t k = 0; k < T; k++) { /* tap k = (k0, k1, k2) in row-major order */
@@ -140,6 +142,7 @@ typedef struct direct_job {
     const bpc_vmath *vm;
     const float *xp;            /* the (padded) input, image after image */
     const bp_view *bias;
+    const float *res;           /* the residual added to y (dense, y's shape), or NULL */
     float *y;
     int64_t plane, nout, pairs, chunk, chunks; /* pairs: tasks of blocks per group */
     /* padding: x's planes into xp */
@@ -223,15 +226,17 @@ static bp_status conv_tasks(bpc_dev *d, const void *args, int64_t lo, int64_t hi
                 for (int f = 0; f < nf; f++)
                     bias[f] = (float)v[f];
             }
-            j->vm->conv_store_f32(tile[b], p1 - p0, nf, bias, q->relu,
-                                  j->y + (n * q->M + m0) * j->nout + p0, j->nout);
+            const int64_t at = (n * q->M + m0) * j->nout + p0;
+            j->vm->conv_store_f32(tile[b], p1 - p0, nf, bias, j->res ? j->res + at : NULL,
+                                  q->relu, j->y + at, j->nout);
         }
     }
     return BP_OK;
 }
 
 bp_status bpc_conv_direct(bpc_dev *dev, const void *prepared, const bp_op_params *p,
-                          const bp_view *x, const bp_view *bias, const bp_view *y)
+                          const bp_view *x, const bp_view *bias, const bp_view *res,
+                          const bp_view *y)
 {
     const bpc_conv_prepared *q = prepared;
     bpc_conv_dims dm;
@@ -239,6 +244,7 @@ bp_status bpc_conv_direct(bpc_dev *dev, const void *prepared, const bp_op_params
     const bpk_window *g = &dm.g;
     const int64_t N = x->shape[0];
     direct_job j = {.q = q, .g = g, .vm = dev->vm, .bias = bias, .y = (float *)bpk_base(y),
+                    .res = q->residual && res ? (const float *)bpk_base(res) : NULL,
                     .plane = q->padded[0] * q->padded[1] * q->padded[2], .nout = dm.nout,
                     .x = (const float *)bpk_base(x)};
     bool pads = false;

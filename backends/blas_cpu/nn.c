@@ -154,7 +154,7 @@ bp_status bpc_nn_op(void *dev, bp_op op, const bp_op_params *p, int32_t n_in,
         if (bpc_conv_narrow_takes(p, x, in[1], out[0]))
             return bpc_conv_narrow(d, p, x, in[1], in[2], out[0]);
         if (bpc_conv_gemm_takes(p, x, in[1], out[0]))
-            return bpc_conv_gemm(d, p, x, in[1], in[2], out[0], false);
+            return bpc_conv_gemm(d, p, x, in[1], in[2], NULL, out[0], false);
         break;
     case BP_OP_LAYER_NORM: case BP_OP_RMS_NORM:
         if (bpc_norm_fused_takes(x, out[0], numel_from(x, x->rank - (int32_t)p->i[0])))

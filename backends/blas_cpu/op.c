@@ -130,9 +130,34 @@ bp_status bpc_prepare(void *dev, bp_op op, const bp_op_params *params, int32_t n
     if (op != BP_OP_CONV || n_in < 2 || n_out < 1 || !in[1]->buffer)
         return BP_OK;
     if (bpc_conv_direct_takes(dev, p, in[0], in[1], out[0]))
-        return bpc_conv_direct_prepare(dev, p, in[0], in[1], out[0], false, prepared);
+        return bpc_conv_direct_prepare(dev, p, in[0], in[1], out[0], false, false, prepared);
     if (bpc_conv_depthwise_prepares(dev, p, in[0], in[1], out[0]))
         return bpc_conv_depthwise_prepare(dev, in[1], prepared);
+    return BP_OK;
+}
+
+/* A convolution whose weights are a constant, with a residual added after
+ * it and/or a Relu: the residual and the Relu stored with the direct
+ * kernel's tiles (conv_direct.c), or applied to each GEMM tile as it is
+ * done (conv.c), where the eager call takes the GEMM. */
+static bp_status prepare_conv_epilogue(bpc_dev *dev, const bp_op_params *p, int32_t n_in,
+                                       const bp_view *const *in, const bp_view *y,
+                                       bool residual, bool relu, void **prepared)
+{
+    *prepared = NULL;
+    if (n_in < 2 || !in[1]->buffer)
+        return BP_OK;
+    const bp_view *x = in[0], *w = in[1], *bias = n_in > 2 ? in[2] : NULL;
+    if (bpc_conv_direct_takes(dev, p, x, w, y))
+        return bpc_conv_direct_prepare(dev, p, x, w, y, residual, relu, prepared);
+    if (bpc_conv_depthwise_takes(p, x, w, bias, y) || bpc_conv_narrow_takes(p, x, w, y) ||
+        !bpc_conv_gemm_takes(p, x, w, y))
+        return BP_OK;
+    bpc_conv_gemm_relu *q = malloc(sizeof *q);
+    if (!q)
+        return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "conv: out of memory preparing it");
+    *q = (bpc_conv_gemm_relu){.kind = BPC_PREPARED_GEMM, .residual = residual, .relu = relu};
+    *prepared = q;
     return BP_OK;
 }
 
@@ -145,23 +170,28 @@ bp_status bpc_prepare_epilogue(void *dev, bp_op op, const bp_op_params *params, 
     bp_op_params scratch;
     const bp_op_params *p = bp_op_params_get(params, &scratch);
     *prepared = NULL;
-    /* a Relu after a convolution whose weights are a constant: stored with
-     * the direct kernel's tiles (conv_direct.c), or applied to each GEMM
-     * tile as it is done (conv.c), where the eager call takes the GEMM */
-    if (op != BP_OP_CONV || epilogue != BP_OP_RELU || n_in < 2 || n_out < 1 || !in[1]->buffer)
+    if (op != BP_OP_CONV || epilogue != BP_OP_RELU || n_out < 1)
         return BP_OK;
-    const bp_view *x = in[0], *w = in[1], *bias = n_in > 2 ? in[2] : NULL, *y = out[0];
-    if (bpc_conv_direct_takes(dev, p, x, w, y))
-        return bpc_conv_direct_prepare(dev, p, x, w, y, true, prepared);
-    if (bpc_conv_depthwise_takes(p, x, w, bias, y) || bpc_conv_narrow_takes(p, x, w, y) ||
-        !bpc_conv_gemm_takes(p, x, w, y))
+    return prepare_conv_epilogue(dev, p, n_in, in, out[0], false, true, prepared);
+}
+
+bp_status bpc_prepare_epilogues(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                                const bp_view *const *in, int32_t n_out,
+                                const bp_view *const *out, int32_t n_steps,
+                                const bp_epilogue_step *steps, const bp_view *const *operands,
+                                void **prepared)
+{
+    bp_op_params scratch;
+    const bp_op_params *p = bp_op_params_get(params, &scratch);
+    *prepared = NULL;
+    /* a residual network's add after a convolution, then (or not) its Relu:
+     * the residual a dense value of y's shape and dtype (addition is
+     * commutative, bit for bit, so either order of the add's inputs) */
+    if (op != BP_OP_CONV || n_out < 1 || n_steps < 1 || n_steps > 2 ||
+        steps[0].op != BP_OP_ADD || (n_steps == 2 && steps[1].op != BP_OP_RELU) ||
+        !bpk_view_dense(operands[0]) || operands[0]->dtype != out[0]->dtype)
         return BP_OK;
-    bpc_conv_gemm_relu *q = malloc(sizeof *q);
-    if (!q)
-        return bpk_fail(dev, BP_ERR_OUT_OF_MEMORY, "conv: out of memory preparing it");
-    q->kind = BPC_PREPARED_GEMM;
-    *prepared = q;
-    return BP_OK;
+    return prepare_conv_epilogue(dev, p, n_in, in, out[0], true, n_steps == 2, prepared);
 }
 
 bp_status bpc_prepared_op(void *dev, void *prepared, bp_op op, const bp_op_params *params,
@@ -171,14 +201,18 @@ bp_status bpc_prepared_op(void *dev, void *prepared, bp_op op, const bp_op_param
     bp_op_params scratch;
     const bp_op_params *p = bp_op_params_get(params, &scratch);
     (void)op, (void)n_out; /* a convolution: the only op prepare takes */
-    const bp_view *bias = n_in > 2 ? in[2] : NULL;
+    /* x, w, bias?, then a residual add's operand (prepare_epilogues) */
+    const bp_view *bias = n_in > 2 ? in[2] : NULL, *res = n_in > 3 ? in[3] : NULL;
     switch (*(const bpc_prepared_kind *)prepared) {
     case BPC_PREPARED_DEPTHWISE:
         return bpc_conv_depthwise_prepared(dev, prepared, p, in[0], bias, out[0]);
-    case BPC_PREPARED_GEMM:
-        return bpc_conv_gemm(dev, p, in[0], in[1], bias, out[0], true);
+    case BPC_PREPARED_GEMM: {
+        const bpc_conv_gemm_relu *q = prepared;
+        return bpc_conv_gemm(dev, p, in[0], in[1], bias, q->residual ? res : NULL, out[0],
+                             q->relu);
+    }
     default:
-        return bpc_conv_direct(dev, prepared, p, in[0], bias, out[0]);
+        return bpc_conv_direct(dev, prepared, p, in[0], bias, res, out[0]);
     }
 }
 

@@ -26,7 +26,8 @@ bp_status bpc_op(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
  * prepared_op and prepared_free): f32 convolutions' weights reordered for
  * conv_direct.c, and depthwise 3x3 ones' kept for conv_depthwise.c's f32
  * kernel; a Relu after a convolution on either conv_direct.c or the GEMM
- * path (conv.c) applied as the convolution stores its output. */
+ * path (conv.c), or a residual add and its Relu (prepare_epilogues),
+ * applied as the convolution stores its output. */
 bp_status bpc_prepare(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
                       const bp_view *const *in, int32_t n_out, const bp_view *const *out,
                       void **prepared);
@@ -34,6 +35,11 @@ bp_status bpc_prepare_epilogue(void *dev, bp_op op, const bp_op_params *params, 
                                const bp_view *const *in, int32_t n_out,
                                const bp_view *const *out, bp_op epilogue,
                                const bp_op_params *epilogue_params, void **prepared);
+bp_status bpc_prepare_epilogues(void *dev, bp_op op, const bp_op_params *params, int32_t n_in,
+                                const bp_view *const *in, int32_t n_out,
+                                const bp_view *const *out, int32_t n_steps,
+                                const bp_epilogue_step *steps, const bp_view *const *operands,
+                                void **prepared);
 bp_status bpc_prepared_op(void *dev, void *prepared, bp_op op, const bp_op_params *params,
                           int32_t n_in, const bp_view *const *in, int32_t n_out,
                           const bp_view *const *out);

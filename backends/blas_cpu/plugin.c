@@ -335,6 +335,7 @@ static const bp_plugin bpc_plugin = {
     .prepared_op = bpc_prepared_op,
     .prepared_free = bpc_prepared_free,
     .prepare_epilogue = bpc_prepare_epilogue, /* a Relu after such a convolution */
+    .prepare_epilogues = bpc_prepare_epilogues, /* a residual add, and its Relu, after one */
 };
 
 BP_PLUGIN_EXPORT const bp_plugin *bp_plugin_entry(void);

@@ -292,10 +292,19 @@ static inline __m256 store_relu(__m256 v, bool relu)
     return relu ? _mm256_and_ps(v, _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_NLE_UQ)) : v;
 }
 
+/* v + bias, plus the residual's row where there is one (each sum
+ * rounded, as the add after the convolution would round it). */
+static inline __m256 store_sum(__m256 v, float bias, const float *res)
+{
+    v = _mm256_add_ps(v, _mm256_set1_ps(bias));
+    return res ? _mm256_add_ps(v, _mm256_loadu_ps(res)) : v;
+}
+
 /* One 8 x 8 block: positions o..o+7 (rows of t) x filters f..f+7 into
- * y's rows f..f+7, bias added (then relu, where asked): the rows
- * transposed in registers. */
-static inline void store_8x8(const float *t, const float *bias, float *y, int64_t ldy, bool relu)
+ * y's rows f..f+7, bias added (then the residual's rows res, where there
+ * are, then relu, where asked): the rows transposed in registers. */
+static inline void store_8x8(const float *t, const float *bias, const float *res, float *y,
+                             int64_t ldy, bool relu)
 {
     __m256 r[8], u[8], v[8];
     for (int i = 0; i < 8; i++)
@@ -313,23 +322,28 @@ static inline void store_8x8(const float *t, const float *bias, float *y, int64_
     for (int i = 0; i < 4; i++) {
         const __m256 a = _mm256_permute2f128_ps(v[i], v[i + 4], 0x20);
         const __m256 b = _mm256_permute2f128_ps(v[i], v[i + 4], 0x31);
-        _mm256_storeu_ps(y + i * ldy, store_relu(_mm256_add_ps(a, _mm256_set1_ps(bias[i])), relu));
+        _mm256_storeu_ps(y + i * ldy,
+                         store_relu(store_sum(a, bias[i], res ? res + i * ldy : NULL), relu));
         _mm256_storeu_ps(y + (i + 4) * ldy,
-                         store_relu(_mm256_add_ps(b, _mm256_set1_ps(bias[i + 4])), relu));
+                         store_relu(store_sum(b, bias[i + 4], res ? res + (i + 4) * ldy : NULL),
+                                    relu));
     }
 }
 
 void BPC_LEVEL_FN(bpc_vconv_store_f32)(const float *t, int64_t n, int nf, const float *bias,
-                                       bool relu, float *y, int64_t ldy)
+                                       const float *res, bool relu, float *y, int64_t ldy)
 {
     int64_t o = 0;
     if (nf == BPC_CONV_FILTERS)
         for (; o + 8 <= n; o += 8)
             for (int f = 0; f < BPC_CONV_FILTERS; f += 8)
-                store_8x8(t + o * BPC_CONV_FILTERS + f, bias + f, y + f * ldy + o, ldy, relu);
+                store_8x8(t + o * BPC_CONV_FILTERS + f, bias + f,
+                          res ? res + f * ldy + o : NULL, y + f * ldy + o, ldy, relu);
     for (int f = 0; f < nf; f++)
         for (int64_t i = o; i < n; i++) {
-            const float v = t[i * BPC_CONV_FILTERS + f] + bias[f];
+            float v = t[i * BPC_CONV_FILTERS + f] + bias[f];
+            if (res)
+                v = v + res[f * ldy + i];
             y[f * ldy + i] = relu ? bpf_relu_f(v) : v;
         }
 }

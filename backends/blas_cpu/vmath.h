@@ -150,11 +150,13 @@ typedef struct bpc_vmath {
                            int nb, int64_t c0, int64_t c1, int64_t taps, const int64_t *toff,
                            int64_t plane, float *t, int64_t tstride, bool first);
     /* A block's tile to y: y[f ldy + o] = t[o BPC_CONV_FILTERS + f] + bias[f]
-     * for filters f < nf and positions o < n (the tile transposed), through
-     * bpf_relu_f where relu (a plan's Relu after the convolution). NULL
-     * with conv_block_f32. */
-    void (*conv_store_f32)(const float *t, int64_t n, int nf, const float *bias, bool relu,
-                           float *y, int64_t ldy);
+     * for filters f < nf and positions o < n (the tile transposed), plus
+     * res[f ldy + o] where res (a plan's residual add after the
+     * convolution; each sum rounded), through bpf_relu_f where relu (a
+     * plan's Relu after the convolution, or after its add). NULL with
+     * conv_block_f32. */
+    void (*conv_store_f32)(const float *t, int64_t n, int nf, const float *bias,
+                           const float *res, bool relu, float *y, int64_t ldy);
     /* One output plane (oh x ow) of a depthwise convolution with a 3x3
      * window (g: its geometry) from x's plane:
      *     y[r ow + c] = b + sum over k of w[k] p[(r sh + kh dh) pw + c sw + kw dw]
@@ -228,7 +230,7 @@ void BPC_LEVEL_FN(bpc_vconv_block_f32)(const float *const *xb, int nj, const flo
                                        int64_t taps, const int64_t *toff, int64_t plane,
                                        float *t, int64_t tstride, bool first);
 void BPC_LEVEL_FN(bpc_vconv_store_f32)(const float *t, int64_t n, int nf, const float *bias,
-                                       bool relu, float *y, int64_t ldy);
+                                       const float *res, bool relu, float *y, int64_t ldy);
 void BPC_LEVEL_FN(bpc_vdepthwise_3x3_f32)(const bpc_dw3x3 *g, const float *x, const float *w,
                                           float b, float *y, float *pad, float *line);
 bool BPC_LEVEL_FN(bpc_vmax3_fold_s2_f32)(float *h, const float *x, int64_t n);

@@ -262,9 +262,17 @@ static bp_status call_symbolic(const cf_case *c, const void *ctx, bp_tensor *con
  * after it, which the backend may compute as the prepared convolution
  * stores (prepare_epilogue), checked where it did against the oracle's
  * values through relu, within the convolution's tolerance (relu moves no
- * two values further apart). */
+ * two values further apart). residual (with relu): an add of a second
+ * input of the output's shape between them, which the backend may compute
+ * too (prepare_epilogues), checked against relu(want + residual) with one
+ * term more, |residual| added to each element's scale (the add's one
+ * rounding). */
+/* A residual's value at element e: in [-1, 1], deterministic. */
+static double residual_value(int64_t e) { return (double)((e * 37) % 17 - 8) / 8.0; }
+
 static void captured_replay(const cf_worker_env *env, const cf_case *c, const cf_nn_spec *s,
-                            const cf_nn_inputs *in, const outputs *o, bool relu, cf_result *r)
+                            const cf_nn_inputs *in, const outputs *o, bool relu, bool residual,
+                            cf_result *r)
 {
     bool captures = false;
     for (int k = 1; k < in->n; k++)
@@ -281,15 +289,37 @@ static void captured_replay(const cf_worker_env *env, const cf_case *c, const cf
     cf_nn_inputs si = *in;
     int32_t n_marked = 0;
     const char *step = "recording with the operands after the first captured";
+    cf_array res; /* residual: its values, and the plan's input of them */
+    memset(&res, 0, sizeof res);
+    bp_tensor *res_t = NULL, *res_sym = NULL, *sum = NULL;
+    double *scale = NULL;
     bp_status st = bp_graph_create(env->be, &g);
     if (st == BP_OK)
         st = bp_graph_input(g, bp_tensor_dtype(in->t[0]), bp_tensor_rank(in->t[0]),
                             bp_tensor_shape(in->t[0]), &si.t[0]);
+    if (st == BP_OK && residual) {
+        const cf_array *w0 = &o->want[0];
+        void *raw = NULL;
+        if (!cf_array_init(&res, w0->dt, w0->rank, w0->shape) ||
+            !(raw = malloc((size_t)(res.n ? res.n : 1) * bp_dtype_size(res.dt))))
+            st = BP_ERR_OUT_OF_MEMORY;
+        for (int64_t e = 0; st == BP_OK && e < res.n; e++)
+            res.f[e] = residual_value(e);
+        if (st == BP_OK) {
+            cf_encode(&res, raw);
+            st = bp_tensor_from_host(env->be, res.dt, res.rank, res.shape, raw, &res_t);
+        }
+        free(raw);
+        if (st == BP_OK)
+            st = bp_graph_input(g, res.dt, res.rank, res.shape, &res_sym);
+    }
     if (st == BP_OK)
         st = call(c, s, &si, &rec);
     bp_tensor *after = NULL; /* relu: the Relu's output, the plan's one */
+    if (st == BP_OK && residual)
+        st = rec.t[0] ? bp_add(rec.t[0], res_sym, &sum) : BP_ERR_INVALID_ARGUMENT;
     if (st == BP_OK && relu)
-        st = rec.t[0] ? bp_relu(rec.t[0], &after) : BP_ERR_INVALID_ARGUMENT;
+        st = rec.t[0] ? bp_relu(residual ? sum : rec.t[0], &after) : BP_ERR_INVALID_ARGUMENT;
     if (st == BP_OK && relu && (st = bp_graph_output(g, after)) == BP_OK)
         n_marked++;
     for (int i = 0; st == BP_OK && !relu && i < rec.n; i++)
@@ -309,21 +339,34 @@ static void captured_replay(const cf_worker_env *env, const cf_case *c, const cf
     if (st == BP_OK && check && relu) {
         if (!cf_array_init(&through, o->want[0].dt, o->want[0].rank, o->want[0].shape))
             st = BP_ERR_OUT_OF_MEMORY;
+        if (st == BP_OK && residual &&
+            !(scale = malloc((size_t)(through.n ? through.n : 1) * sizeof *scale)))
+            st = BP_ERR_OUT_OF_MEMORY;
         for (int64_t e = 0; st == BP_OK && e < through.n; e++) {
-            const double v = o->want[0].f[e];
+            const double v = o->want[0].f[e] + (residual ? res.f[e] : 0.0);
             through.f[e] = v > 0 || v != v ? v : 0.0;
+            if (residual)
+                scale[e] = (o->terms[0] ? o->terms[0][e] : fabs(o->want[0].f[e])) +
+                           fabs(res.f[e]);
         }
         got.want[0] = through;
+        if (residual) {
+            got.terms[0] = scale;
+            got.k[0] = o->k[0] + 1;
+        }
     }
     if (st == BP_OK && check) {
         step = "running the plan";
-        st = bp_graph_run(exe, 1, &in->t[0], n_marked, outs);
+        bp_tensor *const feed[2] = {in->t[0], res_t};
+        st = bp_graph_run(exe, residual ? 2 : 1, feed, n_marked, outs);
     }
+    const char *tail = residual ? "(with an add and a Relu after it) "
+                       : relu   ? "(with a Relu after it) "
+                                : "";
     if (st != BP_OK) {
         r->status = CF_FAIL;
-        CF_MSG(r, "%s [%s] %s: graph: %s%s failed with %s: %s", c->name, dt, c->label,
-               relu ? "(with a Relu after it) " : "", step, bp_status_string(st),
-               bp_last_error());
+        CF_MSG(r, "%s [%s] %s: graph: %s%s failed with %s: %s", c->name, dt, c->label, tail,
+               step, bp_status_string(st), bp_last_error());
     } else if (check) {
         int m = 0;
         for (int i = 0; i < (relu ? 1 : o->n); i++)
@@ -335,11 +378,19 @@ static void captured_replay(const cf_worker_env *env, const cf_case *c, const cf
                 memcpy(why, r->message, sizeof why);
                 r->status = CF_FAIL;
                 CF_MSG(r, "graph, the node prepared (the operands after the first captured)%s: "
-                       "%.500s",
-                       relu ? ", with the Relu after it in it" : "", why);
+                       "%.400s",
+                       residual ? ", with the add and the Relu after it in it"
+                       : relu   ? ", with the Relu after it in it"
+                                : "",
+                       why);
             }
     }
     cf_array_free(&through);
+    cf_array_free(&res);
+    free(scale);
+    bp_tensor_release(res_t);
+    bp_tensor_release(res_sym);
+    bp_tensor_release(sum);
     bp_tensor_release(after);
     for (int i = 0; i < CF_NN_MAX_OUT; i++) {
         bp_tensor_release(rec.t[i]);
@@ -376,10 +427,14 @@ void cf_exec_nn_case(const cf_worker_env *env, const cf_case *c, cf_result *r)
         nn_call nc = {s, &in};
         cf_graph_replay(env, c, in.n, in.t, o.n, o.t, call_symbolic, &nc, r);
         if (r->status == CF_PASS)
-            captured_replay(env, c, s, &in, &o, false, r);
+            captured_replay(env, c, s, &in, &o, false, false, r);
         if (r->status == CF_PASS && s->op == BP_OP_CONV && bp_dtype_is_float(c->dtype) &&
             bp_backend_supports(env->be, BP_OP_RELU, c->dtype))
-            captured_replay(env, c, s, &in, &o, true, r);
+            captured_replay(env, c, s, &in, &o, true, false, r);
+        if (r->status == CF_PASS && s->op == BP_OP_CONV && bp_dtype_is_float(c->dtype) &&
+            bp_backend_supports(env->be, BP_OP_RELU, c->dtype) &&
+            bp_backend_supports(env->be, BP_OP_ADD, c->dtype))
+            captured_replay(env, c, s, &in, &o, true, true, r);
     }
     outputs_free(&o);
     cf_nn_inputs_free(&in);

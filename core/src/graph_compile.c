@@ -438,6 +438,12 @@ static bp_status compile_locked(bp_graph *g, bool merge, bool o_fuse, bp_graph_e
         tmp_free(&t);
         return st;
     }
+    if (o_fuse)
+        st = bp__graph_epilogue_chains(e, &gp);
+    if (st != BP_OK) {
+        tmp_free(&t);
+        return st;
+    }
     if (o_fuse && !bp__graph_fuse(e, &gp)) {
         tmp_free(&t);
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory fusing %d nodes", fn,

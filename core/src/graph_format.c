@@ -115,11 +115,15 @@ static void node_line(text *t, const bp_graph_exec *e, int32_t i, const char *in
     if (e->draw_stride && e->draw_stride[i])
         put(t, "  [seed %llu, offset %llu + %llu per run]", (unsigned long long)n->params->i[0],
             (unsigned long long)n->params->i[1], (unsigned long long)e->draw_stride[i]);
-    if (e->prepared && e->prepared[i])
-        put(t, "  [prepared%s%s%s]", e->epilogue && e->epilogue[i] ? ", with the " : "",
-            e->epilogue && e->epilogue[i] ? bp_op_name(e->nodes[i + 1].op) : "",
-            e->epilogue && e->epilogue[i] ? " after it" : "");
-    if (i > 0 && e->epilogue && e->epilogue[i - 1])
+    if (e->prepared && e->prepared[i]) {
+        const int32_t steps = e->epilogue && e->epilogue[i] > 0 ? e->epilogue[i] : 0;
+        put(t, "  [prepared%s", steps ? ", with the " : "");
+        for (int32_t q = 1; q <= steps; q++)
+            put(t, "%s%s", q == 1 ? "" : q == steps ? " and " : ", ",
+                bp_op_name(e->nodes[i + q].op));
+        put(t, "%s]", steps ? " after it" : "");
+    }
+    if (e->epilogue && e->epilogue[i] < 0)
         put(t, "  [in the prepared node before]");
     if (!e->group_of_node || e->group_of_node[i] < 0)
         step_time(t, i);

@@ -36,8 +36,8 @@ bool bp__graph_elementwise_op(bp_op op)
 static bool fusible(const bp_graph_exec *e, const bp__gplan *p, int32_t i)
 {
     const bp__gnode *n = &e->nodes[i];
-    if (!bp__graph_elementwise_op(n->op))
-        return false;
+    if (!bp__graph_elementwise_op(n->op) || (e->epilogue && e->epilogue[i] < 0))
+        return false; /* a prepared node's epilogue chain computes it */
     if (n->n_out != 1 || n->n_in < 1 || n->n_in > BP_FUSED_MAX_ARGS || n->check)
         return false;
     int32_t s = n->ref[n->n_in];

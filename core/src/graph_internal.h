@@ -142,10 +142,12 @@ struct bp_graph_exec {
                                 NULL; NULL: no node is prepared (graph_prepare.c) */
     bp_tensor **prepared_caps; /* per capture: the tensor the nodes were
                                   prepared with (retained), NULL when none */
-    bool *epilogue;          /* per node: the node after it (a Relu) is computed
-                                by its prepared call (plugin ABI 1.14's
-                                prepare_epilogue) and does not run while it
-                                runs prepared; NULL: none */
+    int8_t *epilogue;        /* per node: n > 0, the n nodes after it are
+                                computed by its prepared call (a Relu: plugin
+                                ABI 1.14's prepare_epilogue; a chain such as
+                                add, relu: 1.15's prepare_epilogues) and do
+                                not run while it runs prepared; -1, it is one
+                                of those; NULL: none */
     bp_graph_stats stats;
     struct bp__gprofile *_Atomic profile; /* per-step times (graph_profile.c):
                                              NULL until a profile first starts */
@@ -217,6 +219,15 @@ bp_status bp__graph_prepare(bp_graph_exec *e);
  * backend's answer comes with bp__graph_prepare, which clears the marks it
  * declines. false: out of memory. */
 bool bp__graph_epilogue_candidates(bp_graph_exec *e, bp__gplan *p);
+/* Before fusing: offer the backend's prepare_epilogues (plugin ABI 1.15)
+ * each node that would be prepared followed by a chain of elementwise
+ * nodes, each the only reader of the value before it, with at least one
+ * binary (a residual add, then its Relu); a chain it takes is prepared
+ * now, its nodes are marked (bp_graph_exec.epilogue) so that no group
+ * takes them, and the first write of its last value moves to the
+ * prepared node. A failure is the plugin's (out of memory) or
+ * BP_ERR_OUT_OF_MEMORY. */
+bp_status bp__graph_epilogue_chains(bp_graph_exec *e, bp__gplan *p);
 /* Whether node i runs through the backend's prepared_op in a run reading
  * the captured tensors caps: it was prepared, and reads the tensors it was
  * prepared with (no bind replaced one). */

@@ -21,7 +21,17 @@
  * The Relu's output may then be written one node earlier than planned:
  * bp__graph_epilogue_candidates, called before the buffers are planned,
  * moves its first write there for every pair that may be taken. While a
- * bind has the node run through `op`, both run as recorded. */
+ * bind has the node run through `op`, both run as recorded.
+ *
+ * Epilogue chains (plugin ABI 1.15): a node that would be offered,
+ * followed by up to BP_EPILOGUE_MAX_STEPS elementwise nodes, each the only
+ * reader of the value before it and writing a dense value of its shape
+ * and dtype, one of them binary with an operand the plan holds (a
+ * residual network's convolution, add, Relu), is offered to
+ * prepare_epilogues before the plan fuses (else the add and the Relu would
+ * join a group first), the longest chain first. A chain the backend takes
+ * computes its last value as the node stores its own: the value read twice
+ * and written twice between them is gone. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +82,22 @@ static bool offered(const bp_graph_exec *e, int32_t i)
     return constant;
 }
 
+/* The view prepare is shown for a node's view of ref: a constant's with
+ * its memory, any other's with none; NULL for no view. */
+static const bp_view *prepare_view(const bp_graph_exec *e, int32_t ref, const bp_view *view,
+                                   bp_view *v)
+{
+    if (ref == BP__GREF_NONE)
+        return NULL;
+    *v = *view;
+    v->buffer = NULL;
+    if (BP__GREF_IS_CAP(ref)) { /* a constant: memory that cannot change */
+        const bp_tensor *t = e->caps[BP__GREF_CAP_INDEX(ref)];
+        v->buffer = may_change(t) ? NULL : t->storage->buffer;
+    }
+    return v;
+}
+
 static bool same_view(const bp_view *a, const bp_view *b)
 {
     if (a->dtype != b->dtype || a->rank != b->rank || a->offset != b->offset)
@@ -82,16 +108,18 @@ static bool same_view(const bp_view *a, const bp_view *b)
     return true;
 }
 
-/* Whether node i + 1 may be node i's epilogue: both run alone; node i has
- * one output, a slot that it alone writes, that no later node reads but
- * node i + 1, through the view it was written by, and that is not a plan
- * output; node i + 1 is a unary elementwise op with no index check that
- * writes a dense value of the same shape and dtype into a slot that node
- * i does not read. */
+/* Whether node i + 1 may be node i's epilogue: both run alone, neither
+ * in a chain; node i has one output, a slot that it alone writes, that no
+ * later node reads but node i + 1, through the view it was written by, and
+ * that is not a plan output; node i + 1 is a unary elementwise op with no
+ * index check that writes a dense value of the same shape and dtype into a
+ * slot that node i does not read. */
 static bool epilogue_pair(const bp_graph_exec *e, const bp__gplan *p, int32_t i)
 {
     const bp__gnode *a = &e->nodes[i], *b = &e->nodes[i + 1];
     if (e->group_of_node && (e->group_of_node[i] >= 0 || e->group_of_node[i + 1] >= 0))
+        return false;
+    if (e->epilogue[i] != 0 || e->epilogue[i + 1] != 0)
         return false;
     if (a->n_out != 1 || b->n_in != 1 || b->n_out != 1 || b->check ||
         bp_op_kind_of(b->op) != BP_KIND_UNARY)
@@ -111,18 +139,24 @@ static bool epilogue_pair(const bp_graph_exec *e, const bp__gplan *p, int32_t i)
     return memcmp(z->shape, y->shape, (size_t)y->rank * sizeof *y->shape) == 0;
 }
 
+static bool epilogue_marks(bp_graph_exec *e)
+{
+    if (!e->epilogue)
+        e->epilogue = calloc((size_t)e->n_nodes + 1, sizeof *e->epilogue);
+    return e->epilogue != NULL;
+}
+
 bool bp__graph_epilogue_candidates(bp_graph_exec *e, bp__gplan *p)
 {
     const bp_backend *be = e->real;
     if (!has_prepare(be) || !BP__HAS(be->vt, prepare_epilogue) || e->n_nodes < 2)
         return true;
-    e->epilogue = calloc((size_t)e->n_nodes, sizeof *e->epilogue);
-    if (!e->epilogue)
+    if (!epilogue_marks(e))
         return false;
     for (int32_t i = 0; i + 1 < e->n_nodes; i++) {
         if (!epilogue_pair(e, p, i))
             continue;
-        e->epilogue[i] = true;
+        e->epilogue[i] = 1;
         const int32_t t = e->nodes[i + 1].ref[1];
         if (p->first_def[t] > i)
             p->first_def[t] = i;
@@ -131,43 +165,194 @@ bool bp__graph_epilogue_candidates(bp_graph_exec *e, bp__gplan *p)
     return true;
 }
 
+/* Whether node j may follow node j - 1 in an epilogue chain: it reads the
+ * value s that node j - 1 alone wrote (through view vs), once, and nothing
+ * else reads s; it is a unary or binary elementwise op with no index
+ * check, whose other input (binary) is a dense value of s's shape and
+ * dtype, and it writes one dense value of that shape and dtype. *operand:
+ * the input that is the other (-1 for a unary). */
+static bool chain_step(const bp_graph_exec *e, const bp__gplan *p, int32_t j, int32_t s,
+                       const bp_view *vs, int32_t *operand)
+{
+    const bp__gnode *b = &e->nodes[j];
+    const bp_op_kind kind = bp_op_kind_of(b->op);
+    if (b->n_out != 1 || b->check || (kind != BP_KIND_UNARY && kind != BP_KIND_BINARY) ||
+        b->n_in != (kind == BP_KIND_UNARY ? 1 : 2) || e->epilogue[j] != 0)
+        return false;
+    if (s < 0 || p->is_output[s] || e->input_of_slot[s] >= 0 || p->first_def[s] != j - 1 ||
+        p->last_write[s] != j - 1 || p->last_use[s] != j)
+        return false;
+    int32_t at = -1;
+    for (int32_t k = 0; k < b->n_in; k++)
+        if (b->ref[k] == s) {
+            if (at >= 0)
+                return false; /* op(v, v) */
+            at = k;
+        }
+    if (at < 0 || !same_view(vs, &b->view[at]))
+        return false;
+    const bp_view *views[2] = {&b->view[b->n_in], NULL};
+    *operand = -1;
+    if (kind == BP_KIND_BINARY) {
+        *operand = 1 - at;
+        if (b->ref[*operand] == BP__GREF_NONE)
+            return false;
+        views[1] = &b->view[*operand];
+    }
+    for (int v = 0; v < 2 && views[v]; v++)
+        if (!bp__view_is_dense(views[v]) || views[v]->dtype != vs->dtype ||
+            views[v]->rank != vs->rank ||
+            memcmp(views[v]->shape, vs->shape, (size_t)vs->rank * sizeof *vs->shape) != 0)
+            return false;
+    return b->ref[b->n_in] >= 0;
+}
+
+/* The chain after node i, as long as chain_step allows and no longer than
+ * BP_EPILOGUE_MAX_STEPS: its length. */
+static int32_t chain_after(const bp_graph_exec *e, const bp__gplan *p, int32_t i)
+{
+    const bp__gnode *a = &e->nodes[i];
+    if (a->n_out != 1)
+        return 0;
+    int32_t s = a->ref[a->n_in], n = 0;
+    const bp_view *vs = &a->view[a->n_in];
+    while (n < BP_EPILOGUE_MAX_STEPS && i + n + 1 < e->n_nodes) {
+        int32_t operand;
+        const int32_t j = i + n + 1;
+        if (!chain_step(e, p, j, s, vs, &operand))
+            break;
+        n++;
+        s = e->nodes[j].ref[e->nodes[j].n_in];
+        vs = &e->nodes[j].view[e->nodes[j].n_in];
+    }
+    return n;
+}
+
+/* Whether the chain of n steps after node i holds a binary step, and its
+ * last value's slot is none that node i or a step reads. */
+static bool chain_usable(const bp_graph_exec *e, int32_t i, int32_t n)
+{
+    const bp__gnode *last = &e->nodes[i + n];
+    const int32_t t = last->ref[last->n_in];
+    bool binary = false;
+    for (int32_t j = i; j <= i + n; j++) {
+        const bp__gnode *b = &e->nodes[j];
+        binary = binary || (j > i && b->n_in == 2);
+        for (int32_t k = 0; k < b->n_in; k++)
+            if (b->ref[k] == t)
+                return false;
+    }
+    return binary;
+}
+
+/* Offer the chain of n steps after node i to the backend: BP_OK with
+ * e->prepared[i] set where it takes it. */
+static bp_status offer_chain(bp_graph_exec *e, int32_t i, int32_t n)
+{
+    bp_backend *be = e->real;
+    const bp__gnode *a = &e->nodes[i];
+    bp_view v[2 * BP__GRAPH_MAX_IO], ov[BP_EPILOGUE_MAX_STEPS];
+    const bp_view *pv[2 * BP__GRAPH_MAX_IO], *po[BP_EPILOGUE_MAX_STEPS];
+    bp_epilogue_step steps[BP_EPILOGUE_MAX_STEPS];
+    for (int32_t k = 0; k < a->n_in + a->n_out; k++)
+        pv[k] = prepare_view(e, a->ref[k], &a->view[k], &v[k]);
+    int32_t s = a->ref[a->n_in], n_operands = 0;
+    for (int32_t q = 0; q < n; q++) {
+        const bp__gnode *b = &e->nodes[i + 1 + q];
+        steps[q] = (bp_epilogue_step){.struct_size = sizeof steps[q], .op = b->op,
+                                      .params = b->params};
+        if (b->n_in == 2) {
+            const int32_t o = b->ref[0] == s ? 1 : 0;
+            steps[q].operand_first = o == 0;
+            po[n_operands] = prepare_view(e, b->ref[o], &b->view[o], &ov[n_operands]);
+            n_operands++;
+        }
+        s = b->ref[b->n_in];
+    }
+    bp__call_begin();
+    return bp__call_end(be, bp_op_name(a->op), "prepare_epilogues",
+                        be->vt->prepare_epilogues(be->dev, a->op, a->params, a->n_in, pv,
+                                                  a->n_out, pv + a->n_in, n, steps, po,
+                                                  &e->prepared[i]));
+}
+
+static bool prepare_arrays(bp_graph_exec *e)
+{
+    if (e->prepared)
+        return true;
+    e->prepared = calloc((size_t)e->n_nodes + 1, sizeof *e->prepared);
+    e->prepared_caps = calloc((size_t)e->n_caps + 1, sizeof *e->prepared_caps);
+    if (!e->prepared || !e->prepared_caps) {
+        free(e->prepared);
+        free(e->prepared_caps);
+        e->prepared = NULL;
+        e->prepared_caps = NULL;
+        return false;
+    }
+    for (int32_t c = 0; c < e->n_caps; c++) { /* no run yet: no bind can race */
+        e->prepared_caps[c] = e->caps[c];
+        bp_tensor_retain(e->caps[c]);
+    }
+    return true;
+}
+
+bp_status bp__graph_epilogue_chains(bp_graph_exec *e, bp__gplan *p)
+{
+    const bp_backend *be = e->real;
+    if (!has_prepare(be) || !BP__HAS(be->vt, prepare_epilogues) || e->n_nodes < 2)
+        return BP_OK;
+    if (!epilogue_marks(e))
+        return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_graph_compile: out of memory");
+    for (int32_t i = 0; i + 1 < e->n_nodes; i++) {
+        if (e->epilogue[i] != 0 || !offered(e, i))
+            continue;
+        for (int32_t n = chain_after(e, p, i); n > 0; n--) {
+            if (!chain_usable(e, i, n))
+                continue;
+            if (!prepare_arrays(e))
+                return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_graph_compile: out of memory");
+            BP__TRY(offer_chain(e, i, n));
+            if (!e->prepared[i])
+                continue;
+            e->epilogue[i] = (int8_t)n;
+            for (int32_t q = 1; q <= n; q++)
+                e->epilogue[i + q] = -1;
+            const bp__gnode *last = &e->nodes[i + n];
+            const int32_t t = last->ref[last->n_in];
+            if (p->first_def[t] > i)
+                p->first_def[t] = i;
+            i += n; /* its steps are no node's producers now */
+            break;
+        }
+    }
+    return BP_OK;
+}
+
 bp_status bp__graph_prepare(bp_graph_exec *e)
 {
     bp_backend *be = e->real;
     if (!has_prepare(be) || e->n_nodes == 0)
         return BP_OK;
-    e->prepared = calloc((size_t)e->n_nodes, sizeof *e->prepared);
-    e->prepared_caps = calloc((size_t)e->n_caps + 1, sizeof *e->prepared_caps);
-    if (!e->prepared || !e->prepared_caps)
+    if (!prepare_arrays(e))
         return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_graph_compile: out of memory");
-    for (int32_t c = 0; c < e->n_caps; c++) { /* no run yet: no bind can race */
-        e->prepared_caps[c] = e->caps[c];
-        bp_tensor_retain(e->caps[c]);
-    }
     int64_t count = 0, epilogues = 0;
     for (int32_t i = 0; i < e->n_nodes; i++) {
-        bool pair = e->epilogue && e->epilogue[i];
+        if (e->prepared[i]) { /* with its chain (bp__graph_epilogue_chains) */
+            count++;
+            epilogues++;
+            i += e->epilogue[i];
+            continue;
+        }
+        bool pair = e->epilogue && e->epilogue[i] == 1;
         if (pair)
-            e->epilogue[i] = false; /* until the backend takes it */
+            e->epilogue[i] = 0; /* until the backend takes it */
         if (!offered(e, i))
             continue;
         const bp__gnode *n = &e->nodes[i];
         bp_view v[2 * BP__GRAPH_MAX_IO];
         const bp_view *pv[2 * BP__GRAPH_MAX_IO];
-        for (int32_t k = 0; k < n->n_in + n->n_out; k++) {
-            int32_t ref = n->ref[k];
-            if (ref == BP__GREF_NONE) {
-                pv[k] = NULL;
-                continue;
-            }
-            v[k] = n->view[k];
-            v[k].buffer = NULL;
-            if (BP__GREF_IS_CAP(ref)) { /* a constant: memory that cannot change */
-                const bp_tensor *t = e->caps[BP__GREF_CAP_INDEX(ref)];
-                v[k].buffer = may_change(t) ? NULL : t->storage->buffer;
-            }
-            pv[k] = &v[k];
-        }
+        for (int32_t k = 0; k < n->n_in + n->n_out; k++)
+            pv[k] = prepare_view(e, n->ref[k], &n->view[k], &v[k]);
         bp_status st = BP_OK;
         if (pair) {
             const bp__gnode *b = &e->nodes[i + 1];
@@ -176,8 +361,11 @@ bp_status bp__graph_prepare(bp_graph_exec *e)
                               be->vt->prepare_epilogue(be->dev, n->op, n->params, n->n_in, pv,
                                                        n->n_out, pv + n->n_in, b->op,
                                                        b->params, &e->prepared[i]));
-            e->epilogue[i] = st == BP_OK && e->prepared[i];
-            epilogues += e->epilogue[i];
+            if (st == BP_OK && e->prepared[i]) {
+                e->epilogue[i] = 1;
+                e->epilogue[i + 1] = -1;
+                epilogues++;
+            }
         }
         if (st == BP_OK && !e->prepared[i]) {
             bp__call_begin();
@@ -190,6 +378,8 @@ bp_status bp__graph_prepare(bp_graph_exec *e)
             return st;
         }
         count += e->prepared[i] != NULL;
+        if (pair && e->epilogue[i] == 1)
+            i++; /* the Relu it computes */
     }
     e->stats.nodes_prepared = count;
     e->stats.epilogues_fused = epilogues;

@@ -227,12 +227,36 @@ static bp_status run_step(const bp_graph_exec *e, const run_state *r, int32_t *i
         BP__TRY(check_indices(e, n, pv[n->check->input]));
     if (bp__graph_prepared_current(e, *i, r->caps)) {
         void *prepared = e->prepared[*i];
-        if (e->epilogue && e->epilogue[*i]) { /* into node i + 1's output; it is skipped */
-            const bp__gnode *b = &e->nodes[++*i];
-            v[n->n_in] = b->view[1];
-            place(e, r, b->ref[1], &v[n->n_in]);
+        const int32_t steps = e->epilogue ? e->epilogue[*i] : 0;
+        if (steps <= 0)
+            return bp__op_run_prepared(e->real, prepared, n->op, n->params, pv, pv + n->n_in);
+        /* its epilogue: the steps' operands after its inputs, the last
+         * step's output for its own; the steps are skipped */
+        bp_view ov[BP_EPILOGUE_MAX_STEPS], out;
+        const bp_view *args[BP__GRAPH_MAX_IO + BP_EPILOGUE_MAX_STEPS];
+        int32_t n_args = n->n_in, s = n->ref[n->n_in];
+        for (int32_t k = 0; k < n->n_in; k++)
+            args[k] = pv[k];
+        for (int32_t q = 1; q <= steps; q++) {
+            const bp__gnode *b = &e->nodes[*i + q];
+            if (b->n_in == 2) { /* a binary step: its other input */
+                const int32_t o = b->ref[0] == s ? 1 : 0;
+                ov[n_args - n->n_in] = b->view[o];
+                place(e, r, b->ref[o], &ov[n_args - n->n_in]);
+                args[n_args] = &ov[n_args - n->n_in];
+                n_args++;
+            }
+            s = b->ref[b->n_in];
         }
-        return bp__op_run_prepared(e->real, prepared, n->op, n->params, pv, pv + n->n_in);
+        const bp__gnode *last = &e->nodes[*i + steps];
+        out = last->view[last->n_in];
+        place(e, r, s, &out);
+        *i += steps;
+        const bp_view *pout = &out;
+        return n_args == n->n_in
+                   ? bp__op_run_prepared(e->real, prepared, n->op, n->params, args, &pout)
+                   : bp__op_run_prepared_chain(e->real, prepared, n->op, n->params,
+                                               n_args - n->n_in, args, &pout);
     }
     bp_op_params drawn;
     return bp__op_run(e->real, n->op, bp__graph_draw_params(e, *i, r->draw_run, &drawn), pv,

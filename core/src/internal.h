@@ -597,6 +597,11 @@ bp_status bp__op_run_checked(bp_backend *be, bp_op op, const bp_op_params *p,
  * prepared_op with what its prepare made: counted and reported as an op. */
 bp_status bp__op_run_prepared(bp_backend *be, void *prepared, bp_op op, const bp_op_params *p,
                               const bp_view *const *in, const bp_view *const *out);
+/* The same for a node prepared with an epilogue chain (prepare_epilogues):
+ * its inputs followed by the chain's n_operands operands. */
+bp_status bp__op_run_prepared_chain(bp_backend *be, void *prepared, bp_op op,
+                                    const bp_op_params *p, int32_t n_operands,
+                                    const bp_view *const *in, const bp_view *const *out);
 /* The typed entries of a plugin built before ABI 1.6, for the ops of 1.0
  * (plugin_compat.c). */
 bool bp__compat_has_entry(const bp_backend *b, bp_op op);

@@ -150,3 +150,12 @@ bp_status bp__op_run_prepared(bp_backend *be, void *prepared, bp_op op, const bp
     return BP__OP_CALL(be, bp_op_name(op), prepared_op, prepared, op, p, sig->n_in, in,
                        sig->n_out, out);
 }
+
+bp_status bp__op_run_prepared_chain(bp_backend *be, void *prepared, bp_op op,
+                                    const bp_op_params *p, int32_t n_operands,
+                                    const bp_view *const *in, const bp_view *const *out)
+{
+    const bp__op_sig *sig = bp__op_sig_of(op);
+    return BP__OP_CALL(be, bp_op_name(op), prepared_op, prepared, op, p,
+                       sig->n_in + n_operands, in, sig->n_out, out);
+}

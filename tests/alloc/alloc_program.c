@@ -336,7 +336,9 @@ int main(int argc, char **argv)
     T(bp_graph_run_donating(plan, 1, (bp_tensor *const[]){z}, (const bool[]){true}, 1, OUT), y);
     /* a plan on blas_cpu whose 3x3 convolution reads captured weights, which
      * the plugin reorders when the plan compiles (conv_direct.c: where the
-     * CPU has fma), run, its weights replaced by a bind, run again */
+     * CPU has fma), with a residual add and a Relu after it that it
+     * computes as it stores (an epilogue chain), run, its weights replaced
+     * by a bind, run again (each node alone) */
     bp_graph_exec_release(plan);
     plan = NULL;
     {
@@ -350,9 +352,12 @@ int main(int argc, char **argv)
     }
     T(bp_full(blas, BP_F32, 4, (int64_t[]){17, 2, 3, 3}, 0.125, OUT), r);
     T(bp_graph_input(graph, BP_F32, 4, (int64_t[]){1, 2, 5, 5}, OUT), x);
+    T(bp_graph_input(graph, BP_F32, 4, (int64_t[]){1, 17, 5, 5}, OUT), m);
     T(bp_conv(x, r, NULL, &(bp_window){.struct_size = sizeof(bp_window), .pads = {1, 1, 1, 1}},
               OUT),
       y);
+    T(bp_add(y, m, OUT), y);
+    T(bp_relu(y, OUT), y);
     C(bp_graph_output(graph, y));
     {
         bp_graph_exec *e_ = (bp_graph_exec *)(uintptr_t)0x10;
@@ -366,10 +371,11 @@ int main(int argc, char **argv)
     bp_graph_release(graph);
     graph = NULL;
     T(bp_full(blas, BP_F32, 4, (int64_t[]){1, 2, 5, 5}, 0.5, OUT), x);
-    T(bp_graph_run(plan, 1, (bp_tensor *const[]){x}, 1, OUT), y);
+    T(bp_full(blas, BP_F32, 4, (int64_t[]){1, 17, 5, 5}, -0.5, OUT), m);
+    T(bp_graph_run(plan, 2, (bp_tensor *const[]){x, m}, 1, OUT), y);
     T(bp_full(blas, BP_F32, 4, (int64_t[]){17, 2, 3, 3}, -0.25, OUT), z);
     C(bp_graph_exec_bind(plan, r, z));
-    T(bp_graph_run(plan, 1, (bp_tensor *const[]){x}, 1, OUT), y);
+    T(bp_graph_run(plan, 2, (bp_tensor *const[]){x, m}, 1, OUT), y);
     /* DLPack: lent, taken back on both backends, lent again and taken back */
     struct DLManagedTensor *lent = NULL;
     C(bp_tensor_to_dlpack(a, &lent));

@@ -92,9 +92,14 @@ extern "C" {
  *   1.14 prepare_epilogue: a prepared node that also applies the
  *        elementwise op after it (a convolution's Relu) as it writes its
  *        output. The core asks only where the plugin's struct_size holds
- *        it. */
+ *        it.
+ *   1.15 prepare_epilogues and bp_epilogue_step: a prepared node that
+ *        also applies a chain of elementwise ops after it, binary ones
+ *        with an operand the plan holds (a residual network's add, then
+ *        its Relu). The core asks only where the plugin's struct_size
+ *        holds it. */
 #define BP_ABI_MAJOR 1
-#define BP_ABI_MINOR 14
+#define BP_ABI_MINOR 15
 
 /* Memory kinds, numbered as DLPack numbers device types (DLDeviceType), so
  * that exchange needs no translation. */
@@ -224,6 +229,21 @@ typedef struct bp_fused_group {
     int32_t n_out;                      /* out views, >= 1 */
     const int32_t *out_step;            /* per out view: the step whose result it gets */
 } bp_fused_group;
+
+/* One step of a prepared node's epilogue chain (prepare_epilogues, ABI
+ * 1.15): an elementwise op of the UNARY or BINARY kind applied to the value
+ * so far, v = op(v) or, BINARY, v = op(v, operand) (operand_first: op(operand,
+ * v)), each rounded to the dtype as the op entry would round it, so that a
+ * result is one the nodes run one by one could give. A BINARY step's
+ * operand has v's shape and dtype (never broadcast here) and is the next
+ * of the operands after the node's inputs. */
+#define BP_EPILOGUE_MAX_STEPS 4
+typedef struct bp_epilogue_step {
+    uint32_t struct_size;               /* sizeof(bp_epilogue_step) as the core knows it */
+    bp_op op;
+    const bp_op_params *params;         /* as the op entry gets them */
+    bool operand_first;                 /* BINARY: the operand is the op's first input */
+} bp_epilogue_step;
 
 /* What a plugin's op entry does first: *out = the parameters the core sent,
  * in this header's layout. A core older than this header sends a smaller
@@ -452,6 +472,28 @@ typedef struct bp_plugin {
                                   const bp_view *const *out, bp_op epilogue,
                                   const bp_op_params *epilogue_params, void **prepared);
     /* Members above are valid for ABI 1.14. */
+
+    /* (optional, with prepare) prepare for a node whose one output only
+     * the first of the n_steps nodes after it reads, each of which reads
+     * only the value the one before it wrote (and, a BINARY one, an
+     * operand the plan holds), writing a dense value of the same shape and
+     * dtype: steps[k] (bp_epilogue_step) says each one's op. BP_OK with
+     * *prepared set: the node runs through prepared_op with it, its `in`
+     * followed by the steps' operands in the order of the steps (n_in
+     * counts them), and writes the last step's value where that call's
+     * output view points (the last step's output; the steps do not run).
+     * operands[] are their views (dtype, shape, strides; the buffer NULL
+     * unless the operand is a constant). Once a bind replaces a constant,
+     * the node and its steps run through `op` again. BP_OK with *prepared
+     * NULL: not taken (the core may then fuse the steps otherwise). Asked
+     * when the plan compiles, before it fuses; a failure (out of memory)
+     * fails the compile. */
+    bp_status (*prepare_epilogues)(void *dev, bp_op op, const bp_op_params *params,
+                                   int32_t n_in, const bp_view *const *in, int32_t n_out,
+                                   const bp_view *const *out, int32_t n_steps,
+                                   const bp_epilogue_step *steps,
+                                   const bp_view *const *operands, void **prepared);
+    /* Members above are valid for ABI 1.15. */
 } bp_plugin;
 
 /* The one symbol a plugin exports. */
