@@ -11,7 +11,10 @@ of random bytes), where their wheels are installed (pip install --no-deps
 silero-vad magika). Each side runs in a process of its own, the two
 alternating (A B A B ...): in one process, onnxruntime's spinning thread
 pool and OpenBLAS's each take the cores from the other's runs, which
-measured backplane up to 3x slower than alone. Prints, per model: load +
+measured backplane up to 3x slower than alone. Each process runs its
+model untimed for --warmup seconds after the first run (an OpenBLAS
+library's idle thread spins for some 0.1 s after it loads, which slowed
+backplane's first two-thread runs by half). Prints, per model: load +
 first run against session creation + first run, the median time per run
 (the median over the processes of each one's median) and the throughput
 ratio (onnxruntime's time / backplane's: above 1, backplane is faster), and
@@ -118,6 +121,13 @@ def side(args):
                     state = {"state": outs[1]}
     run()
     first = time.perf_counter() - t0
+    # untimed runs first, the same on both sides: right after an OpenBLAS
+    # library loads (numpy's, and blas_cpu's when the model loads) its own
+    # idle thread spins for some 0.1 s (OpenBLAS's thread timeout) and
+    # takes a core from a two-thread run; the table is the steady state
+    warm_until = time.perf_counter() + args.warmup
+    while time.perf_counter() < warm_until:
+        run()
     times = []
     for _ in range(args.rounds):
         t = time.perf_counter()
@@ -153,7 +163,7 @@ def measure(name, args, config):
         for s in res:
             out = subprocess.run([sys.executable, __file__, "--side", s, "--model", name,
                                   "--backend", args.backend, "--threads", str(args.threads),
-                                  "--rounds", str(args.rounds)],
+                                  "--rounds", str(args.rounds), "--warmup", str(args.warmup)],
                                  capture_output=True, text=True, check=True,
                                  env=dict(os.environ, BP_CONFIG=config))
             res[s].append(json.loads(out.stdout.strip().splitlines()[-1]))
@@ -164,6 +174,8 @@ def measure(name, args, config):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=15, help="timed runs per process")
+    ap.add_argument("--warmup", type=float, default=1.0,
+                    help="seconds of untimed runs per process after the first (default 1)")
     ap.add_argument("--repeats", type=int, default=3, help="processes per side, alternating")
     ap.add_argument("--backend", default="blas_cpu")
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
@@ -181,7 +193,7 @@ def main():
     import backplane as bp
     print(f"backplane {bp.__version__} on {args.backend}, onnxruntime {ort.__version__} "
           f"({args.threads} threads), onnx {onnx.__version__}; {args.repeats} processes a side, "
-          f"alternating, {args.rounds} runs each")
+          f"alternating, {args.rounds} runs each after {args.warmup:g} s of untimed runs")
     print(f"{'model':<14} {'nodes':>5} {'bp load+1':>9} {'ort new+1':>9} {'bp ms/run':>10} "
           f"{'ort ms/run':>10} {'ratio':>8}")
     ratios = []
