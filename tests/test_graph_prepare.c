@@ -115,7 +115,8 @@ static void check_cases(const char *ini, const conv_case *cases, size_t n, bool 
  * after pairs: AVX-512 takes two blocks at once), positions not a multiple
  * of the 12 of a run (nor of AVX2's 6), chunks of 240 positions and a
  * short one,
- * channels across the blocks of 128, strides, dilations, asymmetric and no
+ * channels across the blocks of 128 (and of 32 over planes of 512 positions
+ * or more), strides, dilations, asymmetric and no
  * padding, 1-D, 2-D and 3-D windows, two images, wide kernels over few
  * channels (a first layer), and runs of positions along one output row or
  * crossing into the next, at strides 1 and 2 (AVX-512's two-pointer block)
@@ -138,6 +139,8 @@ static const conv_case cases[] = {
      WIN(.pads = {1, 1, 1, 1})},
     {"rows of 30: runs along one row or across into the next", 4, {1, 7, 11, 30},
      {48, 7, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})},
+    {"45 channels over 24 x 24 (a wide plane: passes of fewer channels)", 4, {1, 45, 24, 24},
+     {20, 45, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})},
     /* depthwise 3x3 (one input channel per group): the plane as one line
      * at stride 1, rows at other strides */
     {"depthwise over 7 x 7 planes, 2 images", 4, {2, 24, 7, 7}, {24, 1, 3, 3}, true,
@@ -159,7 +162,7 @@ static const conv_case cases[] = {
 };
 
 /* The first depthwise case of cases. */
-#define DEPTHWISE_FIRST 10
+#define DEPTHWISE_FIRST 11
 
 Test(graph_prepare, conv_with_captured_weights_is_prepared_and_matches_the_oracle)
 {

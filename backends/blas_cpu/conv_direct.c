@@ -30,8 +30,11 @@
 #include "vmath.h"
 
 /* Channels per pass over a chunk's runs: 128 x 9 taps x 32 filters of
- * weights is 144 KiB, in L2 beside the chunk's inputs. */
+ * weights is 144 KiB, in L2 beside the chunk's inputs; the level may take
+ * fewer over wide planes (WIDE_PLANE positions or more: vmath.h's
+ * conv_wide_channel_block). */
 #define CHANNEL_BLOCK 128
+#define WIDE_PLANE 512
 /* Output positions per task at most (a multiple of BPC_CONV_RUN): the
  * tiles, 2 x 240 x 16 floats, are 30 KiB of stack. */
 #define CHUNK 240
@@ -145,6 +148,7 @@ typedef struct direct_job {
     const float *res;           /* the residual added to y (dense, y's shape), or NULL */
     float *y;
     int64_t plane, nout, pairs, chunk, chunks; /* pairs: tasks of blocks per group */
+    int64_t cblock;             /* channels per pass over a chunk's runs */
     /* padding: x's planes into xp */
     const float *x;
     float *xpad;
@@ -204,8 +208,8 @@ static bp_status conv_tasks(bpc_dev *d, const void *args, int64_t lo, int64_t hi
                     o1 = 0, o0++;
             }
         }
-        for (int64_t c0 = 0; c0 < q->C; c0 += CHANNEL_BLOCK) {
-            const int64_t c1 = c0 + CHANNEL_BLOCK < q->C ? c0 + CHANNEL_BLOCK : q->C;
+        for (int64_t c0 = 0; c0 < q->C; c0 += j->cblock) {
+            const int64_t c1 = c0 + j->cblock < q->C ? c0 + j->cblock : q->C;
             for (int64_t r = p0; r < p1; r += BPC_CONV_RUN) {
                 const int nj = (int)(p1 - r < BPC_CONV_RUN ? p1 - r : BPC_CONV_RUN);
                 const float *xb[BPC_CONV_RUN];
@@ -270,6 +274,9 @@ bp_status bpc_conv_direct(bpc_dev *dev, const void *prepared, const bp_op_params
         chunk = (chunk / 2 + BPC_CONV_RUN - 1) / BPC_CONV_RUN * BPC_CONV_RUN;
     j.chunk = chunk;
     j.chunks = (dm.nout + chunk - 1) / chunk;
+    j.cblock = dm.nout >= WIDE_PLANE && dev->vm->conv_wide_channel_block > 0
+                   ? dev->vm->conv_wide_channel_block
+                   : CHANNEL_BLOCK;
     bp_status st = bpc_ranges(dev, "conv", N * q->G * j.pairs * j.chunks, work, conv_tasks, &j);
     bpc_free(dev, padv);
     return st;

@@ -894,6 +894,8 @@ const bpc_vmath BPC_LEVEL_FN(bpc_vmath) = {
 #endif
 #if defined(__AVX512F__)
     .conv_direct_1x1 = true,
+#elif defined(__AVX2__) && defined(__FMA__)
+    .conv_wide_channel_block = 32,
 #endif
 #if defined(__AVX2__)
     .max3_fold_s2_f32 = BPC_LEVEL_FN(bpc_vmax3_fold_s2_f32),

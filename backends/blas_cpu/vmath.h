@@ -179,6 +179,20 @@ typedef struct bpc_vmath {
      * Xeon): the device takes 1x1 direct only where both hold
      * (plugin.c). */
     bool conv_direct_1x1;
+    /* Channels per pass of conv_block_f32 over a chunk's runs where the
+     * output plane has 512 positions or more (conv_direct.c; 0: its
+     * default, 128). The bits do not depend on it (each pass resumes the
+     * same sums in the same order). AVX2: 32. Its block takes the two
+     * blocks of filters one after the other at each run of six positions,
+     * and the inputs a run reads over 128 channels (some 36 KiB of lines)
+     * left L1 before the second block read them again; with 32 they and one
+     * block's weights (18 KiB) fit. Measured on a Zen 3, one process, the
+     * bits unchanged: 3x3 over 56 x 56 (64 channels) 1.09-1.13x on one
+     * thread and 1.06x on two, over 28 x 28 (96 and 128 channels)
+     * 1.07-1.09x; over 14 x 14 and 7 x 7 the same 32 ran 2-4% slower
+     * (hence the plane's size). AVX-512's block runs both blocks in one
+     * pass over the channels: unmeasured there, it keeps the default. */
+    int conv_wide_channel_block;
     /* The row fold of a 3x3 max pool at stride 2 over a plane without NaN:
      *     h[i] = the first largest of x[2i], x[2i + 1], x[2i + 2]
      * for i < n (ties keep the first; reads x[0 .. 2n]); returns whether
