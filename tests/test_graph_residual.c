@@ -177,6 +177,55 @@ Test(graph_residual, chain_runs_as_recorded_once_bind_replaces_the_weights)
     bp_context_destroy(ctx);
 }
 
+/* The convolution's output and the add's, inside the chain, are never
+ * written while the convolution computes the chain: the plan gives them no
+ * buffer (conv -> add -> relu with x, the residual and the result the
+ * plan's inputs and output: nothing left to plan), says so in its text,
+ * and a bind that has the nodes run one by one gives them buffers for
+ * that run: the eager bits, run after run. */
+Test(graph_residual, values_inside_the_chain_take_no_buffer_until_it_runs_node_by_node)
+{
+    bp_backend *be = NULL;
+    bp_context *ctx = bpt_context_ini("[backend.blas_cpu]\n", "blas_cpu", &be);
+    const tail t = {false, true};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const res_case *c = &cases[i];
+        cf_array w1a = bpt_random_array(c->dt, 4, c->w, 91 + i, -1, 1);
+        cf_array w2a = bpt_random_array(c->dt, 4, c->w, 92 + i, -1, 1);
+        bp_tensor *w1 = bpt_tensor_of(be, &w1a), *w2 = bpt_tensor_of(be, &w2a);
+        bp_tensor *in[2] = {values(be, c->dt, c->x, 93 + i), values(be, c->dt, c->y, 94 + i)};
+        bp_graph_stats st;
+        bp_graph_exec *exe = compile(be, c, w1, NULL, &t, &st);
+        cr_expect_eq(st.epilogues_fused, 1, "%s", c->what);
+        cr_expect_eq(st.buffers, 0, "%s: %lld buffers", c->what, (long long)st.buffers);
+        cr_expect_eq(st.peak_bytes, 0, "%s: peak %lld bytes", c->what,
+                     (long long)st.peak_bytes);
+        char text[4096];
+        BPT_OK(bp_graph_exec_format(exe, text, sizeof text, NULL));
+        const char *mark = strstr(text, "[no buffer: a bind that has the chain run node by node");
+        cr_expect(mark && strstr(mark + 1, "[no buffer: a bind"), "both values:\n%s", text);
+        bp_tensor *e[3] = {NULL, NULL, NULL};
+        BPT_OK(bp_conv(in[0], w2, NULL, &c->win, &e[0]));
+        BPT_OK(bp_add(e[0], in[1], &e[1]));
+        BPT_OK(bp_relu(e[1], &e[2]));
+        BPT_OK(bp_graph_exec_bind(exe, w1, w2));
+        for (int run = 0; run < 2; run++) {
+            bp_tensor *got = NULL;
+            BPT_OK(bp_graph_run(exe, 2, in, 1, &got));
+            cr_expect(bpt_same_bytes(got, e[2]), "%s, run %d node by node: not the eager bits",
+                      c->what, run);
+            bp_tensor_release(got);
+        }
+        bp_graph_exec_release(exe);
+        bp_tensor *all[] = {w1, w2, in[0], in[1], e[0], e[1], e[2]};
+        for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+            bp_tensor_release(all[k]);
+        cf_array_free(&w1a);
+        cf_array_free(&w2a);
+    }
+    bp_context_destroy(ctx);
+}
+
 /* The add's result read by two nodes (sum and relu(sum) both outputs): the
  * chain stops at the add (the Relu runs alone); the convolution's output
  * an output of the plan: no chain, the add and the Relu fuse as a group

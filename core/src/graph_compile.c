@@ -103,6 +103,7 @@ void bp_graph_exec_release(bp_graph_exec *exe)
     free(exe->nodes);
     bp__garena_release(exe->arena);
     free(exe->slot_buffer);
+    free(exe->chained_bytes);
     free(exe->slot_output);
     free(exe->buffer_bytes);
     free(exe->inputs);
@@ -246,6 +247,33 @@ static int64_t numel_of(int32_t rank, const int64_t *shape)
     for (int32_t d = 0; d < rank; d++)
         n *= shape[d];
     return n;
+}
+
+/* The values inside the epilogue chains the backend took (prepared before
+ * the buffers are planned: bp__graph_epilogue_chains) leave the pool: a
+ * run that runs a chain prepared never writes them, and one that runs it
+ * node by node gives them buffers for that chain alone. Planned, they
+ * overlapped the chain's last value (first written by the prepared node)
+ * and raised the peak: ResNet-50's from 10.4 to 12.8 MB. false: out of
+ * memory. */
+static bool chained_slots(bp_graph_exec *e, const plan_tmp *t)
+{
+    for (int32_t i = 0; e->prepared && e->epilogue && i < e->n_nodes; i++) {
+        if (!e->prepared[i] || e->epilogue[i] <= 0)
+            continue;
+        for (int32_t q = 0; q < e->epilogue[i]; q++) {
+            const bp__gnode *n = &e->nodes[i + q];
+            const int32_t s = n->ref[n->n_in];
+            if (s < 0 || e->slot_buffer[s] != -2)
+                continue;
+            if (!e->chained_bytes &&
+                !(e->chained_bytes = calloc((size_t)e->n_slots + 1, sizeof *e->chained_bytes)))
+                return false;
+            e->slot_buffer[s] = BP__SLOT_CHAINED;
+            e->chained_bytes[s] = t->bytes[s];
+        }
+    }
+    return true;
 }
 
 /* Which input's memory each output may take when the caller donates that
@@ -466,7 +494,7 @@ static bp_status compile_locked(bp_graph *g, bool merge, bool o_fuse, bp_graph_e
     }
     for (int32_t o = e->n_outputs - 1; o >= 0; o--)
         e->slot_output[e->outputs[o].slot] = o;
-    if (!pair_donors(e, &t, &gp) || !plan_buffers(e, &t)) {
+    if (!chained_slots(e, &t) || !pair_donors(e, &t, &gp) || !plan_buffers(e, &t)) {
         tmp_free(&t);
         return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory planning buffers", fn);
     }

@@ -40,6 +40,8 @@ static void home(text *t, const bp_graph_exec *e, int32_t s)
         put(t, "  [output %d]", (int)e->slot_output[s]);
     else if (e->slot_buffer[s] >= 0)
         put(t, "  [buffer %d]", (int)e->slot_buffer[s]);
+    else if (e->slot_buffer[s] == BP__SLOT_CHAINED)
+        put(t, "  [no buffer: a bind that has the chain run node by node gives it one]");
     else
         put(t, "  [kept in the group]");
 }

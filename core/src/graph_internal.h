@@ -107,6 +107,13 @@ typedef struct bp__ggroup {
 
 /* The compiled plan: self-contained (its own nodes, references to the
  * captured tensors and the context). */
+/* slot_buffer of a value inside an epilogue chain the backend took (the
+ * prepared node's output and each step's but the last): no pool buffer. A
+ * run writes it only when the chain runs node by node (a bind replaced the
+ * prepared weights); it then takes a buffer of its own for that chain's
+ * nodes alone (graph_run.c). */
+#define BP__SLOT_CHAINED (-3)
+
 struct bp_graph_exec {
     bp_context *ctx;
     bp_backend *real;
@@ -114,7 +121,10 @@ struct bp_graph_exec {
     bp__gnode *nodes;        /* in run order */
     int32_t n_nodes;
     int32_t n_slots;
-    int32_t *slot_buffer;    /* per slot: pool buffer, or -1 (input, output) */
+    int32_t *slot_buffer;    /* per slot: pool buffer, or -1 (input, output), or
+                                BP__SLOT_CHAINED */
+    size_t *chained_bytes;   /* per slot: a BP__SLOT_CHAINED slot's bytes (NULL when
+                                there is none) */
     int32_t *slot_output;    /* per slot: the first output backed by it, or -1 */
     size_t *buffer_bytes;    /* per pool buffer */
     int32_t n_buffers;

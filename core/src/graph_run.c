@@ -89,6 +89,7 @@ typedef struct run_state {
     void **slot_buf;         /* per slot: buffer and base byte offset */
     int64_t *slot_off;
     uint64_t draw_run;       /* this run's number (fresh_draws), else 0 */
+    const char *fn;          /* the entry running it, for messages */
 } run_state;
 
 /* Whether t's memory is its alone: no other handle, view, cached copy, or
@@ -201,18 +202,11 @@ static bp_status run_group(const bp_graph_exec *e, const run_state *r, const bp_
     return bp__call_end(e->real, what, "fused_run", st);
 }
 
-/* Node i, the first of a step, and the nodes the step takes with it: *i
- * is left on the step's last node. */
-static bp_status run_step(const bp_graph_exec *e, const run_state *r, int32_t *i)
+/* Node i's views pointed at this run's memory (v: room for its inputs and
+ * outputs; pv[k] NULL where it has no operand k). */
+static void place_node(const bp_graph_exec *e, const run_state *r, const bp__gnode *n,
+                       bp_view *v, const bp_view **pv)
 {
-    int32_t grp = e->group_of_node ? e->group_of_node[*i] : -1;
-    if (grp >= 0) {
-        *i = e->groups[grp].last;
-        return run_group(e, r, &e->groups[grp]);
-    }
-    const bp__gnode *n = &e->nodes[*i];
-    bp_view v[2 * BP__GRAPH_MAX_IO];
-    const bp_view *pv[2 * BP__GRAPH_MAX_IO];
     for (int32_t k = 0; k < n->n_in + n->n_out; k++) {
         int32_t ref = n->ref[k];
         if (ref == BP__GREF_NONE) {
@@ -223,57 +217,125 @@ static bp_status run_step(const bp_graph_exec *e, const run_state *r, int32_t *i
         place(e, r, ref, &v[k]);
         pv[k] = &v[k];
     }
+}
+
+/* Node i through its op entry, as recorded. */
+static bp_status run_node(const bp_graph_exec *e, const run_state *r, int32_t i)
+{
+    const bp__gnode *n = &e->nodes[i];
+    bp_view v[2 * BP__GRAPH_MAX_IO];
+    const bp_view *pv[2 * BP__GRAPH_MAX_IO];
+    place_node(e, r, n, v, pv);
     if (n->check)
         BP__TRY(check_indices(e, n, pv[n->check->input]));
-    if (bp__graph_prepared_current(e, *i, r->caps)) {
-        void *prepared = e->prepared[*i];
-        const int32_t steps = e->epilogue ? e->epilogue[*i] : 0;
-        if (steps <= 0)
-            return bp__op_run_prepared(e->real, prepared, n->op, n->params, pv, pv + n->n_in);
-        /* its epilogue: the steps' operands after its inputs, the last
-         * step's output for its own; the steps are skipped */
-        bp_view ov[BP_EPILOGUE_MAX_STEPS], out;
-        const bp_view *args[BP__GRAPH_MAX_IO + BP_EPILOGUE_MAX_STEPS];
-        int32_t n_args = n->n_in, s = n->ref[n->n_in];
-        for (int32_t k = 0; k < n->n_in; k++)
-            args[k] = pv[k];
-        for (int32_t q = 1; q <= steps; q++) {
-            const bp__gnode *b = &e->nodes[*i + q];
-            if (b->n_in == 2) { /* a binary step: its other input */
-                const int32_t o = b->ref[0] == s ? 1 : 0;
-                ov[n_args - n->n_in] = b->view[o];
-                place(e, r, b->ref[o], &ov[n_args - n->n_in]);
-                args[n_args] = &ov[n_args - n->n_in];
-                n_args++;
-            }
-            s = b->ref[b->n_in];
-        }
-        const bp__gnode *last = &e->nodes[*i + steps];
-        out = last->view[last->n_in];
-        place(e, r, s, &out);
-        *i += steps;
-        const bp_view *pout = &out;
-        return n_args == n->n_in
-                   ? bp__op_run_prepared(e->real, prepared, n->op, n->params, args, &pout)
-                   : bp__op_run_prepared_chain(e->real, prepared, n->op, n->params,
-                                               n_args - n->n_in, args, &pout);
-    }
     bp_op_params drawn;
-    return bp__op_run(e->real, n->op, bp__graph_draw_params(e, *i, r->draw_run, &drawn), pv,
+    return bp__op_run(e->real, n->op, bp__graph_draw_params(e, i, r->draw_run, &drawn), pv,
                       pv + n->n_in);
+}
+
+/* Buffers of their own for the values inside the epilogue of node i
+ * (BP__SLOT_CHAINED), which a bind sends through the op entries with the
+ * nodes after it, one by one: held until its last node has run. */
+static bp_status hold_chain(const bp_graph_exec *e, const run_state *r, int32_t i,
+                            bp_tensor **held)
+{
+    for (int32_t q = 0; q < e->epilogue[i]; q++) {
+        const bp__gnode *b = &e->nodes[i + q];
+        const int32_t s = b->ref[b->n_in];
+        if (s < 0 || e->slot_buffer[s] != BP__SLOT_CHAINED)
+            continue;
+        BP__TRY(bp__tensor_new(r->fn, e->real, BP_U8, 1,
+                               (const int64_t[]){(int64_t)e->chained_bytes[s]}, &held[q]));
+        r->slot_buf[s] = held[q]->storage->buffer;
+        r->slot_off[s] = held[q]->offset;
+    }
+    return BP_OK;
+}
+
+/* As pool buffers go: the backend keeps them until queued work is done. */
+static void release_chain(bp_tensor **held)
+{
+    for (int32_t q = 0; q < BP_EPILOGUE_MAX_STEPS; q++) {
+        bp_tensor_release(held[q]);
+        held[q] = NULL;
+    }
+}
+
+/* Node i, the first of a step, and the nodes the step takes with it: *i
+ * is left on the step's last node. */
+static bp_status run_step(const bp_graph_exec *e, const run_state *r, int32_t *i)
+{
+    int32_t grp = e->group_of_node ? e->group_of_node[*i] : -1;
+    if (grp >= 0) {
+        *i = e->groups[grp].last;
+        return run_group(e, r, &e->groups[grp]);
+    }
+    if (!bp__graph_prepared_current(e, *i, r->caps))
+        return run_node(e, r, *i); /* its epilogue's nodes then run as steps of their own */
+    const bp__gnode *n = &e->nodes[*i];
+    bp_view v[2 * BP__GRAPH_MAX_IO];
+    const bp_view *pv[2 * BP__GRAPH_MAX_IO];
+    place_node(e, r, n, v, pv);
+    if (n->check)
+        BP__TRY(check_indices(e, n, pv[n->check->input]));
+    void *prepared = e->prepared[*i];
+    const int32_t steps = e->epilogue ? e->epilogue[*i] : 0;
+    if (steps <= 0)
+        return bp__op_run_prepared(e->real, prepared, n->op, n->params, pv, pv + n->n_in);
+    /* its epilogue: the steps' operands after its inputs, the last step's
+     * output for its own; the steps are skipped */
+    bp_view ov[BP_EPILOGUE_MAX_STEPS], out;
+    const bp_view *args[BP__GRAPH_MAX_IO + BP_EPILOGUE_MAX_STEPS];
+    int32_t n_args = n->n_in, s = n->ref[n->n_in];
+    for (int32_t k = 0; k < n->n_in; k++)
+        args[k] = pv[k];
+    for (int32_t q = 1; q <= steps; q++) {
+        const bp__gnode *b = &e->nodes[*i + q];
+        if (b->n_in == 2) { /* a binary step: its other input */
+            const int32_t o = b->ref[0] == s ? 1 : 0;
+            ov[n_args - n->n_in] = b->view[o];
+            place(e, r, b->ref[o], &ov[n_args - n->n_in]);
+            args[n_args] = &ov[n_args - n->n_in];
+            n_args++;
+        }
+        s = b->ref[b->n_in];
+    }
+    const bp__gnode *last = &e->nodes[*i + steps];
+    out = last->view[last->n_in];
+    place(e, r, s, &out);
+    *i += steps;
+    const bp_view *pout = &out;
+    return n_args == n->n_in
+               ? bp__op_run_prepared(e->real, prepared, n->op, n->params, args, &pout)
+               : bp__op_run_prepared_chain(e->real, prepared, n->op, n->params,
+                                           n_args - n->n_in, args, &pout);
 }
 
 static bp_status run_nodes(const bp_graph_exec *e, const run_state *r)
 {
     bp__gprofile *prof = bp__graph_profile_of(e);
-    for (int32_t i = 0; i < e->n_nodes; i++) {
+    bp_tensor *held[BP_EPILOGUE_MAX_STEPS] = {NULL};
+    int32_t held_to = -1; /* the last node of the chain whose values are held */
+    bp_status st = BP_OK;
+    for (int32_t i = 0; i < e->n_nodes && st == BP_OK; i++) {
         const int32_t first = i;
         const int64_t t0 = prof ? bp__graph_profile_now() : 0;
-        BP__TRY(run_step(e, r, &i));
-        if (prof)
-            BP__TRY(bp__graph_profile_step(e, prof, first, i - first + 1, t0));
+        if (e->prepared && e->prepared[i] && e->epilogue && e->epilogue[i] > 0 &&
+            !bp__graph_prepared_current(e, i, r->caps)) {
+            held_to = i + e->epilogue[i];
+            st = hold_chain(e, r, i, held);
+        }
+        if (st == BP_OK)
+            st = run_step(e, r, &i);
+        if (st == BP_OK && prof)
+            st = bp__graph_profile_step(e, prof, first, i - first + 1, t0);
+        if (held_to >= 0 && i >= held_to) {
+            release_chain(held);
+            held_to = -1;
+        }
     }
-    return BP_OK;
+    release_chain(held);
+    return st;
 }
 
 static bp_status run(const char *fn, bp_graph_exec *exe, int32_t n_in, bp_tensor *const *inputs,
@@ -292,6 +354,7 @@ static bp_status run(const char *fn, bp_graph_exec *exe, int32_t n_in, bp_tensor
                                  "donate a tensor once",
                                  fn, (int)j, (int)k);
     run_state r = {
+        .fn = fn,
         .caps = calloc((size_t)exe->n_caps + 1, sizeof *r.caps),
         .pool = calloc((size_t)exe->n_buffers + 1, sizeof *r.pool),
         .slot_buf = calloc((size_t)exe->n_slots + 1, sizeof *r.slot_buf),
