@@ -62,9 +62,8 @@ export BP_SWEEP_CONF=$here/sweep.ini BP_SWEEP_WORK=$work
 # on a loaded host that tracer now and then dies of a SIGSEGV of its own
 # ("Tracer caught signal 11 ... LeakSanitizer has encountered a fatal
 # error") before it has looked at anything: no verdict either way. Such a
-# run is run again (up to four times; the verdict line says so); a leak LSan
-# finds says
-# "detected memory leaks" and is never rerun.
+# run is run again (up to four times; the verdict line says so); a leak
+# LSan finds says "detected memory leaks" and is never rerun.
 sweep_one() {
   local k=$1 log=$BP_SWEEP_WORK/$1.log rc=0 reruns=0
   while :; do
