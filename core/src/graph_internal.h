@@ -105,8 +105,6 @@ typedef struct bp__ggroup {
     bp_view out_view[BP_FUSED_MAX_STEPS];
 } bp__ggroup;
 
-/* The compiled plan: self-contained (its own nodes, references to the
- * captured tensors and the context). */
 /* slot_buffer of a value inside an epilogue chain the backend took (the
  * prepared node's output and each step's but the last): no pool buffer. A
  * run writes it only when the chain runs node by node (a bind replaced the
@@ -114,6 +112,8 @@ typedef struct bp__ggroup {
  * nodes alone (graph_run.c). */
 #define BP__SLOT_CHAINED (-3)
 
+/* The compiled plan: self-contained (its own nodes, references to the
+ * captured tensors and the context). */
 struct bp_graph_exec {
     bp_context *ctx;
     bp_backend *real;
