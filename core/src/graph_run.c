@@ -320,7 +320,9 @@ static bp_status run_nodes(const bp_graph_exec *e, const run_state *r)
     for (int32_t i = 0; i < e->n_nodes && st == BP_OK; i++) {
         const int32_t first = i;
         const int64_t t0 = prof ? bp__graph_profile_now() : 0;
-        if (e->prepared && e->prepared[i] && e->epilogue && e->epilogue[i] > 0 &&
+        /* only a plan with values inside chains (BP__SLOT_CHAINED) has
+         * anything to hold: the others skip the check of the captures */
+        if (e->chained_bytes && e->prepared[i] && e->epilogue[i] > 0 &&
             !bp__graph_prepared_current(e, i, r->caps)) {
             held_to = i + e->epilogue[i];
             st = hold_chain(e, r, i, held);
