@@ -434,15 +434,16 @@ bp_status bp_tensor_from_host(bp_backend *b, bp_dtype dtype, int32_t rank, const
 static bp_status bp__to_host(const char *fn, const bp_tensor *t, void *dst, size_t dst_bytes)
 {
     BP__TRY(bp__check_input(fn, "t", t));
+    /* a symbolic tensor has no values whatever the destination: that first */
+    bp_backend *b = bp__backend_of(t);
+    if (b->graph)
+        return bp__graph_read_error(fn, b);
     if (dst_bytes < t->nbytes)
         return bp__error(BP_ERR_INVALID_ARGUMENT,
                          "%s: destination holds %zu bytes but the tensor needs %zu", fn, dst_bytes,
                          t->nbytes);
     if (t->nbytes > 0 && !dst)
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: dst is NULL", fn);
-    bp_backend *b = bp__backend_of(t);
-    if (b->graph)
-        return bp__graph_read_error(fn, b);
     bp__count_d2h(b, t->nbytes);
     if (t->nbytes == 0) /* nothing to read, but the call still waits, as documented */
         return bp_synchronize(b);
