@@ -325,8 +325,9 @@ Test(nn_conv, conv_split_into_tiles_across_threads_matches_the_oracle)
 /* Stride 1 with output lines as long as the input's: blas_cpu copies each
  * tap's whole shifted plane at once and zeros what falls in the padding
  * (conv.c, unfold_shifted). Its edges: dilation, pads on one side only, a
- * kernel that misses whole rows (5 taps over 2 rows) or is wider than the
- * image, a 1-D kernel, and (three threads) tiles that start in the middle
+ * kernel that misses whole rows (5 taps over 2 rows, 3 over one row: the
+ * pointer to a row before x must not even be formed, UBSan) or is wider
+ * than the image, a 1-D kernel, and (three threads) tiles that start in the middle
  * of a line; f32 and f64. */
 Test(nn_conv, conv_unfolding_shifted_planes_matches_the_oracle)
 {
@@ -339,6 +340,8 @@ Test(nn_conv, conv_unfolding_shifted_planes_matches_the_oracle)
         {"5x5 over 2 rows and 3 columns",
          {4, {1, 3, 2, 3}, {4, 3, 5, 5}, true, WIN(.pads = {2, 2, 2, 2})}},
         {"5x5 over one column", {4, {1, 3, 6, 1}, {4, 3, 5, 5}, false, WIN(.pads = {2, 2, 2, 2})}},
+        {"3x3 pads 1 over one row of 200 (the rows above and below miss it)",
+         {4, {1, 2, 1, 200}, {4, 2, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})}},
         {"1-D 3 taps pads 1", {3, {2, 6, 30}, {5, 6, 3}, true, WIN(.pads = {1, 1})}},
         {"3x3 pads 1 in tiles across lines",
          {4, {1, 8, 53, 47}, {16, 8, 3, 3}, true, WIN(.pads = {1, 1, 1, 1})}},

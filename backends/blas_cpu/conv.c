@@ -76,7 +76,10 @@ static void unfold_shifted(const bpk_window *g, int64_t off1, int64_t off2, cons
     a = a < v_hi ? a : v_hi;
     b = b > a ? b : a;
     memset(dst, 0, (size_t)(a - o_lo) * es);
-    memcpy(dst + (size_t)(a - o_lo) * es, src + (size_t)(a + shift) * es, (size_t)(b - a) * es);
+    if (b > a) /* a tap that misses every row (a 3x3 over one row) copies nothing: its
+                  a + shift may lie before x, and so may not be formed */
+        memcpy(dst + (size_t)(a - o_lo) * es, src + (size_t)(a + shift) * es,
+               (size_t)(b - a) * es);
     memset(dst + (size_t)(b - o_lo) * es, 0, (size_t)(o_hi - b) * es);
     if (off2 == 0 || v_hi == v_lo)
         return;
