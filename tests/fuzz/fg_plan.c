@@ -244,6 +244,44 @@ static void fg_check_profile(const bp_graph_exec *exe, int64_t nodes)
     free(text);
 }
 
+/* A plan with prepared nodes, whose outputs are not eager's bits: each
+ * output's bytes on its first run, which its second run (the same inputs)
+ * must give again, bit for bit (the kernels are deterministic: the same
+ * work cut the same way, whatever thread takes each piece). */
+#define FG_OUT_BYTES (4 * FG_CAP_ELEMS * 8) /* a value holds at most FG_KEEP_ELEMS */
+static unsigned char fg_first_bytes[FG_OUTPUTS][FG_OUT_BYTES];
+static size_t fg_first_n[FG_OUTPUTS];
+
+static void fg_same_as_first(int o, const bp_tensor *t, bool first)
+{
+    static unsigned char now[FG_OUT_BYTES];
+    size_t n = bp_tensor_nbytes(t);
+    if (n > FG_OUT_BYTES) {
+        fg_first_n[o] = SIZE_MAX;
+        return;
+    }
+    unsigned char *dst = first ? fg_first_bytes[o] : now;
+    fz_mark();
+    bp_status st = bp_tensor_to_host(t, dst, n);
+    fz_status("bp_tensor_to_host", st);
+    if (st != BP_OK)
+        fz_fail("reading output %d of a plan with prepared nodes failed: %s", o, bp_last_error());
+    if (first) {
+        fg_first_n[o] = n;
+        return;
+    }
+    if (fg_first_n[o] == SIZE_MAX)
+        return;
+    if (fg_first_n[o] != n)
+        fz_fail("output %d of a plan with prepared nodes has %zu bytes on its second run, %zu on "
+                "its first", o, n, fg_first_n[o]);
+    for (size_t i = 0; i < n; i++)
+        if (now[i] != fg_first_bytes[o][i])
+            fz_fail("output %d of a plan with prepared nodes: byte %zu is %#x on the second run "
+                    "of the same inputs, %#x on the first (a kernel read memory it did not "
+                    "write, or cut its work another way)", o, i, now[i], fg_first_bytes[o][i]);
+}
+
 /* Run plan on the current eager inputs; its outputs must equal the eager
  * twins of the values marked, or, when one of them is poisoned (an op that
  * makes it reads index values out of range), the run must fail with
@@ -253,6 +291,9 @@ static void fg_run_ok(fg_state *s, bp_graph_exec *exe, bool fresh, int n_out, co
     bp_graph_stats gs = {.struct_size = sizeof gs};
     bool stats = bp_graph_exec_stats(exe, &gs) == BP_OK;
     bool fused = stats && gs.fused_groups > 0, prepared = stats && gs.nodes_prepared > 0;
+    if (stats && prepared)
+        fz_trace("  the plan has %lld prepared nodes, %lld relus computed inside them",
+                 (long long)gs.nodes_prepared, (long long)gs.epilogues_fused);
     bp_tensor *in[FG_INPUTS], *out[FG_OUTPUTS];
     fg_run_inputs(s, in);
     bool poisoned = false;
@@ -318,6 +359,8 @@ static void fg_run_ok(fg_state *s, bp_graph_exec *exe, bool fresh, int n_out, co
                  : s->step[v->step].kind == FG_OP ? bp_op_name(s->step[v->step].op)
                                                   : "a view");
         fg_same(name, out[o], v->eager, fused, prepared);
+        if (prepared && (profiled || donating))
+            fg_same_as_first(o, out[o], profiled);
     }
     for (int o = n_out; o < FG_OUTPUTS; o++)
         if (out[o] != FG_GARBAGE)

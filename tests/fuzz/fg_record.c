@@ -431,3 +431,111 @@ void fg_act_bad_shapes(fg_state *s)
     }
     fg_value_add(s, FG_CONST, c, NULL);
 }
+
+/* A value of the graph with the dtype and shape of t's (but t's own), or
+ * -1: an operand for a residual add. */
+static int fg_value_like(const fg_state *s, int not, const bp_tensor *t)
+{
+    for (int i = s->n_values - 1; i >= 0; i--) {
+        const bp_tensor *v = fg_sym(s, i);
+        if (i != not && v && bp_tensor_is_valid(v) && fg_same_meta(v, t))
+            return i;
+    }
+    return -1;
+}
+
+/* A step of op on values a and b (b -1: unary) with default arguments,
+ * recorded; the value it made, or -1. */
+static int fg_record_on(fg_state *s, bp_op op, int a, int b)
+{
+    fg_step *k = fg_step_new(s, FG_OP);
+    if (!k || a < 0)
+        return -1;
+    k->op = op;
+    k->in[0] = a;
+    k->in[1] = b;
+    bpt_op_args_default(op, s->be, bp_tensor_dtype(fg_sym(s, a)), &k->a);
+    fz_trace("  %s on values %d %d", bp_op_name(op), a, b);
+    fg_record(s);
+    return k->out[0];
+}
+
+/* A convolution as networks have them, where a backend may prepare it (a
+ * plan's convolution whose weights are captured tensors of the library's
+ * memory: blas_cpu's direct, depthwise and GEMM kernels with the epilogues
+ * they take, docs/graphs.md): x a value of rank 4 (N, C, H, W), the
+ * weights and (half the time) the bias made from host data, a 3x3 window
+ * padded by 1 (or at stride 2, or dilated by 2), a 1x1 window, or a 3x1
+ * one; 1 to 20 filters, or one per channel (depthwise); then, sometimes,
+ * a residual add of another value of the output's shape (or a new
+ * constant of it), and a relu, as a residual block ends. Random ops
+ * reach none of these: they need a 2-D window of captured weights over
+ * more than 8 positions. */
+void fg_act_conv(fg_state *s)
+{
+    int xi = fg_value_pick(s);
+    const bp_tensor *x = fg_sym(s, xi);
+    uint8_t how = fz_u8(&s->in), tail = fz_u8(&s->in);
+    if (!x || !bp_tensor_is_valid(x) || bp_tensor_rank(x) != 4 || s->syms_released)
+        return;
+    bp_dtype dt = bp_tensor_dtype(x);
+    if (dt != BP_F32 && dt != BP_F64 && dt != BP_F16 && dt != BP_BF16)
+        return;
+    const int64_t C = bp_tensor_shape(x)[1];
+    /* kind: 3x3 (0 and 1), at stride 2, dilated, 1x1, 3x1; how & 32: a bias */
+    const int kind = how % 6;
+    const bool depthwise = C > 0 && how >= 192 && kind != 4;
+    const int64_t M = depthwise ? C : 1 + (int64_t)fz_pick(&s->in, 20);
+    int64_t wshape[4] = {M, depthwise ? 1 : C, kind == 4 ? 1 : 3, kind == 4 ? 1 : 3};
+    if (kind == 5)
+        wshape[3] = 1;
+    bp_tensor *w = NULL, *bias = NULL;
+    if (M * wshape[1] * wshape[2] * wshape[3] > FG_CAP_ELEMS)
+        return;
+    fg_from_host(s, s->be, dt, 4, wshape, &w);
+    int wi = fg_value_add(s, FG_CONST, w, NULL), bi = -1;
+    if (wi >= 0 && how & 32) {
+        fg_from_host(s, s->be, dt, 1, &M, &bias);
+        bi = fg_value_add(s, FG_CONST, bias, NULL);
+    }
+    fg_step *k = fg_step_new(s, FG_OP);
+    if (!k || wi < 0)
+        return;
+    k->op = BP_OP_CONV;
+    k->in[0] = xi;
+    k->in[1] = wi;
+    k->in[2] = bi;
+    bpt_op_args_default(BP_OP_CONV, s->be, dt, &k->a);
+    k->store.window = (bp_window)BP_WINDOW_INIT;
+    bp_window *win = &k->store.window;
+    win->groups = depthwise ? C : 1;
+    if (kind != 4) /* "same" padding along the axes the window spans */
+        win->pads[0] = win->pads[2] = 1;
+    if (kind != 4 && kind != 5)
+        win->pads[1] = win->pads[3] = 1;
+    if (kind == 2)
+        win->strides[0] = win->strides[1] = 2;
+    if (kind == 3) {
+        win->dilations[0] = win->dilations[1] = 2;
+        win->pads[0] = win->pads[1] = win->pads[2] = win->pads[3] = 2;
+    }
+    k->a.window = win;
+    fz_trace("  conv on value %d: %lld filters of (%lld, %lld, %lld)%s%s", xi, (long long)M,
+             (long long)wshape[1], (long long)wshape[2], (long long)wshape[3],
+             depthwise ? ", depthwise" : "", bi >= 0 ? ", bias" : "");
+    fg_record(s);
+    int y = k->out[0];
+    if (y < 0 || tail >= 224)
+        return;
+    if (tail < 128) { /* the residual: another value of y's shape, or a new constant */
+        int r = tail < 64 ? fg_value_like(s, y, fg_sym(s, y)) : -1;
+        if (r < 0 && bp_tensor_numel(fg_sym(s, y)) <= FG_CAP_ELEMS) {
+            bp_tensor *c = NULL;
+            fg_from_host(s, s->be, dt, 4, bp_tensor_shape(fg_sym(s, y)), &c);
+            r = fg_value_add(s, FG_CONST, c, NULL);
+        }
+        y = r < 0 ? -1 : fg_record_on(s, BP_OP_ADD, tail & 1 ? r : y, tail & 1 ? y : r);
+    }
+    if (y >= 0 && tail < 192)
+        fg_record_on(s, BP_OP_RELU, y, -1);
+}

@@ -115,6 +115,7 @@ bp_status fg_from_host(fg_state *s, bp_backend *be, bp_dtype dt, int32_t rank,
 void fg_act_op(fg_state *s);        /* an op of the op table */
 void fg_act_view(fg_state *s);      /* reshape, squeeze, unsqueeze */
 void fg_act_bad_shapes(fg_state *s);
+void fg_act_conv(fg_state *s);      /* a convolution a backend may prepare, its epilogues */
 /* Call step k eagerly on the current eager values: its status and outputs. */
 bp_status fg_step_eager(fg_state *s, int k, bp_tensor **o1, bp_tensor **o2);
 /* A stand-in twin for a poisoned value: zeros like t. */

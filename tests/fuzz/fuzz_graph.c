@@ -8,7 +8,10 @@
  * fuzz_api fuzzes them: fz_op_args.c), creation ops on the recording
  * backend, reshape / squeeze / unsqueeze, concrete tensors mixed in (made
  * from host data, or over the harness's memory through DLPack, or on the
- * other backend), ops that must fail for their shapes, outputs marked (on
+ * other backend), convolutions as networks have them (rank-4 values,
+ * captured weights, 3x3, strided, dilated, 1x1 and depthwise windows, then
+ * a residual add and a relu: the nodes blas_cpu prepares, with the
+ * epilogues it takes), ops that must fail for their shapes, outputs marked (on
  * concrete tensors too, which must be refused), symbolic tensors read,
  * ops mixing two graphs, a captured tensor's handle transferred away, a
  * plan compiled half way. Every op is also called eagerly on concrete
@@ -34,7 +37,9 @@
  *  - a run's outputs are eager's tensors bit for bit (dtype, shape, every
  *    byte), on every run, after the graph and its tensors are gone, and on
  *    new inputs and rewritten constants (a recorded op whose eager twin now
- *    fails, while the plan runs it, is a finding);
+ *    fails, while the plan runs it, is a finding); a plan with prepared
+ *    nodes (within the op's tolerance of eager, not its bits) gives the
+ *    same bits on its second run of the same inputs as on its first;
  *  - a run refused sets no output and leaves the backend's memory as it
  *    was;
  *  - at the end, with everything released, the backends hold no bytes,
@@ -113,11 +118,21 @@ int fg_value_pick(fg_state *s)
     return (int)(b % (unsigned)s->n_values);
 }
 
-/* Extents 1..3 mostly, 0 and 4 sometimes; rank 0..3. */
+/* Extents 1..3 mostly, 0 and 4 sometimes; rank 0..3; or an image batch
+ * (N, C, H, W) as convolutions take it (fg_act_conv): 1 or 2 images of 1
+ * to 4 channels, 3, 4, 6 or 1 rows of 3, 5, 9 or 20. */
 int32_t fg_small_shape(fg_state *s, int64_t *shape)
 {
-    static const int32_t ranks[] = {1, 2, 2, 3, 0, 1, 2, 3};
-    int32_t rank = ranks[fz_pick(&s->in, 8)];
+    static const int32_t ranks[] = {1, 2, 2, 3, 0, 1, 2, 3, 4};
+    int32_t rank = ranks[fz_pick(&s->in, 9)];
+    if (rank == 4) {
+        static const int64_t rows[] = {3, 4, 6, 1}, cols[] = {3, 5, 9, 20};
+        shape[0] = 1 + (int64_t)fz_pick(&s->in, 2);
+        shape[1] = 1 + (int64_t)fz_pick(&s->in, 4);
+        shape[2] = rows[fz_pick(&s->in, 4)];
+        shape[3] = cols[fz_pick(&s->in, 4)];
+        return rank;
+    }
     for (int32_t k = 0; k < rank; k++) {
         static const int64_t ext[] = {1, 2, 3, 2, 3, 1, 4, 0};
         shape[k] = ext[fz_pick(&s->in, 8)];
@@ -452,6 +467,7 @@ static const fg_action fg_actions[] = {
     FG_ACT(op),     FG_ACT(op),       FG_ACT(op),         FG_ACT(op),     FG_ACT(op),
     FG_ACT(op),     FG_ACT(view),     FG_ACT(const),      FG_ACT(const),  FG_ACT(output),
     FG_ACT(output), FG_ACT(bad_shapes), FG_ACT(transfer), FG_ACT(misuse), FG_ACT(compile_early),
+    FG_ACT(conv),
 };
 
 static void fg_inputs(fg_state *s)

@@ -14,11 +14,13 @@ import os
 from make_api_seeds import OPS
 
 ACTIONS = ["op", "op", "op", "op", "op", "op", "view", "const", "const", "output", "output",
-           "bad_shapes", "transfer", "misuse", "compile_early"]
+           "bad_shapes", "transfer", "misuse", "compile_early", "conv"]
 BOOL, U8, I8, I32, I64, F16, BF16, F32, F64 = range(9)
 FLOATS = [F32, F32, F64, F16, BF16]              # fg_float
-RANKS = [1, 2, 2, 3, 0, 1, 2, 3]                 # fg_small_shape
+RANKS = [1, 2, 2, 3, 0, 1, 2, 3, 4]              # fg_small_shape
 EXTENTS = [1, 2, 3, 2, 3, 1, 4, 0]
+IMAGE_ROWS = [3, 4, 6, 1]                        # fg_small_shape's rank 4
+IMAGE_COLS = [3, 5, 9, 20]
 CONST_DTYPES = [F32, F32, F64, F16, BF16, I64, I64, I32, BOOL, U8]
 OP_CODE = {name: k for k, (name, _, _) in enumerate(OPS)}
 OP_INPUTS = {name: ins for name, _, ins in OPS}
@@ -46,13 +48,19 @@ class Graph:
         return self
 
     def inputs(self, *specs):
-        """specs: (dtype, dims) each; dims in 0..4."""
+        """specs: (dtype, dims) each; dims in 0..4, or an image batch (N 1..2, C 1..4,
+        H in IMAGE_ROWS, W in IMAGE_COLS)."""
         self.emit(len(specs) - 1)
         for k, (dt, dims) in enumerate(specs):
             if k > 0:
                 self.emit(200)                   # not input 0's dtype: fg_float's byte follows
             self.emit(FLOATS.index(dt), 200)     # dtype; how: a shape of its own
-            self.emit(RANKS.index(len(dims)), [EXTENTS.index(d) for d in dims], data())
+            if len(dims) == 4:
+                n, c, h, w = dims
+                self.emit(RANKS.index(4), n - 1, c - 1, IMAGE_ROWS.index(h), IMAGE_COLS.index(w),
+                          data())
+            else:
+                self.emit(RANKS.index(len(dims)), [EXTENTS.index(d) for d in dims], data())
         self.values = len(specs)
         return self
 
@@ -121,6 +129,31 @@ class Graph:
         self.values += 1
         return self
 
+    def conv(self, x, kind=0, filters=4, depthwise=False, bias=False, residual=None,
+             relu=True):
+        """fg_act_conv on value x: kind 0 3x3, 2 stride 2, 3 dilated, 4 1x1, 5 3x1;
+        residual None, "like" (a value of the output's shape: one must exist) or
+        "const" (a new constant of it), then its relu; else a relu or not."""
+        how = (192 if depthwise else 0) + (32 if bias else 0)
+        how += (kind - how % 6) % 6
+        if residual:
+            tail = {"like": 0, "const": 64}[residual]
+        else:
+            tail = 150 if relu else 230
+        self.act("conv").emit(self.pick(x), how, tail)
+        if not depthwise:
+            self.emit(filters - 1)
+        self.emit(data())
+        self.values += 2                         # the weights, the convolution
+        if bias:
+            self.emit(data())
+            self.values += 1
+        if residual == "const":
+            self.emit(data())
+            self.values += 1
+        self.values += (1 if residual else 0) + (1 if residual or relu else 0)
+        return self
+
     def output(self, v):
         return self.act("output").emit(self.pick(v))
 
@@ -183,6 +216,31 @@ def seeds():
     g = Graph(backend="blas_cpu").inputs((F32, [2, 3]), (F32, [3, 3]))
     g.op("matmul", 0, 1).op("gelu", 2).op("matmul", 3, 1).op("add", 4, 0)
     s["blas_cpu_matmul"] = g.finish(outputs=1, opts=1)
+
+    # convolutions blas_cpu prepares (captured weights, more than 8 positions):
+    # direct 3x3 with a residual add and relu (a constant, then the input), a
+    # depthwise one, a 1x1 on the GEMM with its relu, stride 2 and dilated
+    # windows; two runs of a prepared plan must give the same bits
+    g = Graph(backend="blas_cpu").inputs((F32, [1, 4, 6, 9]))
+    g.conv(0, filters=16, bias=True, residual="const")
+    g.conv(g.values - 1, filters=4, residual=None, relu=True)
+    s["blas_cpu_conv_residual"] = g.finish(outputs=1, opts=1)
+
+    g = Graph(backend="blas_cpu").inputs((F32, [2, 4, 4, 5]))
+    g.conv(0, filters=4, residual="like")
+    g.conv(g.values - 1, depthwise=True, bias=True)
+    g.conv(g.values - 1, kind=4, filters=8)
+    g.output(g.values - 1)
+    g.conv(0, kind=2, filters=20, relu=False).output(g.values - 1)
+    g.conv(0, kind=3, filters=3, bias=True).output(g.values - 1)
+    g.conv(0, kind=5, filters=17).output(g.values - 1)
+    s["blas_cpu_conv_kinds"] = g.finish(outputs=2, opts=1, new_inputs=(1, 0))
+
+    # a 3x3 over one row of 20: the taps above and below miss it (the eager
+    # GEMM path's unfold formed a pointer before x for them: clang's UBSan)
+    g = Graph(backend="blas_cpu").inputs((F32, [1, 2, 1, 20]))
+    g.conv(0, filters=5, bias=True, relu=False)
+    s["blas_cpu_conv_one_row"] = g.finish(outputs=0, opts=1)
 
     g = Graph().inputs(x23).const(0).op("add", 0, 1).const(0, dlpack=True).op("mul", 2, 3)
     g.const(0, broadcast_axis=1).op("div", 4, 5).op("maximum", 6, 3)
