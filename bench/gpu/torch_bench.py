@@ -9,6 +9,8 @@ rows, 0.05 s for the wide table's).
                                                     (no torch needed)
     torch_bench.py --table FILE --dry-run           each row once on the CPU, extents capped at 8
     torch_bench.py --startup                        import, first CUDA op, first conv (fresh process)
+    torch_bench.py --table FILE --kernels KEY...    the CUDA kernels each named row runs, with
+                                                    their mean time (torch.profiler)
 
 The table (bench/gpu/ops.txt) is parsed here as bench/gpu/wide.c parses it;
 OPS below and wide.c's wide_ops must name the same ops with the same inputs.
@@ -319,6 +321,40 @@ def wide(torch, rows, dev):
     return failed
 
 
+def kernels(torch, rows, keys, dev):
+    """For each row named in keys: the CUDA kernels one call runs, each with
+    its mean device time over 20 calls (after a warm-up), from torch.profiler.
+    What the other side's time for the row is made of, to compare kernel by
+    kernel (docs/gpu.md)."""
+    from torch.profiler import ProfilerActivity, profile
+    missing = [k for k in keys if k not in {r["key"] for r in rows}]
+    if missing:
+        print(f"torch_bench.py: --kernels: no row {' '.join(missing)}", file=sys.stderr)
+        return 1
+    for row in rows:
+        if row["key"] not in keys:
+            continue
+        set_tf32(torch, row["tf32"])
+        ins = make_inputs(torch, row, dev)
+        fn = make_call(torch, row, ins)
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(20):
+                fn()
+            torch.cuda.synchronize()
+        print(f"k.{row['key']}:")
+        for ev in sorted(prof.key_averages(), key=lambda e: -e.device_time_total):
+            if ev.device_time_total > 0:
+                print(f"    {ev.device_time_total / 20:9.1f} us/call  {ev.count / 20:4.1f}x  "
+                      f"{ev.key[:150]}")
+        set_tf32(torch, False)
+        del ins, fn
+        torch.cuda.empty_cache()
+    return 0
+
+
 def dry_run(torch, rows):
     failed = 0
     for row in rows:
@@ -371,9 +407,11 @@ def main(argv=None):
     ap.add_argument("--dry-run", action="store_true", help="each row once on the CPU, small")
     ap.add_argument("--no-classic", action="store_true", help="only the table's rows")
     ap.add_argument("--startup", action="store_true", help="startup costs (a fresh process)")
+    ap.add_argument("--kernels", nargs="+", metavar="KEY",
+                    help="the CUDA kernels of these rows, with their times (torch.profiler)")
     args = ap.parse_args(argv)
-    if (args.list or args.dry_run) and not args.table:
-        ap.error("--list and --dry-run need --table FILE")
+    if (args.list or args.dry_run or args.kernels) and not args.table:
+        ap.error("--list, --dry-run and --kernels need --table FILE")
     try:
         rows = parse_table(args.table) if args.table else []
     except (TableError, OSError) as e:
@@ -394,6 +432,8 @@ def main(argv=None):
         return 1
     set_tf32(torch, False)  # as backplane's default (tf32 = false); cuDNN's too
     dev = torch.device("cuda:0")
+    if args.kernels:
+        return kernels(torch, rows, args.kernels, dev)
     if not args.no_classic:
         classic(torch, dev)
     failed = wide(torch, rows, dev) if rows else 0
