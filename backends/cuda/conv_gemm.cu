@@ -51,6 +51,43 @@ bp_status bpcu_conv_gemm(bpcu_device *d, bp_dtype dt, cublasOperation_t opa,
     return bpcu_blas_fail(d, bs, what);
 }
 
+/* ---- the bias, written into y before cuDNN or cuBLAS adds the convolution ------------------ */
+
+/* y[n, m, ...] = bias[m]: blocks of y walk the (n, m) planes, x's threads
+ * the plane; the bias element read once per plane */
+template <class S>
+__global__ void bpcu_k_bias_fill(S *y, bpcu_nv bias, int64_t M, int64_t planes, int64_t inner)
+{
+    for (int64_t u = blockIdx.y; u < planes; u += gridDim.y) {
+        const int64_t m = u % M;
+        const S v = bpcu_ft<S>::std_(bpcu_nv_ld(bias, m * bias.strides[0])); /* exact: same dtype */
+        S *py = y + u * inner;
+        for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < inner;
+             i += (int64_t)gridDim.x * blockDim.x)
+            py[i] = v;
+    }
+}
+
+cudaError_t bpcu_conv_bias_fill(bpcu_device *d, const bp_view *y, const bp_view *bias)
+{
+    const int64_t M = y->shape[1], planes = y->shape[0] * M;
+    const int64_t inner = planes > 0 ? bpcu_numel(y) / planes : 0;
+    if (inner == 0)
+        return cudaSuccess;
+    int64_t bx = (inner + 255) / 256, by = planes;
+    bx = bx > 64 ? 64 : bx;
+    by = by > 65535 ? 65535 : by;
+    const bpcu_nv b = bpcu_nv_of(bias);
+    const dim3 grid((unsigned)bx, (unsigned)by);
+    cudaError_t e = cudaSuccess;
+    switch (y->dtype) {
+    case BP_F32: e = bpcu_launch(d->stream, grid, 256, 0, bpcu_k_bias_fill<float>, (float *)bpcu_ptr(y), b, M, planes, inner); break;
+    case BP_F16: e = bpcu_launch(d->stream, grid, 256, 0, bpcu_k_bias_fill<bpcu_h16>, (bpcu_h16 *)bpcu_ptr(y), b, M, planes, inner); break;
+    default: e = bpcu_launch(d->stream, grid, 256, 0, bpcu_k_bias_fill<bpcu_b16>, (bpcu_b16 *)bpcu_ptr(y), b, M, planes, inner); break;
+    }
+    return e;
+}
+
 bool bpcu_conv_dense(const bp_view *v)
 {
     int64_t expect = 1;

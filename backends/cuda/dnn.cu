@@ -112,6 +112,7 @@ static const bpdnn_api *lib_get(const bp_host_api *host)
 
 typedef struct bpdnn_key {
     int32_t transpose, dtype, nd, tf32, groups;
+    int32_t align16;               /* x, w and y start on 16 bytes (the plan's alignment) */
     int32_t x[5], w[5], y[5];      /* conv: x, w, y; conv_transpose: dy (x), w, dx (y) */
     int32_t pad[3], stride[3], dil[3];
 } bpdnn_key;
@@ -126,6 +127,12 @@ typedef struct bpdnn_entry {
     int algo;
     size_t ws;                     /* workspace bytes */
     uint64_t tick;                 /* last use */
+    /* the backend API's execution plan (f16 / bf16 forward convolutions;
+     * NULL: none, the legacy call above) and the descriptors it was made
+     * from, kept for its life */
+    bpdnn_desc plan;
+    size_t plan_ws;
+    bpdnn_desc keep[8];
 } bpdnn_entry;
 
 struct bpdnn_state {
@@ -137,6 +144,11 @@ struct bpdnn_state {
 
 static void entry_clear(const bpdnn_api *api, bpdnn_entry *e)
 {
+    if (e->plan)
+        api->b_destroy(e->plan);
+    for (int j = 0; j < 8; j++)
+        if (e->keep[j])
+            api->b_destroy(e->keep[j]);
     if (e->xd)
         api->destroy_tensor(e->xd);
     if (e->yd)
@@ -210,6 +222,7 @@ static bool key_of(const bpcu_device *d, const bpcu_opcall *c, bpdnn_key *k)
     k->nd = nd;
     k->tf32 = d->tf32;
     k->groups = (int32_t)c->p.i[15];
+    k->align16 = (((uintptr_t)bpcu_ptr(x) | (uintptr_t)bpcu_ptr(w) | (uintptr_t)bpcu_ptr(y)) & 15) == 0;
     k->x[0] = (int32_t)x->shape[0], k->x[1] = (int32_t)x->shape[1];
     k->y[0] = (int32_t)y->shape[0], k->y[1] = (int32_t)y->shape[1];
     k->w[0] = (int32_t)w->shape[0], k->w[1] = (int32_t)w->shape[1];
@@ -331,6 +344,178 @@ static bpdnn_status entry_make(bpcu_device *d, bpdnn_state *s, const bpdnn_key &
     return BPDNN_STATUS_SUCCESS;
 }
 
+/* ---- the backend API's plan ----------------------------------------------------------------- */
+
+/* A dense NCHW (NCDHW) tensor of the backend API, with its uid. */
+static bpdnn_desc plan_tensor(const bpdnn_api *api, int dt, int n, const int32_t *dims,
+                              int64_t uid, int64_t align)
+{
+    bpdnn_desc t = NULL;
+    int64_t dv[5], sv[5], stride = 1;
+    for (int j = n - 1; j >= 0; j--) {
+        dv[j] = dims[j];
+        sv[j] = stride;
+        stride *= dims[j] > 0 ? dims[j] : 1;
+    }
+    if (api->b_create(BPDNN_B_TENSOR, &t) != BPDNN_STATUS_SUCCESS)
+        return NULL;
+    bool ok = api->b_set(t, BPDNN_A_TENSOR_DATA_TYPE, BPDNN_T_DATA_TYPE, 1, &dt) == 0 &&
+              api->b_set(t, BPDNN_A_TENSOR_DIMS, BPDNN_T_INT64, n, dv) == 0 &&
+              api->b_set(t, BPDNN_A_TENSOR_STRIDES, BPDNN_T_INT64, n, sv) == 0 &&
+              api->b_set(t, BPDNN_A_TENSOR_UID, BPDNN_T_INT64, 1, &uid) == 0 &&
+              api->b_set(t, BPDNN_A_TENSOR_ALIGNMENT, BPDNN_T_INT64, 1, &align) == 0 &&
+              api->b_finalize(t) == 0;
+    if (!ok) {
+        api->b_destroy(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Whether the engine of configuration cfg computes as the legacy call
+ * does: an f32 accumulator (no reduced-precision reduction), the same bits
+ * every run (no non-deterministic split), and no kernel compiled at run
+ * time (NVRTC at the first call, and a library more). */
+static bool plan_engine_ok(const bpdnn_api *api, bpdnn_desc cfg)
+{
+    bpdnn_desc eng = NULL;
+    if (api->b_create(BPDNN_B_ENGINE, &eng) != BPDNN_STATUS_SUCCESS)
+        return false;
+    int64_t n = 0, nb = 0;
+    int notes[BPDNN_NOTE_TYPE_COUNT], behaviour[BPDNN_BEHAVIOR_TYPE_COUNT];
+    bool ok = api->b_get(cfg, BPDNN_A_CFG_ENGINE, BPDNN_T_DESCRIPTOR, 1, &n, &eng) == 0 &&
+              api->b_get(eng, BPDNN_A_ENGINE_NUMERICAL_NOTE, BPDNN_T_NUMERICAL_NOTE,
+                         BPDNN_NOTE_TYPE_COUNT, &n, notes) == 0 &&
+              api->b_get(eng, BPDNN_A_ENGINE_BEHAVIOR_NOTE, BPDNN_T_BEHAVIOR_NOTE,
+                         BPDNN_BEHAVIOR_TYPE_COUNT, &nb, behaviour) == 0;
+    for (int64_t j = 0; ok && j < n && j < BPDNN_NOTE_TYPE_COUNT; j++)
+        ok = notes[j] != BPDNN_NOTE_REDUCED_PRECISION_REDUCTION &&
+             notes[j] != BPDNN_NOTE_NONDETERMINISTIC;
+    for (int64_t j = 0; ok && j < nb && j < BPDNN_BEHAVIOR_TYPE_COUNT; j++)
+        ok = behaviour[j] != BPDNN_BEHAVIOR_RUNTIME_COMPILATION;
+    api->b_destroy(eng);
+    return ok;
+}
+
+/* The execution plan for e's key (an f16 or bf16 forward convolution,
+ * beta 0), in e->plan; e->plan stays NULL when the backend API takes no
+ * engine for it, and the legacy call is used. PyTorch runs its
+ * convolutions this way by default; the legacy call (cudnnConvolutionForward)
+ * builds what it runs at every call: on an H200 it spent some 50 us of host
+ * time per call on ResNet-50's f16 layers, twice the kernels' time. The
+ * heuristics are cuDNN's instant mode (as PyTorch's default), taken in
+ * their order: the first engine that plan_engine_ok accepts, that
+ * finalizes, and whose workspace fits. */
+static void plan_make(bpcu_device *d, bpdnn_state *s, bpdnn_entry *e)
+{
+    const bpdnn_api *api = s->api;
+    const bpdnn_key &k = e->key;
+    const int dt = data_type(k.dtype), n = k.nd + 2;
+    const int64_t align = k.align16 ? 16 : 2;
+    bpdnn_desc *keep = e->keep; /* x, w, y, conv, op, graph, heur */
+    keep[0] = plan_tensor(api, dt, n, k.x, 1, align);
+    keep[1] = plan_tensor(api, dt, n, k.w, 2, align);
+    keep[2] = plan_tensor(api, dt, n, k.y, 3, align);
+    if (!keep[0] || !keep[1] || !keep[2])
+        return;
+    const int64_t nd = k.nd;
+    int64_t pad[3], st[3], dl[3];
+    for (int j = 0; j < k.nd; j++)
+        pad[j] = k.pad[j], st[j] = k.stride[j], dl[j] = k.dil[j];
+    const int comp = BPDNN_DATA_FLOAT, mode = BPDNN_CROSS_CORRELATION;
+    if (api->b_create(BPDNN_B_CONVOLUTION, &keep[3]) != 0 ||
+        api->b_set(keep[3], BPDNN_A_CONV_COMP_TYPE, BPDNN_T_DATA_TYPE, 1, &comp) != 0 ||
+        api->b_set(keep[3], BPDNN_A_CONV_MODE, BPDNN_T_CONV_MODE, 1, &mode) != 0 ||
+        api->b_set(keep[3], BPDNN_A_CONV_SPATIAL_DIMS, BPDNN_T_INT64, 1, &nd) != 0 ||
+        api->b_set(keep[3], BPDNN_A_CONV_DILATIONS, BPDNN_T_INT64, nd, dl) != 0 ||
+        api->b_set(keep[3], BPDNN_A_CONV_FILTER_STRIDES, BPDNN_T_INT64, nd, st) != 0 ||
+        api->b_set(keep[3], BPDNN_A_CONV_PRE_PADDINGS, BPDNN_T_INT64, nd, pad) != 0 ||
+        api->b_set(keep[3], BPDNN_A_CONV_POST_PADDINGS, BPDNN_T_INT64, nd, pad) != 0 ||
+        api->b_finalize(keep[3]) != 0)
+        return;
+    const float alpha = 1.0f, beta = 0.0f;
+    if (api->b_create(BPDNN_B_OP_CONV_FORWARD, &keep[4]) != 0 ||
+        api->b_set(keep[4], BPDNN_A_FWD_X, BPDNN_T_DESCRIPTOR, 1, &keep[0]) != 0 ||
+        api->b_set(keep[4], BPDNN_A_FWD_W, BPDNN_T_DESCRIPTOR, 1, &keep[1]) != 0 ||
+        api->b_set(keep[4], BPDNN_A_FWD_Y, BPDNN_T_DESCRIPTOR, 1, &keep[2]) != 0 ||
+        api->b_set(keep[4], BPDNN_A_FWD_CONV, BPDNN_T_DESCRIPTOR, 1, &keep[3]) != 0 ||
+        api->b_set(keep[4], BPDNN_A_FWD_ALPHA, BPDNN_T_FLOAT, 1, &alpha) != 0 ||
+        api->b_set(keep[4], BPDNN_A_FWD_BETA, BPDNN_T_FLOAT, 1, &beta) != 0 ||
+        api->b_finalize(keep[4]) != 0)
+        return;
+    if (api->b_create(BPDNN_B_OPERATION_GRAPH, &keep[5]) != 0 ||
+        api->b_set(keep[5], BPDNN_A_GRAPH_OPS, BPDNN_T_DESCRIPTOR, 1, &keep[4]) != 0 ||
+        api->b_set(keep[5], BPDNN_A_GRAPH_HANDLE, BPDNN_T_HANDLE, 1, &s->h) != 0 ||
+        api->b_finalize(keep[5]) != 0)
+        return;
+    const int heur_mode = BPDNN_HEUR_INSTANT;
+    if (api->b_create(BPDNN_B_ENGINEHEUR, &keep[6]) != 0 ||
+        api->b_set(keep[6], BPDNN_A_HEUR_GRAPH, BPDNN_T_DESCRIPTOR, 1, &keep[5]) != 0 ||
+        api->b_set(keep[6], BPDNN_A_HEUR_MODE, BPDNN_T_HEUR_MODE, 1, &heur_mode) != 0 ||
+        api->b_finalize(keep[6]) != 0)
+        return;
+    int64_t count = 0;
+    if (api->b_get(keep[6], BPDNN_A_HEUR_RESULTS, BPDNN_T_DESCRIPTOR, 0, &count, NULL) != 0 ||
+        count < 1)
+        return;
+    constexpr int64_t MOST = 8; /* the heuristics' first configurations tried */
+    bpdnn_desc cfg[MOST] = {NULL};
+    const int64_t want = count < MOST ? count : MOST;
+    int64_t made = 0;
+    while (made < want && api->b_create(BPDNN_B_ENGINECFG, &cfg[made]) == 0)
+        made++;
+    int64_t got = 0;
+    if (made == want &&
+        api->b_get(keep[6], BPDNN_A_HEUR_RESULTS, BPDNN_T_DESCRIPTOR, want, &got, cfg) == 0) {
+        for (int64_t j = 0; j < got && j < want && !e->plan; j++) {
+            if (!plan_engine_ok(api, cfg[j]))
+                continue;
+            bpdnn_desc plan = NULL;
+            int64_t ws = 0, nws = 0;
+            if (api->b_create(BPDNN_B_EXECUTION_PLAN, &plan) != 0)
+                break;
+            if (api->b_set(plan, BPDNN_A_PLAN_HANDLE, BPDNN_T_HANDLE, 1, &s->h) == 0 &&
+                api->b_set(plan, BPDNN_A_PLAN_CFG, BPDNN_T_DESCRIPTOR, 1, &cfg[j]) == 0 &&
+                api->b_finalize(plan) == 0 &&
+                api->b_get(plan, BPDNN_A_PLAN_WORKSPACE, BPDNN_T_INT64, 1, &nws, &ws) == 0 &&
+                ws >= 0 && (uint64_t)ws <= (uint64_t)ws_limit(d)) {
+                e->plan = plan;
+                e->plan_ws = (size_t)ws;
+                e->keep[7] = cfg[j]; /* the plan's configuration lives as long as it */
+                cfg[j] = NULL;
+            } else {
+                api->b_destroy(plan);
+            }
+        }
+    }
+    for (int64_t j = 0; j < made; j++)
+        if (cfg[j])
+            api->b_destroy(cfg[j]);
+}
+
+/* Runs e's plan: y = conv(x, w) with the workspace ws; the cuDNN status. */
+static bpdnn_status plan_run(const bpdnn_api *api, bpdnn_state *s, const bpdnn_entry *e,
+                             const void *x, const void *w, void *y, void *ws)
+{
+    bpdnn_desc pack = NULL;
+    bpdnn_status r = api->b_create(BPDNN_B_VARIANT_PACK, &pack);
+    if (r != BPDNN_STATUS_SUCCESS)
+        return r;
+    const int64_t uids[3] = {1, 2, 3};
+    void *ptrs[3] = {(void *)x, (void *)w, y};
+    r = api->b_set(pack, BPDNN_A_PACK_UIDS, BPDNN_T_INT64, 3, uids);
+    if (r == BPDNN_STATUS_SUCCESS)
+        r = api->b_set(pack, BPDNN_A_PACK_POINTERS, BPDNN_T_VOID_PTR, 3, ptrs);
+    if (r == BPDNN_STATUS_SUCCESS)
+        r = api->b_set(pack, BPDNN_A_PACK_WORKSPACE, BPDNN_T_VOID_PTR, 1, &ws);
+    if (r == BPDNN_STATUS_SUCCESS)
+        r = api->b_finalize(pack);
+    if (r == BPDNN_STATUS_SUCCESS)
+        r = api->b_execute(s->h, e->plan, pack);
+    api->b_destroy(pack);
+    return r;
+}
+
 /* The entry for k: cached, or made in the least recently used slot.
  * NULL with *r set when cuDNN failed for another reason than the shape. */
 static bpdnn_entry *entry_get(bpcu_device *d, bpdnn_state *s, const bpdnn_key &k, bpdnn_status *r)
@@ -353,44 +538,9 @@ static bpdnn_entry *entry_get(bpcu_device *d, bpdnn_state *s, const bpdnn_key &k
         entry_clear(s->api, lru);
         return NULL;
     }
+    if (lru->ok && !k.transpose && (k.dtype == BP_F16 || k.dtype == BP_BF16))
+        plan_make(d, s, lru);
     return lru;
-}
-
-/* ---- the bias, written into y before cuDNN adds the convolution ------------------------------ */
-
-/* y[n, m, ...] = bias[m]: blocks of y walk the (n, m) planes, x's threads
- * the plane; the bias element read once per plane */
-template <class S>
-__global__ void bpcu_k_bias_fill(S *y, bpcu_nv bias, int64_t M, int64_t planes, int64_t inner)
-{
-    for (int64_t u = blockIdx.y; u < planes; u += gridDim.y) {
-        const int64_t m = u % M;
-        const S v = bpcu_ft<S>::std_(bpcu_nv_ld(bias, m * bias.strides[0])); /* exact: same dtype */
-        S *py = y + u * inner;
-        for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < inner;
-             i += (int64_t)gridDim.x * blockDim.x)
-            py[i] = v;
-    }
-}
-
-static cudaError_t bias_fill(bpcu_device *d, const bp_view *y, const bp_view *bias)
-{
-    const int64_t M = y->shape[1], planes = y->shape[0] * M;
-    const int64_t inner = planes > 0 ? bpcu_numel(y) / planes : 0;
-    if (inner == 0)
-        return cudaSuccess;
-    int64_t bx = (inner + 255) / 256, by = planes;
-    bx = bx > 64 ? 64 : bx;
-    by = by > 65535 ? 65535 : by;
-    const bpcu_nv b = bpcu_nv_of(bias);
-    const dim3 grid((unsigned)bx, (unsigned)by);
-    cudaError_t e = cudaSuccess;
-    switch (y->dtype) {
-    case BP_F32: e = bpcu_launch(d->stream, grid, 256, 0, bpcu_k_bias_fill<float>, (float *)bpcu_ptr(y), b, M, planes, inner); break;
-    case BP_F16: e = bpcu_launch(d->stream, grid, 256, 0, bpcu_k_bias_fill<bpcu_h16>, (bpcu_h16 *)bpcu_ptr(y), b, M, planes, inner); break;
-    default: e = bpcu_launch(d->stream, grid, 256, 0, bpcu_k_bias_fill<bpcu_b16>, (bpcu_b16 *)bpcu_ptr(y), b, M, planes, inner); break;
-    }
-    return e;
 }
 
 /* ---- the entry ---------------------------------------------------------------------------------- */
@@ -424,10 +574,31 @@ bool bpcu_dnn_conv(bpcu_device *d, const bpcu_opcall *c, bp_status *st)
     const char *wp = NULL;
     void *ws = NULL;
     *st = bpcu_conv_operand(d, w, &wb, &wdv, &wp); /* dense already, as the core hands it */
+    if (*st == BP_OK && e->plan && !bias) { /* the backend API's plan (no bias: beta 0) */
+        if (e->plan_ws > 0)
+            *st = bpcu_scratch(d, e->plan_ws, &ws);
+        if (*st == BP_OK) {
+            r = plan_run(api, s, e, bpcu_ptr(x), wp, bpcu_ptr(y), ws);
+            if (r != BPDNN_STATUS_NOT_SUPPORTED) {
+                if (r != BPDNN_STATUS_SUCCESS)
+                    *st = bpcu_fail(d, BP_ERR_BACKEND, "cuda: %s: cudnnBackendExecute: %s; "
+                                    "remedy: set [backend.cuda] cudnn = off to use the built-in "
+                                    "path", opname, api->error_string(r));
+                bpcu_scratch_free(d, ws);
+                bpcu_scratch_free(d, wb.ptr);
+                return true;
+            }
+            /* refused at the call: the legacy call from now on for this shape */
+            api->b_destroy(e->plan);
+            e->plan = NULL;
+        }
+        bpcu_scratch_free(d, ws);
+        ws = NULL;
+    }
     if (*st == BP_OK && e->ws > 0)
         *st = bpcu_scratch(d, e->ws, &ws);
     if (*st == BP_OK && bias) {
-        cudaError_t ce = bias_fill(d, y, bias);
+        cudaError_t ce = bpcu_conv_bias_fill(d, y, bias);
         if (ce != cudaSuccess)
             *st = bpcu_cuda_fail(d, ce, "%s bias kernel", opname);
     }

@@ -158,6 +158,11 @@ bp_status bpcu_conv_gemm(bpcu_device *d, bp_dtype dt, cublasOperation_t opa,
                          int64_t lda, int64_t sa, const void *b, int64_t ldb, int64_t sb, void *c,
                          int64_t ldc, int64_t sc, int64_t batch);
 
+/* y[n, m, ...] = bias[m] for every element of y (f32, f16 or bf16; y
+ * dense): the bias that cuDNN's or cuBLAS's beta = 1 then adds the
+ * convolution to, so that y is rounded once. */
+cudaError_t bpcu_conv_bias_fill(bpcu_device *d, const bp_view *y, const bp_view *bias);
+
 /* Whether v is dense and row-major (size-1 axes aside). */
 bool bpcu_conv_dense(const bp_view *v);
 
