@@ -41,6 +41,15 @@ stage_here() {
             cmake --build build-ptx -j "$(nproc)" --target bp_cuda bpcu_device || exit 1
     fi
     grep -qx '/.gpu-build/' .git/info/exclude 2>/dev/null || echo '/.gpu-build/' >> .git/info/exclude
+    # ONNX's node tests for the onnx check: the device's onnx wheel ships no test data, so
+    # Debian's (libonnx-testdata, ONNX 1.12's 932 node tests, 4 MiB gzipped) travel along.
+    rm -f .gpu-build/onnx-node.tgz
+    local td=/usr/share/libonnx-testdata/data
+    if [ -d $td/node ]; then
+        mkdir -p .gpu-build && tar -C $td -czf .gpu-build/onnx-node.tgz node || exit 1
+    else
+        echo "full-check.sh: no $td/node (apt-get install libonnx-testdata): the onnx check will look for the wheel's data" >&2
+    fi
     local st
     st=$(mktemp -d) || exit 1
     mkdir -p "$st/ptx/lib/backplane" || exit 1
@@ -51,7 +60,7 @@ stage_here() {
     # bp_cuda.so loads bpcu_device.so (the device code) from its own folder.
     cp build-ptx/lib/backplane/bp_cuda.so build-ptx/lib/backplane/bpcu_device.so "$st/ptx/lib/backplane/" || exit 1
     # One gzipped archive: the unpacked build is over half of what may travel.
-    rm -rf .gpu-build && mkdir -p .gpu-build && tar -C "$st" -czf .gpu-build/build.tgz . || exit 1
+    mkdir -p .gpu-build && rm -f .gpu-build/build.tgz && tar -C "$st" -czf .gpu-build/build.tgz . || exit 1
     rm -rf "$st"
     du -sh .gpu-build .gpu
 }
@@ -125,9 +134,13 @@ for s in "${stages[@]}"; do
       pids+=($!)
     fi
     if has onnx; then
-      # ONNX's node tests from the onnx wheel there (its data is newer than Debian's 1.12), on
-      # cuda and, for comparison, on blas_cpu.
-      nodes=$(python3 -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend/test/data/node"))' 2>/dev/null)
+      # ONNX's node tests on cuda and, for comparison, on blas_cpu: Debian's data carried
+      # from the build machine, else the onnx wheel's there (which had none on an H200).
+      if [ -f .gpu-build/onnx-node.tgz ] && mkdir -p /tmp/onnx-data && tar -C /tmp/onnx-data -xzf .gpu-build/onnx-node.tgz; then
+        nodes=/tmp/onnx-data/node   # Debian's ONNX 1.12 data, carried (the wheel has none)
+      else
+        nodes=$(python3 -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend/test/data/node"))' 2>/dev/null)
+      fi
       for be in cuda blas_cpu; do
         timeout -k 5 $lim python3 tests/onnx/run.py --backend $be --package $B/python --testdata "$nodes" \
           --quiet --timeout 30 --json "$L/onnx-$be.json" > "$L/onnx-$be.log" 2>&1 &

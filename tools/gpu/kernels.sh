@@ -12,8 +12,8 @@
 # (torch.profiler, torch_bench.py --kernels). Then, for the convolution
 # rows, every cuDNN algorithm's time in NCHW and NHWC and the v7 ranking
 # (bench/gpu/dnn_algos.cu), with the toolkit's cuDNN and with PyTorch's,
-# and backplane's conv rows timed again with PyTorch's cuDNN. Output:
-# stdout and $OUT/kernels.txt.
+# and backplane's conv rows timed again with PyTorch's cuDNN (KERNELS_DNN=0
+# leaves this part out). Output: stdout and $OUT/kernels.txt.
 set -uo pipefail
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
 if [ "${1:-}" = --stage ]; then
@@ -70,6 +70,7 @@ for name, (n, t, lo) in agg.items():
 EOF
     tail -n 3 "$tmp/ncu.err" | sed 's/^/    ncu: /'
 done
+if [ "${KERNELS_DNN:-1}" = 0 ]; then echo "== kernels.sh done (KERNELS_DNN=0: no cuDNN diagnostic)"; exit 0; fi
 echo "== cuDNN's algorithms for the conv rows (toolkit's cuDNN first)"
 timeout -k 5 120 .gpu-build/dnn_algos $table 2>&1
 tcudnn=$(env -u LD_LIBRARY_PATH "$py" -c 'import os, nvidia.cudnn as c; print(os.path.join(list(c.__path__)[0], "lib"))' 2>/dev/null)
