@@ -228,8 +228,9 @@ Test(graph_prepare, conv_prepared_gives_the_same_bits_on_avx512_and_avx2)
  * a register (AVX-512) and OpenBLAS's kernels are 256-bit or narrower, on
  * the GEMM with AVX2 (OpenBLAS reads x in place faster than AVX2's block
  * does) and against OpenBLAS's AVX-512 kernels. Which kernels OpenBLAS runs is this
- * machine's (the test never sets OPENBLAS_CORETYPE): the device's detail
- * states them and the decision, and the two must agree. */
+ * machine's (the test never sets OPENBLAS_CORETYPE; ctest's
+ * graph_prepare.openblas_prescott runs it with SSE ones named): the
+ * device's detail states them and the decision, and the two must agree. */
 static const conv_case pointwise[] = {
     {"1x1, 40 filters", 4, {2, 24, 9, 11}, {40, 24, 1, 1}, true, WIN(.groups = 0)},
     {"1x1 stride 2", 4, {1, 20, 14, 13}, {33, 20, 1, 1}, false, WIN(.strides = {2, 2})},

@@ -64,3 +64,14 @@ bp_graph_exec *bpt_graph_compile(bp_graph *g, bool fuse, bp_graph_stats *st)
     BPT_OK(bp_graph_exec_stats(exe, st));
     return exe;
 }
+
+bool bpt_blas_cpu_in_place_direct(bp_backend *be)
+{
+    bp_device_info info = {.struct_size = sizeof info};
+    BPT_OK(bp_backend_device_info(be, &info));
+    const bool direct = strstr(info.detail, "1x1 and one-axis convolutions: direct") != NULL;
+    cr_assert(direct || strstr(info.detail, "1x1 and one-axis convolutions: OpenBLAS"),
+              "the detail does not say where 1x1 and one-axis convolutions run: %s",
+              info.detail);
+    return direct;
+}

@@ -26,6 +26,15 @@ size_t bpt_backends(bp_context *ctx, bp_backend **out, size_t max);
  * stats; fails the test if either call fails. */
 bp_graph_exec *bpt_graph_compile(bp_graph *g, bool fuse, bp_graph_stats *st);
 
+/* Whether blas_cpu backend be runs the convolutions whose GEMM reads x in
+ * place (1x1 kernels, kernels along one axis) on its direct kernel when a
+ * plan prepares them, as its device detail says ("1x1 and one-axis
+ * convolutions: direct"): an AVX-512 level against OpenBLAS kernels of
+ * 256 bits or fewer, which depends on the CPU and on the kernels OpenBLAS
+ * picked (or OPENBLAS_CORETYPE named). Such a plan's convolution is within
+ * the op's tolerance of the eager one, not its bits (docs/graphs.md). */
+bool bpt_blas_cpu_in_place_direct(bp_backend *be);
+
 /* Run `body` once per backend: for (each) { bp_backend *be = ...; body }. */
 #define BPT_FOR_EACH_BACKEND(ctx, be)                                          \
     bp_backend *bpt_list_[16];                                                 \
