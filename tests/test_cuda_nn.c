@@ -610,14 +610,18 @@ static const cgeo conv_cases[] = {
     {2, 3, 8, 16, 1, {5, 5}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, {0}, false, false},
     {1, 2, 3, 5, 1, {17}, {5}, {1}, {1}, {2}, {2}, {0}, true, false},
     {3, 1, 2, 3, 1, {5, 6, 7}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0}, true, false},
-    /* without a bias, f16 and bf16 take cuDNN's execution plan (dnn.cu): a
-     * padded 3x3 and a strided one; pointwise f16 and bf16 (1x1, stride 1,
-     * no pad, one group) take one cuBLAS product (conv.cu), with and
-     * without a bias, 2-D and 1-D */
+    /* without a bias, f16 and bf16 windows over channels in eights take
+     * cuDNN's execution plan (dnn.cu): a padded 3x3 and a strided one; a
+     * padded 3x3 over 4 channels, the legacy call; pointwise f16 and bf16
+     * (1x1, stride 1, no pad, one group) over 1024 positions or more take
+     * one cuBLAS product (conv.cu), with and without a bias, 2-D and 1-D;
+     * fewer positions, cuDNN */
+    {2, 2, 8, 6, 1, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, false, false},
+    {2, 3, 16, 6, 1, {11, 10}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {0}, false, false},
     {2, 2, 4, 6, 1, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, false, false},
-    {2, 3, 8, 6, 1, {11, 10}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {0}, false, false},
+    {2, 2, 8, 16, 1, {32, 33}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, {0}, true, false},
+    {1, 2, 5, 3, 1, {1100}, {1}, {1}, {1}, {0}, {0}, {0}, false, false},
     {2, 3, 8, 16, 1, {5, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, {0}, true, false},
-    {1, 2, 5, 3, 1, {13}, {1}, {1}, {1}, {0}, {0}, {0}, false, false},
     /* the im2col path: asymmetric pads */
     {2, 2, 4, 6, 1, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 0}, {0, 1}, {0}, true, false},
     /* transposed: cuDNN's backward data (k 2 s 2; k 3 s 2 pad 1 output padding 1;
