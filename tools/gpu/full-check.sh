@@ -161,7 +161,10 @@ for s in "${stages[@]}"; do
       grep -E '^(FAIL|CRASH|TIMEOUT)' "$f" | head -20 | tee -a "$S"
     done
     if has onnx; then
-      for be in cuda blas_cpu; do say "onnx node tests (wheel's data) on $be: $(tail -n 2 "$L/onnx-$be.log" | paste -sd' ')"; done
+      for be in cuda blas_cpu; do
+        say "onnx node tests ($nodes) on $be: $(grep -E '^ +(PASS|FAIL) ' "$L/onnx-$be.log" | tr -s ' ' | paste -sd' ')"
+        grep -E '^FAIL ' "$L/onnx-$be.log" | cut -c1-160 | head -25 | tee -a "$S"
+      done
     fi
     has dlpack && say "dlpack with torch: $(tail -n 1 "$L/dlpack-torch.log")"
     if has memcheck; then
