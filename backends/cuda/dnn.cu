@@ -132,7 +132,7 @@ typedef struct bpdnn_entry {
      * from, kept for its life */
     bpdnn_desc plan;
     size_t plan_ws;
-    bpdnn_desc keep[8];
+    bpdnn_desc keep[8];            /* x, w, y, conv, op, graph, heuristics, the chosen config */
 } bpdnn_entry;
 
 struct bpdnn_state {
@@ -146,7 +146,7 @@ static void entry_clear(const bpdnn_api *api, bpdnn_entry *e)
 {
     if (e->plan)
         api->b_destroy(e->plan);
-    for (int j = 0; j < 8; j++)
+    for (size_t j = 0; j < sizeof e->keep / sizeof e->keep[0]; j++)
         if (e->keep[j])
             api->b_destroy(e->keep[j]);
     if (e->xd)
@@ -252,17 +252,25 @@ static int data_type(int32_t dt)
     return dt == BP_F16 ? BPDNN_DATA_HALF : dt == BP_BF16 ? BPDNN_DATA_BFLOAT16 : BPDNN_DATA_FLOAT;
 }
 
+/* The row-major (NCHW, NCDHW) strides of n dims, in elements. */
+static void dense_strides(int n, const int32_t *dims, int64_t *sv)
+{
+    int64_t stride = 1;
+    for (int j = n - 1; j >= 0; j--) {
+        sv[j] = stride;
+        stride *= dims[j] > 0 ? dims[j] : 1;
+    }
+}
+
 /* A dense NCHW (NCDHW) tensor descriptor of dims */
 static bpdnn_status tensor_set(const bpdnn_api *api, bpdnn_tensor t, int dt, int n,
                                const int32_t *dims)
 {
     int dv[5], sv[5];
-    int64_t stride = 1;
-    for (int j = n - 1; j >= 0; j--) {
-        dv[j] = dims[j];
-        sv[j] = (int)stride;
-        stride *= dims[j] > 0 ? dims[j] : 1;
-    }
+    int64_t s64[5];
+    dense_strides(n, dims, s64);
+    for (int j = 0; j < n; j++)
+        dv[j] = dims[j], sv[j] = (int)s64[j];
     return api->set_tensor(t, dt, n, dv, sv);
 }
 
@@ -351,12 +359,10 @@ static bpdnn_desc plan_tensor(const bpdnn_api *api, int dt, int n, const int32_t
                               int64_t uid, int64_t align)
 {
     bpdnn_desc t = NULL;
-    int64_t dv[5], sv[5], stride = 1;
-    for (int j = n - 1; j >= 0; j--) {
+    int64_t dv[5], sv[5];
+    dense_strides(n, dims, sv);
+    for (int j = 0; j < n; j++)
         dv[j] = dims[j];
-        sv[j] = stride;
-        stride *= dims[j] > 0 ? dims[j] : 1;
-    }
     if (api->b_create(BPDNN_B_TENSOR, &t) != BPDNN_STATUS_SUCCESS)
         return NULL;
     bool ok = api->b_set(t, BPDNN_A_TENSOR_DATA_TYPE, BPDNN_T_DATA_TYPE, 1, &dt) == 0 &&
@@ -412,7 +418,7 @@ static void plan_make(bpcu_device *d, bpdnn_state *s, bpdnn_entry *e)
     const bpdnn_key &k = e->key;
     const int dt = data_type(k.dtype), n = k.nd + 2;
     const int64_t align = k.align16 ? 16 : 2;
-    bpdnn_desc *keep = e->keep; /* x, w, y, conv, op, graph, heur */
+    bpdnn_desc *keep = e->keep;
     keep[0] = plan_tensor(api, dt, n, k.x, 1, align);
     keep[1] = plan_tensor(api, dt, n, k.w, 2, align);
     keep[2] = plan_tensor(api, dt, n, k.y, 3, align);
