@@ -100,12 +100,13 @@
     BP_HOST_DEVICE static inline T bpf_expm1##S(T v) { return M(expm1)(v); }               \
     /* 1 / (1 + e^-v). In float, below zero as e^v / (1 + e^v): e^-v                       \
      * overflows below -88 where the result is still a (subnormal) float,                  \
-     * and the exp of a non-positive argument cannot. */                                   \
+     * and the exp of a non-positive argument cannot. Both sides share                     \
+     * e = e^-|v| and differ only in the numerator (one exp, no branch). */                \
     BP_HOST_DEVICE static inline T bpf_sigmoid##S(T v)                                     \
     {                                                                                      \
-        if (BPF__IS_F(T) && v < (T)0) {                                                    \
-            T e = M(exp)(v);                                                               \
-            return e / ((T)1 + e);                                                         \
+        if (BPF__IS_F(T)) {                                                                \
+            const T e = M(exp)(-M(fabs)(v));                                               \
+            return (v < (T)0 ? e : (T)1) / ((T)1 + e);                                     \
         }                                                                                  \
         return (T)1 / ((T)1 + M(exp)(-v));                                                 \
     }                                                                                      \
@@ -128,16 +129,17 @@
     BP_HOST_DEVICE static inline T bpf_softsign##S(T v) { return v / ((T)1 + M(fabs)(v)); } \
     /* v sigmoid(v): v / (1 + e^-v) from 0 up; below, v e^v / (1 + e^v),                   \
      * whose e^v underflows gracefully where e^-v would overflow (v e^v is                 \
-     * subnormal near -720). In float, below -87 (e^v subnormal there, too                 \
-     * few bits: -100 lost 45 ulp of the subnormal result) in double. */                   \
+     * subnormal near -720). Both sides share e = e^-|v| and differ only in               \
+     * the numerator, so one exp and one division serve either sign (no                   \
+     * branch for a GPU's warp to run twice). In float, below -87 (e^v                     \
+     * subnormal there, too few bits: -100 lost 45 ulp of the subnormal                    \
+     * result) in double. */                                                               \
     BP_HOST_DEVICE static inline T bpf_silu##S(T v)                                        \
     {                                                                                      \
         if (BPF__IS_F(T) && v < (T)-87)                                                    \
             return (T)bpf_silu((double)v);                                                 \
-        if (v >= (T)0)                                                                     \
-            return v / ((T)1 + M(exp)(-v));                                                \
-        T e = M(exp)(v);                                                                   \
-        return v * e / ((T)1 + e);                                                         \
+        const T e = M(exp)(-M(fabs)(v));                                                   \
+        return (v >= (T)0 ? v : v * e) / ((T)1 + e);                                       \
     }                                                                                      \
     /* v tanh(softplus(v)) (ONNX Mish): -inf gives -inf * 0 = NaN, as the                 \
      * formula and ONNX's reference do. Below -87 in float, softplus's e^v is              \
