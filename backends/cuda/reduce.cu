@@ -200,6 +200,15 @@ template <class S> struct bpcu_red_packs<red_float<S>> {
     static constexpr bool value = true;
 };
 
+/* sums, products and extremes merge v and the NaN flag alone (merge above) */
+template <class S> struct bpcu_red_light<red_float<S>> {
+    static __device__ __forceinline__ bool of(bp_op op)
+    {
+        return op == BP_OP_SUM || op == BP_OP_MEAN || op == BP_OP_PROD || op == BP_OP_MAX ||
+               op == BP_OP_MIN;
+    }
+};
+
 /* ---- integers (and bool, as 0/1 bytes) ------------------------------------------------- */
 
 template <class T> struct red_int {

@@ -43,6 +43,13 @@ template <class R> struct bpcu_red_packs {
     static constexpr bool value = false;
 };
 
+/* Policies whose merge of some ops reads only an accumulator's v and flags
+ * say which here (of(op) true): the merges across threads then move those
+ * two fields alone (3 shuffles a step rather than 11). */
+template <class R> struct bpcu_red_light {
+    static __device__ __forceinline__ bool of(bp_op) { return false; }
+};
+
 /* One output's running state. */
 typedef struct bpcu_acc {
     double v;      /* sum, product, extreme, ARG* value, LOGSUMEXP running max */
@@ -100,6 +107,16 @@ static __device__ __forceinline__ bpcu_acc shfl_down(const bpcu_acc &a, int by)
 /* The whole warp's accumulators merged into lane 0's. */
 template <class R> static __device__ bpcu_acc warp_merge(bp_op op, bpcu_acc a)
 {
+    if (bpcu_red_light<R>::of(op)) { /* the merge reads b.v and b.flags only */
+        const unsigned all = 0xffffffffu;
+        for (int by = 16; by > 0; by >>= 1) {
+            bpcu_acc b = a;
+            b.v = __shfl_down_sync(all, a.v, by);
+            b.flags = __shfl_down_sync(all, a.flags, by);
+            R::merge(op, a, b);
+        }
+        return a;
+    }
     for (int by = 16; by > 0; by >>= 1) {
         bpcu_acc b = shfl_down(a, by);
         R::merge(op, a, b);
