@@ -76,6 +76,14 @@ const cf_nn_spec cf_nn_specs[] = {
     {.op = BP_OP_CONV_TRANSPOSE, .set = F, .rank = 4, .x = {2, 16, 8, 8}, .w = {16, 8, 3, 3},
      .win = {.strides = {2, 2}, .pads = {1, 1, 1, 1}, .output_padding = {1, 1}},
      .what = " gemm-sized"},
+    /* windows that tile the output (kernel = stride, no padding): each output
+     * element has one tap (U-Net's up-sampling; the cuda plugin's product path) */
+    {.op = BP_OP_CONV_TRANSPOSE, .set = F, .rank = 4, .x = {2, 16, 5, 6}, .w = {16, 8, 2, 2},
+     .extra = true, .win = {.strides = {2, 2}}, .what = " tiling windows 2x2"},
+    {.op = BP_OP_CONV_TRANSPOSE, .set = F, .rank = 3, .x = {3, 5, 7}, .w = {5, 2, 4},
+     .win = {.strides = {4}}, .what = " tiling windows 1-D"},
+    {.op = BP_OP_CONV_TRANSPOSE, .set = F, .rank = 5, .x = {2, 4, 2, 3, 2}, .w = {4, 3, 1, 2, 3},
+     .extra = true, .win = {.strides = {1, 2, 3}}, .what = " tiling windows 3-D"},
     /* ---- max_pool (indices too) ---- */
     {.op = BP_OP_MAX_POOL, .set = NUM, .rank = 3, .x = {2, 3, 9},
      .win = {.kernel = {3}, .strides = {2}}, .what = " 1-D"},
