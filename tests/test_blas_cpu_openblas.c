@@ -14,11 +14,15 @@ static const bpc_cpu_features SAPPHIRE_RAPIDS = {
     .x86_64 = true, .avx = true, .avx2 = true, .fma = true, .avx512f = true,
     .avx512cd = true, .avx512bw = true, .avx512dq = true, .avx512vl = true};
 static const bpc_cpu_features ZEN4 = {
-    .x86_64 = true, .amd = true, .avx = true, .avx2 = true, .fma = true, .avx512f = true,
-    .avx512cd = true, .avx512bw = true, .avx512dq = true, .avx512vl = true};
+    .x86_64 = true, .amd = true, .family = 0x19, .avx = true, .avx2 = true, .fma = true,
+    .avx512f = true, .avx512cd = true, .avx512bw = true, .avx512dq = true, .avx512vl = true};
+/* Zen 5: AVX-512 on full 512-bit units, family 0x1a */
+static const bpc_cpu_features ZEN5 = {
+    .x86_64 = true, .amd = true, .family = 0x1a, .avx = true, .avx2 = true, .fma = true,
+    .avx512f = true, .avx512cd = true, .avx512bw = true, .avx512dq = true, .avx512vl = true};
 static const bpc_cpu_features HASWELL = {.x86_64 = true, .avx = true, .avx2 = true, .fma = true};
 static const bpc_cpu_features ZEN3 = {
-    .x86_64 = true, .amd = true, .avx = true, .avx2 = true, .fma = true};
+    .x86_64 = true, .amd = true, .family = 0x19, .avx = true, .avx2 = true, .fma = true};
 static const bpc_cpu_features SANDY_BRIDGE = {.x86_64 = true, .avx = true};
 static const bpc_cpu_features WESTMERE = {.x86_64 = true};
 /* Xeon Phi: AVX-512 F and CD without BW/DQ/VL, which SkylakeX kernels need. */
@@ -183,4 +187,53 @@ Test(blas_cpu_openblas, instruction_sets_of_the_cpus)
     cr_expect_eq(bpc_isa_of_cpu(&SANDY_BRIDGE), BPC_ISA_AVX);
     cr_expect_eq(bpc_isa_of_cpu(&WESTMERE), BPC_ISA_SSE);
     cr_expect_eq(bpc_isa_of_cpu(&NOT_X86), BPC_ISA_UNKNOWN);
+}
+
+/* Only Zen 4 (AMD family 0x19 with AVX-512: Zen 3 has none) runs its 512-bit
+ * fmas as two halves among these */
+Test(blas_cpu_openblas, zen4_alone_splits_its_512_bit_fmas)
+{
+    cr_expect(bpc_cpu_splits_512_bit_fma(&ZEN4));
+    const bpc_cpu_features *whole[] = {&ZEN5, &ZEN3, &SAPPHIRE_RAPIDS, &HASWELL, &KNIGHTS_LANDING,
+                                       &NOT_X86};
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++)
+        cr_expect_not(bpc_cpu_splits_512_bit_fma(whole[i]), "row %zu", i);
+}
+
+/* conv_in_place = auto: direct with the 512-bit block against narrower
+ * kernels anywhere, and against AVX-512 ones on a Zen 4 only; never
+ * without the block */
+Test(blas_cpu_openblas, conv_in_place_auto_takes_the_block_against_narrower_kernels_or_on_zen4)
+{
+    static const struct {
+        bool block;
+        bpc_isa kernels;
+        const bpc_cpu_features *cpu;
+        bool direct;
+    } rows[] = {
+        {true, BPC_ISA_AVX2, &SAPPHIRE_RAPIDS, true},  /* an OpenBLAS that does not know the CPU */
+        {true, BPC_ISA_SSE, &SAPPHIRE_RAPIDS, true},
+        {true, BPC_ISA_AVX512, &SAPPHIRE_RAPIDS, false}, /* measured 0.85x there */
+        {true, BPC_ISA_AVX512, &ZEN4, true},             /* measured 1.02-1.12x */
+        {true, BPC_ISA_AVX512, &ZEN5, false},            /* not measured against AVX-512 kernels */
+        {true, BPC_ISA_AVX2, &ZEN5, true},
+        {true, BPC_ISA_UNKNOWN, &SAPPHIRE_RAPIDS, false}, /* a newer OpenBLAS's name */
+        {true, BPC_ISA_UNKNOWN, &ZEN4, true},
+        {false, BPC_ISA_AVX2, &ZEN4, false},             /* the avx2 level has no such block */
+        {false, BPC_ISA_SSE, &HASWELL, false},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        cr_expect_eq(bpc_in_place_direct_auto(rows[i].block, rows[i].kernels, rows[i].cpu),
+                     rows[i].direct, "row %zu", i);
+}
+
+/* The grouped ones go direct against narrower kernels only (not on a Zen 4
+ * against AVX-512 kernels: ShuffleNet's grouped 1x1s ran 0.80-0.87x) */
+Test(blas_cpu_openblas, conv_in_place_auto_keeps_grouped_ones_on_avx512_kernels)
+{
+    cr_expect(bpc_in_place_grouped_direct_auto(true, BPC_ISA_AVX2));
+    cr_expect(bpc_in_place_grouped_direct_auto(true, BPC_ISA_SSE));
+    cr_expect_not(bpc_in_place_grouped_direct_auto(true, BPC_ISA_AVX512));
+    cr_expect_not(bpc_in_place_grouped_direct_auto(true, BPC_ISA_UNKNOWN));
+    cr_expect_not(bpc_in_place_grouped_direct_auto(false, BPC_ISA_AVX2));
 }

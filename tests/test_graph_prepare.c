@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <dlpack/dlpack.h>
 
@@ -72,7 +73,11 @@ static bp_graph_exec *compile_conv(bp_backend *be, const conv_case *c, bp_tensor
 
 /* Each case through a plan on blas_cpu (of ini's configuration) against
  * the oracle; every one prepared exactly when `prepared`. */
-static void check_cases(const char *ini, const conv_case *cases, size_t n, bool prepared)
+/* prepared: whether each case is prepared; grouped: whether those of more
+ * than one group are (they differ only for the pointwise cases on a device
+ * whose grouped in-place convolutions stay on the GEMM) */
+static void check_cases_grouped(const char *ini, const conv_case *cases, size_t n,
+                                bool prepared, bool grouped)
 {
     bp_backend *be = NULL;
     bp_context *ctx = bpt_context_ini(ini, "blas_cpu", &be);
@@ -91,7 +96,8 @@ static void check_cases(const char *ini, const conv_case *cases, size_t n, bool 
         bp_tensor *b = c->bias ? bpt_tensor_of(be, &ba) : NULL, *y = NULL;
         bp_graph_stats st;
         bp_graph_exec *exe = compile_conv(be, c, w, b, &st);
-        cr_expect_eq(st.nodes_prepared, prepared ? 1 : 0, "%s: %lld nodes prepared", c->what,
+        const bool expect_prepared = c->win.groups > 1 ? grouped : prepared;
+        cr_expect_eq(st.nodes_prepared, expect_prepared ? 1 : 0, "%s: %lld nodes prepared", c->what,
                      (long long)st.nodes_prepared);
         for (int run = 0; run < 2; run++) { /* the prepared weights serve every run */
             BPT_OK(bp_graph_run(exe, 1, &x, 1, &y));
@@ -109,6 +115,11 @@ static void check_cases(const char *ini, const conv_case *cases, size_t n, bool 
         free(terms);
     }
     bp_context_destroy(ctx);
+}
+
+static void check_cases(const char *ini, const conv_case *cases, size_t n, bool prepared)
+{
+    check_cases_grouped(ini, cases, n, prepared, prepared);
 }
 
 /* Filters not a multiple of 16 (a short last block), of 32 (a lone block
@@ -243,8 +254,10 @@ static const conv_case pointwise[] = {
 };
 
 /* The device's detail for INI: OpenBLAS's core name ("OpenBLAS kernels
- * NAME", into core) and whether it runs the convolutions above direct. */
-static bool detail_in_place_direct(const char *ini, char *core, size_t cap)
+ * NAME", into core), whether it runs the convolutions above direct, and
+ * (grouped, may be NULL) whether those of more than one group too. */
+static bool detail_in_place_direct_grouped(const char *ini, char *core, size_t cap,
+                                           bool *grouped)
 {
     bp_backend *be = NULL;
     bp_context *ctx = bpt_context_ini(ini, "blas_cpu", &be);
@@ -258,25 +271,75 @@ static bool detail_in_place_direct(const char *ini, char *core, size_t cap)
     cr_assert(direct || strstr(info.detail, "1x1 and one-axis convolutions: OpenBLAS"),
               "the detail does not say where 1x1 and one-axis convolutions run: %s",
               info.detail);
+    if (grouped)
+        *grouped = direct && !strstr(info.detail, "(grouped ones: OpenBLAS)");
     bp_context_destroy(ctx);
     return direct;
 }
 
-Test(graph_prepare, conv_in_place_is_prepared_on_avx512_against_narrower_gemm_kernels_only)
+static bool detail_in_place_direct(const char *ini, char *core, size_t cap)
+{
+    return detail_in_place_direct_grouped(ini, core, cap, NULL);
+}
+
+Test(graph_prepare, conv_in_place_is_prepared_where_the_auto_rule_says)
 {
     if (!cpu_has_fma())
         cr_skip_test("this CPU has no AVX2 and fma");
     char core[64];
     if (cpu_has_avx512()) {
         const char *ini = "[backend.blas_cpu]\nsimd = avx512\n";
-        const bool direct = detail_in_place_direct(ini, core, sizeof core);
-        cr_expect_eq(direct, bpc_kernels_narrower_than_avx512(bpc_isa_of_core(core)),
-                     "OpenBLAS kernels %s: 1x1 %s", core, direct ? "direct" : "on the GEMM");
-        check_cases(ini, pointwise, sizeof pointwise / sizeof pointwise[0], direct);
+        bool grouped;
+        const bool direct = detail_in_place_direct_grouped(ini, core, sizeof core, &grouped);
+        bpc_cpu_features cpu;
+        bpc_cpu_probe(&cpu);
+        cr_expect_eq(direct, bpc_in_place_direct_auto(true, bpc_isa_of_core(core), &cpu),
+                     "OpenBLAS kernels %s, CPU family 0x%x: 1x1 %s", core, (unsigned)cpu.family,
+                     direct ? "direct" : "on the GEMM");
+        cr_expect_eq(grouped, bpc_in_place_grouped_direct_auto(true, bpc_isa_of_core(core)),
+                     "OpenBLAS kernels %s: grouped 1x1 %s", core,
+                     grouped ? "direct" : "on the GEMM");
+        check_cases_grouped(ini, pointwise, sizeof pointwise / sizeof pointwise[0], direct,
+                            grouped);
     }
     const char *ini = "[backend.blas_cpu]\nsimd = avx2\n";
     cr_expect_not(detail_in_place_direct(ini, core, sizeof core), "AVX2 level, kernels %s", core);
     check_cases(ini, pointwise, sizeof pointwise / sizeof pointwise[0], false);
+}
+
+/* conv_in_place = direct or openblas takes that path whatever the rule
+ * says (the detail names the key), each within the oracle's tolerance;
+ * direct without the avx512 level is refused naming the key */
+Test(graph_prepare, conv_in_place_key_chooses_either_path)
+{
+    if (!cpu_has_avx512())
+        cr_skip_test("this CPU has no AVX-512: only the GEMM path exists");
+    char core[64];
+    const char *direct = "[backend.blas_cpu]\nsimd = avx512\nconv_in_place = direct\n";
+    const char *gemm = "[backend.blas_cpu]\nsimd = avx512\nconv_in_place = openblas\n";
+    bool grouped;
+    cr_expect(detail_in_place_direct_grouped(direct, core, sizeof core, &grouped),
+              "conv_in_place = direct");
+    cr_expect(grouped, "conv_in_place = direct: grouped ones direct too");
+    check_cases(direct, pointwise, sizeof pointwise / sizeof pointwise[0], true);
+    cr_expect_not(detail_in_place_direct(gemm, core, sizeof core), "conv_in_place = openblas");
+    check_cases(gemm, pointwise, sizeof pointwise / sizeof pointwise[0], false);
+    bp_context *ctx = NULL;
+    bp_backend *be = NULL;
+    char path[] = "/tmp/bpt_ini_XXXXXX";
+    const int fd = mkstemp(path);
+    cr_assert_geq(fd, 0, "mkstemp failed");
+    const char *bad = "[backend.blas_cpu]\nsimd = avx2\nconv_in_place = direct\n";
+    cr_assert_eq(write(fd, bad, strlen(bad)), (ssize_t)strlen(bad));
+    close(fd);
+    BPT_OK(bp_context_create(path, &ctx));
+    unlink(path);
+    const bp_status st = bp_backend_get(ctx, "blas_cpu", &be);
+    cr_expect_eq(st, BP_ERR_CONFIG, "simd = avx2 with conv_in_place = direct: %s",
+                 bp_status_string(st));
+    cr_expect(strstr(bp_last_error(), "conv_in_place") && strstr(bp_last_error(), "avx512"),
+              "the error names the key and the level: %s", bp_last_error());
+    bp_context_destroy(ctx);
 }
 
 Test(graph_prepare, baseline_vector_level_prepares_nothing_and_still_matches_the_oracle)

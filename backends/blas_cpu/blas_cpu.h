@@ -59,6 +59,7 @@ typedef struct bpc_dev {
     const bpc_vmath *vm;        /* the vector kernels of the chosen level (vmath.h) */
     bool conv_direct_in_place;  /* convolutions whose GEMM reads x in place (1x1 kernels,
                                  * kernels along one axis) run direct too (plugin.c) */
+    bool conv_direct_in_place_grouped; /* those of more than one group too */
     bpc_pool *pool;
     bpc_cache cache;
     _Atomic uint64_t used;      /* bytes of live buffers (requested sizes) */

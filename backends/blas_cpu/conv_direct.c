@@ -79,10 +79,14 @@ bool bpc_conv_direct_takes(const bpc_dev *d, const bp_op_params *p, const bp_vie
      * slower than their GEMMs (ShuffleNet's 1x1 over 4 groups of 6
      * channels: 0.68x direct, where its groups of 28 to 136 channels ran
      * 1.08-1.55x); one group of few products stays direct (1x1 over 3
-     * channels took 6x as long off it, on the reference kernel) */
-    return (dm.nk > 1 || d->conv_direct_in_place) && dm.nout > BPC_CONV_NARROW &&
+     * channels took 6x as long off it, on the reference kernel); grouped
+     * ones that read x in place only where the device says so too
+     * (ShuffleNet's grouped 1x1s ran 0.80-0.87x direct on a Zen 4 against
+     * AVX-512 kernels, where its ungrouped ones gained) */
+    const bool in_place = dm.nk == 1 || bpc_conv_line_axis(&dm.g, dm.cg, dm.nout) >= 0;
+    return (!in_place || d->conv_direct_in_place) && dm.nout > BPC_CONV_NARROW &&
            (dm.G == 1 || (dm.mg >= BPC_CONV_FILTERS / 2 && dm.ck >= 16)) &&
-           (d->conv_direct_in_place || bpc_conv_line_axis(&dm.g, dm.cg, dm.nout) < 0) &&
+           (dm.G == 1 || !in_place || d->conv_direct_in_place_grouped) &&
            x->shape[0] * x->shape[1] * pe[0] * pe[1] * pe[2] <= PADDED_MAX;
 }
 

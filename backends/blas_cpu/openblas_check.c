@@ -55,6 +55,21 @@ bool bpc_kernels_narrower_than_avx512(bpc_isa kernels)
     return kernels == BPC_ISA_SSE || kernels == BPC_ISA_AVX || kernels == BPC_ISA_AVX2;
 }
 
+bool bpc_cpu_splits_512_bit_fma(const bpc_cpu_features *cpu)
+{
+    return cpu->x86_64 && cpu->amd && cpu->family == 0x19 && cpu->avx512f;
+}
+
+bool bpc_in_place_direct_auto(bool block512, bpc_isa kernels, const bpc_cpu_features *cpu)
+{
+    return block512 && (bpc_kernels_narrower_than_avx512(kernels) || bpc_cpu_splits_512_bit_fma(cpu));
+}
+
+bool bpc_in_place_grouped_direct_auto(bool block512, bpc_isa kernels)
+{
+    return block512 && bpc_kernels_narrower_than_avx512(kernels);
+}
+
 const char *bpc_isa_name(bpc_isa isa)
 {
     switch (isa) {

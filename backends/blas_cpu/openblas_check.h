@@ -1,5 +1,6 @@
 /* Whether OpenBLAS runs kernels as new as this CPU: a pure function (no
- * OpenBLAS, no cpuid, no I/O), shared by the blas_cpu plugin (at open) and
+ * OpenBLAS, no cpuid, no I/O; bpc_cpu_probe below is the one exception,
+ * apart in cpu_probe.c), shared by the blas_cpu plugin (at open) and
  * tested table-driven on any machine (tests/test_blas_cpu_openblas.c).
  *
  * An OpenBLAS build picks its kernels at load time by the CPU's model
@@ -36,6 +37,7 @@ typedef enum bpc_isa {
 typedef struct bpc_cpu_features {
     bool x86_64;                  /* false elsewhere: nothing to compare */
     bool amd;                     /* vendor, for the suggested core type */
+    int family;                   /* cpuid's family (base + extended): 0x19 is AMD's Zen 3 and 4 */
     bool avx, avx2, fma;
     bool avx512f, avx512cd, avx512bw, avx512dq, avx512vl;
 } bpc_cpu_features;
@@ -53,6 +55,10 @@ typedef struct bpc_kernels_decision {
     const char *suggest;          /* OLDER: the OPENBLAS_CORETYPE matching this CPU; else NULL */
 } bpc_kernels_decision;
 
+/* This CPU's features (cpu_probe.c: cpuid, the one function declared here
+ * that reads the machine). */
+void bpc_cpu_probe(bpc_cpu_features *f);
+
 /* The instruction set of OpenBLAS's core name (either spelling: the
  * DYNAMIC_ARCH name "SkylakeX" or a fixed build's "SKYLAKEX"). */
 bpc_isa bpc_isa_of_core(const char *corename);
@@ -66,6 +72,25 @@ bpc_isa bpc_isa_of_cpu(const bpc_cpu_features *cpu);
  * core name the table does not know (a newer OpenBLAS's: likely as wide as
  * the CPU), where the GEMM stays. */
 bool bpc_kernels_narrower_than_avx512(bpc_isa kernels);
+
+/* Whether the CPU runs its 512-bit fmas as two 256-bit halves, as AMD's
+ * Zen 4 does (family 0x19 with AVX-512F): there OpenBLAS's AVX-512 sgemm
+ * kernels (Cooperlake, SkylakeX: written for Intel's 512-bit units) reached
+ * 77-91% of the core's fma rate on ResNet-50's 1x1 layers, and blas_cpu's
+ * direct block 96-100% (bench/conv_layout.c, docs/performance.md). */
+bool bpc_cpu_splits_512_bit_fma(const bpc_cpu_features *cpu);
+
+/* Where blas_cpu's `conv_in_place = auto` runs the convolutions whose
+ * product reads x in place (1x1 kernels, kernels along one axis): direct
+ * (true) with a vector level that has the 512-bit block (block512), where
+ * OpenBLAS's kernels are narrower than AVX-512 or the CPU splits its
+ * 512-bit fmas; on OpenBLAS's product (false) elsewhere. */
+bool bpc_in_place_direct_auto(bool block512, bpc_isa kernels, const bpc_cpu_features *cpu);
+
+/* Whether those of more than one group go direct too: only against
+ * OpenBLAS kernels narrower than AVX-512 (on a Zen 4 against AVX-512
+ * kernels ShuffleNet's grouped 1x1s ran 0.80-0.87x direct). */
+bool bpc_in_place_grouped_direct_auto(bool block512, bpc_isa kernels);
 
 /* "SSE", "AVX", "AVX2", "AVX-512" or "unknown". */
 const char *bpc_isa_name(bpc_isa isa);

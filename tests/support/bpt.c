@@ -19,12 +19,28 @@ bp_context *bpt_context_ini(const char *ini, const char *name, bp_backend **be)
     cr_assert_geq(fd, 0, "mkstemp failed");
     const size_t n = strlen(ini);
     cr_assert_eq(write(fd, ini, n), (ssize_t)n, "writing %s failed", path);
+    /* BPT_BLAS_CPU_KEY ("conv_in_place = openblas"): one more blas_cpu key for
+     * every context of the run (ctest's *.conv_in_place_openblas entries) */
+    const char *key = getenv("BPT_BLAS_CPU_KEY");
+    if (key && *key) {
+        char extra[256];
+        const int m = snprintf(extra, sizeof extra, "\n[backend.blas_cpu]\n%s\n", key);
+        cr_assert(m > 0 && (size_t)m < sizeof extra, "BPT_BLAS_CPU_KEY is too long");
+        cr_assert_eq(write(fd, extra, (size_t)m), (ssize_t)m, "writing %s failed", path);
+    }
     close(fd);
     bp_context *ctx = NULL;
     bp_status st = bp_context_create(path, &ctx);
     unlink(path);
     cr_assert_eq(st, BP_OK, "bp_context_create: %s: %s", bp_status_string(st), bp_last_error());
-    if (bp_backend_get(ctx, name, be) != BP_OK) {
+    const bp_status got = bp_backend_get(ctx, name, be);
+    if (got == BP_ERR_CONFIG) { /* the test's own configuration: a failure, never a skip */
+        char why[512];
+        snprintf(why, sizeof why, "%s", bp_last_error());
+        bp_context_destroy(ctx);
+        cr_assert_fail("the %s backend refused the test's configuration: %s", name, why);
+    }
+    if (got != BP_OK) {
         bp_context_destroy(ctx);
         cr_skip_test("the %s backend is not available here", name);
     }
