@@ -72,8 +72,9 @@ bool bpc_conv_direct_takes(const bpc_dev *d, const bp_op_params *p, const bp_vie
     /* the convolutions whose GEMM reads x in place (1x1 kernels, and the
      * kernels along one axis that conv.c runs as a gemm per tap) stay on
      * the GEMM unless the device says otherwise (above; magika's 5 taps
-     * over 256 channels: 0.93x direct against AVX-512 kernels, 1.7x
-     * against Haswell ones); the few-position ones go to conv_narrow.c
+     * over 256 channels: 0.93x direct against AVX-512 kernels on
+     * 2026-12-02's machine, 1.09x against them on a Zen 4, 1.7x against
+     * Haswell ones); the few-position ones go to conv_narrow.c
      * first; groups of fewer than half a block of filters would leave most
      * lanes idle, and groups of fewer than 16 products per output ran
      * slower than their GEMMs (ShuffleNet's 1x1 over 4 groups of 6
