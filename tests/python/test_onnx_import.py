@@ -469,6 +469,17 @@ def test_a_batch_norm_after_a_conv_is_folded_into_it(backend):
     np.testing.assert_allclose(as_written.run(feeds)["y"].numpy(), want, rtol=1e-5, atol=1e-5)
 
 
+def test_a_batch_norm_folded_a_block_of_filters_at_a_time_gives_the_same_bits(backend,
+                                                                              monkeypatch):
+    from backplane import _onnx_fold
+    m, feeds, want = conv_bn_model()
+    whole = bo.load(m, backend=backend.name).run(feeds)["y"].numpy()
+    monkeypatch.setattr(_onnx_fold, "_FOLD_BLOCK_BYTES", 8 * 3 * 3 * 3)  # one filter a block
+    blocks = bo.load(m, backend=backend.name).run(feeds)["y"].numpy()
+    assert whole.tobytes() == blocks.tobytes()
+    np.testing.assert_allclose(blocks, want, rtol=1e-5, atol=1e-5)
+
+
 def test_a_batch_norm_whose_parameters_are_inputs_is_not_folded():
     m, feeds, want = conv_bn_model(bn_params_as_inputs=True)
     model = bo.load(m, backend="binary")
