@@ -542,6 +542,19 @@ Test(blas_cpu_simd, the_widest_level_this_cpu_runs_is_the_default)
     cr_assert_fail("no level opens, not even the baseline");
 }
 
+/* A level the simd key names is reported as the key's, not the CPU's */
+Test(blas_cpu_simd, a_level_set_by_the_simd_key_is_reported_as_the_keys)
+{
+    bp_backend *bin, *blas;
+    bp_context *ctx = level_or_skip("baseline", &bin, &blas);
+    bp_device_info info = {.struct_size = sizeof info};
+    BPT_OK(bp_backend_device_info(blas, &info));
+    bp_context_destroy(ctx);
+    cr_expect(strstr(info.detail, "vector math: baseline (") &&
+                  strstr(info.detail, "set by the simd key"),
+              "simd = baseline: %s", info.detail);
+}
+
 /* A name that is no level is a configuration error naming the choices; a
  * level the CPU cannot run is one naming the widest it can */
 Test(blas_cpu_simd, simd_key_refuses_unknown_levels_and_levels_the_cpu_lacks)

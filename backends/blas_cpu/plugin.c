@@ -182,12 +182,12 @@ static bp_status bpc_open(const bp_host_api *host, void **state)
     if (!vm)
         return host->config_error(host->host, "simd", "%s", why);
     int in_place = IN_PLACE_AUTO;
-    v = host->config_get(host->host, "conv_in_place");
-    if (v && !strcmp(v, "direct"))
+    const char *ip = host->config_get(host->host, "conv_in_place");
+    if (ip && !strcmp(ip, "direct"))
         in_place = IN_PLACE_DIRECT;
-    else if (v && !strcmp(v, "openblas"))
+    else if (ip && !strcmp(ip, "openblas"))
         in_place = IN_PLACE_OPENBLAS;
-    else if (v && strcmp(v, "auto") != 0)
+    else if (ip && strcmp(ip, "auto") != 0)
         return host->config_error(host->host, "conv_in_place",
                                   "expected auto, direct or openblas");
     if (in_place == IN_PLACE_DIRECT && !vm->conv_direct_1x1)
