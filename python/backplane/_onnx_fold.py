@@ -99,8 +99,8 @@ def fold(conv, bn, values, epsilon):
 # Filters folded at a time: each block's float64 products are a few MiB
 # that the next block reuses (blas_cpu's buffer cache), where the whole
 # weight in float64 (a cast, a product, a cast back) made three tensors the
-# size of the weights, in fresh pages: on ResNet-50 half of the fold's time
-# was the kernel zeroing them, and 430 MB at the peak against 210.
+# size of the weights, in fresh pages: ResNet-50's peak memory at load and
+# first run was 489 MB that way, 398 in blocks.
 _FOLD_BLOCK_BYTES = 4 << 20
 
 
